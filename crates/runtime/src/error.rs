@@ -1,0 +1,106 @@
+//! The one error type of `gpu-runtime`.
+use cudarc::driver::DriverError;
+
+/// Everything that can go wrong between the host and the GPU.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The CUDA driver library (`libcuda.so` / `nvcuda.dll`) could not be loaded.
+    #[error("no CUDA driver found (libcuda could not be loaded); install the NVIDIA driver to use the GPU")]
+    NoDriver,
+    /// The driver is there but reports no usable device (or not the one asked for).
+    #[error("no CUDA device {ordinal}: the driver reports {count} device(s)")]
+    NoDevice {
+        /// The device ordinal asked for.
+        ordinal: usize,
+        /// How many devices the driver reports.
+        count: usize,
+    },
+    /// A device allocation failed for lack of memory.
+    #[error("out of GPU memory: could not allocate {bytes} bytes ({what})")]
+    OutOfMemory {
+        /// Bytes asked for.
+        bytes: u64,
+        /// What the allocation was for.
+        what: &'static str,
+    },
+    /// A buffer of this many elements does not fit in the address space or in a kernel's index type.
+    #[error("{what}: {len} elements do not fit (at most {max})")]
+    TooLarge {
+        /// What was too large.
+        what: &'static str,
+        /// Elements asked for.
+        len: u64,
+        /// The largest supported count.
+        max: u64,
+    },
+    /// Two lengths that must agree do not.
+    #[error("length mismatch for {what}: expected {expected}, got {got}")]
+    LengthMismatch {
+        /// What was measured.
+        what: &'static str,
+        /// The required length.
+        expected: u64,
+        /// The length given.
+        got: u64,
+    },
+    /// The driver refused a PTX module (bad PTX, or an architecture the driver cannot JIT for).
+    #[error("could not load PTX module `{module}`: {source}")]
+    PtxLoad {
+        /// The module's name.
+        module: &'static str,
+        /// The driver's error.
+        source: DriverError,
+    },
+    /// A kernel symbol is missing from its module.
+    #[error("kernel `{kernel}` not found in PTX module `{module}`: {source}")]
+    KernelNotFound {
+        /// The module's name.
+        module: &'static str,
+        /// The kernel's symbol.
+        kernel: String,
+        /// The driver's error.
+        source: DriverError,
+    },
+    /// A kernel launch was refused, or an earlier asynchronous kernel fault surfaced at it.
+    #[error("launch of kernel `{kernel}` failed: {source}")]
+    Launch {
+        /// The kernel's symbol.
+        kernel: String,
+        /// The driver's error.
+        source: DriverError,
+    },
+    /// Any other driver call failed.
+    #[error("CUDA driver error during {during}: {source}")]
+    Driver {
+        /// What was being done.
+        during: &'static str,
+        /// The driver's error.
+        source: DriverError,
+    },
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Wraps a driver error from the step `during`.
+    pub fn driver(during: &'static str) -> impl FnOnce(DriverError) -> Error {
+        move |source| Error::Driver { during, source }
+    }
+
+    /// Wraps an allocation error: out-of-memory becomes [`Error::OutOfMemory`] with the size.
+    pub fn alloc(bytes: u64, what: &'static str) -> impl FnOnce(DriverError) -> Error {
+        move |source| {
+            if source.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                Error::OutOfMemory { bytes, what }
+            } else {
+                Error::Driver { during: what, source }
+            }
+        }
+    }
+
+    /// `true` for [`Error::NoDriver`] and [`Error::NoDevice`]: the machine has no usable GPU.
+    pub fn is_no_gpu(&self) -> bool {
+        matches!(self, Error::NoDriver | Error::NoDevice { .. })
+    }
+}

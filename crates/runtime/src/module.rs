@@ -1,0 +1,127 @@
+//! Embedded PTX modules, kernels looked up in them, and launches that name the kernel in errors.
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
+
+use crate::{Error, Result};
+
+/// A PTX module embedded in a host crate (built by `cargo xtask build-ptx`, committed under the
+/// crate's `ptx/`). Declare one `static` per module; [`crate::Gpu::kernel`] loads it lazily, once
+/// per context.
+///
+/// ```
+/// static MODULE: gpu_runtime::PtxModule =
+///     gpu_runtime::PtxModule::new("runtime", include_str!("../ptx/runtime.ptx"));
+/// assert_eq!(MODULE.target(), Some("sm_80"));
+/// ```
+#[derive(Debug)]
+pub struct PtxModule {
+    name: &'static str,
+    ptx: &'static str,
+}
+
+impl PtxModule {
+    /// A module called `name` with PTX text `ptx`.
+    pub const fn new(name: &'static str, ptx: &'static str) -> Self {
+        Self { name, ptx }
+    }
+
+    /// The module's name (`scan`, `runtime`, ...).
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The PTX text.
+    pub fn ptx(&self) -> &'static str {
+        self.ptx
+    }
+
+    /// The architecture in the PTX `.target` directive (e.g. `sm_80`), if present.
+    pub fn target(&self) -> Option<&'static str> {
+        self.directive(".target")
+    }
+
+    /// The PTX ISA version in the `.version` directive (e.g. `7.0`), if present.
+    pub fn isa_version(&self) -> Option<&'static str> {
+        self.directive(".version")
+    }
+
+    /// Names of the `.entry` kernels the module defines.
+    pub fn kernels(&self) -> Vec<&'static str> {
+        self.ptx
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
+            .filter_map(|rest| rest.split(['(', ' ']).next())
+            .collect()
+    }
+
+    fn directive(&self, key: &str) -> Option<&'static str> {
+        self.ptx
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(key))
+            .and_then(|rest| rest.split_whitespace().next())
+    }
+}
+
+/// A kernel function loaded from a [`PtxModule`], remembering its name for error messages.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    pub(crate) func: CudaFunction,
+    pub(crate) name: Arc<str>,
+}
+
+impl Kernel {
+    /// The kernel's symbol.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The underlying cudarc function, for launches this crate does not wrap.
+    pub fn function(&self) -> &CudaFunction {
+        &self.func
+    }
+
+    /// Starts an argument list for a launch of this kernel on `stream`.
+    pub fn args<'a>(&'a self, stream: &'a CudaStream) -> Launch<'a> {
+        Launch {
+            args: stream.launch_builder(&self.func),
+            name: &self.name,
+        }
+    }
+}
+
+/// Arguments being gathered for one launch; see [`Kernel::args`].
+pub struct Launch<'a> {
+    args: LaunchArgs<'a>,
+    name: &'a str,
+}
+
+impl<'a> Launch<'a> {
+    /// Appends a kernel argument: `&CudaSlice<T>`, `&mut CudaSlice<T>`, views, or `&T` for plain values.
+    pub fn arg<T>(&mut self, arg: T) -> &mut Self
+    where
+        LaunchArgs<'a>: PushKernelArg<T>,
+    {
+        self.args.arg(arg);
+        self
+    }
+
+    /// Enqueues the launch (asynchronous: faults inside the kernel surface at a later sync).
+    ///
+    /// # Safety
+    /// The arguments must match the kernel's parameter list in number, order and type, and every
+    /// pointer must cover what the kernel reads and writes for this grid.
+    pub unsafe fn launch(&mut self, cfg: LaunchConfig) -> Result<()> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.args.launch(cfg) }
+            .map(|_| ())
+            .map_err(|source| Error::Launch { kernel: self.name.to_string(), source })
+    }
+}
+
+/// A 1-D launch of `nt` threads per block covering `n` items with `items_per_block` each, at most
+/// `max_blocks` blocks (grid-stride kernels loop over the rest). At least one block.
+pub fn grid_1d(n: u64, nt: u32, items_per_block: u64, max_blocks: u32) -> LaunchConfig {
+    let blocks = n.div_ceil(items_per_block.max(1)).clamp(1, max_blocks.max(1) as u64) as u32;
+    LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (nt, 1, 1), shared_mem_bytes: 0 }
+}

@@ -1,0 +1,107 @@
+//! The pipeline kernels against their serial twins on fresh random inputs of awkward sizes with
+//! poisoned outputs, plus the runtime's error paths.
+use gpu_runtime::selftest::{self, serial};
+use gpu_runtime::{Error, Gpu, PtxModule};
+use gpu_testkit::{awkward_sizes, gpu_test, rng, POISON_BYTE};
+use rand::Rng;
+
+#[test]
+fn discovery_never_panics() {
+    // On a machine without CUDA this is Err(NoDriver); with one, Ok or NoDevice. Never a panic.
+    match Gpu::first() {
+        Ok(gpu) => assert!(gpu.props().sm_count > 0),
+        Err(e) => assert!(e.is_no_gpu(), "unexpected error without a GPU: {e}"),
+    }
+    match gpu_runtime::device_count() {
+        Ok(_) => assert!(gpu_runtime::driver_present()),
+        Err(e) => assert!(matches!(e, Error::NoDriver)),
+    }
+}
+
+#[test]
+fn embedded_module_is_described() {
+    let m = &selftest::MODULE;
+    assert_eq!(m.name(), "runtime");
+    assert_eq!(m.target(), Some("sm_80"));
+    assert!(m.isa_version().is_some());
+    let mut k = m.kernels();
+    k.sort();
+    assert_eq!(k, ["runtime_block_sum_u32", "runtime_fill_u32", "runtime_iota_u32", "runtime_warp_scan_u32"]);
+}
+
+#[test]
+fn serial_twins_agree_with_definitions() {
+    let x: Vec<u32> = (1..=70).collect();
+    let s = serial::warp_scan_u32(&x);
+    assert_eq!(s[31], (1..=32).sum::<u32>());
+    assert_eq!(s[32], 33);
+    let b = serial::block_sum_u32(&vec![1; 300]);
+    assert_eq!(b.block_sums, vec![256, 44]);
+    assert_eq!((b.total, b.nonzero), (300, 300));
+}
+
+gpu_test!(fn fill_and_iota_match_twin(gpu) {
+    let (mut r, _seed) = rng();
+    for n in awkward_sizes(256, 20, &mut r) {
+        let v: u32 = r.random();
+        let mut buf = gpu.alloc::<u32>(n).unwrap();
+        gpu.memset_bytes(&mut buf, POISON_BYTE).unwrap();
+        selftest::fill_u32(gpu, &mut buf, v).unwrap();
+        assert_eq!(gpu.download(&buf).unwrap(), serial::fill_u32(n, v), "fill n={n}");
+        gpu.memset_bytes(&mut buf, POISON_BYTE).unwrap();
+        selftest::iota_u32(gpu, &mut buf, v).unwrap();
+        assert_eq!(gpu.download(&buf).unwrap(), serial::iota_u32(n, v), "iota n={n}");
+    }
+});
+
+gpu_test!(fn block_sum_matches_twin(gpu) {
+    let (mut r, _seed) = rng();
+    for n in awkward_sizes(256, 22, &mut r) {
+        // Mix zeros in, so the ballot count is exercised.
+        let x: Vec<u32> = (0..n).map(|_| if r.random_bool(0.2) { 0 } else { r.random() }).collect();
+        let d = gpu.upload(&x).unwrap();
+        let got = selftest::block_sum_u32(gpu, &d.as_view()).unwrap();
+        assert_eq!(got, serial::block_sum_u32(&x), "n={n}");
+    }
+});
+
+gpu_test!(fn warp_scan_matches_twin(gpu) {
+    let (mut r, _seed) = rng();
+    for n in awkward_sizes(256, 22, &mut r) {
+        let x: Vec<u32> = (0..n).map(|_| r.random()).collect();
+        let d = gpu.upload(&x).unwrap();
+        let mut out = gpu.alloc::<u32>(n).unwrap();
+        gpu.memset_bytes(&mut out, POISON_BYTE).unwrap();
+        selftest::warp_scan_u32(gpu, &d.as_view(), &mut out).unwrap();
+        assert_eq!(gpu.download(&out).unwrap(), serial::warp_scan_u32(&x), "n={n}");
+    }
+});
+
+gpu_test!(fn errors_are_values_not_panics(gpu) {
+    // Length mismatch.
+    let d = gpu.upload(&[1u32, 2, 3]).unwrap();
+    let mut out = gpu.alloc::<u32>(2).unwrap();
+    let e = selftest::warp_scan_u32(gpu, &d.as_view(), &mut out).unwrap_err();
+    assert!(matches!(e, Error::LengthMismatch { expected: 3, got: 2, .. }), "{e}");
+    // Out of memory names the size.
+    let huge = 1usize << 50;
+    match gpu.alloc::<u8>(huge) {
+        Err(Error::OutOfMemory { bytes, .. }) => assert_eq!(bytes, huge as u64),
+        other => panic!("expected OutOfMemory, got {other:?}"),
+    }
+    // Missing kernel and bad PTX name the module and kernel.
+    let e = gpu.kernel(&selftest::MODULE, "no_such_kernel").unwrap_err();
+    assert!(e.to_string().contains("no_such_kernel") && e.to_string().contains("runtime"), "{e}");
+    static BAD: PtxModule = PtxModule::new("garbage", ".version 7.0\n.target sm_80\nthis is not ptx\n");
+    let e = gpu.kernel(&BAD, "x").unwrap_err();
+    assert!(matches!(e, Error::PtxLoad { module: "garbage", .. }), "{e}");
+    // The runtime still works afterwards.
+    let mut b = gpu.alloc::<u32>(5).unwrap();
+    selftest::iota_u32(gpu, &mut b, 1).unwrap();
+    assert_eq!(gpu.download(&b).unwrap(), vec![1, 2, 3, 4, 5]);
+});
+
+gpu_test!(fn timer_and_bandwidth_are_plausible(gpu) {
+    let gbs = gpu_runtime::copy_bandwidth_gbs(gpu, 64 << 20, 5).unwrap();
+    assert!(gbs > 10.0 && gbs < 100_000.0, "copy bandwidth {gbs} GB/s");
+});

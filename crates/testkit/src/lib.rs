@@ -1,0 +1,119 @@
+//! Test support for the sptrans workspace.
+//!
+//! - [`gpu_test!`]: a `#[test]` that gets a shared [`Gpu`]; without a device it is recorded as
+//!   **skipped** (not passed) and `cargo xtask test` prints the count and names. With
+//!   `SPTRANS_REQUIRE_GPU=1` a missing device fails the test instead.
+//! - [`rng`]: a seeded RNG; the seed is fresh each run unless `SPTRANS_TEST_SEED` is set, and it
+//!   is printed when the test fails, so any failure can be replayed.
+//! - [`awkward_sizes`]: the curated size list (0, 1, 31, 32, 33, tile ± 1, 2^k ± 1, ...).
+//!
+//! Outcomes go to the file named by `SPTRANS_GPU_TEST_LOG` (one line per GPU test:
+//! `pass|fail|skip <TAB> name <TAB> reason`), which `cargo xtask test` sets and summarizes.
+use std::io::Write;
+use std::sync::OnceLock;
+
+pub use gpu_runtime::Gpu;
+use rand::{rngs::StdRng, Rng, SeedableRng};
+
+/// Byte written over outputs before a kernel runs, so unwritten elements show up as
+/// `0xABABABAB`-style values instead of plausible zeros.
+pub const POISON_BYTE: u8 = 0xAB;
+
+/// The shared device of this test binary, or why there is none.
+pub fn shared_gpu() -> Result<&'static Gpu, &'static str> {
+    static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+    GPU.get_or_init(|| Gpu::first().map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|s| s.as_str())
+}
+
+fn record(outcome: &str, name: &str, reason: &str) {
+    if let Ok(path) = std::env::var("SPTRANS_GPU_TEST_LOG") {
+        let line = format!("{outcome}\t{name}\t{reason}\n");
+        // One write per line on an append-mode file: lines from parallel tests do not interleave.
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
+}
+
+struct Outcome<'a> {
+    name: &'a str,
+}
+
+impl Drop for Outcome<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            record("fail", self.name, "");
+        } else {
+            record("pass", self.name, "");
+        }
+    }
+}
+
+/// Runs GPU test `name` with the shared device, or records it as skipped when there is none
+/// (failing instead under `SPTRANS_REQUIRE_GPU=1`). Use through [`gpu_test!`].
+pub fn run_gpu_test(name: &str, body: impl FnOnce(&Gpu)) {
+    match shared_gpu() {
+        Ok(gpu) => {
+            let _outcome = Outcome { name };
+            body(gpu);
+        }
+        Err(reason) => {
+            if std::env::var("SPTRANS_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+                record("fail", name, reason);
+                panic!("SPTRANS_REQUIRE_GPU=1 but no GPU: {reason}");
+            }
+            record("skip", name, reason);
+            eprintln!("SKIPPED (no GPU: {reason}): {name}");
+        }
+    }
+}
+
+/// Declares GPU tests: `gpu_test!(fn name(gpu) { ... })`, where `gpu: &Gpu`. Each becomes a
+/// `#[test]` that is recorded as skipped without a device.
+#[macro_export]
+macro_rules! gpu_test {
+    ($(#[$m:meta])* fn $name:ident($gpu:ident) $body:block) => {
+        $(#[$m])*
+        #[test]
+        fn $name() {
+            $crate::run_gpu_test(concat!(module_path!(), "::", stringify!($name)), |$gpu: &$crate::Gpu| $body);
+        }
+    };
+}
+
+/// Prints the seed if the test panics, so the run can be replayed with `SPTRANS_TEST_SEED`.
+pub struct SeedGuard(pub u64);
+
+impl Drop for SeedGuard {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("replay with SPTRANS_TEST_SEED={}", self.0);
+        }
+    }
+}
+
+/// A seeded RNG and a guard that prints the seed on failure. Fresh seed per run unless
+/// `SPTRANS_TEST_SEED` is set.
+pub fn rng() -> (StdRng, SeedGuard) {
+    let seed = std::env::var("SPTRANS_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| rand::rng().random());
+    (StdRng::seed_from_u64(seed), SeedGuard(seed))
+}
+
+/// Sizes that break tiled code: 0, 1, 31, 32, 33, `tile - 1`, `tile`, `tile + 1`, `2^k ± 1` for
+/// k in 10..=max_log2, and two random sizes below `2^max_log2`. Sorted, deduplicated.
+pub fn awkward_sizes(tile: usize, max_log2: u32, rng: &mut StdRng) -> Vec<usize> {
+    let mut v = vec![0, 1, 31, 32, 33, tile.saturating_sub(1), tile, tile + 1, 2 * tile + 1];
+    for k in 10..=max_log2 {
+        v.extend([(1usize << k) - 1, 1 << k, (1 << k) + 1]);
+    }
+    v.push(rng.random_range(1..1usize << max_log2));
+    v.push(rng.random_range(1..1usize << max_log2));
+    v.sort_unstable();
+    v.dedup();
+    v
+}

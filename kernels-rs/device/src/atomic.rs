@@ -1,0 +1,75 @@
+//! Atomics on global or shared memory through generic addresses (device scope, relaxed).
+//! 32-bit add/min/max/exch/CAS: CC 1.1+ (global), 1.2+ (shared); 64-bit add: CC 1.2+;
+//! 64-bit min/max: CC 3.5+. `red_*` forms return nothing and are cheaper when the old value is
+//! not needed.
+
+macro_rules! atom {
+    ($($(#[$doc:meta])* $name:ident: $t:ty => $op:literal, $class:ident;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// Returns the old value.
+        ///
+        /// # Safety
+        /// `ptr` must be a valid, aligned global or shared address.
+        #[inline(always)]
+        pub unsafe fn $name(ptr: *mut $t, val: $t) -> $t {
+            let old: $t;
+            // SAFETY: the caller guarantees a valid, aligned address.
+            unsafe {
+                core::arch::asm!(
+                    concat!("atom.", $op, " {old}, [{p}], {v};"),
+                    old = out($class) old, p = in(reg64) ptr, v = in($class) val,
+                    options(nostack, preserves_flags),
+                );
+            }
+            old
+        }
+    )*};
+}
+
+atom! {
+    /// `atomicAdd` on a `u32`.
+    atomic_add_u32: u32 => "add.u32", reg32;
+    /// `atomicAdd` on a `u64`.
+    atomic_add_u64: u64 => "add.u64", reg64;
+    /// `atomicMax` on a `u32`.
+    atomic_max_u32: u32 => "max.u32", reg32;
+    /// `atomicMin` on a `u32`.
+    atomic_min_u32: u32 => "min.u32", reg32;
+    /// `atomicExch` on a `u32`.
+    atomic_exch_u32: u32 => "exch.b32", reg32;
+}
+
+/// `atomicAdd` without a result (`red.add.u32`).
+///
+/// # Safety
+/// `ptr` must be a valid, aligned global or shared address.
+#[inline(always)]
+pub unsafe fn red_add_u32(ptr: *mut u32, val: u32) {
+    // SAFETY: the caller guarantees a valid, aligned address.
+    unsafe {
+        core::arch::asm!(
+            "red.add.u32 [{p}], {v};",
+            p = in(reg64) ptr, v = in(reg32) val,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
+/// `atomicCAS` on a `u32`: stores `new` when the value equals `compare`; returns the old value.
+///
+/// # Safety
+/// `ptr` must be a valid, aligned global or shared address.
+#[inline(always)]
+pub unsafe fn atomic_cas_u32(ptr: *mut u32, compare: u32, new: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller guarantees a valid, aligned address.
+    unsafe {
+        core::arch::asm!(
+            "atom.cas.b32 {old}, [{p}], {c}, {n};",
+            old = out(reg32) old, p = in(reg64) ptr, c = in(reg32) compare, n = in(reg32) new,
+            options(nostack, preserves_flags),
+        );
+    }
+    old
+}

@@ -1,0 +1,37 @@
+//! Global-memory loads through the read-only (non-coherent) data cache, `__ldg`. CC 3.5+.
+//! Only for data that no thread writes during the kernel.
+
+macro_rules! ldg {
+    ($($(#[$doc:meta])* $name:ident: $t:ty => $ptx:literal, $class:ident;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `ptr` must be a valid, aligned global-memory address not written during the kernel.
+        #[inline(always)]
+        pub unsafe fn $name(ptr: *const $t) -> $t {
+            let r: $t;
+            // SAFETY: the caller guarantees a valid, aligned, read-only global address.
+            unsafe {
+                core::arch::asm!(
+                    concat!("ld.global.nc.", $ptx, " {r}, [{p}];"),
+                    r = out($class) r, p = in(reg64) ptr,
+                    options(readonly, nostack, preserves_flags),
+                );
+            }
+            r
+        }
+    )*};
+}
+
+ldg! {
+    /// `__ldg` of a `u32`.
+    ldg_u32: u32 => "u32", reg32;
+    /// `__ldg` of an `i32`.
+    ldg_i32: i32 => "s32", reg32;
+    /// `__ldg` of an `f32`.
+    ldg_f32: f32 => "f32", reg32;
+    /// `__ldg` of a `u64`.
+    ldg_u64: u64 => "u64", reg64;
+    /// `__ldg` of an `f64`.
+    ldg_f64: f64 => "f64", reg64;
+}

@@ -1,0 +1,119 @@
+use gpu_device::{atomic, mem, static_shared, thread, warp, WARP_SIZE};
+
+use crate::BLOCK_SUM_NT;
+
+const NWARPS: usize = (BLOCK_SUM_NT / WARP_SIZE) as usize;
+static_shared!(RUNTIME_BLOCK_SUM_WARPS: [u32; NWARPS]);
+
+/// `out[i] = value` for `i < n` (grid-stride loop, any grid).
+///
+/// # Safety
+/// `out` must point to `n` writable `u32`s in global memory.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn runtime_fill_u32(out: *mut u32, n: u64, value: u32) {
+    let mut i = thread::index_1d_u64();
+    while i < n {
+        // SAFETY: i < n and `out` holds n elements.
+        unsafe { *out.add(i as usize) = value };
+        i += thread::grid_size_1d();
+    }
+}
+
+/// `out[i] = start + i` (wrapping) for `i < n` (grid-stride loop, any grid).
+///
+/// # Safety
+/// `out` must point to `n` writable `u32`s in global memory.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn runtime_iota_u32(out: *mut u32, n: u64, start: u32) {
+    let mut i = thread::index_1d_u64();
+    while i < n {
+        // SAFETY: i < n and `out` holds n elements.
+        unsafe { *out.add(i as usize) = start.wrapping_add(i as u32) };
+        i += thread::grid_size_1d();
+    }
+}
+
+/// Per-block sums and a grand total: block `b` sums `input[b*NT .. (b+1)*NT)` (wrapping) into
+/// `block_sums[b]` and adds it to `*total` (u64) atomically; `*nonzero` gets the number of
+/// nonzero inputs (counted with ballot + popc). Exercises read-only loads, warp shuffles, a
+/// static shared array, barriers and atomics.
+///
+/// # Safety
+/// Launch with `BLOCK_SUM_NT` threads per block and `ceil(n / NT)` blocks; `input` holds `n`
+/// elements, `block_sums` one per block; `total` and `nonzero` are valid global words.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn runtime_block_sum_u32(
+    input: *const u32,
+    n: u64,
+    block_sums: *mut u32,
+    total: *mut u64,
+    nonzero: *mut u32,
+) {
+    let warp_sums = RUNTIME_BLOCK_SUM_WARPS::ptr();
+    let tid = thread::thread_idx_x();
+    let i = thread::index_1d_u64();
+    // SAFETY: i < n is checked; `input` holds n elements and is read-only here.
+    let x = if i < n { unsafe { mem::ldg_u32(input.add(i as usize)) } } else { 0 };
+
+    let votes = warp::ballot_sync(warp::FULL_MASK, x != 0);
+    let mut s = x;
+    let mut d = WARP_SIZE / 2;
+    while d > 0 {
+        s = s.wrapping_add(warp::shfl_down_sync(warp::FULL_MASK, s, d));
+        d /= 2;
+    }
+    let lane = warp::lane_id();
+    if lane == 0 {
+        // SAFETY: tid / 32 < NWARPS; `nonzero` is a valid global word.
+        unsafe {
+            *warp_sums.add((tid / WARP_SIZE) as usize) = s;
+            atomic::red_add_u32(nonzero, votes.count_ones());
+        }
+    }
+    thread::sync_threads();
+    if tid < WARP_SIZE {
+        // SAFETY: reads the NWARPS sums written before the barrier.
+        let mut w = if (tid as usize) < NWARPS { unsafe { *warp_sums.add(tid as usize) } } else { 0 };
+        let mut d = WARP_SIZE / 2;
+        while d > 0 {
+            w = w.wrapping_add(warp::shfl_xor_sync(warp::FULL_MASK, w, d));
+            d /= 2;
+        }
+        if tid == 0 {
+            let b = thread::block_idx_x() as usize;
+            // SAFETY: one slot per block; `total` is a valid global word.
+            unsafe {
+                *block_sums.add(b) = w;
+                atomic::atomic_add_u64(total, w as u64);
+            }
+        }
+    }
+}
+
+/// Inclusive prefix sums (wrapping) inside each aligned run of 32 elements, by `shfl_up`:
+/// `out[i] = input[32*(i/32)] + ... + input[i]`.
+///
+/// # Safety
+/// `input` and `out` hold `n` elements; any 1-D grid whose block size is a multiple of 32.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn runtime_warp_scan_u32(input: *const u32, out: *mut u32, n: u64) {
+    let mut base = thread::index_1d_u64() - warp::lane_id() as u64;
+    while base < n {
+        let i = base + warp::lane_id() as u64;
+        // SAFETY: i < n is checked.
+        let mut x = if i < n { unsafe { *input.add(i as usize) } } else { 0 };
+        let mut d = 1;
+        while d < WARP_SIZE {
+            let y = warp::shfl_up_sync(warp::FULL_MASK, x, d);
+            if warp::lane_id() >= d {
+                x = x.wrapping_add(y);
+            }
+            d *= 2;
+        }
+        if i < n {
+            // SAFETY: i < n.
+            unsafe { *out.add(i as usize) = x };
+        }
+        base += thread::grid_size_1d();
+    }
+}

@@ -1,0 +1,127 @@
+//! `cargo xtask test`: the README's test command.
+//!
+//! Runs `cargo test --workspace`, with `SPTRANS_GPU_TEST_LOG` pointing at a file where every GPU
+//! test records `pass`, `fail` or `skip` (see `gpu-testkit`), then prints the skipped GPU tests by
+//! name and a summary line; then runs `build-ptx --check` when the device toolchain is installed
+//! (required when `SPTRANS_REQUIRE_PTX_CHECK=1`, as in CI). With `SPTRANS_REQUIRE_GPU=1` a missing
+//! GPU fails the GPU tests instead of skipping them.
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use crate::{ptx, root, toolchain, Res};
+
+/// Totals parsed from libtest's `test result:` lines.
+#[derive(Default, Debug, PartialEq)]
+struct Totals {
+    passed: u64,
+    failed: u64,
+    ignored: u64,
+}
+
+fn parse_result_line(line: &str, t: &mut Totals) {
+    let Some(rest) = line.trim().strip_prefix("test result: ") else { return };
+    for part in rest.split(';') {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        let n = |i: usize| words.get(i).and_then(|w| w.parse::<u64>().ok()).unwrap_or(0);
+        match words.as_slice() {
+            [_, _, "passed"] => t.passed += n(1),
+            [_, "passed"] => t.passed += n(0),
+            [_, "failed"] => t.failed += n(0),
+            [_, "ignored"] => t.ignored += n(0),
+            _ => {}
+        }
+    }
+}
+
+pub fn run(args: &[String]) -> Res {
+    let log = std::env::temp_dir().join(format!("sptrans-gpu-tests-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut child = Command::new(cargo)
+        .current_dir(root())
+        .args(["test", "--workspace"])
+        .args(args)
+        .env("SPTRANS_GPU_TEST_LOG", &log)
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("could not run cargo test: {e}"))?;
+    let mut totals = Totals::default();
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            parse_result_line(&line, &mut totals);
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+
+    let records = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    let (mut gpu_pass, mut gpu_fail) = (0u64, 0u64);
+    let mut skipped: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in records.lines() {
+        let mut f = line.splitn(3, '\t');
+        match (f.next(), f.next(), f.next()) {
+            (Some("pass"), Some(_), _) => gpu_pass += 1,
+            (Some("fail"), Some(_), _) => gpu_fail += 1,
+            (Some("skip"), Some(name), reason) => {
+                skipped.entry(reason.unwrap_or("").to_string()).or_default().push(name.to_string())
+            }
+            _ => {}
+        }
+    }
+    let n_skipped: u64 = skipped.values().map(|v| v.len() as u64).sum();
+    println!();
+    for (reason, names) in &skipped {
+        println!("SKIPPED GPU tests ({reason}):");
+        for n in names {
+            println!("  skipped: {n}");
+        }
+    }
+    let why = skipped.keys().next().map(|r| format!(" ({r})")).unwrap_or_default();
+    println!("gpu tests: {} run ({gpu_pass} passed, {gpu_fail} failed), {n_skipped} skipped{why}", gpu_pass + gpu_fail);
+
+    let mut problems = vec![];
+    if !status.success() {
+        problems.push("cargo test failed".to_string());
+    }
+    if n_skipped > 0 && std::env::var("SPTRANS_REQUIRE_GPU").is_ok_and(|v| v == "1") {
+        problems.push(format!("SPTRANS_REQUIRE_GPU=1 but {n_skipped} GPU tests were skipped"));
+    }
+    match toolchain::find() {
+        Ok(_) => {
+            println!("\n== build-ptx --check");
+            if let Err(e) = ptx::build_ptx("sm_80", true) {
+                problems.push(e);
+            }
+        }
+        Err(e) if std::env::var("SPTRANS_REQUIRE_PTX_CHECK").is_ok_and(|v| v == "1") => problems.push(e),
+        Err(_) => println!("build-ptx --check: skipped, device toolchain not installed (cargo xtask setup-ptx-toolchain)"),
+    }
+    // Plain tests passed = libtest passes minus GPU tests that only recorded a skip.
+    println!(
+        "\nall tests: {} passed, {} failed, {} skipped",
+        totals.passed.saturating_sub(n_skipped),
+        totals.failed,
+        n_skipped + totals.ignored
+    );
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_libtest_summaries() {
+        let mut t = Totals::default();
+        parse_result_line("test result: ok. 8 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.01s", &mut t);
+        parse_result_line("test result: FAILED. 3 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out", &mut t);
+        parse_result_line("running 3 tests", &mut t);
+        assert_eq!(t, Totals { passed: 11, failed: 2, ignored: 1 });
+    }
+}
