@@ -59,7 +59,10 @@ fn build_one(tc: &Toolchain, k: &KernelCrate, arch: &str) -> Res<String> {
     let target_dir = kdir.join("target");
     let mut c = tc.cargo();
     c.current_dir(&kdir)
-        .args(["build", "--quiet", "--release", "-Zbuild-std=core", "--target", "nvptx64-nvidia-cuda", "-p", &k.package])
+                // Kernel crates are plain rlibs (so host crates can depend on their partition math);
+        // the PTX comes from building this one as a cdylib.
+        .args(["rustc", "--quiet", "--release", "-Zbuild-std=core", "--target", "nvptx64-nvidia-cuda", "-p", &k.package])
+        .args(["--lib", "--crate-type", "cdylib"])
         .env("CARGO_TARGET_DIR", &target_dir)
         .env("RUSTFLAGS", format!("-C target-cpu={arch}"));
     let st = c.status().map_err(|e| format!("could not run cargo for `{}`: {e}", k.package))?;

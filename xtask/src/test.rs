@@ -53,7 +53,26 @@ pub fn run(args: &[String]) -> Res {
             parse_result_line(&line, &mut totals);
         }
     }
-    let status = child.wait().map_err(|e| e.to_string())?;
+    let mut status = child.wait().map_err(|e| e.to_string())?;
+
+    // The device crates' pure code (partition math, doc examples) on the host.
+    println!("\n== host tests of kernels-rs");
+    let mut child = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root())
+        .args(["test", "--manifest-path", "kernels-rs/Cargo.toml", "--target-dir", "target/kernels-host"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("could not run cargo test on kernels-rs: {e}"))?;
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            parse_result_line(&line, &mut totals);
+        }
+    }
+    let kernels_status = child.wait().map_err(|e| e.to_string())?;
+    if !kernels_status.success() {
+        status = kernels_status;
+    }
 
     let records = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = std::fs::remove_file(&log);

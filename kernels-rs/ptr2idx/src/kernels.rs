@@ -1,0 +1,102 @@
+//! Kernels of PTX module `ptr2idx`.
+use gpu_device::atomic::atomic_min_u32;
+use gpu_device::static_shared;
+use gpu_device::thread::{block_idx_x, index_1d_u64, grid_size_1d, sync_threads, thread_idx_x};
+
+use crate::{merge_path, NT, NV, VT};
+
+// Segment ends of this tile, then the segment of each position of this tile.
+static_shared!(P2I_ENDS: [u32; NV as usize]);
+static_shared!(P2I_ROWS: [u32; NV as usize]);
+
+/// `splits[t]` = segment ends among the first `min(t * NV, m + nnz)` merged items, for
+/// `t in 0..=tiles`.
+///
+/// # Safety
+/// `offsets` holds `m + 1` words; `splits` holds `tiles + 1`; any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ptr2idx_partition(offsets: *const u32, m: u64, nnz: u64, tiles: u64, splits: *mut u64) {
+    let mut t = index_1d_u64();
+    while t <= tiles {
+        let diag = (t * NV as u64).min(m + nnz);
+        // SAFETY: merge_path only asks for i < m, and offsets holds m + 1 words.
+        let s = merge_path(|i| unsafe { *offsets.add(i as usize + 1) } as u64, m, nnz, diag);
+        // SAFETY: t <= tiles.
+        unsafe { *splits.add(t as usize) = s };
+        t += grid_size_1d();
+    }
+}
+
+/// Writes `out[j]` = segment of position `j` for the positions of tile `blockIdx.x`.
+///
+/// # Safety
+/// `tiles` blocks of `NT` threads; `offsets` holds `m + 1` words, `splits` the `tiles + 1`
+/// words of `ptr2idx_partition`, `out` holds `nnz` words.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ptr2idx_expand(offsets: *const u32, m: u64, nnz: u64, splits: *const u64, out: *mut u32) {
+    let t = block_idx_x() as u64;
+    let tid = thread_idx_x();
+    let (ends, rows) = (P2I_ENDS::ptr(), P2I_ROWS::ptr());
+    // SAFETY: every shared index is < NV; global indices are checked against m and nnz.
+    unsafe {
+        let d0 = (t * NV as u64).min(m + nnz);
+        let d1 = ((t + 1) * NV as u64).min(m + nnz);
+        let i0 = (*splits.add(t as usize)).min(m);
+        // Clamp so the tile holds exactly d1 - d0 items even if offsets are malformed.
+        let i1 = (*splits.add(t as usize + 1)).clamp(i0, (i0 + (d1 - d0)).min(m));
+        let (a_count, j0) = ((i1 - i0) as u32, d0 - i0);
+        let b_count = ((d1 - d0) as u32 - a_count).min(nnz.saturating_sub(j0) as u32);
+        let mut k = tid;
+        while k < a_count {
+            *ends.add(k as usize) = *offsets.add((i0 + k as u64) as usize + 1);
+            k += NT;
+        }
+        sync_threads();
+        // This thread's VT merge items start at local diagonal tid * VT.
+        let diag = (tid * VT).min(a_count + b_count) as u64;
+        let ends_at = |i: u64| (*ends.add(i as usize) as u64).wrapping_sub(j0);
+        let mut ai = merge_path(ends_at, a_count as u64, b_count as u64, diag) as u32;
+        let mut bi = diag as u32 - ai;
+        for _ in 0..VT {
+            if bi >= b_count && ai >= a_count {
+                break;
+            }
+            let take_end = ai < a_count && (bi >= b_count || ends_at(ai as u64) <= bi as u64);
+            if take_end {
+                ai += 1;
+            } else {
+                *rows.add(bi as usize) = (i0 + ai as u64) as u32;
+                bi += 1;
+            }
+        }
+        sync_threads();
+        let mut k = tid;
+        while k < b_count {
+            *out.add((j0 + k as u64) as usize) = *rows.add(k as usize);
+            k += NT;
+        }
+    }
+}
+
+/// Checked variant's validation: `*first_bad` becomes the smallest `i` with
+/// `offsets[i] > offsets[i + 1]`, `m` when `offsets[0] != 0` or `offsets[m] != nnz` (and no
+/// earlier decrease), or stays `u32::MAX` when the offsets are valid.
+///
+/// # Safety
+/// `offsets` holds `m + 1` words; `first_bad` is one word initialized to `u32::MAX`; any grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ptr2idx_validate(offsets: *const u32, m: u64, nnz: u64, first_bad: *mut u32) {
+    let mut i = index_1d_u64();
+    // SAFETY: i < m, so i + 1 <= m is in range.
+    unsafe {
+        if i == 0 && (*offsets != 0 || *offsets.add(m as usize) as u64 != nnz) {
+            atomic_min_u32(first_bad, m as u32);
+        }
+        while i < m {
+            if *offsets.add(i as usize) > *offsets.add(i as usize + 1) {
+                atomic_min_u32(first_bad, i as u32);
+            }
+            i += grid_size_1d();
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! Pointers-to-index on the GPU: for offsets `o` of length `m + 1` (a CSR row pointer), write
+//! for every position `j < nnz` the segment `i` with `o[i] <= j < o[i + 1]`. Host side: crate
+//! `gpu-ptr2idx`.
+//!
+//! Load balanced as moderngpu's load-balancing search: the work is the merge of the `m` segment
+//! ends `a[i] = o[i + 1]` with the `nnz` positions `b[j] = j` (a segment end goes first on ties);
+//! while merging, the number of ends consumed before position `j` is its segment. Every tile
+//! takes [`NV`] items of that merge, whatever mix of empty segments and long ones it holds, so one
+//! huge row, millions of empty rows, `m = 0` or `nnz = 0` all cost the same per item.
+//!
+//! - [`merge_path`]: the partition search (pure, also built and tested on the host).
+//! - kernels (feature `kernels`): `ptr2idx_partition` (one split per tile boundary),
+//!   `ptr2idx_expand` (one tile per block), `ptr2idx_validate` (checked variant).
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![deny(missing_docs)]
+
+/// Threads per block.
+pub const NT: u32 = 256;
+/// Merge items per thread.
+pub const VT: u32 = 8;
+/// Merge items per tile.
+pub const NV: u32 = NT * VT;
+
+/// Merge-path search on diagonal `diag` of the merge of `a_len` segment ends (`a(i)`,
+/// nondecreasing) with positions `0..b_len`: how many segment ends are among the first `diag`
+/// merged items (an end `a(i) <= j` goes before position `j`). Clamped to the diagonal's valid
+/// range even for malformed (non-monotone) `a`.
+///
+/// ```
+/// // offsets [0, 2, 2, 5]: ends a = [2, 2, 5], positions 0..5.
+/// // merged order: b0 b1 a0 a1 b2 b3 b4 a2
+/// let a = [2u32, 2, 5];
+/// let split = |d| ptr2idx_kernels::merge_path(|i| a[i as usize] as u64, 3, 5, d);
+/// assert_eq!([split(0), split(2), split(3), split(4), split(8)], [0, 0, 1, 2, 3]);
+/// ```
+#[inline(always)]
+pub fn merge_path(a: impl Fn(u64) -> u64, a_len: u64, b_len: u64, diag: u64) -> u64 {
+    let mut begin = diag.saturating_sub(b_len);
+    let mut end = diag.min(a_len);
+    while begin < end {
+        let mid = begin + (end - begin) / 2;
+        // Is end `mid` consumed before position `diag - 1 - mid`?
+        if a(mid) <= diag - 1 - mid {
+            begin = mid + 1;
+        } else {
+            end = mid;
+        }
+    }
+    begin
+}
+
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod kernels;
