@@ -34,45 +34,36 @@ fn parse_result_line(line: &str, t: &mut Totals) {
     }
 }
 
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root());
+    c
+}
+
+/// Runs `cmd`, echoing its stdout and adding its libtest summaries to `totals`; `Ok(success)`.
+fn run_counting(mut cmd: Command, totals: &mut Totals) -> Res<bool> {
+    let mut child = cmd.stdout(Stdio::piped()).spawn().map_err(|e| format!("could not run {cmd:?}: {e}"))?;
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            parse_result_line(&line, totals);
+        }
+    }
+    Ok(child.wait().map_err(|e| e.to_string())?.success())
+}
+
 pub fn run(args: &[String]) -> Res {
     let log = std::env::temp_dir().join(format!("sptrans-gpu-tests-{}.log", std::process::id()));
     let _ = std::fs::remove_file(&log);
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut child = Command::new(cargo)
-        .current_dir(root())
-        .args(["test", "--workspace"])
-        .args(args)
-        .env("SPTRANS_GPU_TEST_LOG", &log)
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("could not run cargo test: {e}"))?;
     let mut totals = Totals::default();
-    if let Some(out) = child.stdout.take() {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            println!("{line}");
-            parse_result_line(&line, &mut totals);
-        }
-    }
-    let mut status = child.wait().map_err(|e| e.to_string())?;
-
+    let mut cmd = cargo();
+    cmd.args(["test", "--workspace"]).args(args).env("SPTRANS_GPU_TEST_LOG", &log);
+    let host_ok = run_counting(cmd, &mut totals)?;
     // The device crates' pure code (partition math, doc examples) on the host.
     println!("\n== host tests of kernels-rs");
-    let mut child = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(root())
-        .args(["test", "--manifest-path", "kernels-rs/Cargo.toml", "--target-dir", "target/kernels-host"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("could not run cargo test on kernels-rs: {e}"))?;
-    if let Some(out) = child.stdout.take() {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            println!("{line}");
-            parse_result_line(&line, &mut totals);
-        }
-    }
-    let kernels_status = child.wait().map_err(|e| e.to_string())?;
-    if !kernels_status.success() {
-        status = kernels_status;
-    }
+    let mut cmd = cargo();
+    cmd.args(["test", "--manifest-path", "kernels-rs/Cargo.toml", "--target-dir", "target/kernels-host"]);
+    let kernels_ok = run_counting(cmd, &mut totals)?;
 
     let records = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = std::fs::remove_file(&log);
@@ -101,7 +92,7 @@ pub fn run(args: &[String]) -> Res {
     println!("gpu tests: {} run ({gpu_pass} passed, {gpu_fail} failed), {n_skipped} skipped{why}", gpu_pass + gpu_fail);
 
     let mut problems = vec![];
-    if !status.success() {
+    if !host_ok || !kernels_ok {
         problems.push("cargo test failed".to_string());
     }
     if n_skipped > 0 && std::env::var("SPTRANS_REQUIRE_GPU").is_ok_and(|v| v == "1") {

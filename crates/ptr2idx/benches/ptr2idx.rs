@@ -41,17 +41,7 @@ fn bench(c: &mut Criterion) {
         p.run(&d_o, &mut out).expect("warm-up");
         group.throughput(Throughput::Bytes(4 * (nnz + m + 1) as u64));
         group.bench_with_input(BenchmarkId::new(kind, format!("m={m}/nnz={nnz}")), &m, |b, _| {
-            b.iter_custom(|iters| {
-                let (_, ms) = timer
-                    .time(|| {
-                        for _ in 0..iters {
-                            p.run(&d_o, &mut out).map_err(|_| gpu_runtime::Error::NoDriver)?;
-                        }
-                        Ok(())
-                    })
-                    .expect("timed ptr2idx");
-                Duration::from_secs_f64(ms * 1e-3)
-            })
+            b.iter_custom(|iters| timer.time_iters(iters, || p.run(&d_o, &mut out)).expect("timed ptr2idx"))
         });
     }
     group.finish();

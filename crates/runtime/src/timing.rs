@@ -36,6 +36,15 @@ impl GpuTimer {
         Ok(ms as f64)
     }
 
+    /// Times `iters` calls of `f` (stream work) as one region; for criterion's `iter_custom`.
+    pub fn time_iters<E: From<Error>>(&self, iters: u64, mut f: impl FnMut() -> Result<(), E>) -> Result<std::time::Duration, E> {
+        self.start()?;
+        for _ in 0..iters {
+            f()?;
+        }
+        Ok(std::time::Duration::from_secs_f64(self.stop_ms()? * 1e-3))
+    }
+
     /// Times `f`'s stream work: start, `f()`, stop. Returns `f`'s value and milliseconds.
     pub fn time<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, f64)> {
         self.start()?;

@@ -22,27 +22,15 @@ fn bench(c: &mut Criterion) {
     group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
     for log2 in (16..=28).step_by(2) {
         let n = 1usize << log2;
-        let input = gpu.alloc_zeros::<u32>(n).expect("alloc");
         let mut seed = gpu.alloc::<u32>(n).expect("alloc");
         gpu_runtime::selftest::iota_u32(&gpu, &mut seed, 12345).expect("iota");
         let mut out = gpu.alloc::<u32>(n).expect("alloc");
-        let _ = input;
         group.throughput(Throughput::Bytes(8 * n as u64));
         for algo in [Algorithm::Lookback, Algorithm::ReduceThenScan] {
             let mut s = Scanner::<u32>::new(&gpu, algo).expect("scanner");
             s.exclusive(&seed, &mut out).expect("warm-up");
             group.bench_with_input(BenchmarkId::new(format!("{algo:?}"), format!("2^{log2}")), &n, |b, _| {
-                b.iter_custom(|iters| {
-                    let (_, ms) = timer
-                        .time(|| {
-                            for _ in 0..iters {
-                                s.exclusive(&seed, &mut out).map_err(|_| gpu_runtime::Error::NoDriver)?;
-                            }
-                            Ok(())
-                        })
-                        .expect("timed scan");
-                    Duration::from_secs_f64(ms * 1e-3)
-                })
+                b.iter_custom(|iters| timer.time_iters(iters, || s.exclusive(&seed, &mut out)).expect("timed scan"))
             });
         }
     }
