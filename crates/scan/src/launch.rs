@@ -2,7 +2,7 @@
 use gpu_runtime::cudarc::driver::LaunchConfig;
 use gpu_runtime::{Error as RtError, Gpu, Kernel};
 
-use crate::{Algorithm, Result, ScanItem, ScanKind, NT, TILE};
+use crate::{Algorithm, Result, ScanItem, ScanKind, NT};
 
 
 pub(crate) struct Kernels {
@@ -15,9 +15,7 @@ const fn round16(b: u64) -> u64 {
     b.div_ceil(16) * 16
 }
 
-fn tiles(n: u64) -> u64 {
-    n.div_ceil(TILE)
-}
+use scan_kernels::tile_count as tiles;
 
 /// Where each piece of scratch lives inside the workspace (byte offsets).
 pub(crate) struct Layout {

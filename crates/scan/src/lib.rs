@@ -45,10 +45,10 @@ use gpu_runtime::{Gpu, Kernel, PtxModule};
 /// The embedded `scan` PTX module (built from `kernels-rs/scan`).
 pub static MODULE: PtxModule = PtxModule::new("scan", include_str!("../ptx/scan.ptx"));
 
-/// Threads per block of the scan kernels.
-pub const NT: u32 = 256;
-/// Items per tile (`NT` threads × 2 chunks × 4 items); must match `kernels-rs/scan`.
-pub const TILE: u64 = 2048;
+pub use scan_kernels::NT;
+
+/// Items per tile (`NT` threads × 2 chunks × 4 items), from `kernels-rs/scan`.
+pub const TILE: u64 = scan_kernels::NV as u64;
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
