@@ -81,6 +81,17 @@ impl Kernel {
         &self.func
     }
 
+    /// Lets launches of this kernel use up to `bytes` of dynamic shared memory (needed above the
+    /// default 48 KiB per block; CC 7.0+). Errors past the device's opt-in limit.
+    pub fn set_max_dynamic_shared(&self, bytes: u32) -> Result<()> {
+        self.func
+            .set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                bytes as i32,
+            )
+            .map_err(|source| Error::Launch { kernel: self.name.to_string(), source })
+    }
+
     /// Starts an argument list for a launch of this kernel on `stream`.
     pub fn args<'a>(&'a self, stream: &'a CudaStream) -> Launch<'a> {
         Launch {

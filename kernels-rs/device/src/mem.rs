@@ -35,3 +35,22 @@ ldg! {
     /// `__ldg` of an `f64`.
     ldg_f64: f64 => "f64", reg64;
 }
+
+/// `__ldg` of four `u32` with one 16-byte vector load (`ld.global.nc.v4.u32`). CC 3.5+.
+///
+/// # Safety
+/// `ptr` must be a valid, 16-byte aligned global-memory address of four words not written
+/// during the kernel.
+#[inline(always)]
+pub unsafe fn ldg_u32x4(ptr: *const u32) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller guarantees a valid, aligned, read-only global address.
+    unsafe {
+        core::arch::asm!(
+            "ld.global.nc.v4.u32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+            a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d, p = in(reg64) ptr,
+            options(readonly, nostack, preserves_flags),
+        );
+    }
+    [a, b, c, d]
+}
