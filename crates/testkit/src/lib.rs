@@ -117,3 +117,9 @@ pub fn awkward_sizes(tile: usize, max_log2: u32, rng: &mut StdRng) -> Vec<usize>
     v.dedup();
     v
 }
+
+/// Largest input a randomized test should use: `SPTRANS_TEST_MAX_LEN` when set (e.g. to keep
+/// compute-sanitizer runs short), unlimited otherwise. Tests skip larger cases.
+pub fn max_len() -> usize {
+    std::env::var("SPTRANS_TEST_MAX_LEN").ok().and_then(|s| s.parse().ok()).unwrap_or(usize::MAX)
+}

@@ -1,0 +1,214 @@
+//! # gpu-segmerge
+//!
+//! Stable merges of sorted runs on the GPU, and the stable sort they make with `gpu-segsort`;
+//! keys `u32` with an optional `u32` payload. The twin is [`serial`].
+//!
+//! - [`Segmerge::merge_pass`]: every adjacent pair of sorted runs of length `s` becomes one run
+//!   of `2s`; on equal keys the left run's items come first. Each pair is cut into tiles of
+//!   [`NV`] merged items by merge-path searches (one per tile, in global memory), so every block
+//!   merges a bounded slice in shared memory whatever `s` is; small runs (a pair within one
+//!   tile) and huge ones take the same path.
+//! - [`Segmerge::sort_pairs`] / [`Segmerge::sort_keys`]: segsort blocks of [`BlockSize`] items,
+//!   then merge passes, ping-ponging with a scratch buffer arranged so that the result lands in
+//!   the caller's buffers whatever the number of passes.
+//!
+//! All calls enqueue on the [`Gpu`]'s stream without synchronizing.
+//!
+//! ```no_run
+//! let gpu = gpu_runtime::Gpu::first()?;
+//! let mut m = gpu_segmerge::Segmerge::new(&gpu)?;
+//! let mut keys = gpu.upload(&[3u32, 1, 3, 0])?;
+//! let mut vals = gpu.upload(&[0u32, 1, 2, 3])?;
+//! m.sort_pairs(&mut keys, &mut vals)?;
+//! assert_eq!(gpu.download(&keys)?, vec![0, 1, 3, 3]);
+//! assert_eq!(gpu.download(&vals)?, vec![3, 1, 0, 2]); // stable: 0 before 2
+//! # Ok::<(), gpu_segmerge::Error>(())
+//! ```
+#![deny(missing_docs)]
+
+pub mod serial;
+
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use gpu_runtime::{Gpu, PtxModule};
+use gpu_segsort::raw::{merge_pass, merge_passes, tile_count, MergeKernels};
+use gpu_segsort::Segsort;
+
+pub use gpu_segsort::BlockSize;
+pub use segmerge_kernels::{NT, NV, VT};
+
+/// The embedded `segmerge` PTX module (built from `kernels-rs/segmerge`).
+pub static MODULE: PtxModule = PtxModule::new("segmerge", include_str!("../ptx/segmerge.ptx"));
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A driver, memory or launch error from the runtime.
+    #[error(transparent)]
+    Runtime(#[from] gpu_runtime::Error),
+    /// An error of the segment sort under `sort_pairs`.
+    #[error(transparent)]
+    Segsort(#[from] gpu_segsort::Error),
+    /// Buffers of different lengths.
+    #[error("segmerge: {what} has {actual} items, expected {expected}")]
+    LengthMismatch {
+        /// Which buffer.
+        what: &'static str,
+        /// Length required.
+        expected: u64,
+        /// Length given.
+        actual: u64,
+    },
+    /// More items than 32-bit positions address.
+    #[error("segmerge: {len} items exceed the maximum of {max}")]
+    TooLarge {
+        /// Items given.
+        len: u64,
+        /// Largest supported.
+        max: u64,
+    },
+    /// Runs must hold at least one item.
+    #[error("segmerge: run length must be at least 1")]
+    ZeroRun,
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Most items one call handles (positions are 32-bit).
+pub const MAX_LEN: u64 = u32::MAX as u64;
+
+/// Loaded merge kernels, a [`Segsort`], and scratch buffers kept for reuse.
+pub struct Segmerge {
+    gpu: Gpu,
+    pairs: MergeKernels,
+    keys: MergeKernels,
+    segsort: Segsort,
+    block: BlockSize,
+    splits: Option<CudaSlice<u32>>,
+    tmp_keys: Option<CudaSlice<u32>>,
+    tmp_vals: Option<CudaSlice<u32>>,
+}
+
+impl Segmerge {
+    /// Loads the kernels; `sort_pairs` starts from segments of 2048.
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        Self::with_block(gpu, BlockSize::B2048)
+    }
+
+    /// Loads the kernels; `sort_pairs` starts from segments of `block`.
+    pub fn with_block(gpu: &Gpu, block: BlockSize) -> Result<Self> {
+        let partition = gpu.kernel(&MODULE, "segmerge_partition_u32")?;
+        Ok(Self {
+            gpu: gpu.clone(),
+            pairs: MergeKernels { partition: partition.clone(), merge: gpu.kernel(&MODULE, "segmerge_pairs_u32")?, key_bytes: 4 },
+            keys: MergeKernels { partition, merge: gpu.kernel(&MODULE, "segmerge_keys_u32")?, key_bytes: 4 },
+            segsort: Segsort::new(gpu)?,
+            block,
+            splits: None,
+            tmp_keys: None,
+            tmp_vals: None,
+        })
+    }
+
+    /// Scratch bytes `sort_pairs` keeps for `n` pairs (keys and values copies plus tile splits).
+    pub fn workspace_bytes(n: u64, with_values: bool) -> u64 {
+        4 * n * (1 + with_values as u64) + 4 * (tile_count(n, 1) + 1)
+    }
+
+    /// One merge pass with runs of `s` from `keys`/`values` into `keys_out`/`values_out`.
+    pub fn merge_pass(&mut self, s: u64, keys: &impl DevicePtr<u32>, values: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, values_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let n = lengths(keys.len(), &[("values", values.len()), ("keys_out", keys_out.len()), ("values_out", values_out.len())])?;
+        let splits = self.splits_for(n, s)?;
+        let stream = self.gpu.stream().clone();
+        let (k, _a) = keys.device_ptr(&stream);
+        let (v, _b) = values.device_ptr(&stream);
+        let (ko, _c) = keys_out.device_ptr_mut(&stream);
+        let (vo, _d) = values_out.device_ptr_mut(&stream);
+        // SAFETY: four distinct buffers of n items (distinct: one is borrowed mutably), splits sized.
+        unsafe { merge_pass(&self.gpu, &self.pairs, k, v, n, s, splits, ko, vo)? };
+        Ok(())
+    }
+
+    /// Keys-only [`Segmerge::merge_pass`].
+    pub fn merge_pass_keys(&mut self, s: u64, keys: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let n = lengths(keys.len(), &[("keys_out", keys_out.len())])?;
+        let splits = self.splits_for(n, s)?;
+        let stream = self.gpu.stream().clone();
+        let (k, _a) = keys.device_ptr(&stream);
+        let (ko, _c) = keys_out.device_ptr_mut(&stream);
+        // SAFETY: two distinct buffers of n items, splits sized.
+        unsafe { merge_pass(&self.gpu, &self.keys, k, 0, n, s, splits, ko, 0)? };
+        Ok(())
+    }
+
+    /// Stable sort of the pairs by key, in place.
+    pub fn sort_pairs(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let n = lengths(keys.len(), &[("values", values.len())])?;
+        let stream = self.gpu.stream().clone();
+        let (k, _a) = keys.device_ptr_mut(&stream);
+        let (v, _b) = values.device_ptr_mut(&stream);
+        self.sort_raw(k, v, n)
+    }
+
+    /// Stable sort of keys, in place.
+    pub fn sort_keys(&mut self, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let n = lengths(keys.len(), &[])?;
+        let stream = self.gpu.stream().clone();
+        let (k, _a) = keys.device_ptr_mut(&stream);
+        self.sort_raw(k, 0, n)
+    }
+
+    fn sort_raw(&mut self, k: u64, v: u64, n: u64) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let b = self.block.len() as u64;
+        let passes = merge_passes(n, b);
+        let splits = self.splits_for(n, b)?;
+        let tk = grow(&self.gpu, &mut self.tmp_keys, n)?;
+        let tv = if v != 0 { grow(&self.gpu, &mut self.tmp_vals, n)? } else { 0 };
+        let (kb, vb) = ([k, tk], [v, tv]);
+        // The block sort writes to index passes % 2, so the last pass lands in index 0.
+        let mut x = (passes % 2) as usize;
+        // SAFETY: kb/vb hold n items each (the caller's buffers or scratch grown to n).
+        unsafe { self.segsort.sort_blocks_raw(self.block, k, v, n, kb[x], vb[x])? };
+        let mut s = b;
+        while s < n {
+            let kern = if v != 0 { &self.pairs } else { &self.keys };
+            // SAFETY: kb/vb hold n items each, x and 1 - x distinct; splits hold
+            // tile_count(n, b) >= tile_count(n, s) words.
+            unsafe { merge_pass(&self.gpu, kern, kb[x], vb[x], n, s, splits, kb[1 - x], vb[1 - x])? };
+            x = 1 - x;
+            s *= 2;
+        }
+        Ok(())
+    }
+
+    fn splits_for(&mut self, n: u64, s: u64) -> Result<u64> {
+        if s == 0 {
+            return Err(Error::ZeroRun);
+        }
+        grow(&self.gpu, &mut self.splits, tile_count(n, s) + 1)
+    }
+}
+
+/// Device address of `slot`, grown to at least `len` items.
+fn grow(gpu: &Gpu, slot: &mut Option<CudaSlice<u32>>, len: u64) -> Result<u64> {
+    if slot.as_ref().is_none_or(|b| (b.len() as u64) < len) {
+        *slot = None;
+        *slot = Some(gpu.alloc::<u32>(len as usize)?);
+    }
+    Ok(slot.as_ref().map(|b| b.device_ptr(gpu.stream()).0).unwrap_or(0))
+}
+
+fn lengths(n: usize, others: &[(&'static str, usize)]) -> Result<u64> {
+    for &(what, len) in others {
+        if len != n {
+            return Err(Error::LengthMismatch { what, expected: n as u64, actual: len as u64 });
+        }
+    }
+    if n as u64 > MAX_LEN {
+        return Err(Error::TooLarge { len: n as u64, max: MAX_LEN });
+    }
+    Ok(n as u64)
+}

@@ -1,0 +1,328 @@
+//! # gpu-segsort
+//!
+//! Stable sorts of segments on the GPU, keys `u32` with an optional `u32` payload; the twin is
+//! [`serial`].
+//!
+//! - [`Segsort::sort_blocks`]: every consecutive segment of [`BlockSize`] items (128 to 2048, a
+//!   kernel per size; the last segment may be shorter) sorted by one block in shared memory:
+//!   each thread sorts 8 items in registers (odd-even transposition), then merge-path merges in
+//!   shared memory double the sorted runs (`segsort_kernels::block::block_sort`). Stable: equal
+//!   keys keep their input order.
+//! - [`Segsort::sort_segments`]: CSR-style segments of any lengths (empty ones, one huge one):
+//!   each item's segment comes from `gpu-ptr2idx`, `(segment << 32 | key)` 64-bit keys are
+//!   block-sorted and merged (merge passes from `segmerge-kernels`) and unpacked.
+//!
+//! Calls enqueue on the [`Gpu`]'s stream without synchronizing, except `sort_segments*`, which
+//! validates the offsets (one synchronization).
+//!
+//! ```no_run
+//! use gpu_segsort::{BlockSize, Segsort};
+//! let gpu = gpu_runtime::Gpu::first()?;
+//! let mut s = Segsort::new(&gpu)?;
+//! let mut keys = gpu.upload(&[5u32, 1, 5, 0, 9, 9, 2, 1])?;
+//! let mut vals = gpu.upload(&[0u32, 1, 2, 3, 4, 5, 6, 7])?;
+//! s.sort_segments(&gpu.upload(&[0u32, 4, 4, 8])?, &mut keys, &mut vals)?;
+//! assert_eq!(gpu.download(&keys)?, vec![0, 1, 5, 5, 1, 2, 9, 9]);
+//! assert_eq!(gpu.download(&vals)?, vec![3, 1, 0, 2, 7, 6, 4, 5]);
+//! # Ok::<(), gpu_segsort::Error>(())
+//! ```
+#![deny(missing_docs)]
+
+pub mod raw;
+pub mod serial;
+
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
+use gpu_runtime::{grid_1d, Gpu, Kernel, PtxModule};
+use gpu_ptr2idx::Ptr2Idx;
+
+pub use segsort_kernels::VT;
+
+/// The embedded `segsort` PTX module (built from `kernels-rs/segsort`).
+pub static MODULE: PtxModule = PtxModule::new("segsort", include_str!("../ptx/segsort.ptx"));
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A driver, memory or launch error from the runtime.
+    #[error(transparent)]
+    Runtime(#[from] gpu_runtime::Error),
+    /// Invalid offsets for [`Segsort::sort_segments`], or another pointers-to-index error.
+    #[error(transparent)]
+    Offsets(#[from] gpu_ptr2idx::Error),
+    /// Buffers of different lengths.
+    #[error("segsort: {what} has {actual} items, expected {expected}")]
+    LengthMismatch {
+        /// Which buffer.
+        what: &'static str,
+        /// Length required.
+        expected: u64,
+        /// Length given.
+        actual: u64,
+    },
+    /// More items than 32-bit positions address.
+    #[error("segsort: {len} items exceed the maximum of {max}")]
+    TooLarge {
+        /// Items given.
+        len: u64,
+        /// Largest supported.
+        max: u64,
+    },
+    /// Not a supported segment size.
+    #[error("segsort: no kernel for segments of {0} items (use 128, 256, 512, 1024 or 2048)")]
+    BadBlockSize(u32),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Most items one call sorts (positions are 32-bit).
+pub const MAX_LEN: u64 = u32::MAX as u64;
+
+/// Segment sizes with a kernel: the whole segment sits in one block's shared memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BlockSize {
+    /// 128 items, 16 threads.
+    B128,
+    /// 256 items, 32 threads.
+    B256,
+    /// 512 items, 64 threads.
+    B512,
+    /// 1024 items, 128 threads.
+    B1024,
+    /// 2048 items, 256 threads (the default).
+    #[default]
+    B2048,
+}
+
+impl BlockSize {
+    /// Every size, smallest first.
+    pub const ALL: [BlockSize; 5] = [BlockSize::B128, BlockSize::B256, BlockSize::B512, BlockSize::B1024, BlockSize::B2048];
+
+    /// Items per segment.
+    pub const fn len(self) -> u32 {
+        128 << self as u32
+    }
+
+    /// Threads per block (`len / VT`).
+    pub const fn threads(self) -> u32 {
+        self.len() / VT
+    }
+
+    /// The size for `len` items, if there is a kernel for it.
+    pub fn from_len(len: u32) -> Result<Self> {
+        Self::ALL.into_iter().find(|b| b.len() == len).ok_or(Error::BadBlockSize(len))
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Loaded segment-sort kernels and the scratch of [`Segsort::sort_segments`], kept for reuse.
+pub struct Segsort {
+    gpu: Gpu,
+    pairs: Vec<Kernel>,
+    keys: Vec<Kernel>,
+    pairs64: Kernel,
+    keys64: Kernel,
+    merge: raw::MergeKernels,
+    merge_keys64: Kernel,
+    pack: Kernel,
+    unpack: Kernel,
+    p2i: Ptr2Idx,
+    scratch: Option<Scratch>,
+}
+
+struct Scratch {
+    cap: usize,
+    seg: CudaSlice<u32>,
+    a: CudaSlice<u64>,
+    b: CudaSlice<u64>,
+    splits: CudaSlice<u32>,
+}
+
+impl Segsort {
+    /// Loads the kernels (the module is loaded once per context).
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        let k = |name: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, name)?) };
+        let sized = |kind: &str| -> Result<Vec<Kernel>> { BlockSize::ALL.iter().map(|b| k(&format!("segsort_{kind}_{}", b.len()))).collect() };
+        Ok(Self {
+            gpu: gpu.clone(),
+            pairs: sized("pairs")?,
+            keys: sized("keys")?,
+            pairs64: k("segsort_pairs64_2048")?,
+            keys64: k("segsort_keys64_2048")?,
+            merge: raw::MergeKernels { partition: k("segsort_merge_partition64")?, merge: k("segsort_merge_pairs64")?, key_bytes: 8 },
+            merge_keys64: k("segsort_merge_keys64")?,
+            pack: k("segsort_pack")?,
+            unpack: k("segsort_unpack")?,
+            p2i: Ptr2Idx::new(gpu)?,
+            scratch: None,
+        })
+    }
+
+    /// Sorts every segment of `block` (key, value) pairs in place, stably by key.
+    pub fn sort_blocks(&mut self, block: BlockSize, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let n = same_len(keys.len(), values.len(), "values")?;
+        let stream = self.gpu.stream().clone();
+        let (k, _wk) = keys.device_ptr_mut(&stream);
+        let (v, _wv) = values.device_ptr_mut(&stream);
+        // SAFETY: both buffers hold n items.
+        unsafe { self.sort_blocks_raw(block, k, v, n, k, v) }
+    }
+
+    /// Sorts every segment of `block` keys in place.
+    pub fn sort_blocks_keys(&mut self, block: BlockSize, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let n = check_len(keys.len())?;
+        let stream = self.gpu.stream().clone();
+        let (k, _wk) = keys.device_ptr_mut(&stream);
+        // SAFETY: the buffer holds n items.
+        unsafe { self.sort_blocks_raw(block, k, 0, n, k, 0) }
+    }
+
+    /// Out-of-place [`Segsort::sort_blocks`]: the inputs are left as they are.
+    pub fn sort_blocks_into(&mut self, block: BlockSize, keys: &impl DevicePtr<u32>, values: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, values_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let n = same_len(keys.len(), values.len(), "values")?;
+        same_len(keys.len(), keys_out.len(), "keys_out")?;
+        same_len(keys.len(), values_out.len(), "values_out")?;
+        let stream = self.gpu.stream().clone();
+        let (k, _rk) = keys.device_ptr(&stream);
+        let (v, _rv) = values.device_ptr(&stream);
+        let (ko, _wk) = keys_out.device_ptr_mut(&stream);
+        let (vo, _wv) = values_out.device_ptr_mut(&stream);
+        // SAFETY: all four buffers hold n items.
+        unsafe { self.sort_blocks_raw(block, k, v, n, ko, vo) }
+    }
+
+    /// Out-of-place [`Segsort::sort_blocks_keys`].
+    pub fn sort_blocks_keys_into(&mut self, block: BlockSize, keys: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let n = same_len(keys.len(), keys_out.len(), "keys_out")?;
+        let stream = self.gpu.stream().clone();
+        let (k, _rk) = keys.device_ptr(&stream);
+        let (ko, _wk) = keys_out.device_ptr_mut(&stream);
+        // SAFETY: both buffers hold n items.
+        unsafe { self.sort_blocks_raw(block, k, 0, n, ko, 0) }
+    }
+
+    /// Sorts every segment `offsets[i]..offsets[i + 1]` of the pairs in place, stably by key;
+    /// segments may have any length. The offsets are validated first (starting at 0,
+    /// nondecreasing, ending at `keys.len()`; one synchronization), else
+    /// [`Error::Offsets`]. Scratch: 24 bytes per item, kept for reuse.
+    pub fn sort_segments(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let n = same_len(keys.len(), values.len(), "values")?;
+        let stream = self.gpu.stream().clone();
+        let (v, _wv) = values.device_ptr_mut(&stream);
+        self.segments(offsets, keys, n, v)
+    }
+
+    /// Keys-only [`Segsort::sort_segments`].
+    pub fn sort_segments_keys(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let n = check_len(keys.len())?;
+        self.segments(offsets, keys, n, 0)
+    }
+
+    fn segments(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, n: u64, vals: u64) -> Result<()> {
+        if self.scratch.as_ref().is_none_or(|s| (s.cap as u64) < n.max(1)) {
+            self.scratch = None;
+            let cap = n.max(1) as usize;
+            let tiles = segmerge_kernels::tile_count(cap as u64, 2048) as usize + 1;
+            self.scratch = Some(Scratch { cap, seg: self.gpu.alloc(cap)?, a: self.gpu.alloc(cap)?, b: self.gpu.alloc(cap)?, splits: self.gpu.alloc(tiles)? });
+        }
+        let Some(mut sc) = self.scratch.take() else { return Ok(()) };
+        let r = self.segments_in(&mut sc, offsets, keys, n, vals);
+        self.scratch = Some(sc);
+        r
+    }
+
+    fn segments_in(&mut self, sc: &mut Scratch, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, n: u64, vals: u64) -> Result<()> {
+        let mut seg = sc.seg.slice_mut(..n as usize);
+        self.p2i.run_checked(offsets, &mut seg)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let stream = self.gpu.stream().clone();
+        let (seg, _s) = sc.seg.device_ptr(&stream);
+        let (a, _a) = sc.a.device_ptr(&stream);
+        let (b, _b) = sc.b.device_ptr(&stream);
+        let (splits, _p) = sc.splits.device_ptr(&stream);
+        let (k, _wk) = keys.device_ptr_mut(&stream);
+        let cfg = grid_1d(n, 256, 256 * 8, self.gpu.props().sm_count * 16);
+        // SAFETY: segsort_pack(seg, keys, n, packed): all hold n items.
+        unsafe { self.pack.args(&stream).arg(&seg).arg(&k).arg(&n).arg(&a).launch(cfg)? };
+        // Ping-pong so the last pass lands in (a, caller's values): the block sort writes to
+        // the pair of index `passes % 2` (0 = a / values, 1 = b / seg scratch).
+        let passes = raw::merge_passes(n, 2048);
+        let (kbuf, vbuf) = ([a, b], [vals, if vals == 0 { 0 } else { seg }]);
+        let mut x = (passes % 2) as usize;
+        let block_cfg = LaunchConfig { grid_dim: (n.div_ceil(2048) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 2048 * 12 };
+        // SAFETY: segsort_{pairs,keys}64_2048(keys, [vals,] n, keys_out, [vals_out]): buffers of n
+        // items, ceil(n / 2048) blocks of 256 threads, 24 KiB of shared memory.
+        unsafe {
+            if vals != 0 {
+                self.pairs64.args(&stream).arg(&a).arg(&vals).arg(&n).arg(&kbuf[x]).arg(&vbuf[x]).launch(block_cfg)?;
+            } else {
+                self.keys64.args(&stream).arg(&a).arg(&n).arg(&kbuf[x]).launch(block_cfg)?;
+            }
+        }
+        let mut s = 2048u64;
+        while s < n {
+            let merge = raw::MergeKernels {
+                partition: self.merge.partition.clone(),
+                merge: if vals != 0 { self.merge.merge.clone() } else { self.merge_keys64.clone() },
+                key_bytes: 8,
+            };
+            // SAFETY: buffers of n items, splits of tile_count(n, s) + 1 >= what the pass needs.
+            unsafe { raw::merge_pass(&self.gpu, &merge, kbuf[x], vbuf[x], n, s, splits, kbuf[1 - x], vbuf[1 - x])? };
+            x = 1 - x;
+            s *= 2;
+        }
+        // SAFETY: segsort_unpack(packed, n, keys): n items each.
+        unsafe { self.unpack.args(&stream).arg(&a).arg(&n).arg(&k).launch(cfg)? };
+        Ok(())
+    }
+
+    /// [`Segsort::sort_blocks_into`] on raw device addresses (`vals == 0`: keys only), for
+    /// crates that manage their own buffers (`gpu-segmerge`'s ping-pong). Outputs may equal the
+    /// inputs.
+    ///
+    /// # Safety
+    /// `keys`/`keys_out` (and `vals`/`vals_out` unless 0) are live device buffers of `n` `u32`
+    /// items, `n <= MAX_LEN`.
+    pub unsafe fn sort_blocks_raw(&mut self, block: BlockSize, keys: u64, vals: u64, n: u64, keys_out: u64, vals_out: u64) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let blocks = n.div_ceil(block.len() as u64);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (block.threads(), 1, 1),
+            shared_mem_bytes: block.len() * if vals != 0 { 8 } else { 4 },
+        };
+        let stream = self.gpu.stream().clone();
+        // SAFETY: segsort_pairs_B(keys, vals, n, keys_out, vals_out) / segsort_keys_B(keys, n,
+        // keys_out) with ceil(n / B) blocks of B / VT threads and B * (4 + 4) bytes of shared
+        // memory; buffers as the caller guarantees.
+        unsafe {
+            if vals != 0 {
+                self.pairs[block.index()].args(&stream).arg(&keys).arg(&vals).arg(&n).arg(&keys_out).arg(&vals_out).launch(cfg)?;
+            } else {
+                self.keys[block.index()].args(&stream).arg(&keys).arg(&n).arg(&keys_out).launch(cfg)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_len(n: usize) -> Result<u64> {
+    if n as u64 > MAX_LEN {
+        return Err(Error::TooLarge { len: n as u64, max: MAX_LEN });
+    }
+    Ok(n as u64)
+}
+
+fn same_len(n: usize, other: usize, what: &'static str) -> Result<u64> {
+    if n != other {
+        return Err(Error::LengthMismatch { what, expected: n as u64, actual: other as u64 });
+    }
+    check_len(n)
+}

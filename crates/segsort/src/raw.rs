@@ -1,0 +1,58 @@
+//! Launch helpers on raw device addresses, shared with `gpu-segmerge`: one stable merge pass
+//! (partition + merge kernels of `segmerge_kernels::pass`, instantiated by either module).
+use gpu_runtime::cudarc::driver::LaunchConfig;
+use gpu_runtime::{grid_1d, Gpu, Kernel};
+
+pub use segmerge_kernels::{tile_count, tiles_per_pair, NT, NV};
+
+/// A partition kernel and a merge kernel of one key type (`key_bytes` 4 or 8), with or without
+/// values (a keys-only merge kernel takes no value pointers).
+#[derive(Clone)]
+pub struct MergeKernels {
+    /// `(keys, n, s, tiles_per_pair, tiles, splits)`.
+    pub partition: Kernel,
+    /// `(keys, [vals,] n, s, tiles_per_pair, splits, keys_out, [vals_out])`.
+    pub merge: Kernel,
+    /// Bytes per key.
+    pub key_bytes: u32,
+}
+
+/// Merge passes from runs of `first_run` until one run covers `n` items.
+pub fn merge_passes(n: u64, first_run: u64) -> u32 {
+    let mut s = first_run.max(1);
+    let mut p = 0;
+    while s < n {
+        s *= 2;
+        p += 1;
+    }
+    p
+}
+
+/// Enqueues one merge pass over `n` items with runs of `s`: pairs of runs `(2p, 2p + 1)` become
+/// one stable run of `2s` in the outputs. `vals == 0` selects the keys-only form.
+///
+/// # Safety
+/// `keys`/`keys_out` (and `vals`/`vals_out` unless 0) hold `n` items of the kernels' types and
+/// do not overlap; `splits` holds `tile_count(n, s)` words; `k.merge` is a pairs kernel exactly
+/// when `vals != 0`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn merge_pass(gpu: &Gpu, k: &MergeKernels, keys: u64, vals: u64, n: u64, s: u64, splits: u64, keys_out: u64, vals_out: u64) -> gpu_runtime::Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    let tpp = tiles_per_pair(s);
+    let tiles = tile_count(n, s);
+    let stream = gpu.stream();
+    let max_blocks = gpu.props().sm_count.max(1) * 8;
+    let cfg = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: NV * (k.key_bytes + 4) };
+    // SAFETY: forwarded to the caller; grids as the kernels document.
+    unsafe {
+        k.partition.args(stream).arg(&keys).arg(&n).arg(&s).arg(&tpp).arg(&tiles).arg(&splits).launch(grid_1d(tiles, NT, NT as u64, max_blocks))?;
+        if vals != 0 {
+            k.merge.args(stream).arg(&keys).arg(&vals).arg(&n).arg(&s).arg(&tpp).arg(&splits).arg(&keys_out).arg(&vals_out).launch(cfg)?;
+        } else {
+            k.merge.args(stream).arg(&keys).arg(&n).arg(&s).arg(&tpp).arg(&splits).arg(&keys_out).launch(cfg)?;
+        }
+    }
+    Ok(())
+}
