@@ -30,7 +30,7 @@ pub mod serial;
 
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use gpu_runtime::{Gpu, PtxModule};
-use gpu_segsort::raw::{merge_pass, merge_passes, tile_count, MergeKernels};
+use gpu_segsort::raw::{max_tiles, merge_pass, merge_passes, tile_count, MergeKernels};
 use gpu_segsort::Segsort;
 
 pub use gpu_segsort::BlockSize;
@@ -110,9 +110,10 @@ impl Segmerge {
         })
     }
 
-    /// Scratch bytes `sort_pairs` keeps for `n` pairs (keys and values copies plus tile splits).
+    /// Scratch bytes `sort_pairs` keeps for `n` pairs from blocks of 2048 (keys and values
+    /// copies plus tile splits).
     pub fn workspace_bytes(n: u64, with_values: bool) -> u64 {
-        4 * n * (1 + with_values as u64) + 4 * (tile_count(n, 1) + 1)
+        4 * n * (1 + with_values as u64) + 4 * (max_tiles(n, BlockSize::B2048.len() as u64) + 1)
     }
 
     /// One merge pass with runs of `s` from `keys`/`values` into `keys_out`/`values_out`.
@@ -164,7 +165,7 @@ impl Segmerge {
         }
         let b = self.block.len() as u64;
         let passes = merge_passes(n, b);
-        let splits = self.splits_for(n, b)?;
+        let splits = grow(&self.gpu, &mut self.splits, max_tiles(n, b) + 1)?;
         let tk = grow(&self.gpu, &mut self.tmp_keys, n)?;
         let tv = if v != 0 { grow(&self.gpu, &mut self.tmp_vals, n)? } else { 0 };
         let (kb, vb) = ([k, tk], [v, tv]);
@@ -176,7 +177,7 @@ impl Segmerge {
         while s < n {
             let kern = if v != 0 { &self.pairs } else { &self.keys };
             // SAFETY: kb/vb hold n items each, x and 1 - x distinct; splits hold
-            // tile_count(n, b) >= tile_count(n, s) words.
+            // max_tiles(n, b) >= tile_count(n, s) words.
             unsafe { merge_pass(&self.gpu, kern, kb[x], vb[x], n, s, splits, kb[1 - x], vb[1 - x])? };
             x = 1 - x;
             s *= 2;

@@ -154,3 +154,17 @@ gpu_test!(fn errors_are_values(gpu) {
 });
 
 fn _use(_: &Gpu) {}
+
+#[test]
+fn splits_cover_every_pass() {
+    use gpu_segsort::raw::max_tiles;
+    for n in [1u64, 7, 2048, 2049, 5000, 100_000, 1 << 22, 10_000_000] {
+        for b in [128u64, 2048] {
+            let mut s = b;
+            while s < n {
+                assert!(tile_count(n, s) <= max_tiles(n, b), "n={n} b={b} s={s}");
+                s *= 2;
+            }
+        }
+    }
+}

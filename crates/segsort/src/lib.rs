@@ -225,7 +225,7 @@ impl Segsort {
         if self.scratch.as_ref().is_none_or(|s| (s.cap as u64) < n.max(1)) {
             self.scratch = None;
             let cap = n.max(1) as usize;
-            let tiles = segmerge_kernels::tile_count(cap as u64, 2048) as usize + 1;
+            let tiles = raw::max_tiles(cap as u64, 2048) as usize + 1;
             self.scratch = Some(Scratch { cap, seg: self.gpu.alloc(cap)?, a: self.gpu.alloc(cap)?, b: self.gpu.alloc(cap)?, splits: self.gpu.alloc(tiles)? });
         }
         let Some(mut sc) = self.scratch.take() else { return Ok(()) };

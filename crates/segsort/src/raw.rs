@@ -28,6 +28,19 @@ pub fn merge_passes(n: u64, first_run: u64) -> u32 {
     p
 }
 
+/// Most tiles any merge pass from runs of `first_run` up to one run needs over `n` items (the
+/// size of the splits buffer for a whole sort: a pass's tile count is not monotone in `s`,
+/// since the last, partial pair still gets `tiles_per_pair(s)` tiles).
+pub fn max_tiles(n: u64, first_run: u64) -> u64 {
+    let mut s = first_run.max(1);
+    let mut most = 0;
+    while s < n {
+        most = most.max(tile_count(n, s));
+        s *= 2;
+    }
+    most
+}
+
 /// Enqueues one merge pass over `n` items with runs of `s`: pairs of runs `(2p, 2p + 1)` become
 /// one stable run of `2s` in the outputs. `vals == 0` selects the keys-only form.
 ///
