@@ -1,0 +1,177 @@
+//! Deterministic matrix generators (same seed, same matrix, on every machine: `StdRng`, ChaCha12).
+//! Every generator returns CSR with column indices sorted and unique in each row; values are
+//! drawn uniformly from `[-1, 1)` (stencils use their fixed coefficients).
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::formats::{csr_unchecked, Csr};
+use crate::{Error, Result, Value};
+
+fn too_large(what: &'static str, value: u64) -> Error {
+    Error::TooLarge { what, value, max: u32::MAX as u64 }
+}
+
+/// CSR from sorted, unique row-major positions `key = i * n + j`.
+fn from_keys<T: Value>(m: u64, n: u64, keys: &[u64], mut val: impl FnMut(u64, u64) -> T) -> Result<Csr<u32, T>> {
+    if m > u32::MAX as u64 || n > u32::MAX as u64 {
+        return Err(too_large("dimension", m.max(n)));
+    }
+    if keys.len() as u64 > u32::MAX as u64 {
+        return Err(too_large("nonzeros", keys.len() as u64));
+    }
+    let mut ptr = vec![0u32; m as usize + 1];
+    let mut idx = Vec::with_capacity(keys.len());
+    let mut vals = Vec::with_capacity(keys.len());
+    for &k in keys {
+        let (i, j) = (k / n, k % n);
+        ptr[i as usize + 1] += 1;
+        idx.push(j as u32);
+        vals.push(val(i, j));
+    }
+    for i in 0..m as usize {
+        ptr[i + 1] += ptr[i];
+    }
+    Ok(csr_unchecked(m, n, ptr, idx, vals))
+}
+
+fn rand_val<T: Value>(r: &mut StdRng) -> T {
+    T::from_f64(r.random_range(-1.0..1.0))
+}
+
+/// Uniform random `m × n` with exactly `min(nnz, m * n)` nonzeros, every set of positions of that
+/// size equally likely (as the seed tool's `m n nnz` mode: positions drawn uniformly, duplicates
+/// removed and redrawn, sorted).
+pub fn uniform<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u32, T>> {
+    let total = m.checked_mul(n).ok_or(too_large("m * n", u64::MAX))?;
+    let nnz = nnz.min(total);
+    let mut r = StdRng::seed_from_u64(seed);
+    // Draw the smaller of the kept and the excluded sets.
+    let want = nnz.min(total - nnz);
+    let mut keys: Vec<u64> = Vec::with_capacity(want as usize);
+    while (keys.len() as u64) < want {
+        let missing = want - keys.len() as u64;
+        keys.extend((0..missing).map(|_| r.random_range(0..total)));
+        keys.sort_unstable();
+        keys.dedup();
+    }
+    if want != nnz {
+        let excluded = keys;
+        let mut e = excluded.iter().peekable();
+        keys = (0..total).filter(|k| if e.peek() == Some(&k) { e.next(); false } else { true }).collect();
+    }
+    from_keys(m, n, &keys, |_, _| rand_val(&mut r))
+}
+
+/// R-MAT power-law graph (Chakrabarti et al.) on `2^scale` vertices: each of `edges` draws picks
+/// one quadrant per bit with probabilities `(a, b, c, d)` (`d = 1 - a - b - c`); duplicates are
+/// removed, so the result has at most `edges` nonzeros.
+pub fn rmat<T: Value>(scale: u32, edges: u64, a: f64, b: f64, c: f64, seed: u64) -> Result<Csr<u32, T>> {
+    if scale > 32 {
+        return Err(too_large("2^scale", 1u64 << scale.min(63)));
+    }
+    let n = 1u64 << scale;
+    let mut r = StdRng::seed_from_u64(seed);
+    let mut keys: Vec<u64> = (0..edges)
+        .map(|_| {
+            let (mut i, mut j) = (0u64, 0u64);
+            for _ in 0..scale {
+                let u: f64 = r.random_range(0.0..1.0);
+                let (bi, bj) = if u < a { (0, 0) } else if u < a + b { (0, 1) } else if u < a + b + c { (1, 0) } else { (1, 1) };
+                i = 2 * i + bi;
+                j = 2 * j + bj;
+            }
+            i * n + j
+        })
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    from_keys(n, n, &keys, |_, _| rand_val(&mut r))
+}
+
+/// 5-point Laplacian of a `k × k` grid (`n = k²`): 4 on the diagonal, -1 for grid neighbours.
+pub fn laplacian_2d<T: Value>(k: u64) -> Result<Csr<u32, T>> {
+    stencil(&[k, k, 1])
+}
+
+/// 7-point Laplacian of a `k × k × k` grid (`n = k³`): 6 on the diagonal, -1 for neighbours.
+pub fn laplacian_3d<T: Value>(k: u64) -> Result<Csr<u32, T>> {
+    stencil(&[k, k, k])
+}
+
+fn stencil<T: Value>(dims: &[u64; 3]) -> Result<Csr<u32, T>> {
+    let n = dims[0].checked_mul(dims[1]).and_then(|x| x.checked_mul(dims[2])).ok_or(too_large("grid points", u64::MAX))?;
+    let ndim = dims.iter().filter(|&&d| d > 1).count().max(1) as f64;
+    let strides = [1, dims[0], dims[0] * dims[1]];
+    let mut keys = Vec::new();
+    for p in 0..n {
+        let c = [p % dims[0], (p / dims[0]) % dims[1], p / (dims[0] * dims[1])];
+        let mut row = vec![p * n + p];
+        for d in 0..3 {
+            if c[d] > 0 {
+                row.push(p * n + p - strides[d]);
+            }
+            if c[d] + 1 < dims[d] {
+                row.push(p * n + p + strides[d]);
+            }
+        }
+        row.sort_unstable();
+        keys.extend(row);
+    }
+    from_keys(n, n, &keys, |i, j| T::from_f64(if i == j { 2.0 * ndim } else { -1.0 }))
+}
+
+/// Banded `n × n`: every position with `-lower <= j - i <= upper`.
+pub fn banded<T: Value>(n: u64, lower: u64, upper: u64, seed: u64) -> Result<Csr<u32, T>> {
+    let mut r = StdRng::seed_from_u64(seed);
+    let mut keys = Vec::new();
+    for i in 0..n {
+        for j in i.saturating_sub(lower)..(i + upper + 1).min(n) {
+            keys.push(i * n + j);
+        }
+    }
+    from_keys(n, n, &keys, |_, _| rand_val(&mut r))
+}
+
+/// Tall and skinny `m × n` (m ≫ n): each row has `min(per_row, n)` distinct uniform columns.
+pub fn tall_skinny<T: Value>(m: u64, n: u64, per_row: u64, seed: u64) -> Result<Csr<u32, T>> {
+    let mut r = StdRng::seed_from_u64(seed);
+    let k = per_row.min(n);
+    let mut keys = Vec::new();
+    let mut row: Vec<u64> = Vec::new();
+    for i in 0..m {
+        row.clear();
+        while (row.len() as u64) < k {
+            row.push(r.random_range(0..n));
+            row.sort_unstable();
+            row.dedup();
+        }
+        keys.extend(row.iter().map(|&j| i * n + j));
+    }
+    from_keys(m, n, &keys, |_, _| rand_val(&mut r))
+}
+
+/// Adversary: [`uniform`] with `nnz` nonzeros plus row `m / 2` completely dense.
+pub fn dense_row<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u32, T>> {
+    adversary(m, n, nnz, seed, true)
+}
+
+/// Adversary: [`uniform`] with `nnz` nonzeros plus column `n / 2` completely dense.
+pub fn dense_col<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u32, T>> {
+    adversary(m, n, nnz, seed, false)
+}
+
+fn adversary<T: Value>(m: u64, n: u64, nnz: u64, seed: u64, row: bool) -> Result<Csr<u32, T>> {
+    let base = uniform::<T>(m, n, nnz, seed)?;
+    let mut keys: Vec<u64> = (0..m as usize).flat_map(|i| base.idx()[base.ptr()[i] as usize..base.ptr()[i + 1] as usize].iter().map(move |&j| i as u64 * n + j as u64)).collect();
+    if m > 0 && n > 0 {
+        if row {
+            keys.extend((0..n).map(|j| (m / 2) * n + j));
+        } else {
+            keys.extend((0..m).map(|i| i * n + n / 2));
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    let mut r = StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
+    from_keys(m, n, &keys, |_, _| rand_val(&mut r))
+}

@@ -1,0 +1,111 @@
+//! # sptrans-matrix
+//!
+//! Sparse matrices for the sptrans workspace: formats, Matrix Market I/O and generators.
+//!
+//! - [`Csr`], [`Csc`], [`Coo`] over an [`Index`] type (`u32` now, `u64` designed in; counts are
+//!   `u64`) and a [`Value`] type (`f32`, `f64`, `i32`, `i64`, [`num_complex::Complex32`],
+//!   [`num_complex::Complex64`], and `()` for pattern matrices). Constructors validate and return
+//!   errors: pointer length and monotonicity, last pointer = nnz, indices inside the dimensions,
+//!   sizes that fit the index type, optionally sorted unique indices per row. `0 × n`, `m × 0`
+//!   and `nnz = 0` are valid.
+//! - Serial conversions: [`Coo::to_csr`] (duplicates summed), [`Csr::to_coo`], [`Csr::transpose`]
+//!   (the serial transpose every GPU transposer is checked against), [`Csr::to_csc`],
+//!   [`Csc::to_csr`].
+//! - [`mm`]: Matrix Market reading (coordinate and array; real, integer, complex, pattern;
+//!   general, symmetric, skew-symmetric, hermitian expanded to general; gzip by magic bytes) with
+//!   line-numbered errors, and writing (coordinate general, bit-exact values).
+//! - [`gen`]: deterministic generators (uniform, R-MAT, 2D/3D Laplacians, banded, tall-skinny,
+//!   dense-row and dense-column adversaries).
+//! - [`device::DeviceCsr`]: upload and download through `gpu-runtime`.
+//!
+//! ```
+//! use sptrans_matrix::{mm, Csr};
+//! let text = b"%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n3 1 10\n3 3 30\n";
+//! let a: Csr<u32, f64> = mm::parse::<u32, f64>(text)?.to_csr();
+//! assert_eq!((a.nnz(), a.get(0, 2), a.get(2, 0), a.get(2, 2)), (3, Some(10.0), Some(10.0), Some(30.0)));
+//! let t = a.transpose();
+//! assert_eq!(t.ptr(), &[0, 1, 1, 3]);
+//! let mut out = Vec::new();
+//! mm::write_csr(&mut out, &t)?;
+//! assert_eq!(mm::parse::<u32, f64>(&out)?.to_csr(), t);
+//! # Ok::<(), sptrans_matrix::Error>(())
+//! ```
+#![deny(missing_docs)]
+
+pub mod device;
+mod formats;
+pub mod gen;
+pub mod mm;
+mod value;
+
+pub use formats::{check_fits, Coo, Csc, Csr, Index};
+pub use num_complex;
+pub use value::{Field, Raw, Value};
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading or writing failed.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// A Matrix Market input was refused.
+    #[error("line {line}: {msg}")]
+    Parse {
+        /// 1-based line number.
+        line: u64,
+        /// What was wrong.
+        msg: String,
+    },
+    /// An array has the wrong length.
+    #[error("{what} has {actual} entries, expected {expected}")]
+    LengthMismatch {
+        /// Which array.
+        what: &'static str,
+        /// Length required.
+        expected: u64,
+        /// Length given.
+        actual: u64,
+    },
+    /// The pointer array is not valid.
+    #[error("invalid pointers at index {index}: {reason}")]
+    BadPointers {
+        /// First offending index.
+        index: u64,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// An index is not inside the dimension.
+    #[error("index {index} at position {position} is out of range (dimension {bound})")]
+    IndexOutOfRange {
+        /// Position in the index array.
+        position: u64,
+        /// The index.
+        index: u64,
+        /// The dimension it must be below.
+        bound: u64,
+    },
+    /// Indices are not strictly increasing inside a row (or column).
+    #[error("indices of slice {slice} are not sorted and unique (at position {position})")]
+    NotSorted {
+        /// The row (CSR) or column (CSC).
+        slice: u64,
+        /// Position in the index array.
+        position: u64,
+    },
+    /// A size does not fit the index type.
+    #[error("{what} = {value} is too large for the index type (max {max})")]
+    TooLarge {
+        /// Which size.
+        what: &'static str,
+        /// Its value.
+        value: u64,
+        /// The largest allowed.
+        max: u64,
+    },
+    /// A device error.
+    #[error(transparent)]
+    Runtime(#[from] gpu_runtime::Error),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

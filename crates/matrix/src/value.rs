@@ -1,0 +1,200 @@
+//! Value types a matrix can hold, and how Matrix Market tokens become them.
+use num_complex::{Complex32, Complex64};
+
+/// The Matrix Market `field` of a file, and the one a value type is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// `real`
+    Real,
+    /// `integer`
+    Integer,
+    /// `complex`
+    Complex,
+    /// `pattern` (no values)
+    Pattern,
+}
+
+impl Field {
+    /// The header word.
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Real => "real",
+            Field::Integer => "integer",
+            Field::Complex => "complex",
+            Field::Pattern => "pattern",
+        }
+    }
+}
+
+/// One entry's value tokens as read from a file, before conversion to the requested type.
+#[derive(Debug, Clone, Copy)]
+pub enum Raw<'a> {
+    /// A `real` field token.
+    Real(&'a str),
+    /// An `integer` field token.
+    Integer(&'a str),
+    /// A `complex` field's two tokens.
+    Complex(&'a str, &'a str),
+    /// A `pattern` entry (no token).
+    Pattern,
+}
+
+/// Plain-old-data values of a sparse matrix: `f32`, `f64`, `i32`, `i64`, [`Complex32`],
+/// [`Complex64`], and `()` for pattern matrices (no values are stored: `Vec<()>` is free).
+pub trait Value: Copy + PartialEq + std::fmt::Debug + Default + Send + Sync + 'static {
+    /// The field this type is written as.
+    const FIELD: Field;
+    /// Sum (duplicates are summed when compressing; integers wrap).
+    fn add(self, other: Self) -> Self;
+    /// The mirror of a skew-symmetric entry.
+    fn neg(self) -> Self;
+    /// The mirror of a hermitian entry (the conjugate; itself for real types).
+    fn conj(self) -> Self;
+    /// Whether this is exactly zero (pattern entries never are).
+    fn is_zero(self) -> bool;
+    /// Whether the imaginary part is zero (always for real types).
+    fn imag_is_zero(self) -> bool {
+        true
+    }
+    /// The value of a pattern entry when numbers are asked for: one.
+    fn one() -> Self;
+    /// A value from a float (generators).
+    fn from_f64(x: f64) -> Self;
+    /// Converts a file's tokens, or says why not (the reader adds the line number).
+    fn from_raw(raw: Raw<'_>) -> Result<Self, String>;
+    /// Writes the value tokens (Matrix Market syntax, reading back bit-identical).
+    fn write_tokens(self, out: &mut String);
+}
+
+fn parse_float<F: std::str::FromStr + Copy>(tok: &str, finite: impl Fn(F) -> bool, what: &str) -> Result<F, String> {
+    let v: F = tok.parse().map_err(|_| format!("invalid {what} value `{tok}`"))?;
+    if !finite(v) {
+        return Err(format!("value `{tok}` does not fit {what} (out of range)"));
+    }
+    Ok(v)
+}
+
+fn parse_int<N: std::str::FromStr>(tok: &str, what: &str) -> Result<N, String> {
+    tok.parse().map_err(|_| {
+        let numeric = tok.trim_start_matches(['+', '-']).bytes().all(|b| b.is_ascii_digit()) && !tok.is_empty();
+        if numeric {
+            format!("integer `{tok}` does not fit {what}")
+        } else {
+            format!("invalid integer value `{tok}`")
+        }
+    })
+}
+
+macro_rules! float_value {
+    ($t:ty, $name:literal) => {
+        impl Value for $t {
+            const FIELD: Field = Field::Real;
+            fn add(self, o: Self) -> Self { self + o }
+            fn neg(self) -> Self { -self }
+            fn conj(self) -> Self { self }
+            fn is_zero(self) -> bool { self == 0.0 }
+            fn one() -> Self { 1.0 }
+            fn from_f64(x: f64) -> Self { x as $t }
+            fn from_raw(raw: Raw<'_>) -> Result<Self, String> {
+                match raw {
+                    Raw::Real(t) => parse_float::<$t>(t, |v| v.is_finite() || t.to_ascii_lowercase().contains("inf") || t.to_ascii_lowercase().contains("nan"), $name),
+                    Raw::Integer(t) => {
+                        let i: i64 = parse_int(t, "i64")?;
+                        let v = i as $t;
+                        if v as i128 != i as i128 { return Err(format!("integer `{t}` is not exact in {}", $name)); }
+                        Ok(v)
+                    }
+                    Raw::Complex(..) => Err(format!("complex file read into a real type ({})", $name)),
+                    Raw::Pattern => Ok(1.0),
+                }
+            }
+            fn write_tokens(self, out: &mut String) {
+                use std::fmt::Write;
+                // Display prints the shortest decimal that parses back to the same bits.
+                let _ = write!(out, "{}", self);
+            }
+        }
+    };
+}
+float_value!(f32, "f32");
+float_value!(f64, "f64");
+
+macro_rules! int_value {
+    ($t:ty, $name:literal) => {
+        impl Value for $t {
+            const FIELD: Field = Field::Integer;
+            fn add(self, o: Self) -> Self { self.wrapping_add(o) }
+            fn neg(self) -> Self { self.wrapping_neg() }
+            fn conj(self) -> Self { self }
+            fn is_zero(self) -> bool { self == 0 }
+            fn one() -> Self { 1 }
+            fn from_f64(x: f64) -> Self { x as $t }
+            fn from_raw(raw: Raw<'_>) -> Result<Self, String> {
+                match raw {
+                    Raw::Integer(t) => parse_int(t, $name),
+                    Raw::Real(_) => Err(format!("real file read into an integer type ({})", $name)),
+                    Raw::Complex(..) => Err(format!("complex file read into an integer type ({})", $name)),
+                    Raw::Pattern => Ok(1),
+                }
+            }
+            fn write_tokens(self, out: &mut String) {
+                use std::fmt::Write;
+                let _ = write!(out, "{}", self);
+            }
+        }
+    };
+}
+int_value!(i32, "i32");
+int_value!(i64, "i64");
+
+macro_rules! complex_value {
+    ($t:ty, $f:ty, $name:literal) => {
+        impl Value for $t {
+            const FIELD: Field = Field::Complex;
+            fn add(self, o: Self) -> Self { self + o }
+            fn neg(self) -> Self { -self }
+            fn conj(self) -> Self { <$t>::conj(&self) }
+            fn is_zero(self) -> bool { self.re == 0.0 && self.im == 0.0 }
+            fn imag_is_zero(self) -> bool { self.im == 0.0 }
+            fn one() -> Self { <$t>::new(1.0, 0.0) }
+            fn from_f64(x: f64) -> Self { <$t>::new(x as $f, 0.0) }
+            fn from_raw(raw: Raw<'_>) -> Result<Self, String> {
+                let re = |t: &str| -> Result<$f, String> { <$f as Value>::from_raw(Raw::Real(t)) };
+                match raw {
+                    Raw::Complex(a, b) => Ok(<$t>::new(re(a)?, re(b)?)),
+                    Raw::Real(a) => Ok(<$t>::new(re(a)?, 0.0)),
+                    Raw::Integer(a) => Ok(<$t>::new(<$f as Value>::from_raw(Raw::Integer(a))?, 0.0)),
+                    Raw::Pattern => Ok(Self::one()),
+                }
+            }
+            fn write_tokens(self, out: &mut String) {
+                use std::fmt::Write;
+                let _ = write!(out, "{} {}", self.re, self.im);
+            }
+        }
+    };
+}
+complex_value!(Complex32, f32, "complex f32");
+complex_value!(Complex64, f64, "complex f64");
+
+impl Value for () {
+    const FIELD: Field = Field::Pattern;
+    fn add(self, _: Self) -> Self {}
+    fn neg(self) -> Self {}
+    fn conj(self) -> Self {}
+    fn is_zero(self) -> bool {
+        false
+    }
+    fn one() -> Self {}
+    fn from_f64(_: f64) -> Self {}
+    fn from_raw(raw: Raw<'_>) -> Result<Self, String> {
+        // Values are dropped, but they must still be numbers.
+        match raw {
+            Raw::Real(t) => f64::from_raw(Raw::Real(t)).map(|_| ()),
+            Raw::Integer(t) => i64::from_raw(Raw::Integer(t)).map(|_| ()),
+            Raw::Complex(a, b) => Complex64::from_raw(Raw::Complex(a, b)).map(|_| ()),
+            Raw::Pattern => Ok(()),
+        }
+    }
+    fn write_tokens(self, _: &mut String) {}
+}
