@@ -5,16 +5,8 @@ device-to-device copy bandwidth. Usage: python3 benches/peers/scan_cub.py [max_l
 import sys
 import torch
 
-def median_ms(fn, reps=50, warmup=5):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[len(times) // 2]
+from torch_timing import median_ms
+
 
 max_log2 = int(sys.argv[1]) if len(sys.argv) > 1 else 28
 src = torch.empty(1 << 28, dtype=torch.int32, device="cuda")

@@ -5,16 +5,8 @@ gathering the payload by the returned indices, for 2^20..2^26 pairs with 24- and
 Usage: python3 benches/peers/sort_cub.py"""
 import torch
 
-def median_ms(fn, reps=30, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[len(times) // 2]
+from torch_timing import median_ms
+
 
 print(f"device: {torch.cuda.get_device_name()}")
 print(f"{'bits':>5} {'n':>6} {'cub ms':>9} {'Gpairs/s':>9}")
@@ -28,5 +20,5 @@ for bits in [24, 32]:
         def run():
             sk, idx = torch.sort(keys, stable=True)
             return sk, vals[idx]
-        ms = median_ms(run)
+        ms = median_ms(run, reps=30, warmup=3)
         print(f"{bits:>5} 2^{log_n:<4} {ms:9.3f} {n / (ms * 1e-3) / 1e9:9.2f}")

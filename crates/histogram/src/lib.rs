@@ -177,27 +177,23 @@ impl Histogram {
     /// Writes into `counts` (`bins = counts.len()`) how many keys equal each bin; keys `>= bins`
     /// are ignored.
     pub fn counts(&mut self, keys: &impl DevicePtr<u32>, counts: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        self.counts_flag(keys, counts, NULL)
+    }
+
+    /// [`Histogram::counts`], then [`Error::KeyOutOfRange`] if a key is `>= bins`.
+    pub fn counts_checked(&mut self, keys: &impl DevicePtr<u32>, counts: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let bins = counts.len() as u64;
+        self.checked(bins, |h, flag| h.counts_flag(keys, counts, flag))
+    }
+
+    fn counts_flag(&mut self, keys: &impl DevicePtr<u32>, counts: &mut impl DevicePtrMut<u32>, flag: u64) -> Result<()> {
         let bins = check_bins(counts.len() as u64)?;
         let n = check_keys(keys.len())?;
         self.gpu.memset_bytes(counts, 0)?;
         let stream = self.gpu.stream().clone();
         let (k, _r) = keys.device_ptr(&stream);
         let (c, _w) = counts.device_ptr_mut(&stream);
-        self.count_raw(k, n, bins, c, NULL)
-    }
-
-    /// [`Histogram::counts`], then [`Error::KeyOutOfRange`] if a key is `>= bins`.
-    pub fn counts_checked(&mut self, keys: &impl DevicePtr<u32>, counts: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let bins = counts.len() as u64;
-        self.checked(bins, |h, flag| {
-            let bins = check_bins(bins)?;
-            let n = check_keys(keys.len())?;
-            h.gpu.memset_bytes(counts, 0)?;
-            let stream = h.gpu.stream().clone();
-            let (k, _r) = keys.device_ptr(&stream);
-            let (c, _w) = counts.device_ptr_mut(&stream);
-            h.count_raw(k, n, bins, c, flag)
-        })
+        self.count_raw(k, n, bins, c, flag)
     }
 
     /// Index-to-pointers: `ptr` (`bins + 1` entries) becomes the exclusive scan of the counts,

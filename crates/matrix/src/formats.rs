@@ -166,19 +166,24 @@ fn second(_: u64, cols: u64) -> u64 {
 compressed!(Csr, first, second, "CSR");
 compressed!(Csc, second, first, "CSC");
 
+/// The counting-sort offsets of `keys` in `[0, nkeys)`: the pointer array (`nkeys + 1` entries,
+/// `ptr[k]` = number of keys below `k`) and the same offsets as `u64` write cursors.
+fn offsets_by_key<I: Index>(nkeys: u64, keys: &[I]) -> (Vec<I>, Vec<u64>) {
+    let mut count = vec![0u64; nkeys as usize + 1];
+    for &k in keys {
+        count[k.to_usize() + 1] += 1;
+    }
+    for k in 0..nkeys as usize {
+        count[k + 1] += count[k];
+    }
+    (count.iter().map(|&c| I::from_u64(c).unwrap_or_default()).collect(), count)
+}
+
 /// Transposes a compressed structure (`major × minor` → `minor × major`) by a stable counting
 /// sort: inside each output slice the indices come out in increasing order.
 fn transpose_parts<I: Index, T: Value>(major: u64, minor: u64, ptr: &[I], idx: &[I], vals: &[T]) -> (Vec<I>, Vec<I>, Vec<T>) {
     let nnz = idx.len();
-    let mut count = vec![0u64; minor as usize + 1];
-    for &j in idx {
-        count[j.to_usize() + 1] += 1;
-    }
-    for k in 0..minor as usize {
-        count[k + 1] += count[k];
-    }
-    let out_ptr: Vec<I> = count.iter().map(|&c| I::from_u64(c).unwrap_or_default()).collect();
-    let mut next = count;
+    let (out_ptr, mut next) = offsets_by_key(minor, idx);
     let mut out_idx = vec![I::default(); nnz];
     let mut out_vals = vec![T::default(); nnz];
     for i in 0..major as usize {
@@ -282,15 +287,7 @@ impl<I: Index, T: Value> Coo<I, T> {
 
 /// Groups coordinates by `key` (stable counting sort) into a compressed structure over `other`.
 fn bucket<I: Index, T: Value>(nkeys: u64, nother: u64, key: &[I], other: &[I], vals: &[T]) -> Csr<I, T> {
-    let mut count = vec![0u64; nkeys as usize + 1];
-    for &k in key {
-        count[k.to_usize() + 1] += 1;
-    }
-    for k in 0..nkeys as usize {
-        count[k + 1] += count[k];
-    }
-    let ptr: Vec<I> = count.iter().map(|&c| I::from_u64(c).unwrap_or_default()).collect();
-    let mut next = count;
+    let (ptr, mut next) = offsets_by_key(nkeys, key);
     let mut idx = vec![I::default(); key.len()];
     let mut v = vec![T::default(); key.len()];
     for (e, &k) in key.iter().enumerate() {

@@ -3,28 +3,10 @@
 //! 10^7 with every starting block size, stability through the payload, sorted / reverse /
 //! few-distinct / all-equal keys, poisoned outputs; a CPU model of the tiling; the errors.
 use gpu_segmerge::{serial, BlockSize, Error, Segmerge, NT, NV, VT};
-use gpu_testkit::{awkward_sizes, gpu_test, max_len, rng, Gpu, POISON_BYTE};
+use gpu_testkit::{awkward_sizes, gpu_test, max_len, rng, sort_keys, Gpu, POISON_BYTE, SORT_KEY_DISTS};
 use rand::rngs::StdRng;
 use rand::Rng;
 use segmerge_kernels::{merge_path, tile_count, tile_range, tiles_per_pair};
-
-const DISTS: [&str; 6] = ["random", "24-bit", "few-distinct", "sorted", "reverse", "all-equal"];
-
-fn keys(dist: &str, n: usize, r: &mut StdRng) -> Vec<u32> {
-    let mut k: Vec<u32> = match dist {
-        "random" => (0..n).map(|_| r.random()).collect(),
-        "24-bit" => (0..n).map(|_| r.random_range(0..1 << 24)).collect(),
-        "few-distinct" => (0..n).map(|_| r.random_range(0..4)).collect(),
-        "all-equal" => vec![r.random(); n],
-        _ => (0..n).map(|_| r.random_range(0..1000)).collect(),
-    };
-    match dist {
-        "sorted" => k.sort_unstable(),
-        "reverse" => k.sort_unstable_by(|a, b| b.cmp(a)),
-        _ => {}
-    }
-    k
-}
 
 fn iota(n: usize) -> Vec<u32> {
     (0..n as u32).collect()
@@ -32,7 +14,7 @@ fn iota(n: usize) -> Vec<u32> {
 
 /// Keys with every run of `s` sorted (the precondition of a merge pass).
 fn runs(n: usize, s: usize, dist: &str, r: &mut StdRng) -> Vec<u32> {
-    let mut k = keys(dist, n, r);
+    let mut k = sort_keys(dist, n, r);
     k.chunks_mut(s.max(1)).for_each(|c| c.sort());
     k
 }
@@ -78,7 +60,7 @@ fn cpu_model_of_tiling_matches_twin() {
     let (mut r, _seed) = rng();
     for s in [1usize, 2, 7, 64, 1000, 1024, 2048, 3000, 5000, 1 << 14] {
         for n in [0usize, 1, s, 2 * s, 2 * s + 1, 3 * s + 5, NV as usize * 3 + 17, 40_000] {
-            for dist in DISTS {
+            for dist in SORT_KEY_DISTS {
                 let k = runs(n, s, dist, &mut r);
                 let v = iota(n);
                 assert_eq!(cpu_model(&k, &v, s as u64), serial::merge_pass(&k, &v, s), "s={s} n={n} {dist}");
@@ -95,7 +77,7 @@ gpu_test!(fn merge_pass_matches_twin(gpu) {
             if n > 5_000_000 || n > max_len() {
                 continue;
             }
-            let dist = DISTS[i % DISTS.len()];
+            let dist = SORT_KEY_DISTS[i % SORT_KEY_DISTS.len()];
             let k = runs(n, s, dist, &mut r);
             let (ek, ev) = serial::merge_pass(&k, &iota(n), s);
             let (dk, dv) = (gpu.upload(&k).unwrap(), gpu.upload(&iota(n)).unwrap());
@@ -118,8 +100,8 @@ gpu_test!(fn sort_pairs_matches_twin(gpu) {
     let mut sizes = awkward_sizes(2048, 22, &mut r);
     sizes.push(10_000_000);
     for (i, &n) in sizes.iter().enumerate().filter(|(_, &n)| n <= max_len()) {
-        let dist = DISTS[i % DISTS.len()];
-        let k = keys(dist, n, &mut r);
+        let dist = SORT_KEY_DISTS[i % SORT_KEY_DISTS.len()];
+        let k = sort_keys(dist, n, &mut r);
         let (ek, ev) = serial::sort_pairs(&k, &iota(n));
         let (mut dk, mut dv) = (gpu.upload(&k).unwrap(), gpu.upload(&iota(n)).unwrap());
         m.sort_pairs(&mut dk, &mut dv).unwrap();
@@ -132,7 +114,7 @@ gpu_test!(fn sort_pairs_matches_twin(gpu) {
     for block in BlockSize::ALL {
         let mut m = Segmerge::with_block(gpu, block).unwrap();
         for n in [block.len() as usize * 4 + 1, block.len() as usize * 8 - 1, 300_001].into_iter().filter(|&n| n <= max_len()) {
-            let k = keys("few-distinct", n, &mut r);
+            let k = sort_keys("few-distinct", n, &mut r);
             let (ek, ev) = serial::sort_pairs(&k, &iota(n));
             let (mut dk, mut dv) = (gpu.upload(&k).unwrap(), gpu.upload(&iota(n)).unwrap());
             m.sort_pairs(&mut dk, &mut dv).unwrap();

@@ -125,8 +125,8 @@ pub struct Segsort {
     keys: Vec<Kernel>,
     pairs64: Kernel,
     keys64: Kernel,
-    merge: raw::MergeKernels,
-    merge_keys64: Kernel,
+    merge_pairs64: raw::MergeKernels,
+    merge_keys64: raw::MergeKernels,
     pack: Kernel,
     unpack: Kernel,
     p2i: Ptr2Idx,
@@ -152,8 +152,8 @@ impl Segsort {
             keys: sized("keys")?,
             pairs64: k("segsort_pairs64_2048")?,
             keys64: k("segsort_keys64_2048")?,
-            merge: raw::MergeKernels { partition: k("segsort_merge_partition64")?, merge: k("segsort_merge_pairs64")?, key_bytes: 8 },
-            merge_keys64: k("segsort_merge_keys64")?,
+            merge_pairs64: raw::MergeKernels { partition: k("segsort_merge_partition64")?, merge: k("segsort_merge_pairs64")?, key_bytes: 8 },
+            merge_keys64: raw::MergeKernels { partition: k("segsort_merge_partition64")?, merge: k("segsort_merge_keys64")?, key_bytes: 8 },
             pack: k("segsort_pack")?,
             unpack: k("segsort_unpack")?,
             p2i: Ptr2Idx::new(gpu)?,
@@ -266,13 +266,9 @@ impl Segsort {
         }
         let mut s = 2048u64;
         while s < n {
-            let merge = raw::MergeKernels {
-                partition: self.merge.partition.clone(),
-                merge: if vals != 0 { self.merge.merge.clone() } else { self.merge_keys64.clone() },
-                key_bytes: 8,
-            };
+            let merge = if vals != 0 { &self.merge_pairs64 } else { &self.merge_keys64 };
             // SAFETY: buffers of n items, splits of tile_count(n, s) + 1 >= what the pass needs.
-            unsafe { raw::merge_pass(&self.gpu, &merge, kbuf[x], vbuf[x], n, s, splits, kbuf[1 - x], vbuf[1 - x])? };
+            unsafe { raw::merge_pass(&self.gpu, merge, kbuf[x], vbuf[x], n, s, splits, kbuf[1 - x], vbuf[1 - x])? };
             x = 1 - x;
             s *= 2;
         }

@@ -1,28 +1,11 @@
 //! gpu-segsort against its serial twin: every block size, pairs and keys only, on random, few-
-//! distinct (stability, checked through the payload carrying the original position), sorted,
+//! distinct (stability, checked through the payload carrying the original position), 24-bit, sorted,
 //! reverse-sorted and all-equal keys at awkward sizes, poisoned outputs; the sort by offsets with
 //! empty segments, one huge segment and segments straddling tiles; and the errors.
 use gpu_segsort::{serial, BlockSize, Error, Segsort};
-use gpu_testkit::{awkward_sizes, gpu_test, max_len, rng, Gpu, POISON_BYTE};
+use gpu_testkit::{awkward_sizes, gpu_test, max_len, rng, sort_keys, Gpu, POISON_BYTE, SORT_KEY_DISTS};
 use rand::rngs::StdRng;
 use rand::Rng;
-
-const DISTS: [&str; 5] = ["random", "few-distinct", "sorted", "reverse", "all-equal"];
-
-fn keys(dist: &str, n: usize, r: &mut StdRng) -> Vec<u32> {
-    let mut k: Vec<u32> = match dist {
-        "random" => (0..n).map(|_| r.random()).collect(),
-        "few-distinct" => (0..n).map(|_| r.random_range(0..4)).collect(),
-        "all-equal" => vec![r.random(); n],
-        _ => (0..n).map(|_| r.random_range(0..1000)).collect(),
-    };
-    match dist {
-        "sorted" => k.sort_unstable(),
-        "reverse" => k.sort_unstable_by(|a, b| b.cmp(a)),
-        _ => {}
-    }
-    k
-}
 
 fn iota(n: usize) -> Vec<u32> {
     (0..n as u32).collect()
@@ -46,8 +29,8 @@ gpu_test!(fn sort_blocks_matches_twin(gpu) {
             sizes.push(10_000_000);
         }
         for (i, &n) in sizes.iter().enumerate().filter(|(_, &n)| n <= max_len()) {
-            let dist = DISTS[i % DISTS.len()];
-            let k = keys(dist, n, &mut r);
+            let dist = SORT_KEY_DISTS[i % SORT_KEY_DISTS.len()];
+            let k = sort_keys(dist, n, &mut r);
             let (mut ek, mut ev) = (k.clone(), iota(n));
             serial::sort_blocks(block, &mut ek, Some(&mut ev));
             // Out of place into poisoned outputs.
@@ -95,8 +78,8 @@ gpu_test!(fn sort_segments_matches_twin(gpu) {
     for (i, &(n, m)) in cases.iter().enumerate().filter(|(_, &(n, _))| n <= max_len()) {
         for layout in ["uniform", "one-huge", "tile-straddling"] {
             let o = offsets(layout, n, m, &mut r);
-            let dist = DISTS[i % DISTS.len()];
-            let k = keys(dist, n, &mut r);
+            let dist = SORT_KEY_DISTS[i % SORT_KEY_DISTS.len()];
+            let k = sort_keys(dist, n, &mut r);
             let (mut ek, mut ev) = (k.clone(), iota(n));
             serial::sort_segments(&o, &mut ek, Some(&mut ev));
             let d_o = gpu.upload(&o).unwrap();

@@ -123,3 +123,24 @@ pub fn awkward_sizes(tile: usize, max_log2: u32, rng: &mut StdRng) -> Vec<usize>
 pub fn max_len() -> usize {
     std::env::var("SPTRANS_TEST_MAX_LEN").ok().and_then(|s| s.parse().ok()).unwrap_or(usize::MAX)
 }
+
+/// Key distributions for sort and merge tests: `random` (full 32-bit), `24-bit`,
+/// `few-distinct` (4 values: stability shows in the payload), `sorted`, `reverse`, `all-equal`.
+pub const SORT_KEY_DISTS: [&str; 6] = ["random", "24-bit", "few-distinct", "sorted", "reverse", "all-equal"];
+
+/// `n` keys drawn under one of [`SORT_KEY_DISTS`] (`sorted` / `reverse` sort values below 1000).
+pub fn sort_keys(dist: &str, n: usize, r: &mut StdRng) -> Vec<u32> {
+    let mut k: Vec<u32> = match dist {
+        "random" => (0..n).map(|_| r.random()).collect(),
+        "24-bit" => (0..n).map(|_| r.random_range(0..1 << 24)).collect(),
+        "few-distinct" => (0..n).map(|_| r.random_range(0..4)).collect(),
+        "all-equal" => vec![r.random(); n],
+        _ => (0..n).map(|_| r.random_range(0..1000)).collect(),
+    };
+    match dist {
+        "sorted" => k.sort_unstable(),
+        "reverse" => k.sort_unstable_by(|a, b| b.cmp(a)),
+        _ => {}
+    }
+    k
+}
