@@ -180,8 +180,16 @@ fn offsets_by_key<I: Index>(nkeys: u64, keys: &[I]) -> (Vec<I>, Vec<u64>) {
 }
 
 /// Transposes a compressed structure (`major × minor` → `minor × major`) by a stable counting
-/// sort: inside each output slice the indices come out in increasing order.
-fn transpose_parts<I: Index, T: Value>(major: u64, minor: u64, ptr: &[I], idx: &[I], vals: &[T]) -> (Vec<I>, Vec<I>, Vec<T>) {
+/// sort: inside each output slice the indices come out in increasing order. The inputs are
+/// trusted (a validated structure: `ptr` of `major + 1`, indices below `minor`); this is the
+/// serial transpose behind [`Csr::transpose`], open to callers with raw arrays of any payload.
+///
+/// ```
+/// // [[1, 2], [0, 3]] -> [[1, 0], [2, 3]]
+/// let (p, i, v) = sptrans_matrix::transpose_parts(2, 2, &[0u32, 2, 3], &[0u32, 1, 1], &[1, 2, 3]);
+/// assert_eq!((p, i, v), (vec![0, 1, 3], vec![0, 0, 1], vec![1, 2, 3]));
+/// ```
+pub fn transpose_parts<I: Index, T: Copy + Default>(major: u64, minor: u64, ptr: &[I], idx: &[I], vals: &[T]) -> (Vec<I>, Vec<I>, Vec<T>) {
     let nnz = idx.len();
     let (out_ptr, mut next) = offsets_by_key(minor, idx);
     let mut out_idx = vec![I::default(); nnz];

@@ -38,7 +38,7 @@ pub mod gen;
 pub mod mm;
 mod value;
 
-pub use formats::{check_fits, Coo, Csc, Csr, Index};
+pub use formats::{check_fits, transpose_parts, Coo, Csc, Csr, Index};
 pub use num_complex;
 pub use value::{Field, Raw, Value};
 

@@ -1,0 +1,24 @@
+//! Runs each GPU algorithm a few times on one suite matrix, for a profiler (`ncu`) to attribute
+//! the time to kernels: `cargo run --release -p gpu-transpose --example profile [INDEX]`
+//! (INDEX into `measure::paper_suite`, default 0).
+use gpu_transpose::{measure::paper_suite, Algorithm, Transposer};
+use sptrans_matrix::device::DeviceCsr;
+
+fn main() -> Result<(), gpu_transpose::Error> {
+    let i: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let suite = paper_suite();
+    let sm = &suite[i.min(suite.len() - 1)];
+    let gpu = gpu_runtime::Gpu::first()?;
+    let a = (sm.build)()?;
+    let da = DeviceCsr::upload(&gpu, &a)?;
+    let mut t = Transposer::new(&gpu)?;
+    let mut out = t.transpose_new(Algorithm::MergeTrans, &da)?;
+    for algo in [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CooChain, Algorithm::CuSparse] {
+        for _ in 0..2 {
+            t.transpose(algo, &da, &mut out)?;
+        }
+        gpu.synchronize()?;
+        println!("{}: {algo} ran", sm.name);
+    }
+    Ok(())
+}

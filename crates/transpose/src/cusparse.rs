@@ -1,0 +1,189 @@
+//! The baseline: NVIDIA cuSPARSE `cusparseCsr2cscEx2` (default algorithm, ALG1), through cudarc's
+//! cuSPARSE bindings. The library is looked up at run time; a missing library is an error value
+//! ([`Error::CuSparseUnavailable`]), never a panic.
+use std::ffi::c_void;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use cudarc::cusparse::sys;
+use gpu_runtime::Gpu;
+
+use crate::{Error, Result};
+
+/// Environment variable naming the cuSPARSE shared library to load (a full path), tried first.
+pub const LIB_ENV: &str = "SPTRANS_CUSPARSE_LIB";
+
+/// Where the library is searched besides the loader's path: the CUDA toolkit and the `nvidia-*`
+/// Python wheels (PyTorch and CuPy ship cuSPARSE there).
+fn search_paths() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/lib/x86_64-linux-gnu"].iter().map(PathBuf::from).collect();
+    for root in ["/usr/local/lib", "/usr/lib", "/opt/conda/lib"] {
+        let Ok(entries) = std::fs::read_dir(root) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("python3") {
+                for pk in ["dist-packages", "site-packages"] {
+                    for sub in ["nvidia/cu13/lib", "nvidia/cusparse/lib", "nvidia/cu12/lib"] {
+                        dirs.push(e.path().join(pk).join(sub));
+                    }
+                }
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for d in dirs {
+        for f in ["libcusparse.so.12", "libcusparse.so"] {
+            files.push(d.join(f));
+        }
+    }
+    files
+}
+
+/// Loads cuSPARSE so that cudarc's loader finds it; `Ok(description)` or why not.
+fn load() -> &'static std::result::Result<String, String> {
+    static LIB: OnceLock<std::result::Result<String, String>> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let names = cudarc::get_lib_name_candidates("cusparse");
+        // cudarc dlopens these names; if one already loads, cudarc will find it.
+        let by_name = |names: &[String]| {
+            names.iter().find_map(|n| {
+                // SAFETY: loading cuSPARSE runs its initializers, which have no preconditions.
+                unsafe { libloading::Library::new(n) }.ok().map(|l| {
+                    std::mem::forget(l);
+                    n.clone()
+                })
+            })
+        };
+        if let Some(n) = by_name(&names) {
+            return Ok(n);
+        }
+        let mut tried = Vec::new();
+        let env = std::env::var_os(LIB_ENV).map(PathBuf::from);
+        for path in env.into_iter().chain(search_paths()) {
+            if !path.exists() {
+                continue;
+            }
+            // SAFETY: as above. Loaded by path and kept loaded, so a later dlopen by its soname
+            // (libcusparse.so.12) finds it.
+            match unsafe { libloading::Library::new(&path) } {
+                Ok(l) => {
+                    std::mem::forget(l);
+                    if let Some(n) = by_name(&names) {
+                        return Ok(format!("{} (as {n})", path.display()));
+                    }
+                    tried.push(format!("{}: loaded, but its soname is none of cudarc's names", path.display()));
+                }
+                Err(e) => tried.push(format!("{}: {e}", path.display())),
+            }
+        }
+        Err(format!("libcusparse not found on the loader path (tried {} names){}; set {LIB_ENV} to its full path", names.len(), if tried.is_empty() { String::new() } else { format!(" nor usable at: {}", tried.join("; ")) }))
+    })
+}
+
+/// Whether cuSPARSE can be loaded, and from where.
+pub fn library() -> std::result::Result<&'static str, &'static str> {
+    match load() {
+        Ok(s) => Ok(s.as_str()),
+        Err(e) => Err(e.as_str()),
+    }
+}
+
+fn check(call: &'static str, status: sys::cusparseStatus_t) -> Result<()> {
+    status.result().map_err(|e| Error::CuSparse { call, status: format!("{:?}", e.0) })
+}
+
+/// A cuSPARSE handle bound to the GPU's stream.
+pub(crate) struct CuSparse {
+    handle: sys::cusparseHandle_t,
+}
+
+/// The raw arguments of one `csr2cscEx2` call.
+pub(crate) struct Call {
+    pub m: u64,
+    pub n: u64,
+    pub nnz: u64,
+    pub vals: u64,
+    pub ptr: u64,
+    pub idx: u64,
+    pub out_vals: u64,
+    pub out_ptr: u64,
+    pub out_idx: u64,
+    /// 0 (pattern), 4 or 8.
+    pub value_bytes: usize,
+}
+
+impl Call {
+    fn ints(&self) -> Result<(i32, i32, i32)> {
+        let fit = |what, v: u64| i32::try_from(v).map_err(|_| Error::TooLarge { what, len: v, max: i32::MAX as u64 });
+        Ok((fit("m (cuSPARSE)", self.m)?, fit("n (cuSPARSE)", self.n)?, fit("nnz (cuSPARSE)", self.nnz)?))
+    }
+
+    fn kind(&self) -> (sys::cudaDataType, sys::cusparseAction_t) {
+        // csr2cscEx2 moves value bits; 4-byte integers travel as f32, 8-byte ones as f64.
+        let ty = if self.value_bytes == 8 { sys::cudaDataType::CUDA_R_64F } else { sys::cudaDataType::CUDA_R_32F };
+        let action = if self.value_bytes == 0 { sys::cusparseAction_t::CUSPARSE_ACTION_SYMBOLIC } else { sys::cusparseAction_t::CUSPARSE_ACTION_NUMERIC };
+        (ty, action)
+    }
+}
+
+impl CuSparse {
+    pub(crate) fn new(gpu: &Gpu) -> Result<Self> {
+        load().as_ref().map_err(|e| Error::CuSparseUnavailable(e.clone()))?;
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: the library is loaded; cusparseCreate writes one handle.
+        check("cusparseCreate", unsafe { sys::cusparseCreate(&mut handle) })?;
+        let cs = Self { handle };
+        let stream = gpu.stream().cu_stream() as sys::cudaStream_t;
+        // SAFETY: a live handle and the GPU's live stream (the Gpu outlives every call).
+        check("cusparseSetStream", unsafe { sys::cusparseSetStream(cs.handle, stream) })?;
+        Ok(cs)
+    }
+
+    /// `cusparseGetVersion`.
+    pub(crate) fn version(&self) -> Result<i32> {
+        let mut v = 0;
+        // SAFETY: a live handle.
+        check("cusparseGetVersion", unsafe { sys::cusparseGetVersion(self.handle, &mut v) })?;
+        Ok(v)
+    }
+
+    /// Workspace bytes `csr2cscEx2` asks for.
+    pub(crate) fn buffer_size(&self, c: &Call) -> Result<u64> {
+        let (m, n, nnz) = c.ints()?;
+        let (ty, action) = c.kind();
+        let mut bytes = 0usize;
+        // SAFETY: the query reads only the sizes and types (pointers may be anything).
+        check("cusparseCsr2cscEx2_bufferSize", unsafe {
+            sys::cusparseCsr2cscEx2_bufferSize(
+                self.handle, m, n, nnz, c.vals as *const c_void, c.ptr as *const i32, c.idx as *const i32, c.out_vals as *mut c_void, c.out_ptr as *mut i32, c.out_idx as *mut i32,
+                ty, action, sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO, sys::cusparseCsr2CscAlg_t::CUSPARSE_CSR2CSC_ALG_DEFAULT, &mut bytes,
+            )
+        })?;
+        Ok(bytes as u64)
+    }
+
+    /// Enqueues the transposition.
+    ///
+    /// # Safety
+    /// The pointers are device buffers of a valid CSR (`m + 1`, `nnz`, `nnz` values of
+    /// `value_bytes`) and of its output (`n + 1`, `nnz`, `nnz`), `buffer` holds
+    /// [`CuSparse::buffer_size`] bytes.
+    pub(crate) unsafe fn run(&self, c: &Call, buffer: u64) -> Result<()> {
+        let (m, n, nnz) = c.ints()?;
+        let (ty, action) = c.kind();
+        // SAFETY: the caller's contract.
+        check("cusparseCsr2cscEx2", unsafe {
+            sys::cusparseCsr2cscEx2(
+                self.handle, m, n, nnz, c.vals as *const c_void, c.ptr as *const i32, c.idx as *const i32, c.out_vals as *mut c_void, c.out_ptr as *mut i32, c.out_idx as *mut i32,
+                ty, action, sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO, sys::cusparseCsr2CscAlg_t::CUSPARSE_CSR2CSC_ALG_DEFAULT, buffer as *mut c_void,
+            )
+        })
+    }
+}
+
+impl Drop for CuSparse {
+    fn drop(&mut self) {
+        // SAFETY: the handle is live and dropped once.
+        let _ = unsafe { sys::cusparseDestroy(self.handle) };
+    }
+}

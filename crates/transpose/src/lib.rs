@@ -1,0 +1,641 @@
+//! # gpu-transpose
+//!
+//! Sparse-matrix transposition on the GPU: the CSR of an `m × n` matrix `A` in, the CSR of `Aᵀ`
+//! (= the CSC of `A`) out, with the row indices sorted inside each output row and the values moved
+//! with them. Every [`Algorithm`] gives the same bits as the serial twin [`serial::transpose`].
+//!
+//! - [`Algorithm::ScanTrans`] and [`Algorithm::MergeTrans`]: Wang, Liu & Hou, "Parallel
+//!   Transposition of Sparse Data Structures" (ICS'16), composed from the primitive crates.
+//! - [`Algorithm::CooChain`]: CSR → COO → swap → stable sort → CSR.
+//! - [`Algorithm::CuSparse`]: NVIDIA cuSPARSE `cusparseCsr2cscEx2` (the baseline).
+//! - [`Algorithm::Serial`]: download, [`serial::transpose`], upload.
+//! - [`Algorithm::Auto`]: the fastest measured for the matrix's shape ([`Algorithm::resolve`]).
+//!
+//! A [`Transposer`] is the plan: it loads the kernels once and keeps its workspace, which grows
+//! to the largest matrix seen ([`Transposer::reserve`] allocates it up front;
+//! [`Transposer::workspace_bytes`] says how much each algorithm needs).
+//!
+//! ```no_run
+//! use gpu_transpose::{Algorithm, Transposer};
+//! use sptrans_matrix::{device::DeviceCsr, gen};
+//! let gpu = gpu_runtime::Gpu::first()?;
+//! let a = gen::uniform::<f32>(1000, 800, 20_000, 7)?;
+//! let mut t = Transposer::new(&gpu)?;
+//! let da = DeviceCsr::upload(&gpu, &a)?;
+//! let at = t.transpose_new(Algorithm::ScanTrans, &da)?;
+//! assert_eq!(at.download(&gpu)?, a.transpose());
+//! # Ok::<(), gpu_transpose::Error>(())
+//! ```
+#![deny(missing_docs)]
+
+mod cusparse;
+pub mod measure;
+pub mod serial;
+
+use std::str::FromStr;
+
+use gpu_histogram::Histogram;
+use gpu_ptr2idx::Ptr2Idx;
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, ValidAsZeroBits};
+use gpu_runtime::{grid_1d, Gpu, Kernel, PtxModule};
+use gpu_scan::{Algorithm as ScanAlgorithm, Scanner};
+use gpu_segmerge::Segmerge;
+use sptrans_matrix::device::DeviceCsr;
+
+pub use cusparse::{library as cusparse_library, LIB_ENV as CUSPARSE_LIB_ENV};
+pub use transpose_kernels::{scatter_slot, sorted_ptr_range, NT};
+
+/// The embedded `transpose` PTX module (built from `kernels-rs/transpose`).
+pub static MODULE: PtxModule = PtxModule::new("transpose", include_str!("../ptx/transpose.ptx"));
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A driver, memory or launch error.
+    #[error(transparent)]
+    Runtime(#[from] gpu_runtime::Error),
+    /// From pointers-to-index (also: invalid row pointers, found by [`Transposer::validate`]).
+    #[error(transparent)]
+    Ptr2Idx(#[from] gpu_ptr2idx::Error),
+    /// From the histogram (also: column indices out of range, found by [`Transposer::validate`]).
+    #[error(transparent)]
+    Histogram(#[from] gpu_histogram::Error),
+    /// From the scan.
+    #[error(transparent)]
+    Scan(#[from] gpu_scan::Error),
+    /// From the sort.
+    #[error(transparent)]
+    Segmerge(#[from] gpu_segmerge::Error),
+    /// From the matrix crate (the serial path's download and upload).
+    #[error(transparent)]
+    Matrix(#[from] sptrans_matrix::Error),
+    /// The output does not have the transposed shape of the input.
+    #[error("transpose output: {what} is {actual}, expected {expected}")]
+    Shape {
+        /// Which size.
+        what: &'static str,
+        /// Required.
+        expected: u64,
+        /// Given.
+        actual: u64,
+    },
+    /// A size past what the indices (or cuSPARSE's `int`) hold.
+    #[error("{what} = {len} is too large (at most {max})")]
+    TooLarge {
+        /// Which size.
+        what: &'static str,
+        /// Its value.
+        len: u64,
+        /// The largest allowed.
+        max: u64,
+    },
+    /// Values of this size are not supported (4 and 8 bytes are; pattern matrices have none).
+    #[error("values of {bytes} bytes are not supported (4 or 8 bytes, or a pattern matrix)")]
+    UnsupportedValue {
+        /// Size of one value.
+        bytes: usize,
+    },
+    /// cuSPARSE could not be loaded.
+    #[error("cuSPARSE is not available: {0}")]
+    CuSparseUnavailable(String),
+    /// A cuSPARSE call failed.
+    #[error("{call} failed: {status}")]
+    CuSparse {
+        /// The call.
+        call: &'static str,
+        /// Its status.
+        status: String,
+    },
+    /// An algorithm name that [`Algorithm::from_str`] does not know.
+    #[error("unknown algorithm `{0}` (auto, serial, scan, merge, cusparse, coo)")]
+    UnknownAlgorithm(String),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A transposition algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// The CPU twin ([`serial::transpose`]) on downloaded data; the specification.
+    Serial,
+    /// ptr2idx, partitioned column histograms (`inter`, `(P + 1) × n`) with per-nonzero ranks
+    /// (`intra`), vertical scan, exclusive scan of the totals, scatter.
+    ScanTrans,
+    /// ptr2idx, block sorts of `(column, position)` pairs, merge passes, pointers from the sorted
+    /// columns by boundary detection, gather.
+    MergeTrans,
+    /// NVIDIA cuSPARSE `cusparseCsr2cscEx2` (default algorithm).
+    CuSparse,
+    /// CSR → COO (ptr2idx) → swap → stable sort by column → CSR (index-to-pointers by histogram
+    /// and scan), gather.
+    CooChain,
+    /// The fastest for the matrix's shape, as measured ([`Algorithm::resolve`]).
+    Auto,
+}
+
+impl Algorithm {
+    /// Every algorithm but `Auto`, in table order.
+    pub const ALL: [Algorithm; 5] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CuSparse, Algorithm::CooChain];
+
+    /// The short name (`serial`, `scan`, `merge`, `cusparse`, `coo`, `auto`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Serial => "serial",
+            Algorithm::ScanTrans => "scan",
+            Algorithm::MergeTrans => "merge",
+            Algorithm::CuSparse => "cusparse",
+            Algorithm::CooChain => "coo",
+            Algorithm::Auto => "auto",
+        }
+    }
+
+    /// Whether it runs on the GPU.
+    pub fn is_gpu(self) -> bool {
+        self != Algorithm::Serial
+    }
+
+    /// `Auto` among this crate's own algorithms for an `m × n` matrix with `nnz` nonzeros; the
+    /// others stay. The rule follows BENCHMARKS.md (H100): ScanTrans where the partition table is
+    /// cheap (`n` small against `nnz`), MergeTrans elsewhere. [`Transposer::resolve`] prefers
+    /// cuSPARSE when it is available, as it measured fastest.
+    pub fn resolve(self, _m: u64, n: u64, nnz: u64) -> Algorithm {
+        match self {
+            Algorithm::Auto if n.saturating_mul(AUTO_SCAN_MIN_DENSITY) <= nnz => Algorithm::ScanTrans,
+            Algorithm::Auto => Algorithm::MergeTrans,
+            a => a,
+        }
+    }
+}
+
+/// Without cuSPARSE, `Auto` picks ScanTrans when the columns average at least this many
+/// nonzeros (measured: MergeTrans wins at 100 per column, ScanTrans at 156k; the threshold sits
+/// between).
+pub const AUTO_SCAN_MIN_DENSITY: u64 = 1000;
+
+impl std::fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Algorithm {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Ok(match s.to_ascii_lowercase().as_str() {
+            "serial" => Algorithm::Serial,
+            "scan" | "scantrans" => Algorithm::ScanTrans,
+            "merge" | "mergetrans" => Algorithm::MergeTrans,
+            "cusparse" => Algorithm::CuSparse,
+            "coo" | "coochain" => Algorithm::CooChain,
+            "auto" => Algorithm::Auto,
+            _ => return Err(Error::UnknownAlgorithm(s.to_string())),
+        })
+    }
+}
+
+/// A value type the transposers move: 4 or 8 bytes, or `u8` for pattern matrices (whose
+/// [`DeviceCsr::vals`] is `None`).
+///
+/// # Safety
+/// `BYTES` is `size_of::<Self>()`, and any bit pattern of that size is a valid `Self`.
+pub unsafe trait Payload: DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static {
+    /// Size in bytes.
+    const BYTES: usize;
+}
+
+macro_rules! payload {
+    ($($t:ty),*) => {$(
+        // SAFETY: plain numbers; BYTES is their size.
+        unsafe impl Payload for $t {
+            const BYTES: usize = std::mem::size_of::<$t>();
+        }
+    )*};
+}
+payload!(u8, u32, i32, f32, u64, i64, f64);
+
+/// Partitions ScanTrans uses for `nnz` nonzeros and `n` columns on a GPU of `sms`
+/// multiprocessors. Its time is about `a * nnz / P` (each partition is walked by one warp, 32
+/// nonzeros a step, a latency-bound chain) plus `b * P * n` (the `(P + 1) × n` table is zeroed,
+/// scanned and read). The optimum `P = sqrt(a * nnz / (b * n))` uses `a / b ≈ 5800`, fitted to a
+/// partition sweep on an H100 (BENCHMARKS.md). `P` is then capped at `32 * sms` (past that the
+/// vertical scan down `P + 1` rows costs more than the walks save: a 2M × 64 matrix ran fastest
+/// near 4096 partitions), by `nnz / 32` (a partition is worth a warp step), and by a table budget
+/// of `max(16 * nnz, 2^22)` words.
+pub fn scan_parts(nnz: u64, n: u64, sms: u32) -> u64 {
+    let ideal = (SCAN_PARTS_A_OVER_B * nnz as f64 / n.max(1) as f64).sqrt().round() as u64;
+    let busy = (sms.max(1) as u64 * 32).min(nnz.div_ceil(32));
+    let fit = ((16 * nnz).max(1 << 22) / n.max(1)).saturating_sub(1);
+    ideal.min(busy).min(fit).max(1)
+}
+
+/// The ratio `a / b` of [`scan_parts`]'s cost model (per-nonzero walk cost over per-table-entry
+/// cost), measured on an H100.
+pub const SCAN_PARTS_A_OVER_B: f64 = 5800.0;
+
+/// A reusable transposition plan: loaded kernels, the primitives' objects and a workspace kept
+/// between calls (grown to the largest matrix seen).
+pub struct Transposer {
+    gpu: Gpu,
+    iota: Kernel,
+    sorted_ptr: Kernel,
+    scatter: [Kernel; 2],
+    gather: [Kernel; 2],
+    ptr2idx: Ptr2Idx,
+    hist: Histogram,
+    scanner: Scanner<u32>,
+    segmerge: Segmerge,
+    cusparse: Option<cusparse::CuSparse>,
+    parts: Option<u64>,
+    rows: Option<CudaSlice<u32>>,
+    aux: Option<CudaSlice<u32>>,
+    perm: Option<CudaSlice<u32>>,
+    table: Option<CudaSlice<u32>>,
+    cus_buf: Option<CudaSlice<u8>>,
+}
+
+/// Sizes of one transposition.
+#[derive(Clone, Copy, Debug)]
+struct Dims {
+    m: u64,
+    n: u64,
+    nnz: u64,
+}
+
+impl Transposer {
+    /// Loads the kernels of this crate and of the primitives. cuSPARSE is loaded on first use.
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        let k = |name| gpu.kernel(&MODULE, name);
+        Ok(Self {
+            gpu: gpu.clone(),
+            iota: k("transpose_iota")?,
+            sorted_ptr: k("transpose_sorted_ptr")?,
+            scatter: [k("transpose_scatter_v4")?, k("transpose_scatter_v8")?],
+            gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
+            ptr2idx: Ptr2Idx::new(gpu)?,
+            hist: Histogram::new(gpu)?,
+            scanner: Scanner::new(gpu, ScanAlgorithm::Auto)?,
+            segmerge: Segmerge::new(gpu)?,
+            cusparse: None,
+            parts: None,
+            rows: None,
+            aux: None,
+            perm: None,
+            table: None,
+            cus_buf: None,
+        })
+    }
+
+    /// The GPU it runs on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// Overrides ScanTrans's partition count (`None`: [`scan_parts`]).
+    pub fn set_scan_parts(&mut self, parts: Option<u64>) {
+        self.parts = parts.map(|p| p.max(1));
+    }
+
+    /// The partition count ScanTrans uses for this shape.
+    pub fn scan_parts_for(&self, nnz: u64, n: u64) -> u64 {
+        self.parts.unwrap_or_else(|| scan_parts(nnz, n, self.gpu.props().sm_count))
+    }
+
+    /// What `algo` runs as: `Auto` is cuSPARSE when it can be loaded (fastest measured on every
+    /// suite matrix, BENCHMARKS.md), else [`Algorithm::resolve`]'s choice.
+    pub fn resolve(&mut self, algo: Algorithm, m: u64, n: u64, nnz: u64) -> Algorithm {
+        if algo == Algorithm::Auto && self.cusparse().is_ok() {
+            return Algorithm::CuSparse;
+        }
+        algo.resolve(m, n, nnz)
+    }
+
+    /// The cuSPARSE version (`major * 1000 + minor * 100 + patch`), loading it if needed.
+    pub fn cusparse_version(&mut self) -> Result<i32> {
+        self.cusparse()?.version()
+    }
+
+    fn cusparse(&mut self) -> Result<&cusparse::CuSparse> {
+        if self.cusparse.is_none() {
+            self.cusparse = Some(cusparse::CuSparse::new(&self.gpu)?);
+        }
+        self.cusparse.as_ref().ok_or_else(|| Error::CuSparseUnavailable("handle".into()))
+    }
+
+    /// Device bytes `algo` needs beyond the input and output for an `m × n` matrix with `nnz`
+    /// nonzeros of `value_bytes` bytes (0 for pattern): this crate's buffers plus the primitives'
+    /// scratch. cuSPARSE is asked (and loaded) for its own.
+    pub fn workspace_bytes(&mut self, algo: Algorithm, m: u64, n: u64, nnz: u64, value_bytes: usize) -> Result<u64> {
+        let d = Dims { m, n, nnz };
+        let words = |w: u64| 4 * w;
+        let p2i = Ptr2Idx::workspace_bytes(m, nnz);
+        Ok(match self.resolve(algo, m, n, nnz) {
+            Algorithm::Serial | Algorithm::Auto => 0,
+            Algorithm::ScanTrans => {
+                let parts = self.scan_parts_for(nnz, n);
+                words(2 * nnz + (parts + 1) * n) + p2i + Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, n)
+            }
+            Algorithm::MergeTrans | Algorithm::CooChain => words(3 * nnz) + p2i + Segmerge::workspace_bytes(nnz, true) + if algo == Algorithm::CooChain { Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, n + 1) } else { 0 },
+            Algorithm::CuSparse => {
+                // The query reads no data but refuses null pointers: point them at a scratch word.
+                let dummy = self.gpu.alloc::<u64>(2)?;
+                let p = dummy.device_ptr(self.gpu.stream()).0;
+                let call = cusparse::Call { m: d.m, n: d.n, nnz: d.nnz, vals: p, ptr: p, idx: p, out_vals: p, out_ptr: p, out_idx: p, value_bytes };
+                self.cusparse()?.buffer_size(&call)?
+            }
+        })
+    }
+
+    /// Allocates the workspace of `algo` for matrices up to this size now, so that later calls
+    /// allocate nothing.
+    pub fn reserve(&mut self, algo: Algorithm, m: u64, n: u64, nnz: u64, value_bytes: usize) -> Result<()> {
+        let d = Dims { m, n, nnz };
+        check_dims(d)?;
+        match self.resolve(algo, m, n, nnz) {
+            Algorithm::Serial | Algorithm::Auto => {}
+            Algorithm::ScanTrans => {
+                let parts = self.scan_parts_for(nnz, n);
+                grow(&self.gpu, &mut self.rows, nnz)?;
+                grow(&self.gpu, &mut self.aux, nnz)?;
+                grow(&self.gpu, &mut self.table, table_len(parts, n)?)?;
+            }
+            Algorithm::MergeTrans | Algorithm::CooChain => {
+                grow(&self.gpu, &mut self.rows, nnz)?;
+                grow(&self.gpu, &mut self.aux, nnz)?;
+                grow(&self.gpu, &mut self.perm, nnz)?;
+            }
+            Algorithm::CuSparse => {
+                let bytes = self.workspace_bytes(Algorithm::CuSparse, m, n, nnz, value_bytes)?;
+                grow(&self.gpu, &mut self.cus_buf, bytes)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Device bytes the workspace holds now (this crate's buffers; the primitives' scratch is
+    /// counted by [`Transposer::workspace_bytes`]).
+    pub fn allocated_bytes(&self) -> u64 {
+        let w = |b: &Option<CudaSlice<u32>>| b.as_ref().map_or(0, |b| 4 * b.len() as u64);
+        w(&self.rows) + w(&self.aux) + w(&self.perm) + w(&self.table) + self.cus_buf.as_ref().map_or(0, |b| b.len() as u64)
+    }
+
+    /// Checks on the GPU what [`DeviceCsr`] promises but its public fields cannot enforce: the
+    /// row pointer is valid for `nnz` and every column index is below `cols`. Synchronizes.
+    pub fn validate<T: Payload>(&mut self, a: &DeviceCsr<T>) -> Result<()> {
+        let d = dims(a)?;
+        if a.ptr.len() as u64 != d.m + 1 {
+            return Err(Error::Shape { what: "input row pointer length", expected: d.m + 1, actual: a.ptr.len() as u64 });
+        }
+        if let Some(v) = &a.vals {
+            if v.len() as u64 != d.nnz {
+                return Err(Error::Shape { what: "input values length", expected: d.nnz, actual: v.len() as u64 });
+            }
+        }
+        let rows = grow(&self.gpu, &mut self.rows, d.nnz)?;
+        self.ptr2idx.run_checked(&a.ptr, &mut rows.slice_mut(0..d.nnz as usize))?;
+        if d.nnz > 0 {
+            let mut counts = self.gpu.alloc_zeros::<u32>(d.n as usize)?;
+            self.hist.counts_checked(&a.idx, &mut counts)?;
+        }
+        Ok(())
+    }
+
+    /// Allocates the output for `a` and transposes into it.
+    pub fn transpose_new<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>) -> Result<DeviceCsr<T>> {
+        let d = dims(a)?;
+        let mut out = DeviceCsr {
+            rows: d.n,
+            cols: d.m,
+            ptr: self.gpu.alloc::<u32>(d.n as usize + 1)?,
+            idx: self.gpu.alloc::<u32>(d.nnz as usize)?,
+            vals: match &a.vals {
+                Some(_) => Some(self.gpu.alloc::<T>(d.nnz as usize)?),
+                None => None,
+            },
+        };
+        self.transpose(algo, a, &mut out)?;
+        Ok(out)
+    }
+
+    /// Transposes `a` (`m × n`) into `out` (`n × m`, pointer of `n + 1`, `nnz` indices, values
+    /// present exactly when `a` has them). Enqueued on the GPU's stream without synchronizing
+    /// (`Serial` and the first cuSPARSE call synchronize). The input is trusted to keep
+    /// [`DeviceCsr`]'s invariants; [`Transposer::validate`] checks them.
+    pub fn transpose<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>) -> Result<()> {
+        let d = dims(a)?;
+        check_output(a, out, d)?;
+        if a.vals.is_some() && T::BYTES != 4 && T::BYTES != 8 {
+            return Err(Error::UnsupportedValue { bytes: T::BYTES });
+        }
+        let algo = self.resolve(algo, d.m, d.n, d.nnz);
+        if algo == Algorithm::Serial {
+            return self.serial(a, out);
+        }
+        if d.nnz == 0 {
+            // Every algorithm's answer, without launching anything (cuSPARSE would leave the
+            // pointer of n = 0 unwritten).
+            self.gpu.memset_bytes(&mut out.ptr, 0)?;
+            return Ok(());
+        }
+        match algo {
+            Algorithm::ScanTrans => self.scan_trans(a, out, d),
+            Algorithm::MergeTrans | Algorithm::CooChain => self.sort_trans(algo, a, out, d),
+            Algorithm::CuSparse => self.cusparse_trans(a, out, d),
+            Algorithm::Serial | Algorithm::Auto => Ok(()),
+        }
+    }
+
+    fn serial<T: Payload>(&mut self, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>) -> Result<()> {
+        let ptr = self.gpu.download(&a.ptr)?;
+        let idx = self.gpu.download(&a.idx)?;
+        let vals = match &a.vals {
+            Some(v) => Some(self.gpu.download(v)?),
+            None => None,
+        };
+        let (tp, ti, tv) = serial::transpose_parts(a.rows, a.cols, &ptr, &idx, vals.as_deref())?;
+        let stream = self.gpu.stream().clone();
+        let copy = |e| Error::Runtime(gpu_runtime::Error::driver("upload")(e));
+        stream.memcpy_htod(&tp, &mut out.ptr).map_err(copy)?;
+        stream.memcpy_htod(&ti, &mut out.idx).map_err(copy)?;
+        if let (Some(tv), Some(ov)) = (tv, out.vals.as_mut()) {
+            stream.memcpy_htod(&tv, ov).map_err(copy)?;
+        }
+        Ok(self.gpu.synchronize()?)
+    }
+
+    fn scan_trans<T: Payload>(&mut self, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>, d: Dims) -> Result<()> {
+        let parts = self.scan_parts_for(d.nnz, d.n);
+        let tlen = table_len(parts, d.n)?;
+        let stream = self.gpu.stream().clone();
+        let sms = self.gpu.props().sm_count;
+        let rows = grow(&self.gpu, &mut self.rows, d.nnz)?;
+        let intra = grow(&self.gpu, &mut self.aux, d.nnz)?;
+        let table = grow(&self.gpu, &mut self.table, tlen)?;
+        let mut rows = rows.slice_mut(0..d.nnz as usize);
+        let mut intra = intra.slice_mut(0..d.nnz as usize);
+        let mut table = table.slice_mut(0..tlen as usize);
+        self.ptr2idx.run(&a.ptr, &mut rows)?;
+        self.hist.partitioned(&a.idx, parts, &mut table, &mut intra)?;
+        // Column pointer: exclusive scan of the totals (row `parts` of the table), then nnz.
+        {
+            let totals = table.slice((parts * d.n) as usize..);
+            let mut head = out.ptr.slice_mut(0..d.n as usize);
+            self.scanner.exclusive(&totals, &mut head)?;
+        }
+        let mut tail = out.ptr.slice_mut(d.n as usize..);
+        stream.memcpy_htod(&[d.nnz as u32], &mut tail).map_err(|e| gpu_runtime::Error::driver("column pointer tail")(e))?;
+        let chunk = d.nnz.div_ceil(parts);
+        let (k, vals, out_vals) = payload(&stream, a, out);
+        let (c, _c) = a.idx.device_ptr(&stream);
+        let (r, _r) = rows.device_ptr(&stream);
+        let (cp, _cp) = out.ptr.device_ptr(&stream);
+        let (t, _t) = table.device_ptr(&stream);
+        let (i, _i) = intra.device_ptr(&stream);
+        let (orow, _o) = out.idx.device_ptr_mut(&stream);
+        // SAFETY: transpose_scatter(nnz, n, chunk, cols, rows, vals, colptr, inter, intra,
+        // out_rows, out_vals): nnz-long inputs and outputs, colptr n + 1 words, inter
+        // (parts + 1) * n words scanned by `partitioned`, so every slot is < nnz and distinct.
+        unsafe {
+            self.scatter[k]
+                .args(&stream)
+                .arg(&d.nnz)
+                .arg(&d.n)
+                .arg(&chunk)
+                .arg(&c)
+                .arg(&r)
+                .arg(&vals)
+                .arg(&cp)
+                .arg(&t)
+                .arg(&i)
+                .arg(&orow)
+                .arg(&out_vals)
+                .launch(grid(sms, d.nnz))?
+        };
+        Ok(())
+    }
+
+    fn sort_trans<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>, d: Dims) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let sms = self.gpu.props().sm_count;
+        let n = d.nnz as usize;
+        let rows = grow(&self.gpu, &mut self.rows, d.nnz)?;
+        let keys = grow(&self.gpu, &mut self.aux, d.nnz)?;
+        let perm = grow(&self.gpu, &mut self.perm, d.nnz)?;
+        let mut rows = rows.slice_mut(0..n);
+        let mut keys = keys.slice_mut(0..n);
+        let mut perm = perm.slice_mut(0..n);
+        self.ptr2idx.run(&a.ptr, &mut rows)?;
+        stream.memcpy_dtod(&a.idx, &mut keys).map_err(|e| gpu_runtime::Error::driver("copy column indices")(e))?;
+        {
+            let (p, _p) = perm.device_ptr_mut(&stream);
+            // SAFETY: transpose_iota(perm, nnz): perm holds nnz words.
+            unsafe { self.iota.args(&stream).arg(&p).arg(&d.nnz).launch(grid(sms, d.nnz))? };
+        }
+        // Stable: equal columns keep their CSR order, so rows come out sorted in each column.
+        self.segmerge.sort_pairs(&mut keys, &mut perm)?;
+        if algo == Algorithm::MergeTrans {
+            let (kp, _k) = keys.device_ptr(&stream);
+            let (pp, _p) = out.ptr.device_ptr_mut(&stream);
+            // SAFETY: transpose_sorted_ptr(keys, nnz, n, ptr): nnz sorted keys < n (the input's
+            // column indices), ptr n + 1 words.
+            unsafe { self.sorted_ptr.args(&stream).arg(&kp).arg(&d.nnz).arg(&d.n).arg(&pp).launch(grid(sms, d.nnz))? };
+        } else {
+            self.hist.pointers(&a.idx, &mut out.ptr)?;
+        }
+        let (k, vals, out_vals) = payload(&stream, a, out);
+        let (pm, _pm) = perm.device_ptr(&stream);
+        let (r, _r) = rows.device_ptr(&stream);
+        let (orow, _o) = out.idx.device_ptr_mut(&stream);
+        // SAFETY: transpose_gather(nnz, perm, rows, vals, out_rows, out_vals): perm is a
+        // permutation of 0..nnz (sorted iota), every other buffer holds nnz items.
+        unsafe { self.gather[k].args(&stream).arg(&d.nnz).arg(&pm).arg(&r).arg(&vals).arg(&orow).arg(&out_vals).launch(grid(sms, d.nnz))? };
+        Ok(())
+    }
+
+    fn cusparse_trans<T: Payload>(&mut self, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>, d: Dims) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let (_, vals, out_vals) = payload(&stream, a, out);
+        let (ptr, _a) = a.ptr.device_ptr(&stream);
+        let (idx, _b) = a.idx.device_ptr(&stream);
+        let (out_ptr, _c) = out.ptr.device_ptr_mut(&stream);
+        let (out_idx, _d) = out.idx.device_ptr_mut(&stream);
+        let value_bytes = if a.vals.is_some() { T::BYTES } else { 0 };
+        let call = cusparse::Call { m: d.m, n: d.n, nnz: d.nnz, vals, ptr, idx, out_vals, out_ptr, out_idx, value_bytes };
+        let bytes = self.cusparse()?.buffer_size(&call)?;
+        let buf = grow(&self.gpu, &mut self.cus_buf, bytes)?.device_ptr(&stream).0;
+        let cs = self.cusparse()?;
+        // SAFETY: a valid DeviceCsr and its transposed-shape output (checked), a buffer of the
+        // size cuSPARSE asked for.
+        unsafe { cs.run(&call, buf) }
+    }
+
+}
+
+fn table_len(parts: u64, n: u64) -> Result<u64> {
+    (parts + 1).checked_mul(n).filter(|&l| l <= isize::MAX as u64 / 4).ok_or(Error::TooLarge { what: "ScanTrans table (parts + 1) * n", len: parts, max: isize::MAX as u64 / 4 / n.max(1) })
+}
+
+fn dims<T: DeviceRepr>(a: &DeviceCsr<T>) -> Result<Dims> {
+    let d = Dims { m: a.rows, n: a.cols, nnz: a.idx.len() as u64 };
+    check_dims(d)?;
+    Ok(d)
+}
+
+fn check_dims(d: Dims) -> Result<()> {
+    let max = u32::MAX as u64 - 1;
+    for (what, v) in [("rows", d.m), ("cols", d.n), ("nnz", d.nnz)] {
+        if v > max {
+            return Err(Error::TooLarge { what, len: v, max });
+        }
+    }
+    Ok(())
+}
+
+fn check_output<T: DeviceRepr>(a: &DeviceCsr<T>, out: &DeviceCsr<T>, d: Dims) -> Result<()> {
+    let checks = [
+        ("output rows", d.n, out.rows),
+        ("output cols", d.m, out.cols),
+        ("output pointer length", d.n + 1, out.ptr.len() as u64),
+        ("output indices length", d.nnz, out.idx.len() as u64),
+        ("input row pointer length", d.m + 1, a.ptr.len() as u64),
+        ("output values present", a.vals.is_some() as u64, out.vals.is_some() as u64),
+    ];
+    for (what, expected, actual) in checks {
+        if expected != actual {
+            return Err(Error::Shape { what, expected, actual });
+        }
+    }
+    for (what, v) in [("input values length", a.vals.as_ref().map(|v| v.len())), ("output values length", out.vals.as_ref().map(|v| v.len()))] {
+        if let Some(len) = v {
+            if len as u64 != d.nnz {
+                return Err(Error::Shape { what, expected: d.nnz, actual: len as u64 });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `slot`'s buffer, grown to at least `len` items (the old one is freed first).
+fn grow<'a, T: DeviceRepr>(gpu: &Gpu, slot: &'a mut Option<CudaSlice<T>>, len: u64) -> Result<&'a mut CudaSlice<T>> {
+    let need = len.max(1);
+    let kept = slot.take().filter(|b| b.len() as u64 >= need);
+    let b = match kept {
+        Some(b) => b,
+        None => gpu.alloc::<T>(need as usize)?,
+    };
+    Ok(slot.insert(b))
+}
+
+/// A 1-D grid for `items` with up to 16 blocks per multiprocessor.
+fn grid(sms: u32, items: u64) -> LaunchConfig {
+    grid_1d(items, NT, NT as u64 * 4, sms.max(1) * 16)
+}
+
+/// Kernel variant (0: 4-byte values or none, 1: 8-byte) and the value pointers (0 if none).
+fn payload<T: Payload>(stream: &std::sync::Arc<gpu_runtime::cudarc::driver::CudaStream>, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>) -> (usize, u64, u64) {
+    let k = usize::from(T::BYTES == 8);
+    match (&a.vals, out.vals.as_mut()) {
+        (Some(v), Some(o)) => (k, v.device_ptr(stream).0, o.device_ptr_mut(stream).0),
+        _ => (0, 0, 0),
+    }
+}

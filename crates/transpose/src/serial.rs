@@ -1,0 +1,115 @@
+//! The serial twin — the specification every GPU algorithm is checked against bit for bit — and
+//! CPU models of the GPU pipelines, built from the primitives' own twins, so that each pipeline's
+//! logic is tested on any machine.
+//!
+//! ```
+//! use gpu_transpose::serial;
+//! let a = sptrans_matrix::gen::uniform::<f64>(50, 40, 300, 1)?;
+//! let t = serial::transpose(&a);
+//! for model in [serial::scan_trans(&a, 7), serial::merge_trans(&a), serial::coo_chain(&a)] {
+//!     assert_eq!((model.ptr.as_slice(), model.rows.as_slice()), (t.ptr(), t.idx()));
+//! }
+//! # Ok::<(), sptrans_matrix::Error>(())
+//! ```
+use gpu_histogram::serial as hist;
+use sptrans_matrix::{Csr, Value};
+
+use crate::{scatter_slot, sorted_ptr_range, Error, Result};
+
+/// The CSR of `Aᵀ` (rows sorted in each output row): a stable counting sort by column.
+pub fn transpose<T: Value>(a: &Csr<u32, T>) -> Csr<u32, T> {
+    a.transpose()
+}
+
+/// The output of [`transpose_parts`]: pointer, indices, values (absent for pattern matrices).
+pub type Parts<T> = (Vec<u32>, Vec<u32>, Option<Vec<T>>);
+
+/// [`transpose`] on raw arrays (`m × n`, `ptr` of `m + 1`, `vals` absent for pattern matrices),
+/// validating them first: invalid pointers or a column index `>= n` are errors, not panics.
+pub fn transpose_parts<T: Copy + Default>(m: u64, n: u64, ptr: &[u32], idx: &[u32], vals: Option<&[T]>) -> Result<Parts<T>> {
+    if ptr.len() as u64 != m + 1 {
+        return Err(Error::Shape { what: "row pointer length", expected: m + 1, actual: ptr.len() as u64 });
+    }
+    gpu_ptr2idx::serial::validate(ptr, idx.len() as u64)?;
+    let bins = u32::try_from(n).map_err(|_| Error::TooLarge { what: "cols", len: n, max: u32::MAX as u64 })?;
+    if let Some(index) = hist::first_out_of_range(idx, bins) {
+        return Err(gpu_histogram::Error::KeyOutOfRange { index: index as u64, bins: n }.into());
+    }
+    Ok(match vals {
+        Some(v) => {
+            if v.len() != idx.len() {
+                return Err(Error::Shape { what: "values length", expected: idx.len() as u64, actual: v.len() as u64 });
+            }
+            let (p, i, v) = sptrans_matrix::transpose_parts(m, n, ptr, idx, v);
+            (p, i, Some(v))
+        }
+        None => {
+            let (p, i, _) = sptrans_matrix::transpose_parts(m, n, ptr, idx, &vec![(); idx.len()]);
+            (p, i, None)
+        }
+    })
+}
+
+/// Where a model of a GPU pipeline puts the nonzeros: the output pointer, the output row
+/// indices, and for each output slot the input position it came from (values follow it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Moves {
+    /// Output pointer (`n + 1`).
+    pub ptr: Vec<u32>,
+    /// Output indices (the rows of `A`).
+    pub rows: Vec<u32>,
+    /// `source[k]`: the input position of output slot `k`.
+    pub source: Vec<u32>,
+}
+
+/// ScanTrans with `parts` partitions, step by step: ptr2idx, partitioned histogram with vertical
+/// scan, exclusive scan of the totals, scatter to [`scatter_slot`].
+pub fn scan_trans<T: Value>(a: &Csr<u32, T>, parts: usize) -> Moves {
+    let (n, nnz) = (a.cols() as usize, a.nnz() as usize);
+    let rows = gpu_ptr2idx::serial::ptr2idx(a.ptr());
+    let parts = parts.max(1);
+    let (inter, intra) = hist::partitioned(a.idx(), n as u32, parts);
+    let mut ptr = gpu_scan::serial::exclusive_scan(&inter[parts * n..]);
+    ptr.push(nnz as u32);
+    let chunk = nnz.div_ceil(parts).max(1);
+    let (mut out_rows, mut source) = (vec![u32::MAX; nnz], vec![u32::MAX; nnz]);
+    for (j, &c) in a.idx().iter().enumerate() {
+        let c = c as usize;
+        let at = scatter_slot(ptr[c], inter[(j / chunk) * n + c], intra[j]) as usize;
+        out_rows[at] = rows[j];
+        source[at] = j as u32;
+    }
+    Moves { ptr, rows: out_rows, source }
+}
+
+/// The sort-based pipelines' common part: ptr2idx, stable sort of `(column, position)` pairs,
+/// gather; returns the moves (pointer left empty) and the sorted columns.
+fn sorted<T: Value>(a: &Csr<u32, T>) -> (Moves, Vec<u32>) {
+    let rows = gpu_ptr2idx::serial::ptr2idx(a.ptr());
+    let iota: Vec<u32> = (0..a.nnz() as u32).collect();
+    let (keys, source) = gpu_segmerge::serial::sort_pairs(a.idx(), &iota);
+    let out_rows = source.iter().map(|&j| rows[j as usize]).collect();
+    (Moves { ptr: Vec::new(), rows: out_rows, source }, keys)
+}
+
+/// MergeTrans: [`sorted`], then the pointer from the sorted columns by boundary detection
+/// ([`sorted_ptr_range`], one position per thread on the GPU).
+pub fn merge_trans<T: Value>(a: &Csr<u32, T>) -> Moves {
+    let (mut mv, keys) = sorted(a);
+    let (n, nnz) = (a.cols(), keys.len() as u64);
+    mv.ptr = vec![u32::MAX; n as usize + 1];
+    for i in 0..nnz.max(1) {
+        let (head, tail) = sorted_ptr_range(&|k| keys[k as usize], nnz, n, i);
+        head.for_each(|c| mv.ptr[c as usize] = i as u32);
+        tail.for_each(|c| mv.ptr[c as usize] = nnz as u32);
+    }
+    mv
+}
+
+/// The COO chain: [`sorted`], then the pointer by index-to-pointers (histogram and scan) of the
+/// column indices.
+pub fn coo_chain<T: Value>(a: &Csr<u32, T>) -> Moves {
+    let (mut mv, _) = sorted(a);
+    mv.ptr = hist::index_to_pointers(a.idx(), a.cols() as u32);
+    mv
+}

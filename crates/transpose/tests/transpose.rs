@@ -1,0 +1,287 @@
+//! Every algorithm against the serial twin, bit for bit: the generators at many shapes (the
+//! adversaries too), empty shapes, the real matrices of `../shared/matrices`, f32 / f64 / i64 /
+//! pattern payloads, poisoned outputs, one plan reused across sizes, and errors. CPU tests check
+//! the pipelines' models (built from the primitives' twins) on any machine.
+use std::path::PathBuf;
+
+use gpu_testkit::{gpu_test, rng, POISON_BYTE};
+use gpu_transpose::{serial, Algorithm, Error, Payload, Transposer};
+use rand::rngs::StdRng;
+use rand::Rng;
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{gen, mm, Csr, Value};
+
+const GPU_ALGOS: [Algorithm; 6] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CooChain, Algorithm::CuSparse, Algorithm::Auto, Algorithm::Serial];
+
+/// A random matrix of every generator kind, at sizes drawn around `scale` nonzeros.
+fn generated<T: Value>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T>)> {
+    let s = r.random_range(0..u64::MAX);
+    let (m, n) = (r.random_range(1..=scale), r.random_range(1..=scale));
+    let nnz = r.random_range(0..=(m * n).min(4 * scale));
+    let k = r.random_range(1..=(scale as f64).sqrt() as u64 + 1);
+    let mut out = vec![
+        (format!("uniform {m}x{n} {nnz}"), gen::uniform::<T>(m, n, nnz, s)),
+        (format!("rmat scale {}", k.ilog2() + 4), gen::rmat::<T>(k.ilog2() + 4, 3 * scale, 0.57, 0.19, 0.19, s)),
+        (format!("laplacian2d {k}"), gen::laplacian_2d::<T>(k)),
+        (format!("laplacian3d {}", k.min(40)), gen::laplacian_3d::<T>(k.min(40))),
+        (format!("banded {m}"), gen::banded::<T>(m, k.min(m - 1).min(5), k.min(m - 1).min(3), s)),
+        (format!("tall-skinny {m}x{}", n.min(33)), gen::tall_skinny::<T>(m, n.min(33), n.min(33).min(5), s)),
+        (format!("dense row {m}x{n} {nnz}"), gen::dense_row::<T>(m, n, nnz.max(n), s)),
+        (format!("dense col {m}x{n} {nnz}"), gen::dense_col::<T>(m, n, nnz.max(m), s)),
+    ]
+    .into_iter()
+    .filter_map(|(name, a)| a.ok().map(|a| (name, a)))
+    .collect::<Vec<_>>();
+    for (m, n) in [(0u64, 0u64), (0, 5), (5, 0), (1, 1), (3, 4)] {
+        out.push((format!("empty {m}x{n}"), Csr::try_new(m, n, vec![0; m as usize + 1], vec![], vec![]).unwrap()));
+    }
+    out
+}
+
+fn real_matrices() -> Vec<(String, Csr<u32, f64>)> {
+    let dir = std::env::var_os("SPTRANS_MATRICES").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/matrices"));
+    let mut out = Vec::new();
+    for sub in ["real", "graphs"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
+            eprintln!("SKIPPED: real matrices ({} not found)", dir.join(sub).display());
+            continue;
+        };
+        let mut files: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        files.sort();
+        for f in files {
+            // Files the reader refuses by policy (Ragusa16.mtx) are the reader's tests' business.
+            if let Ok(a) = mm::read_csr::<f64>(&f) {
+                out.push((f.display().to_string(), a));
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------- CPU: the pipelines' models
+
+fn check_moves<T: Value>(name: &str, a: &Csr<u32, T>, mv: &serial::Moves) {
+    let t = serial::transpose(a);
+    assert_eq!(mv.ptr, t.ptr(), "{name}: pointer");
+    assert_eq!(mv.rows, t.idx(), "{name}: rows");
+    let moved: Vec<T> = mv.source.iter().map(|&j| a.vals()[j as usize]).collect();
+    assert_eq!(moved, t.vals(), "{name}: values");
+}
+
+#[test]
+fn pipeline_models_equal_the_serial_transpose() {
+    let (mut r, _g) = rng();
+    let mut cases = 0;
+    for scale in [3u64, 10, 40, 200, 1000] {
+        for _ in 0..6 {
+            for (name, a) in generated::<f32>(&mut r, scale) {
+                let nnz = a.nnz() as usize;
+                for parts in [1, 2, 7, 33, nnz.max(1), nnz + 5] {
+                    if (parts + 1) * a.cols() as usize > 1 << 18 {
+                        continue;
+                    }
+                    check_moves(&format!("{name} scan parts {parts}"), &a, &serial::scan_trans(&a, parts));
+                }
+                check_moves(&format!("{name} merge"), &a, &serial::merge_trans(&a));
+                check_moves(&format!("{name} coo"), &a, &serial::coo_chain(&a));
+                cases += 1;
+            }
+        }
+    }
+    assert!(cases > 300, "{cases} matrices");
+}
+
+#[test]
+fn serial_transpose_parts_refuses_bad_input() {
+    let ok = serial::transpose_parts::<f32>(2, 3, &[0, 1, 2], &[2, 0], Some(&[1.0, 2.0])).unwrap();
+    assert_eq!(ok, (vec![0, 1, 1, 2], vec![1, 0], Some(vec![2.0, 1.0])));
+    assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 1], &[2], None), Err(Error::Shape { .. })));
+    assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 2, 1], &[2, 0], None), Err(Error::Ptr2Idx(_))));
+    assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 1, 2], &[2, 3], None), Err(Error::Histogram(gpu_histogram::Error::KeyOutOfRange { index: 1, bins: 3 }))));
+    assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 1, 2], &[2, 0], Some(&[1.0])), Err(Error::Shape { .. })));
+}
+
+#[test]
+fn scan_parts_keeps_the_table_within_budget_and_the_gpu_busy() {
+    for nnz in [0u64, 1, 1000, 1 << 20, 10_000_000, 100_000_000] {
+        for n in [1u64, 7, 1000, 100_000, 10_000_000] {
+            let p = gpu_transpose::scan_parts(nnz, n, 132);
+            assert!(p >= 1);
+            assert!((p + 1) * n <= (16 * nnz).max(1 << 22) || p == 1, "nnz {nnz} n {n}: parts {p}");
+            assert!(p <= (132 * 32).min(nnz.div_ceil(32)).max(1));
+        }
+    }
+    // The cost model's optimum where nothing caps it: sqrt(5800 * 10M / 100k) = 762.
+    assert_eq!(gpu_transpose::scan_parts(10_000_000, 100_000, 132), 762);
+    // Few columns, many nonzeros: one partition per warp the GPU holds.
+    assert_eq!(gpu_transpose::scan_parts(100_000_000, 10, 132), 132 * 32);
+    // Many columns: the table budget decides (16 * 100M / 10M - 1).
+    assert_eq!(gpu_transpose::scan_parts(100_000_000, 10_000_000, 132), 159);
+}
+
+#[test]
+fn algorithm_names_round_trip_and_auto_resolves() {
+    for a in Algorithm::ALL.into_iter().chain([Algorithm::Auto]) {
+        assert_eq!(a.name().parse::<Algorithm>().unwrap(), a);
+        assert_ne!(a.resolve(10, 10, 10), Algorithm::Auto);
+    }
+    assert!(matches!("fast".parse::<Algorithm>(), Err(Error::UnknownAlgorithm(_))));
+    assert_eq!(Algorithm::Auto.resolve(1, 100, 100 * gpu_transpose::AUTO_SCAN_MIN_DENSITY), Algorithm::ScanTrans);
+    assert_eq!(Algorithm::Auto.resolve(1, 100, 99), Algorithm::MergeTrans);
+}
+
+// ---------------------------------------------------------------- GPU
+
+/// Transposes `a` with `algo` into a poisoned output and compares with the twin bit for bit.
+fn check_gpu<T: Value + Payload>(t: &mut Transposer, algo: Algorithm, name: &str, a: &Csr<u32, T>, bits: impl Fn(&T) -> u64) {
+    let gpu = t.gpu().clone();
+    let da = DeviceCsr::upload(&gpu, a).unwrap();
+    let mut out = DeviceCsr::<T> { rows: a.cols(), cols: a.rows(), ptr: gpu.alloc(a.cols() as usize + 1).unwrap(), idx: gpu.alloc(a.nnz() as usize).unwrap(), vals: Some(gpu.alloc(a.nnz() as usize).unwrap()) };
+    gpu.memset_bytes(&mut out.ptr, POISON_BYTE).unwrap();
+    gpu.memset_bytes(&mut out.idx, POISON_BYTE).unwrap();
+    gpu.memset_bytes(out.vals.as_mut().unwrap(), POISON_BYTE).unwrap();
+    t.transpose(algo, &da, &mut out).unwrap_or_else(|e| panic!("{name} {algo}: {e}"));
+    let want = serial::transpose(a);
+    let (ptr, idx, vals) = (gpu.download(&out.ptr).unwrap(), gpu.download(&out.idx).unwrap(), gpu.download(out.vals.as_ref().unwrap()).unwrap());
+    assert_eq!(ptr, want.ptr(), "{name} {algo}: pointer");
+    assert_eq!(idx, want.idx(), "{name} {algo}: indices");
+    assert!(vals.iter().map(&bits).eq(want.vals().iter().map(&bits)), "{name} {algo}: value bits");
+}
+
+fn check_pattern(t: &mut Transposer, algo: Algorithm, name: &str, a: &Csr<u32, ()>) {
+    let gpu = t.gpu().clone();
+    let da = DeviceCsr::upload_pattern(&gpu, a).unwrap();
+    let mut out = t.transpose_new(algo, &da).unwrap_or_else(|e| panic!("{name} {algo}: {e}"));
+    assert!(out.vals.is_none());
+    let want = serial::transpose(a);
+    assert_eq!(gpu.download(&out.ptr).unwrap(), want.ptr(), "{name} {algo}: pointer");
+    assert_eq!(gpu.download(&out.idx).unwrap(), want.idx(), "{name} {algo}: indices");
+    gpu.memset_bytes(&mut out.idx, POISON_BYTE).unwrap();
+}
+
+gpu_test!(fn every_algorithm_matches_the_twin_on_generated_matrices(gpu) {
+    let mut t = Transposer::new(gpu).unwrap();
+    let (mut r, _g) = rng();
+    let max = gpu_testkit::max_len() as u64;
+    let mut cases = 0;
+    for scale in [3u64, 31, 33, 100, 1000, 20_000, 300_000] {
+        if scale * 4 > max.max(64) {
+            continue;
+        }
+        let reps = if scale < 1000 { 6 } else { 1 };
+        for _ in 0..reps {
+            for (name, a) in generated::<f32>(&mut r, scale) {
+                for algo in GPU_ALGOS {
+                    check_gpu(&mut t, algo, &name, &a, |v| v.to_bits() as u64);
+                }
+                cases += 1;
+            }
+        }
+    }
+    assert!(cases >= 150, "{cases} matrices");
+});
+
+gpu_test!(fn payloads_f64_i64_and_pattern(gpu) {
+    let mut t = Transposer::new(gpu).unwrap();
+    let (mut r, _g) = rng();
+    for scale in [5u64, 64, 2000] {
+        for (name, a) in generated::<f64>(&mut r, scale) {
+            for algo in GPU_ALGOS {
+                check_gpu(&mut t, algo, &name, &a, |v| v.to_bits());
+            }
+        }
+        for (name, a) in generated::<i64>(&mut r, scale) {
+            for algo in GPU_ALGOS {
+                check_gpu(&mut t, algo, &name, &a, |v| *v as u64);
+            }
+        }
+        for (name, a) in generated::<()>(&mut r, scale) {
+            for algo in GPU_ALGOS {
+                check_pattern(&mut t, algo, &name, &a);
+            }
+        }
+    }
+});
+
+gpu_test!(fn scan_trans_at_every_partition_count(gpu) {
+    let mut t = Transposer::new(gpu).unwrap();
+    let (mut r, _g) = rng();
+    for (name, a) in generated::<f32>(&mut r, 3000) {
+        let nnz = a.nnz();
+        for parts in [1, 2, 7, 31, 32, 33, 1000, nnz.max(1), nnz + 5] {
+            if (parts + 1) * a.cols() > 1 << 27 {
+                continue;
+            }
+            t.set_scan_parts(Some(parts));
+            check_gpu(&mut t, Algorithm::ScanTrans, &format!("{name} parts {parts}"), &a, |v| v.to_bits() as u64);
+        }
+    }
+    t.set_scan_parts(None);
+});
+
+gpu_test!(fn large_matrices_and_one_plan_across_sizes(gpu) {
+    let max = gpu_testkit::max_len() as u64;
+    let mut t = Transposer::new(gpu).unwrap();
+    let sizes: Vec<(u64, u64, u64)> = [(100_000u64, 100_000u64, 2_000_000u64), (1000, 3_000_000, 1_000_000), (2_000_000, 100, 4_000_000), (300, 200, 50_000)].into_iter().filter(|s| s.2 <= max).collect();
+    for algo in [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CooChain, Algorithm::CuSparse] {
+        for &(m, n, nnz) in &sizes {
+            let a = gen::uniform::<f32>(m, n, nnz, m ^ nnz).unwrap();
+            check_gpu(&mut t, algo, &format!("uniform {m}x{n} {nnz}"), &a, |v| v.to_bits() as u64);
+        }
+        let a = gen::rmat::<f32>(20, 3_000_000.min(max), 0.57, 0.19, 0.19, 5).unwrap();
+        check_gpu(&mut t, algo, "rmat 2^20", &a, |v| v.to_bits() as u64);
+        let d = gen::dense_row::<f32>(5000, 1_000_000.min(max), 1_000_000.min(max), 9).unwrap();
+        check_gpu(&mut t, algo, "dense row", &d, |v| v.to_bits() as u64);
+        let reserved = t.allocated_bytes();
+        let small = gen::uniform::<f32>(1000, 1000, 10_000, 3).unwrap();
+        check_gpu(&mut t, algo, "small after large", &small, |v| v.to_bits() as u64);
+        assert_eq!(t.allocated_bytes(), reserved, "{algo}: the plan reallocated for a smaller matrix");
+    }
+});
+
+gpu_test!(fn real_matrices_match_the_twin(gpu) {
+    let mut t = Transposer::new(gpu).unwrap();
+    let all = real_matrices();
+    for (name, a) in &all {
+        for algo in GPU_ALGOS {
+            check_gpu(&mut t, algo, name, a, |v| v.to_bits());
+        }
+    }
+    eprintln!("{} real matrices checked", all.len());
+});
+
+gpu_test!(fn shape_errors_and_validation(gpu) {
+    let mut t = Transposer::new(gpu).unwrap();
+    let a = gen::uniform::<f32>(30, 20, 100, 1).unwrap();
+    let da = DeviceCsr::upload(gpu, &a).unwrap();
+    let mut bad = DeviceCsr::<f32> { rows: 30, cols: 20, ptr: gpu.alloc(21).unwrap(), idx: gpu.alloc(100).unwrap(), vals: Some(gpu.alloc(100).unwrap()) };
+    assert!(matches!(t.transpose(Algorithm::ScanTrans, &da, &mut bad), Err(Error::Shape { what: "output rows", .. })));
+    let mut short = DeviceCsr::<f32> { rows: 20, cols: 30, ptr: gpu.alloc(21).unwrap(), idx: gpu.alloc(99).unwrap(), vals: Some(gpu.alloc(100).unwrap()) };
+    assert!(matches!(t.transpose(Algorithm::MergeTrans, &da, &mut short), Err(Error::Shape { what: "output indices length", .. })));
+    let mut novals = DeviceCsr::<f32> { rows: 20, cols: 30, ptr: gpu.alloc(21).unwrap(), idx: gpu.alloc(100).unwrap(), vals: None };
+    assert!(matches!(t.transpose(Algorithm::CooChain, &da, &mut novals), Err(Error::Shape { what: "output values present", .. })));
+    t.validate(&da).unwrap();
+    // A partition count past memory is an error, not a crash.
+    t.set_scan_parts(Some(1 << 40));
+    assert!(t.transpose_new(Algorithm::ScanTrans, &da).is_err());
+    t.set_scan_parts(None);
+    // Garbage in the public fields: validate finds it.
+    let mut broken = DeviceCsr::upload(gpu, &a).unwrap();
+    let mut idx = a.idx().to_vec();
+    idx[57] = 20;
+    broken.idx = gpu.upload(&idx).unwrap();
+    assert!(matches!(t.validate(&broken), Err(Error::Histogram(gpu_histogram::Error::KeyOutOfRange { index: 57, bins: 20 }))));
+    let mut ptr = a.ptr().to_vec();
+    ptr[5] = 1000;
+    broken.ptr = gpu.upload(&ptr).unwrap();
+    assert!(matches!(t.validate(&broken), Err(Error::Ptr2Idx(_))));
+    // Still works afterwards.
+    for algo in GPU_ALGOS {
+        check_gpu(&mut t, algo, "after errors", &a, |v| v.to_bits() as u64);
+    }
+    if let Err(e) = t.workspace_bytes(Algorithm::CuSparse, 30, 20, 100, 4) {
+        panic!("cuSPARSE workspace query: {e}");
+    }
+    assert!(t.workspace_bytes(Algorithm::ScanTrans, 30, 20, 100, 4).unwrap() > 0);
+    eprintln!("cuSPARSE {}: {}", t.cusparse_version().unwrap(), gpu_transpose::cusparse_library().unwrap());
+});

@@ -1,0 +1,109 @@
+//! Kernels of PTX module `transpose`.
+use gpu_device::mem::ldg_u32;
+use gpu_device::thread::{grid_size_1d, index_1d_u64};
+
+use crate::{scatter_slot, sorted_ptr_range};
+
+/// `perm[j] = j` for `j < nnz`.
+///
+/// # Safety
+/// `perm` holds `nnz` words; any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_iota(perm: *mut u32, nnz: u64) {
+    let mut j = index_1d_u64();
+    while j < nnz {
+        // SAFETY: j < nnz.
+        unsafe { *perm.add(j as usize) = j as u32 };
+        j += grid_size_1d();
+    }
+}
+
+/// The column pointer (`n + 1` words) from the `nnz` sorted column indices ([`sorted_ptr_range`]).
+///
+/// # Safety
+/// `keys` holds `nnz` sorted words `< n`, `ptr` holds `n + 1`; any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_sorted_ptr(keys: *const u32, nnz: u64, n: u64, ptr: *mut u32) {
+    let mut i = index_1d_u64();
+    let last = nnz.max(1);
+    while i < last {
+        // SAFETY: sorted_ptr_range reads keys below nnz and returns ranges within 0..=n.
+        unsafe {
+            let (head, tail) = sorted_ptr_range(&|k| ldg_u32(keys.add(k as usize)), nnz, n, i);
+            for c in head {
+                *ptr.add(c as usize) = i as u32;
+            }
+            for c in tail {
+                *ptr.add(c as usize) = nnz as u32;
+            }
+        }
+        i += grid_size_1d();
+    }
+}
+
+macro_rules! move_kernels {
+    ($scatter:ident, $gather:ident, $t:ty) => {
+        /// ScanTrans's scatter: nonzero `j` (row `rows[j]`, column `cols[j]`, partition
+        /// `p = j / chunk`) lands at [`scatter_slot`]`(colptr[c], inter[p * n + c], intra[j])`
+        /// of `out_rows` and `out_vals` (values are skipped when `vals` is null).
+        ///
+        /// # Safety
+        /// `cols`, `rows`, `intra` (and `vals`, `out_rows`, `out_vals` when used) hold `nnz`
+        /// items; `colptr` holds `n + 1`, `inter` `(ceil(nnz / chunk) + 1) * n`; the inputs are
+        /// ScanTrans's, so every slot is `< nnz` and distinct. Any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $scatter(
+            nnz: u64,
+            n: u64,
+            chunk: u64,
+            cols: *const u32,
+            rows: *const u32,
+            vals: *const $t,
+            colptr: *const u32,
+            inter: *const u32,
+            intra: *const u32,
+            out_rows: *mut u32,
+            out_vals: *mut $t,
+        ) {
+            let mut j = index_1d_u64();
+            while j < nnz {
+                // SAFETY: j < nnz; c < n; p * n + c is inside inter; the slot is < nnz.
+                unsafe {
+                    let c = ldg_u32(cols.add(j as usize)) as u64;
+                    let p = j / chunk;
+                    let at = scatter_slot(ldg_u32(colptr.add(c as usize)), ldg_u32(inter.add((p * n + c) as usize)), ldg_u32(intra.add(j as usize))) as usize;
+                    *out_rows.add(at) = ldg_u32(rows.add(j as usize));
+                    if !vals.is_null() {
+                        *out_vals.add(at) = *vals.add(j as usize);
+                    }
+                }
+                j += grid_size_1d();
+            }
+        }
+
+        /// The gather after the sort: `out_rows[k] = rows[perm[k]]` and `out_vals[k] =
+        /// vals[perm[k]]` (values skipped when `vals` is null).
+        ///
+        /// # Safety
+        /// `perm`, `rows`, `out_rows` (and `vals`, `out_vals` when used) hold `nnz` items;
+        /// `perm` is a permutation of `0..nnz`. Any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $gather(nnz: u64, perm: *const u32, rows: *const u32, vals: *const $t, out_rows: *mut u32, out_vals: *mut $t) {
+            let mut k = index_1d_u64();
+            while k < nnz {
+                // SAFETY: k < nnz and perm[k] < nnz.
+                unsafe {
+                    let j = ldg_u32(perm.add(k as usize)) as usize;
+                    *out_rows.add(k as usize) = ldg_u32(rows.add(j));
+                    if !vals.is_null() {
+                        *out_vals.add(k as usize) = *vals.add(j);
+                    }
+                }
+                k += grid_size_1d();
+            }
+        }
+    };
+}
+
+move_kernels!(transpose_scatter_v4, transpose_gather_v4, u32);
+move_kernels!(transpose_scatter_v8, transpose_gather_v8, u64);

@@ -1,0 +1,63 @@
+//! Sparse transposition kernels (PTX module `transpose`, host side: crate `gpu-transpose`).
+//!
+//! The transposers compose the primitive crates (ptr2idx, histogram, scan, segsort, segmerge);
+//! what is left is moving the nonzeros:
+//!
+//! - `transpose_scatter_v{4,8}` (ScanTrans): nonzero `j` of partition `p = j / chunk` goes to
+//!   `colptr[c] + inter[p][c] + intra[j]` with `c = col[j]` ([`scatter_slot`]).
+//! - `transpose_gather_v{4,8}` (MergeTrans, COO chain): `out[k] = in[perm[k]]` for the row
+//!   indices and the values, after a stable sort of `(col, j)` pairs.
+//! - `transpose_sorted_ptr`: the column pointer from the sorted column indices by boundary
+//!   detection ([`sorted_ptr_range`]): no atomics, one write per pointer.
+//! - `transpose_iota`: `perm[j] = j`.
+//!
+//! `v4` kernels move 4-byte values, `v8` 8-byte values; a null value pointer moves none
+//! (pattern matrices).
+#![no_std]
+#![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx))]
+#![deny(missing_docs)]
+
+/// Threads per block of every kernel here.
+pub const NT: u32 = 256;
+
+/// Where ScanTrans puts nonzero `j` (column `c`, partition `p`): the column's start, plus the
+/// nonzeros of column `c` in partitions before `p` (`inter_pc`, the vertically scanned table),
+/// plus its rank among the column's nonzeros of its own partition (`intra_j`).
+///
+/// ```
+/// // column 3 starts at 10; 2 of its nonzeros are in earlier partitions; this one is the
+/// // second of its partition.
+/// assert_eq!(transpose_kernels::scatter_slot(10, 2, 1), 13);
+/// ```
+#[inline(always)]
+pub const fn scatter_slot(colptr_c: u32, inter_pc: u32, intra_j: u32) -> u32 {
+    colptr_c.wrapping_add(inter_pc).wrapping_add(intra_j)
+}
+
+/// The pointer entries that position `i` of the sorted keys `keys` (`nnz` of them, each `< n`)
+/// writes, as a half-open range of pointer indices, all set to `i`: the columns after the
+/// previous key up to its own key. The last position also writes the tail up to `n` with `nnz`
+/// (returned as the second range, empty elsewhere). With `nnz = 0` position 0 is virtual and
+/// writes `0..=n` with 0.
+///
+/// ```
+/// // keys [1, 1, 3] of n = 5: ptr = [0, 0, 2, 2, 3, 3]
+/// use transpose_kernels::sorted_ptr_range as r;
+/// let keys = [1u32, 1, 3];
+/// assert_eq!(r(&|i| keys[i as usize], 3, 5, 0), (0..2, 0..0));
+/// assert_eq!(r(&|i| keys[i as usize], 3, 5, 1), (2..2, 0..0));
+/// assert_eq!(r(&|i| keys[i as usize], 3, 5, 2), (2..4, 4..6));
+/// ```
+#[inline(always)]
+pub fn sorted_ptr_range(keys: &impl Fn(u64) -> u32, nnz: u64, n: u64, i: u64) -> (core::ops::Range<u64>, core::ops::Range<u64>) {
+    if nnz == 0 {
+        return (0..0, 0..n + 1);
+    }
+    let lo = if i == 0 { 0 } else { (keys(i - 1) as u64 + 1).min(n) };
+    let hi = (keys(i) as u64 + 1).min(n + 1).max(lo);
+    let tail = if i + 1 == nnz { hi..n + 1 } else { 0..0 };
+    (lo..hi, tail)
+}
+
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod kernels;
