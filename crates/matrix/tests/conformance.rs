@@ -252,7 +252,7 @@ fn conversion_vectors() {
                 let (m, n) = shape(case);
                 let a = Csr::<u32, f64>::try_new(m, n, vec![0; m as usize + 1], vec![], vec![]).unwrap();
                 let t = a.transpose();
-                assert_eq!((t.rows(), t.cols(), t.ptr().len()), (n, m, m.max(0) as usize * 0 + n as usize + 1), "{id} {m}x{n}");
+                assert_eq!((t.rows(), t.cols(), t.ptr().len()), (n, m, n as usize + 1), "{id} {m}x{n}");
                 assert!(t.ptr().iter().all(|&p| p == 0));
                 checked += 1;
             }

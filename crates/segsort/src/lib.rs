@@ -99,6 +99,7 @@ impl BlockSize {
     pub const ALL: [BlockSize; 5] = [BlockSize::B128, BlockSize::B256, BlockSize::B512, BlockSize::B1024, BlockSize::B2048];
 
     /// Items per segment.
+    #[allow(clippy::len_without_is_empty)]
     pub const fn len(self) -> u32 {
         128 << self as u32
     }

@@ -156,17 +156,22 @@ impl Algorithm {
     }
 
     /// `Auto` among this crate's own algorithms for an `m × n` matrix with `nnz` nonzeros; the
-    /// others stay. The rule follows BENCHMARKS.md (H100): ScanTrans where the partition table is
-    /// cheap (`n` small against `nnz`), MergeTrans elsewhere. [`Transposer::resolve`] prefers
-    /// cuSPARSE when it is available, as it measured fastest.
+    /// others stay. The rule follows BENCHMARKS.md (H100): ScanTrans for small matrices (fewest
+    /// launches) and where the partition table is cheap (`n` small against `nnz`), MergeTrans
+    /// elsewhere. [`Transposer::resolve`] prefers cuSPARSE above [`AUTO_SCAN_MAX_NNZ`] when it is
+    /// available, as it measured fastest there.
     pub fn resolve(self, _m: u64, n: u64, nnz: u64) -> Algorithm {
         match self {
-            Algorithm::Auto if n.saturating_mul(AUTO_SCAN_MIN_DENSITY) <= nnz => Algorithm::ScanTrans,
+            Algorithm::Auto if nnz <= AUTO_SCAN_MAX_NNZ || n.saturating_mul(AUTO_SCAN_MIN_DENSITY) <= nnz => Algorithm::ScanTrans,
             Algorithm::Auto => Algorithm::MergeTrans,
             a => a,
         }
     }
 }
+
+/// `Auto` picks ScanTrans up to this many nonzeros: on the real matrices of 15 to 84k nonzeros
+/// it measured 1.8–2.4× faster than cuSPARSE and MergeTrans (launch latency dominates).
+pub const AUTO_SCAN_MAX_NNZ: u64 = 100_000;
 
 /// Without cuSPARSE, `Auto` picks ScanTrans when the columns average at least this many
 /// nonzeros (measured: MergeTrans wins at 100 per column, ScanTrans at 156k; the threshold sits
@@ -301,10 +306,11 @@ impl Transposer {
         self.parts.unwrap_or_else(|| scan_parts(nnz, n, self.gpu.props().sm_count))
     }
 
-    /// What `algo` runs as: `Auto` is cuSPARSE when it can be loaded (fastest measured on every
-    /// suite matrix, BENCHMARKS.md), else [`Algorithm::resolve`]'s choice.
+    /// What `algo` runs as: `Auto` is ScanTrans up to [`AUTO_SCAN_MAX_NNZ`] nonzeros, cuSPARSE
+    /// above when it can be loaded (fastest measured on every suite matrix, BENCHMARKS.md), else
+    /// [`Algorithm::resolve`]'s choice.
     pub fn resolve(&mut self, algo: Algorithm, m: u64, n: u64, nnz: u64) -> Algorithm {
-        if algo == Algorithm::Auto && self.cusparse().is_ok() {
+        if algo == Algorithm::Auto && nnz > AUTO_SCAN_MAX_NNZ && self.cusparse().is_ok() {
             return Algorithm::CuSparse;
         }
         algo.resolve(m, n, nnz)
@@ -400,10 +406,10 @@ impl Transposer {
         Ok(())
     }
 
-    /// Allocates the output for `a` and transposes into it.
-    pub fn transpose_new<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>) -> Result<DeviceCsr<T>> {
+    /// Allocates an output of the transposed shape for `a` (contents unspecified).
+    pub fn alloc_output<T: Payload>(&self, a: &DeviceCsr<T>) -> Result<DeviceCsr<T>> {
         let d = dims(a)?;
-        let mut out = DeviceCsr {
+        Ok(DeviceCsr {
             rows: d.n,
             cols: d.m,
             ptr: self.gpu.alloc::<u32>(d.n as usize + 1)?,
@@ -412,7 +418,12 @@ impl Transposer {
                 Some(_) => Some(self.gpu.alloc::<T>(d.nnz as usize)?),
                 None => None,
             },
-        };
+        })
+    }
+
+    /// Allocates the output for `a` and transposes into it.
+    pub fn transpose_new<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>) -> Result<DeviceCsr<T>> {
+        let mut out = self.alloc_output(a)?;
         self.transpose(algo, a, &mut out)?;
         Ok(out)
     }

@@ -126,8 +126,9 @@ fn algorithm_names_round_trip_and_auto_resolves() {
         assert_ne!(a.resolve(10, 10, 10), Algorithm::Auto);
     }
     assert!(matches!("fast".parse::<Algorithm>(), Err(Error::UnknownAlgorithm(_))));
-    assert_eq!(Algorithm::Auto.resolve(1, 100, 100 * gpu_transpose::AUTO_SCAN_MIN_DENSITY), Algorithm::ScanTrans);
-    assert_eq!(Algorithm::Auto.resolve(1, 100, 99), Algorithm::MergeTrans);
+    assert_eq!(Algorithm::Auto.resolve(1, 1000, 1000 * gpu_transpose::AUTO_SCAN_MIN_DENSITY), Algorithm::ScanTrans);
+    assert_eq!(Algorithm::Auto.resolve(1, 100_000, 200_000), Algorithm::MergeTrans);
+    assert_eq!(Algorithm::Auto.resolve(1, 100_000, gpu_transpose::AUTO_SCAN_MAX_NNZ), Algorithm::ScanTrans);
 }
 
 // ---------------------------------------------------------------- GPU

@@ -1,0 +1,352 @@
+//! `sptrans bench`: every algorithm on every matrix of a suite; correctness against the serial
+//! twin once per matrix and algorithm, then timed runs (GPU events); tables, CSV and an SVG chart.
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use gpu_transpose::measure::{bytes_moved, paper_suite, small_suite, time_gpu, time_serial, Stats, SuiteMatrix};
+use gpu_transpose::{serial, Algorithm, Transposer};
+use indicatif::{ProgressBar, ProgressStyle};
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{mm, Csr};
+
+use crate::cli::BenchArgs;
+use crate::{Error, Result};
+
+/// The algorithms `bench` runs by default, in table order.
+pub const DEFAULT_ALGOS: [Algorithm; 5] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CooChain, Algorithm::CuSparse];
+
+/// The serial twin runs at most this many timed repetitions.
+pub const SERIAL_MAX_REPS: usize = 3;
+
+/// One measurement: a matrix, an algorithm, its timings or why there are none.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// Matrix name.
+    pub matrix: String,
+    /// Rows, columns, nonzeros.
+    pub shape: (u64, u64, u64),
+    /// The algorithm.
+    pub algo: Algorithm,
+    /// Timings, or the error that stopped it.
+    pub result: std::result::Result<Stats, String>,
+    /// Workspace bytes (device), when known.
+    pub workspace: Option<u64>,
+    /// Whether its output equalled the serial twin's (always for the twin itself).
+    pub checked: bool,
+}
+
+/// A matrix to run: name and loader.
+struct Source {
+    name: String,
+    load: Box<dyn Fn() -> Result<Csr<u32, f32>>>,
+}
+
+fn from_suite(s: SuiteMatrix) -> Source {
+    Source { name: s.name, load: Box::new(move || (s.build)().map_err(Error::Gen)) }
+}
+
+fn from_file(path: PathBuf) -> Source {
+    let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
+    Source { name, load: Box::new(move || mm::read_csr::<f32>(&path).map_err(|source| Error::Matrix { path: path.clone(), source })) }
+}
+
+fn mtx_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let rd = std::fs::read_dir(dir).map_err(|e| Error::Usage(format!("{}: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_file() && { let n = p.to_string_lossy(); n.ends_with(".mtx") || n.ends_with(".mtx.gz") }).collect();
+    files.sort();
+    Ok(files)
+}
+
+fn sources(args: &BenchArgs, have_gpu: bool) -> Result<Vec<Source>> {
+    let mut out = Vec::new();
+    let named = |p: &PathBuf, s: &str| p.as_os_str() == s;
+    if args.suite.len() == 1 && (named(&args.suite[0], "default") || named(&args.suite[0], "small")) {
+        let suite = if named(&args.suite[0], "small") || !have_gpu { small_suite() } else { paper_suite() };
+        out.extend(suite.into_iter().map(from_suite));
+    } else {
+        for p in &args.suite {
+            if p.is_dir() {
+                out.extend(mtx_files(p)?.into_iter().map(from_file));
+            } else if p.is_file() {
+                out.push(from_file(p.clone()));
+            } else {
+                return Err(Error::Usage(format!("--suite: {} is not default, small, a directory or a file", p.display())));
+            }
+        }
+    }
+    if let Some(dir) = &args.matrices {
+        out.extend(mtx_files(dir)?.into_iter().map(from_file));
+    }
+    if out.is_empty() {
+        return Err(Error::Usage("the suite holds no matrices".into()));
+    }
+    Ok(out)
+}
+
+/// `sptrans bench`.
+pub fn bench(args: &BenchArgs) -> Result<()> {
+    let gpu = match crate::open_gpu() {
+        Ok(g) => Some(g),
+        Err(why) => {
+            eprintln!("no GPU found ({why}): running the serial twin only, on the small suite");
+            None
+        }
+    };
+    let algos: Vec<Algorithm> = match (&gpu, &args.algos) {
+        (None, _) => vec![Algorithm::Serial],
+        (Some(_), Some(a)) => a.clone(),
+        (Some(_), None) => DEFAULT_ALGOS.to_vec(),
+    };
+    if args.reps == 0 {
+        return Err(Error::Usage("--reps must be at least 1".into()));
+    }
+    let srcs = sources(args, gpu.is_some())?;
+    let mut t = match &gpu {
+        Some(g) => Some(Transposer::new(g)?),
+        None => None,
+    };
+    let copy = match &gpu {
+        Some(g) => Some(gpu_runtime::copy_bandwidth_gbs(g, 1 << 30, 20)?),
+        None => None,
+    };
+    if let (Some(g), Some(c)) = (&gpu, copy) {
+        eprintln!("device: {}; device-to-device copy {c:.0} GB/s", g.props().name);
+    }
+    let pb = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new((srcs.len() * algos.len()) as u64) };
+    pb.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}").map_err(|e| Error::Usage(e.to_string()))?.progress_chars("=> "));
+    let mut records = Vec::new();
+    for src in &srcs {
+        pb.set_message(format!("{}: loading", src.name));
+        let a = match (src.load)() {
+            Ok(a) => a,
+            Err(e) => {
+                pb.println(format!("{}: skipped: {e}", src.name));
+                pb.inc(algos.len() as u64);
+                continue;
+            }
+        };
+        let shape = (a.rows(), a.cols(), a.nnz());
+        let want = serial::transpose(&a);
+        let dev = match (&gpu, &mut t) {
+            (Some(g), Some(t)) if algos.iter().any(|x| x.is_gpu()) => {
+                let da = DeviceCsr::upload(g, &a)?;
+                let out = t.alloc_output(&da)?;
+                Some((g, da, out))
+            }
+            _ => None,
+        };
+        let mut dev = dev;
+        for &algo in &algos {
+            pb.set_message(format!("{}: {algo}", src.name));
+            let rec = |result, workspace, checked| Record { matrix: src.name.clone(), shape, algo, result, workspace, checked };
+            if algo == Algorithm::Serial {
+                records.push(rec(Ok(time_serial(&a, args.reps.min(SERIAL_MAX_REPS))), Some(0), true));
+            } else if let (Some((g, da, out)), Some(t)) = (dev.as_mut(), t.as_mut()) {
+                let r = run_gpu(t, g, algo, da, out, &want, args);
+                let ws = t.workspace_bytes(algo, shape.0, shape.1, shape.2, 4).ok();
+                match r {
+                    Ok(st) => records.push(rec(Ok(st), ws, true)),
+                    Err(e) => {
+                        pb.println(format!("{}: {algo}: {e}", src.name));
+                        records.push(rec(Err(e.to_string()), ws, false));
+                    }
+                }
+            }
+            pb.inc(1);
+        }
+    }
+    pb.finish_and_clear();
+    print!("{}", tables(&records, &algos, copy));
+    if let Some(p) = &args.csv {
+        std::fs::write(p, csv(&records, copy)).map_err(|e| Error::Output { path: p.clone(), msg: e.to_string() })?;
+        eprintln!("wrote {}", p.display());
+    }
+    if let Some(p) = &args.plot {
+        plot(p, &records, &algos)?;
+        eprintln!("wrote {}", p.display());
+    }
+    if records.iter().any(|r| r.result.is_err() && !r.result.as_ref().err().is_some_and(|e| e.contains("not available"))) {
+        return Err(Error::CheckFailed("some runs failed (see above)".into()));
+    }
+    Ok(())
+}
+
+fn run_gpu(t: &mut Transposer, gpu: &gpu_runtime::Gpu, algo: Algorithm, da: &DeviceCsr<f32>, out: &mut DeviceCsr<f32>, want: &Csr<u32, f32>, args: &BenchArgs) -> Result<Stats> {
+    gpu.memset_bytes(&mut out.idx, 0xAB)?;
+    t.transpose(algo, da, out)?;
+    let got = out.download(gpu)?;
+    let same = got.ptr() == want.ptr() && got.idx() == want.idx() && got.vals().iter().map(|v| v.to_bits()).eq(want.vals().iter().map(|v| v.to_bits()));
+    if !same {
+        return Err(Error::CheckFailed(format!("{algo} differs from the serial twin")));
+    }
+    Ok(time_gpu(t, algo, da, out, args.warmup, args.reps)?)
+}
+
+fn find<'a>(records: &'a [Record], matrix: &str, algo: Algorithm) -> Option<&'a Record> {
+    records.iter().find(|r| r.matrix == matrix && r.algo == algo)
+}
+
+fn matrices(records: &[Record]) -> Vec<(String, (u64, u64, u64))> {
+    let mut out: Vec<(String, (u64, u64, u64))> = Vec::new();
+    for r in records {
+        if !out.iter().any(|(m, _)| *m == r.matrix) {
+            out.push((r.matrix.clone(), r.shape));
+        }
+    }
+    out
+}
+
+fn median(r: Option<&Record>) -> Option<f64> {
+    r.and_then(|r| r.result.as_ref().ok()).map(|s| s.median_ms)
+}
+
+/// The text tables: times, speedups, bandwidth and workspace.
+pub fn tables(records: &[Record], algos: &[Algorithm], copy: Option<f64>) -> String {
+    let mut s = String::new();
+    let mats = matrices(records);
+    let head = |s: &mut String, first: &str, cols: &[String]| {
+        let _ = writeln!(s, "| {first} | {} |", cols.join(" | "));
+        let _ = writeln!(s, "|---|{}", "---|".repeat(cols.len()));
+    };
+    let _ = writeln!(s, "\nTime, ms: median [min–max]");
+    let mut cols = vec!["nnz".to_string()];
+    cols.extend(algos.iter().map(|a| a.name().to_string()));
+    head(&mut s, "matrix", &cols);
+    for (m, shape) in &mats {
+        let cells: Vec<String> = algos
+            .iter()
+            .map(|&a| match find(records, m, a).map(|r| &r.result) {
+                Some(Ok(st)) => format!("{:.3} [{:.3}–{:.3}]", st.median_ms, st.min_ms, st.max_ms),
+                Some(Err(_)) => "failed".into(),
+                None => "—".into(),
+            })
+            .collect();
+        let _ = writeln!(s, "| {m} | {} | {} |", shape.2, cells.join(" | "));
+    }
+    let gpu_algos: Vec<Algorithm> = algos.iter().copied().filter(|a| a.is_gpu()).collect();
+    if !gpu_algos.is_empty() {
+        let _ = writeln!(s, "\nSpeedup over the serial twin / over cuSPARSE (time of the other ÷ this one's)");
+        head(&mut s, "matrix", &gpu_algos.iter().map(|a| a.name().to_string()).collect::<Vec<_>>());
+        for (m, _) in &mats {
+            let ser = median(find(records, m, Algorithm::Serial));
+            let cus = median(find(records, m, Algorithm::CuSparse));
+            let cells: Vec<String> = gpu_algos
+                .iter()
+                .map(|&a| match median(find(records, m, a)) {
+                    Some(t) => format!("{} / {}", ser.map_or("—".into(), |x| format!("{:.1}×", x / t)), cus.map_or("—".into(), |x| format!("{:.2}×", x / t))),
+                    None => "—".into(),
+                })
+                .collect();
+            let _ = writeln!(s, "| {m} | {} |", cells.join(" | "));
+        }
+        let _ = writeln!(s, "\nEffective bandwidth GB/s (16 B per nonzero + pointers), % of copy ({}), workspace MB", copy.map_or("not measured".into(), |c| format!("{c:.0} GB/s")));
+        head(&mut s, "matrix", &gpu_algos.iter().map(|a| a.name().to_string()).collect::<Vec<_>>());
+        for (m, shape) in &mats {
+            let bytes = bytes_moved(shape.0, shape.1, shape.2, 4) as f64;
+            let cells: Vec<String> = gpu_algos
+                .iter()
+                .map(|&a| match find(records, m, a) {
+                    Some(r) => {
+                        let ws = r.workspace.map_or("—".into(), |w| format!("{:.0}", w as f64 / 1e6));
+                        match &r.result {
+                            Ok(st) => {
+                                let gbs = bytes / (st.median_ms * 1e-3) / 1e9;
+                                format!("{gbs:.0} ({}) {ws} MB", copy.map_or("—".into(), |c| format!("{:.0}%", 100.0 * gbs / c)))
+                            }
+                            Err(_) => "failed".into(),
+                        }
+                    }
+                    None => "—".into(),
+                })
+                .collect();
+            let _ = writeln!(s, "| {m} | {} |", cells.join(" | "));
+        }
+    }
+    s
+}
+
+/// Every record as a CSV line (with a header).
+pub fn csv(records: &[Record], copy: Option<f64>) -> String {
+    let mut s = String::from("matrix,rows,cols,nnz,algorithm,median_ms,min_ms,max_ms,reps,gb_per_s,copy_fraction,speedup_vs_serial,speedup_vs_cusparse,workspace_bytes,checked,error\n");
+    for r in records {
+        let (m, n, nnz) = r.shape;
+        let ser = median(find(records, &r.matrix, Algorithm::Serial));
+        let cus = median(find(records, &r.matrix, Algorithm::CuSparse));
+        let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.6}"));
+        let name = r.matrix.replace('"', "'");
+        match &r.result {
+            Ok(st) => {
+                let gbs = bytes_moved(m, n, nnz, 4) as f64 / (st.median_ms * 1e-3) / 1e9;
+                let _ = writeln!(
+                    s,
+                    "\"{name}\",{m},{n},{nnz},{},{:.6},{:.6},{:.6},{},{gbs:.3},{},{},{},{},{},",
+                    r.algo,
+                    st.median_ms,
+                    st.min_ms,
+                    st.max_ms,
+                    st.reps,
+                    opt(copy.filter(|_| r.algo.is_gpu()).map(|c| gbs / c)),
+                    opt(ser.map(|x| x / st.median_ms)),
+                    opt(cus.map(|x| x / st.median_ms)),
+                    r.workspace.map_or(String::new(), |w| w.to_string()),
+                    r.checked
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(s, "\"{name}\",{m},{n},{nnz},{},,,,,,,,,{},false,\"{}\"", r.algo, r.workspace.map_or(String::new(), |w| w.to_string()), e.replace('"', "'"));
+            }
+        }
+    }
+    s
+}
+
+/// A grouped bar chart of median times (log scale), one group per matrix.
+pub fn plot(path: &Path, records: &[Record], algos: &[Algorithm]) -> Result<()> {
+    use plotters::prelude::*;
+    let err = |e: String| Error::Output { path: path.to_path_buf(), msg: e };
+    let mats = matrices(records);
+    let times: Vec<f64> = records.iter().filter_map(|r| r.result.as_ref().ok()).map(|s| s.median_ms).filter(|t| *t > 0.0).collect();
+    let (lo, hi) = times.iter().fold((f64::MAX, f64::MIN), |(l, h), &t| (l.min(t), h.max(t)));
+    let (lo, hi) = if times.is_empty() { (0.01, 1.0) } else { (lo / 2.0, hi * 2.0) };
+    let width = (200 + 90 * mats.len() as u32 * algos.len().max(1) as u32 / 2).clamp(640, 2400);
+    let root = SVGBackend::new(path, (width, 520)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let groups = mats.len().max(1) as u32;
+    let k = algos.len().max(1) as u32;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("sptrans bench: median time per transposition (ms, log scale)", ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(60)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0u32..groups * (k + 1), (lo..hi).log_scale())
+        .map_err(|e| err(e.to_string()))?;
+    let names: Vec<String> = mats.iter().map(|(m, _)| m.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(groups as usize * (k as usize + 1))
+        .x_label_formatter(&|x| if x % (k + 1) == k / 2 { names.get((x / (k + 1)) as usize).cloned().unwrap_or_default() } else { String::new() })
+        .y_desc("ms")
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    for (ai, &algo) in algos.iter().enumerate() {
+        let color = Palette99::pick(ai).to_rgba();
+        let bars: Vec<Rectangle<(u32, f64)>> = mats
+            .iter()
+            .enumerate()
+            .filter_map(|(mi, (m, _))| median(find(records, m, algo)).map(|t| (mi, t)))
+            .map(|(mi, t)| {
+                let x = mi as u32 * (k + 1) + ai as u32;
+                Rectangle::new([(x, lo), (x + 1, t)], color.filled())
+            })
+            .collect();
+        chart
+            .draw_series(bars)
+            .map_err(|e| err(e.to_string()))?
+            .label(algo.name())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    }
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))?;
+    Ok(())
+}

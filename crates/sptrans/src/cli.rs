@@ -1,0 +1,189 @@
+//! The command line (clap).
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use gpu_transpose::Algorithm;
+
+/// GPU sparse-matrix transposition: transpose Matrix Market files, generate matrices, benchmark
+/// ScanTrans, MergeTrans, the COO chain and cuSPARSE against the serial twin.
+#[derive(Debug, Parser)]
+#[command(name = "sptrans", version, about)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Transpose a Matrix Market file (.mtx or .mtx.gz) and write the result.
+    Transpose(TransposeArgs),
+    /// Generate a matrix and write it as Matrix Market.
+    Gen(GenArgs),
+    /// Benchmark the transposers (default: the built-in suite, every algorithm).
+    Bench(BenchArgs),
+    /// Show the driver, the device, cuSPARSE, the embedded PTX and the device toolchain.
+    Info(InfoArgs),
+}
+
+fn parse_algo(s: &str) -> Result<Algorithm, String> {
+    s.parse().map_err(|e: gpu_transpose::Error| e.to_string())
+}
+
+/// `sptrans transpose`.
+#[derive(Debug, Args)]
+pub struct TransposeArgs {
+    /// Input matrix (.mtx or .mtx.gz; gzip is detected by content).
+    pub input: PathBuf,
+    /// Output file (Matrix Market coordinate general).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Algorithm: auto, serial, scan, merge, cusparse, coo.
+    #[arg(long, default_value = "auto", value_parser = parse_algo)]
+    pub algo: Algorithm,
+    /// Compare the result with the serial twin (exit code 1 on any difference).
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// Value type of generated matrices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FieldArg {
+    /// f64 values.
+    Real,
+    /// i64 values.
+    Integer,
+    /// No values.
+    Pattern,
+}
+
+/// `sptrans gen`.
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    /// The generator and its sizes.
+    #[command(subcommand)]
+    pub kind: GenKind,
+    /// Random seed (same seed, same matrix).
+    #[arg(long, default_value_t = 1, global = true)]
+    pub seed: u64,
+    /// Output file (required).
+    #[arg(short, long, global = true)]
+    pub output: Option<PathBuf>,
+    /// Value field of the output.
+    #[arg(long, value_enum, default_value = "real", global = true)]
+    pub field: FieldArg,
+}
+
+/// The generators (see `sptrans_matrix::gen` for each exact distribution).
+#[derive(Debug, Clone, Subcommand)]
+pub enum GenKind {
+    /// Uniform random: NNZ distinct positions of an M × N matrix.
+    Uniform {
+        /// Rows.
+        m: u64,
+        /// Columns.
+        n: u64,
+        /// Nonzeros.
+        nnz: u64,
+    },
+    /// R-MAT power-law graph of 2^SCALE vertices and EDGES edges (duplicates merged).
+    Rmat {
+        /// log2 of the vertex count.
+        scale: u32,
+        /// Edges drawn.
+        edges: u64,
+        /// Probability of the top-left quadrant.
+        #[arg(long, default_value_t = 0.57)]
+        a: f64,
+        /// Top-right.
+        #[arg(long, default_value_t = 0.19)]
+        b: f64,
+        /// Bottom-left (d = 1 - a - b - c).
+        #[arg(long, default_value_t = 0.19)]
+        c: f64,
+    },
+    /// 5-point Laplacian of a K × K grid.
+    Laplacian2d {
+        /// Grid side.
+        k: u64,
+    },
+    /// 7-point Laplacian of a K × K × K grid.
+    Laplacian3d {
+        /// Grid side.
+        k: u64,
+    },
+    /// N × N band with LOWER subdiagonals and UPPER superdiagonals.
+    Banded {
+        /// Size.
+        n: u64,
+        /// Subdiagonals.
+        lower: u64,
+        /// Superdiagonals.
+        upper: u64,
+    },
+    /// Tall and skinny M × N, PER_ROW distinct columns in each row.
+    TallSkinny {
+        /// Rows.
+        m: u64,
+        /// Columns.
+        n: u64,
+        /// Entries per row.
+        per_row: u64,
+    },
+    /// Adversary: uniform M × N with NNZ entries plus one full row.
+    DenseRow {
+        /// Rows.
+        m: u64,
+        /// Columns.
+        n: u64,
+        /// Nonzeros.
+        nnz: u64,
+    },
+    /// Adversary: uniform M × N with NNZ entries plus one full column.
+    DenseCol {
+        /// Rows.
+        m: u64,
+        /// Columns.
+        n: u64,
+        /// Nonzeros.
+        nnz: u64,
+    },
+}
+
+/// `sptrans bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// `default` (the seed papers' sizes), `small`, a directory of .mtx/.mtx.gz files, or files.
+    #[arg(long, num_args = 1.., default_value = "default")]
+    pub suite: Vec<PathBuf>,
+    /// Also run the real matrices of this directory (with the default or small suite).
+    #[arg(long)]
+    pub matrices: Option<PathBuf>,
+    /// Algorithms, comma-separated (default: serial,scan,merge,coo,cusparse).
+    #[arg(long, value_delimiter = ',', value_parser = parse_algo)]
+    pub algos: Option<Vec<Algorithm>>,
+    /// Timed runs per matrix and algorithm (GPU; the serial twin runs at most 3).
+    #[arg(long, default_value_t = 10)]
+    pub reps: usize,
+    /// Untimed runs before timing.
+    #[arg(long, default_value_t = 2)]
+    pub warmup: usize,
+    /// Write every measurement as CSV here.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Draw a bar chart of the times (SVG) here.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Do not draw a progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `sptrans info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// Skip measuring the copy bandwidth.
+    #[arg(long)]
+    pub no_bandwidth: bool,
+}

@@ -1,0 +1,73 @@
+//! # sptrans (command-line tool)
+//!
+//! `sptrans transpose | gen | bench | info`: transposes Matrix Market files on the GPU (the
+//! serial twin without one, saying so), generates matrices, benchmarks every transposer against
+//! cuSPARSE and the serial twin (tables, CSV, SVG plot), and reports the machine. The binary is a
+//! thin `main` around [`run`]; everything returns [`Error`] values, printed with a non-zero exit.
+#![deny(missing_docs)]
+
+pub mod bench;
+pub mod cli;
+mod files;
+pub mod info;
+
+use std::path::PathBuf;
+
+pub use cli::Cli;
+
+/// Errors of the tool.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading, parsing or writing a matrix.
+    #[error("{path}: {source}")]
+    Matrix {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong (a parse error carries its line number).
+        source: sptrans_matrix::Error,
+    },
+    /// Generating a matrix.
+    #[error("generating the matrix: {0}")]
+    Gen(sptrans_matrix::Error),
+    /// Moving a matrix to or from the GPU.
+    #[error("device transfer: {0}")]
+    Device(#[from] sptrans_matrix::Error),
+    /// A transposer failed.
+    #[error(transparent)]
+    Transpose(#[from] gpu_transpose::Error),
+    /// A GPU runtime error.
+    #[error(transparent)]
+    Runtime(#[from] gpu_runtime::Error),
+    /// Writing an output (CSV, plot) failed.
+    #[error("{path}: {msg}")]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        msg: String,
+    },
+    /// `--check` found a difference from the serial twin.
+    #[error("check failed: {0}")]
+    CheckFailed(String),
+    /// A usage error the argument parser cannot see.
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// `Result` with the tool's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Runs one command.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        cli::Command::Transpose(a) => files::transpose(&a),
+        cli::Command::Gen(a) => files::gen(&a),
+        cli::Command::Bench(a) => bench::bench(&a),
+        cli::Command::Info(a) => info::info(&a),
+    }
+}
+
+/// The first GPU, or why there is none (any failure to open one counts as none).
+pub fn open_gpu() -> std::result::Result<gpu_runtime::Gpu, String> {
+    gpu_runtime::Gpu::first().map_err(|e| e.to_string())
+}

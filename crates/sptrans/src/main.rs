@@ -1,0 +1,12 @@
+//! `sptrans`: see `sptrans --help`.
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    match sptrans::run(sptrans::Cli::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The command line, run as a user runs it: every command on small files, malformed files (error
+//! text with the line, exit code, no panic), `--check`, gzip input, every field, the CSV and SVG
+//! outputs of `bench`. The binary is `SPTRANS_BIN` when set (a staged copy on a GPU host).
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use gpu_testkit::gpu_test;
+use predicates::prelude::*;
+use sptrans_matrix::num_complex::Complex64;
+use sptrans_matrix::{mm, Csr, Value};
+
+fn sptrans() -> Command {
+    match std::env::var_os("SPTRANS_BIN") {
+        Some(p) => Command::new(p),
+        None => Command::new(env!("CARGO_BIN_EXE_sptrans")),
+    }
+}
+
+fn no_panic() -> impl Predicate<str> {
+    predicate::str::contains("panicked").not()
+}
+
+fn gen_file(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let p = dir.join(name);
+    sptrans().arg("gen").args(args).arg("-o").arg(&p).assert().success().stderr(predicate::str::contains("wrote"));
+    p
+}
+
+fn transposed_equals_twin<T: Value>(input: &Path, output: &Path) {
+    let a = mm::read_csr::<T>(input).unwrap();
+    let at = mm::read_csr::<T>(output).unwrap();
+    assert_eq!(at, a.transpose(), "{} -> {}", input.display(), output.display());
+}
+
+#[test]
+fn help_for_every_command() {
+    sptrans().arg("--help").assert().success().stdout(predicate::str::contains("transpose").and(predicate::str::contains("bench")));
+    for (cmd, word) in [("transpose", "--check"), ("gen", "uniform"), ("bench", "--suite"), ("info", "bandwidth")] {
+        sptrans().args([cmd, "--help"]).assert().success().stdout(predicate::str::contains(word));
+    }
+    sptrans().args(["gen", "rmat", "--help"]).assert().success().stdout(predicate::str::contains("SCALE"));
+    sptrans().arg("frobnicate").assert().failure().code(2);
+}
+
+#[test]
+fn gen_writes_every_kind_deterministically() {
+    let dir = tempfile::tempdir().unwrap();
+    let kinds: [(&str, &[&str], (u64, u64)); 8] = [
+        ("uniform", &["uniform", "30", "20", "100"], (30, 20)),
+        ("rmat", &["rmat", "6", "200"], (64, 64)),
+        ("laplacian2d", &["laplacian2d", "5"], (25, 25)),
+        ("laplacian3d", &["laplacian3d", "3"], (27, 27)),
+        ("banded", &["banded", "40", "2", "1"], (40, 40)),
+        ("tall-skinny", &["tall-skinny", "500", "8", "3"], (500, 8)),
+        ("dense-row", &["dense-row", "50", "60", "100"], (50, 60)),
+        ("dense-col", &["dense-col", "50", "60", "100"], (50, 60)),
+    ];
+    for (name, args, (m, n)) in kinds {
+        let p = gen_file(dir.path(), &format!("{name}.mtx"), args);
+        let a = mm::read_csr::<f64>(&p).unwrap();
+        assert_eq!((a.rows(), a.cols()), (m, n), "{name}");
+        assert!(a.nnz() > 0, "{name}");
+        let again = gen_file(dir.path(), &format!("{name}-2.mtx"), args);
+        assert_eq!(std::fs::read(&p).unwrap(), std::fs::read(&again).unwrap(), "{name}: same seed, same file");
+    }
+    let p = gen_file(dir.path(), "pattern.mtx", &["uniform", "10", "10", "20", "--field", "pattern", "--seed", "9"]);
+    assert!(std::fs::read_to_string(&p).unwrap().starts_with("%%MatrixMarket matrix coordinate pattern general"));
+    let p = gen_file(dir.path(), "int.mtx", &["banded", "10", "1", "1", "--field", "integer"]);
+    assert!(std::fs::read_to_string(&p).unwrap().starts_with("%%MatrixMarket matrix coordinate integer general"));
+    sptrans().args(["gen", "uniform", "3", "3", "3"]).assert().failure().code(1).stderr(predicate::str::contains("-o OUT.mtx"));
+    sptrans().args(["gen", "uniform", "3", "3", "100", "-o"]).arg(dir.path().join("x.mtx")).assert().failure().code(1).stderr(predicate::str::contains("generating").and(no_panic()));
+}
+
+#[test]
+fn transpose_with_check_for_every_field_and_gzip() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = gen_file(dir.path(), "real.mtx", &["rmat", "8", "2000"]);
+    let int = gen_file(dir.path(), "int.mtx", &["uniform", "70", "40", "500", "--field", "integer"]);
+    let pat = gen_file(dir.path(), "pat.mtx", &["dense-col", "80", "30", "200", "--field", "pattern"]);
+    for algo in ["auto", "serial", "scan", "merge", "coo", "cusparse"] {
+        let out = dir.path().join(format!("real-{algo}.mtx"));
+        sptrans().args(["transpose", "--check", "--algo", algo]).arg(&real).arg("-o").arg(&out).assert().success().stderr(predicate::str::contains("equals the serial twin"));
+        transposed_equals_twin::<f64>(&real, &out);
+    }
+    let out = dir.path().join("int-t.mtx");
+    sptrans().args(["transpose", "--check"]).arg(&int).arg("-o").arg(&out).assert().success();
+    assert!(std::fs::read_to_string(&out).unwrap().starts_with("%%MatrixMarket matrix coordinate integer general"));
+    transposed_equals_twin::<i64>(&int, &out);
+    let out = dir.path().join("pat-t.mtx");
+    sptrans().args(["transpose", "--check", "--algo", "merge"]).arg(&pat).arg("-o").arg(&out).assert().success();
+    transposed_equals_twin::<()>(&pat, &out);
+    // Complex: 16-byte values go through the serial twin, saying so.
+    let cplx = dir.path().join("c.mtx");
+    std::fs::write(&cplx, "%%MatrixMarket matrix coordinate complex general\n2 3 2\n1 3 1.5 -2\n2 1 0 1\n").unwrap();
+    let out = dir.path().join("c-t.mtx");
+    sptrans().args(["transpose", "--check"]).arg(&cplx).arg("-o").arg(&out).assert().success().stderr(predicate::str::contains("complex values"));
+    transposed_equals_twin::<Complex64>(&cplx, &out);
+    // Gzip, detected by content whatever the name; symmetric expanded.
+    let gz = dir.path().join("sym.mtx.gz");
+    let mut enc = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::default());
+    enc.write_all(b"%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 2\n3 1 -1\n3 2 4\n").unwrap();
+    enc.finish().unwrap();
+    let out = dir.path().join("sym-t.mtx");
+    sptrans().args(["transpose", "--check"]).arg(&gz).arg("-o").arg(&out).assert().success();
+    let at = mm::read_csr::<f64>(&out).unwrap();
+    assert_eq!(at.nnz(), 5);
+    assert_eq!(at, Csr::try_new(3, 3, vec![0, 2, 3, 5], vec![0, 2, 2, 0, 1], vec![2.0, -1.0, 4.0, -1.0, 4.0]).unwrap());
+}
+
+#[test]
+fn malformed_files_fail_with_the_line_and_no_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n", "line 3"),
+        ("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n", "line"),
+        ("%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 abc\n", "line 3"),
+        ("%%MatrixMarket matrix frobnicate real general\n2 2 0\n", "line 1"),
+        ("not a matrix\n", "line 1"),
+        ("", "line"),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let p = dir.path().join(format!("bad{i}.mtx"));
+        std::fs::write(&p, text).unwrap();
+        for algo in ["auto", "serial"] {
+            sptrans().args(["transpose", "--algo", algo]).arg(&p).arg("-o").arg(dir.path().join("o.mtx")).assert().failure().code(1).stderr(predicate::str::contains(*want).and(predicate::str::contains("error:")).and(no_panic()));
+        }
+    }
+    sptrans().arg("transpose").arg(dir.path().join("missing.mtx")).arg("-o").arg(dir.path().join("o.mtx")).assert().failure().code(1).stderr(predicate::str::contains("missing.mtx").and(no_panic()));
+    sptrans().args(["transpose", "--algo", "fastest"]).arg(dir.path().join("bad0.mtx")).arg("-o").arg("o.mtx").assert().failure().code(2).stderr(predicate::str::contains("unknown algorithm"));
+    // A truncated gzip stream.
+    let p = dir.path().join("cut.mtx.gz");
+    std::fs::write(&p, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2]).unwrap();
+    sptrans().arg("transpose").arg(&p).arg("-o").arg(dir.path().join("o.mtx")).assert().failure().code(1).stderr(no_panic());
+}
+
+#[test]
+fn bench_writes_tables_csv_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let mats = dir.path().join("mats");
+    std::fs::create_dir(&mats).unwrap();
+    gen_file(&mats, "a.mtx", &["uniform", "300", "200", "3000"]);
+    gen_file(&mats, "b.mtx", &["laplacian2d", "20"]);
+    std::fs::write(mats.join("notes.txt"), "not a matrix").unwrap();
+    let (csv, svg) = (dir.path().join("r.csv"), dir.path().join("r.svg"));
+    let out = sptrans().args(["bench", "--quiet", "--reps", "3", "--warmup", "1", "--suite"]).arg(&mats).arg("--csv").arg(&csv).arg("--plot").arg(&svg).assert().success().stderr(no_panic()).get_output().clone();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("| a.mtx | 3000 |") && stdout.contains("| b.mtx | 1920 |"), "{stdout}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("matrix,rows,cols,nnz,algorithm,median_ms"));
+    let gpu = gpu_testkit::shared_gpu().is_ok();
+    assert_eq!(lines.len() - 1, if gpu { 2 * 5 } else { 2 }, "{text}");
+    assert!(lines[1..].iter().all(|l| l.contains(",true,")), "every run checked against the twin:\n{text}");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    // Files as the suite, a bad suite entry.
+    sptrans().args(["bench", "--quiet", "--reps", "1", "--algos", "serial", "--suite"]).arg(mats.join("b.mtx")).assert().success().stdout(predicate::str::contains("b.mtx"));
+    sptrans().args(["bench", "--suite", "/nonexistent/dir"]).assert().failure().code(1).stderr(predicate::str::contains("not default, small").and(no_panic()));
+    sptrans().args(["bench", "--reps", "0", "--suite", "small"]).assert().failure().code(1).stderr(predicate::str::contains("--reps"));
+}
+
+#[test]
+fn info_reports_modules_and_toolchain() {
+    sptrans().args(["info", "--no-bandwidth"]).assert().success().stdout(predicate::str::contains("transpose").and(predicate::str::contains("segsort")).and(predicate::str::contains("device toolchain")));
+}
+
+gpu_test!(fn transpose_and_bench_run_on_the_gpu(gpu) {
+    let dir = tempfile::tempdir().unwrap();
+    let real = gen_file(dir.path(), "big.mtx", &["uniform", "3000", "2000", "200000"]);
+    for algo in ["scan", "merge", "coo", "cusparse", "auto"] {
+        let out = dir.path().join(format!("{algo}.mtx"));
+        sptrans().args(["transpose", "--check", "--algo", algo]).arg(&real).arg("-o").arg(&out).assert().success().stderr(predicate::str::contains(gpu.props().name.as_str()));
+        transposed_equals_twin::<f64>(&real, &out);
+    }
+    sptrans().args(["info"]).assert().success().stdout(predicate::str::contains("cuSPARSE: ").and(predicate::str::contains("GB/s")));
+});
