@@ -282,56 +282,76 @@ impl<I: Index, T: Value> Coo<I, T> {
     /// Values.
     pub fn vals(&self) -> &[T] { &self.vals }
 
-    /// Compresses to CSR with duplicates summed and columns sorted in each row (as scipy's
-    /// `tocsr().sum_duplicates()`).
+    /// Compresses to CSR with duplicates summed (in file order) and columns sorted in each row
+    /// (as scipy's `tocsr().sum_duplicates()`). Copies; [`Coo::into_csr`] works in place.
     pub fn to_csr(&self) -> Csr<I, T> {
-        // Bucket by column (stable), then transpose (stable): rows in order, columns sorted,
-        // equal (row, col) entries adjacent in file order.
-        let t = bucket(self.cols, self.rows, &self.col, &self.row, &self.vals); // CSR of Aᵀ (unsummed)
-        let a = bucket_csr_transpose(&t, self.rows);
-        sum_duplicates(a)
+        self.clone().into_csr()
     }
-}
 
-/// Groups coordinates by `key` (stable counting sort) into a compressed structure over `other`.
-fn bucket<I: Index, T: Value>(nkeys: u64, nother: u64, key: &[I], other: &[I], vals: &[T]) -> Csr<I, T> {
-    let (ptr, mut next) = offsets_by_key(nkeys, key);
-    let mut idx = vec![I::default(); key.len()];
-    let mut v = vec![T::default(); key.len()];
-    for (e, &k) in key.iter().enumerate() {
-        let d = next[k.to_usize()] as usize;
-        next[k.to_usize()] += 1;
-        idx[d] = other[e];
-        v[d] = vals[e];
-    }
-    Csr { rows: nkeys, cols: nother, ptr, idx, vals: v }
-}
-
-fn bucket_csr_transpose<I: Index, T: Value>(t: &Csr<I, T>, rows: u64) -> Csr<I, T> {
-    let (ptr, idx, vals) = transpose_parts(t.rows, rows, &t.ptr, &t.idx, &t.vals);
-    Csr { rows, cols: t.rows, ptr, idx, vals }
-}
-
-/// Sums repeated indices inside each (sorted) row.
-fn sum_duplicates<I: Index, T: Value>(a: Csr<I, T>) -> Csr<I, T> {
-    let mut ptr = Vec::with_capacity(a.ptr.len());
-    let mut idx: Vec<I> = Vec::with_capacity(a.idx.len());
-    let mut vals: Vec<T> = Vec::with_capacity(a.vals.len());
-    ptr.push(I::default());
-    for i in 0..a.rows as usize {
-        let start = idx.len();
-        for k in a.ptr[i].to_usize()..a.ptr[i + 1].to_usize() {
-            if idx.len() > start && idx[idx.len() - 1] == a.idx[k] {
-                let last = vals.len() - 1;
-                vals[last] = vals[last].add(a.vals[k]);
-            } else {
-                idx.push(a.idx[k]);
-                vals.push(a.vals[k]);
-            }
+    /// [`Coo::to_csr`] in place: the row array becomes each entry's destination (a stable
+    /// counting sort by row), the column and value arrays are permuted along its cycles, then
+    /// each row is sorted by column (stable) and its duplicates summed. Besides the coordinates
+    /// it needs only the row pointer and the longest row's scratch.
+    pub fn into_csr(self) -> Csr<I, T> {
+        let Coo { rows, cols, row: mut dst, mut col, mut vals } = self;
+        let (ptr, mut next) = offsets_by_key(rows, &dst);
+        // Destinations fit I: there are nnz < I::MAX entries (check_fits), and I::MAX marks done.
+        let done = I::from_u64(I::MAX).unwrap_or_default();
+        for d in dst.iter_mut() {
+            let r = d.to_usize();
+            *d = I::from_u64(next[r]).unwrap_or_default();
+            next[r] += 1;
         }
-        ptr.push(I::from_u64(idx.len() as u64).unwrap_or_default());
+        drop(next);
+        for s in 0..dst.len() {
+            if dst[s] == done {
+                continue;
+            }
+            let (mut c, mut v, mut d) = (col[s], vals[s], dst[s].to_usize());
+            dst[s] = done;
+            while d != s {
+                std::mem::swap(&mut c, &mut col[d]);
+                std::mem::swap(&mut v, &mut vals[d]);
+                let nd = dst[d].to_usize();
+                dst[d] = done;
+                d = nd;
+            }
+            col[s] = c;
+            vals[s] = v;
+        }
+        drop(dst);
+        // Sort each row by column (stable: duplicates stay in file order), then sum them.
+        let mut out_ptr = Vec::with_capacity(ptr.len());
+        out_ptr.push(I::default());
+        let mut w = 0usize;
+        let mut scratch: Vec<(I, T)> = Vec::new();
+        for i in 0..rows as usize {
+            let (b, e) = (ptr[i].to_usize(), ptr[i + 1].to_usize());
+            if !col[b..e].windows(2).all(|p| p[0] <= p[1]) {
+                scratch.clear();
+                scratch.extend(col[b..e].iter().copied().zip(vals[b..e].iter().copied()));
+                scratch.sort_by_key(|&(c, _)| c);
+                for (k, &(c, v)) in scratch.iter().enumerate() {
+                    col[b + k] = c;
+                    vals[b + k] = v;
+                }
+            }
+            let start = w;
+            for k in b..e {
+                if w > start && col[w - 1] == col[k] {
+                    vals[w - 1] = vals[w - 1].add(vals[k]);
+                } else {
+                    col[w] = col[k];
+                    vals[w] = vals[k];
+                    w += 1;
+                }
+            }
+            out_ptr.push(I::from_u64(w as u64).unwrap_or_default());
+        }
+        col.truncate(w);
+        vals.truncate(w);
+        Csr { rows, cols, ptr: out_ptr, idx: col, vals }
     }
-    Csr { rows: a.rows, cols: a.cols, ptr, idx, vals }
 }
 
 /// Builds without validation (crate-internal: callers guarantee the invariants).

@@ -17,7 +17,7 @@
 //! - Extra or missing tokens, index 0 or past the dimension, more or fewer entries than
 //!   declared, values that do not fit the requested type (`1E310` into `f64`): refused.
 //! - Duplicates are kept in the COO result (summed by [`Coo::to_csr`]).
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::path::Path;
 
 use crate::formats::{check_fits, coo_unchecked, Coo, Csr, Index};
@@ -61,41 +61,92 @@ fn perr(line: u64, msg: impl Into<String>) -> Error {
     Error::Parse { line, msg: msg.into() }
 }
 
-/// Lines with their 1-based numbers; a trailing CR is dropped, a bare CR is an error.
-struct Lines<'a> {
-    data: &'a [u8],
-    pos: usize,
+/// Longest line accepted (a Matrix Market line is a few dozen bytes; this bounds the buffer).
+pub const MAX_LINE: usize = 1 << 26;
+
+/// Lines with their 1-based numbers, read in chunks from a stream (the whole input is never held
+/// in memory); a trailing CR is dropped, a bare CR is an error.
+struct Lines<R> {
+    src: R,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    eof: bool,
     no: u64,
 }
 
-impl<'a> Lines<'a> {
-    fn next_line(&mut self) -> Result<Option<(u64, &'a str)>> {
-        if self.pos >= self.data.len() {
-            return Ok(None);
+impl<R: Read> Lines<R> {
+    fn new(src: R) -> Self {
+        Self { src, buf: vec![0; 1 << 20], start: 0, end: 0, eof: false, no: 0 }
+    }
+
+    /// The byte range of the next line (validated: no bare CR, UTF-8), with its number.
+    fn next_range(&mut self) -> Result<Option<(u64, usize, usize)>> {
+        loop {
+            if let Some(p) = memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
+                let (s, e) = (self.start, self.start + p);
+                self.start = e + 1;
+                return self.check(s, e).map(Some);
+            }
+            if self.eof {
+                if self.start == self.end {
+                    return Ok(None);
+                }
+                let (s, e) = (self.start, self.end);
+                self.start = self.end;
+                return self.check(s, e).map(Some);
+            }
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.end == self.buf.len() {
+                if self.buf.len() >= MAX_LINE {
+                    return Err(perr(self.no + 1, format!("line longer than {MAX_LINE} bytes")));
+                }
+                self.buf.resize(self.buf.len() * 2, 0);
+            }
+            match self.src.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::Io(e)),
+            }
         }
-        let rest = &self.data[self.pos..];
-        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-        let mut line = &rest[..end];
-        self.pos += end + 1;
+    }
+
+    fn check(&mut self, s: usize, mut e: usize) -> Result<(u64, usize, usize)> {
         self.no += 1;
-        if line.last() == Some(&b'\r') {
-            line = &line[..line.len() - 1];
+        if e > s && self.buf[e - 1] == b'\r' {
+            e -= 1;
         }
+        let line = &self.buf[s..e];
         if memchr::memchr(b'\r', line).is_some() {
             return Err(perr(self.no, "bare CR line ending (use LF or CRLF)"));
         }
-        let s = std::str::from_utf8(line).map_err(|_| perr(self.no, "line is not valid UTF-8"))?;
-        Ok(Some((self.no, s)))
+        std::str::from_utf8(line).map_err(|_| perr(self.no, "line is not valid UTF-8"))?;
+        Ok((self.no, s, e))
+    }
+
+    fn text(&self, s: usize, e: usize) -> &str {
+        // Checked in `check`; an empty string cannot be reached.
+        std::str::from_utf8(&self.buf[s..e]).unwrap_or_default()
+    }
+
+    fn next_line(&mut self) -> Result<Option<(u64, &str)>> {
+        Ok(match self.next_range()? {
+            Some((no, s, e)) => Some((no, self.text(s, e))),
+            None => None,
+        })
     }
 
     /// The next line that is neither blank nor a comment.
-    fn next_data(&mut self) -> Result<Option<(u64, &'a str)>> {
-        while let Some((no, s)) = self.next_line()? {
-            let t = s.trim_start();
+    fn next_data(&mut self) -> Result<Option<(u64, &str)>> {
+        while let Some((no, s, e)) = self.next_range()? {
+            let t = self.text(s, e).trim_start();
             if t.is_empty() || t.starts_with('%') {
                 continue;
             }
-            return Ok(Some((no, s)));
+            return Ok(Some((no, self.text(s, e))));
         }
         Ok(None)
     }
@@ -252,7 +303,14 @@ impl<I: Index, T: Value> Sink<I, T> {
 
 /// Parses a whole Matrix Market text (already decompressed) into COO with index type `I`.
 pub fn parse<I: Index, T: Value>(data: &[u8]) -> Result<Coo<I, T>> {
-    let mut lines = Lines { data, pos: 0, no: 0 };
+    parse_reader(data, Some(data.len() as u64))
+}
+
+/// Parses a Matrix Market stream (already decompressed) into COO, reading it in chunks.
+/// `size_hint` (the stream's length, when known) bounds what is reserved up front, so a size line
+/// that lies costs nothing.
+pub fn parse_reader<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>) -> Result<Coo<I, T>> {
+    let mut lines = Lines::new(src);
     let Some((no, banner)) = lines.next_line()? else { return Err(perr(1, "empty input: missing %%MatrixMarket banner")) };
     let h = parse_banner(banner, no)?;
     let size_toks = if h.format == Format::Coordinate { 3 } else { 2 };
@@ -275,8 +333,9 @@ pub fn parse<I: Index, T: Value>(data: &[u8]) -> Result<Coo<I, T>> {
     let expand = if h.symmetry == Symmetry::General { 1 } else { 2 };
     let stored_max = declared.checked_mul(expand).ok_or_else(|| perr(no, "entry count overflows"))?;
     check_fits::<I>(rows, cols, if h.format == Format::Coordinate { stored_max } else { 0 }).map_err(|e| perr(no, e.to_string()))?;
-    // Reserve no more than the file can hold (a line is at least 4 bytes).
-    let cap = (stored_max as usize).min(expand as usize * (data.len() / 4 + 1));
+    // Reserve no more than the input can hold (a line is at least 4 bytes), and without a size
+    // hint no more than 2^24 entries (growing past that doubles in place).
+    let cap = (stored_max as usize).min(expand as usize * size_hint.map_or(1 << 24, |b| b as usize / 4 + 1));
     let mut sink = Sink::<I, T> { sym: h.symmetry, row: Vec::with_capacity(cap), col: Vec::with_capacity(cap), vals: Vec::with_capacity(cap) };
     let nv = value_tokens(h.field);
     let mut count = 0u64;
@@ -346,15 +405,40 @@ pub fn read_bytes(mut reader: impl Read) -> Result<Vec<u8>> {
     Ok(data)
 }
 
-/// Reads a `.mtx` or `.mtx.gz` file into COO (32-bit indices).
+/// Opens `path` as a stream, gunzipping when it starts with the gzip magic bytes; with the
+/// uncompressed length when it is known.
+fn open(path: &Path) -> Result<(Box<dyn Read>, Option<u64>)> {
+    let f = std::fs::File::open(path).map_err(|e| Error::Io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))))?;
+    let len = f.metadata().ok().map(|m| m.len());
+    let mut r = std::io::BufReader::with_capacity(1 << 16, f);
+    if r.fill_buf()?.starts_with(&[0x1f, 0x8b]) {
+        return Ok((Box::new(flate2::bufread::MultiGzDecoder::new(r)), None));
+    }
+    Ok((Box::new(r), len))
+}
+
+/// Reads a `.mtx` or `.mtx.gz` file into COO (32-bit indices), streaming: the file is never
+/// held in memory whole.
 pub fn read_coo<T: Value>(path: impl AsRef<Path>) -> Result<Coo<u32, T>> {
-    let f = std::fs::File::open(path.as_ref()).map_err(|e| Error::Io(std::io::Error::new(e.kind(), format!("{}: {e}", path.as_ref().display()))))?;
-    parse(&read_bytes(std::io::BufReader::new(f))?)
+    let (r, hint) = open(path.as_ref())?;
+    parse_reader(r, hint)
 }
 
 /// Reads a `.mtx` or `.mtx.gz` file into CSR (duplicates summed, columns sorted in each row).
+/// Streams the file and compresses in place ([`Coo::into_csr`]): peak memory is the coordinate
+/// arrays, about 1.3 times the resulting CSR for u32 indices and f64 values.
 pub fn read_csr<T: Value>(path: impl AsRef<Path>) -> Result<Csr<u32, T>> {
-    Ok(read_coo::<T>(path)?.to_csr())
+    Ok(read_coo::<T>(path)?.into_csr())
+}
+
+/// The banner of a `.mtx` or `.mtx.gz` file (its first line).
+pub fn read_header(path: impl AsRef<Path>) -> Result<Header> {
+    let (r, _) = open(path.as_ref())?;
+    let mut lines = Lines::new(r);
+    match lines.next_line()? {
+        Some((no, banner)) => parse_banner(banner, no),
+        None => Err(perr(1, "empty input: missing %%MatrixMarket banner")),
+    }
 }
 
 fn write_entries<T: Value>(mut w: impl Write, rows: u64, cols: u64, entries: impl Iterator<Item = (u64, u64, T)>, nnz: u64) -> Result<()> {

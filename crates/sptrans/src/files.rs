@@ -15,13 +15,8 @@ fn mat_err(path: &Path) -> impl FnOnce(sptrans_matrix::Error) -> Error + '_ {
 }
 
 /// The field a file declares (its banner), reading through gzip.
-fn read_field(path: &Path) -> Result<(Field, Vec<u8>)> {
-    let f = std::fs::File::open(path).map_err(|e| Error::Matrix { path: path.to_path_buf(), source: e.into() })?;
-    let data = mm::read_bytes(std::io::BufReader::new(f)).map_err(mat_err(path))?;
-    let first = data.split(|&b| b == b'\n').next().unwrap_or_default();
-    let banner = String::from_utf8_lossy(first);
-    let header = mm::parse_banner(banner.trim_end_matches('\r'), 1).map_err(mat_err(path))?;
-    Ok((header.field, data))
+fn read_field(path: &Path) -> Result<Field> {
+    Ok(mm::read_header(path).map_err(mat_err(path))?.field)
 }
 
 /// Writes `a` as Matrix Market to `path`.
@@ -32,15 +27,15 @@ pub(crate) fn write<T: Value>(path: &Path, a: &Csr<u32, T>) -> Result<()> {
 
 /// `sptrans transpose`.
 pub fn transpose(args: &TransposeArgs) -> Result<()> {
-    let (field, data) = read_field(&args.input)?;
-    let parse = |e| mat_err(&args.input)(e);
+    let field = read_field(&args.input)?;
+    let input = &args.input;
     match field {
-        Field::Real => run::<f64>(args, mm::parse::<u32, f64>(&data).map_err(parse)?.to_csr()),
-        Field::Integer => run::<i64>(args, mm::parse::<u32, i64>(&data).map_err(parse)?.to_csr()),
-        Field::Pattern => run_pattern(args, mm::parse::<u32, ()>(&data).map_err(parse)?.to_csr()),
+        Field::Real => run::<f64>(args, mm::read_csr(input).map_err(mat_err(input))?),
+        Field::Integer => run::<i64>(args, mm::read_csr(input).map_err(mat_err(input))?),
+        Field::Pattern => run_pattern(args, mm::read_csr(input).map_err(mat_err(input))?),
         Field::Complex => {
             // 16-byte values: the GPU transposers move 4- and 8-byte values only.
-            let a = mm::parse::<u32, Complex64>(&data).map_err(parse)?.to_csr();
+            let a = mm::read_csr::<Complex64>(input).map_err(mat_err(input))?;
             if args.algo != Algorithm::Serial {
                 eprintln!("complex values (16 bytes) are transposed by the serial twin; the GPU transposers move 4- and 8-byte values");
             }
