@@ -76,8 +76,10 @@ struct Lines<R> {
 }
 
 impl<R: Read> Lines<R> {
-    fn new(src: R) -> Self {
-        Self { src, buf: vec![0; 1 << 20], start: 0, end: 0, eof: false, no: 0 }
+    /// `hint`: the stream's length when known (a small input gets a small buffer).
+    fn new(src: R, hint: Option<u64>) -> Self {
+        let cap = hint.map_or(1 << 20, |h| (h as usize).saturating_add(1).clamp(256, 1 << 20));
+        Self { src, buf: vec![0; cap], start: 0, end: 0, eof: false, no: 0 }
     }
 
     /// The byte range of the next line (validated: no bare CR, UTF-8), with its number.
@@ -310,7 +312,7 @@ pub fn parse<I: Index, T: Value>(data: &[u8]) -> Result<Coo<I, T>> {
 /// `size_hint` (the stream's length, when known) bounds what is reserved up front, so a size line
 /// that lies costs nothing.
 pub fn parse_reader<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>) -> Result<Coo<I, T>> {
-    let mut lines = Lines::new(src);
+    let mut lines = Lines::new(src, size_hint);
     let Some((no, banner)) = lines.next_line()? else { return Err(perr(1, "empty input: missing %%MatrixMarket banner")) };
     let h = parse_banner(banner, no)?;
     let size_toks = if h.format == Format::Coordinate { 3 } else { 2 };
@@ -434,7 +436,7 @@ pub fn read_csr<T: Value>(path: impl AsRef<Path>) -> Result<Csr<u32, T>> {
 /// The banner of a `.mtx` or `.mtx.gz` file (its first line).
 pub fn read_header(path: impl AsRef<Path>) -> Result<Header> {
     let (r, _) = open(path.as_ref())?;
-    let mut lines = Lines::new(r);
+    let mut lines = Lines::new(r, Some(4096));
     match lines.next_line()? {
         Some((no, banner)) => parse_banner(banner, no),
         None => Err(perr(1, "empty input: missing %%MatrixMarket banner")),

@@ -163,3 +163,36 @@ fn real_matrices_read_with_the_promised_nnz() {
     }
     assert!(n >= 60, "{n} matrices");
 }
+
+/// A reader that hands out a few bytes at a time: lines straddle every chunk boundary.
+struct Trickle<'a>(&'a [u8], usize);
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.1.min(buf.len()).min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn streaming_reads_equal_whole_buffer_reads() {
+    let a = gen::rmat::<f64>(10, 20_000, 0.57, 0.19, 0.19, 3).unwrap();
+    let mut text = Vec::new();
+    mm::write_csr(&mut text, &a).unwrap();
+    text.extend_from_slice(b"% trailing comment without newline");
+    let whole = mm::parse::<u32, f64>(&text).unwrap();
+    for (step, hint) in [(1usize, None), (3, Some(5u64)), (4096, Some(300)), (1 << 20, None)] {
+        let s = mm::parse_reader::<u32, f64>(Trickle(&text, step), hint).unwrap();
+        assert_eq!(s.to_csr(), whole.to_csr(), "step {step} hint {hint:?}");
+    }
+    // Errors keep their line numbers across chunk boundaries.
+    let bad = b"%%MatrixMarket matrix coordinate real general\r\n% c\r\n3 3 2\r\n1 1 1\r\n4 1 1\r\n";
+    for step in [1usize, 2, 7, 100] {
+        match mm::parse_reader::<u32, f64>(Trickle(bad, step), Some(3)) {
+            Err(sptrans_matrix::Error::Parse { line: 5, msg }) => assert!(msg.contains("row index 4"), "{msg}"),
+            other => panic!("step {step}: {other:?}"),
+        }
+    }
+}

@@ -38,24 +38,34 @@ fn generated<T: Value>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T>)>
     out
 }
 
-fn real_matrices() -> Vec<(String, Csr<u32, f64>)> {
-    let dir = std::env::var_os("SPTRANS_MATRICES").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/matrices"));
-    let mut out = Vec::new();
-    for sub in ["real", "graphs"] {
-        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else {
-            eprintln!("SKIPPED: real matrices ({} not found)", dir.join(sub).display());
-            continue;
-        };
-        let mut files: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-        files.sort();
-        for f in files {
-            // Files the reader refuses by policy (Ragusa16.mtx) are the reader's tests' business.
-            if let Ok(a) = mm::read_csr::<f64>(&f) {
-                out.push((f.display().to_string(), a));
-            }
+fn mtx_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            mtx_files(&p, out);
+        } else if p.to_string_lossy().ends_with(".mtx") || p.to_string_lossy().ends_with(".mtx.gz") {
+            out.push(p);
         }
     }
-    out
+}
+
+/// The real matrices (`real/`, `graphs/`) and the conformance corpus's accepted files.
+fn real_matrices() -> Vec<(String, Csr<u32, f64>)> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
+    let dir = std::env::var_os("SPTRANS_MATRICES").map(PathBuf::from).unwrap_or_else(|| root.join("matrices"));
+    let conf = std::env::var_os("SPTRANS_CONFORMANCE").map(PathBuf::from).unwrap_or_else(|| root.join("conformance"));
+    let mut files = Vec::new();
+    for d in [dir.join("real"), dir.join("graphs"), conf] {
+        if !d.is_dir() {
+            eprintln!("SKIPPED: matrices of {} (not found)", d.display());
+        }
+        mtx_files(&d, &mut files);
+    }
+    files.sort();
+    // Files the reader refuses (the corpus's invalid ones, Ragusa16.mtx) are the reader's tests'
+    // business; complex files are read as their real parts' type only when they parse as f64.
+    files.into_iter().filter_map(|f| mm::read_csr::<f64>(&f).ok().map(|a| (f.display().to_string(), a))).collect()
 }
 
 // ---------------------------------------------------------------- CPU: the pipelines' models
