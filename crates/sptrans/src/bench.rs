@@ -13,7 +13,7 @@ use crate::cli::BenchArgs;
 use crate::{Error, Result};
 
 /// The algorithms `bench` runs by default, in table order.
-pub const DEFAULT_ALGOS: [Algorithm; 5] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CooChain, Algorithm::CuSparse];
+pub const DEFAULT_ALGOS: [Algorithm; 6] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CooChain, Algorithm::CuSparse];
 
 /// The serial twin runs at most this many timed repetitions.
 pub const SERIAL_MAX_REPS: usize = 3;

@@ -39,7 +39,7 @@ pub struct TransposeArgs {
     /// Output file (Matrix Market coordinate general).
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Algorithm: auto, serial, scan, merge, cusparse, coo.
+    /// Algorithm: auto, serial, scan, merge, radix, cusparse, coo.
     #[arg(long, default_value = "auto", value_parser = parse_algo)]
     pub algo: Algorithm,
     /// Compare the result with the serial twin (exit code 1 on any difference).
@@ -160,7 +160,7 @@ pub struct BenchArgs {
     /// Also run the real matrices of this directory (with the default or small suite).
     #[arg(long)]
     pub matrices: Option<PathBuf>,
-    /// Algorithms, comma-separated (default: serial,scan,merge,coo,cusparse).
+    /// Algorithms, comma-separated (default: serial,scan,merge,radix,coo,cusparse).
     #[arg(long, value_delimiter = ',', value_parser = parse_algo)]
     pub algos: Option<Vec<Algorithm>>,
     /// Timed runs per matrix and algorithm (GPU; the serial twin runs at most 3).

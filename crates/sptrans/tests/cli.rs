@@ -78,7 +78,7 @@ fn transpose_with_check_for_every_field_and_gzip() {
     let real = gen_file(dir.path(), "real.mtx", &["rmat", "8", "2000"]);
     let int = gen_file(dir.path(), "int.mtx", &["uniform", "70", "40", "500", "--field", "integer"]);
     let pat = gen_file(dir.path(), "pat.mtx", &["dense-col", "80", "30", "200", "--field", "pattern"]);
-    for algo in ["auto", "serial", "scan", "merge", "coo", "cusparse"] {
+    for algo in ["auto", "serial", "scan", "merge", "radix", "coo", "cusparse"] {
         let out = dir.path().join(format!("real-{algo}.mtx"));
         sptrans().args(["transpose", "--check", "--algo", algo]).arg(&real).arg("-o").arg(&out).assert().success().stderr(predicate::str::contains("equals the serial twin"));
         transposed_equals_twin::<f64>(&real, &out);
@@ -150,7 +150,7 @@ fn bench_writes_tables_csv_and_plot() {
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("matrix,rows,cols,nnz,algorithm,median_ms"));
     let gpu = gpu_testkit::shared_gpu().is_ok();
-    assert_eq!(lines.len() - 1, if gpu { 2 * 5 } else { 2 }, "{text}");
+    assert_eq!(lines.len() - 1, if gpu { 2 * 6 } else { 2 }, "{text}");
     assert!(lines[1..].iter().all(|l| l.contains(",true,")), "every run checked against the twin:\n{text}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     // Files as the suite, a bad suite entry.
@@ -167,7 +167,7 @@ fn info_reports_modules_and_toolchain() {
 gpu_test!(fn transpose_and_bench_run_on_the_gpu(gpu) {
     let dir = tempfile::tempdir().unwrap();
     let real = gen_file(dir.path(), "big.mtx", &["uniform", "3000", "2000", "200000"]);
-    for algo in ["scan", "merge", "coo", "cusparse", "auto"] {
+    for algo in ["scan", "merge", "radix", "coo", "cusparse", "auto"] {
         let out = dir.path().join(format!("{algo}.mtx"));
         sptrans().args(["transpose", "--check", "--algo", algo]).arg(&real).arg("-o").arg(&out).assert().success().stderr(predicate::str::contains(gpu.props().name.as_str()));
         transposed_equals_twin::<f64>(&real, &out);

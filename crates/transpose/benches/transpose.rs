@@ -13,7 +13,7 @@ use gpu_transpose::measure::{bytes_moved, paper_suite, small_suite, time_gpu, ti
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::DeviceCsr;
 
-const GPU_ALGOS: [Algorithm; 4] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CooChain, Algorithm::CuSparse];
+const GPU_ALGOS: [Algorithm; 5] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CooChain, Algorithm::CuSparse];
 
 fn bench(c: &mut Criterion) {
     let gpu = match Gpu::first() {
@@ -69,6 +69,14 @@ fn bench(c: &mut Criterion) {
             t.set_scan_parts(None);
             println!("parts sweep: {} default parts {}", sm.name, t.scan_parts_for(nnz, n));
         }
+        if std::env::var("SPTRANS_BENCH_RADIX").is_ok() {
+            for bits in 4..=gpu_transpose::RADIX_MAX_BITS {
+                t.set_radix_bits(Some(bits));
+                let st = time_gpu(&mut t, Algorithm::RadixTrans, &da, &mut out, 1, 10).expect("timed");
+                println!("radix sweep: {} max bits {bits} ({:?} passes/bits): {:.3} ms", sm.name, gpu_transpose::radix_passes_max(n, bits), st.median_ms);
+            }
+            t.set_radix_bits(None);
+        }
         let serial = time_serial(&a, if nnz > 20_000_000 { 1 } else { 3 });
         rows.push((sm.name.clone(), m, n, nnz, bytes, serial, cells));
     }
@@ -90,7 +98,7 @@ fn bench(c: &mut Criterion) {
     println!("\n| matrix | {} | workspace MB ({}) |", GPU_ALGOS.iter().map(|a| format!("{a} vs serial, vs cuSPARSE")).collect::<Vec<_>>().join(" | "), GPU_ALGOS.iter().map(|a| a.name()).collect::<Vec<_>>().join(" / "));
     println!("|---|{}---|", "---|".repeat(GPU_ALGOS.len()));
     for (name, _m, _n, _nnz, _bytes, serial, cells) in &rows {
-        let cus = cells[3].as_ref().map(|c| c.0.median_ms).unwrap_or(f64::NAN);
+        let cus = cells[4].as_ref().map(|c| c.0.median_ms).unwrap_or(f64::NAN);
         let cols: Vec<String> = cells.iter().map(|c| c.as_ref().map_or("n/a".into(), |(st, _)| format!("{:.1}×, {:.2}×", serial.median_ms / st.median_ms, cus / st.median_ms))).collect();
         let ws: Vec<String> = cells.iter().map(|c| c.as_ref().map_or("n/a".into(), |(_, w)| format!("{:.0}", *w as f64 / 1e6))).collect();
         println!("| {name} | {} | {} |", cols.join(" | "), ws.join(" / "));

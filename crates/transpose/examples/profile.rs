@@ -13,7 +13,7 @@ fn main() -> Result<(), gpu_transpose::Error> {
     let da = DeviceCsr::upload(&gpu, &a)?;
     let mut t = Transposer::new(&gpu)?;
     let mut out = t.transpose_new(Algorithm::MergeTrans, &da)?;
-    for algo in [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CooChain, Algorithm::CuSparse] {
+    for algo in [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CooChain, Algorithm::CuSparse] {
         for _ in 0..2 {
             t.transpose(algo, &da, &mut out)?;
         }

@@ -6,10 +6,12 @@
 //!
 //! - [`Algorithm::ScanTrans`] and [`Algorithm::MergeTrans`]: Wang, Liu & Hou, "Parallel
 //!   Transposition of Sparse Data Structures" (ICS'16), composed from the primitive crates.
+//! - [`Algorithm::RadixTrans`]: ScanTrans one digit at a time (an LSD radix sort of the column
+//!   indices carrying rows and values), which keeps its table at 512 buckets per tile.
 //! - [`Algorithm::CooChain`]: CSR → COO → swap → stable sort → CSR.
 //! - [`Algorithm::CuSparse`]: NVIDIA cuSPARSE `cusparseCsr2cscEx2` (the baseline).
 //! - [`Algorithm::Serial`]: download, [`serial::transpose`], upload.
-//! - [`Algorithm::Auto`]: the fastest measured for the matrix's shape ([`Algorithm::resolve`]).
+//! - [`Algorithm::Auto`]: the fastest measured for the matrix's size ([`Algorithm::resolve`]).
 //!
 //! A [`Transposer`] is the plan: it loads the kernels once and keeps its workspace, which grows
 //! to the largest matrix seen ([`Transposer::reserve`] allocates it up front;
@@ -43,7 +45,7 @@ use gpu_segmerge::Segmerge;
 use sptrans_matrix::device::DeviceCsr;
 
 pub use cusparse::{library as cusparse_library, LIB_ENV as CUSPARSE_LIB_ENV};
-pub use transpose_kernels::{scatter_slot, sorted_ptr_range, NT};
+pub use transpose_kernels::{radix_digit, radix_passes, radix_passes_max, scatter_slot, sorted_ptr_range, NT, RADIX_MAX_BITS, RADIX_TILE};
 
 /// The embedded `transpose` PTX module (built from `kernels-rs/transpose`).
 pub static MODULE: PtxModule = PtxModule::new("transpose", include_str!("../ptx/transpose.ptx"));
@@ -107,7 +109,7 @@ pub enum Error {
         status: String,
     },
     /// An algorithm name that [`Algorithm::from_str`] does not know.
-    #[error("unknown algorithm `{0}` (auto, serial, scan, merge, cusparse, coo)")]
+    #[error("unknown algorithm `{0}` (auto, serial, scan, merge, radix, cusparse, coo)")]
     UnknownAlgorithm(String),
 }
 
@@ -127,16 +129,20 @@ pub enum Algorithm {
     MergeTrans,
     /// NVIDIA cuSPARSE `cusparseCsr2cscEx2` (default algorithm).
     CuSparse,
+    /// ScanTrans one digit (up to 9 bits) of the column index at a time (LSD): per pass, tiles of 2048
+    /// nonzeros are the partitions, their digit counts scanned digit-major give `colptr + inter`,
+    /// in-tile ranks give `intra`; rows and values travel with the keys, so no gather follows.
+    RadixTrans,
     /// CSR → COO (ptr2idx) → swap → stable sort by column → CSR (index-to-pointers by histogram
     /// and scan), gather.
     CooChain,
-    /// The fastest for the matrix's shape, as measured ([`Algorithm::resolve`]).
+    /// The fastest for the matrix's size, as measured ([`Algorithm::resolve`]).
     Auto,
 }
 
 impl Algorithm {
     /// Every algorithm but `Auto`, in table order.
-    pub const ALL: [Algorithm; 5] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CuSparse, Algorithm::CooChain];
+    pub const ALL: [Algorithm; 6] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CuSparse, Algorithm::CooChain];
 
     /// The short name (`serial`, `scan`, `merge`, `cusparse`, `coo`, `auto`).
     pub fn name(self) -> &'static str {
@@ -145,6 +151,7 @@ impl Algorithm {
             Algorithm::ScanTrans => "scan",
             Algorithm::MergeTrans => "merge",
             Algorithm::CuSparse => "cusparse",
+            Algorithm::RadixTrans => "radix",
             Algorithm::CooChain => "coo",
             Algorithm::Auto => "auto",
         }
@@ -155,15 +162,14 @@ impl Algorithm {
         self != Algorithm::Serial
     }
 
-    /// `Auto` among this crate's own algorithms for an `m × n` matrix with `nnz` nonzeros; the
-    /// others stay. The rule follows BENCHMARKS.md (H100): ScanTrans for small matrices (fewest
-    /// launches) and where the partition table is cheap (`n` small against `nnz`), MergeTrans
-    /// elsewhere. [`Transposer::resolve`] prefers cuSPARSE above [`AUTO_SCAN_MAX_NNZ`] when it is
-    /// available, as it measured fastest there.
-    pub fn resolve(self, _m: u64, n: u64, nnz: u64) -> Algorithm {
+    /// `Auto` becomes a concrete algorithm for an `m × n` matrix with `nnz` nonzeros; the others
+    /// stay. The rule follows BENCHMARKS.md (H100): ScanTrans up to [`AUTO_SCAN_MAX_NNZ`]
+    /// nonzeros (fewest launches), RadixTrans above (at cuSPARSE's speed or faster on 7 of the 9
+    /// suite matrices, 0.81× at worst).
+    pub fn resolve(self, _m: u64, _n: u64, nnz: u64) -> Algorithm {
         match self {
-            Algorithm::Auto if nnz <= AUTO_SCAN_MAX_NNZ || n.saturating_mul(AUTO_SCAN_MIN_DENSITY) <= nnz => Algorithm::ScanTrans,
-            Algorithm::Auto => Algorithm::MergeTrans,
+            Algorithm::Auto if nnz <= AUTO_SCAN_MAX_NNZ => Algorithm::ScanTrans,
+            Algorithm::Auto => Algorithm::RadixTrans,
             a => a,
         }
     }
@@ -173,10 +179,11 @@ impl Algorithm {
 /// it measured 1.8–2.4× faster than cuSPARSE and MergeTrans (launch latency dominates).
 pub const AUTO_SCAN_MAX_NNZ: u64 = 100_000;
 
-/// Without cuSPARSE, `Auto` picks ScanTrans when the columns average at least this many
-/// nonzeros (measured: MergeTrans wins at 100 per column, ScanTrans at 156k; the threshold sits
-/// between).
-pub const AUTO_SCAN_MIN_DENSITY: u64 = 1000;
+/// RadixTrans's default largest digit in bits (fewest passes of at most this many bits). A pass
+/// costs more the more buckets it has (shorter runs to write): on an H100, 17-bit columns ran
+/// in 0.77 ms as 3 passes of 6 bits and 0.82 ms as 2 of 9; 24-bit columns in 8.6 ms as 4 passes
+/// of 6 and 9.0 ms as 3 of 8 (BENCHMARKS.md).
+pub const RADIX_DEFAULT_BITS: u32 = 7;
 
 impl std::fmt::Display for Algorithm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -192,6 +199,7 @@ impl FromStr for Algorithm {
             "scan" | "scantrans" => Algorithm::ScanTrans,
             "merge" | "mergetrans" => Algorithm::MergeTrans,
             "cusparse" => Algorithm::CuSparse,
+            "radix" | "radixtrans" => Algorithm::RadixTrans,
             "coo" | "coochain" => Algorithm::CooChain,
             "auto" => Algorithm::Auto,
             _ => return Err(Error::UnknownAlgorithm(s.to_string())),
@@ -246,16 +254,21 @@ pub struct Transposer {
     sorted_ptr: Kernel,
     scatter: [Kernel; 2],
     gather: [Kernel; 2],
+    upsweep: Kernel,
+    downsweep: [Kernel; 2],
     ptr2idx: Ptr2Idx,
     hist: Histogram,
     scanner: Scanner<u32>,
     segmerge: Segmerge,
     cusparse: Option<cusparse::CuSparse>,
     parts: Option<u64>,
+    radix_bits: u32,
     rows: Option<CudaSlice<u32>>,
     aux: Option<CudaSlice<u32>>,
     perm: Option<CudaSlice<u32>>,
     table: Option<CudaSlice<u32>>,
+    rows2: Option<CudaSlice<u32>>,
+    vals: [Option<CudaSlice<u8>>; 2],
     cus_buf: Option<CudaSlice<u8>>,
 }
 
@@ -277,16 +290,21 @@ impl Transposer {
             sorted_ptr: k("transpose_sorted_ptr")?,
             scatter: [k("transpose_scatter_v4")?, k("transpose_scatter_v8")?],
             gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
+            upsweep: k("transpose_radix_upsweep")?,
+            downsweep: [k("transpose_radix_downsweep_v4")?, k("transpose_radix_downsweep_v8")?],
             ptr2idx: Ptr2Idx::new(gpu)?,
             hist: Histogram::new(gpu)?,
             scanner: Scanner::new(gpu, ScanAlgorithm::Auto)?,
             segmerge: Segmerge::new(gpu)?,
             cusparse: None,
             parts: None,
+            radix_bits: RADIX_DEFAULT_BITS,
             rows: None,
             aux: None,
             perm: None,
             table: None,
+            rows2: None,
+            vals: [None, None],
             cus_buf: None,
         })
     }
@@ -301,18 +319,18 @@ impl Transposer {
         self.parts = parts.map(|p| p.max(1));
     }
 
+    /// RadixTrans's largest digit (1 to [`RADIX_MAX_BITS`]; `None`: [`RADIX_DEFAULT_BITS`]).
+    pub fn set_radix_bits(&mut self, bits: Option<u32>) {
+        self.radix_bits = bits.unwrap_or(RADIX_DEFAULT_BITS).clamp(1, RADIX_MAX_BITS);
+    }
+
     /// The partition count ScanTrans uses for this shape.
     pub fn scan_parts_for(&self, nnz: u64, n: u64) -> u64 {
         self.parts.unwrap_or_else(|| scan_parts(nnz, n, self.gpu.props().sm_count))
     }
 
-    /// What `algo` runs as: `Auto` is ScanTrans up to [`AUTO_SCAN_MAX_NNZ`] nonzeros, cuSPARSE
-    /// above when it can be loaded (fastest measured on every suite matrix, BENCHMARKS.md), else
-    /// [`Algorithm::resolve`]'s choice.
+    /// What `algo` runs as on this plan ([`Algorithm::resolve`]).
     pub fn resolve(&mut self, algo: Algorithm, m: u64, n: u64, nnz: u64) -> Algorithm {
-        if algo == Algorithm::Auto && nnz > AUTO_SCAN_MAX_NNZ && self.cusparse().is_ok() {
-            return Algorithm::CuSparse;
-        }
         algo.resolve(m, n, nnz)
     }
 
@@ -341,6 +359,7 @@ impl Transposer {
                 let parts = self.scan_parts_for(nnz, n);
                 words(2 * nnz + (parts + 1) * n) + p2i + Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, n)
             }
+            Algorithm::RadixTrans => words(4 * nnz + (1 << transpose_kernels::RADIX_MAX_BITS) * nnz.div_ceil(RADIX_TILE as u64)) + 2 * nnz * value_bytes as u64 + p2i + Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, (1 << transpose_kernels::RADIX_MAX_BITS) * nnz.div_ceil(RADIX_TILE as u64)),
             Algorithm::MergeTrans | Algorithm::CooChain => words(3 * nnz) + p2i + Segmerge::workspace_bytes(nnz, true) + if algo == Algorithm::CooChain { Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, n + 1) } else { 0 },
             Algorithm::CuSparse => {
                 // The query reads no data but refuses null pointers: point them at a scratch word.
@@ -370,6 +389,15 @@ impl Transposer {
                 grow(&self.gpu, &mut self.aux, nnz)?;
                 grow(&self.gpu, &mut self.perm, nnz)?;
             }
+            Algorithm::RadixTrans => {
+                for slot in [&mut self.rows, &mut self.aux, &mut self.perm, &mut self.rows2] {
+                    grow(&self.gpu, slot, nnz)?;
+                }
+                grow(&self.gpu, &mut self.table, (1 << transpose_kernels::RADIX_MAX_BITS) * nnz.div_ceil(RADIX_TILE as u64))?;
+                for slot in self.vals.iter_mut() {
+                    grow(&self.gpu, slot, nnz * value_bytes as u64)?;
+                }
+            }
             Algorithm::CuSparse => {
                 let bytes = self.workspace_bytes(Algorithm::CuSparse, m, n, nnz, value_bytes)?;
                 grow(&self.gpu, &mut self.cus_buf, bytes)?;
@@ -382,7 +410,8 @@ impl Transposer {
     /// counted by [`Transposer::workspace_bytes`]).
     pub fn allocated_bytes(&self) -> u64 {
         let w = |b: &Option<CudaSlice<u32>>| b.as_ref().map_or(0, |b| 4 * b.len() as u64);
-        w(&self.rows) + w(&self.aux) + w(&self.perm) + w(&self.table) + self.cus_buf.as_ref().map_or(0, |b| b.len() as u64)
+        let bytes = |b: &Option<CudaSlice<u8>>| b.as_ref().map_or(0, |b| b.len() as u64);
+        w(&self.rows) + w(&self.aux) + w(&self.perm) + w(&self.table) + w(&self.rows2) + bytes(&self.vals[0]) + bytes(&self.vals[1]) + bytes(&self.cus_buf)
     }
 
     /// Checks on the GPU what [`DeviceCsr`] promises but its public fields cannot enforce: the
@@ -451,6 +480,7 @@ impl Transposer {
         match algo {
             Algorithm::ScanTrans => self.scan_trans(a, out, d),
             Algorithm::MergeTrans | Algorithm::CooChain => self.sort_trans(algo, a, out, d),
+            Algorithm::RadixTrans => self.radix_trans(a, out, d),
             Algorithm::CuSparse => self.cusparse_trans(a, out, d),
             Algorithm::Serial | Algorithm::Auto => Ok(()),
         }
@@ -560,6 +590,76 @@ impl Transposer {
         // SAFETY: transpose_gather(nnz, perm, rows, vals, out_rows, out_vals): perm is a
         // permutation of 0..nnz (sorted iota), every other buffer holds nnz items.
         unsafe { self.gather[k].args(&stream).arg(&d.nnz).arg(&pm).arg(&r).arg(&vals).arg(&orow).arg(&out_vals).launch(grid(sms, d.nnz))? };
+        Ok(())
+    }
+
+    fn radix_trans<T: Payload>(&mut self, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>, d: Dims) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let vb = if a.vals.is_some() { T::BYTES as u64 } else { 0 };
+        let tiles = d.nnz.div_ceil(RADIX_TILE as u64);
+        let (passes, per) = radix_passes_max(d.n, self.radix_bits);
+        let ptr = |b: &CudaSlice<u32>| b.device_ptr(&stream).0;
+        let rows = ptr(grow(&self.gpu, &mut self.rows, d.nnz)?);
+        let rows0 = ptr(grow(&self.gpu, &mut self.rows2, d.nnz)?);
+        let keys = [ptr(grow(&self.gpu, &mut self.aux, d.nnz)?), ptr(grow(&self.gpu, &mut self.perm, d.nnz)?)];
+        let v0 = grow(&self.gpu, &mut self.vals[0], d.nnz * vb)?.device_ptr(&stream).0;
+        let v1 = grow(&self.gpu, &mut self.vals[1], d.nnz * vb)?.device_ptr(&stream).0;
+        let vals = [v0, v1];
+        let total_bits = if d.n <= 1 { 0 } else { 64 - (d.n - 1).leading_zeros() };
+        let counts = grow(&self.gpu, &mut self.table, (1u64 << per) * tiles)?;
+        {
+            let rows_buf = self.rows.as_mut().map(|b| b.slice_mut(0..d.nnz as usize));
+            if let Some(mut r) = rows_buf {
+                self.ptr2idx.run(&a.ptr, &mut r)?;
+            }
+        }
+        let (k, a_vals, o_vals) = payload(&stream, a, out);
+        let (a_idx, out_idx) = (a.idx.device_ptr(&stream).0, out.idx.device_ptr_mut(&stream).0);
+        let counts_ptr = counts.device_ptr(&stream).0;
+        // Temporaries: T0 = (keys[0], rows0, vals[0]), T1 = (keys[1], rows, vals[1]); the
+        // ptr2idx rows are dead after pass 0, so T1 reuses them.
+        let temp = |x: usize| (keys[x], if x == 0 { rows0 } else { rows }, if vb == 0 { 0 } else { vals[x] });
+        let cfg = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (transpose_kernels::RADIX_NT, 1, 1), shared_mem_bytes: 0 };
+        for p in 0..passes {
+            let shift = p * per;
+            let bits = per.min(total_bits.saturating_sub(shift));
+            let (kin, rin, vin) = if p == 0 { (a_idx, rows, a_vals) } else { temp(((p - 1) % 2) as usize) };
+            let last = p + 1 == passes;
+            let (kout, rout, vout) = if last { (keys[(p % 2) as usize], out_idx, o_vals) } else { temp((p % 2) as usize) };
+            // SAFETY: transpose_radix_upsweep(keys, n, shift, bits, tiles, counts): `tiles`
+            // blocks, keys of nnz words, counts of 2^per * tiles >= 2^bits * tiles words.
+            unsafe { self.upsweep.args(&stream).arg(&kin).arg(&d.nnz).arg(&shift).arg(&bits).arg(&tiles).arg(&counts_ptr).launch(cfg)? };
+            {
+                let mut c = self.table.as_mut().map(|b| b.slice_mut(0..((1u64 << bits) * tiles) as usize));
+                if let Some(c) = c.as_mut() {
+                    self.scanner.exclusive_in_place(c)?;
+                }
+            }
+            // SAFETY: transpose_radix_downsweep(keys_in, rows_in, vals_in, n, shift, bits, tiles,
+            // offsets, keys_out, rows_out, vals_out): inputs and outputs of nnz items (values of
+            // the kernel's width or null), distinct; offsets scanned from this pass's upsweep.
+            unsafe {
+                self.downsweep[k]
+                    .args(&stream)
+                    .arg(&kin)
+                    .arg(&rin)
+                    .arg(&vin)
+                    .arg(&d.nnz)
+                    .arg(&shift)
+                    .arg(&bits)
+                    .arg(&tiles)
+                    .arg(&counts_ptr)
+                    .arg(&kout)
+                    .arg(&rout)
+                    .arg(&vout)
+                    .launch(cfg)?
+            };
+        }
+        let sorted = keys[((passes - 1) % 2) as usize];
+        let (pp, _p) = out.ptr.device_ptr_mut(&stream);
+        // SAFETY: transpose_sorted_ptr(keys, nnz, n, ptr): the sorted column indices (< n), ptr
+        // of n + 1 words.
+        unsafe { self.sorted_ptr.args(&stream).arg(&sorted).arg(&d.nnz).arg(&d.n).arg(&pp).launch(grid(self.gpu.props().sm_count, d.nnz))? };
         Ok(())
     }
 

@@ -6,7 +6,7 @@
 //! use gpu_transpose::serial;
 //! let a = sptrans_matrix::gen::uniform::<f64>(50, 40, 300, 1)?;
 //! let t = serial::transpose(&a);
-//! for model in [serial::scan_trans(&a, 7), serial::merge_trans(&a), serial::coo_chain(&a)] {
+//! for model in [serial::scan_trans(&a, 7), serial::merge_trans(&a), serial::radix_trans(&a), serial::coo_chain(&a)] {
 //!     assert_eq!((model.ptr.as_slice(), model.rows.as_slice()), (t.ptr(), t.idx()));
 //! }
 //! # Ok::<(), sptrans_matrix::Error>(())
@@ -14,7 +14,7 @@
 use gpu_histogram::serial as hist;
 use sptrans_matrix::{Csr, Value};
 
-use crate::{scatter_slot, sorted_ptr_range, Error, Result};
+use crate::{radix_digit, radix_passes, scatter_slot, sorted_ptr_range, Error, Result, RADIX_TILE};
 
 /// The CSR of `Aᵀ` (rows sorted in each output row): a stable counting sort by column.
 pub fn transpose<T: Value>(a: &Csr<u32, T>) -> Csr<u32, T> {
@@ -82,6 +82,47 @@ pub fn scan_trans<T: Value>(a: &Csr<u32, T>, parts: usize) -> Moves {
     Moves { ptr, rows: out_rows, source }
 }
 
+/// RadixTrans, pass by pass: each pass is ScanTrans on one digit of the column index
+/// ([`radix_passes`], [`radix_digit`]) with the tiles as partitions, moving the rows and the
+/// positions along; the pointer comes from the sorted columns as in [`merge_trans`].
+pub fn radix_trans<T: Value>(a: &Csr<u32, T>) -> Moves {
+    let (n, nnz) = (a.cols(), a.nnz() as usize);
+    let mut keys = a.idx().to_vec();
+    let mut rows = gpu_ptr2idx::serial::ptr2idx(a.ptr());
+    let mut source: Vec<u32> = (0..nnz as u32).collect();
+    let (passes, per) = radix_passes(n);
+    let total = if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() };
+    let tiles = nnz.div_ceil(RADIX_TILE as usize).max(1);
+    for p in 0..passes {
+        let (shift, bits) = (p * per, per.min(total.saturating_sub(p * per)));
+        let digits: Vec<u32> = keys.iter().map(|&k| radix_digit(k, shift, bits)).collect();
+        let radix = 1usize << bits;
+        let (inter, intra) = hist::partitioned(&digits, radix as u32, tiles);
+        let start = gpu_scan::serial::exclusive_scan(&inter[tiles * radix..]);
+        let chunk = nnz.div_ceil(tiles).max(1);
+        let (mut k2, mut r2, mut s2) = (vec![0; nnz], vec![0; nnz], vec![0; nnz]);
+        for (j, &dg) in digits.iter().enumerate() {
+            let at = scatter_slot(start[dg as usize], inter[(j / chunk) * radix + dg as usize], intra[j]) as usize;
+            (k2[at], r2[at], s2[at]) = (keys[j], rows[j], source[j]);
+        }
+        (keys, rows, source) = (k2, r2, s2);
+    }
+    Moves { ptr: ptr_from_sorted(&keys, n), rows, source }
+}
+
+/// The pointer of `n` columns from the sorted column indices, one position at a time as the
+/// `transpose_sorted_ptr` kernel does ([`sorted_ptr_range`]).
+fn ptr_from_sorted(keys: &[u32], n: u64) -> Vec<u32> {
+    let nnz = keys.len() as u64;
+    let mut ptr = vec![u32::MAX; n as usize + 1];
+    for i in 0..nnz.max(1) {
+        let (head, tail) = sorted_ptr_range(&|k| keys[k as usize], nnz, n, i);
+        head.for_each(|c| ptr[c as usize] = i as u32);
+        tail.for_each(|c| ptr[c as usize] = nnz as u32);
+    }
+    ptr
+}
+
 /// The sort-based pipelines' common part: ptr2idx, stable sort of `(column, position)` pairs,
 /// gather; returns the moves (pointer left empty) and the sorted columns.
 fn sorted<T: Value>(a: &Csr<u32, T>) -> (Moves, Vec<u32>) {
@@ -96,13 +137,7 @@ fn sorted<T: Value>(a: &Csr<u32, T>) -> (Moves, Vec<u32>) {
 /// ([`sorted_ptr_range`], one position per thread on the GPU).
 pub fn merge_trans<T: Value>(a: &Csr<u32, T>) -> Moves {
     let (mut mv, keys) = sorted(a);
-    let (n, nnz) = (a.cols(), keys.len() as u64);
-    mv.ptr = vec![u32::MAX; n as usize + 1];
-    for i in 0..nnz.max(1) {
-        let (head, tail) = sorted_ptr_range(&|k| keys[k as usize], nnz, n, i);
-        head.for_each(|c| mv.ptr[c as usize] = i as u32);
-        tail.for_each(|c| mv.ptr[c as usize] = nnz as u32);
-    }
+    mv.ptr = ptr_from_sorted(&keys, a.cols());
     mv
 }
 

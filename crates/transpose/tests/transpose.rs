@@ -11,7 +11,7 @@ use rand::Rng;
 use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::{gen, mm, Csr, Value};
 
-const GPU_ALGOS: [Algorithm; 6] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CooChain, Algorithm::CuSparse, Algorithm::Auto, Algorithm::Serial];
+const GPU_ALGOS: [Algorithm; 7] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CooChain, Algorithm::CuSparse, Algorithm::Auto, Algorithm::Serial];
 
 /// A random matrix of every generator kind, at sizes drawn around `scale` nonzeros.
 fn generated<T: Value>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T>)> {
@@ -94,6 +94,7 @@ fn pipeline_models_equal_the_serial_transpose() {
                 }
                 check_moves(&format!("{name} merge"), &a, &serial::merge_trans(&a));
                 check_moves(&format!("{name} coo"), &a, &serial::coo_chain(&a));
+                check_moves(&format!("{name} radix"), &a, &serial::radix_trans(&a));
                 cases += 1;
             }
         }
@@ -136,8 +137,7 @@ fn algorithm_names_round_trip_and_auto_resolves() {
         assert_ne!(a.resolve(10, 10, 10), Algorithm::Auto);
     }
     assert!(matches!("fast".parse::<Algorithm>(), Err(Error::UnknownAlgorithm(_))));
-    assert_eq!(Algorithm::Auto.resolve(1, 1000, 1000 * gpu_transpose::AUTO_SCAN_MIN_DENSITY), Algorithm::ScanTrans);
-    assert_eq!(Algorithm::Auto.resolve(1, 100_000, 200_000), Algorithm::MergeTrans);
+    assert_eq!(Algorithm::Auto.resolve(1, 100_000, 200_000), Algorithm::RadixTrans);
     assert_eq!(Algorithm::Auto.resolve(1, 100_000, gpu_transpose::AUTO_SCAN_MAX_NNZ), Algorithm::ScanTrans);
 }
 
@@ -234,7 +234,7 @@ gpu_test!(fn large_matrices_and_one_plan_across_sizes(gpu) {
     let max = gpu_testkit::max_len() as u64;
     let mut t = Transposer::new(gpu).unwrap();
     let sizes: Vec<(u64, u64, u64)> = [(100_000u64, 100_000u64, 2_000_000u64), (1000, 3_000_000, 1_000_000), (2_000_000, 100, 4_000_000), (300, 200, 50_000)].into_iter().filter(|s| s.2 <= max).collect();
-    for algo in [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CooChain, Algorithm::CuSparse] {
+    for algo in [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CooChain, Algorithm::CuSparse] {
         for &(m, n, nnz) in &sizes {
             let a = gen::uniform::<f32>(m, n, nnz, m ^ nnz).unwrap();
             check_gpu(&mut t, algo, &format!("uniform {m}x{n} {nnz}"), &a, |v| v.to_bits() as u64);
