@@ -18,7 +18,7 @@
 //! Keys `>= bins` are never counted; when the host passes a `first_bad` word, the smallest index
 //! of such a key is recorded there (`atomicMin`), which the checked host calls report.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
 #![deny(missing_docs)]
 
 /// Threads per block of every histogram kernel.

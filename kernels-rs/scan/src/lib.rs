@@ -13,7 +13,7 @@
 //!
 //! All arithmetic wraps, so results are bit-identical to the serial twin for every input.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
 #![deny(missing_docs)]
 
 /// Threads per block of every scan kernel.

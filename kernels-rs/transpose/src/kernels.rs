@@ -114,7 +114,8 @@ use gpu_device::atomic::red_add_u32;
 use gpu_device::intrinsics::popc;
 use gpu_device::static_shared;
 use gpu_device::thread::{block_idx_x, sync_threads, thread_idx_x};
-use gpu_device::warp::{lane_id, lanemask_lt, match_any_sync, shfl_up_sync, sync_warp, FULL_MASK};
+use gpu_device::warp::{lane_id, shfl_up_sync, sync_warp, FULL_MASK};
+use histogram_kernels::warp::match_rank;
 
 use crate::{radix_digit, RADIX_ITEMS, RADIX_NT, RADIX_TILE};
 
@@ -165,6 +166,8 @@ pub unsafe extern "ptx-kernel" fn transpose_radix_upsweep(keys: *const u32, n: u
         let base = t * RADIX_TILE as u64;
         for i in 0..RADIX_ITEMS as u64 {
             let k = base + i * RADIX_NT as u64 + tid as u64;
+            // Plain shared atomics: warp-aggregating them (histogram_kernels::warp) measured
+            // slower here, the digits of a warp being mostly distinct.
             if k < n {
                 red_add_u32(hist.add(radix_digit(ldg_u32(keys.add(k as usize)), shift, bits) as usize), 1);
             }
@@ -226,8 +229,7 @@ unsafe fn radix_downsweep<V: Copy>(keys_in: *const u32, rows_in: *const u32, val
             let key = keys[i];
             // Past the end each lane is a group of its own.
             let d = if valid { radix_digit(key, shift, bits) } else { RADIX as u32 + lane };
-            let peers = match_any_sync(FULL_MASK, d);
-            let r = popc(peers & lanemask_lt());
+            let (peers, r) = match_rank(d);
             let slot = wh.add(warp * RADIX + (d as usize & (RADIX - 1)));
             let old = if valid { *slot as u32 } else { 0 };
             sync_warp(FULL_MASK);
@@ -240,7 +242,7 @@ unsafe fn radix_downsweep<V: Copy>(keys_in: *const u32, rows_in: *const u32, val
         sync_threads();
         // Per digit: exclusive offsets over the warps, and the tile's count.
         let mut d = tid as usize;
-        while d < radix as usize {
+        while d < RADIX {
             let mut run = 0u32;
             for w in 0..WARPS {
                 let c = *wh.add(w * RADIX + d) as u32;
@@ -251,11 +253,12 @@ unsafe fn radix_downsweep<V: Copy>(keys_in: *const u32, rows_in: *const u32, val
             d += RADIX_NT as usize;
         }
         sync_threads();
-        // Exclusive scan of the tile's digit counts: warp 0, RADIX / 32 digits a lane (read
-        // twice from shared memory rather than held in registers).
+        // Exclusive scan of the tile's digit counts: one warp, RADIX / 32 digits a lane, one
+        // barrier. (gpu-scan's Blelloch block scan, with a barrier per level, made the whole
+        // pass 15% slower.)
         if warp == 0 {
             let first = lane as usize * (RADIX / 32);
-            let last = (first + RADIX / 32).min(radix as usize);
+            let last = first + RADIX / 32;
             let mut sum = 0u32;
             for d in first..last {
                 sum += *start.add(d);
