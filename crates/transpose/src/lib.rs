@@ -164,8 +164,8 @@ impl Algorithm {
 
     /// `Auto` becomes a concrete algorithm for an `m × n` matrix with `nnz` nonzeros; the others
     /// stay. The rule follows BENCHMARKS.md (H100): ScanTrans up to [`AUTO_SCAN_MAX_NNZ`]
-    /// nonzeros (fewest launches), RadixTrans above (at cuSPARSE's speed or faster on 7 of the 9
-    /// suite matrices, 0.81× at worst).
+    /// nonzeros (fewest launches), RadixTrans above (faster than cuSPARSE on 7 of the 9
+    /// suite matrices, 0.84× at worst).
     pub fn resolve(self, _m: u64, _n: u64, nnz: u64) -> Algorithm {
         match self {
             Algorithm::Auto if nnz <= AUTO_SCAN_MAX_NNZ => Algorithm::ScanTrans,
