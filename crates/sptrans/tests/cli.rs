@@ -174,3 +174,17 @@ gpu_test!(fn transpose_and_bench_run_on_the_gpu(gpu) {
     }
     sptrans().args(["info"]).assert().success().stdout(predicate::str::contains("cuSPARSE: ").and(predicate::str::contains("GB/s")));
 });
+
+#[test]
+fn bench_without_a_gpu_says_so_and_runs_the_small_suite() {
+    if gpu_testkit::shared_gpu().is_ok() {
+        eprintln!("SKIPPED: bench_without_a_gpu_says_so_and_runs_the_small_suite (a GPU is present; the default suite would run)");
+        return;
+    }
+    sptrans()
+        .args(["bench", "--quiet", "--reps", "1"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("no GPU found").and(predicate::str::contains("serial twin only")))
+        .stdout(predicate::str::contains("uniform 10k x 10k, 1M").and(predicate::str::contains("laplacian3d 50^3")).and(predicate::str::contains("| serial |")));
+}
