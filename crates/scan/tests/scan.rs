@@ -14,10 +14,9 @@ fn sizes(r: &mut rand::rngs::StdRng) -> Vec<usize> {
     v
 }
 
-fn check_type<T: ScanItem>(gpu: &Gpu, small_values: bool)
+fn check_type<T: ScanItem + TryFrom<u8>>(gpu: &Gpu, small_values: bool)
 where
     StandardUniform: Distribution<T>,
-    T: TryFrom<u8>,
 {
     let (mut r, _seed) = rng();
     for n in sizes(&mut r) {
