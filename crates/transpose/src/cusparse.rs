@@ -97,6 +97,12 @@ pub(crate) struct CuSparse {
     handle: sys::cusparseHandle_t,
 }
 
+// SAFETY: a cuSPARSE handle may be used from any host thread, one call at a time (the cuSPARSE
+// guide: handles are not thread-safe for concurrent use, not tied to the creating thread). This
+// one is owned by one `Transposer`, whose calls take `&mut self`, so moving it between threads
+// never makes two calls concurrent. It is not `Sync`.
+unsafe impl Send for CuSparse {}
+
 /// The raw arguments of one `csr2cscEx2` call.
 pub(crate) struct Call {
     pub m: u64,

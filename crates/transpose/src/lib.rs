@@ -340,6 +340,9 @@ impl Transposer {
     }
 
     fn cusparse(&mut self) -> Result<&cusparse::CuSparse> {
+        // cuSPARSE works on the calling thread's current context (the plan may have moved here
+        // from another thread): make it this GPU's.
+        self.gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
         if self.cusparse.is_none() {
             self.cusparse = Some(cusparse::CuSparse::new(&self.gpu)?);
         }

@@ -131,6 +131,12 @@ fn scan_parts_keeps_the_table_within_budget_and_the_gpu_busy() {
 }
 
 #[test]
+fn a_plan_can_move_to_another_thread() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Transposer>();
+}
+
+#[test]
 fn algorithm_names_round_trip_and_auto_resolves() {
     for a in Algorithm::ALL.into_iter().chain([Algorithm::Auto]) {
         assert_eq!(a.name().parse::<Algorithm>().unwrap(), a);
@@ -295,4 +301,17 @@ gpu_test!(fn shape_errors_and_validation(gpu) {
     }
     assert!(t.workspace_bytes(Algorithm::ScanTrans, 30, 20, 100, 4).unwrap() > 0);
     eprintln!("cuSPARSE {}: {}", t.cusparse_version().unwrap(), gpu_transpose::cusparse_library().unwrap());
+});
+
+gpu_test!(fn a_plan_works_after_moving_to_another_thread(gpu) {
+    let mut t = Transposer::new(gpu).unwrap();
+    let a = gen::rmat::<f64>(12, 40_000, 0.57, 0.19, 0.19, 8).unwrap();
+    check_gpu(&mut t, Algorithm::CuSparse, "before the move", &a, |v| v.to_bits());
+    std::thread::spawn(move || {
+        for algo in [Algorithm::CuSparse, Algorithm::RadixTrans, Algorithm::ScanTrans] {
+            check_gpu(&mut t, algo, "on another thread", &a, |v| v.to_bits());
+        }
+    })
+    .join()
+    .unwrap();
 });
