@@ -321,11 +321,13 @@ pub fn plot(path: &Path, records: &[Record], algos: &[Algorithm]) -> Result<()> 
         .build_cartesian_2d(0u32..groups * (k + 1), (lo..hi).log_scale())
         .map_err(|e| err(e.to_string()))?;
     let names: Vec<String> = mats.iter().map(|(m, _)| m.clone()).collect();
+    let every = groups.div_ceil(20).max(1);
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(groups as usize * (k as usize + 1))
-        .x_label_formatter(&|x| if x % (k + 1) == k / 2 { names.get((x / (k + 1)) as usize).cloned().unwrap_or_default() } else { String::new() })
+        // At most about 20 names fit under the axis: label every `every`-th matrix.
+        .x_label_formatter(&|x| if x % (k + 1) == k / 2 && (x / (k + 1)) % every == 0 { names.get((x / (k + 1)) as usize).cloned().unwrap_or_default() } else { String::new() })
         .y_desc("ms")
         .draw()
         .map_err(|e| err(e.to_string()))?;
