@@ -303,11 +303,7 @@ impl Histogram {
             return Ok(());
         }
         let sums_len = ((chunks + 1) * bins) as usize;
-        if self.sums.as_ref().is_none_or(|s| s.len() < sums_len) {
-            self.sums = None;
-            self.sums = Some(self.gpu.alloc::<u32>(sums_len)?);
-        }
-        let s = self.sums.as_ref().map(|s| s.device_ptr(&stream).0).unwrap_or(NULL);
+        let s = self.gpu.grow(&mut self.sums, sums_len)?.device_ptr(&stream).0;
         // Row c of the scanned sums = total of chunks < c: chunk c's carry.
         let (sum_rows, sum_rpc) = (chunks + 1, chunks + 1);
         // SAFETY: sums holds (chunks + 1) * bins words; grids as each kernel documents.

@@ -95,12 +95,8 @@ impl Ptr2Idx {
             return Ok(());
         }
         let tiles = (m + nnz).div_ceil(NV as u64);
-        if self.splits.as_ref().is_none_or(|s| (s.len() as u64) < tiles + 1) {
-            self.splits = None;
-            self.splits = Some(self.gpu.alloc::<u64>(tiles as usize + 1)?);
-        }
         let stream = self.gpu.stream().clone();
-        let splits = self.splits.as_ref().map(|s| s.device_ptr(&stream).0).unwrap_or(0);
+        let splits = self.gpu.grow(&mut self.splits, tiles as usize + 1)?.device_ptr(&stream).0;
         let (o, _r) = offsets.device_ptr(&stream);
         let (dst, _w) = out.device_ptr_mut(&stream);
         let max_blocks = self.gpu.props().sm_count.max(1) * 8;

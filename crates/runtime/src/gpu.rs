@@ -180,6 +180,18 @@ impl Gpu {
         unsafe { self.0.stream.alloc::<T>(len) }.map_err(Error::alloc(bytes, "device buffer"))
     }
 
+    /// The kept buffer in `slot`, replaced by a fresh one of `len` elements when it is missing or
+    /// shorter (the old one is freed first, so peak memory is the larger buffer alone). The
+    /// scratch buffers that primitives keep between calls grow this way.
+    pub fn grow<'a, T: DeviceRepr>(&self, slot: &'a mut Option<CudaSlice<T>>, len: usize) -> Result<&'a mut CudaSlice<T>> {
+        let kept = slot.take().filter(|b| b.len() >= len);
+        let buf = match kept {
+            Some(b) => b,
+            None => self.alloc::<T>(len)?,
+        };
+        Ok(slot.insert(buf))
+    }
+
     /// Zero-filled device buffer of `len` elements.
     pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
         let mut buf = self.alloc::<T>(len)?;

@@ -230,12 +230,7 @@ impl<T: ScanItem> Scanner<T> {
         if bytes == 0 {
             return Ok(0);
         }
-        if self.workspace.as_ref().is_none_or(|w| (w.len() as u64) < bytes) {
-            self.workspace = None; // free the old one first
-            self.workspace = Some(self.gpu.alloc::<u8>(bytes as usize)?);
-        }
-        let ws = self.workspace.as_ref().map(|w| w.device_ptr(self.gpu.stream()).0).unwrap_or(0);
-        Ok(ws)
+        Ok(self.gpu.grow(&mut self.workspace, bytes as usize)?.device_ptr(self.gpu.stream()).0)
     }
 }
 

@@ -193,13 +193,9 @@ impl Segmerge {
     }
 }
 
-/// Device address of `slot`, grown to at least `len` items.
+/// Device address of `slot`, grown to at least `len` items ([`Gpu::grow`]).
 fn grow(gpu: &Gpu, slot: &mut Option<CudaSlice<u32>>, len: u64) -> Result<u64> {
-    if slot.as_ref().is_none_or(|b| (b.len() as u64) < len) {
-        *slot = None;
-        *slot = Some(gpu.alloc::<u32>(len as usize)?);
-    }
-    Ok(slot.as_ref().map(|b| b.device_ptr(gpu.stream()).0).unwrap_or(0))
+    Ok(gpu.grow(slot, len as usize)?.device_ptr(gpu.stream()).0)
 }
 
 fn lengths(n: usize, others: &[(&'static str, usize)]) -> Result<u64> {

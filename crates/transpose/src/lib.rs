@@ -729,15 +729,10 @@ fn check_output<T: DeviceRepr>(a: &DeviceCsr<T>, out: &DeviceCsr<T>, d: Dims) ->
     Ok(())
 }
 
-/// `slot`'s buffer, grown to at least `len` items (the old one is freed first).
+/// `slot`'s buffer, grown to at least `max(len, 1)` items ([`Gpu::grow`]; never empty, so every
+/// kernel argument is a real address).
 fn grow<'a, T: DeviceRepr>(gpu: &Gpu, slot: &'a mut Option<CudaSlice<T>>, len: u64) -> Result<&'a mut CudaSlice<T>> {
-    let need = len.max(1);
-    let kept = slot.take().filter(|b| b.len() as u64 >= need);
-    let b = match kept {
-        Some(b) => b,
-        None => gpu.alloc::<T>(need as usize)?,
-    };
-    Ok(slot.insert(b))
+    Ok(gpu.grow(slot, len.max(1) as usize)?)
 }
 
 /// A 1-D grid for `items` with up to 16 blocks per multiprocessor.
