@@ -58,9 +58,8 @@ fn gpu_or_serial<T: Payload>(args: &TransposeArgs, upload: impl FnOnce(&gpu_runt
     };
     let mut t = Transposer::new(&gpu)?;
     let da = upload(&gpu)?;
-    let d = &da;
-    let algo = t.resolve(args.algo, d.rows, d.cols, d.idx.len() as u64);
-    let out = t.transpose_new(algo, d)?;
+    let algo = args.algo.resolve(da.rows, da.cols, da.idx.len() as u64);
+    let out = t.transpose_new(algo, &da)?;
     Ok(Some((out, format!("{algo} on {}", gpu.props().name), gpu)))
 }
 

@@ -329,11 +329,6 @@ impl Transposer {
         self.parts.unwrap_or_else(|| scan_parts(nnz, n, self.gpu.props().sm_count))
     }
 
-    /// What `algo` runs as on this plan ([`Algorithm::resolve`]).
-    pub fn resolve(&mut self, algo: Algorithm, m: u64, n: u64, nnz: u64) -> Algorithm {
-        algo.resolve(m, n, nnz)
-    }
-
     /// The cuSPARSE version (`major * 1000 + minor * 100 + patch`), loading it if needed.
     pub fn cusparse_version(&mut self) -> Result<i32> {
         self.cusparse()?.version()
@@ -356,13 +351,13 @@ impl Transposer {
         let d = Dims { m, n, nnz };
         let words = |w: u64| 4 * w;
         let p2i = Ptr2Idx::workspace_bytes(m, nnz);
-        Ok(match self.resolve(algo, m, n, nnz) {
+        Ok(match algo.resolve(m, n, nnz) {
             Algorithm::Serial | Algorithm::Auto => 0,
             Algorithm::ScanTrans => {
                 let parts = self.scan_parts_for(nnz, n);
                 words(2 * nnz + (parts + 1) * n) + p2i + Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, n)
             }
-            Algorithm::RadixTrans => words(4 * nnz + (1 << transpose_kernels::RADIX_MAX_BITS) * nnz.div_ceil(RADIX_TILE as u64)) + 2 * nnz * value_bytes as u64 + p2i + Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, (1 << transpose_kernels::RADIX_MAX_BITS) * nnz.div_ceil(RADIX_TILE as u64)),
+            Algorithm::RadixTrans => words(4 * nnz + radix_counts_len(nnz)) + 2 * nnz * value_bytes as u64 + p2i + Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, radix_counts_len(nnz)),
             Algorithm::MergeTrans | Algorithm::CooChain => words(3 * nnz) + p2i + Segmerge::workspace_bytes(nnz, true) + if algo == Algorithm::CooChain { Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, n + 1) } else { 0 },
             Algorithm::CuSparse => {
                 // The query reads no data but refuses null pointers: point them at a scratch word.
@@ -379,7 +374,7 @@ impl Transposer {
     pub fn reserve(&mut self, algo: Algorithm, m: u64, n: u64, nnz: u64, value_bytes: usize) -> Result<()> {
         let d = Dims { m, n, nnz };
         check_dims(d)?;
-        match self.resolve(algo, m, n, nnz) {
+        match algo.resolve(m, n, nnz) {
             Algorithm::Serial | Algorithm::Auto => {}
             Algorithm::ScanTrans => {
                 let parts = self.scan_parts_for(nnz, n);
@@ -396,7 +391,7 @@ impl Transposer {
                 for slot in [&mut self.rows, &mut self.aux, &mut self.perm, &mut self.rows2] {
                     grow(&self.gpu, slot, nnz)?;
                 }
-                grow(&self.gpu, &mut self.table, (1 << transpose_kernels::RADIX_MAX_BITS) * nnz.div_ceil(RADIX_TILE as u64))?;
+                grow(&self.gpu, &mut self.table, radix_counts_len(nnz))?;
                 for slot in self.vals.iter_mut() {
                     grow(&self.gpu, slot, nnz * value_bytes as u64)?;
                 }
@@ -421,14 +416,6 @@ impl Transposer {
     /// row pointer is valid for `nnz` and every column index is below `cols`. Synchronizes.
     pub fn validate<T: Payload>(&mut self, a: &DeviceCsr<T>) -> Result<()> {
         let d = dims(a)?;
-        if a.ptr.len() as u64 != d.m + 1 {
-            return Err(Error::Shape { what: "input row pointer length", expected: d.m + 1, actual: a.ptr.len() as u64 });
-        }
-        if let Some(v) = &a.vals {
-            if v.len() as u64 != d.nnz {
-                return Err(Error::Shape { what: "input values length", expected: d.nnz, actual: v.len() as u64 });
-            }
-        }
         let rows = grow(&self.gpu, &mut self.rows, d.nnz)?;
         self.ptr2idx.run_checked(&a.ptr, &mut rows.slice_mut(0..d.nnz as usize))?;
         if d.nnz > 0 {
@@ -470,7 +457,7 @@ impl Transposer {
         if a.vals.is_some() && T::BYTES != 4 && T::BYTES != 8 {
             return Err(Error::UnsupportedValue { bytes: T::BYTES });
         }
-        let algo = self.resolve(algo, d.m, d.n, d.nnz);
+        let algo = algo.resolve(d.m, d.n, d.nnz);
         if algo == Algorithm::Serial {
             return self.serial(a, out);
         }
@@ -689,9 +676,23 @@ fn table_len(parts: u64, n: u64) -> Result<u64> {
     (parts + 1).checked_mul(n).filter(|&l| l <= isize::MAX as u64 / 4).ok_or(Error::TooLarge { what: "ScanTrans table (parts + 1) * n", len: parts, max: isize::MAX as u64 / 4 / n.max(1) })
 }
 
+/// Words of RadixTrans's digit counts for `nnz` nonzeros: the widest digit's buckets per tile.
+fn radix_counts_len(nnz: u64) -> u64 {
+    (1 << RADIX_MAX_BITS) * nnz.div_ceil(RADIX_TILE as u64)
+}
+
+/// The input's sizes, with the lengths its fields must agree on checked.
 fn dims<T: DeviceRepr>(a: &DeviceCsr<T>) -> Result<Dims> {
     let d = Dims { m: a.rows, n: a.cols, nnz: a.idx.len() as u64 };
     check_dims(d)?;
+    if a.ptr.len() as u64 != d.m + 1 {
+        return Err(Error::Shape { what: "input row pointer length", expected: d.m + 1, actual: a.ptr.len() as u64 });
+    }
+    if let Some(v) = &a.vals {
+        if v.len() as u64 != d.nnz {
+            return Err(Error::Shape { what: "input values length", expected: d.nnz, actual: v.len() as u64 });
+        }
+    }
     Ok(d)
 }
 
@@ -711,7 +712,6 @@ fn check_output<T: DeviceRepr>(a: &DeviceCsr<T>, out: &DeviceCsr<T>, d: Dims) ->
         ("output cols", d.m, out.cols),
         ("output pointer length", d.n + 1, out.ptr.len() as u64),
         ("output indices length", d.nnz, out.idx.len() as u64),
-        ("input row pointer length", d.m + 1, a.ptr.len() as u64),
         ("output values present", a.vals.is_some() as u64, out.vals.is_some() as u64),
     ];
     for (what, expected, actual) in checks {
@@ -719,11 +719,9 @@ fn check_output<T: DeviceRepr>(a: &DeviceCsr<T>, out: &DeviceCsr<T>, d: Dims) ->
             return Err(Error::Shape { what, expected, actual });
         }
     }
-    for (what, v) in [("input values length", a.vals.as_ref().map(|v| v.len())), ("output values length", out.vals.as_ref().map(|v| v.len()))] {
-        if let Some(len) = v {
-            if len as u64 != d.nnz {
-                return Err(Error::Shape { what, expected: d.nnz, actual: len as u64 });
-            }
+    if let Some(v) = &out.vals {
+        if v.len() as u64 != d.nnz {
+            return Err(Error::Shape { what: "output values length", expected: d.nnz, actual: v.len() as u64 });
         }
     }
     Ok(())
