@@ -1,15 +1,17 @@
 //! `cargo bench -p gpu-transpose`: every GPU algorithm on the seed papers' suite
-//! ([`gpu_transpose::measure::paper_suite`]), criterion timing with GPU events; then a summary
-//! table (median of 20 timed runs each, same process): time per algorithm, effective bandwidth
-//! (16 B per nonzero for u32 + f32, plus the pointers: [`gpu_transpose::measure::bytes_moved`])
-//! and its fraction of the measured copy bandwidth, speedup over the serial twin and over
-//! cuSPARSE, workspace bytes. `SPTRANS_BENCH_SUITE=small` runs the small suite;
-//! `SPTRANS_BENCH_PARTS=1` adds a sweep of ScanTrans's partition count.
+//! ([`gpu_transpose::measure::paper_suite`]), criterion timing with GPU events; then the summary
+//! tables of `sptrans bench` ([`gpu_transpose::measure::tables`]; median of 20 timed runs each,
+//! same process): time per algorithm, speedup over the serial twin and over cuSPARSE, effective
+//! bandwidth (16 B per nonzero for u32 + f32, plus the pointers:
+//! [`gpu_transpose::measure::bytes_moved`]) with its fraction of the measured copy bandwidth,
+//! workspace bytes. `SPTRANS_BENCH_SUITE=small` runs the small suite;
+//! `SPTRANS_BENCH_PARTS=1` adds a sweep of ScanTrans's partition count, `SPTRANS_BENCH_RADIX=1` one of
+//! RadixTrans's digit width.
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gpu_runtime::{Gpu, GpuTimer};
-use gpu_transpose::measure::{bytes_moved, paper_suite, small_suite, time_gpu, time_serial};
+use gpu_transpose::measure::{bytes_moved, paper_suite, small_suite, tables, time_gpu, time_serial, Record};
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::DeviceCsr;
 
@@ -30,7 +32,7 @@ fn bench(c: &mut Criterion) {
     }
     let suite = if std::env::var("SPTRANS_BENCH_SUITE").as_deref() == Ok("small") { small_suite() } else { paper_suite() };
     let sweep = std::env::var("SPTRANS_BENCH_PARTS").is_ok();
-    let mut rows = Vec::new();
+    let mut records = Vec::new();
     for sm in suite {
         let a = (sm.build)().expect("generate");
         let (m, n, nnz) = (a.rows(), a.cols(), a.nnz());
@@ -41,11 +43,11 @@ fn bench(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("cuda/transpose/{}", sm.name));
         group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
         group.throughput(Throughput::Bytes(bytes));
-        let mut cells = Vec::new();
+        let record = |algo, result, workspace| Record { matrix: sm.name.clone(), shape: (m, n, nnz), algo, result, workspace, checked: true };
         for algo in GPU_ALGOS {
             if let Err(e) = t.transpose(algo, &da, &mut out) {
                 println!("{}: {algo}: {e}", sm.name);
-                cells.push(None);
+                records.push(Record { checked: false, ..record(algo, Err(e.to_string()), None) });
                 continue;
             }
             assert_eq!(out.download(&gpu).expect("download"), want, "{}: {algo} differs from the twin", sm.name);
@@ -53,8 +55,7 @@ fn bench(c: &mut Criterion) {
                 b.iter_custom(|iters| timer.time_iters(iters, || t.transpose(algo, &da, &mut out)).expect("timed transpose"))
             });
             let st = time_gpu(&mut t, algo, &da, &mut out, 2, 20).expect("timed");
-            let ws = t.workspace_bytes(algo, m, n, nnz, 4).unwrap_or(0);
-            cells.push(Some((st, ws)));
+            records.push(record(algo, Ok(st), t.workspace_bytes(algo, m, n, nnz, 4).ok()));
         }
         group.finish();
         if sweep {
@@ -77,32 +78,10 @@ fn bench(c: &mut Criterion) {
             }
             t.set_radix_bits(None);
         }
-        let serial = time_serial(&a, if nnz > 20_000_000 { 1 } else { 3 });
-        rows.push((sm.name.clone(), m, n, nnz, bytes, serial, cells));
+        records.push(record(Algorithm::Serial, Ok(time_serial(&a, if nnz > 20_000_000 { 1 } else { 3 })), Some(0)));
     }
-    println!("\n| matrix | nnz | serial ms | {} |", GPU_ALGOS.iter().map(|a| format!("{a} ms (GB/s, % copy)")).collect::<Vec<_>>().join(" | "));
-    println!("|---|---|---|{}", "---|".repeat(GPU_ALGOS.len()));
-    for (name, _m, _n, nnz, bytes, serial, cells) in &rows {
-        let cols: Vec<String> = cells
-            .iter()
-            .map(|c| match c {
-                Some((st, _)) => {
-                    let gbs = *bytes as f64 / (st.median_ms * 1e-3) / 1e9;
-                    format!("{:.3} [{:.3}–{:.3}] ({gbs:.0}, {:.0}%)", st.median_ms, st.min_ms, st.max_ms, 100.0 * gbs / copy)
-                }
-                None => "n/a".into(),
-            })
-            .collect();
-        println!("| {name} | {nnz} | {:.1} | {} |", serial.median_ms, cols.join(" | "));
-    }
-    println!("\n| matrix | {} | workspace MB ({}) |", GPU_ALGOS.iter().map(|a| format!("{a} vs serial, vs cuSPARSE")).collect::<Vec<_>>().join(" | "), GPU_ALGOS.iter().map(|a| a.name()).collect::<Vec<_>>().join(" / "));
-    println!("|---|{}---|", "---|".repeat(GPU_ALGOS.len()));
-    for (name, _m, _n, _nnz, _bytes, serial, cells) in &rows {
-        let cus = cells[4].as_ref().map(|c| c.0.median_ms).unwrap_or(f64::NAN);
-        let cols: Vec<String> = cells.iter().map(|c| c.as_ref().map_or("n/a".into(), |(st, _)| format!("{:.1}×, {:.2}×", serial.median_ms / st.median_ms, cus / st.median_ms))).collect();
-        let ws: Vec<String> = cells.iter().map(|c| c.as_ref().map_or("n/a".into(), |(_, w)| format!("{:.0}", *w as f64 / 1e6))).collect();
-        println!("| {name} | {} | {} |", cols.join(" | "), ws.join(" / "));
-    }
+    let algos: Vec<Algorithm> = std::iter::once(Algorithm::Serial).chain(GPU_ALGOS).collect();
+    print!("{}", tables(&records, &algos, Some(copy)));
 }
 
 criterion_group!(benches, bench);
