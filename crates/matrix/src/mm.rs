@@ -395,28 +395,29 @@ pub fn parse_reader<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>) 
     Ok(coo_unchecked(rows, cols, sink.row, sink.col, sink.vals))
 }
 
-/// Reads all of `reader`, gunzipping when it starts with the gzip magic bytes.
-pub fn read_bytes(mut reader: impl Read) -> Result<Vec<u8>> {
-    let mut data = Vec::new();
-    reader.read_to_end(&mut data)?;
-    if data.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(&data[..]).read_to_end(&mut out)?;
-        return Ok(out);
+/// `reader`, gunzipped when it starts with the gzip magic bytes (the one place that decides),
+/// and whether it was.
+fn gunzip_if_gzip<'a, R: BufRead + 'a>(mut reader: R) -> Result<(Box<dyn Read + 'a>, bool)> {
+    if reader.fill_buf()?.starts_with(&[0x1f, 0x8b]) {
+        return Ok((Box::new(flate2::bufread::MultiGzDecoder::new(reader)), true));
     }
+    Ok((Box::new(reader), false))
+}
+
+/// Reads all of `reader`, gunzipping when it starts with the gzip magic bytes.
+pub fn read_bytes(reader: impl Read) -> Result<Vec<u8>> {
+    let mut data = Vec::new();
+    gunzip_if_gzip(std::io::BufReader::new(reader))?.0.read_to_end(&mut data)?;
     Ok(data)
 }
 
 /// Opens `path` as a stream, gunzipping when it starts with the gzip magic bytes; with the
-/// uncompressed length when it is known.
+/// uncompressed length when it is known (plain files).
 fn open(path: &Path) -> Result<(Box<dyn Read>, Option<u64>)> {
     let f = std::fs::File::open(path).map_err(|e| Error::Io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))))?;
     let len = f.metadata().ok().map(|m| m.len());
-    let mut r = std::io::BufReader::with_capacity(1 << 16, f);
-    if r.fill_buf()?.starts_with(&[0x1f, 0x8b]) {
-        return Ok((Box::new(flate2::bufread::MultiGzDecoder::new(r)), None));
-    }
-    Ok((Box::new(r), len))
+    let (r, gz) = gunzip_if_gzip(std::io::BufReader::with_capacity(1 << 16, f))?;
+    Ok((r, if gz { None } else { len }))
 }
 
 /// Reads a `.mtx` or `.mtx.gz` file into COO (32-bit indices), streaming: the file is never
