@@ -39,9 +39,10 @@
 
 pub mod serial;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
-use gpu_runtime::{Gpu, Kernel, PtxModule};
-use gpu_scan::Scanner;
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
+use gpu_runtime::scratch::Layout as ScratchLayout;
+use gpu_runtime::{Gpu, Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_scan::{ScanKind, Scanner};
 
 pub use histogram_kernels::{partition_range, NT, VT, WARPS};
 
@@ -70,7 +71,7 @@ pub enum Error {
     Runtime(#[from] gpu_runtime::Error),
     /// An error of the scan used by index-to-pointers.
     #[error(transparent)]
-    Scan(#[from] gpu_scan::Error),
+    Scan(gpu_scan::Error),
     /// `bins` must be in `1..=2^31`.
     #[error("histogram: {bins} bins; bins must be in 1..=2^31")]
     InvalidBins {
@@ -113,6 +114,27 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+impl Error {
+    /// `true` when the device ran out of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Error::Runtime(e) => e.is_out_of_memory(),
+            Error::Scan(e) => e.is_out_of_memory(),
+            _ => false,
+        }
+    }
+}
+
+impl From<gpu_scan::Error> for Error {
+    /// Runtime errors (out of memory among them) keep one shape: [`Error::Runtime`].
+    fn from(e: gpu_scan::Error) -> Self {
+        match e {
+            gpu_scan::Error::Runtime(r) => Error::Runtime(r),
+            e => Error::Scan(e),
+        }
+    }
+}
+
 /// How [`Histogram::counts`] counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Strategy {
@@ -126,8 +148,10 @@ pub enum Strategy {
     Global,
 }
 
-/// A reusable histogram: loaded kernels, a scanner for index-to-pointers and the scratch of the
-/// chunked vertical scan, kept for reuse.
+/// A reusable histogram: loaded kernels, a scanner for index-to-pointers, and scratch kept for
+/// reuse (the chunked vertical scan's sums, the checked calls' flag). Every call has a `*_with`
+/// form that runs on caller-lent [`Scratch`] of the size its `*_workspace_bytes` gives; the
+/// `checked` argument of those selects the `_checked` behaviour.
 pub struct Histogram {
     gpu: Gpu,
     strategy: Strategy,
@@ -137,20 +161,29 @@ pub struct Histogram {
     vscan_reduce: Kernel,
     vscan: Kernel,
     scanner: Scanner<u32>,
-    sums: Option<CudaSlice<u32>>,
+    own: ScratchBuf,
     max_shared: u32,
 }
 
 /// A null device pointer (kernels treat it as "absent").
 const NULL: u64 = 0;
 
+/// Scratch of the checked calls' "first bad index" word.
+const FLAG_BYTES: u64 = 4;
+
 impl Histogram {
     /// Loads the kernels (the module is loaded once per context) with [`Strategy::Auto`].
+    ///
+    /// # Errors
+    /// [`Error::Runtime`] when the module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         Self::with_strategy(gpu, Strategy::Auto)
     }
 
     /// Loads the kernels with the given counting strategy.
+    ///
+    /// # Errors
+    /// As [`Histogram::new`].
     pub fn with_strategy(gpu: &Gpu, strategy: Strategy) -> Result<Self> {
         let shared = gpu.kernel(&MODULE, "histogram_shared")?;
         let max_shared = gpu.props().shared_per_block_optin.max(gpu.props().shared_per_block);
@@ -164,7 +197,7 @@ impl Histogram {
             vscan_reduce: gpu.kernel(&MODULE, "histogram_vscan_reduce")?,
             vscan: gpu.kernel(&MODULE, "histogram_vscan")?,
             scanner: Scanner::new(gpu, gpu_scan::Algorithm::Auto)?,
-            sums: None,
+            own: ScratchBuf::default(),
             max_shared,
         })
     }
@@ -174,43 +207,103 @@ impl Histogram {
         self.strategy
     }
 
+    /// Device bytes the plan's own workspace holds now.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.own.bytes()
+    }
+
+    /// Scratch bytes of [`Histogram::counts_with`] (the checked form's flag).
+    pub fn counts_workspace_bytes() -> u64 {
+        ScratchLayout::new().add(FLAG_BYTES).bytes()
+    }
+
+    /// Scratch bytes of [`Histogram::pointers_with`] for `bins` bins.
+    pub fn pointers_workspace_bytes(bins: u64) -> u64 {
+        ScratchLayout::new().add(FLAG_BYTES).add(Scanner::<u32>::workspace_bytes(gpu_scan::Algorithm::Auto, bins + 1)).bytes()
+    }
+
+    /// Scratch bytes of [`Histogram::partitioned_with`] for `parts` partitions of `bins` bins.
+    pub fn partitioned_workspace_bytes(&self, parts: u64, bins: u64) -> u64 {
+        ScratchLayout::new().add(FLAG_BYTES).add(self.vertical_scan_workspace_bytes(parts.saturating_add(1), bins)).bytes()
+    }
+
+    /// Scratch bytes of [`Histogram::vertical_scan_with`] for a `rows × bins` table.
+    pub fn vertical_scan_workspace_bytes(&self, rows: u64, bins: u64) -> u64 {
+        if rows <= 1 || bins == 0 {
+            return 0;
+        }
+        let chunks = vscan_chunks(rows, bins, self.gpu.props().sm_count);
+        if chunks == 1 {
+            return 0;
+        }
+        ScratchLayout::new().add(4 * (chunks + 1) * bins).bytes()
+    }
+
     /// Writes into `counts` (`bins = counts.len()`) how many keys equal each bin; keys `>= bins`
     /// are ignored.
+    ///
+    /// # Errors
+    /// [`Error::InvalidBins`], [`Error::TooLarge`] past 2^32 keys, runtime errors.
     pub fn counts(&mut self, keys: &impl DevicePtr<u32>, counts: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        self.counts_flag(keys, counts, NULL)
+        self.owned(Self::counts_workspace_bytes(), |h, s| h.counts_with(keys, counts, false, s))
     }
 
-    /// [`Histogram::counts`], then [`Error::KeyOutOfRange`] if a key is `>= bins`.
+    /// [`Histogram::counts`], then [`Error::KeyOutOfRange`] if a key is `>= bins` (synchronizes).
+    ///
+    /// # Errors
+    /// As [`Histogram::counts`], and [`Error::KeyOutOfRange`].
     pub fn counts_checked(&mut self, keys: &impl DevicePtr<u32>, counts: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let bins = counts.len() as u64;
-        self.checked(bins, |h, flag| h.counts_flag(keys, counts, flag))
+        self.owned(Self::counts_workspace_bytes(), |h, s| h.counts_with(keys, counts, true, s))
     }
 
-    fn counts_flag(&mut self, keys: &impl DevicePtr<u32>, counts: &mut impl DevicePtrMut<u32>, flag: u64) -> Result<()> {
+    /// [`Histogram::counts`] (or, with `checked`, [`Histogram::counts_checked`]) on caller-lent
+    /// scratch of [`Histogram::counts_workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Histogram::counts_checked`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn counts_with(&mut self, keys: &impl DevicePtr<u32>, counts: &mut impl DevicePtrMut<u32>, checked: bool, scratch: &mut Scratch<'_>) -> Result<()> {
         let bins = check_bins(counts.len() as u64)?;
         let n = check_keys(keys.len())?;
+        let flag = self.flag(checked, scratch)?;
         self.gpu.memset_bytes(counts, 0)?;
-        let stream = self.gpu.stream().clone();
-        let (k, _r) = keys.device_ptr(&stream);
-        let (c, _w) = counts.device_ptr_mut(&stream);
-        self.count_raw(k, n, bins, c, flag)
+        {
+            let stream = self.gpu.stream().clone();
+            let (k, _r) = keys.device_ptr(&stream);
+            let (c, _w) = counts.device_ptr_mut(&stream);
+            self.count_raw(k, n, bins, c, flag)?;
+        }
+        self.verdict(flag, bins as u64)
     }
 
     /// Index-to-pointers: `ptr` (`bins + 1` entries) becomes the exclusive scan of the counts,
     /// with `ptr[bins]` = number of keys in range. Keys `>= bins` are ignored.
+    ///
+    /// # Errors
+    /// As [`Histogram::counts`].
     pub fn pointers(&mut self, keys: &impl DevicePtr<u32>, ptr: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        self.pointers_flag(keys, ptr, NULL)
+        let bytes = Self::pointers_workspace_bytes((ptr.len() as u64).saturating_sub(1));
+        self.owned(bytes, |h, s| h.pointers_with(keys, ptr, false, s))
     }
 
     /// [`Histogram::pointers`], then [`Error::KeyOutOfRange`] if a key is `>= bins`.
+    ///
+    /// # Errors
+    /// As [`Histogram::counts_checked`].
     pub fn pointers_checked(&mut self, keys: &impl DevicePtr<u32>, ptr: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let bins = (ptr.len() as u64).saturating_sub(1);
-        self.checked(bins, |h, flag| h.pointers_flag(keys, ptr, flag))
+        let bytes = Self::pointers_workspace_bytes((ptr.len() as u64).saturating_sub(1));
+        self.owned(bytes, |h, s| h.pointers_with(keys, ptr, true, s))
     }
 
-    fn pointers_flag(&mut self, keys: &impl DevicePtr<u32>, ptr: &mut impl DevicePtrMut<u32>, flag: u64) -> Result<()> {
+    /// [`Histogram::pointers`] (checked or not) on caller-lent scratch of
+    /// [`Histogram::pointers_workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Histogram::pointers_checked`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn pointers_with(&mut self, keys: &impl DevicePtr<u32>, ptr: &mut impl DevicePtrMut<u32>, checked: bool, scratch: &mut Scratch<'_>) -> Result<()> {
         let bins = check_bins((ptr.len() as u64).saturating_sub(1))?;
         let n = check_keys(keys.len())?;
+        scratch.require(Self::pointers_workspace_bytes(bins as u64))?;
+        let flag = self.flag(checked, scratch)?;
         self.gpu.memset_bytes(ptr, 0)?;
         {
             let stream = self.gpu.stream().clone();
@@ -219,8 +312,9 @@ impl Histogram {
             self.count_raw(k, n, bins, c, flag)?;
         }
         // ptr[bins] is still zero, so the exclusive scan leaves the total there.
-        self.scanner.exclusive_in_place(ptr)?;
-        Ok(())
+        let mut sub = scratch.sub(Scanner::<u32>::workspace_bytes(gpu_scan::Algorithm::Auto, bins as u64 + 1))?;
+        self.scanner.scan_in_place_with(ScanKind::Exclusive, ptr, &mut sub)?;
+        self.verdict(flag, bins as u64)
     }
 
     /// The partitioned form: splits the keys into `parts` contiguous partitions
@@ -232,17 +326,31 @@ impl Histogram {
     ///
     /// One warp walks each partition, so `parts` of a few thousand or more keeps the GPU busy;
     /// the table costs `4 * (parts + 1) * bins` bytes.
+    ///
+    /// # Errors
+    /// [`Error::ZeroParts`], [`Error::LengthMismatch`], [`Error::InvalidBins`],
+    /// [`Error::TooLarge`], runtime errors.
     pub fn partitioned(&mut self, keys: &impl DevicePtr<u32>, parts: u64, table: &mut impl DevicePtrMut<u32>, intra: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        self.partitioned_flag(keys, parts, table, intra, NULL)
+        let bytes = self.partitioned_workspace_bytes(parts, table.len() as u64 / parts.saturating_add(1).max(2));
+        self.owned(bytes, |h, s| h.partitioned_with(keys, parts, table, intra, false, s))
     }
 
     /// [`Histogram::partitioned`], then [`Error::KeyOutOfRange`] if a key is `>= bins`.
+    ///
+    /// # Errors
+    /// As [`Histogram::partitioned`], and [`Error::KeyOutOfRange`].
     pub fn partitioned_checked(&mut self, keys: &impl DevicePtr<u32>, parts: u64, table: &mut impl DevicePtrMut<u32>, intra: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let bins = (table.len() as u64) / (parts.max(1) + 1);
-        self.checked(bins, |h, flag| h.partitioned_flag(keys, parts, table, intra, flag))
+        let bytes = self.partitioned_workspace_bytes(parts, table.len() as u64 / parts.saturating_add(1).max(2));
+        self.owned(bytes, |h, s| h.partitioned_with(keys, parts, table, intra, true, s))
     }
 
-    fn partitioned_flag(&mut self, keys: &impl DevicePtr<u32>, parts: u64, table: &mut impl DevicePtrMut<u32>, intra: &mut impl DevicePtrMut<u32>, flag: u64) -> Result<()> {
+    /// [`Histogram::partitioned`] (checked or not) on caller-lent scratch of
+    /// [`Histogram::partitioned_workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Histogram::partitioned_checked`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn partitioned_with(&mut self, keys: &impl DevicePtr<u32>, parts: u64, table: &mut impl DevicePtrMut<u32>, intra: &mut impl DevicePtrMut<u32>, checked: bool, scratch: &mut Scratch<'_>) -> Result<()> {
         if parts == 0 {
             return Err(Error::ZeroParts);
         }
@@ -259,6 +367,8 @@ impl Histogram {
         if blocks > i32::MAX as u64 {
             return Err(Error::TooLarge { what: "parts", len: parts, max: (i32::MAX as u64) * WARPS as u64 });
         }
+        scratch.require(self.partitioned_workspace_bytes(parts, bins as u64))?;
+        let flag = self.flag(checked, scratch)?;
         self.gpu.memset_bytes(table, 0)?;
         {
             let stream = self.gpu.stream().clone();
@@ -273,13 +383,28 @@ impl Histogram {
                 unsafe { self.partition.args(&stream).arg(&k).arg(&n).arg(&bins).arg(&parts).arg(&t).arg(&i).arg(&flag).launch(cfg)? };
             }
         }
-        self.vertical_scan(table, rows, bins as u64)
+        let mut sub = scratch.sub(self.vertical_scan_workspace_bytes(rows, bins as u64))?;
+        self.vertical_scan_with(table, rows, bins as u64, &mut sub)?;
+        self.verdict(flag, bins as u64)
     }
 
     /// Inclusive scan down every column of a row-major `rows × bins` table (row 0 is the start
     /// and stays as is), as [`serial::vertical_scan`]. With few columns the rows are split into
     /// chunks so the whole GPU works (scratch of `(chunks + 1) × bins` words, kept).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::TooLarge`], runtime errors.
     pub fn vertical_scan(&mut self, table: &mut impl DevicePtrMut<u32>, rows: u64, bins: u64) -> Result<()> {
+        let bytes = self.vertical_scan_workspace_bytes(rows, bins);
+        self.owned(bytes, |h, s| h.vertical_scan_with(table, rows, bins, s))
+    }
+
+    /// [`Histogram::vertical_scan`] on caller-lent scratch of
+    /// [`Histogram::vertical_scan_workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Histogram::vertical_scan`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn vertical_scan_with(&mut self, table: &mut impl DevicePtrMut<u32>, rows: u64, bins: u64, scratch: &mut Scratch<'_>) -> Result<()> {
         let len = rows.checked_mul(bins).ok_or(Error::TooLarge { what: "rows * bins", len: rows, max: u64::MAX / bins.max(1) })?;
         if table.len() as u64 != len {
             return Err(Error::LengthMismatch { what: "table", expected: len, actual: table.len() as u64 });
@@ -302,8 +427,7 @@ impl Histogram {
             unsafe { self.vscan.args(&stream).arg(&t).arg(&bins).arg(&rows).arg(&rpc).arg(&NULL).launch(grid(1))? };
             return Ok(());
         }
-        let sums_len = ((chunks + 1) * bins) as usize;
-        let s = self.gpu.grow(&mut self.sums, sums_len)?.device_ptr(&stream).0;
+        let s = scratch.take(4 * (chunks + 1) * bins)?;
         // Row c of the scanned sums = total of chunks < c: chunk c's carry.
         let (sum_rows, sum_rpc) = (chunks + 1, chunks + 1);
         // SAFETY: sums holds (chunks + 1) * bins words; grids as each kernel documents.
@@ -311,6 +435,40 @@ impl Histogram {
             self.vscan_reduce.args(&stream).arg(&t).arg(&bins).arg(&rows).arg(&rpc).arg(&s).launch(grid(chunks))?;
             self.vscan.args(&stream).arg(&s).arg(&bins).arg(&sum_rows).arg(&sum_rpc).arg(&NULL).launch(grid(1))?;
             self.vscan.args(&stream).arg(&t).arg(&bins).arg(&rows).arg(&rpc).arg(&s).launch(grid(chunks))?;
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on the plan's own scratch, grown to `bytes`.
+    fn owned(&mut self, bytes: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
+        let mut own = std::mem::take(&mut self.own);
+        let r = own.scratch(&self.gpu, bytes).map_err(Error::from).and_then(|mut s| f(self, &mut s));
+        self.own = own;
+        r
+    }
+
+    /// The "first bad index" word for a checked call (set to `u32::MAX`), or null.
+    fn flag(&self, checked: bool, scratch: &mut Scratch<'_>) -> Result<u64> {
+        let flag = scratch.take(FLAG_BYTES)?;
+        if checked {
+            // SAFETY: the word just carved from the scratch.
+            unsafe { self.gpu.fill_raw(flag, 0xFF, FLAG_BYTES)? };
+            Ok(flag)
+        } else {
+            Ok(NULL)
+        }
+    }
+
+    /// Reads a checked call's flag (synchronizes) and reports the first bad key.
+    fn verdict(&self, flag: u64, bins: u64) -> Result<()> {
+        if flag == NULL {
+            return Ok(());
+        }
+        let mut bad = [0u32];
+        // SAFETY: the flag word carved by `flag`.
+        unsafe { self.gpu.read_raw(flag, &mut bad)? };
+        if bad[0] != u32::MAX {
+            return Err(Error::KeyOutOfRange { index: bad[0] as u64, bins });
         }
         Ok(())
     }
@@ -352,18 +510,6 @@ impl Histogram {
             // SAFETY: histogram_global(keys, n, bins, counts, first_bad, vec_ok): as above,
             // without shared memory.
             unsafe { self.global.args(&stream).arg(&keys).arg(&n).arg(&bins).arg(&counts).arg(&flag).arg(&vec_ok).launch(cfg)? };
-        }
-        Ok(())
-    }
-
-    /// Runs `body` with a fresh "first bad index" word, then reports it.
-    fn checked(&mut self, bins: u64, body: impl FnOnce(&mut Self, u64) -> Result<()>) -> Result<()> {
-        let flag = self.gpu.upload(&[u32::MAX])?;
-        let f = flag.device_ptr(self.gpu.stream()).0;
-        body(self, f)?;
-        let bad = self.gpu.download(&flag)?[0];
-        if bad != u32::MAX {
-            return Err(Error::KeyOutOfRange { index: bad as u64, bins });
         }
         Ok(())
     }

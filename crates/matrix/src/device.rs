@@ -1,32 +1,171 @@
-//! Device counterparts: CSR uploaded through gpu-runtime, with the same invariants.
+//! Device counterparts: a CSR matrix in device memory that keeps the invariants of [`Csr`], so
+//! kernels may index with its pointers and column indices without bounds checks.
 use gpu_runtime::cudarc::driver::{CudaSlice, DeviceRepr};
-use gpu_runtime::Gpu;
+use gpu_runtime::{AnyBits, Gpu, Scratch};
 
 use crate::formats::Csr;
-use crate::{Result, Value};
+use crate::{Error, Result, Value};
 
-/// A CSR matrix in device memory (32-bit indices). Built only from a validated [`Csr`], so it
-/// keeps its invariants; `vals` is `None` for pattern matrices.
+/// Largest row or column count of a [`DeviceCsr`] (32-bit indices; the row pointer has
+/// `rows + 1` entries): `u32::MAX - 1`.
+pub const MAX_DIM: u64 = u32::MAX as u64 - 1;
+
+/// Most nonzeros of a [`DeviceCsr`] (pointer entries are `u32`): `u32::MAX - 1`.
+pub const MAX_NNZ: u64 = u32::MAX as u64 - 1;
+
+/// A CSR matrix in device memory with 32-bit indices; `vals` is absent for pattern matrices.
+///
+/// Invariants, kept by every safe constructor: `rows, cols <= MAX_DIM`, `nnz <= MAX_NNZ`; the row
+/// pointer has `rows + 1` entries, starts at 0, never decreases and ends at `nnz`; every column
+/// index is below `cols`; the values, when present, number `nnz`. Column indices inside a row
+/// need not be sorted or unique. The fields are private: [`DeviceCsr::upload`] (from a validated
+/// host matrix), [`DeviceCsr::from_parts`] (the caller's device buffers, validated on the GPU)
+/// and the `unsafe` [`DeviceCsr::from_parts_unchecked`] build one; the accessors lend the
+/// buffers read-only, and [`DeviceCsr::into_parts`] gives them back.
 pub struct DeviceCsr<T: DeviceRepr> {
-    /// Rows.
-    pub rows: u64,
-    /// Columns.
-    pub cols: u64,
-    /// Row pointer (`rows + 1`).
+    rows: u64,
+    cols: u64,
+    ptr: CudaSlice<u32>,
+    idx: CudaSlice<u32>,
+    vals: Option<CudaSlice<T>>,
+}
+
+/// The buffers of a device CSR with no promise about their contents: what
+/// [`DeviceCsr::into_parts`] returns, and what a producer (a transposer) fills and hands to
+/// [`DeviceCsr::from_parts`] or, having written a valid matrix itself,
+/// [`DeviceCsr::from_parts_unchecked`].
+pub struct DeviceCsrParts<T: DeviceRepr> {
+    /// Row pointer (`rows + 1` words).
     pub ptr: CudaSlice<u32>,
-    /// Column indices.
+    /// Column indices (`nnz` words).
     pub idx: CudaSlice<u32>,
-    /// Values, absent for pattern matrices.
+    /// Values (`nnz`), absent for pattern matrices.
     pub vals: Option<CudaSlice<T>>,
 }
 
-impl<T: Value + DeviceRepr> DeviceCsr<T> {
-    /// Uploads `a`.
-    pub fn upload(gpu: &Gpu, a: &Csr<u32, T>) -> Result<Self> {
-        Ok(Self { rows: a.rows(), cols: a.cols(), ptr: gpu.upload(a.ptr())?, idx: gpu.upload(a.idx())?, vals: Some(gpu.upload(a.vals())?) })
+impl<T: AnyBits> DeviceCsrParts<T> {
+    /// Buffers for a `rows × _` matrix with `nnz` nonzeros (contents unspecified), with values
+    /// when `with_values`.
+    ///
+    /// # Errors
+    /// Out of memory ([`Error::is_out_of_memory`]).
+    pub fn alloc(gpu: &Gpu, rows: u64, nnz: u64, with_values: bool) -> Result<Self> {
+        let len = |n: u64| usize::try_from(n).map_err(|_| Error::TooLarge { what: "device CSR length", value: n, max: usize::MAX as u64 });
+        Ok(Self {
+            ptr: gpu.alloc(len(rows + 1)?)?,
+            idx: gpu.alloc(len(nnz)?)?,
+            vals: if with_values { Some(gpu.alloc(len(nnz)?)?) } else { None },
+        })
+    }
+}
+
+impl<T: DeviceRepr> DeviceCsr<T> {
+    /// Rows.
+    pub fn rows(&self) -> u64 {
+        self.rows
     }
 
-    /// Downloads back into a validated [`Csr`].
+    /// Columns.
+    pub fn cols(&self) -> u64 {
+        self.cols
+    }
+
+    /// Nonzeros.
+    pub fn nnz(&self) -> u64 {
+        self.idx.len() as u64
+    }
+
+    /// The row pointer (`rows + 1` words, from 0 to `nnz`, nondecreasing).
+    pub fn ptr(&self) -> &CudaSlice<u32> {
+        &self.ptr
+    }
+
+    /// The column indices (`nnz` words, each `< cols`).
+    pub fn idx(&self) -> &CudaSlice<u32> {
+        &self.idx
+    }
+
+    /// The values (`nnz`), `None` for a pattern matrix.
+    pub fn vals(&self) -> Option<&CudaSlice<T>> {
+        self.vals.as_ref()
+    }
+
+    /// Gives the buffers back.
+    pub fn into_parts(self) -> DeviceCsrParts<T> {
+        DeviceCsrParts { ptr: self.ptr, idx: self.idx, vals: self.vals }
+    }
+
+    /// A `rows × cols` matrix of the caller's device buffers, validated on the GPU on `gpu`'s
+    /// stream (synchronizes once): lengths, sizes, the row pointer (starts at 0, never
+    /// decreases, ends at `nnz`) and every column index (below `cols`). Errors name the first
+    /// bad position. Buffers written on another stream must be complete before this call (see
+    /// [`Gpu`]'s synchronization rule).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::TooLarge`], [`Error::BadPointers`] (position and
+    /// what is wrong), [`Error::IndexOutOfRange`] (position, index, bound), device errors.
+    pub fn from_parts(gpu: &Gpu, rows: u64, cols: u64, parts: DeviceCsrParts<T>) -> Result<Self> {
+        check_shape(rows, cols, &parts)?;
+        let mut flags = gpu.alloc::<u8>(gpu_runtime::check::WORKSPACE_BYTES as usize)?;
+        let mut scratch = Scratch::new(&mut flags, gpu.stream());
+        let nnz = parts.idx.len() as u64;
+        let (pf, xf) = gpu_runtime::check::offsets_and_indices(gpu, &parts.ptr, nnz, &parts.idx, cols, &mut scratch)?;
+        if let Some(f) = pf {
+            return Err(Error::BadPointers { index: f.position(), reason: f.to_string() });
+        }
+        if let Some(f) = xf {
+            return Err(Error::IndexOutOfRange { position: f.position, index: f.value, bound: f.bound });
+        }
+        // SAFETY: every invariant was checked above.
+        Ok(unsafe { Self::from_parts_unchecked(rows, cols, parts) })
+    }
+
+    /// A `rows × cols` matrix of the caller's device buffers, without validation.
+    ///
+    /// # Safety
+    /// The buffers must satisfy [`DeviceCsr`]'s invariants (sizes within [`MAX_DIM`] and
+    /// [`MAX_NNZ`], `ptr` of `rows + 1` nondecreasing words from 0 to `idx.len()`, every index
+    /// below `cols`, `vals` of `idx.len()` items when present) once the work already enqueued on
+    /// the stream that wrote them completes. Kernels index with them unchecked: a violation can
+    /// make them read or write outside their buffers.
+    pub unsafe fn from_parts_unchecked(rows: u64, cols: u64, parts: DeviceCsrParts<T>) -> Self {
+        Self { rows, cols, ptr: parts.ptr, idx: parts.idx, vals: parts.vals }
+    }
+}
+
+fn check_shape<T: DeviceRepr>(rows: u64, cols: u64, p: &DeviceCsrParts<T>) -> Result<()> {
+    for (what, value, max) in [("rows", rows, MAX_DIM), ("cols", cols, MAX_DIM), ("nnz", p.idx.len() as u64, MAX_NNZ)] {
+        if value > max {
+            return Err(Error::TooLarge { what, value, max });
+        }
+    }
+    if p.ptr.len() as u64 != rows + 1 {
+        return Err(Error::LengthMismatch { what: "row pointer", expected: rows + 1, actual: p.ptr.len() as u64 });
+    }
+    if let Some(v) = &p.vals {
+        if v.len() != p.idx.len() {
+            return Err(Error::LengthMismatch { what: "values", expected: p.idx.len() as u64, actual: v.len() as u64 });
+        }
+    }
+    Ok(())
+}
+
+impl<T: Value + AnyBits> DeviceCsr<T> {
+    /// Uploads `a` (already valid: no device check).
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] past 32-bit sizes, device errors (out of memory).
+    pub fn upload(gpu: &Gpu, a: &Csr<u32, T>) -> Result<Self> {
+        let parts = DeviceCsrParts { ptr: gpu.upload(a.ptr())?, idx: gpu.upload(a.idx())?, vals: Some(gpu.upload(a.vals())?) };
+        check_shape(a.rows(), a.cols(), &parts)?;
+        // SAFETY: `a` is a validated `Csr`, copied as is; sizes checked just above.
+        Ok(unsafe { Self::from_parts_unchecked(a.rows(), a.cols(), parts) })
+    }
+
+    /// Downloads back into a validated [`Csr`] (values of one for a pattern matrix).
+    ///
+    /// # Errors
+    /// Device errors.
     pub fn download(&self, gpu: &Gpu) -> Result<Csr<u32, T>> {
         let vals = match &self.vals {
             Some(v) => gpu.download(v)?,
@@ -38,7 +177,13 @@ impl<T: Value + DeviceRepr> DeviceCsr<T> {
 
 impl DeviceCsr<u8> {
     /// Uploads the structure of a pattern matrix.
+    ///
+    /// # Errors
+    /// As [`DeviceCsr::upload`].
     pub fn upload_pattern(gpu: &Gpu, a: &Csr<u32, ()>) -> Result<Self> {
-        Ok(Self { rows: a.rows(), cols: a.cols(), ptr: gpu.upload(a.ptr())?, idx: gpu.upload(a.idx())?, vals: None })
+        let parts = DeviceCsrParts { ptr: gpu.upload(a.ptr())?, idx: gpu.upload(a.idx())?, vals: None };
+        check_shape(a.rows(), a.cols(), &parts)?;
+        // SAFETY: `a` is a validated `Csr`, copied as is; sizes checked just above.
+        Ok(unsafe { Self::from_parts_unchecked(a.rows(), a.cols(), parts) })
     }
 }

@@ -91,15 +91,15 @@ fn validate<I: Index>(major: u64, minor: u64, ptr: &[I], idx: &[I], vals_len: us
         return Err(Error::LengthMismatch { what: "values", expected: idx.len() as u64, actual: vals_len as u64 });
     }
     if ptr[0].to_u64() != 0 {
-        return Err(Error::BadPointers { index: 0, reason: "the first pointer must be 0" });
+        return Err(Error::BadPointers { index: 0, reason: "the first pointer must be 0".into() });
     }
     for (i, w) in ptr.windows(2).enumerate() {
         if w[1] < w[0] {
-            return Err(Error::BadPointers { index: i as u64 + 1, reason: "pointers decrease here" });
+            return Err(Error::BadPointers { index: i as u64 + 1, reason: "pointers decrease here".into() });
         }
     }
     if ptr[major as usize].to_u64() != idx.len() as u64 {
-        return Err(Error::BadPointers { index: major, reason: "the last pointer must equal the number of nonzeros" });
+        return Err(Error::BadPointers { index: major, reason: "the last pointer must equal the number of nonzeros".into() });
     }
     for (k, &j) in idx.iter().enumerate() {
         if j.to_u64() >= minor {

@@ -16,7 +16,8 @@
 //!   line-numbered errors, and writing (coordinate general, bit-exact values).
 //! - [`gen`]: deterministic generators (uniform, R-MAT, 2D/3D Laplacians, banded, tall-skinny,
 //!   dense-row and dense-column adversaries).
-//! - [`device::DeviceCsr`]: upload and download through `gpu-runtime`.
+//! - [`device::DeviceCsr`]: a CSR in device memory that keeps its invariants (private fields;
+//!   upload from a validated [`Csr`], or the caller's device buffers validated on the GPU).
 //!
 //! ```
 //! use sptrans_matrix::{mm, Csr};
@@ -72,7 +73,7 @@ pub enum Error {
         /// First offending index.
         index: u64,
         /// What is wrong.
-        reason: &'static str,
+        reason: String,
     },
     /// An index is not inside the dimension.
     #[error("index {index} at position {position} is out of range (dimension {bound})")]
@@ -109,3 +110,10 @@ pub enum Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// `true` when the device ran out of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, Error::Runtime(e) if e.is_out_of_memory())
+    }
+}

@@ -17,7 +17,7 @@ gpu_test!(fn device_csr_round_trips(gpu) {
     }
     let p = gen::uniform::<()>(500, 500, 5000, 3).unwrap();
     let d = DeviceCsr::upload_pattern(gpu, &p).unwrap();
-    assert!(d.vals.is_none());
-    assert_eq!(gpu.download(&d.ptr).unwrap(), p.ptr());
-    assert_eq!(gpu.download(&d.idx).unwrap(), p.idx());
+    assert!(d.vals().is_none());
+    assert_eq!(gpu.download(d.ptr()).unwrap(), p.ptr());
+    assert_eq!(gpu.download(d.idx()).unwrap(), p.idx());
 });

@@ -20,8 +20,9 @@
 
 pub mod serial;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
-use gpu_runtime::{grid_1d, Gpu, Kernel, PtxModule};
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
+use gpu_runtime::scratch::Layout as ScratchLayout;
+use gpu_runtime::{grid_1d, Gpu, Kernel, PtxModule, Scratch, ScratchBuf};
 
 pub use ptr2idx_kernels::{merge_path, NT, NV};
 
@@ -43,7 +44,7 @@ pub enum Error {
         /// First offending index.
         index: u64,
         /// What is wrong.
-        reason: &'static str,
+        reason: String,
     },
     /// Sizes past what 32-bit indices hold.
     #[error("ptr2idx: {what} = {len} does not fit 32-bit indices")]
@@ -58,30 +59,40 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// A reusable pointers-to-index: loaded kernels and a partition workspace that grows as needed.
+impl Error {
+    /// `true` when the device ran out of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, Error::Runtime(e) if e.is_out_of_memory())
+    }
+}
+
+/// A reusable pointers-to-index: loaded kernels and a partition workspace that grows as needed
+/// (or caller-lent [`Scratch`] through the `*_with` calls). Enqueues on its [`Gpu`]'s stream.
 pub struct Ptr2Idx {
     gpu: Gpu,
     partition: Kernel,
     expand: Kernel,
-    validate: Kernel,
-    splits: Option<CudaSlice<u64>>,
+    own: ScratchBuf,
 }
 
 impl Ptr2Idx {
     /// Loads the kernels (the module is loaded once per context).
+    ///
+    /// # Errors
+    /// [`Error::Runtime`] when the module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        Ok(Self {
-            gpu: gpu.clone(),
-            partition: gpu.kernel(&MODULE, "ptr2idx_partition")?,
-            expand: gpu.kernel(&MODULE, "ptr2idx_expand")?,
-            validate: gpu.kernel(&MODULE, "ptr2idx_validate")?,
-            splits: None,
-        })
+        Ok(Self { gpu: gpu.clone(), partition: gpu.kernel(&MODULE, "ptr2idx_partition")?, expand: gpu.kernel(&MODULE, "ptr2idx_expand")?, own: ScratchBuf::default() })
     }
 
-    /// Workspace bytes for `m` segments and `nnz` positions (one split per tile boundary).
+    /// Scratch bytes for `m` segments and `nnz` positions, for [`Ptr2Idx::run`] and
+    /// [`Ptr2Idx::run_checked`] alike: one split per tile boundary, and the validation flags.
     pub fn workspace_bytes(m: u64, nnz: u64) -> u64 {
-        8 * ((m + nnz).div_ceil(NV as u64) + 1)
+        splits_layout(m, nnz).add(gpu_runtime::check::WORKSPACE_BYTES).bytes()
+    }
+
+    /// Device bytes the plan's own workspace holds now.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.own.bytes()
     }
 
     /// Writes the segment of every position into `out` (`nnz = out.len()`); `m = offsets.len() - 1`.
@@ -89,14 +100,37 @@ impl Ptr2Idx {
     /// [`serial::validate`]) the output is unspecified, and threads of a block may write the same
     /// shared-memory slot (compute-sanitizer's racecheck reports it), but nothing outside the
     /// buffers is read or written. Use [`Ptr2Idx::run_checked`] for untrusted offsets.
+    ///
+    /// # Errors
+    /// [`Error::EmptyOffsets`], [`Error::TooLarge`] past 32-bit sizes, runtime errors.
     pub fn run(&mut self, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
         let (m, nnz) = sizes(offsets.len(), out.len())?;
+        self.owned(m, nnz, |p, s| p.run_with(offsets, out, s))
+    }
+
+    /// Validates the offsets on the GPU (starts at 0, never decreases, ends at `nnz`), then runs.
+    /// Synchronizes to read the verdict.
+    ///
+    /// # Errors
+    /// [`Error::InvalidOffsets`] naming the first bad position, and as [`Ptr2Idx::run`].
+    pub fn run_checked(&mut self, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let (m, nnz) = sizes(offsets.len(), out.len())?;
+        self.owned(m, nnz, |p, s| p.run_checked_with(offsets, out, s))
+    }
+
+    /// [`Ptr2Idx::run`] on caller-lent scratch of at least [`Ptr2Idx::workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Ptr2Idx::run`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn run_with(&mut self, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+        let (m, nnz) = sizes(offsets.len(), out.len())?;
+        scratch.require(Self::workspace_bytes(m, nnz))?;
         if nnz == 0 {
             return Ok(());
         }
         let tiles = (m + nnz).div_ceil(NV as u64);
+        let splits = scratch.take(8 * (tiles + 1))?;
         let stream = self.gpu.stream().clone();
-        let splits = self.gpu.grow(&mut self.splits, tiles as usize + 1)?.device_ptr(&stream).0;
         let (o, _r) = offsets.device_ptr(&stream);
         let (dst, _w) = out.device_ptr_mut(&stream);
         let max_blocks = self.gpu.props().sm_count.max(1) * 8;
@@ -112,28 +146,34 @@ impl Ptr2Idx {
         Ok(())
     }
 
-    /// Validates the offsets on the GPU (starts at 0, never decreases, ends at `nnz`), then runs.
-    /// Synchronizes once to read the verdict.
-    pub fn run_checked(&mut self, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    /// [`Ptr2Idx::run_checked`] on caller-lent scratch of at least [`Ptr2Idx::workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Ptr2Idx::run_checked`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn run_checked_with(&mut self, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
         let (m, nnz) = sizes(offsets.len(), out.len())?;
-        let mut flag = self.gpu.upload(&[u32::MAX])?;
-        let stream = self.gpu.stream().clone();
-        {
-            let (o, _r) = offsets.device_ptr(&stream);
-            let max_blocks = self.gpu.props().sm_count.max(1) * 8;
-            // SAFETY: ptr2idx_validate(offsets, m, nnz, first_bad): offsets holds m + 1 words,
-            // flag one word set to u32::MAX.
-            unsafe { self.validate.args(&stream).arg(&o).arg(&m).arg(&nnz).arg(&mut flag).launch(grid_1d(m, NT, NT as u64, max_blocks))? };
+        scratch.require(Self::workspace_bytes(m, nnz))?;
+        let fault = gpu_runtime::check::offsets(&self.gpu, offsets, nnz, &mut scratch.sub(gpu_runtime::check::WORKSPACE_BYTES)?)?;
+        if let Some(f) = fault {
+            return Err(Error::InvalidOffsets { index: f.position(), reason: f.to_string() });
         }
-        let bad = self.gpu.download(&flag)?[0];
-        if bad != u32::MAX {
-            let reason = if (bad as u64) < m { "offsets decrease after this index" } else { "offsets must start at 0 and end at nnz" };
-            return Err(Error::InvalidOffsets { index: bad as u64, reason });
-        }
-        self.run(offsets, out)
+        self.run_with(offsets, out, scratch)
+    }
+
+    /// Runs `f` on the plan's own scratch, grown to what `(m, nnz)` needs.
+    fn owned(&mut self, m: u64, nnz: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
+        let mut own = std::mem::take(&mut self.own);
+        let r = own.scratch(&self.gpu, Self::workspace_bytes(m, nnz)).map_err(Error::from).and_then(|mut s| f(self, &mut s));
+        self.own = own;
+        r
     }
 }
 
+/// The tile splits' region.
+fn splits_layout(m: u64, nnz: u64) -> ScratchLayout {
+    let tiles = if nnz == 0 { 0 } else { (m + nnz).div_ceil(NV as u64) + 1 };
+    ScratchLayout::new().add(8 * tiles)
+}
 fn sizes(offsets_len: usize, nnz: usize) -> Result<(u64, u64)> {
     let m = (offsets_len as u64).checked_sub(1).ok_or(Error::EmptyOffsets)?;
     if m >= u32::MAX as u64 {

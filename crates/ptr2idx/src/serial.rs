@@ -20,20 +20,28 @@ pub fn ptr2idx(offsets: &[u32]) -> Vec<u32> {
     out
 }
 
-/// Checks that `offsets` has at least one entry, starts at 0, never decreases and ends at `nnz`.
+/// Checks that `offsets` has at least one entry, starts at 0, never decreases and ends at `nnz`;
+/// the error names the first bad position (0 for a bad start, `i` when `offsets[i] <
+/// offsets[i - 1]`, `m` for a bad end), as the GPU check does.
 ///
 /// ```
 /// use gpu_ptr2idx::{serial::validate, Error};
 /// assert!(validate(&[0, 2, 2, 5], 5).is_ok());
-/// assert!(matches!(validate(&[0, 3, 2], 2), Err(Error::InvalidOffsets { index: 1, .. })));
+/// assert!(matches!(validate(&[0, 3, 2], 2), Err(Error::InvalidOffsets { index: 2, .. })));
 /// ```
 pub fn validate(offsets: &[u32], nnz: u64) -> Result<(), Error> {
     let m = offsets.len().checked_sub(1).ok_or(Error::EmptyOffsets)?;
-    if let Some(i) = offsets.windows(2).position(|w| w[0] > w[1]) {
-        return Err(Error::InvalidOffsets { index: i as u64, reason: "offsets decrease after this index" });
+    let fault = if offsets[0] != 0 {
+        Some(gpu_runtime::check::OffsetFault::Start { value: offsets[0] as u64 })
+    } else if let Some(i) = offsets.windows(2).position(|w| w[0] > w[1]) {
+        Some(gpu_runtime::check::OffsetFault::Decrease { position: i as u64 + 1 })
+    } else if offsets[m] as u64 != nnz {
+        Some(gpu_runtime::check::OffsetFault::End { position: m as u64, value: offsets[m] as u64, expected: nnz })
+    } else {
+        None
+    };
+    match fault {
+        Some(f) => Err(Error::InvalidOffsets { index: f.position(), reason: f.to_string() }),
+        None => Ok(()),
     }
-    if offsets[0] != 0 || offsets[m] as u64 != nnz {
-        return Err(Error::InvalidOffsets { index: m as u64, reason: "offsets must start at 0 and end at nnz" });
-    }
-    Ok(())
 }

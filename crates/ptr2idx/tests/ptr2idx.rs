@@ -94,7 +94,7 @@ fn cpu_model_of_tiling_matches_twin() {
 #[test]
 fn serial_validate_catches_bad_offsets() {
     assert!(matches!(serial::validate(&[], 0), Err(Error::EmptyOffsets)));
-    assert!(matches!(serial::validate(&[1, 2], 2), Err(Error::InvalidOffsets { index: 1, .. })));
+    assert!(matches!(serial::validate(&[1, 2], 2), Err(Error::InvalidOffsets { index: 0, .. })));
     assert!(matches!(serial::validate(&[0, 2], 3), Err(Error::InvalidOffsets { index: 1, .. })));
     assert!(serial::validate(&[0], 0).is_ok());
 }
@@ -119,7 +119,10 @@ gpu_test!(fn ptr2idx_matches_twin(gpu) {
 
 gpu_test!(fn ptr2idx_checked_rejects_bad_offsets(gpu) {
     let mut p = Ptr2Idx::new(gpu).unwrap();
-    let cases: [(&[u32], usize, u64); 4] = [(&[0, 5, 3, 6], 6, 1), (&[1, 2, 3], 3, 2), (&[0, 2, 4], 5, 2), (&[0, 2, 4], 3, 2)];
+    let cases: [(&[u32], usize, u64); 5] = [(&[0, 5, 3, 6], 6, 2), (&[1, 2, 3], 3, 0), (&[0, 2, 4], 5, 2), (&[0, 2, 4], 3, 2), (&[0, 7, 1, 0], 0, 2)];
+    for (o, nnz, index) in cases {
+        assert!(matches!(serial::validate(o, nnz as u64), Err(Error::InvalidOffsets { index: i, .. }) if i == index), "twin {o:?}");
+    }
     for (o, nnz, index) in cases {
         let d_o = gpu.upload(o).unwrap();
         let mut out = gpu.alloc::<u32>(nnz).unwrap();

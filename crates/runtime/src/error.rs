@@ -69,6 +69,21 @@ pub enum Error {
         /// The driver's error.
         source: DriverError,
     },
+    /// A caller-provided scratch region is smaller than the plan needs for the call.
+    #[error("scratch too small: {needed} bytes needed, {available} lent")]
+    ScratchTooSmall {
+        /// Bytes needed (the plan's `workspace_bytes` for the call).
+        needed: u64,
+        /// Bytes lent.
+        available: u64,
+    },
+    /// A stream of another context was given to a handle ([`crate::Gpu::with_stream`]).
+    #[error("the stream belongs to another CUDA context than this handle's")]
+    ForeignStream,
+    /// A step that the code's own logic guarantees failed: a bug in this workspace, reported
+    /// rather than ignored.
+    #[error("internal error (a bug in sptrans, please report it): {0}")]
+    Internal(&'static str),
     /// Any other driver call failed.
     #[error("CUDA driver error during {during}: {source}")]
     Driver {
@@ -102,5 +117,16 @@ impl Error {
     /// `true` for [`Error::NoDriver`] and [`Error::NoDevice`]: the machine has no usable GPU.
     pub fn is_no_gpu(&self) -> bool {
         matches!(self, Error::NoDriver | Error::NoDevice { .. })
+    }
+
+    /// `true` when the device ran out of memory: [`Error::OutOfMemory`], or a driver call that
+    /// failed with `CUDA_ERROR_OUT_OF_MEMORY`.
+    pub fn is_out_of_memory(&self) -> bool {
+        use cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY;
+        match self {
+            Error::OutOfMemory { .. } => true,
+            Error::Driver { source, .. } | Error::Launch { source, .. } | Error::PtxLoad { source, .. } => source.0 == CUDA_ERROR_OUT_OF_MEMORY,
+            _ => false,
+        }
     }
 }

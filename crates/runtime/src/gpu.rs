@@ -1,12 +1,10 @@
-//! Device discovery and the [`Gpu`] handle: a context, one stream, a module cache and properties.
+//! Device discovery and the [`Gpu`] handle: a context, the stream work is enqueued on, a module
+//! cache and properties.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{
-    CudaContext, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr,
-    ValidAsZeroBits,
-};
+use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 
 use crate::module::{Kernel, PtxModule};
 use crate::{Error, Result};
@@ -74,88 +72,165 @@ pub struct DeviceProps {
     pub memory_bus_bits: u32,
 }
 
-struct Inner {
+/// What every handle on one context shares: the context, the device's properties and the module
+/// cache.
+struct Shared {
     ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
     props: DeviceProps,
-    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+    /// Loaded modules, keyed by the address of their `&'static PtxModule` (identity, not name:
+    /// two modules that happen to share a name are still two modules).
+    modules: Mutex<HashMap<usize, Arc<CudaModule>>>,
 }
 
-/// A handle on one GPU: its primary context, one stream every call of this workspace enqueues on,
-/// a per-context cache of loaded PTX modules, and the device's properties. Cheap to clone (shared).
+/// A handle on one GPU: a context, **the stream this handle's work is enqueued on**, a cache of
+/// loaded PTX modules shared by every handle on the context, and the device's properties. Cheap
+/// to clone (a clone shares the stream).
 ///
-/// cudarc's per-buffer event tracking is turned off: work is ordered by the one stream, and the
-/// host calls add no hidden synchronization. Results are ready after [`Gpu::synchronize`] (or a
-/// download, which waits for the stream).
+/// Every plan of this workspace (scanner, histogram, transposer, ...) is built from a `Gpu` and
+/// enqueues all its work on that handle's stream, in order, without synchronizing (calls that
+/// must read a result back, such as validation, say so and synchronize that stream only).
+///
+/// - [`Gpu::new`] opens the device's primary context with a new non-blocking stream of its own,
+///   and switches cudarc's per-buffer event tracking off for that context (work is ordered by
+///   the stream; no hidden event records or waits are added to every call).
+/// - [`Gpu::from_stream`] wraps the caller's cudarc stream (and its context, left as the caller
+///   configured it), so the library's work joins the caller's own.
+/// - [`Gpu::with_stream`] and [`Gpu::fork`] give handles on other streams of the same context;
+///   plans built from two such handles run concurrently.
+///
+/// # Synchronization the caller owes
+/// Work on one handle is ordered by its stream. When a buffer written on one stream is read or
+/// written on another (an output of a plan on stream A fed to a plan on stream B, or freed while
+/// B may still use it), the caller orders the two: record an event on A after the producing call
+/// and make B wait on it (`CudaStream::join`, or `CudaEvent::record` + `CudaStream::wait`), or
+/// synchronize A. With event tracking on (a caller's context that kept cudarc's default), cudarc
+/// additionally orders each `CudaSlice`'s uses, but a plan's internal launches through raw
+/// addresses are ordered by its stream only, so the rule above still applies.
 #[derive(Clone)]
-pub struct Gpu(Arc<Inner>);
+pub struct Gpu {
+    shared: Arc<Shared>,
+    stream: Arc<CudaStream>,
+}
 
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gpu").field("props", &self.0.props).finish()
+        f.debug_struct("Gpu").field("props", &self.shared.props).field("stream", &self.stream.cu_stream()).finish()
     }
 }
 
 impl Gpu {
-    /// Opens device `ordinal`. Errors (never panics) without a driver or without that device.
+    /// Opens device `ordinal`: its primary context and a new non-blocking stream.
+    ///
+    /// # Errors
+    /// [`Error::NoDriver`] without a driver, [`Error::NoDevice`] without that device,
+    /// [`Error::Driver`] when the context or stream cannot be created. Never panics.
     pub fn new(ordinal: usize) -> Result<Self> {
         let count = device_count()?;
         if ordinal >= count {
             return Err(Error::NoDevice { ordinal, count });
         }
         let ctx = CudaContext::new(ordinal).map_err(Error::driver("creating the context"))?;
-        // SAFETY: every operation of this crate goes through the single stream below, which
-        // orders it; buffers are not shared with other streams by this crate.
+        // SAFETY: the handles made from this context order their work by their streams, and the
+        // plans of this workspace never rely on cudarc's per-buffer events (see the type's docs
+        // for what a caller owes when buffers cross streams).
         unsafe { ctx.disable_event_tracking() };
-        let stream = ctx.default_stream();
+        let stream = ctx.new_stream().map_err(Error::driver("creating a stream"))?;
         let props = read_props(&ctx, ordinal)?;
-        Ok(Self(Arc::new(Inner { ctx, stream, props, modules: Mutex::new(HashMap::new()) })))
+        Ok(Self { shared: Arc::new(Shared { ctx, props, modules: Mutex::new(HashMap::new()) }), stream })
     }
 
     /// Opens device 0.
+    ///
+    /// # Errors
+    /// As [`Gpu::new`].
     pub fn first() -> Result<Self> {
         Self::new(0)
     }
 
+    /// A handle on the caller's cudarc `stream` and its context. The context's settings (event
+    /// tracking included) are left as they are. Modules are cached per handle family: handles
+    /// derived from this one ([`Gpu::with_stream`], [`Gpu::fork`], clones) share the cache.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the device's attributes cannot be read.
+    pub fn from_stream(stream: Arc<CudaStream>) -> Result<Self> {
+        let ctx = stream.context().clone();
+        let props = read_props(&ctx, ctx.ordinal())?;
+        Ok(Self { shared: Arc::new(Shared { ctx, props, modules: Mutex::new(HashMap::new()) }), stream })
+    }
+
+    /// A handle on `stream`, which must belong to this handle's context; shares the module cache.
+    ///
+    /// # Errors
+    /// [`Error::ForeignStream`] when `stream` belongs to another context.
+    pub fn with_stream(&self, stream: Arc<CudaStream>) -> Result<Self> {
+        if stream.context().cu_ctx() != self.shared.ctx.cu_ctx() {
+            return Err(Error::ForeignStream);
+        }
+        Ok(Self { shared: self.shared.clone(), stream })
+    }
+
+    /// A handle on a new non-blocking stream of the same context (shares the module cache): work
+    /// of plans built from it may overlap with this handle's.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the stream cannot be created.
+    pub fn fork(&self) -> Result<Self> {
+        let stream = self.shared.ctx.new_stream().map_err(Error::driver("creating a stream"))?;
+        Ok(Self { shared: self.shared.clone(), stream })
+    }
+
     /// The device's properties.
     pub fn props(&self) -> &DeviceProps {
-        &self.0.props
+        &self.shared.props
     }
 
     /// The cudarc context.
     pub fn context(&self) -> &Arc<CudaContext> {
-        &self.0.ctx
+        &self.shared.ctx
     }
 
     /// The stream all work of this handle is enqueued on.
     pub fn stream(&self) -> &Arc<CudaStream> {
-        &self.0.stream
+        &self.stream
     }
 
-    /// Waits for all work on the stream; surfaces asynchronous kernel faults.
+    /// Waits for all work on this handle's stream; surfaces asynchronous kernel faults.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] with the fault of any earlier asynchronous work.
     pub fn synchronize(&self) -> Result<()> {
-        self.0.stream.synchronize().map_err(Error::driver("synchronizing the stream"))
+        self.stream.synchronize().map_err(Error::driver("synchronizing the stream"))
     }
 
     /// `(free, total)` device memory in bytes.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the driver cannot say.
     pub fn memory_info(&self) -> Result<(u64, u64)> {
-        let (free, total) = self.0.ctx.mem_get_info().map_err(Error::driver("reading memory info"))?;
+        let (free, total) = self.shared.ctx.mem_get_info().map_err(Error::driver("reading memory info"))?;
         Ok((free as u64, total as u64))
     }
 
-    /// Loads `module` into this context on first use (cached afterwards) and returns kernel `name`.
+    /// Loads `module` into this context on first use (cached by the module's identity) and
+    /// returns kernel `name`.
+    ///
+    /// # Errors
+    /// [`Error::PtxLoad`] when the driver refuses the module, [`Error::KernelNotFound`] when it
+    /// has no such kernel.
     pub fn kernel(&self, module: &'static PtxModule, name: &str) -> Result<Kernel> {
+        let key = module as *const PtxModule as usize;
         let m = {
-            let mut cache = self.0.modules.lock().unwrap_or_else(|p| p.into_inner());
-            match cache.get(module.name()) {
+            let mut cache = self.shared.modules.lock().unwrap_or_else(|p| p.into_inner());
+            match cache.get(&key) {
                 Some(m) => m.clone(),
                 None => {
                     let m = self
-                        .0
+                        .shared
                         .ctx
                         .load_module(cudarc::nvrtc::Ptx::from_src(module.ptx()))
                         .map_err(|source| Error::PtxLoad { module: module.name(), source })?;
-                    cache.insert(module.name(), m.clone());
+                    cache.insert(key, m.clone());
                     m
                 }
             }
@@ -168,79 +243,144 @@ impl Gpu {
         Ok(Kernel { func, name: name.into() })
     }
 
-    /// Uninitialized device buffer of `len` elements (contents are whatever the allocator left).
-    /// Errors with the size asked for when memory runs out.
-    pub fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
-        let bytes = bytes_of::<T>(len)?;
-        if len == 0 {
-            return self.0.stream.null().map_err(Error::alloc(0, "device buffer"));
-        }
-        // SAFETY: the buffer is uninitialized device memory of plain-old-data `T`; callers write
-        // before reading (the kernels of this workspace never read unwritten memory).
-        unsafe { self.0.stream.alloc::<T>(len) }.map_err(Error::alloc(bytes, "device buffer"))
+    /// Device buffer of `len` elements with unspecified contents, for types valid for any bit
+    /// pattern ([`AnyBits`]): reading it before writing gives arbitrary values, never undefined
+    /// behaviour.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] with the size asked for; [`Error::TooLarge`] when the byte count
+    /// overflows.
+    pub fn alloc<T: AnyBits>(&self, len: usize) -> Result<CudaSlice<T>> {
+        // SAFETY: any bit pattern is a valid `T`, so uninitialized contents are merely arbitrary.
+        unsafe { self.alloc_uninit(len) }
     }
 
-    /// The kept buffer in `slot`, replaced by a fresh one of `len` elements when it is missing or
-    /// shorter (the old one is freed first, so peak memory is the larger buffer alone). The
-    /// scratch buffers that primitives keep between calls grow this way.
-    pub fn grow<'a, T: DeviceRepr>(&self, slot: &'a mut Option<CudaSlice<T>>, len: usize) -> Result<&'a mut CudaSlice<T>> {
-        let kept = slot.take().filter(|b| b.len() >= len);
-        let buf = match kept {
-            Some(b) => b,
-            None => self.alloc::<T>(len)?,
-        };
-        Ok(slot.insert(buf))
+    /// Device buffer of `len` elements of any device type, uninitialized.
+    ///
+    /// # Safety
+    /// The contents are whatever the allocator left: the caller must write every element before
+    /// it is read as a `T` (downloaded, or used by a kernel that relies on `T`'s invariants).
+    ///
+    /// # Errors
+    /// As [`Gpu::alloc`].
+    pub unsafe fn alloc_uninit<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
+        let bytes = bytes_of::<T>(len)?;
+        if len == 0 {
+            return self.stream.null().map_err(Error::alloc(0, "device buffer"));
+        }
+        // SAFETY: forwarded to the caller (contents written before they are read as `T`).
+        unsafe { self.stream.alloc::<T>(len) }.map_err(Error::alloc(bytes, "device buffer"))
     }
 
     /// Zero-filled device buffer of `len` elements.
+    ///
+    /// # Errors
+    /// As [`Gpu::alloc`].
     pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
-        let mut buf = self.alloc::<T>(len)?;
+        // SAFETY: every element is zeroed below before anything can read it.
+        let mut buf = unsafe { self.alloc_uninit::<T>(len)? };
         if len > 0 {
-            self.0.stream.memset_zeros(&mut buf).map_err(Error::driver("zeroing a buffer"))?;
+            self.stream.memset_zeros(&mut buf).map_err(Error::driver("zeroing a buffer"))?;
         }
         Ok(buf)
     }
 
     /// Copies `host` into a new device buffer.
+    ///
+    /// # Errors
+    /// As [`Gpu::alloc`], or [`Error::Driver`] when the copy fails.
     pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
-        let mut buf = self.alloc::<T>(host.len())?;
+        // SAFETY: every element is written by the copy below before anything can read it.
+        let mut buf = unsafe { self.alloc_uninit::<T>(host.len())? };
         if !host.is_empty() {
-            self.0.stream.memcpy_htod(host, &mut buf).map_err(Error::driver("copying to the device"))?;
+            self.stream.memcpy_htod(host, &mut buf).map_err(Error::driver("copying to the device"))?;
         }
         Ok(buf)
     }
 
-    /// Copies a device buffer or view back into a new `Vec` (waits for the stream).
-    pub fn download<T: DeviceRepr + Default + Clone, S: DevicePtr<T>>(&self, dev: &S) -> Result<Vec<T>> {
+    /// Copies a device buffer or view back into a new `Vec` (waits for this handle's stream).
+    /// Limited to [`AnyBits`] types: device bytes become host values of `T` unchecked.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the copy fails or earlier asynchronous work faulted.
+    pub fn download<T: AnyBits + Default, S: DevicePtr<T>>(&self, dev: &S) -> Result<Vec<T>> {
         let mut host = vec![T::default(); dev.len()];
         if !host.is_empty() {
-            self.0.stream.memcpy_dtoh(dev, &mut host).map_err(Error::driver("copying to the host"))?;
+            self.stream.memcpy_dtoh(dev, &mut host).map_err(Error::driver("copying to the host"))?;
         }
         self.synchronize()?;
         Ok(host)
     }
 
     /// Fills a byte-addressable buffer with one repeated byte (e.g. `0xAB` to poison outputs
-    /// in tests): every element's bytes become `byte`.
-    pub fn memset_bytes<T, D: DevicePtrMut<T>>(&self, buf: &mut D, byte: u8) -> Result<()> {
+    /// in tests): every element's bytes become `byte`. Limited to [`AnyBits`] types.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the fill cannot be enqueued.
+    pub fn memset_bytes<T: AnyBits, D: DevicePtrMut<T>>(&self, buf: &mut D, byte: u8) -> Result<()> {
         let bytes = buf.num_bytes();
         if bytes == 0 {
             return Ok(());
         }
-        let (ptr, _sync) = buf.device_ptr_mut(&self.0.stream);
+        let (ptr, _sync) = buf.device_ptr_mut(&self.stream);
         // SAFETY: `ptr` covers `num_bytes` bytes of the live buffer; the memset is ordered on
-        // this handle's stream.
-        unsafe {
-            cudarc::driver::result::memset_d8_async(
-                ptr,
-                byte,
-                bytes,
-                self.0.stream.cu_stream(),
-            )
-        }
-        .map_err(Error::driver("filling a buffer"))
+        // this handle's stream; any byte pattern is a valid `T`.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream()) }
+            .map_err(Error::driver("filling a buffer"))
     }
 }
+
+impl Gpu {
+    /// Fills `bytes` bytes at device address `addr` with `byte`, ordered on this stream.
+    ///
+    /// # Safety
+    /// `addr..addr + bytes` must be live device memory that nothing else uses meanwhile.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the fill cannot be enqueued.
+    pub unsafe fn fill_raw(&self, addr: u64, byte: u8, bytes: u64) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: forwarded to the caller.
+        unsafe { cudarc::driver::result::memset_d8_async(addr, byte, bytes as usize, self.stream.cu_stream()) }
+            .map_err(Error::driver("filling device memory"))
+    }
+
+    /// Copies `dst.len()` items from device address `src` to `dst` after this stream's earlier
+    /// work, and waits for it.
+    ///
+    /// # Safety
+    /// `src` must hold `dst.len()` live items of `T`.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the copy fails or earlier asynchronous work faulted.
+    pub unsafe fn read_raw<T: AnyBits>(&self, src: u64, dst: &mut [T]) -> Result<()> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: forwarded to the caller; `dst` is read only after the synchronization below.
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }
+            .map_err(Error::driver("copying to the host"))?;
+        self.synchronize()
+    }
+}
+
+/// Device types for which every bit pattern is a valid value (plain integers and floats), so
+/// memory with unspecified contents may be read as them.
+///
+/// # Safety
+/// Every bit pattern of `size_of::<Self>()` bytes must be a valid `Self`, and `Self` must have no
+/// padding.
+pub unsafe trait AnyBits: DeviceRepr + Copy + Send + Sync + 'static {}
+
+macro_rules! any_bits {
+    ($($t:ty),*) => {$(
+        // SAFETY: plain integers and IEEE floats: every bit pattern is a value, no padding.
+        unsafe impl AnyBits for $t {}
+    )*};
+}
+any_bits!(u8, i8, u16, i16, u32, i32, u64, i64, usize, isize, f32, f64);
 
 /// Bytes of `len` elements of `T`, or [`Error::TooLarge`] when that overflows.
 pub fn bytes_of<T>(len: usize) -> Result<u64> {

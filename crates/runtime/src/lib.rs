@@ -5,11 +5,16 @@
 //!
 //! - [`driver_present`], [`device_count`], [`Gpu::new`]: discovery that never panics; no driver
 //!   or no device is an [`Error`], not a crash.
-//! - [`Gpu`]: context + one stream + a lazily filled per-context cache of [`PtxModule`]s
-//!   (each loaded once) + [`DeviceProps`].
+//! - [`Gpu`]: context + **the stream its work goes to** (its own, or the caller's through
+//!   [`Gpu::from_stream`]; more with [`Gpu::fork`]) + a lazily filled cache of [`PtxModule`]s
+//!   keyed by identity (each loaded once) + [`DeviceProps`].
 //! - Typed device buffers are cudarc's [`CudaSlice`](cudarc::driver::CudaSlice)`<T>`;
-//!   [`Gpu::alloc`], [`Gpu::upload`], [`Gpu::download`] map out-of-memory to
-//!   [`Error::OutOfMemory`] with the size asked.
+//!   [`Gpu::alloc`] (types valid for any bit pattern, [`AnyBits`]; `unsafe`
+//!   [`Gpu::alloc_uninit`] for the rest), [`Gpu::upload`], [`Gpu::download`] map out-of-memory
+//!   to [`Error::OutOfMemory`] with the size asked ([`Error::is_out_of_memory`]).
+//! - [`scratch`]: the workspace model every plan follows: `workspace_bytes` for a problem, then
+//!   a caller-lent [`Scratch`] region (or the plan's own [`ScratchBuf`]).
+//! - [`check`]: GPU validation of caller-provided pointer arrays and indices.
 //! - [`Kernel::args`] … `.launch(cfg)`: launches whose errors name the kernel.
 //! - [`GpuTimer`] and [`copy_bandwidth_gbs`]: event timing.
 //! - [`selftest`]: the pipeline's self-test kernels and their serial twins.
@@ -26,13 +31,16 @@
 
 pub use cudarc;
 
+pub mod check;
 mod error;
 mod gpu;
 mod module;
+pub mod scratch;
 pub mod selftest;
 mod timing;
 
 pub use error::{Error, Result};
-pub use gpu::{bytes_of, device_count, driver_present, driver_version, DeviceProps, Gpu};
+pub use gpu::{bytes_of, device_count, driver_present, driver_version, AnyBits, DeviceProps, Gpu};
+pub use scratch::{Scratch, ScratchBuf};
 pub use module::{grid_1d, Kernel, Launch, PtxModule};
 pub use timing::{copy_bandwidth_gbs, GpuTimer};

@@ -30,6 +30,11 @@
 //! // Reuse one workspace across many calls:
 //! let mut scanner = Scanner::<u32>::new(&gpu, Default::default())?;
 //! scanner.inclusive_in_place(&mut out)?;
+//! // Or lend it scratch of your own (CUB's model: ask for the bytes, then run):
+//! let bytes = Scanner::<u32>::workspace_bytes(scanner.algorithm(), x.len() as u64);
+//! let mut mine = gpu.alloc::<u8>(bytes as usize)?;
+//! let mut scratch = gpu_runtime::Scratch::new(&mut mine, gpu.stream());
+//! scanner.scan_in_place_with(gpu_scan::ScanKind::Exclusive, &mut out, &mut scratch)?;
 //! # Ok::<(), gpu_scan::Error>(())
 //! ```
 #![deny(missing_docs)]
@@ -39,8 +44,9 @@ pub mod serial;
 
 use std::marker::PhantomData;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
-use gpu_runtime::{Gpu, Kernel, PtxModule};
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, ValidAsZeroBits};
+use gpu_runtime::scratch::Layout as ScratchLayout;
+use gpu_runtime::{AnyBits, Gpu, Kernel, PtxModule, Scratch, ScratchBuf};
 
 /// The embedded `scan` PTX module (built from `kernels-rs/scan`).
 pub static MODULE: PtxModule = PtxModule::new("scan", include_str!("../ptx/scan.ptx"));
@@ -77,11 +83,18 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+impl Error {
+    /// `true` when the device ran out of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, Error::Runtime(e) if e.is_out_of_memory())
+    }
+}
+
 /// Largest supported length: `(2^31 - 1)` tiles.
 pub const MAX_LEN: u64 = (i32::MAX as u64) * TILE;
 
 /// Item types the scan kernels are built for.
-pub trait ScanItem: DeviceRepr + ValidAsZeroBits + Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static {
+pub trait ScanItem: AnyBits + ValidAsZeroBits + Copy + Default + PartialEq + std::fmt::Debug + Send + Sync + 'static {
     /// The type's name in kernel symbols (`scan_lookback_u32`).
     const NAME: &'static str;
     /// The additive identity.
@@ -144,24 +157,28 @@ pub enum ScanKind {
 }
 
 /// A reusable scan: the loaded kernels and a workspace that grows to the largest length seen.
-/// All work is enqueued on the [`Gpu`]'s stream without synchronizing.
+/// All work is enqueued on the [`Gpu`]'s stream without synchronizing. The `*_with` calls run on
+/// caller-lent [`Scratch`] of [`Scanner::workspace_bytes`] instead of the plan's own.
 pub struct Scanner<T: ScanItem> {
     gpu: Gpu,
     algorithm: Algorithm,
     kernels: launch::Kernels,
-    workspace: Option<CudaSlice<u8>>,
+    own: ScratchBuf,
     _t: PhantomData<T>,
 }
 
 impl<T: ScanItem> Scanner<T> {
     /// Loads the kernels for `T` (the module is loaded once per context).
+    ///
+    /// # Errors
+    /// [`Error::Runtime`] when the module cannot be loaded.
     pub fn new(gpu: &Gpu, algorithm: Algorithm) -> Result<Self> {
         let k = |phase: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, &format!("scan_{phase}_{}", T::NAME))?) };
         Ok(Self {
             gpu: gpu.clone(),
             algorithm,
             kernels: launch::Kernels { reduce: k("reduce")?, downsweep: k("downsweep")?, lookback: k("lookback")? },
-            workspace: None,
+            own: ScratchBuf::default(),
             _t: PhantomData,
         })
     }
@@ -171,32 +188,61 @@ impl<T: ScanItem> Scanner<T> {
         self.algorithm
     }
 
-    /// Workspace bytes a scan of `n` items of `T` needs with `algorithm`.
+    /// Scratch bytes a scan of `n` items of `T` needs with `algorithm` (what the `*_with` calls
+    /// take from their [`Scratch`], and what the plan's own workspace grows to).
     pub fn workspace_bytes(algorithm: Algorithm, n: u64) -> u64 {
-        launch::Layout::new::<T>(algorithm.resolve(n), n).bytes
+        ScratchLayout::new().add(launch::Layout::new::<T>(algorithm.resolve(n), n).bytes).bytes()
+    }
+
+    /// Device bytes the plan's own workspace holds now.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.own.bytes()
+    }
+
+    /// The handle (and so the stream) the plan enqueues on.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
     }
 
     /// Exclusive scan of `input` into `output` (same length).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::TooLarge`] past [`MAX_LEN`], and runtime errors
+    /// (out of memory for the workspace, launch failures).
     pub fn exclusive(&mut self, input: &impl DevicePtr<T>, output: &mut impl DevicePtrMut<T>) -> Result<()> {
-        self.run(input, output, ScanKind::Exclusive)
+        self.owned(input.len() as u64, |s, scratch| s.scan_with(ScanKind::Exclusive, input, output, scratch))
     }
 
     /// Inclusive scan of `input` into `output` (same length).
+    ///
+    /// # Errors
+    /// As [`Scanner::exclusive`].
     pub fn inclusive(&mut self, input: &impl DevicePtr<T>, output: &mut impl DevicePtrMut<T>) -> Result<()> {
-        self.run(input, output, ScanKind::Inclusive)
+        self.owned(input.len() as u64, |s, scratch| s.scan_with(ScanKind::Inclusive, input, output, scratch))
     }
 
     /// Exclusive scan of `data` in place.
+    ///
+    /// # Errors
+    /// As [`Scanner::exclusive`].
     pub fn exclusive_in_place(&mut self, data: &mut impl DevicePtrMut<T>) -> Result<()> {
-        self.run_in_place(data, ScanKind::Exclusive)
+        self.owned(data.len() as u64, |s, scratch| s.scan_in_place_with(ScanKind::Exclusive, data, scratch))
     }
 
     /// Inclusive scan of `data` in place.
+    ///
+    /// # Errors
+    /// As [`Scanner::exclusive`].
     pub fn inclusive_in_place(&mut self, data: &mut impl DevicePtrMut<T>) -> Result<()> {
-        self.run_in_place(data, ScanKind::Inclusive)
+        self.owned(data.len() as u64, |s, scratch| s.scan_in_place_with(ScanKind::Inclusive, data, scratch))
     }
 
-    fn run(&mut self, input: &impl DevicePtr<T>, output: &mut impl DevicePtrMut<T>, kind: ScanKind) -> Result<()> {
+    /// Scan of `input` into `output` (same length) on caller-lent scratch of at least
+    /// [`Scanner::workspace_bytes`]`(algorithm, n)` bytes.
+    ///
+    /// # Errors
+    /// As [`Scanner::exclusive`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn scan_with(&mut self, kind: ScanKind, input: &impl DevicePtr<T>, output: &mut impl DevicePtrMut<T>, scratch: &mut Scratch<'_>) -> Result<()> {
         let n = input.len() as u64;
         if output.len() as u64 != n {
             return Err(Error::LengthMismatch { input: n, output: output.len() as u64 });
@@ -204,17 +250,30 @@ impl<T: ScanItem> Scanner<T> {
         let stream = self.gpu.stream().clone();
         let (src, _r) = input.device_ptr(&stream);
         let (dst, _w) = output.device_ptr_mut(&stream);
-        self.scan_raw(src, dst, n, kind)
+        self.scan_raw(src, dst, n, kind, scratch)
     }
 
-    fn run_in_place(&mut self, data: &mut impl DevicePtrMut<T>, kind: ScanKind) -> Result<()> {
+    /// Scan of `data` in place on caller-lent scratch (see [`Scanner::scan_with`]).
+    ///
+    /// # Errors
+    /// As [`Scanner::scan_with`].
+    pub fn scan_in_place_with(&mut self, kind: ScanKind, data: &mut impl DevicePtrMut<T>, scratch: &mut Scratch<'_>) -> Result<()> {
         let n = data.len() as u64;
         let stream = self.gpu.stream().clone();
         let (p, _w) = data.device_ptr_mut(&stream);
-        self.scan_raw(p, p, n, kind)
+        self.scan_raw(p, p, n, kind, scratch)
     }
 
-    fn scan_raw(&mut self, src: u64, dst: u64, n: u64, kind: ScanKind) -> Result<()> {
+    /// Runs `f` on the plan's own scratch, grown to what `n` items need.
+    fn owned(&mut self, n: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
+        let bytes = Self::workspace_bytes(self.algorithm, n.min(MAX_LEN));
+        let mut own = std::mem::take(&mut self.own);
+        let r = own.scratch(&self.gpu, bytes).map_err(Error::from).and_then(|mut s| f(self, &mut s));
+        self.own = own;
+        r
+    }
+
+    fn scan_raw(&mut self, src: u64, dst: u64, n: u64, kind: ScanKind, scratch: &mut Scratch<'_>) -> Result<()> {
         if n > MAX_LEN {
             return Err(Error::TooLarge { len: n, max: MAX_LEN });
         }
@@ -222,15 +281,8 @@ impl<T: ScanItem> Scanner<T> {
             return Ok(());
         }
         let layout = launch::Layout::new::<T>(self.algorithm.resolve(n), n);
-        let ws = self.workspace_for(layout.bytes)?;
+        let ws = scratch.take(layout.bytes)?;
         launch::scan(&self.gpu, &self.kernels, &layout, ws, src, dst, n, kind)
-    }
-
-    fn workspace_for(&mut self, bytes: u64) -> Result<u64> {
-        if bytes == 0 {
-            return Ok(0);
-        }
-        Ok(self.gpu.grow(&mut self.workspace, bytes as usize)?.device_ptr(self.gpu.stream()).0)
     }
 }
 

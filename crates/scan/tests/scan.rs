@@ -141,13 +141,14 @@ gpu_test!(fn scan_rejects_length_mismatch(gpu) {
 
 #[test]
 fn workspace_sizes() {
+    use gpu_runtime::scratch::aligned;
     assert_eq!(Scanner::<u32>::workspace_bytes(Algorithm::Lookback, TILE), 0, "single tile needs none");
     assert_eq!(Scanner::<u32>::workspace_bytes(Algorithm::ReduceThenScan, TILE), 0);
-    // 2 tiles: counter 16 + status 16 + agg 16 + incl 16.
-    assert_eq!(Scanner::<u32>::workspace_bytes(Algorithm::Lookback, TILE + 1), 64);
+    // 2 tiles: counter 16 + status 16 + agg 16 + incl 16, as one region of scratch (aligned).
+    assert_eq!(Scanner::<u32>::workspace_bytes(Algorithm::Lookback, TILE + 1), aligned(64));
     // TILE^2 + 1 items: level 0 has TILE + 1 totals, level 1 has 2.
     let l0 = ((TILE + 1) * 4).div_ceil(16) * 16;
-    assert_eq!(Scanner::<u32>::workspace_bytes(Algorithm::ReduceThenScan, TILE * TILE + 1), l0 + 16);
+    assert_eq!(Scanner::<u32>::workspace_bytes(Algorithm::ReduceThenScan, TILE * TILE + 1), aligned(l0 + 16));
 }
 
 #[test]

@@ -28,8 +28,9 @@
 
 pub mod serial;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::{Gpu, PtxModule};
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
+use gpu_runtime::scratch::Layout as ScratchLayout;
+use gpu_runtime::{Gpu, PtxModule, Scratch, ScratchBuf};
 use gpu_segsort::raw::{max_tiles, merge_pass, merge_passes, tile_count, MergeKernels};
 use gpu_segsort::Segsort;
 
@@ -47,7 +48,7 @@ pub enum Error {
     Runtime(#[from] gpu_runtime::Error),
     /// An error of the segment sort under `sort_pairs`.
     #[error(transparent)]
-    Segsort(#[from] gpu_segsort::Error),
+    Segsort(gpu_segsort::Error),
     /// Buffers of different lengths.
     #[error("segmerge: {what} has {actual} items, expected {expected}")]
     LengthMismatch {
@@ -74,28 +75,54 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+impl Error {
+    /// `true` when the device ran out of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Error::Runtime(e) => e.is_out_of_memory(),
+            Error::Segsort(e) => e.is_out_of_memory(),
+            _ => false,
+        }
+    }
+}
+
+impl From<gpu_segsort::Error> for Error {
+    /// Runtime errors (out of memory among them) keep one shape: [`Error::Runtime`].
+    fn from(e: gpu_segsort::Error) -> Self {
+        match e {
+            gpu_segsort::Error::Runtime(r) => Error::Runtime(r),
+            e => Error::Segsort(e),
+        }
+    }
+}
+
 /// Most items one call handles (positions are 32-bit).
 pub const MAX_LEN: u64 = u32::MAX as u64;
 
-/// Loaded merge kernels, a [`Segsort`], and scratch buffers kept for reuse.
+/// Loaded merge kernels, a [`Segsort`], and scratch kept for reuse (or caller-lent [`Scratch`]
+/// through the `*_with` calls). Enqueues on its [`Gpu`]'s stream.
 pub struct Segmerge {
     gpu: Gpu,
     pairs: MergeKernels,
     keys: MergeKernels,
     segsort: Segsort,
     block: BlockSize,
-    splits: Option<CudaSlice<u32>>,
-    tmp_keys: Option<CudaSlice<u32>>,
-    tmp_vals: Option<CudaSlice<u32>>,
+    own: ScratchBuf,
 }
 
 impl Segmerge {
     /// Loads the kernels; `sort_pairs` starts from segments of 2048.
+    ///
+    /// # Errors
+    /// [`Error::Runtime`] when a module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         Self::with_block(gpu, BlockSize::B2048)
     }
 
     /// Loads the kernels; `sort_pairs` starts from segments of `block`.
+    ///
+    /// # Errors
+    /// As [`Segmerge::new`].
     pub fn with_block(gpu: &Gpu, block: BlockSize) -> Result<Self> {
         let partition = gpu.kernel(&MODULE, "segmerge_partition_u32")?;
         Ok(Self {
@@ -104,22 +131,46 @@ impl Segmerge {
             keys: MergeKernels { partition, merge: gpu.kernel(&MODULE, "segmerge_keys_u32")?, key_bytes: 4 },
             segsort: Segsort::new(gpu)?,
             block,
-            splits: None,
-            tmp_keys: None,
-            tmp_vals: None,
+            own: ScratchBuf::default(),
         })
     }
 
-    /// Scratch bytes `sort_pairs` keeps for `n` pairs from blocks of 2048 (keys and values
-    /// copies plus tile splits).
-    pub fn workspace_bytes(n: u64, with_values: bool) -> u64 {
-        4 * n * (1 + with_values as u64) + 4 * (max_tiles(n, BlockSize::B2048.len() as u64) + 1)
+    /// Scratch bytes of [`Segmerge::sort_pairs_with`] (`with_values`) or
+    /// [`Segmerge::sort_keys_with`] for `n` items: the keys' (and values') ping-pong copies and
+    /// the tile splits.
+    pub fn sort_workspace_bytes(&self, n: u64, with_values: bool) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        let splits = 4 * (max_tiles(n, self.block.len() as u64) + 1);
+        ScratchLayout::new().add(splits).add(4 * n).add(if with_values { 4 * n } else { 0 }).bytes()
+    }
+
+    /// Scratch bytes of [`Segmerge::merge_pass_with`] for `n` items in runs of `s`.
+    pub fn merge_pass_workspace_bytes(n: u64, s: u64) -> u64 {
+        ScratchLayout::new().add(4 * (tile_count(n, s.max(1)) + 1)).bytes()
+    }
+
+    /// Device bytes the plan's own workspace holds now.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.own.bytes()
     }
 
     /// One merge pass with runs of `s` from `keys`/`values` into `keys_out`/`values_out`.
+    ///
+    /// # Errors
+    /// [`Error::ZeroRun`], [`Error::LengthMismatch`], [`Error::TooLarge`], runtime errors.
     pub fn merge_pass(&mut self, s: u64, keys: &impl DevicePtr<u32>, values: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, values_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        self.owned(Self::merge_pass_workspace_bytes(keys.len() as u64, s), |m, sc| m.merge_pass_with(s, keys, values, keys_out, values_out, sc))
+    }
+
+    /// [`Segmerge::merge_pass`] on caller-lent scratch of [`Segmerge::merge_pass_workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Segmerge::merge_pass`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn merge_pass_with(&mut self, s: u64, keys: &impl DevicePtr<u32>, values: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, values_out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
         let n = lengths(keys.len(), &[("values", values.len()), ("keys_out", keys_out.len()), ("values_out", values_out.len())])?;
-        let splits = self.splits_for(n, s)?;
+        let splits = splits_for(n, s, scratch)?;
         let stream = self.gpu.stream().clone();
         let (k, _a) = keys.device_ptr(&stream);
         let (v, _b) = values.device_ptr(&stream);
@@ -131,9 +182,20 @@ impl Segmerge {
     }
 
     /// Keys-only [`Segmerge::merge_pass`].
+    ///
+    /// # Errors
+    /// As [`Segmerge::merge_pass`].
     pub fn merge_pass_keys(&mut self, s: u64, keys: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        self.owned(Self::merge_pass_workspace_bytes(keys.len() as u64, s), |m, sc| m.merge_pass_keys_with(s, keys, keys_out, sc))
+    }
+
+    /// Keys-only [`Segmerge::merge_pass_with`].
+    ///
+    /// # Errors
+    /// As [`Segmerge::merge_pass_with`].
+    pub fn merge_pass_keys_with(&mut self, s: u64, keys: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
         let n = lengths(keys.len(), &[("keys_out", keys_out.len())])?;
-        let splits = self.splits_for(n, s)?;
+        let splits = splits_for(n, s, scratch)?;
         let stream = self.gpu.stream().clone();
         let (k, _a) = keys.device_ptr(&stream);
         let (ko, _c) = keys_out.device_ptr_mut(&stream);
@@ -143,35 +205,68 @@ impl Segmerge {
     }
 
     /// Stable sort of the pairs by key, in place.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::TooLarge`], runtime errors.
     pub fn sort_pairs(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let bytes = self.sort_workspace_bytes(keys.len() as u64, true);
+        self.owned(bytes, |m, sc| m.sort_pairs_with(keys, values, sc))
+    }
+
+    /// Stable sort of keys, in place.
+    ///
+    /// # Errors
+    /// As [`Segmerge::sort_pairs`].
+    pub fn sort_keys(&mut self, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let bytes = self.sort_workspace_bytes(keys.len() as u64, false);
+        self.owned(bytes, |m, sc| m.sort_keys_with(keys, sc))
+    }
+
+    /// [`Segmerge::sort_pairs`] on caller-lent scratch of [`Segmerge::sort_workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Segmerge::sort_pairs`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn sort_pairs_with(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
         let n = lengths(keys.len(), &[("values", values.len())])?;
         let stream = self.gpu.stream().clone();
         let (k, _a) = keys.device_ptr_mut(&stream);
         let (v, _b) = values.device_ptr_mut(&stream);
-        self.sort_raw(k, v, n)
+        self.sort_raw(k, v, n, scratch)
     }
 
-    /// Stable sort of keys, in place.
-    pub fn sort_keys(&mut self, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    /// [`Segmerge::sort_keys`] on caller-lent scratch of [`Segmerge::sort_workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Segmerge::sort_pairs_with`].
+    pub fn sort_keys_with(&mut self, keys: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
         let n = lengths(keys.len(), &[])?;
         let stream = self.gpu.stream().clone();
         let (k, _a) = keys.device_ptr_mut(&stream);
-        self.sort_raw(k, 0, n)
+        self.sort_raw(k, 0, n, scratch)
     }
 
-    fn sort_raw(&mut self, k: u64, v: u64, n: u64) -> Result<()> {
+    /// Runs `f` on the plan's own scratch, grown to `bytes`.
+    fn owned(&mut self, bytes: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
+        let mut own = std::mem::take(&mut self.own);
+        let r = own.scratch(&self.gpu, bytes).map_err(Error::from).and_then(|mut s| f(self, &mut s));
+        self.own = own;
+        r
+    }
+
+    fn sort_raw(&mut self, k: u64, v: u64, n: u64, scratch: &mut Scratch<'_>) -> Result<()> {
         if n == 0 {
             return Ok(());
         }
+        scratch.require(self.sort_workspace_bytes(n, v != 0))?;
         let b = self.block.len() as u64;
         let passes = merge_passes(n, b);
-        let splits = grow(&self.gpu, &mut self.splits, max_tiles(n, b) + 1)?;
-        let tk = grow(&self.gpu, &mut self.tmp_keys, n)?;
-        let tv = if v != 0 { grow(&self.gpu, &mut self.tmp_vals, n)? } else { 0 };
+        let splits = scratch.take(4 * (max_tiles(n, b) + 1))?;
+        let tk = scratch.take(4 * n)?;
+        let tv = if v != 0 { scratch.take(4 * n)? } else { 0 };
         let (kb, vb) = ([k, tk], [v, tv]);
         // The block sort writes to index passes % 2, so the last pass lands in index 0.
         let mut x = (passes % 2) as usize;
-        // SAFETY: kb/vb hold n items each (the caller's buffers or scratch grown to n).
+        // SAFETY: kb/vb hold n items each (the caller's buffers or scratch of n items).
         unsafe { self.segsort.sort_blocks_raw(self.block, k, v, n, kb[x], vb[x])? };
         let mut s = b;
         while s < n {
@@ -184,18 +279,14 @@ impl Segmerge {
         }
         Ok(())
     }
-
-    fn splits_for(&mut self, n: u64, s: u64) -> Result<u64> {
-        if s == 0 {
-            return Err(Error::ZeroRun);
-        }
-        grow(&self.gpu, &mut self.splits, tile_count(n, s) + 1)
-    }
 }
 
-/// Device address of `slot`, grown to at least `len` items ([`Gpu::grow`]).
-fn grow(gpu: &Gpu, slot: &mut Option<CudaSlice<u32>>, len: u64) -> Result<u64> {
-    Ok(gpu.grow(slot, len as usize)?.device_ptr(gpu.stream()).0)
+/// The splits region of one merge pass of runs of `s` over `n` items.
+fn splits_for(n: u64, s: u64, scratch: &mut Scratch<'_>) -> Result<u64> {
+    if s == 0 {
+        return Err(Error::ZeroRun);
+    }
+    Ok(scratch.take(4 * (tile_count(n, s) + 1))?)
 }
 
 fn lengths(n: usize, others: &[(&'static str, usize)]) -> Result<u64> {

@@ -31,8 +31,9 @@
 pub mod raw;
 pub mod serial;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
-use gpu_runtime::{grid_1d, Gpu, Kernel, PtxModule};
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
+use gpu_runtime::scratch::Layout as ScratchLayout;
+use gpu_runtime::{grid_1d, Gpu, Kernel, PtxModule, Scratch, ScratchBuf};
 use gpu_ptr2idx::Ptr2Idx;
 
 pub use segsort_kernels::VT;
@@ -48,7 +49,7 @@ pub enum Error {
     Runtime(#[from] gpu_runtime::Error),
     /// Invalid offsets for [`Segsort::sort_segments`], or another pointers-to-index error.
     #[error(transparent)]
-    Offsets(#[from] gpu_ptr2idx::Error),
+    Offsets(gpu_ptr2idx::Error),
     /// Buffers of different lengths.
     #[error("segsort: {what} has {actual} items, expected {expected}")]
     LengthMismatch {
@@ -74,6 +75,27 @@ pub enum Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// `true` when the device ran out of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Error::Runtime(e) => e.is_out_of_memory(),
+            Error::Offsets(e) => e.is_out_of_memory(),
+            _ => false,
+        }
+    }
+}
+
+impl From<gpu_ptr2idx::Error> for Error {
+    /// Runtime errors (out of memory among them) keep one shape: [`Error::Runtime`].
+    fn from(e: gpu_ptr2idx::Error) -> Self {
+        match e {
+            gpu_ptr2idx::Error::Runtime(r) => Error::Runtime(r),
+            e => Error::Offsets(e),
+        }
+    }
+}
 
 /// Most items one call sorts (positions are 32-bit).
 pub const MAX_LEN: u64 = u32::MAX as u64;
@@ -131,19 +153,14 @@ pub struct Segsort {
     pack: Kernel,
     unpack: Kernel,
     p2i: Ptr2Idx,
-    scratch: Option<Scratch>,
-}
-
-struct Scratch {
-    cap: usize,
-    seg: CudaSlice<u32>,
-    a: CudaSlice<u64>,
-    b: CudaSlice<u64>,
-    splits: CudaSlice<u32>,
+    own: ScratchBuf,
 }
 
 impl Segsort {
     /// Loads the kernels (the module is loaded once per context).
+    ///
+    /// # Errors
+    /// [`Error::Runtime`] when the module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         let k = |name: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, name)?) };
         let sized = |kind: &str| -> Result<Vec<Kernel>> { BlockSize::ALL.iter().map(|b| k(&format!("segsort_{kind}_{}", b.len()))).collect() };
@@ -158,8 +175,21 @@ impl Segsort {
             pack: k("segsort_pack")?,
             unpack: k("segsort_unpack")?,
             p2i: Ptr2Idx::new(gpu)?,
-            scratch: None,
+            own: ScratchBuf::default(),
         })
+    }
+
+    /// Scratch bytes of [`Segsort::sort_segments_with`] for `m` segments over `n` items (the
+    /// block sorts need none): segment indices, two 64-bit key buffers, merge splits and
+    /// pointers-to-index's scratch, about 24 bytes per item.
+    pub fn segments_workspace_bytes(m: u64, n: u64) -> u64 {
+        let tiles = raw::max_tiles(n, 2048) + 1;
+        ScratchLayout::new().add(Ptr2Idx::workspace_bytes(m, n)).add(4 * n).add(8 * n).add(8 * n).add(4 * tiles).bytes()
+    }
+
+    /// Device bytes the plan's own workspace holds now.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.own.bytes()
     }
 
     /// Sorts every segment of `block` (key, value) pairs in place, stably by key.
@@ -208,44 +238,67 @@ impl Segsort {
     /// Sorts every segment `offsets[i]..offsets[i + 1]` of the pairs in place, stably by key;
     /// segments may have any length. The offsets are validated first (starting at 0,
     /// nondecreasing, ending at `keys.len()`; one synchronization), else
-    /// [`Error::Offsets`]. Scratch: 24 bytes per item, kept for reuse.
+    /// [`Error::Offsets`]. Scratch: [`Segsort::segments_workspace_bytes`], kept for reuse.
+    ///
+    /// # Errors
+    /// [`Error::Offsets`], [`Error::LengthMismatch`], [`Error::TooLarge`], runtime errors.
     pub fn sort_segments(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let n = same_len(keys.len(), values.len(), "values")?;
-        let stream = self.gpu.stream().clone();
-        let (v, _wv) = values.device_ptr_mut(&stream);
-        self.segments(offsets, keys, n, v)
+        let bytes = Self::segments_workspace_bytes((offsets.len() as u64).saturating_sub(1), keys.len() as u64);
+        self.owned(bytes, |s, scratch| s.sort_segments_with(offsets, keys, values, scratch))
     }
 
     /// Keys-only [`Segsort::sort_segments`].
+    ///
+    /// # Errors
+    /// As [`Segsort::sort_segments`].
     pub fn sort_segments_keys(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let n = check_len(keys.len())?;
-        self.segments(offsets, keys, n, 0)
+        let bytes = Self::segments_workspace_bytes((offsets.len() as u64).saturating_sub(1), keys.len() as u64);
+        self.owned(bytes, |s, scratch| s.sort_segments_keys_with(offsets, keys, scratch))
     }
 
-    fn segments(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, n: u64, vals: u64) -> Result<()> {
-        if self.scratch.as_ref().is_none_or(|s| (s.cap as u64) < n.max(1)) {
-            self.scratch = None;
-            let cap = n.max(1) as usize;
-            let tiles = raw::max_tiles(cap as u64, 2048) as usize + 1;
-            self.scratch = Some(Scratch { cap, seg: self.gpu.alloc(cap)?, a: self.gpu.alloc(cap)?, b: self.gpu.alloc(cap)?, splits: self.gpu.alloc(tiles)? });
-        }
-        let Some(mut sc) = self.scratch.take() else { return Ok(()) };
-        let r = self.segments_in(&mut sc, offsets, keys, n, vals);
-        self.scratch = Some(sc);
+    /// [`Segsort::sort_segments`] on caller-lent scratch of
+    /// [`Segsort::segments_workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Segsort::sort_segments`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn sort_segments_with(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+        let n = same_len(keys.len(), values.len(), "values")?;
+        let stream = self.gpu.stream().clone();
+        let (v, _wv) = values.device_ptr_mut(&stream);
+        self.segments(offsets, keys, n, v, scratch)
+    }
+
+    /// Keys-only [`Segsort::sort_segments_with`].
+    ///
+    /// # Errors
+    /// As [`Segsort::sort_segments_with`].
+    pub fn sort_segments_keys_with(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+        let n = check_len(keys.len())?;
+        self.segments(offsets, keys, n, 0, scratch)
+    }
+
+    /// Runs `f` on the plan's own scratch, grown to `bytes`.
+    fn owned(&mut self, bytes: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
+        let mut own = std::mem::take(&mut self.own);
+        let r = own.scratch(&self.gpu, bytes).map_err(Error::from).and_then(|mut s| f(self, &mut s));
+        self.own = own;
         r
     }
 
-    fn segments_in(&mut self, sc: &mut Scratch, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, n: u64, vals: u64) -> Result<()> {
-        let mut seg = sc.seg.slice_mut(..n as usize);
-        self.p2i.run_checked(offsets, &mut seg)?;
+    fn segments(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, n: u64, vals: u64, scratch: &mut Scratch<'_>) -> Result<()> {
+        let m = (offsets.len() as u64).saturating_sub(1);
+        scratch.require(Self::segments_workspace_bytes(m, n))?;
+        let mut p2i_scratch = scratch.sub(Ptr2Idx::workspace_bytes(m, n))?;
+        let mut seg = scratch.slice::<u32>(n as usize)?;
+        self.p2i.run_checked_with(offsets, &mut seg, &mut p2i_scratch)?;
         if n == 0 {
             return Ok(());
         }
         let stream = self.gpu.stream().clone();
-        let (seg, _s) = sc.seg.device_ptr(&stream);
-        let (a, _a) = sc.a.device_ptr(&stream);
-        let (b, _b) = sc.b.device_ptr(&stream);
-        let (splits, _p) = sc.splits.device_ptr(&stream);
+        let seg = seg.device_ptr(&stream).0;
+        let a = scratch.take(8 * n)?;
+        let b = scratch.take(8 * n)?;
+        let splits = scratch.take(4 * (raw::max_tiles(n, 2048) + 1))?;
         let (k, _wk) = keys.device_ptr_mut(&stream);
         let cfg = grid_1d(n, 256, 256 * 8, self.gpu.props().sm_count * 16);
         // SAFETY: segsort_pack(seg, keys, n, packed): all hold n items.
@@ -268,7 +321,7 @@ impl Segsort {
         let mut s = 2048u64;
         while s < n {
             let merge = if vals != 0 { &self.merge_pairs64 } else { &self.merge_keys64 };
-            // SAFETY: buffers of n items, splits of tile_count(n, s) + 1 >= what the pass needs.
+            // SAFETY: buffers of n items, splits of max_tiles(n, 2048) + 1 >= what the pass needs.
             unsafe { raw::merge_pass(&self.gpu, merge, kbuf[x], vbuf[x], n, s, splits, kbuf[1 - x], vbuf[1 - x])? };
             x = 1 - x;
             s *= 2;

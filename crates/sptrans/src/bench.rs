@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use gpu_transpose::measure::{csv, find, matrices, median, paper_suite, small_suite, tables, time_gpu, time_serial, Record, Stats, SuiteMatrix};
 use gpu_transpose::{serial, Algorithm, Transposer};
 use indicatif::{ProgressBar, ProgressStyle};
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::{mm, Csr};
 
 use crate::cli::BenchArgs;
@@ -112,7 +112,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         let dev = match (&gpu, &mut t) {
             (Some(g), Some(t)) if algos.iter().any(|x| x.is_gpu()) => {
                 let da = DeviceCsr::upload(g, &a)?;
-                let out = t.alloc_output(&da)?;
+                let out = Some(t.alloc_output(&da)?);
                 Some((g, da, out))
             }
             _ => None,
@@ -153,15 +153,23 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
-fn run_gpu(t: &mut Transposer, gpu: &gpu_runtime::Gpu, algo: Algorithm, da: &DeviceCsr<f32>, out: &mut DeviceCsr<f32>, want: &Csr<u32, f32>, args: &BenchArgs) -> Result<Stats> {
-    gpu.memset_bytes(&mut out.idx, 0xAB)?;
-    t.transpose(algo, da, out)?;
-    let got = out.download(gpu)?;
+/// Checks `algo` against the twin once, then times it; the output buffers `out` are reused
+/// (taken, and put back when the run succeeds).
+fn run_gpu(t: &mut Transposer, gpu: &gpu_runtime::Gpu, algo: Algorithm, da: &DeviceCsr<f32>, out: &mut Option<DeviceCsrParts<f32>>, want: &Csr<u32, f32>, args: &BenchArgs) -> Result<Stats> {
+    let mut parts = match out.take() {
+        Some(p) => p,
+        None => t.alloc_output(da)?,
+    };
+    gpu.memset_bytes(&mut parts.idx, 0xAB)?;
+    let res = t.transpose_into(algo, da, parts)?;
+    let got = res.download(gpu)?;
     let same = got.ptr() == want.ptr() && got.idx() == want.idx() && got.vals().iter().map(|v| v.to_bits()).eq(want.vals().iter().map(|v| v.to_bits()));
     if !same {
         return Err(Error::CheckFailed(format!("{algo} differs from the serial twin")));
     }
-    Ok(time_gpu(t, algo, da, out, args.warmup, args.reps)?)
+    let (stats, parts) = time_gpu(t, algo, da, res.into_parts(), args.warmup, args.reps)?;
+    *out = Some(parts);
+    Ok(stats)
 }
 
 /// A grouped bar chart of median times (log scale), one group per matrix.

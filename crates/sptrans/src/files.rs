@@ -58,7 +58,7 @@ fn gpu_or_serial<T: Payload>(args: &TransposeArgs, upload: impl FnOnce(&gpu_runt
     };
     let mut t = Transposer::new(&gpu)?;
     let da = upload(&gpu)?;
-    let algo = args.algo.resolve(da.rows, da.cols, da.idx.len() as u64);
+    let algo = args.algo.resolve(da.rows(), da.cols(), da.nnz());
     let out = t.transpose_new(algo, &da)?;
     Ok(Some((out, format!("{algo} on {}", gpu.props().name), gpu)))
 }
@@ -74,10 +74,10 @@ fn run<T: Value + Payload>(args: &TransposeArgs, a: Csr<u32, T>) -> Result<()> {
 fn run_pattern(args: &TransposeArgs, a: Csr<u32, ()>) -> Result<()> {
     let (at, how) = match gpu_or_serial::<u8>(args, |gpu| Ok(DeviceCsr::upload_pattern(gpu, &a)?))? {
         Some((out, how, gpu)) => {
-            let ptr = gpu.download(&out.ptr)?;
-            let idx = gpu.download(&out.idx)?;
+            let ptr = gpu.download(out.ptr())?;
+            let idx = gpu.download(out.idx())?;
             let nnz = idx.len();
-            (Csr::try_new(out.rows, out.cols, ptr, idx, vec![(); nnz]).map_err(|e| Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}")))?, how)
+            (Csr::try_new(out.rows(), out.cols(), ptr, idx, vec![(); nnz]).map_err(|e| Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}")))?, how)
         }
         None => (serial::transpose(&a), "serial".to_string()),
     };

@@ -13,7 +13,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use gpu_runtime::{Gpu, GpuTimer};
 use gpu_transpose::measure::{bytes_moved, paper_suite, small_suite, tables, time_gpu, time_serial, Record};
 use gpu_transpose::{Algorithm, Transposer};
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 
 const GPU_ALGOS: [Algorithm; 5] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CooChain, Algorithm::CuSparse];
 
@@ -38,23 +38,29 @@ fn bench(c: &mut Criterion) {
         let (m, n, nnz) = (a.rows(), a.cols(), a.nnz());
         let bytes = bytes_moved(m, n, nnz, 4);
         let da = DeviceCsr::upload(&gpu, &a).expect("upload");
-        let mut out = t.transpose_new(Algorithm::MergeTrans, &da).expect("first transpose");
+        let mut out = Some(t.alloc_output(&da).expect("output buffers"));
         let want = a.transpose();
         let mut group = c.benchmark_group(format!("cuda/transpose/{}", sm.name));
         group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
         group.throughput(Throughput::Bytes(bytes));
         let record = |algo, result, workspace| Record { matrix: sm.name.clone(), shape: (m, n, nnz), algo, result, workspace, checked: true };
         for algo in GPU_ALGOS {
-            if let Err(e) = t.transpose(algo, &da, &mut out) {
-                println!("{}: {algo}: {e}", sm.name);
-                records.push(Record { checked: false, ..record(algo, Err(e.to_string()), None) });
-                continue;
-            }
-            assert_eq!(out.download(&gpu).expect("download"), want, "{}: {algo} differs from the twin", sm.name);
+            let parts = out.take().unwrap_or_else(|| t.alloc_output(&da).expect("output buffers"));
+            let res = match t.transpose_into(algo, &da, parts) {
+                Ok(r) => r,
+                Err(e) => {
+                    println!("{}: {algo}: {e}", sm.name);
+                    records.push(Record { checked: false, ..record(algo, Err(e.to_string()), None) });
+                    continue;
+                }
+            };
+            assert_eq!(res.download(&gpu).expect("download"), want, "{}: {algo} differs from the twin", sm.name);
+            out = Some(res.into_parts());
             group.bench_function(BenchmarkId::from_parameter(algo.name()), |b| {
-                b.iter_custom(|iters| timer.time_iters(iters, || t.transpose(algo, &da, &mut out)).expect("timed transpose"))
+                b.iter_custom(|iters| timer.time_iters(iters, || rerun(&mut t, algo, &da, &mut out)).expect("timed transpose"))
             });
-            let st = time_gpu(&mut t, algo, &da, &mut out, 2, 20).expect("timed");
+            let (st, back) = time_gpu(&mut t, algo, &da, out.take().expect("output buffers"), 2, 20).expect("timed");
+            out = Some(back);
             records.push(record(algo, Ok(st), t.workspace_bytes(algo, m, n, nnz, 4).ok()));
         }
         group.finish();
@@ -64,7 +70,8 @@ fn bench(c: &mut Criterion) {
                     continue;
                 }
                 t.set_scan_parts(Some(parts));
-                let st = time_gpu(&mut t, Algorithm::ScanTrans, &da, &mut out, 1, 10).expect("timed");
+                let (st, back) = time_gpu(&mut t, Algorithm::ScanTrans, &da, out.take().expect("output buffers"), 1, 10).expect("timed");
+                out = Some(back);
                 println!("parts sweep: {} parts {parts}: {:.3} ms", sm.name, st.median_ms);
             }
             t.set_scan_parts(None);
@@ -73,7 +80,8 @@ fn bench(c: &mut Criterion) {
         if std::env::var("SPTRANS_BENCH_RADIX").is_ok() {
             for bits in 4..=gpu_transpose::RADIX_MAX_BITS {
                 t.set_radix_bits(Some(bits));
-                let st = time_gpu(&mut t, Algorithm::RadixTrans, &da, &mut out, 1, 10).expect("timed");
+                let (st, back) = time_gpu(&mut t, Algorithm::RadixTrans, &da, out.take().expect("output buffers"), 1, 10).expect("timed");
+                out = Some(back);
                 println!("radix sweep: {} max bits {bits} ({:?} passes/bits): {:.3} ms", sm.name, gpu_transpose::radix_passes_max(n, bits), st.median_ms);
             }
             t.set_radix_bits(None);
@@ -82,6 +90,16 @@ fn bench(c: &mut Criterion) {
     }
     let algos: Vec<Algorithm> = std::iter::once(Algorithm::Serial).chain(GPU_ALGOS).collect();
     print!("{}", tables(&records, &algos, Some(copy)));
+}
+
+/// One more transposition into the kept output buffers.
+fn rerun(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr<f32>, out: &mut Option<DeviceCsrParts<f32>>) -> Result<(), gpu_transpose::Error> {
+    let parts = match out.take() {
+        Some(p) => p,
+        None => t.alloc_output(a)?,
+    };
+    *out = Some(t.transpose_into(algo, a, parts)?.into_parts());
+    Ok(())
 }
 
 criterion_group!(benches, bench);

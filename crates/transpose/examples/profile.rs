@@ -12,10 +12,10 @@ fn main() -> Result<(), gpu_transpose::Error> {
     let a = (sm.build)()?;
     let da = DeviceCsr::upload(&gpu, &a)?;
     let mut t = Transposer::new(&gpu)?;
-    let mut out = t.transpose_new(Algorithm::MergeTrans, &da)?;
+    let mut out = t.alloc_output(&da)?;
     for algo in [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CooChain, Algorithm::CuSparse] {
         for _ in 0..2 {
-            t.transpose(algo, &da, &mut out)?;
+            out = t.transpose_into(algo, &da, out)?.into_parts();
         }
         gpu.synchronize()?;
         println!("{}: {algo} ran", sm.name);

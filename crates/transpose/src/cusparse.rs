@@ -89,6 +89,10 @@ pub fn library() -> std::result::Result<&'static str, &'static str> {
 }
 
 fn check(call: &'static str, status: sys::cusparseStatus_t) -> Result<()> {
+    if status == sys::cusparseStatus_t::CUSPARSE_STATUS_ALLOC_FAILED {
+        // Out of memory has one shape in this workspace (`Error::is_out_of_memory`).
+        return Err(Error::Runtime(gpu_runtime::Error::OutOfMemory { bytes: 0, what: call }));
+    }
     status.result().map_err(|e| Error::CuSparse { call, status: format!("{:?}", e.0) })
 }
 

@@ -38,11 +38,12 @@ use std::str::FromStr;
 
 use gpu_histogram::Histogram;
 use gpu_ptr2idx::Ptr2Idx;
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, ValidAsZeroBits};
-use gpu_runtime::{grid_1d, Gpu, Kernel, PtxModule};
-use gpu_scan::{Algorithm as ScanAlgorithm, Scanner};
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, ValidAsZeroBits};
+use gpu_runtime::scratch::Layout as ScratchLayout;
+use gpu_runtime::{grid_1d, AnyBits, Gpu, Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_scan::{Algorithm as ScanAlgorithm, ScanKind, Scanner};
 use gpu_segmerge::Segmerge;
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 
 pub use cusparse::{library as cusparse_library, LIB_ENV as CUSPARSE_LIB_ENV};
 pub use transpose_kernels::{radix_digit, radix_passes, radix_passes_max, scatter_slot, sorted_ptr_range, NT, RADIX_MAX_BITS, RADIX_TILE};
@@ -53,24 +54,25 @@ pub static MODULE: PtxModule = PtxModule::new("transpose", include_str!("../ptx/
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A driver, memory or launch error.
+    /// A driver, memory or launch error, wherever it arose (the primitives' runtime errors are
+    /// lifted here, so out of memory always has this one shape).
     #[error(transparent)]
     Runtime(#[from] gpu_runtime::Error),
-    /// From pointers-to-index (also: invalid row pointers, found by [`Transposer::validate`]).
+    /// From pointers-to-index.
     #[error(transparent)]
-    Ptr2Idx(#[from] gpu_ptr2idx::Error),
-    /// From the histogram (also: column indices out of range, found by [`Transposer::validate`]).
+    Ptr2Idx(gpu_ptr2idx::Error),
+    /// From the histogram.
     #[error(transparent)]
-    Histogram(#[from] gpu_histogram::Error),
+    Histogram(gpu_histogram::Error),
     /// From the scan.
     #[error(transparent)]
-    Scan(#[from] gpu_scan::Error),
+    Scan(gpu_scan::Error),
     /// From the sort.
     #[error(transparent)]
-    Segmerge(#[from] gpu_segmerge::Error),
-    /// From the matrix crate (the serial path's download and upload).
+    Segmerge(gpu_segmerge::Error),
+    /// From the matrix crate (the serial path's download and upload, output allocation).
     #[error(transparent)]
-    Matrix(#[from] sptrans_matrix::Error),
+    Matrix(sptrans_matrix::Error),
     /// The output does not have the transposed shape of the input.
     #[error("transpose output: {what} is {actual}, expected {expected}")]
     Shape {
@@ -115,6 +117,36 @@ pub enum Error {
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// `true` when the device ran out of memory (a device allocation, or cuSPARSE's).
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Error::Runtime(e) => e.is_out_of_memory(),
+            Error::Ptr2Idx(e) => e.is_out_of_memory(),
+            Error::Histogram(e) => e.is_out_of_memory(),
+            Error::Scan(e) => e.is_out_of_memory(),
+            Error::Segmerge(e) => e.is_out_of_memory(),
+            Error::Matrix(e) => e.is_out_of_memory(),
+            _ => false,
+        }
+    }
+}
+
+/// Lifts a primitive's runtime error to [`Error::Runtime`], keeping its other errors wrapped.
+macro_rules! lift {
+    ($($krate:ident => $variant:ident),*) => {$(
+        impl From<$krate::Error> for Error {
+            fn from(e: $krate::Error) -> Self {
+                match e {
+                    $krate::Error::Runtime(r) => Error::Runtime(r),
+                    e => Error::$variant(e),
+                }
+            }
+        }
+    )*};
+}
+lift!(gpu_ptr2idx => Ptr2Idx, gpu_histogram => Histogram, gpu_scan => Scan, gpu_segmerge => Segmerge, sptrans_matrix => Matrix);
 
 /// A transposition algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -208,11 +240,11 @@ impl FromStr for Algorithm {
 }
 
 /// A value type the transposers move: 4 or 8 bytes, or `u8` for pattern matrices (whose
-/// [`DeviceCsr::vals`] is `None`).
+/// [`DeviceCsr::vals`] is `None`). Every bit pattern is a value ([`AnyBits`]).
 ///
 /// # Safety
 /// `BYTES` is `size_of::<Self>()`, and any bit pattern of that size is a valid `Self`.
-pub unsafe trait Payload: DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static {
+pub unsafe trait Payload: AnyBits + ValidAsZeroBits + Default {
     /// Size in bytes.
     const BYTES: usize;
 }
@@ -246,8 +278,12 @@ pub fn scan_parts(nnz: u64, n: u64, sms: u32) -> u64 {
 /// cost), measured on an H100.
 pub const SCAN_PARTS_A_OVER_B: f64 = 5800.0;
 
-/// A reusable transposition plan: loaded kernels, the primitives' objects and a workspace kept
-/// between calls (grown to the largest matrix seen).
+/// A reusable transposition plan: loaded kernels, the primitives' plans, and one workspace
+/// kept between calls (grown to the largest problem seen), or caller-lent [`Scratch`] through
+/// [`Transposer::transpose_into_with`]. The primitives run on slices of that one workspace:
+/// [`Transposer::workspace_bytes`] is everything a call needs beyond its input and output, and
+/// [`Transposer::allocated_bytes`] everything the plan holds. All work is enqueued on the
+/// [`Gpu`]'s stream.
 pub struct Transposer {
     gpu: Gpu,
     iota: Kernel,
@@ -263,13 +299,7 @@ pub struct Transposer {
     cusparse: Option<cusparse::CuSparse>,
     parts: Option<u64>,
     radix_bits: u32,
-    rows: Option<CudaSlice<u32>>,
-    aux: Option<CudaSlice<u32>>,
-    perm: Option<CudaSlice<u32>>,
-    table: Option<CudaSlice<u32>>,
-    rows2: Option<CudaSlice<u32>>,
-    vals: [Option<CudaSlice<u8>>; 2],
-    cus_buf: Option<CudaSlice<u8>>,
+    own: ScratchBuf,
 }
 
 /// Sizes of one transposition.
@@ -282,6 +312,9 @@ struct Dims {
 
 impl Transposer {
     /// Loads the kernels of this crate and of the primitives. cuSPARSE is loaded on first use.
+    ///
+    /// # Errors
+    /// [`Error::Runtime`] when a module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         let k = |name| gpu.kernel(&MODULE, name);
         Ok(Self {
@@ -299,17 +332,11 @@ impl Transposer {
             cusparse: None,
             parts: None,
             radix_bits: RADIX_DEFAULT_BITS,
-            rows: None,
-            aux: None,
-            perm: None,
-            table: None,
-            rows2: None,
-            vals: [None, None],
-            cus_buf: None,
+            own: ScratchBuf::default(),
         })
     }
 
-    /// The GPU it runs on.
+    /// The GPU handle (and so the stream) it runs on.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
     }
@@ -330,6 +357,9 @@ impl Transposer {
     }
 
     /// The cuSPARSE version (`major * 1000 + minor * 100 + patch`), loading it if needed.
+    ///
+    /// # Errors
+    /// [`Error::CuSparseUnavailable`] when the library cannot be loaded.
     pub fn cusparse_version(&mut self) -> Result<i32> {
         self.cusparse()?.version()
     }
@@ -341,149 +371,159 @@ impl Transposer {
         if self.cusparse.is_none() {
             self.cusparse = Some(cusparse::CuSparse::new(&self.gpu)?);
         }
-        self.cusparse.as_ref().ok_or_else(|| Error::CuSparseUnavailable("handle".into()))
+        self.cusparse.as_ref().ok_or(Error::Runtime(gpu_runtime::Error::Internal("cuSPARSE handle missing after creation")))
     }
 
     /// Device bytes `algo` needs beyond the input and output for an `m × n` matrix with `nnz`
-    /// nonzeros of `value_bytes` bytes (0 for pattern): this crate's buffers plus the primitives'
-    /// scratch. cuSPARSE is asked (and loaded) for its own.
+    /// nonzeros of `value_bytes` bytes (0 for pattern): this crate's temporaries and the
+    /// primitives' scratch, all carved from one workspace. cuSPARSE is asked (and loaded) for
+    /// its own.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] past 32-bit sizes; for `CuSparse`, its loading and query errors.
     pub fn workspace_bytes(&mut self, algo: Algorithm, m: u64, n: u64, nnz: u64, value_bytes: usize) -> Result<u64> {
         let d = Dims { m, n, nnz };
+        check_dims(d)?;
+        let vb = value_bytes as u64;
         let words = |w: u64| 4 * w;
-        let p2i = Ptr2Idx::workspace_bytes(m, nnz);
+        if nnz == 0 {
+            return Ok(0);
+        }
         Ok(match algo.resolve(m, n, nnz) {
             Algorithm::Serial | Algorithm::Auto => 0,
             Algorithm::ScanTrans => {
                 let parts = self.scan_parts_for(nnz, n);
-                words(2 * nnz + (parts + 1) * n) + p2i + Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, n)
+                ScratchLayout::new()
+                    .add(words(nnz))
+                    .add(words(nnz))
+                    .add(words(table_len(parts, n)?))
+                    .add(Ptr2Idx::workspace_bytes(m, nnz))
+                    .add(self.hist.partitioned_workspace_bytes(parts, n))
+                    .add(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, n))
+                    .bytes()
             }
-            Algorithm::RadixTrans => words(4 * nnz + radix_counts_len(nnz)) + 2 * nnz * value_bytes as u64 + p2i + Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, radix_counts_len(nnz)),
-            Algorithm::MergeTrans | Algorithm::CooChain => words(3 * nnz) + p2i + Segmerge::workspace_bytes(nnz, true) + if algo == Algorithm::CooChain { Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, n + 1) } else { 0 },
+            algo @ (Algorithm::MergeTrans | Algorithm::CooChain) => ScratchLayout::new()
+                .add(words(nnz))
+                .add(words(nnz))
+                .add(words(nnz))
+                .add(Ptr2Idx::workspace_bytes(m, nnz))
+                .add(self.segmerge.sort_workspace_bytes(nnz, true))
+                .add(if algo == Algorithm::CooChain { Histogram::pointers_workspace_bytes(n) } else { 0 })
+                .bytes(),
+            Algorithm::RadixTrans => ScratchLayout::new()
+                .add(words(nnz))
+                .add(words(nnz))
+                .add(words(nnz))
+                .add(words(nnz))
+                .add(nnz * vb)
+                .add(nnz * vb)
+                .add(words(radix_counts_len(nnz)))
+                .add(Ptr2Idx::workspace_bytes(m, nnz))
+                .add(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, radix_counts_len(nnz)))
+                .bytes(),
             Algorithm::CuSparse => {
                 // The query reads no data but refuses null pointers: point them at a scratch word.
                 let dummy = self.gpu.alloc::<u64>(2)?;
                 let p = dummy.device_ptr(self.gpu.stream()).0;
                 let call = cusparse::Call { m: d.m, n: d.n, nnz: d.nnz, vals: p, ptr: p, idx: p, out_vals: p, out_ptr: p, out_idx: p, value_bytes };
-                self.cusparse()?.buffer_size(&call)?
+                ScratchLayout::new().add(self.cusparse()?.buffer_size(&call)?).bytes()
             }
         })
     }
 
-    /// Allocates the workspace of `algo` for matrices up to this size now, so that later calls
-    /// allocate nothing.
+    /// Allocates the plan's workspace for `algo` on matrices up to this size now, so that later
+    /// calls allocate nothing.
+    ///
+    /// # Errors
+    /// As [`Transposer::workspace_bytes`], and out of memory.
     pub fn reserve(&mut self, algo: Algorithm, m: u64, n: u64, nnz: u64, value_bytes: usize) -> Result<()> {
-        let d = Dims { m, n, nnz };
-        check_dims(d)?;
-        match algo.resolve(m, n, nnz) {
-            Algorithm::Serial | Algorithm::Auto => {}
-            Algorithm::ScanTrans => {
-                let parts = self.scan_parts_for(nnz, n);
-                grow(&self.gpu, &mut self.rows, nnz)?;
-                grow(&self.gpu, &mut self.aux, nnz)?;
-                grow(&self.gpu, &mut self.table, table_len(parts, n)?)?;
-            }
-            Algorithm::MergeTrans | Algorithm::CooChain => {
-                grow(&self.gpu, &mut self.rows, nnz)?;
-                grow(&self.gpu, &mut self.aux, nnz)?;
-                grow(&self.gpu, &mut self.perm, nnz)?;
-            }
-            Algorithm::RadixTrans => {
-                for slot in [&mut self.rows, &mut self.aux, &mut self.perm, &mut self.rows2] {
-                    grow(&self.gpu, slot, nnz)?;
-                }
-                grow(&self.gpu, &mut self.table, radix_counts_len(nnz))?;
-                for slot in self.vals.iter_mut() {
-                    grow(&self.gpu, slot, nnz * value_bytes as u64)?;
-                }
-            }
-            Algorithm::CuSparse => {
-                let bytes = self.workspace_bytes(Algorithm::CuSparse, m, n, nnz, value_bytes)?;
-                grow(&self.gpu, &mut self.cus_buf, bytes)?;
-            }
-        }
-        Ok(())
+        let bytes = self.workspace_bytes(algo, m, n, nnz, value_bytes)?;
+        Ok(self.own.reserve(&self.gpu, bytes)?)
     }
 
-    /// Device bytes the workspace holds now (this crate's buffers; the primitives' scratch is
-    /// counted by [`Transposer::workspace_bytes`]).
+    /// Device bytes the plan holds now: its one workspace (the primitives it uses hold none).
     pub fn allocated_bytes(&self) -> u64 {
-        let w = |b: &Option<CudaSlice<u32>>| b.as_ref().map_or(0, |b| 4 * b.len() as u64);
-        let bytes = |b: &Option<CudaSlice<u8>>| b.as_ref().map_or(0, |b| b.len() as u64);
-        w(&self.rows) + w(&self.aux) + w(&self.perm) + w(&self.table) + w(&self.rows2) + bytes(&self.vals[0]) + bytes(&self.vals[1]) + bytes(&self.cus_buf)
+        self.own.bytes() + self.ptr2idx.allocated_bytes() + self.hist.allocated_bytes() + self.scanner.allocated_bytes() + self.segmerge.allocated_bytes()
     }
 
-    /// Checks on the GPU what [`DeviceCsr`] promises but its public fields cannot enforce: the
-    /// row pointer is valid for `nnz` and every column index is below `cols`. Synchronizes.
-    pub fn validate<T: Payload>(&mut self, a: &DeviceCsr<T>) -> Result<()> {
-        let d = dims(a)?;
-        let rows = grow(&self.gpu, &mut self.rows, d.nnz)?;
-        self.ptr2idx.run_checked(&a.ptr, &mut rows.slice_mut(0..d.nnz as usize))?;
-        if d.nnz > 0 {
-            let mut counts = self.gpu.alloc_zeros::<u32>(d.n as usize)?;
-            self.hist.counts_checked(&a.idx, &mut counts)?;
-        }
-        Ok(())
-    }
-
-    /// Allocates an output of the transposed shape for `a` (contents unspecified).
-    pub fn alloc_output<T: Payload>(&self, a: &DeviceCsr<T>) -> Result<DeviceCsr<T>> {
-        let d = dims(a)?;
-        Ok(DeviceCsr {
-            rows: d.n,
-            cols: d.m,
-            ptr: self.gpu.alloc::<u32>(d.n as usize + 1)?,
-            idx: self.gpu.alloc::<u32>(d.nnz as usize)?,
-            vals: match &a.vals {
-                Some(_) => Some(self.gpu.alloc::<T>(d.nnz as usize)?),
-                None => None,
-            },
-        })
+    /// Output buffers of the transposed shape for `a` (contents unspecified).
+    ///
+    /// # Errors
+    /// Out of memory.
+    pub fn alloc_output<T: Payload>(&self, a: &DeviceCsr<T>) -> Result<DeviceCsrParts<T>> {
+        Ok(DeviceCsrParts::alloc(&self.gpu, a.cols(), a.nnz(), a.vals().is_some())?)
     }
 
     /// Allocates the output for `a` and transposes into it.
+    ///
+    /// # Errors
+    /// As [`Transposer::transpose_into`].
     pub fn transpose_new<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>) -> Result<DeviceCsr<T>> {
-        let mut out = self.alloc_output(a)?;
-        self.transpose(algo, a, &mut out)?;
-        Ok(out)
+        let out = self.alloc_output(a)?;
+        self.transpose_into(algo, a, out)
     }
 
-    /// Transposes `a` (`m × n`) into `out` (`n × m`, pointer of `n + 1`, `nnz` indices, values
-    /// present exactly when `a` has them). Enqueued on the GPU's stream without synchronizing
-    /// (`Serial` and the first cuSPARSE call synchronize). The input is trusted to keep
-    /// [`DeviceCsr`]'s invariants; [`Transposer::validate`] checks them.
-    pub fn transpose<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>) -> Result<()> {
+    /// Transposes `a` (`m × n`) into the buffers `out` (pointer of `n + 1`, `nnz` indices, values
+    /// present exactly when `a` has them; e.g. [`Transposer::alloc_output`], or a previous
+    /// result's [`DeviceCsr::into_parts`]) and returns them as the `n × m` result, on the plan's
+    /// own workspace. Enqueued on the GPU's stream without synchronizing (`Serial` and the first
+    /// cuSPARSE call synchronize). On error the buffers are dropped: no invalid matrix escapes.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for output buffers of the wrong size, [`Error::TooLarge`],
+    /// [`Error::UnsupportedValue`], cuSPARSE errors, runtime errors ([`Error::is_out_of_memory`]).
+    pub fn transpose_into<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, out: DeviceCsrParts<T>) -> Result<DeviceCsr<T>> {
         let d = dims(a)?;
-        check_output(a, out, d)?;
-        if a.vals.is_some() && T::BYTES != 4 && T::BYTES != 8 {
+        let vb = if a.vals().is_some() { T::BYTES } else { 0 };
+        let bytes = self.workspace_bytes(algo, d.m, d.n, d.nnz, vb)?;
+        let mut own = std::mem::take(&mut self.own);
+        let r = own.scratch(&self.gpu, bytes).map_err(Error::from).and_then(|mut s| self.transpose_into_with(algo, a, out, &mut s));
+        self.own = own;
+        r
+    }
+
+    /// [`Transposer::transpose_into`] on caller-lent scratch of at least
+    /// [`Transposer::workspace_bytes`] for this matrix and algorithm.
+    ///
+    /// # Errors
+    /// As [`Transposer::transpose_into`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn transpose_into_with<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, mut out: DeviceCsrParts<T>, scratch: &mut Scratch<'_>) -> Result<DeviceCsr<T>> {
+        let d = dims(a)?;
+        check_output(a, &out, d)?;
+        if a.vals().is_some() && T::BYTES != 4 && T::BYTES != 8 {
             return Err(Error::UnsupportedValue { bytes: T::BYTES });
         }
         let algo = algo.resolve(d.m, d.n, d.nnz);
+        let vb = if a.vals().is_some() { T::BYTES } else { 0 };
+        scratch.require(self.workspace_bytes(algo, d.m, d.n, d.nnz, vb)?)?;
         if algo == Algorithm::Serial {
-            return self.serial(a, out);
-        }
-        if d.nnz == 0 {
+            self.serial(a, &mut out)?;
+        } else if d.nnz == 0 {
             // Every algorithm's answer, without launching anything (cuSPARSE would leave the
             // pointer of n = 0 unwritten).
             self.gpu.memset_bytes(&mut out.ptr, 0)?;
-            return Ok(());
+        } else {
+            match algo {
+                Algorithm::ScanTrans => self.scan_trans(a, &mut out, d, scratch)?,
+                Algorithm::MergeTrans | Algorithm::CooChain => self.sort_trans(algo, a, &mut out, d, scratch)?,
+                Algorithm::RadixTrans => self.radix_trans(a, &mut out, d, scratch)?,
+                Algorithm::CuSparse => self.cusparse_trans(a, &mut out, d, scratch)?,
+                Algorithm::Serial | Algorithm::Auto => return Err(Error::Runtime(gpu_runtime::Error::Internal("unresolved transposition algorithm"))),
+            }
         }
-        match algo {
-            Algorithm::ScanTrans => self.scan_trans(a, out, d),
-            Algorithm::MergeTrans | Algorithm::CooChain => self.sort_trans(algo, a, out, d),
-            Algorithm::RadixTrans => self.radix_trans(a, out, d),
-            Algorithm::CuSparse => self.cusparse_trans(a, out, d),
-            Algorithm::Serial | Algorithm::Auto => Ok(()),
-        }
+        // SAFETY: every algorithm writes the CSR of the transpose of a valid `a` (tested bit for
+        // bit against the twin): pointer of n + 1 from 0 to nnz, row indices < m, values moved.
+        Ok(unsafe { DeviceCsr::from_parts_unchecked(d.n, d.m, out) })
     }
 
-    fn serial<T: Payload>(&mut self, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>) -> Result<()> {
-        let ptr = self.gpu.download(&a.ptr)?;
-        let idx = self.gpu.download(&a.idx)?;
-        let vals = match &a.vals {
+    fn serial<T: Payload>(&mut self, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>) -> Result<()> {
+        let ptr = self.gpu.download(a.ptr())?;
+        let idx = self.gpu.download(a.idx())?;
+        let vals = match a.vals() {
             Some(v) => Some(self.gpu.download(v)?),
             None => None,
         };
-        let (tp, ti, tv) = serial::transpose_parts(a.rows, a.cols, &ptr, &idx, vals.as_deref())?;
+        let (tp, ti, tv) = serial::transpose_parts(a.rows(), a.cols(), &ptr, &idx, vals.as_deref())?;
         let stream = self.gpu.stream().clone();
         let copy = |e| Error::Runtime(gpu_runtime::Error::driver("upload")(e));
         stream.memcpy_htod(&tp, &mut out.ptr).map_err(copy)?;
@@ -494,30 +534,29 @@ impl Transposer {
         Ok(self.gpu.synchronize()?)
     }
 
-    fn scan_trans<T: Payload>(&mut self, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>, d: Dims) -> Result<()> {
+    fn scan_trans<T: Payload>(&mut self, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
         let parts = self.scan_parts_for(d.nnz, d.n);
         let tlen = table_len(parts, d.n)?;
         let stream = self.gpu.stream().clone();
         let sms = self.gpu.props().sm_count;
-        let rows = grow(&self.gpu, &mut self.rows, d.nnz)?;
-        let intra = grow(&self.gpu, &mut self.aux, d.nnz)?;
-        let table = grow(&self.gpu, &mut self.table, tlen)?;
-        let mut rows = rows.slice_mut(0..d.nnz as usize);
-        let mut intra = intra.slice_mut(0..d.nnz as usize);
-        let mut table = table.slice_mut(0..tlen as usize);
-        self.ptr2idx.run(&a.ptr, &mut rows)?;
-        self.hist.partitioned(&a.idx, parts, &mut table, &mut intra)?;
+        let mut rows = scratch.slice::<u32>(d.nnz as usize)?;
+        let mut intra = scratch.slice::<u32>(d.nnz as usize)?;
+        let mut table = scratch.slice::<u32>(tlen as usize)?;
+        self.ptr2idx.run_with(a.ptr(), &mut rows, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
+        let mut sub = scratch.sub(self.hist.partitioned_workspace_bytes(parts, d.n))?;
+        self.hist.partitioned_with(a.idx(), parts, &mut table, &mut intra, false, &mut sub)?;
         // Column pointer: exclusive scan of the totals (row `parts` of the table), then nnz.
         {
-            let totals = table.slice((parts * d.n) as usize..);
+            let totals = table.range((parts * d.n) as usize..);
             let mut head = out.ptr.slice_mut(0..d.n as usize);
-            self.scanner.exclusive(&totals, &mut head)?;
+            let mut sub = scratch.sub(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, d.n))?;
+            self.scanner.scan_with(ScanKind::Exclusive, &totals, &mut head, &mut sub)?;
         }
         let mut tail = out.ptr.slice_mut(d.n as usize..);
         stream.memcpy_htod(&[d.nnz as u32], &mut tail).map_err(|e| gpu_runtime::Error::driver("column pointer tail")(e))?;
         let chunk = d.nnz.div_ceil(parts);
         let (k, vals, out_vals) = payload(&stream, a, out);
-        let (c, _c) = a.idx.device_ptr(&stream);
+        let (c, _c) = a.idx().device_ptr(&stream);
         let (r, _r) = rows.device_ptr(&stream);
         let (cp, _cp) = out.ptr.device_ptr(&stream);
         let (t, _t) = table.device_ptr(&stream);
@@ -525,7 +564,8 @@ impl Transposer {
         let (orow, _o) = out.idx.device_ptr_mut(&stream);
         // SAFETY: transpose_scatter(nnz, n, chunk, cols, rows, vals, colptr, inter, intra,
         // out_rows, out_vals): nnz-long inputs and outputs, colptr n + 1 words, inter
-        // (parts + 1) * n words scanned by `partitioned`, so every slot is < nnz and distinct.
+        // (parts + 1) * n words scanned by `partitioned`; `a` keeps DeviceCsr's invariants
+        // (columns < n), so every slot is < nnz and distinct.
         unsafe {
             self.scatter[k]
                 .args(&stream)
@@ -545,33 +585,32 @@ impl Transposer {
         Ok(())
     }
 
-    fn sort_trans<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>, d: Dims) -> Result<()> {
+    fn sort_trans<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let sms = self.gpu.props().sm_count;
         let n = d.nnz as usize;
-        let rows = grow(&self.gpu, &mut self.rows, d.nnz)?;
-        let keys = grow(&self.gpu, &mut self.aux, d.nnz)?;
-        let perm = grow(&self.gpu, &mut self.perm, d.nnz)?;
-        let mut rows = rows.slice_mut(0..n);
-        let mut keys = keys.slice_mut(0..n);
-        let mut perm = perm.slice_mut(0..n);
-        self.ptr2idx.run(&a.ptr, &mut rows)?;
-        stream.memcpy_dtod(&a.idx, &mut keys).map_err(|e| gpu_runtime::Error::driver("copy column indices")(e))?;
+        let mut rows = scratch.slice::<u32>(n)?;
+        let mut keys = scratch.slice::<u32>(n)?;
+        let mut perm = scratch.slice::<u32>(n)?;
+        self.ptr2idx.run_with(a.ptr(), &mut rows, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
+        stream.memcpy_dtod(a.idx(), &mut keys).map_err(|e| gpu_runtime::Error::driver("copy column indices")(e))?;
         {
             let (p, _p) = perm.device_ptr_mut(&stream);
             // SAFETY: transpose_iota(perm, nnz): perm holds nnz words.
             unsafe { self.iota.args(&stream).arg(&p).arg(&d.nnz).launch(grid(sms, d.nnz))? };
         }
         // Stable: equal columns keep their CSR order, so rows come out sorted in each column.
-        self.segmerge.sort_pairs(&mut keys, &mut perm)?;
+        let mut sub = scratch.sub(self.segmerge.sort_workspace_bytes(d.nnz, true))?;
+        self.segmerge.sort_pairs_with(&mut keys, &mut perm, &mut sub)?;
         if algo == Algorithm::MergeTrans {
             let (kp, _k) = keys.device_ptr(&stream);
             let (pp, _p) = out.ptr.device_ptr_mut(&stream);
             // SAFETY: transpose_sorted_ptr(keys, nnz, n, ptr): nnz sorted keys < n (the input's
-            // column indices), ptr n + 1 words.
+            // column indices, DeviceCsr's invariant), ptr n + 1 words.
             unsafe { self.sorted_ptr.args(&stream).arg(&kp).arg(&d.nnz).arg(&d.n).arg(&pp).launch(grid(sms, d.nnz))? };
         } else {
-            self.hist.pointers(&a.idx, &mut out.ptr)?;
+            let mut sub = scratch.sub(Histogram::pointers_workspace_bytes(d.n))?;
+            self.hist.pointers_with(a.idx(), &mut out.ptr, false, &mut sub)?;
         }
         let (k, vals, out_vals) = payload(&stream, a, out);
         let (pm, _pm) = perm.device_ptr(&stream);
@@ -583,28 +622,22 @@ impl Transposer {
         Ok(())
     }
 
-    fn radix_trans<T: Payload>(&mut self, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>, d: Dims) -> Result<()> {
+    fn radix_trans<T: Payload>(&mut self, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
         let stream = self.gpu.stream().clone();
-        let vb = if a.vals.is_some() { T::BYTES as u64 } else { 0 };
+        let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
         let tiles = d.nnz.div_ceil(RADIX_TILE as u64);
         let (passes, per) = radix_passes_max(d.n, self.radix_bits);
-        let ptr = |b: &CudaSlice<u32>| b.device_ptr(&stream).0;
-        let rows = ptr(grow(&self.gpu, &mut self.rows, d.nnz)?);
-        let rows0 = ptr(grow(&self.gpu, &mut self.rows2, d.nnz)?);
-        let keys = [ptr(grow(&self.gpu, &mut self.aux, d.nnz)?), ptr(grow(&self.gpu, &mut self.perm, d.nnz)?)];
-        let v0 = grow(&self.gpu, &mut self.vals[0], d.nnz * vb)?.device_ptr(&stream).0;
-        let v1 = grow(&self.gpu, &mut self.vals[1], d.nnz * vb)?.device_ptr(&stream).0;
-        let vals = [v0, v1];
+        let mut rows_buf = scratch.slice::<u32>(d.nnz as usize)?;
+        let rows0 = scratch.take(4 * d.nnz)?;
+        let keys = [scratch.take(4 * d.nnz)?, scratch.take(4 * d.nnz)?];
+        let vals = [scratch.take(d.nnz * vb)?, scratch.take(d.nnz * vb)?];
+        let mut counts = scratch.slice::<u32>(radix_counts_len(d.nnz) as usize)?;
+        self.ptr2idx.run_with(a.ptr(), &mut rows_buf, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
+        let mut scan_scratch = scratch.sub(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, radix_counts_len(d.nnz)))?;
+        let rows = rows_buf.device_ptr(&stream).0;
         let total_bits = if d.n <= 1 { 0 } else { 64 - (d.n - 1).leading_zeros() };
-        let counts = grow(&self.gpu, &mut self.table, (1u64 << per) * tiles)?;
-        {
-            let rows_buf = self.rows.as_mut().map(|b| b.slice_mut(0..d.nnz as usize));
-            if let Some(mut r) = rows_buf {
-                self.ptr2idx.run(&a.ptr, &mut r)?;
-            }
-        }
         let (k, a_vals, o_vals) = payload(&stream, a, out);
-        let (a_idx, out_idx) = (a.idx.device_ptr(&stream).0, out.idx.device_ptr_mut(&stream).0);
+        let (a_idx, out_idx) = (a.idx().device_ptr(&stream).0, out.idx.device_ptr_mut(&stream).0);
         let counts_ptr = counts.device_ptr(&stream).0;
         // Temporaries: T0 = (keys[0], rows0, vals[0]), T1 = (keys[1], rows, vals[1]); the
         // ptr2idx rows are dead after pass 0, so T1 reuses them.
@@ -617,13 +650,11 @@ impl Transposer {
             let last = p + 1 == passes;
             let (kout, rout, vout) = if last { (keys[(p % 2) as usize], out_idx, o_vals) } else { temp((p % 2) as usize) };
             // SAFETY: transpose_radix_upsweep(keys, n, shift, bits, tiles, counts): `tiles`
-            // blocks, keys of nnz words, counts of 2^per * tiles >= 2^bits * tiles words.
+            // blocks, keys of nnz words, counts of 2^MAX_BITS * tiles >= 2^bits * tiles words.
             unsafe { self.upsweep.args(&stream).arg(&kin).arg(&d.nnz).arg(&shift).arg(&bits).arg(&tiles).arg(&counts_ptr).launch(cfg)? };
             {
-                let mut c = self.table.as_mut().map(|b| b.slice_mut(0..((1u64 << bits) * tiles) as usize));
-                if let Some(c) = c.as_mut() {
-                    self.scanner.exclusive_in_place(c)?;
-                }
+                let mut c = counts.range_mut(0..((1u64 << bits) * tiles) as usize);
+                self.scanner.scan_in_place_with(ScanKind::Exclusive, &mut c, &mut scan_scratch)?;
             }
             // SAFETY: transpose_radix_downsweep(keys_in, rows_in, vals_in, n, shift, bits, tiles,
             // offsets, keys_out, rows_out, vals_out): inputs and outputs of nnz items (values of
@@ -653,23 +684,22 @@ impl Transposer {
         Ok(())
     }
 
-    fn cusparse_trans<T: Payload>(&mut self, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>, d: Dims) -> Result<()> {
+    fn cusparse_trans<T: Payload>(&mut self, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let (_, vals, out_vals) = payload(&stream, a, out);
-        let (ptr, _a) = a.ptr.device_ptr(&stream);
-        let (idx, _b) = a.idx.device_ptr(&stream);
+        let (ptr, _a) = a.ptr().device_ptr(&stream);
+        let (idx, _b) = a.idx().device_ptr(&stream);
         let (out_ptr, _c) = out.ptr.device_ptr_mut(&stream);
         let (out_idx, _d) = out.idx.device_ptr_mut(&stream);
-        let value_bytes = if a.vals.is_some() { T::BYTES } else { 0 };
+        let value_bytes = if a.vals().is_some() { T::BYTES } else { 0 };
         let call = cusparse::Call { m: d.m, n: d.n, nnz: d.nnz, vals, ptr, idx, out_vals, out_ptr, out_idx, value_bytes };
         let bytes = self.cusparse()?.buffer_size(&call)?;
-        let buf = grow(&self.gpu, &mut self.cus_buf, bytes)?.device_ptr(&stream).0;
+        let buf = scratch.take(bytes)?;
         let cs = self.cusparse()?;
         // SAFETY: a valid DeviceCsr and its transposed-shape output (checked), a buffer of the
         // size cuSPARSE asked for.
         unsafe { cs.run(&call, buf) }
     }
-
 }
 
 fn table_len(parts: u64, n: u64) -> Result<u64> {
@@ -681,18 +711,10 @@ fn radix_counts_len(nnz: u64) -> u64 {
     (1 << RADIX_MAX_BITS) * nnz.div_ceil(RADIX_TILE as u64)
 }
 
-/// The input's sizes, with the lengths its fields must agree on checked.
+/// The input's sizes (the lengths agree: `DeviceCsr` keeps them).
 fn dims<T: DeviceRepr>(a: &DeviceCsr<T>) -> Result<Dims> {
-    let d = Dims { m: a.rows, n: a.cols, nnz: a.idx.len() as u64 };
+    let d = Dims { m: a.rows(), n: a.cols(), nnz: a.nnz() };
     check_dims(d)?;
-    if a.ptr.len() as u64 != d.m + 1 {
-        return Err(Error::Shape { what: "input row pointer length", expected: d.m + 1, actual: a.ptr.len() as u64 });
-    }
-    if let Some(v) = &a.vals {
-        if v.len() as u64 != d.nnz {
-            return Err(Error::Shape { what: "input values length", expected: d.nnz, actual: v.len() as u64 });
-        }
-    }
     Ok(d)
 }
 
@@ -706,13 +728,11 @@ fn check_dims(d: Dims) -> Result<()> {
     Ok(())
 }
 
-fn check_output<T: DeviceRepr>(a: &DeviceCsr<T>, out: &DeviceCsr<T>, d: Dims) -> Result<()> {
+fn check_output<T: DeviceRepr>(a: &DeviceCsr<T>, out: &DeviceCsrParts<T>, d: Dims) -> Result<()> {
     let checks = [
-        ("output rows", d.n, out.rows),
-        ("output cols", d.m, out.cols),
         ("output pointer length", d.n + 1, out.ptr.len() as u64),
         ("output indices length", d.nnz, out.idx.len() as u64),
-        ("output values present", a.vals.is_some() as u64, out.vals.is_some() as u64),
+        ("output values present", a.vals().is_some() as u64, out.vals.is_some() as u64),
     ];
     for (what, expected, actual) in checks {
         if expected != actual {
@@ -727,21 +747,15 @@ fn check_output<T: DeviceRepr>(a: &DeviceCsr<T>, out: &DeviceCsr<T>, d: Dims) ->
     Ok(())
 }
 
-/// `slot`'s buffer, grown to at least `max(len, 1)` items ([`Gpu::grow`]; never empty, so every
-/// kernel argument is a real address).
-fn grow<'a, T: DeviceRepr>(gpu: &Gpu, slot: &'a mut Option<CudaSlice<T>>, len: u64) -> Result<&'a mut CudaSlice<T>> {
-    Ok(gpu.grow(slot, len.max(1) as usize)?)
-}
-
 /// A 1-D grid for `items` with up to 16 blocks per multiprocessor.
 fn grid(sms: u32, items: u64) -> LaunchConfig {
     grid_1d(items, NT, NT as u64 * 4, sms.max(1) * 16)
 }
 
 /// Kernel variant (0: 4-byte values or none, 1: 8-byte) and the value pointers (0 if none).
-fn payload<T: Payload>(stream: &std::sync::Arc<gpu_runtime::cudarc::driver::CudaStream>, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>) -> (usize, u64, u64) {
+fn payload<T: Payload>(stream: &std::sync::Arc<gpu_runtime::cudarc::driver::CudaStream>, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>) -> (usize, u64, u64) {
     let k = usize::from(T::BYTES == 8);
-    match (&a.vals, out.vals.as_mut()) {
+    match (a.vals(), out.vals.as_mut()) {
         (Some(v), Some(o)) => (k, v.device_ptr(stream).0, o.device_ptr_mut(stream).0),
         _ => (0, 0, 0),
     }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use gpu_runtime::GpuTimer;
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::{gen, Csr, Value};
 
 use crate::{Algorithm, Payload, Result, Transposer};
@@ -44,25 +44,26 @@ pub fn bytes_moved(m: u64, n: u64, nnz: u64, value_bytes: usize) -> u64 {
 }
 
 /// Times `algo` on `a` with GPU events: `warmup` untimed runs, then `reps` timed ones, each
-/// measured alone (`Serial` is timed by wall clock, including its transfers).
-pub fn time_gpu<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr<T>, out: &mut DeviceCsr<T>, warmup: usize, reps: usize) -> Result<Stats> {
+/// measured alone (`Serial` is timed by wall clock, including its transfers), all into the
+/// buffers `out`, which are handed back.
+pub fn time_gpu<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr<T>, mut out: DeviceCsrParts<T>, warmup: usize, reps: usize) -> Result<(Stats, DeviceCsrParts<T>)> {
     let timer = GpuTimer::new(t.gpu())?;
     for _ in 0..warmup {
-        t.transpose(algo, a, out)?;
+        out = t.transpose_into(algo, a, out)?.into_parts();
     }
     let mut ms = Vec::with_capacity(reps);
     for _ in 0..reps {
         if algo == Algorithm::Serial {
             let start = Instant::now();
-            t.transpose(algo, a, out)?;
+            out = t.transpose_into(algo, a, out)?.into_parts();
             ms.push(start.elapsed().as_secs_f64() * 1e3);
         } else {
             timer.start()?;
-            t.transpose(algo, a, out)?;
+            out = t.transpose_into(algo, a, out)?.into_parts();
             ms.push(timer.stop_ms()?);
         }
     }
-    Ok(Stats::from_times(ms))
+    Ok((Stats::from_times(ms), out))
 }
 
 /// Times the serial twin on the host (no transfers): `reps` runs by wall clock.

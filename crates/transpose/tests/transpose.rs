@@ -8,7 +8,7 @@ use gpu_testkit::{gpu_test, rng, POISON_BYTE};
 use gpu_transpose::{serial, Algorithm, Error, Payload, Transposer};
 use rand::rngs::StdRng;
 use rand::Rng;
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::{gen, mm, Csr, Value};
 
 const GPU_ALGOS: [Algorithm; 7] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CooChain, Algorithm::CuSparse, Algorithm::Auto, Algorithm::Serial];
@@ -153,13 +153,14 @@ fn algorithm_names_round_trip_and_auto_resolves() {
 fn check_gpu<T: Value + Payload>(t: &mut Transposer, algo: Algorithm, name: &str, a: &Csr<u32, T>, bits: impl Fn(&T) -> u64) {
     let gpu = t.gpu().clone();
     let da = DeviceCsr::upload(&gpu, a).unwrap();
-    let mut out = DeviceCsr::<T> { rows: a.cols(), cols: a.rows(), ptr: gpu.alloc(a.cols() as usize + 1).unwrap(), idx: gpu.alloc(a.nnz() as usize).unwrap(), vals: Some(gpu.alloc(a.nnz() as usize).unwrap()) };
+    let mut out = DeviceCsrParts::<T>::alloc(&gpu, a.cols(), a.nnz(), true).unwrap();
     gpu.memset_bytes(&mut out.ptr, POISON_BYTE).unwrap();
     gpu.memset_bytes(&mut out.idx, POISON_BYTE).unwrap();
     gpu.memset_bytes(out.vals.as_mut().unwrap(), POISON_BYTE).unwrap();
-    t.transpose(algo, &da, &mut out).unwrap_or_else(|e| panic!("{name} {algo}: {e}"));
+    let out = t.transpose_into(algo, &da, out).unwrap_or_else(|e| panic!("{name} {algo}: {e}"));
+    assert_eq!((out.rows(), out.cols()), (a.cols(), a.rows()), "{name} {algo}: shape");
     let want = serial::transpose(a);
-    let (ptr, idx, vals) = (gpu.download(&out.ptr).unwrap(), gpu.download(&out.idx).unwrap(), gpu.download(out.vals.as_ref().unwrap()).unwrap());
+    let (ptr, idx, vals) = (gpu.download(out.ptr()).unwrap(), gpu.download(out.idx()).unwrap(), gpu.download(out.vals().unwrap()).unwrap());
     assert_eq!(ptr, want.ptr(), "{name} {algo}: pointer");
     assert_eq!(idx, want.idx(), "{name} {algo}: indices");
     assert!(vals.iter().map(&bits).eq(want.vals().iter().map(&bits)), "{name} {algo}: value bits");
@@ -168,12 +169,14 @@ fn check_gpu<T: Value + Payload>(t: &mut Transposer, algo: Algorithm, name: &str
 fn check_pattern(t: &mut Transposer, algo: Algorithm, name: &str, a: &Csr<u32, ()>) {
     let gpu = t.gpu().clone();
     let da = DeviceCsr::upload_pattern(&gpu, a).unwrap();
-    let mut out = t.transpose_new(algo, &da).unwrap_or_else(|e| panic!("{name} {algo}: {e}"));
-    assert!(out.vals.is_none());
+    let mut parts = t.alloc_output(&da).unwrap();
+    gpu.memset_bytes(&mut parts.ptr, POISON_BYTE).unwrap();
+    gpu.memset_bytes(&mut parts.idx, POISON_BYTE).unwrap();
+    let out = t.transpose_into(algo, &da, parts).unwrap_or_else(|e| panic!("{name} {algo}: {e}"));
+    assert!(out.vals().is_none());
     let want = serial::transpose(a);
-    assert_eq!(gpu.download(&out.ptr).unwrap(), want.ptr(), "{name} {algo}: pointer");
-    assert_eq!(gpu.download(&out.idx).unwrap(), want.idx(), "{name} {algo}: indices");
-    gpu.memset_bytes(&mut out.idx, POISON_BYTE).unwrap();
+    assert_eq!(gpu.download(out.ptr()).unwrap(), want.ptr(), "{name} {algo}: pointer");
+    assert_eq!(gpu.download(out.idx()).unwrap(), want.idx(), "{name} {algo}: indices");
 }
 
 gpu_test!(fn every_algorithm_matches_the_twin_on_generated_matrices(gpu) {
@@ -267,31 +270,20 @@ gpu_test!(fn real_matrices_match_the_twin(gpu) {
     eprintln!("{} real matrices checked", all.len());
 });
 
-gpu_test!(fn shape_errors_and_validation(gpu) {
+gpu_test!(fn shape_errors(gpu) {
     let mut t = Transposer::new(gpu).unwrap();
     let a = gen::uniform::<f32>(30, 20, 100, 1).unwrap();
     let da = DeviceCsr::upload(gpu, &a).unwrap();
-    let mut bad = DeviceCsr::<f32> { rows: 30, cols: 20, ptr: gpu.alloc(21).unwrap(), idx: gpu.alloc(100).unwrap(), vals: Some(gpu.alloc(100).unwrap()) };
-    assert!(matches!(t.transpose(Algorithm::ScanTrans, &da, &mut bad), Err(Error::Shape { what: "output rows", .. })));
-    let mut short = DeviceCsr::<f32> { rows: 20, cols: 30, ptr: gpu.alloc(21).unwrap(), idx: gpu.alloc(99).unwrap(), vals: Some(gpu.alloc(100).unwrap()) };
-    assert!(matches!(t.transpose(Algorithm::MergeTrans, &da, &mut short), Err(Error::Shape { what: "output indices length", .. })));
-    let mut novals = DeviceCsr::<f32> { rows: 20, cols: 30, ptr: gpu.alloc(21).unwrap(), idx: gpu.alloc(100).unwrap(), vals: None };
-    assert!(matches!(t.transpose(Algorithm::CooChain, &da, &mut novals), Err(Error::Shape { what: "output values present", .. })));
-    t.validate(&da).unwrap();
+    let bad = DeviceCsrParts::<f32>::alloc(gpu, 30, 100, true).unwrap();
+    assert!(matches!(t.transpose_into(Algorithm::ScanTrans, &da, bad), Err(Error::Shape { what: "output pointer length", .. })));
+    let short = DeviceCsrParts::<f32> { ptr: gpu.alloc(21).unwrap(), idx: gpu.alloc(99).unwrap(), vals: Some(gpu.alloc(100).unwrap()) };
+    assert!(matches!(t.transpose_into(Algorithm::MergeTrans, &da, short), Err(Error::Shape { what: "output indices length", .. })));
+    let novals = DeviceCsrParts::<f32>::alloc(gpu, 20, 100, false).unwrap();
+    assert!(matches!(t.transpose_into(Algorithm::CooChain, &da, novals), Err(Error::Shape { what: "output values present", .. })));
     // A partition count past memory is an error, not a crash.
     t.set_scan_parts(Some(1 << 40));
     assert!(t.transpose_new(Algorithm::ScanTrans, &da).is_err());
     t.set_scan_parts(None);
-    // Garbage in the public fields: validate finds it.
-    let mut broken = DeviceCsr::upload(gpu, &a).unwrap();
-    let mut idx = a.idx().to_vec();
-    idx[57] = 20;
-    broken.idx = gpu.upload(&idx).unwrap();
-    assert!(matches!(t.validate(&broken), Err(Error::Histogram(gpu_histogram::Error::KeyOutOfRange { index: 57, bins: 20 }))));
-    let mut ptr = a.ptr().to_vec();
-    ptr[5] = 1000;
-    broken.ptr = gpu.upload(&ptr).unwrap();
-    assert!(matches!(t.validate(&broken), Err(Error::Ptr2Idx(_))));
     // Still works afterwards.
     for algo in GPU_ALGOS {
         check_gpu(&mut t, algo, "after errors", &a, |v| v.to_bits() as u64);

@@ -1,5 +1,4 @@
 //! Kernels of PTX module `ptr2idx`.
-use gpu_device::atomic::atomic_min_u32;
 use gpu_device::static_shared;
 use gpu_device::thread::{block_idx_x, index_1d_u64, grid_size_1d, sync_threads, thread_idx_x};
 
@@ -74,29 +73,6 @@ pub unsafe extern "ptx-kernel" fn ptr2idx_expand(offsets: *const u32, m: u64, nn
         while k < b_count {
             *out.add((j0 + k as u64) as usize) = *rows.add(k as usize);
             k += NT;
-        }
-    }
-}
-
-/// Checked variant's validation: `*first_bad` becomes the smallest `i` with
-/// `offsets[i] > offsets[i + 1]`, `m` when `offsets[0] != 0` or `offsets[m] != nnz` (and no
-/// earlier decrease), or stays `u32::MAX` when the offsets are valid.
-///
-/// # Safety
-/// `offsets` holds `m + 1` words; `first_bad` is one word initialized to `u32::MAX`; any grid.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn ptr2idx_validate(offsets: *const u32, m: u64, nnz: u64, first_bad: *mut u32) {
-    let mut i = index_1d_u64();
-    // SAFETY: i < m, so i + 1 <= m is in range.
-    unsafe {
-        if i == 0 && (*offsets != 0 || *offsets.add(m as usize) as u64 != nnz) {
-            atomic_min_u32(first_bad, m as u32);
-        }
-        while i < m {
-            if *offsets.add(i as usize) > *offsets.add(i as usize + 1) {
-                atomic_min_u32(first_bad, i as u32);
-            }
-            i += grid_size_1d();
         }
     }
 }

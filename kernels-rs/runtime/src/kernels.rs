@@ -117,3 +117,40 @@ pub unsafe extern "ptx-kernel" fn runtime_warp_scan_u32(input: *const u32, out: 
         base += thread::grid_size_1d();
     }
 }
+
+/// Validation of a pointer array: `*first_bad = min(i)` over `i < m` with
+/// `offsets[i] > offsets[i + 1]` (left as it is when there is none). Grid-stride, any grid.
+///
+/// # Safety
+/// `offsets` holds `m + 1` words; `first_bad` is a valid global word.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn runtime_first_decrease_u32(offsets: *const u32, m: u64, first_bad: *mut u32) {
+    let mut i = thread::index_1d_u64();
+    while i < m {
+        // SAFETY: i < m, so i and i + 1 are inside the m + 1 words.
+        unsafe {
+            if mem::ldg_u32(offsets.add(i as usize)) > mem::ldg_u32(offsets.add(i as usize + 1)) {
+                atomic::atomic_min_u32(first_bad, i as u32);
+            }
+        }
+        i += thread::grid_size_1d();
+    }
+}
+
+/// Validation of indices against a bound: `*first_bad = min(i)` over `i < n` with
+/// `values[i] >= bound` (left as it is when there is none). Grid-stride, any grid.
+///
+/// # Safety
+/// `values` holds `n` words; `first_bad` is a valid global word.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn runtime_first_at_least_u32(values: *const u32, n: u64, bound: u64, first_bad: *mut u32) {
+    let mut i = thread::index_1d_u64();
+    while i < n {
+        // SAFETY: i < n.
+        if unsafe { mem::ldg_u32(values.add(i as usize)) } as u64 >= bound {
+            // SAFETY: a valid global word.
+            unsafe { atomic::atomic_min_u32(first_bad, i as u32) };
+        }
+        i += thread::grid_size_1d();
+    }
+}

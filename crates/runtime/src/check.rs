@@ -1,0 +1,170 @@
+//! Validation of caller-provided device data on the GPU: a pointer array (starts at 0, never
+//! decreases, ends at the item count) and indices below a bound. Device types with invariants
+//! (`sptrans_matrix::device::DeviceCsr`, ...) run these in their checked constructors, so safe
+//! code cannot hand a kernel an index that reaches outside a buffer.
+use cudarc::driver::{DevicePtr, LaunchConfig};
+
+use crate::module::grid_1d;
+use crate::scratch::{Scratch, ALIGN};
+use crate::selftest::MODULE;
+use crate::{Error, Gpu, Result};
+
+const NT: u32 = 256;
+
+/// Scratch bytes [`offsets_and_indices`] takes (two flag words, aligned).
+pub const WORKSPACE_BYTES: u64 = ALIGN;
+
+/// The first fault found in a pointer array, by position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetFault {
+    /// `offsets[0]` is not 0.
+    Start {
+        /// The value found.
+        value: u64,
+    },
+    /// `offsets[position] < offsets[position - 1]`.
+    Decrease {
+        /// The first position whose value is below its predecessor's.
+        position: u64,
+    },
+    /// The last offset is not the item count.
+    End {
+        /// Position of the last offset (`m`).
+        position: u64,
+        /// The value found.
+        value: u64,
+        /// The item count it must equal.
+        expected: u64,
+    },
+}
+
+impl OffsetFault {
+    /// The position of the offending entry.
+    pub fn position(&self) -> u64 {
+        match *self {
+            OffsetFault::Start { .. } => 0,
+            OffsetFault::Decrease { position } | OffsetFault::End { position, .. } => position,
+        }
+    }
+}
+
+impl std::fmt::Display for OffsetFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            OffsetFault::Start { value } => write!(f, "the first offset is {value}, not 0"),
+            OffsetFault::Decrease { position } => write!(f, "offset {position} is below offset {}", position - 1),
+            OffsetFault::End { position, value, expected } => {
+                write!(f, "the last offset (position {position}) is {value}, not the item count {expected}")
+            }
+        }
+    }
+}
+
+/// An index not below its bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IndexFault {
+    /// The first position holding an index `>= bound`.
+    pub position: u64,
+    /// The index found there.
+    pub value: u64,
+    /// The bound.
+    pub bound: u64,
+}
+
+/// Checks on the GPU that `offsets` (`m + 1 >= 1` words) is a pointer array over `items` items
+/// and that every one of `indices` is below `bound`; returns the first fault of each (`None`
+/// when valid). Pass an empty `indices` to check the offsets alone. Enqueued on `gpu`'s stream,
+/// then synchronizes; takes [`WORKSPACE_BYTES`] of `scratch`.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] for empty offsets, [`Error::TooLarge`] past 32-bit positions,
+/// [`Error::ScratchTooSmall`], and driver errors.
+pub fn offsets_and_indices(
+    gpu: &Gpu,
+    offsets: &impl DevicePtr<u32>,
+    items: u64,
+    indices: &impl DevicePtr<u32>,
+    bound: u64,
+    scratch: &mut Scratch<'_>,
+) -> Result<(Option<OffsetFault>, Option<IndexFault>)> {
+    let (ix, _i) = indices.device_ptr(gpu.stream());
+    run(gpu, offsets, items, ix, indices.len() as u64, bound, scratch)
+}
+
+/// [`offsets_and_indices`] for a pointer array alone.
+///
+/// # Errors
+/// As [`offsets_and_indices`].
+pub fn offsets(gpu: &Gpu, offsets: &impl DevicePtr<u32>, items: u64, scratch: &mut Scratch<'_>) -> Result<Option<OffsetFault>> {
+    Ok(run(gpu, offsets, items, 0, 0, 0, scratch)?.0)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    gpu: &Gpu,
+    offsets: &impl DevicePtr<u32>,
+    items: u64,
+    ix: u64,
+    n: u64,
+    bound: u64,
+    scratch: &mut Scratch<'_>,
+) -> Result<(Option<OffsetFault>, Option<IndexFault>)> {
+    let m = (offsets.len() as u64).checked_sub(1).ok_or(Error::LengthMismatch { what: "offsets (at least 1 entry)", expected: 1, got: 0 })?;
+    for (what, len) in [("offsets", m), ("indices", n)] {
+        if len >= u32::MAX as u64 {
+            return Err(Error::TooLarge { what, len, max: u32::MAX as u64 - 1 });
+        }
+    }
+    let fl = scratch.take(8)?;
+    // SAFETY: the two flag words just carved from the scratch.
+    unsafe { gpu.fill_raw(fl, 0xFF, 8)? };
+    let stream = gpu.stream();
+    let max_blocks = gpu.props().sm_count.max(1) * 8;
+    let (o, _o) = offsets.device_ptr(stream);
+    let cfg = |len: u64| -> LaunchConfig { grid_1d(len, NT, NT as u64 * 4, max_blocks) };
+    if m > 0 {
+        let k = gpu.kernel(&MODULE, "runtime_first_decrease_u32")?;
+        // SAFETY: runtime_first_decrease_u32(offsets, m, first_bad): offsets holds m + 1 words,
+        // first_bad is the first word of `flags`.
+        unsafe { k.args(stream).arg(&o).arg(&m).arg(&fl).launch(cfg(m))? };
+    }
+    if n > 0 {
+        let k = gpu.kernel(&MODULE, "runtime_first_at_least_u32")?;
+        let second = fl + 4;
+        // SAFETY: runtime_first_at_least_u32(values, n, bound, first_bad): indices holds n
+        // words, first_bad is the second word of `flags`.
+        unsafe { k.args(stream).arg(&ix).arg(&n).arg(&bound).arg(&second).launch(cfg(n))? };
+    }
+    let ends = [word(gpu, offsets, 0)?, word(gpu, offsets, m)?];
+    let mut got = [0u32; 2];
+    // SAFETY: the two flag words written above.
+    unsafe { gpu.read_raw(fl, &mut got)? };
+    let offset_fault = if ends[0] != 0 {
+        Some(OffsetFault::Start { value: ends[0] as u64 })
+    } else if got[0] != u32::MAX {
+        Some(OffsetFault::Decrease { position: got[0] as u64 + 1 })
+    } else if ends[1] as u64 != items {
+        Some(OffsetFault::End { position: m, value: ends[1] as u64, expected: items })
+    } else {
+        None
+    };
+    let index_fault = match got[1] {
+        u32::MAX => None,
+        p => {
+            let mut w = [0u32];
+            // SAFETY: p < n, the length of the indices at `ix`.
+            unsafe { gpu.read_raw(ix + 4 * p as u64, &mut w)? };
+            Some(IndexFault { position: p as u64, value: w[0] as u64, bound })
+        }
+    };
+    Ok((offset_fault, index_fault))
+}
+
+/// The word at `at` of a device buffer (`at < len`), downloaded.
+fn word(gpu: &Gpu, buf: &impl DevicePtr<u32>, at: u64) -> Result<u32> {
+    let (p, _g) = buf.device_ptr(gpu.stream());
+    let mut w = [0u32];
+    // SAFETY: `at` < the buffer's length (callers pass 0, m of m + 1 words, or a position < n).
+    unsafe { gpu.read_raw(p + 4 * at, &mut w)? };
+    Ok(w[0])
+}

@@ -1,0 +1,349 @@
+//! Scratch memory in CUB's model: a plan says how many bytes a problem needs
+//! (`workspace_bytes`), the caller hands it a region at least that large ([`Scratch`]), and the
+//! plan carves its temporaries from it in a fixed order, handing sub-regions to the plans it is
+//! built from instead of letting each allocate.
+//!
+//! ```
+//! use gpu_runtime::scratch::{aligned, Layout, ALIGN};
+//! // A plan needing 10 words and 3 bytes asks for both, each aligned:
+//! let bytes = Layout::new().add(40).add(3).bytes();
+//! assert_eq!(bytes, aligned(40) + aligned(3));
+//! assert_eq!(bytes, 2 * ALIGN);
+//! ```
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop};
+
+use crate::{AnyBits, Error, Gpu, Result};
+
+/// Alignment of every region carved from a [`Scratch`] (bytes): enough for 16-byte vector loads
+/// and for cuSPARSE's buffers.
+pub const ALIGN: u64 = 256;
+
+/// `bytes` rounded up to [`ALIGN`].
+pub const fn aligned(bytes: u64) -> u64 {
+    bytes.div_ceil(ALIGN) * ALIGN
+}
+
+/// Sums the sizes of the regions a plan will carve, each rounded up to [`ALIGN`]: the plan's
+/// `workspace_bytes` and its carving use the same sequence, so what is reported is what is used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Layout {
+    bytes: u64,
+}
+
+impl Layout {
+    /// An empty layout.
+    pub const fn new() -> Self {
+        Self { bytes: 0 }
+    }
+
+    /// Adds a region of `bytes` (rounded up to [`ALIGN`]; 0 adds nothing).
+    #[must_use]
+    pub const fn add(self, bytes: u64) -> Self {
+        Self { bytes: self.bytes + aligned(bytes) }
+    }
+
+    /// Total bytes.
+    pub const fn bytes(self) -> u64 {
+        self.bytes
+    }
+}
+
+/// A region of device memory lent to a plan for one call. Regions are carved from the front in
+/// order ([`Scratch::take`] for a plan's own temporaries, [`Scratch::sub`] for a nested plan's
+/// scratch); asking for more than is left is an error ([`Error::ScratchTooSmall`]), never an
+/// access past the end. The borrow keeps the memory alive and unshared for the call.
+///
+/// Scratch contents are unspecified at the start of every call; plans initialize what they read.
+///
+/// Regions carved from one `Scratch<'a>` are disjoint and live as long as the lent memory
+/// (`'a`), so several may be in use at once, as `split_at_mut` allows for slices.
+pub struct Scratch<'a> {
+    carve: Carve,
+    stream: Arc<CudaStream>,
+    _borrow: PhantomData<&'a mut [u8]>,
+}
+
+/// The host arithmetic of carving: front-to-back, aligned regions of `len` bytes at `base`.
+#[derive(Debug, Clone, Copy)]
+struct Carve {
+    base: u64,
+    len: u64,
+    used: u64,
+}
+
+impl Carve {
+    fn remaining(&self) -> u64 {
+        self.len - self.used
+    }
+
+    fn take(&mut self, bytes: u64) -> Result<u64> {
+        if bytes == 0 {
+            return Ok(0);
+        }
+        let need = aligned(bytes);
+        if need > self.remaining() {
+            return Err(Error::ScratchTooSmall { needed: self.used + need, available: self.len });
+        }
+        let at = self.base + self.used;
+        self.used += need;
+        Ok(at)
+    }
+
+    fn require(&self, bytes: u64) -> Result<()> {
+        if bytes > self.remaining() {
+            return Err(Error::ScratchTooSmall { needed: self.used + bytes, available: self.len });
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Scratch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scratch").field("len", &self.carve.len).field("used", &self.carve.used).finish()
+    }
+}
+
+impl<'a> Scratch<'a> {
+    /// Lends `buf` (bytes) as scratch to plans enqueuing on `stream`.
+    pub fn new<D: DevicePtrMut<u8>>(buf: &'a mut D, stream: &Arc<CudaStream>) -> Self {
+        let len = buf.len() as u64;
+        let base = if len == 0 { 0 } else { buf.device_ptr_mut(stream).0 };
+        Self { carve: Carve { base, len, used: 0 }, stream: stream.clone(), _borrow: PhantomData }
+    }
+
+    /// No memory: for plans whose problem needs none.
+    pub fn empty(stream: &Arc<CudaStream>) -> Self {
+        Self { carve: Carve { base: 0, len: 0, used: 0 }, stream: stream.clone(), _borrow: PhantomData }
+    }
+
+    /// Bytes lent.
+    pub fn len(&self) -> u64 {
+        self.carve.len
+    }
+
+    /// `true` when no bytes are lent.
+    pub fn is_empty(&self) -> bool {
+        self.carve.len == 0
+    }
+
+    /// Bytes not carved yet.
+    pub fn remaining(&self) -> u64 {
+        self.carve.remaining()
+    }
+
+    /// The device address of the next `bytes` bytes (0 for `bytes == 0`: kernels of this
+    /// workspace read a null address as "absent"); the region is aligned to [`ALIGN`] and
+    /// consumes `aligned(bytes)`. Its contents are unspecified.
+    ///
+    /// # Errors
+    /// [`Error::ScratchTooSmall`] when fewer bytes are left.
+    pub fn take(&mut self, bytes: u64) -> Result<u64> {
+        self.carve.take(bytes)
+    }
+
+    /// Carves the next `bytes` bytes (rounded up to [`ALIGN`]) as scratch for a nested plan.
+    ///
+    /// # Errors
+    /// [`Error::ScratchTooSmall`] when fewer bytes are left.
+    pub fn sub(&mut self, bytes: u64) -> Result<Scratch<'a>> {
+        let len = aligned(bytes);
+        let base = self.take(bytes)?;
+        Ok(Scratch { carve: Carve { base, len, used: 0 }, stream: self.stream.clone(), _borrow: PhantomData })
+    }
+
+    /// Carves a typed buffer of `len` items (unspecified contents, hence [`AnyBits`]), usable
+    /// wherever a cudarc device buffer is (`DevicePtr` / `DevicePtrMut`).
+    ///
+    /// # Errors
+    /// [`Error::ScratchTooSmall`] when fewer bytes are left; [`Error::TooLarge`] on overflow.
+    pub fn slice<T: AnyBits>(&mut self, len: usize) -> Result<ScratchSlice<'a, T>> {
+        let bytes = crate::bytes_of::<T>(len)?;
+        let ptr = self.take(bytes)?;
+        Ok(ScratchSlice { ptr, len, stream: self.stream.clone(), _borrow: PhantomData })
+    }
+
+    /// Requires at least `bytes` (a plan's `workspace_bytes` for the call) before any work is
+    /// enqueued, so a short region fails before the call starts rather than half way.
+    ///
+    /// # Errors
+    /// [`Error::ScratchTooSmall`] when fewer bytes are left.
+    pub fn require(&self, bytes: u64) -> Result<()> {
+        self.carve.require(bytes)
+    }
+}
+
+/// A typed buffer carved from a [`Scratch`]: `len` items of `T` at a device address, borrowed
+/// for `'a`. Implements cudarc's `DevicePtr`/`DevicePtrMut` (without event tracking: ordered by
+/// the plan's stream).
+pub struct ScratchSlice<'a, T> {
+    ptr: u64,
+    len: usize,
+    stream: Arc<CudaStream>,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<T> std::fmt::Debug for ScratchSlice<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScratchSlice").field("len", &self.len).finish()
+    }
+}
+
+impl<'a, T> ScratchSlice<'a, T> {
+    fn bounds(&self, range: impl RangeBounds<usize>) -> (usize, usize) {
+        let start = match range.start_bound() {
+            Bound::Included(&s) => s,
+            Bound::Excluded(&s) => s + 1,
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&e) => e + 1,
+            Bound::Excluded(&e) => e,
+            Bound::Unbounded => self.len,
+        };
+        assert!(start <= end && end <= self.len, "scratch slice range {start}..{end} out of 0..{}", self.len);
+        (start, end)
+    }
+
+    /// A read-only sub-range (panics when out of bounds, as slice indexing does).
+    pub fn range(&self, range: impl RangeBounds<usize>) -> ScratchView<'_, T> {
+        let (s, e) = self.bounds(range);
+        ScratchView { ptr: self.ptr + (s * std::mem::size_of::<T>()) as u64, len: e - s, stream: self.stream.clone(), _borrow: PhantomData }
+    }
+
+    /// A writable sub-range (panics when out of bounds, as slice indexing does).
+    pub fn range_mut(&mut self, range: impl RangeBounds<usize>) -> ScratchSlice<'_, T> {
+        let (s, e) = self.bounds(range);
+        ScratchSlice { ptr: self.ptr + (s * std::mem::size_of::<T>()) as u64, len: e - s, stream: self.stream.clone(), _borrow: PhantomData }
+    }
+}
+
+/// A read-only sub-range of a [`ScratchSlice`].
+pub struct ScratchView<'a, T> {
+    ptr: u64,
+    len: usize,
+    stream: Arc<CudaStream>,
+    _borrow: PhantomData<&'a [T]>,
+}
+
+impl<T> DeviceSlice<T> for ScratchSlice<'_, T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+}
+
+impl<T> DevicePtr<T> for ScratchSlice<'_, T> {
+    fn device_ptr<'b>(&'b self, _stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
+
+impl<T> DevicePtrMut<T> for ScratchSlice<'_, T> {
+    fn device_ptr_mut<'b>(&'b mut self, _stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
+
+impl<T> DeviceSlice<T> for ScratchView<'_, T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+}
+
+impl<T> DevicePtr<T> for ScratchView<'_, T> {
+    fn device_ptr<'b>(&'b self, _stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
+
+/// The scratch a plan owns for the calls made without caller-provided scratch: one byte buffer,
+/// replaced by one of exactly the size asked when it is missing or too short (the old one is
+/// freed first, so peak memory is the larger buffer alone).
+#[derive(Default)]
+pub struct ScratchBuf {
+    buf: Option<CudaSlice<u8>>,
+}
+
+impl std::fmt::Debug for ScratchBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScratchBuf").field("bytes", &self.bytes()).finish()
+    }
+}
+
+impl ScratchBuf {
+    /// Bytes held now.
+    pub fn bytes(&self) -> u64 {
+        self.buf.as_ref().map_or(0, |b| b.len() as u64)
+    }
+
+    /// Ensures at least `bytes` are held (allocating on `gpu` if needed).
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] with the size.
+    pub fn reserve(&mut self, gpu: &Gpu, bytes: u64) -> Result<()> {
+        if self.bytes() < bytes {
+            self.buf = None;
+            let len = usize::try_from(bytes).map_err(|_| Error::TooLarge { what: "scratch", len: bytes, max: usize::MAX as u64 })?;
+            self.buf = Some(gpu.alloc::<u8>(len)?);
+        }
+        Ok(())
+    }
+
+    /// At least `bytes` of scratch for one call on `gpu`'s stream.
+    ///
+    /// # Errors
+    /// As [`ScratchBuf::reserve`].
+    pub fn scratch(&mut self, gpu: &Gpu, bytes: u64) -> Result<Scratch<'_>> {
+        self.reserve(gpu, bytes)?;
+        Ok(match self.buf.as_mut() {
+            Some(b) => Scratch::new(b, gpu.stream()),
+            None => Scratch::empty(gpu.stream()),
+        })
+    }
+
+    /// Frees the buffer.
+    pub fn release(&mut self) {
+        self.buf = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake(len: u64) -> Carve {
+        Carve { base: 1 << 20, len, used: 0 }
+    }
+
+    #[test]
+    fn carving_matches_layout_and_refuses_overflow() {
+        let sizes = [40u64, 0, 3, 1000, 256];
+        let total = sizes.iter().fold(Layout::new(), |l, &s| l.add(s)).bytes();
+        let mut s = fake(total);
+        let mut last = 0;
+        for &b in &sizes {
+            let a = s.take(b).unwrap();
+            if b > 0 {
+                assert_eq!(a % ALIGN, 0);
+                assert!(a >= last);
+                last = a + b;
+            } else {
+                assert_eq!(a, 0);
+            }
+        }
+        assert_eq!(s.remaining(), 0);
+        assert!(matches!(s.take(1), Err(Error::ScratchTooSmall { .. })));
+        let s = fake(ALIGN);
+        assert!(s.require(ALIGN + 1).is_err());
+        assert!(s.require(ALIGN).is_ok());
+    }
+}
