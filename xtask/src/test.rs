@@ -1,6 +1,7 @@
 //! `cargo xtask test`: the README's test command.
 //!
-//! Runs `cargo test --workspace`, with `SPTRANS_GPU_TEST_LOG` pointing at a file where every GPU
+//! Runs `cargo test --workspace`, checks that the library crates build beside a user's own cudarc
+//! with another CUDA-version feature (default features off), with `SPTRANS_GPU_TEST_LOG` pointing at a file where every GPU
 //! test records `pass`, `fail` or `skip` (see `gpu-testkit`), then prints the skipped GPU tests by
 //! name and a summary line; then runs `build-ptx --check` when the device toolchain is installed
 //! (required when `SPTRANS_REQUIRE_PTX_CHECK=1`, as in CI). With `SPTRANS_REQUIRE_GPU=1` a missing
@@ -65,6 +66,13 @@ pub fn run(args: &[String]) -> Res {
     cmd.args(["test", "--manifest-path", "kernels-rs/Cargo.toml", "--target-dir", "target/kernels-host"]);
     let kernels_ok = run_counting(cmd, &mut totals)?;
 
+    // A user's own cudarc with another CUDA-version feature must build beside the library crates
+    // when they turn default features off (README: "Bringing your own cudarc").
+    println!("\n== bring your own cudarc: gpu-transpose without default features, cudarc/cuda-12060");
+    let mut cmd = cargo();
+    cmd.args(["check", "-p", "gpu-transpose", "--lib", "--no-default-features", "--features", "cudarc/cuda-12060", "--target-dir", "target/byo-cudarc"]);
+    let byo_ok = cmd.status().map_err(|e| e.to_string())?.success();
+
     let records = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = std::fs::remove_file(&log);
     let (mut gpu_pass, mut gpu_fail) = (0u64, 0u64);
@@ -94,6 +102,9 @@ pub fn run(args: &[String]) -> Res {
     let mut problems = vec![];
     if !host_ok || !kernels_ok {
         problems.push("cargo test failed".to_string());
+    }
+    if !byo_ok {
+        problems.push("the library crates do not build beside a user's cudarc/cuda-12060 (see above)".to_string());
     }
     if n_skipped > 0 && std::env::var("SPTRANS_REQUIRE_GPU").is_ok_and(|v| v == "1") {
         problems.push(format!("SPTRANS_REQUIRE_GPU=1 but {n_skipped} GPU tests were skipped"));

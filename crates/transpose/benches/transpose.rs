@@ -4,7 +4,8 @@
 //! same process): time per algorithm, speedup over the serial twin and over cuSPARSE, effective
 //! bandwidth (16 B per nonzero for u32 + f32, plus the pointers:
 //! [`gpu_transpose::measure::bytes_moved`]) with its fraction of the measured copy bandwidth,
-//! workspace bytes. `SPTRANS_BENCH_SUITE=small` runs the small suite;
+//! workspace bytes; then the overlap of two plans on two streams. `SPTRANS_BENCH_SUITE=small`
+//! runs the small suite, `SPTRANS_BENCH_SUITE=streams` the two-stream measurement alone;
 //! `SPTRANS_BENCH_PARTS=1` adds a sweep of ScanTrans's partition count, `SPTRANS_BENCH_RADIX=1` one of
 //! RadixTrans's digit width.
 use std::time::Duration;
@@ -29,6 +30,9 @@ fn bench(c: &mut Criterion) {
     match t.cusparse_version() {
         Ok(v) => println!("cuSPARSE {v} from {}", gpu_transpose::cusparse_library().unwrap_or("?")),
         Err(e) => println!("{e}"),
+    }
+    if std::env::var("SPTRANS_BENCH_SUITE").as_deref() == Ok("streams") {
+        return streams_overlap(&gpu);
     }
     let suite = if std::env::var("SPTRANS_BENCH_SUITE").as_deref() == Ok("small") { small_suite() } else { paper_suite() };
     let sweep = std::env::var("SPTRANS_BENCH_PARTS").is_ok();
@@ -90,6 +94,48 @@ fn bench(c: &mut Criterion) {
     }
     let algos: Vec<Algorithm> = std::iter::once(Algorithm::Serial).chain(GPU_ALGOS).collect();
     print!("{}", tables(&records, &algos, Some(copy)));
+    streams_overlap(&gpu);
+}
+
+/// Two plans on two streams of one device: the same pair of transpositions enqueued on one
+/// stream (one after the other) and on two (each on its own), timed by the host around
+/// "enqueue both, wait for both" (median of 30); the overlap is the time saved over the smaller
+/// of the two jobs alone.
+fn streams_overlap(gpu: &Gpu) {
+    let Ok(g2) = gpu.fork() else { return println!("streams: no second stream") };
+    println!("\nTwo streams (median of 30, host clock around enqueue-both + wait-both):");
+    println!("| algorithm | nnz per job | one job | both on one stream | both on two streams | overlap |");
+    println!("|---|---|---|---|---|---|");
+    for &nnz in &[20_000u64, 200_000, 2_000_000] {
+        let a = sptrans_matrix::gen::uniform::<f32>(nnz / 10, nnz / 10, nnz, 1).expect("generate");
+        for algo in [Algorithm::RadixTrans, Algorithm::ScanTrans] {
+            let da = DeviceCsr::upload(gpu, &a).expect("upload");
+            let db = DeviceCsr::upload(&g2, &a).expect("upload");
+            let (mut t1, mut t1b, mut t2) = (Transposer::new(gpu).expect("plan"), Transposer::new(gpu).expect("plan"), Transposer::new(&g2).expect("plan"));
+            let mut o1 = Some(t1.alloc_output(&da).expect("out"));
+            let mut o1b = Some(t1b.alloc_output(&da).expect("out"));
+            let mut o2 = Some(t2.alloc_output(&db).expect("out"));
+            let time = |f: &mut dyn FnMut()| {
+                f();
+                let mut ms: Vec<f64> = (0..30).map(|_| { let s = std::time::Instant::now(); f(); s.elapsed().as_secs_f64() * 1e3 }).collect();
+                ms.sort_by(f64::total_cmp);
+                ms[15]
+            };
+            let one = time(&mut || { rerun(&mut t1, algo, &da, &mut o1).expect("run"); gpu.synchronize().expect("sync") });
+            let same = time(&mut || {
+                rerun(&mut t1, algo, &da, &mut o1).expect("run");
+                rerun(&mut t1b, algo, &da, &mut o1b).expect("run");
+                gpu.synchronize().expect("sync")
+            });
+            let two = time(&mut || {
+                rerun(&mut t1, algo, &da, &mut o1).expect("run");
+                rerun(&mut t2, algo, &db, &mut o2).expect("run");
+                gpu.synchronize().expect("sync");
+                g2.synchronize().expect("sync")
+            });
+            println!("| {algo} | {nnz} | {one:.3} ms | {same:.3} ms | {two:.3} ms | {:.0}% |", 100.0 * (same - two) / one);
+        }
+    }
 }
 
 /// One more transposition into the kept output buffers.

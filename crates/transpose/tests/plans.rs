@@ -1,0 +1,178 @@
+//! The API contract of every plan, on the GPU: invalid device data is refused with an error that
+//! names the position (never a fault: compute-sanitizer memcheck runs this file), scratch lent by
+//! the caller is used and a short one refused, the workspace a plan reports equals what it
+//! allocates, and plans on two streams of one device run concurrently with correct results.
+use gpu_histogram::Histogram;
+use gpu_ptr2idx::Ptr2Idx;
+use gpu_runtime::{Gpu, Scratch};
+use gpu_scan::{Algorithm as ScanAlgorithm, ScanKind, Scanner};
+use gpu_segmerge::Segmerge;
+use gpu_segsort::Segsort;
+use gpu_testkit::{gpu_test, rng, POISON_BYTE};
+use gpu_transpose::{serial, Algorithm, Error, Transposer};
+use rand::Rng;
+use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+use sptrans_matrix::{gen, Csr};
+
+const GPU_ALGOS: [Algorithm; 6] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CooChain, Algorithm::CuSparse, Algorithm::Serial];
+
+/// Device parts of `a` with `edit` applied to host copies of its pointer and indices.
+fn parts(gpu: &Gpu, a: &Csr<u32, f32>, edit: impl FnOnce(&mut Vec<u32>, &mut Vec<u32>)) -> DeviceCsrParts<f32> {
+    let (mut p, mut i) = (a.ptr().to_vec(), a.idx().to_vec());
+    edit(&mut p, &mut i);
+    DeviceCsrParts { ptr: gpu.upload(&p).unwrap(), idx: gpu.upload(&i).unwrap(), vals: Some(gpu.upload(a.vals()).unwrap()) }
+}
+
+gpu_test!(fn invalid_device_data_is_refused_by_every_entry_point(gpu) {
+    let (mut r, _seed) = rng();
+    let (m, n, nnz) = (300u64, 200u64, 5000u64);
+    let a = gen::uniform::<f32>(m, n, nnz, r.random()).unwrap();
+    let bad_at = r.random_range(1..nnz as usize - 1);
+    let bad_row = r.random_range(1..m as usize);
+    // DeviceCsr's checked constructor: each fault, with its position.
+    let e = DeviceCsr::from_parts(gpu, m, n, parts(gpu, &a, |_, i| i[bad_at] = 3_000_000_000)).err().unwrap();
+    assert!(matches!(e, sptrans_matrix::Error::IndexOutOfRange { position, index: 3_000_000_000, bound: 200 } if position == bad_at as u64), "{e}");
+    let e = DeviceCsr::from_parts(gpu, m, n, parts(gpu, &a, |_, i| { i[bad_at] = 200; i[bad_at + 1] = 201; })).err().unwrap();
+    assert!(matches!(e, sptrans_matrix::Error::IndexOutOfRange { position, index: 200, .. } if position == bad_at as u64), "{e}");
+    let e = DeviceCsr::from_parts(gpu, m, n, parts(gpu, &a, |p, _| p[0] = 1)).err().unwrap();
+    assert!(matches!(e, sptrans_matrix::Error::BadPointers { index: 0, .. }), "{e}");
+    let e = DeviceCsr::from_parts(gpu, m, n, parts(gpu, &a, |p, _| p[bad_row] = p[bad_row + 1] + 1)).err().unwrap();
+    assert!(matches!(e, sptrans_matrix::Error::BadPointers { index, .. } if index == bad_row as u64 + 1), "{e}");
+    let e = DeviceCsr::from_parts(gpu, m, n, parts(gpu, &a, |p, _| p[m as usize] = 4_000_000_000)).err().unwrap();
+    assert!(matches!(e, sptrans_matrix::Error::BadPointers { index, .. } if index == m), "{e}");
+    let e = DeviceCsr::from_parts(gpu, m, n, parts(gpu, &a, |p, _| { p.pop(); })).err().unwrap();
+    assert!(matches!(e, sptrans_matrix::Error::LengthMismatch { what: "row pointer", .. }), "{e}");
+    let mut short_vals = parts(gpu, &a, |_, _| {});
+    short_vals.vals = Some(gpu.alloc(nnz as usize - 1).unwrap());
+    assert!(matches!(DeviceCsr::from_parts(gpu, m, n, short_vals), Err(sptrans_matrix::Error::LengthMismatch { what: "values", .. })));
+    assert!(matches!(DeviceCsr::from_parts(gpu, 1 << 33, n, parts(gpu, &a, |_, _| {})), Err(sptrans_matrix::Error::TooLarge { what: "rows", .. })));
+    // The valid parts are accepted and every algorithm transposes them.
+    let ok = DeviceCsr::from_parts(gpu, m, n, parts(gpu, &a, |_, _| {})).unwrap();
+    let mut t = Transposer::new(gpu).unwrap();
+    for algo in GPU_ALGOS {
+        assert_eq!(t.transpose_new(algo, &ok).unwrap().download(gpu).unwrap(), serial::transpose(&a), "{algo}");
+    }
+    // Transposer output buffers of the wrong shape.
+    let wrong = DeviceCsrParts::<f32>::alloc(gpu, m, nnz, true).unwrap();
+    assert!(matches!(t.transpose_into(Algorithm::RadixTrans, &ok, wrong), Err(Error::Shape { .. })));
+
+    // Primitives on caller buffers.
+    let mut p2i = Ptr2Idx::new(gpu).unwrap();
+    let mut out = gpu.alloc::<u32>(nnz as usize).unwrap();
+    let mut bad_ptr = a.ptr().to_vec();
+    bad_ptr[bad_row] = u32::MAX;
+    let d_bad = gpu.upload(&bad_ptr).unwrap();
+    let e = p2i.run_checked(&d_bad, &mut out).unwrap_err();
+    assert!(matches!(e, gpu_ptr2idx::Error::InvalidOffsets { index, .. } if index == bad_row as u64 + 1), "{e}");
+    p2i.run(&d_bad, &mut out).unwrap(); // trusted: unspecified rows, no access outside the buffers
+    let mut hist = Histogram::new(gpu).unwrap();
+    let mut keys = a.idx().to_vec();
+    keys[bad_at] = n as u32;
+    let d_keys = gpu.upload(&keys).unwrap();
+    let mut counts = gpu.alloc::<u32>(n as usize).unwrap();
+    assert!(matches!(hist.counts_checked(&d_keys, &mut counts), Err(gpu_histogram::Error::KeyOutOfRange { index, bins: 200 }) if index == bad_at as u64));
+    let mut ptr = gpu.alloc::<u32>(n as usize + 1).unwrap();
+    assert!(matches!(hist.pointers_checked(&d_keys, &mut ptr), Err(gpu_histogram::Error::KeyOutOfRange { .. })));
+    let parts_n = 7u64;
+    let mut table = gpu.alloc::<u32>(((parts_n + 1) * n) as usize).unwrap();
+    let mut intra = gpu.alloc::<u32>(nnz as usize).unwrap();
+    assert!(matches!(hist.partitioned_checked(&d_keys, parts_n, &mut table, &mut intra), Err(gpu_histogram::Error::KeyOutOfRange { .. })));
+    let mut seg = Segsort::new(gpu).unwrap();
+    let mut skeys = gpu.upload(a.idx()).unwrap();
+    let mut svals = gpu.upload(a.idx()).unwrap();
+    assert!(matches!(seg.sort_segments(&d_bad, &mut skeys, &mut svals), Err(gpu_segsort::Error::Offsets(_))));
+    let mut scan = Scanner::<u32>::new(gpu, ScanAlgorithm::Auto).unwrap();
+    assert!(matches!(scan.exclusive(&d_keys, &mut ptr), Err(gpu_scan::Error::LengthMismatch { .. })));
+    // Scratch too small: refused before anything is enqueued.
+    let mut tiny = gpu.alloc::<u8>(16).unwrap();
+    let mut s = Scratch::new(&mut tiny, gpu.stream());
+    let big = gpu.upload(&vec![1u32; 1 << 20]).unwrap();
+    let mut big_out = gpu.alloc::<u32>(1 << 20).unwrap();
+    let tse = |e: &gpu_runtime::Error| matches!(e, gpu_runtime::Error::ScratchTooSmall { .. });
+    assert!(matches!(scan.scan_with(ScanKind::Exclusive, &big, &mut big_out, &mut s), Err(gpu_scan::Error::Runtime(ref e)) if tse(e)));
+    assert!(matches!(p2i.run_with(ok.ptr(), &mut out, &mut s), Err(gpu_ptr2idx::Error::Runtime(ref e)) if tse(e)));
+    let o = t.alloc_output(&ok).unwrap();
+    assert!(matches!(t.transpose_into_with(Algorithm::RadixTrans, &ok, o, &mut s), Err(Error::Runtime(ref e)) if tse(e)));
+    // The context is alive and the plans still work.
+    gpu.synchronize().unwrap();
+    assert_eq!(t.transpose_new(Algorithm::ScanTrans, &ok).unwrap().download(gpu).unwrap(), serial::transpose(&a));
+});
+
+gpu_test!(fn reported_workspace_equals_what_is_allocated(gpu) {
+    let (mut r, _seed) = rng();
+    let max = gpu_testkit::max_len() as u64;
+    for &(m, n, nnz) in [(1000u64, 800u64, 20_000u64), (50_000, 64, 400_000), (3, 5, 0), (1, 1, 1)].iter().filter(|c| c.2 <= max) {
+        let a = gen::uniform::<f32>(m, n, nnz, r.random()).unwrap();
+        let da = DeviceCsr::upload(gpu, &a).unwrap();
+        for algo in GPU_ALGOS {
+            let mut t = Transposer::new(gpu).unwrap();
+            let out = t.transpose_new(algo, &da).unwrap();
+            assert_eq!(out.download(gpu).unwrap(), serial::transpose(&a), "{algo}");
+            let want = t.workspace_bytes(algo, m, n, nnz, 4).unwrap();
+            assert_eq!(t.allocated_bytes(), want, "{algo} {m}x{n} {nnz}: allocated vs reported");
+            // Caller-lent scratch of exactly that size works, and the plan allocates nothing.
+            let mut t2 = Transposer::new(gpu).unwrap();
+            let mut mine = gpu.alloc::<u8>(want as usize).unwrap();
+            let mut s = Scratch::new(&mut mine, gpu.stream());
+            let mut parts = t2.alloc_output(&da).unwrap();
+            gpu.memset_bytes(&mut parts.idx, POISON_BYTE).unwrap();
+            let out = t2.transpose_into_with(algo, &da, parts, &mut s).unwrap();
+            assert_eq!(out.download(gpu).unwrap(), serial::transpose(&a), "{algo} on lent scratch");
+            assert_eq!(t2.allocated_bytes(), 0, "{algo}: allocated beside lent scratch");
+        }
+        // The primitives alone.
+        let mut p2i = Ptr2Idx::new(gpu).unwrap();
+        let mut rows = gpu.alloc::<u32>(nnz as usize).unwrap();
+        p2i.run_checked(da.ptr(), &mut rows).unwrap();
+        assert_eq!(p2i.allocated_bytes(), Ptr2Idx::workspace_bytes(m, nnz));
+        let mut scan = Scanner::<u32>::new(gpu, ScanAlgorithm::Auto).unwrap();
+        let mut sc = gpu.alloc::<u32>(nnz as usize).unwrap();
+        scan.exclusive(da.idx(), &mut sc).unwrap();
+        assert_eq!(scan.allocated_bytes(), Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, nnz));
+        let mut hist = Histogram::new(gpu).unwrap();
+        let mut ptr = gpu.alloc::<u32>(n as usize + 1).unwrap();
+        hist.pointers(da.idx(), &mut ptr).unwrap();
+        assert_eq!(hist.allocated_bytes(), Histogram::pointers_workspace_bytes(n));
+        let mut seg = Segsort::new(gpu).unwrap();
+        let (mut k, mut v) = (gpu.upload(a.idx()).unwrap(), gpu.upload(a.idx()).unwrap());
+        seg.sort_segments(da.ptr(), &mut k, &mut v).unwrap();
+        assert_eq!(seg.allocated_bytes(), Segsort::segments_workspace_bytes(m, nnz));
+        let mut mer = Segmerge::new(gpu).unwrap();
+        mer.sort_pairs(&mut k, &mut v).unwrap();
+        assert_eq!(mer.allocated_bytes(), mer.sort_workspace_bytes(nnz, true));
+    }
+});
+
+gpu_test!(fn plans_on_two_streams_run_concurrently_and_correctly(gpu) {
+    let (mut r, _seed) = rng();
+    let g2 = gpu.fork().unwrap();
+    assert_ne!(gpu.stream().cu_stream(), g2.stream().cu_stream());
+    let size = (gpu_testkit::max_len() as u64).clamp(1000, 600_000);
+    let a = gen::uniform::<f32>(size / 15, size / 20, size, r.random()).unwrap();
+    let b = gen::rmat::<f32>(15, size, 0.57, 0.19, 0.19, r.random()).unwrap();
+    // Each input uploaded on the stream of the plan that reads it.
+    let da = DeviceCsr::upload(gpu, &a).unwrap();
+    let db = DeviceCsr::upload(&g2, &b).unwrap();
+    let (mut ta, mut tb) = (Transposer::new(gpu).unwrap(), Transposer::new(&g2).unwrap());
+    for algo in [Algorithm::RadixTrans, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CuSparse] {
+        // Enqueue both, then wait for both: the two streams' work may overlap.
+        let mut outs = Vec::new();
+        for _ in 0..3 {
+            outs.push((ta.transpose_new(algo, &da).unwrap(), tb.transpose_new(algo, &db).unwrap()));
+        }
+        gpu.synchronize().unwrap();
+        g2.synchronize().unwrap();
+        for (oa, ob) in outs {
+            assert_eq!(oa.download(gpu).unwrap(), serial::transpose(&a), "{algo} on stream 1");
+            assert_eq!(ob.download(&g2).unwrap(), serial::transpose(&b), "{algo} on stream 2");
+        }
+    }
+    // A plan on the caller's own cudarc stream.
+    let theirs = gpu.context().new_stream().unwrap();
+    let g3 = Gpu::from_stream(theirs.clone()).unwrap();
+    assert_eq!(g3.stream().cu_stream(), theirs.cu_stream());
+    let mut t3 = Transposer::new(&g3).unwrap();
+    let d3 = DeviceCsr::upload(&g3, &a).unwrap();
+    assert_eq!(t3.transpose_new(Algorithm::RadixTrans, &d3).unwrap().download(&g3).unwrap(), serial::transpose(&a));
+    assert!(gpu.with_stream(theirs).is_ok());
+});
