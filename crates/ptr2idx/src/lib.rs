@@ -125,6 +125,11 @@ impl Ptr2Idx {
     pub fn run_with(&mut self, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
         let (m, nnz) = sizes(offsets.len(), out.len())?;
         scratch.require(Self::workspace_bytes(m, nnz))?;
+        self.expand_with(offsets, out, m, nnz, scratch)
+    }
+
+    /// The partition and expansion launches, on the splits region of `scratch`.
+    fn expand_with(&mut self, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>, m: u64, nnz: u64, scratch: &mut Scratch<'_>) -> Result<()> {
         if nnz == 0 {
             return Ok(());
         }
@@ -157,7 +162,7 @@ impl Ptr2Idx {
         if let Some(f) = fault {
             return Err(Error::InvalidOffsets { index: f.position(), reason: f.to_string() });
         }
-        self.run_with(offsets, out, scratch)
+        self.expand_with(offsets, out, m, nnz, scratch)
     }
 
     /// Runs `f` on the plan's own scratch, grown to what `(m, nnz)` needs.

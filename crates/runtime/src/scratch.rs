@@ -166,6 +166,14 @@ impl<'a> Scratch<'a> {
         Ok(ScratchSlice { ptr, len, stream: self.stream.clone(), _borrow: PhantomData })
     }
 
+    /// The not-yet-carved rest as a scratch of its own, without consuming it: for lending the same
+    /// region to a nested plan on each of several sequential calls (work on one stream runs in
+    /// order, so the regions may be reused call after call).
+    pub fn reborrow(&mut self) -> Scratch<'_> {
+        let c = self.carve;
+        Scratch { carve: Carve { base: c.base + c.used, len: c.remaining(), used: 0 }, stream: self.stream.clone(), _borrow: PhantomData }
+    }
+
     /// Requires at least `bytes` (a plan's `workspace_bytes` for the call) before any work is
     /// enqueued, so a short region fails before the call starts rather than half way.
     ///

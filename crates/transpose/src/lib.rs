@@ -654,7 +654,8 @@ impl Transposer {
             unsafe { self.upsweep.args(&stream).arg(&kin).arg(&d.nnz).arg(&shift).arg(&bits).arg(&tiles).arg(&counts_ptr).launch(cfg)? };
             {
                 let mut c = counts.range_mut(0..((1u64 << bits) * tiles) as usize);
-                self.scanner.scan_in_place_with(ScanKind::Exclusive, &mut c, &mut scan_scratch)?;
+                // Each pass reuses the same region (stream order).
+                self.scanner.scan_in_place_with(ScanKind::Exclusive, &mut c, &mut scan_scratch.reborrow())?;
             }
             // SAFETY: transpose_radix_downsweep(keys_in, rows_in, vals_in, n, shift, bits, tiles,
             // offsets, keys_out, rows_out, vals_out): inputs and outputs of nnz items (values of
