@@ -537,11 +537,17 @@ fn check_keys(n: usize) -> Result<u64> {
 }
 
 /// [`Histogram::counts`] with fresh kernels.
+///
+/// # Errors
+/// As [`Histogram::counts`].
 pub fn histogram(gpu: &Gpu, keys: &impl DevicePtr<u32>, counts: &mut impl DevicePtrMut<u32>) -> Result<()> {
     Histogram::new(gpu)?.counts(keys, counts)
 }
 
 /// [`Histogram::pointers`] with fresh kernels.
+///
+/// # Errors
+/// As [`Histogram::pointers`].
 pub fn index_to_pointers(gpu: &Gpu, keys: &impl DevicePtr<u32>, ptr: &mut impl DevicePtrMut<u32>) -> Result<()> {
     Histogram::new(gpu)?.pointers(keys, ptr)
 }

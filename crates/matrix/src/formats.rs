@@ -37,6 +37,9 @@ impl Index for u64 {
 
 /// Checks that `rows` / `cols` / `nnz` fit index type `I` (dimensions up to `I::MAX`, counts
 /// too, so pointers never overflow).
+///
+/// # Errors
+/// [`Error::TooLarge`] when a size does not fit the index type.
 pub fn check_fits<I: Index>(rows: u64, cols: u64, nnz: u64) -> Result<()> {
     for (what, v) in [("rows", rows), ("columns", cols), ("nonzeros", nnz)] {
         if v > I::MAX {
@@ -120,12 +123,18 @@ fn validate<I: Index>(major: u64, minor: u64, ptr: &[I], idx: &[I], vals_len: us
 macro_rules! compressed {
     ($ty:ident, $major:ident, $minor:ident, $what:literal) => {
         impl<I: Index, T: Value> $ty<I, T> {
+            ///
+            /// # Errors
+            /// [`Error::LengthMismatch`], [`Error::BadPointers`], [`Error::IndexOutOfRange`] or [`Error::TooLarge`] naming what is wrong and where.
             #[doc = concat!("A validated ", $what, " matrix (see the crate docs for the checks); indices within a slice may be in any order and repeat.")]
             pub fn try_new(rows: u64, cols: u64, ptr: Vec<I>, idx: Vec<I>, vals: Vec<T>) -> Result<Self> {
                 validate($major(rows, cols), $minor(rows, cols), &ptr, &idx, vals.len(), false)?;
                 Ok(Self { rows, cols, ptr, idx, vals })
             }
 
+            ///
+            /// # Errors
+            /// [`Error::LengthMismatch`], [`Error::BadPointers`], [`Error::IndexOutOfRange`] or [`Error::TooLarge`] naming what is wrong and where, and [`Error::NotSorted`].
             #[doc = concat!("As `try_new`, also requiring indices strictly increasing inside each slice (sorted, no duplicates).")]
             pub fn try_new_sorted(rows: u64, cols: u64, ptr: Vec<I>, idx: Vec<I>, vals: Vec<T>) -> Result<Self> {
                 validate($major(rows, cols), $minor(rows, cols), &ptr, &idx, vals.len(), true)?;
@@ -250,6 +259,9 @@ impl<I: Index, T: Value> Csc<I, T> {
 
 impl<I: Index, T: Value> Coo<I, T> {
     /// Validated coordinates: equal lengths, indices inside the dimensions, sizes fitting `I`.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::BadPointers`], [`Error::IndexOutOfRange`] or [`Error::TooLarge`] naming what is wrong and where.
     pub fn try_new(rows: u64, cols: u64, row: Vec<I>, col: Vec<I>, vals: Vec<T>) -> Result<Self> {
         check_fits::<I>(rows, cols, row.len() as u64)?;
         if col.len() != row.len() {

@@ -41,6 +41,9 @@ fn rand_val<T: Value>(r: &mut StdRng) -> T {
 /// Uniform random `m × n` with exactly `min(nnz, m * n)` nonzeros, every set of positions of that
 /// size equally likely (as the seed tool's `m n nnz` mode: positions drawn uniformly, duplicates
 /// removed and redrawn, sorted).
+///
+/// # Errors
+/// [`Error::TooLarge`] when a size does not fit 32-bit indices (or more nonzeros are asked than the shape holds).
 pub fn uniform<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u32, T>> {
     let total = m.checked_mul(n).ok_or(too_large("m * n", u64::MAX))?;
     let nnz = nnz.min(total);
@@ -65,6 +68,9 @@ pub fn uniform<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u32,
 /// R-MAT power-law graph (Chakrabarti et al.) on `2^scale` vertices: each of `edges` draws picks
 /// one quadrant per bit with probabilities `(a, b, c, d)` (`d = 1 - a - b - c`); duplicates are
 /// removed, so the result has at most `edges` nonzeros.
+///
+/// # Errors
+/// [`Error::TooLarge`] when a size does not fit 32-bit indices (or more nonzeros are asked than the shape holds).
 pub fn rmat<T: Value>(scale: u32, edges: u64, a: f64, b: f64, c: f64, seed: u64) -> Result<Csr<u32, T>> {
     if scale > 32 {
         return Err(too_large("2^scale", 1u64 << scale.min(63)));
@@ -89,11 +95,17 @@ pub fn rmat<T: Value>(scale: u32, edges: u64, a: f64, b: f64, c: f64, seed: u64)
 }
 
 /// 5-point Laplacian of a `k × k` grid (`n = k²`): 4 on the diagonal, -1 for grid neighbours.
+///
+/// # Errors
+/// [`Error::TooLarge`] when a size does not fit 32-bit indices (or more nonzeros are asked than the shape holds).
 pub fn laplacian_2d<T: Value>(k: u64) -> Result<Csr<u32, T>> {
     stencil(&[k, k, 1])
 }
 
 /// 7-point Laplacian of a `k × k × k` grid (`n = k³`): 6 on the diagonal, -1 for neighbours.
+///
+/// # Errors
+/// [`Error::TooLarge`] when a size does not fit 32-bit indices (or more nonzeros are asked than the shape holds).
 pub fn laplacian_3d<T: Value>(k: u64) -> Result<Csr<u32, T>> {
     stencil(&[k, k, k])
 }
@@ -121,6 +133,9 @@ fn stencil<T: Value>(dims: &[u64; 3]) -> Result<Csr<u32, T>> {
 }
 
 /// Banded `n × n`: every position with `-lower <= j - i <= upper`.
+///
+/// # Errors
+/// [`Error::TooLarge`] when a size does not fit 32-bit indices (or more nonzeros are asked than the shape holds).
 pub fn banded<T: Value>(n: u64, lower: u64, upper: u64, seed: u64) -> Result<Csr<u32, T>> {
     let mut r = StdRng::seed_from_u64(seed);
     let mut keys = Vec::new();
@@ -133,6 +148,9 @@ pub fn banded<T: Value>(n: u64, lower: u64, upper: u64, seed: u64) -> Result<Csr
 }
 
 /// Tall and skinny `m × n` (m ≫ n): each row has `min(per_row, n)` distinct uniform columns.
+///
+/// # Errors
+/// [`Error::TooLarge`] when a size does not fit 32-bit indices (or more nonzeros are asked than the shape holds).
 pub fn tall_skinny<T: Value>(m: u64, n: u64, per_row: u64, seed: u64) -> Result<Csr<u32, T>> {
     let mut r = StdRng::seed_from_u64(seed);
     let k = per_row.min(n);
@@ -151,11 +169,17 @@ pub fn tall_skinny<T: Value>(m: u64, n: u64, per_row: u64, seed: u64) -> Result<
 }
 
 /// Adversary: [`uniform`] with `nnz` nonzeros plus row `m / 2` completely dense.
+///
+/// # Errors
+/// [`Error::TooLarge`] when a size does not fit 32-bit indices (or more nonzeros are asked than the shape holds).
 pub fn dense_row<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u32, T>> {
     adversary(m, n, nnz, seed, true)
 }
 
 /// Adversary: [`uniform`] with `nnz` nonzeros plus column `n / 2` completely dense.
+///
+/// # Errors
+/// [`Error::TooLarge`] when a size does not fit 32-bit indices (or more nonzeros are asked than the shape holds).
 pub fn dense_col<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u32, T>> {
     adversary(m, n, nnz, seed, false)
 }

@@ -155,6 +155,9 @@ impl<R: Read> Lines<R> {
 }
 
 /// Parses the banner line.
+///
+/// # Errors
+/// [`Error::Parse`] with the line number and what is wrong.
 pub fn parse_banner(line: &str, no: u64) -> Result<Header> {
     let toks: Vec<String> = line.split_ascii_whitespace().map(|t| t.to_ascii_lowercase()).collect();
     let Some(first) = toks.first() else { return Err(perr(no, "missing %%MatrixMarket banner")) };
@@ -304,6 +307,9 @@ impl<I: Index, T: Value> Sink<I, T> {
 }
 
 /// Parses a whole Matrix Market text (already decompressed) into COO with index type `I`.
+///
+/// # Errors
+/// [`Error::Parse`] with the line number and what is wrong (see `POLICY.md` of the conformance corpus), [`Error::TooLarge`] past the index type.
 pub fn parse<I: Index, T: Value>(data: &[u8]) -> Result<Coo<I, T>> {
     parse_reader(data, Some(data.len() as u64))
 }
@@ -311,6 +317,9 @@ pub fn parse<I: Index, T: Value>(data: &[u8]) -> Result<Coo<I, T>> {
 /// Parses a Matrix Market stream (already decompressed) into COO, reading it in chunks.
 /// `size_hint` (the stream's length, when known) bounds what is reserved up front, so a size line
 /// that lies costs nothing.
+///
+/// # Errors
+/// As [`parse`], and [`Error::Io`] when reading fails.
 pub fn parse_reader<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>) -> Result<Coo<I, T>> {
     let mut lines = Lines::new(src, size_hint);
     let Some((no, banner)) = lines.next_line()? else { return Err(perr(1, "empty input: missing %%MatrixMarket banner")) };
@@ -405,6 +414,9 @@ fn gunzip_if_gzip<'a, R: BufRead + 'a>(mut reader: R) -> Result<(Box<dyn Read + 
 }
 
 /// Reads all of `reader`, gunzipping when it starts with the gzip magic bytes.
+///
+/// # Errors
+/// [`Error::Io`] when reading or decompressing fails.
 pub fn read_bytes(reader: impl Read) -> Result<Vec<u8>> {
     let mut data = Vec::new();
     gunzip_if_gzip(std::io::BufReader::new(reader))?.0.read_to_end(&mut data)?;
@@ -422,6 +434,9 @@ fn open(path: &Path) -> Result<(Box<dyn Read>, Option<u64>)> {
 
 /// Reads a `.mtx` or `.mtx.gz` file into COO (32-bit indices), streaming: the file is never
 /// held in memory whole.
+///
+/// # Errors
+/// As [`parse_reader`]; [`Error::Io`] when the file cannot be opened.
 pub fn read_coo<T: Value>(path: impl AsRef<Path>) -> Result<Coo<u32, T>> {
     let (r, hint) = open(path.as_ref())?;
     parse_reader(r, hint)
@@ -430,11 +445,17 @@ pub fn read_coo<T: Value>(path: impl AsRef<Path>) -> Result<Coo<u32, T>> {
 /// Reads a `.mtx` or `.mtx.gz` file into CSR (duplicates summed, columns sorted in each row).
 /// Streams the file and compresses in place ([`Coo::into_csr`]): peak memory is the coordinate
 /// arrays, about 1.3 times the resulting CSR for u32 indices and f64 values.
+///
+/// # Errors
+/// As [`read_coo`].
 pub fn read_csr<T: Value>(path: impl AsRef<Path>) -> Result<Csr<u32, T>> {
     Ok(read_coo::<T>(path)?.into_csr())
 }
 
 /// The banner of a `.mtx` or `.mtx.gz` file (its first line).
+///
+/// # Errors
+/// [`Error::Io`], or [`Error::Parse`] for a bad banner or size line.
 pub fn read_header(path: impl AsRef<Path>) -> Result<Header> {
     let (r, _) = open(path.as_ref())?;
     let mut lines = Lines::new(r, Some(4096));
@@ -466,12 +487,18 @@ fn write_entries<T: Value>(mut w: impl Write, rows: u64, cols: u64, entries: imp
 }
 
 /// Writes `a` as Matrix Market coordinate general (values print so they read back bit-identical).
+///
+/// # Errors
+/// [`Error::Io`] when writing fails.
 pub fn write_csr<I: Index, T: Value>(w: impl Write, a: &Csr<I, T>) -> Result<()> {
     let entries = (0..a.rows() as usize).flat_map(move |i| (a.ptr()[i].to_usize()..a.ptr()[i + 1].to_usize()).map(move |k| (i as u64, a.idx()[k].to_u64(), a.vals()[k])));
     write_entries(w, a.rows(), a.cols(), entries, a.nnz())
 }
 
 /// Writes `a` as Matrix Market coordinate general, entries in stored order.
+///
+/// # Errors
+/// [`Error::Io`] when writing fails.
 pub fn write_coo<I: Index, T: Value>(w: impl Write, a: &Coo<I, T>) -> Result<()> {
     let entries = (0..a.nnz() as usize).map(|k| (a.row()[k].to_u64(), a.col()[k].to_u64(), a.vals()[k]));
     write_entries(w, a.rows(), a.cols(), entries, a.nnz())

@@ -191,11 +191,17 @@ fn sizes(offsets_len: usize, nnz: usize) -> Result<(u64, u64)> {
 }
 
 /// [`Ptr2Idx::run`] with a fresh workspace.
+///
+/// # Errors
+/// As [`Ptr2Idx::run`].
 pub fn ptr2idx(gpu: &Gpu, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
     Ptr2Idx::new(gpu)?.run(offsets, out)
 }
 
 /// [`Ptr2Idx::run_checked`] with a fresh workspace.
+///
+/// # Errors
+/// As [`Ptr2Idx::run_checked`].
 pub fn ptr2idx_checked(gpu: &Gpu, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
     Ptr2Idx::new(gpu)?.run_checked(offsets, out)
 }

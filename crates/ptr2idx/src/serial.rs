@@ -29,6 +29,9 @@ pub fn ptr2idx(offsets: &[u32]) -> Vec<u32> {
 /// assert!(validate(&[0, 2, 2, 5], 5).is_ok());
 /// assert!(matches!(validate(&[0, 3, 2], 2), Err(Error::InvalidOffsets { index: 2, .. })));
 /// ```
+///
+/// # Errors
+/// [`Error::EmptyOffsets`], or [`Error::InvalidOffsets`] naming the first bad position.
 pub fn validate(offsets: &[u32], nnz: u64) -> Result<(), Error> {
     let m = offsets.len().checked_sub(1).ok_or(Error::EmptyOffsets)?;
     let fault = if offsets[0] != 0 {

@@ -17,6 +17,9 @@ pub fn driver_present() -> bool {
 }
 
 /// Number of CUDA devices; [`Error::NoDriver`] without a driver, `Ok(0)` when it sees none.
+///
+/// # Errors
+/// [`Error::NoDriver`] without a driver, [`Error::Driver`] when the driver fails.
 pub fn device_count() -> Result<usize> {
     if !driver_present() {
         return Err(Error::NoDriver);
@@ -29,6 +32,9 @@ pub fn device_count() -> Result<usize> {
 }
 
 /// The CUDA driver's version as `(major, minor)`, e.g. `(13, 0)`.
+///
+/// # Errors
+/// [`Error::NoDriver`] without a driver, [`Error::Driver`] when the driver fails.
 pub fn driver_version() -> Result<(u32, u32)> {
     if !driver_present() {
         return Err(Error::NoDriver);
@@ -383,6 +389,9 @@ macro_rules! any_bits {
 any_bits!(u8, i8, u16, i16, u32, i32, u64, i64, usize, isize, f32, f64);
 
 /// Bytes of `len` elements of `T`, or [`Error::TooLarge`] when that overflows.
+///
+/// # Errors
+/// [`Error::TooLarge`] when the byte count overflows `usize`.
 pub fn bytes_of<T>(len: usize) -> Result<u64> {
     len.checked_mul(std::mem::size_of::<T>())
         .map(|b| b as u64)

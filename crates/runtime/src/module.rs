@@ -83,6 +83,9 @@ impl Kernel {
 
     /// Lets launches of this kernel use up to `bytes` of dynamic shared memory (needed above the
     /// default 48 KiB per block; CC 7.0+). Errors past the device's opt-in limit.
+    ///
+    /// # Errors
+    /// [`Error::Launch`] past the device's opt-in limit.
     pub fn set_max_dynamic_shared(&self, bytes: u32) -> Result<()> {
         self.func
             .set_attribute(
@@ -122,6 +125,9 @@ impl<'a> Launch<'a> {
     /// # Safety
     /// The arguments must match the kernel's parameter list in number, order and type, and every
     /// pointer must cover what the kernel reads and writes for this grid.
+    ///
+    /// # Errors
+    /// [`Error::Launch`] when the driver refuses the launch (or an earlier asynchronous fault surfaces at it).
     pub unsafe fn launch(&mut self, cfg: LaunchConfig) -> Result<()> {
         // SAFETY: forwarded to the caller.
         unsafe { self.args.launch(cfg) }

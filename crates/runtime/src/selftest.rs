@@ -18,6 +18,9 @@ fn max_blocks(gpu: &Gpu) -> u32 {
 }
 
 /// Writes `value` to every element of `out`.
+///
+/// # Errors
+/// Runtime errors: module loading, launch.
 pub fn fill_u32(gpu: &Gpu, out: &mut CudaSlice<u32>, value: u32) -> Result<()> {
     let n = out.len() as u64;
     if n == 0 {
@@ -29,6 +32,9 @@ pub fn fill_u32(gpu: &Gpu, out: &mut CudaSlice<u32>, value: u32) -> Result<()> {
 }
 
 /// Writes `start + i` (wrapping) to `out[i]`.
+///
+/// # Errors
+/// Runtime errors: module loading, launch.
 pub fn iota_u32(gpu: &Gpu, out: &mut CudaSlice<u32>, start: u32) -> Result<()> {
     let n = out.len() as u64;
     if n == 0 {
@@ -41,6 +47,9 @@ pub fn iota_u32(gpu: &Gpu, out: &mut CudaSlice<u32>, start: u32) -> Result<()> {
 
 /// Block sums of `input` in runs of [`BLOCK_SUM_NT`], their total, and the count of nonzeros;
 /// see [`serial::block_sum_u32`]. Synchronizes (the results are downloaded).
+///
+/// # Errors
+/// [`Error::TooLarge`] past `i32::MAX` blocks; out of memory, module loading, launch and copy errors.
 pub fn block_sum_u32(gpu: &Gpu, input: &CudaView<'_, u32>) -> Result<serial::BlockSums> {
     let n = input.len() as u64;
     let blocks = n.div_ceil(BLOCK_SUM_NT as u64);
@@ -66,6 +75,9 @@ pub fn block_sum_u32(gpu: &Gpu, input: &CudaView<'_, u32>) -> Result<serial::Blo
 
 /// Inclusive prefix sums (wrapping) inside each aligned run of 32 elements; see
 /// [`serial::warp_scan_u32`].
+///
+/// # Errors
+/// [`Error::LengthMismatch`]; module loading and launch errors.
 pub fn warp_scan_u32(gpu: &Gpu, input: &CudaView<'_, u32>, out: &mut CudaSlice<u32>) -> Result<()> {
     let n = input.len() as u64;
     if out.len() as u64 != n {

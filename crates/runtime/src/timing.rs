@@ -14,6 +14,9 @@ pub struct GpuTimer {
 
 impl GpuTimer {
     /// Creates the two events.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when an event cannot be created.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         let mk = || {
             gpu.context()
@@ -24,11 +27,17 @@ impl GpuTimer {
     }
 
     /// Records the start event on the stream.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the event cannot be recorded.
     pub fn start(&self) -> Result<()> {
         self.start.record(self.gpu.stream()).map_err(Error::driver("recording an event"))
     }
 
     /// Records the end event, waits for it and returns milliseconds since the start event.
+    ///
+    /// # Errors
+    /// [`Error::Driver`] when the event cannot be recorded, waited for or read (an earlier fault surfaces here).
     pub fn stop_ms(&self) -> Result<f64> {
         self.end.record(self.gpu.stream()).map_err(Error::driver("recording an event"))?;
         self.end.synchronize().map_err(Error::driver("waiting for an event"))?;
@@ -37,6 +46,9 @@ impl GpuTimer {
     }
 
     /// Times `iters` calls of `f` (stream work) as one region; for criterion's `iter_custom`.
+    ///
+    /// # Errors
+    /// The first error of `f`, or the timer's.
     pub fn time_iters<E: From<Error>>(&self, iters: u64, mut f: impl FnMut() -> Result<(), E>) -> Result<std::time::Duration, E> {
         self.start()?;
         for _ in 0..iters {
@@ -46,6 +58,9 @@ impl GpuTimer {
     }
 
     /// Times `f`'s stream work: start, `f()`, stop. Returns `f`'s value and milliseconds.
+    ///
+    /// # Errors
+    /// The error of `f`, or the timer's.
     pub fn time<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, f64)> {
         self.start()?;
         let r = f()?;
@@ -56,6 +71,9 @@ impl GpuTimer {
 /// Measures device-to-device copy bandwidth in GB/s (bytes read + bytes written, 10^9), the
 /// median of `reps` copies of a `bytes`-sized buffer after one warm-up. The ceiling that
 /// memory-bound kernels are quoted against.
+///
+/// # Errors
+/// Out of memory for the two buffers, copy and timer errors.
 pub fn copy_bandwidth_gbs(gpu: &Gpu, bytes: usize, reps: usize) -> Result<f64> {
     let n = (bytes / 4).max(1);
     let src = gpu.alloc_zeros::<u32>(n)?;

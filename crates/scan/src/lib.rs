@@ -287,21 +287,33 @@ impl<T: ScanItem> Scanner<T> {
 }
 
 /// Exclusive scan of `input` into `output` with the default algorithm (allocates a workspace).
+///
+/// # Errors
+/// As [`Scanner::exclusive`].
 pub fn exclusive_sum<T: ScanItem>(gpu: &Gpu, input: &impl DevicePtr<T>, output: &mut impl DevicePtrMut<T>) -> Result<()> {
     Scanner::<T>::new(gpu, Algorithm::default())?.exclusive(input, output)
 }
 
 /// Inclusive scan of `input` into `output` with the default algorithm (allocates a workspace).
+///
+/// # Errors
+/// As [`Scanner::exclusive`].
 pub fn inclusive_sum<T: ScanItem>(gpu: &Gpu, input: &impl DevicePtr<T>, output: &mut impl DevicePtrMut<T>) -> Result<()> {
     Scanner::<T>::new(gpu, Algorithm::default())?.inclusive(input, output)
 }
 
 /// Exclusive scan in place with the default algorithm (allocates a workspace).
+///
+/// # Errors
+/// As [`Scanner::exclusive`].
 pub fn exclusive_sum_in_place<T: ScanItem>(gpu: &Gpu, data: &mut impl DevicePtrMut<T>) -> Result<()> {
     Scanner::<T>::new(gpu, Algorithm::default())?.exclusive_in_place(data)
 }
 
 /// Inclusive scan in place with the default algorithm (allocates a workspace).
+///
+/// # Errors
+/// As [`Scanner::exclusive`].
 pub fn inclusive_sum_in_place<T: ScanItem>(gpu: &Gpu, data: &mut impl DevicePtrMut<T>) -> Result<()> {
     Scanner::<T>::new(gpu, Algorithm::default())?.inclusive_in_place(data)
 }

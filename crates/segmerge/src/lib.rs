@@ -156,7 +156,8 @@ impl Segmerge {
         self.own.bytes()
     }
 
-    /// One merge pass with runs of `s` from `keys`/`values` into `keys_out`/`values_out`.
+    /// One merge pass with runs of `s` from `keys`/`values` into `keys_out`/`values_out`. Runs
+    /// that are not sorted give an unspecified output (never an access outside the buffers).
     ///
     /// # Errors
     /// [`Error::ZeroRun`], [`Error::LengthMismatch`], [`Error::TooLarge`], runtime errors.

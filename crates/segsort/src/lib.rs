@@ -132,6 +132,9 @@ impl BlockSize {
     }
 
     /// The size for `len` items, if there is a kernel for it.
+    ///
+    /// # Errors
+    /// [`Error::BadBlockSize`] for a size without a kernel.
     pub fn from_len(len: u32) -> Result<Self> {
         Self::ALL.into_iter().find(|b| b.len() == len).ok_or(Error::BadBlockSize(len))
     }
@@ -193,6 +196,9 @@ impl Segsort {
     }
 
     /// Sorts every segment of `block` (key, value) pairs in place, stably by key.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::TooLarge`] past [`MAX_LEN`], launch errors.
     pub fn sort_blocks(&mut self, block: BlockSize, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>) -> Result<()> {
         let n = same_len(keys.len(), values.len(), "values")?;
         let stream = self.gpu.stream().clone();
@@ -203,6 +209,9 @@ impl Segsort {
     }
 
     /// Sorts every segment of `block` keys in place.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] past [`MAX_LEN`], launch errors.
     pub fn sort_blocks_keys(&mut self, block: BlockSize, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
         let n = check_len(keys.len())?;
         let stream = self.gpu.stream().clone();
@@ -212,6 +221,9 @@ impl Segsort {
     }
 
     /// Out-of-place [`Segsort::sort_blocks`]: the inputs are left as they are.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::TooLarge`] past [`MAX_LEN`], launch errors.
     pub fn sort_blocks_into(&mut self, block: BlockSize, keys: &impl DevicePtr<u32>, values: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, values_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
         let n = same_len(keys.len(), values.len(), "values")?;
         same_len(keys.len(), keys_out.len(), "keys_out")?;
@@ -226,6 +238,9 @@ impl Segsort {
     }
 
     /// Out-of-place [`Segsort::sort_blocks_keys`].
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::TooLarge`] past [`MAX_LEN`], launch errors.
     pub fn sort_blocks_keys_into(&mut self, block: BlockSize, keys: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
         let n = same_len(keys.len(), keys_out.len(), "keys_out")?;
         let stream = self.gpu.stream().clone();
@@ -338,6 +353,9 @@ impl Segsort {
     /// # Safety
     /// `keys`/`keys_out` (and `vals`/`vals_out` unless 0) are live device buffers of `n` `u32`
     /// items, `n <= MAX_LEN`.
+    ///
+    /// # Errors
+    /// Launch errors.
     pub unsafe fn sort_blocks_raw(&mut self, block: BlockSize, keys: u64, vals: u64, n: u64, keys_out: u64, vals_out: u64) -> Result<()> {
         if n == 0 {
             return Ok(());

@@ -48,6 +48,9 @@ pub fn max_tiles(n: u64, first_run: u64) -> u64 {
 /// `keys`/`keys_out` (and `vals`/`vals_out` unless 0) hold `n` items of the kernels' types and
 /// do not overlap; `splits` holds `tile_count(n, s)` words; `k.merge` is a pairs kernel exactly
 /// when `vals != 0`.
+///
+/// # Errors
+/// Launch errors.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn merge_pass(gpu: &Gpu, k: &MergeKernels, keys: u64, vals: u64, n: u64, s: u64, splits: u64, keys_out: u64, vals_out: u64) -> gpu_runtime::Result<()> {
     if n == 0 {

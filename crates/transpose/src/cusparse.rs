@@ -81,6 +81,9 @@ fn load() -> &'static std::result::Result<String, String> {
 }
 
 /// Whether cuSPARSE can be loaded, and from where.
+///
+/// # Errors
+/// Why the library cannot be loaded (the names and paths tried).
 pub fn library() -> std::result::Result<&'static str, &'static str> {
     match load() {
         Ok(s) => Ok(s.as_str()),

@@ -46,6 +46,9 @@ pub fn bytes_moved(m: u64, n: u64, nnz: u64, value_bytes: usize) -> u64 {
 /// Times `algo` on `a` with GPU events: `warmup` untimed runs, then `reps` timed ones, each
 /// measured alone (`Serial` is timed by wall clock, including its transfers), all into the
 /// buffers `out`, which are handed back.
+///
+/// # Errors
+/// As [`Transposer::transpose_into`], and timer errors.
 pub fn time_gpu<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr<T>, mut out: DeviceCsrParts<T>, warmup: usize, reps: usize) -> Result<(Stats, DeviceCsrParts<T>)> {
     let timer = GpuTimer::new(t.gpu())?;
     for _ in 0..warmup {

@@ -26,6 +26,9 @@ pub type Parts<T> = (Vec<u32>, Vec<u32>, Option<Vec<T>>);
 
 /// [`transpose`] on raw arrays (`m × n`, `ptr` of `m + 1`, `vals` absent for pattern matrices),
 /// validating them first: invalid pointers or a column index `>= n` are errors, not panics.
+///
+/// # Errors
+/// [`Error::Shape`] for a pointer or values of the wrong length, [`Error::Ptr2Idx`] for invalid pointers, [`Error::Histogram`] for a column index `>= n`, [`Error::TooLarge`] past 32-bit columns.
 pub fn transpose_parts<T: Copy + Default>(m: u64, n: u64, ptr: &[u32], idx: &[u32], vals: Option<&[T]>) -> Result<Parts<T>> {
     if ptr.len() as u64 != m + 1 {
         return Err(Error::Shape { what: "row pointer length", expected: m + 1, actual: ptr.len() as u64 });
@@ -133,7 +136,7 @@ fn sorted<T: Value>(a: &Csr<u32, T>) -> (Moves, Vec<u32>) {
     (Moves { ptr: Vec::new(), rows: out_rows, source }, keys)
 }
 
-/// MergeTrans: [`sorted`], then the pointer from the sorted columns by boundary detection
+/// MergeTrans: `sorted`, then the pointer from the sorted columns by boundary detection
 /// ([`sorted_ptr_range`], one position per thread on the GPU).
 pub fn merge_trans<T: Value>(a: &Csr<u32, T>) -> Moves {
     let (mut mv, keys) = sorted(a);
@@ -141,7 +144,7 @@ pub fn merge_trans<T: Value>(a: &Csr<u32, T>) -> Moves {
     mv
 }
 
-/// The COO chain: [`sorted`], then the pointer by index-to-pointers (histogram and scan) of the
+/// The COO chain: `sorted`, then the pointer by index-to-pointers (histogram and scan) of the
 /// column indices.
 pub fn coo_chain<T: Value>(a: &Csr<u32, T>) -> Moves {
     let (mut mv, _) = sorted(a);

@@ -83,6 +83,18 @@ gpu_test!(fn invalid_device_data_is_refused_by_every_entry_point(gpu) {
     assert!(matches!(seg.sort_segments(&d_bad, &mut skeys, &mut svals), Err(gpu_segsort::Error::Offsets(_))));
     let mut scan = Scanner::<u32>::new(gpu, ScanAlgorithm::Auto).unwrap();
     assert!(matches!(scan.exclusive(&d_keys, &mut ptr), Err(gpu_scan::Error::LengthMismatch { .. })));
+    // Merge passes over runs that are not sorted: unspecified output, no access outside the
+    // buffers (memcheck watches this; the merge clamps its tile slices).
+    let mut mer = Segmerge::new(gpu).unwrap();
+    for len in [5000usize, 70_000] {
+        let junk: Vec<u32> = (0..len).map(|_| r.random()).collect();
+        let (dk, dv) = (gpu.upload(&junk).unwrap(), gpu.upload(&junk).unwrap());
+        let (mut ko, mut vo) = (gpu.alloc::<u32>(len).unwrap(), gpu.alloc::<u32>(len).unwrap());
+        for s in [1u64, 7, 1000, 2048, 40_000] {
+            mer.merge_pass(s, &dk, &dv, &mut ko, &mut vo).unwrap();
+            mer.merge_pass_keys(s, &dk, &mut ko).unwrap();
+        }
+    }
     // Scratch too small: refused before anything is enqueued.
     let mut tiny = gpu.alloc::<u8>(16).unwrap();
     let mut s = Scratch::new(&mut tiny, gpu.stream());

@@ -42,7 +42,12 @@ pub unsafe fn merge<K: SortKey, const VALUES: bool>(smem: *mut u8, keys: *const 
         let (pb, a_len, b_len, d0, d1) = tile_range(n, s, tpp, t);
         let a0 = *splits.add(t as usize) as u64;
         let a1 = if d1 == a_len + b_len || (t + 1) % tpp == 0 { a_len } else { *splits.add(t as usize + 1) as u64 };
-        let a1 = a1.clamp(a0, a_len);
+        // On sorted runs the splits are monotone and this clamp changes nothing; on runs that are
+        // not sorted (a caller's data) the searches need not be, and the clamp keeps the tile's
+        // slices inside A and B with a_cnt + b_cnt = d1 - d0 <= NV: an unspecified merge, but no
+        // access outside the buffers or the shared tile. (a0 lies in [d0 - b_len, min(d0, a_len)],
+        // so the interval is never empty.)
+        let a1 = a1.clamp(a0.max(d1.saturating_sub(b_len)), a_len.min(a0 + (d1 - d0)));
         let (b0, b1) = (d0 - a0, d1 - a1);
         let (a_cnt, b_cnt) = ((a1 - a0) as u32, (b1 - b0) as u32);
         let mut i = tid;
