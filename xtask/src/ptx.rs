@@ -73,31 +73,9 @@ fn build_one(tc: &Toolchain, k: &KernelCrate, arch: &str) -> Res<String> {
     std::fs::read_to_string(&built).map_err(|e| format!("{}: {e}", built.display()))
 }
 
-/// `ptxas` from `PTXAS`, PATH, `CUDA_PATH`/`/usr/local/cuda`, or the pip package `nvidia-cuda-nvcc`.
+/// `ptxas`, found as `sptrans info` finds it ([`sptrans_devtools::find_ptxas`]).
 pub fn find_ptxas() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("PTXAS").map(PathBuf::from).filter(|p| p.is_file()) {
-        return Some(p);
-    }
-    if let Some(p) = toolchain::which("ptxas") {
-        return Some(p);
-    }
-    for var in ["CUDA_PATH", "CUDA_HOME"] {
-        if let Some(p) = std::env::var_os(var).map(|d| PathBuf::from(d).join("bin/ptxas")).filter(|p| p.is_file()) {
-            return Some(p);
-        }
-    }
-    if Path::new("/usr/local/cuda/bin/ptxas").is_file() {
-        return Some("/usr/local/cuda/bin/ptxas".into());
-    }
-    let out = Command::new("python3")
-        .args(["-c", "import nvidia, sys; print('\\n'.join(nvidia.__path__))"])
-        .output()
-        .ok()?;
-    let dirs = String::from_utf8_lossy(&out.stdout).to_string();
-    dirs.lines().find_map(|d| {
-        let entries = std::fs::read_dir(d).ok()?;
-        entries.filter_map(|e| e.ok()).map(|e| e.path().join("bin/ptxas")).find(|p| p.is_file())
-    })
+    sptrans_devtools::find_ptxas()
 }
 
 /// Validates `ptx` for sm_90 and prints registers, shared memory, stack and spills per kernel.

@@ -58,8 +58,7 @@ fn bitcode_linker() -> Option<PathBuf> {
 
 /// First `name` on PATH.
 pub fn which(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+    sptrans_devtools::which(name)
 }
 
 fn output(cmd: &mut Command) -> Option<String> {

@@ -23,7 +23,7 @@
 //!
 //! ```no_run
 //! use gpu_histogram::{serial, Histogram};
-//! let gpu = gpu_runtime::Gpu::first()?;
+//! let gpu = gpu_histogram::Gpu::first()?;
 //! let keys = gpu.upload(&[2u32, 0, 2, 1, 2])?;
 //! let mut h = Histogram::new(&gpu)?;
 //! let mut counts = gpu.alloc::<u32>(3)?;
@@ -37,11 +37,16 @@
 //! ```
 #![deny(missing_docs)]
 
+/// The runtime this crate is built on, re-exported so that one dependency is enough: the GPU
+/// handle [`Gpu`], scratch ([`gpu_runtime::Scratch`]), and cudarc (`gpu_runtime::cudarc`).
+pub use gpu_runtime;
+pub use gpu_runtime::Gpu;
+
 pub mod serial;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu_runtime::scratch::Layout as ScratchLayout;
-use gpu_runtime::{Gpu, Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{Kernel, PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{ScanKind, Scanner};
 
 pub use histogram_kernels::{partition_range, NT, VT, WARPS};

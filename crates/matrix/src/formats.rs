@@ -177,15 +177,28 @@ compressed!(Csc, second, first, "CSC");
 
 /// The counting-sort offsets of `keys` in `[0, nkeys)`: the pointer array (`nkeys + 1` entries,
 /// `ptr[k]` = number of keys below `k`) and the same offsets as `u64` write cursors.
-fn offsets_by_key<I: Index>(nkeys: u64, keys: &[I]) -> (Vec<I>, Vec<u64>) {
-    let mut count = vec![0u64; nkeys as usize + 1];
+fn offsets_by_key<I: Index>(nkeys: u64, keys: &[I]) -> Result<(Vec<I>, Vec<u64>)> {
+    let len = usize::try_from(nkeys).ok().and_then(|n| n.checked_add(1)).ok_or(Error::TooLarge { what: "pointer length", value: nkeys, max: usize::MAX as u64 - 1 })?;
+    let mut count = try_filled(len, 0u64, "counting-sort offsets")?;
     for &k in keys {
         count[k.to_usize() + 1] += 1;
     }
     for k in 0..nkeys as usize {
         count[k + 1] += count[k];
     }
-    (count.iter().map(|&c| I::from_u64(c).unwrap_or_default()).collect(), count)
+    let mut ptr = try_filled(len, I::default(), "pointer array")?;
+    for (p, &c) in ptr.iter_mut().zip(&count) {
+        *p = I::from_u64(c).unwrap_or_default();
+    }
+    Ok((ptr, count))
+}
+
+/// `len` copies of `value`, or [`Error::HostMemory`] (never an abort) when memory runs out.
+pub(crate) fn try_filled<T: Clone>(len: usize, value: T, what: &'static str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Error::HostMemory { bytes: (len as u64).saturating_mul(std::mem::size_of::<T>() as u64), what })?;
+    v.resize(len, value);
+    Ok(v)
 }
 
 /// Transposes a compressed structure (`major × minor` → `minor × major`) by a stable counting
@@ -198,11 +211,26 @@ fn offsets_by_key<I: Index>(nkeys: u64, keys: &[I]) -> (Vec<I>, Vec<u64>) {
 /// let (p, i, v) = sptrans_matrix::transpose_parts(2, 2, &[0u32, 2, 3], &[0u32, 1, 1], &[1, 2, 3]);
 /// assert_eq!((p, i, v), (vec![0, 1, 3], vec![0, 0, 1], vec![1, 2, 3]));
 /// ```
+///
+/// # Panics
+/// When host memory runs out (as `Vec` does); [`try_transpose_parts`] returns the error.
 pub fn transpose_parts<I: Index, T: Copy + Default>(major: u64, minor: u64, ptr: &[I], idx: &[I], vals: &[T]) -> (Vec<I>, Vec<I>, Vec<T>) {
+    match try_transpose_parts(major, minor, ptr, idx, vals) {
+        Ok(parts) => parts,
+        Err(e) => panic!("transpose_parts: {e} (use try_transpose_parts to get the error)"),
+    }
+}
+
+/// [`transpose_parts`] that reports running out of host memory as [`Error::HostMemory`]
+/// instead of aborting.
+///
+/// # Errors
+/// [`Error::HostMemory`], [`Error::TooLarge`] for a `minor` past the address space.
+pub fn try_transpose_parts<I: Index, T: Copy + Default>(major: u64, minor: u64, ptr: &[I], idx: &[I], vals: &[T]) -> Result<(Vec<I>, Vec<I>, Vec<T>)> {
     let nnz = idx.len();
-    let (out_ptr, mut next) = offsets_by_key(minor, idx);
-    let mut out_idx = vec![I::default(); nnz];
-    let mut out_vals = vec![T::default(); nnz];
+    let (out_ptr, mut next) = offsets_by_key(minor, idx)?;
+    let mut out_idx = try_filled(nnz, I::default(), "transposed indices")?;
+    let mut out_vals = try_filled(nnz, T::default(), "transposed values")?;
     for i in 0..major as usize {
         for k in ptr[i].to_usize()..ptr[i + 1].to_usize() {
             let j = idx[k].to_usize();
@@ -212,15 +240,27 @@ pub fn transpose_parts<I: Index, T: Copy + Default>(major: u64, minor: u64, ptr:
             out_vals[dst] = vals[k];
         }
     }
-    (out_ptr, out_idx, out_vals)
+    Ok((out_ptr, out_idx, out_vals))
 }
 
 impl<I: Index, T: Value> Csr<I, T> {
     /// The serial transpose: the CSR of `Aᵀ`, with indices sorted in each row (the specification
     /// every GPU transposer is checked against).
+    ///
+    /// # Panics
+    /// When host memory runs out (as `Vec` does); [`Csr::try_transpose`] returns the error.
     pub fn transpose(&self) -> Csr<I, T> {
         let (ptr, idx, vals) = transpose_parts(self.rows, self.cols, &self.ptr, &self.idx, &self.vals);
         Csr { rows: self.cols, cols: self.rows, ptr, idx, vals }
+    }
+
+    /// [`Csr::transpose`] that reports running out of host memory instead of aborting.
+    ///
+    /// # Errors
+    /// [`Error::HostMemory`] naming the size that could not be reserved.
+    pub fn try_transpose(&self) -> Result<Csr<I, T>> {
+        let (ptr, idx, vals) = try_transpose_parts(self.rows, self.cols, &self.ptr, &self.idx, &self.vals)?;
+        Ok(Csr { rows: self.cols, cols: self.rows, ptr, idx, vals })
     }
 
     /// The same matrix in CSC form (row indices sorted in each column).
@@ -237,6 +277,16 @@ impl<I: Index, T: Value> Csr<I, T> {
             row.extend(std::iter::repeat_n(I::from_u64(i as u64).unwrap_or_default(), len));
         }
         Coo { rows: self.rows, cols: self.cols, row, col: self.idx.clone(), vals: self.vals.clone() }
+    }
+
+    /// Equal shape, structure and value bits ([`Value::bit_pattern`]): unlike `==`, a NaN
+    /// equals a NaN of the same bits.
+    pub fn same_bits(&self, other: &Self) -> bool {
+        self.rows == other.rows
+            && self.cols == other.cols
+            && self.ptr == other.ptr
+            && self.idx == other.idx
+            && self.vals.iter().map(|v| v.bit_pattern()).eq(other.vals.iter().map(|v| v.bit_pattern()))
     }
 
     /// Entry `(i, j)` if stored (the first one when repeated).
@@ -304,9 +354,24 @@ impl<I: Index, T: Value> Coo<I, T> {
     /// counting sort by row), the column and value arrays are permuted along its cycles, then
     /// each row is sorted by column (stable) and its duplicates summed. Besides the coordinates
     /// it needs only the row pointer and the longest row's scratch.
+    ///
+    /// # Panics
+    /// When host memory runs out (as `Vec` does); [`Coo::try_into_csr`] returns the error.
     pub fn into_csr(self) -> Csr<I, T> {
+        match self.try_into_csr() {
+            Ok(a) => a,
+            Err(e) => panic!("into_csr: {e} (use try_into_csr to get the error)"),
+        }
+    }
+
+    /// [`Coo::into_csr`] that reports running out of host memory as [`Error::HostMemory`]
+    /// instead of aborting.
+    ///
+    /// # Errors
+    /// [`Error::HostMemory`] naming the size that could not be reserved.
+    pub fn try_into_csr(self) -> Result<Csr<I, T>> {
         let Coo { rows, cols, row: mut dst, mut col, mut vals } = self;
-        let (ptr, mut next) = offsets_by_key(rows, &dst);
+        let (ptr, mut next) = offsets_by_key(rows, &dst)?;
         // Destinations fit I: there are nnz < I::MAX entries (check_fits), and I::MAX marks done.
         let done = I::from_u64(I::MAX).unwrap_or_default();
         for d in dst.iter_mut() {
@@ -333,7 +398,8 @@ impl<I: Index, T: Value> Coo<I, T> {
         }
         drop(dst);
         // Sort each row by column (stable: duplicates stay in file order), then sum them.
-        let mut out_ptr = Vec::with_capacity(ptr.len());
+        let mut out_ptr = Vec::new();
+        out_ptr.try_reserve_exact(ptr.len()).map_err(|_| Error::HostMemory { bytes: (ptr.len() * std::mem::size_of::<I>()) as u64, what: "CSR pointer" })?;
         out_ptr.push(I::default());
         let mut w = 0usize;
         let mut scratch: Vec<(I, T)> = Vec::new();
@@ -362,7 +428,7 @@ impl<I: Index, T: Value> Coo<I, T> {
         }
         col.truncate(w);
         vals.truncate(w);
-        Csr { rows, cols, ptr: out_ptr, idx: col, vals }
+        Ok(Csr { rows, cols, ptr: out_ptr, idx: col, vals })
     }
 }
 

@@ -70,10 +70,19 @@ pub fn uniform<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u32,
 /// removed, so the result has at most `edges` nonzeros.
 ///
 /// # Errors
-/// [`Error::TooLarge`] when a size does not fit 32-bit indices (or more nonzeros are asked than the shape holds).
+/// [`Error::InvalidParameter`] for a scale above 32, a probability outside `[0, 1]` or
+/// `a + b + c > 1`; [`Error::TooLarge`] past 32-bit nonzeros.
 pub fn rmat<T: Value>(scale: u32, edges: u64, a: f64, b: f64, c: f64, seed: u64) -> Result<Csr<u32, T>> {
     if scale > 32 {
-        return Err(too_large("2^scale", 1u64 << scale.min(63)));
+        return Err(Error::InvalidParameter { what: "scale", msg: format!("{scale} is too large: 2^scale vertices must fit 32-bit indices (scale at most 32)") });
+    }
+    for (what, p) in [("a", a), ("b", b), ("c", c)] {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(Error::InvalidParameter { what, msg: format!("probability {p} is outside [0, 1]") });
+        }
+    }
+    if a + b + c > 1.0 + 1e-12 {
+        return Err(Error::InvalidParameter { what: "a + b + c", msg: format!("{a} + {b} + {c} = {} exceeds 1 (d = 1 - a - b - c must be a probability)", a + b + c) });
     }
     let n = 1u64 << scale;
     let mut r = StdRng::seed_from_u64(seed);
@@ -147,13 +156,17 @@ pub fn banded<T: Value>(n: u64, lower: u64, upper: u64, seed: u64) -> Result<Csr
     from_keys(n, n, &keys, |_, _| rand_val(&mut r))
 }
 
-/// Tall and skinny `m × n` (m ≫ n): each row has `min(per_row, n)` distinct uniform columns.
+/// Tall and skinny `m × n` (m ≫ n): each row has `per_row` distinct uniform columns.
 ///
 /// # Errors
-/// [`Error::TooLarge`] when a size does not fit 32-bit indices (or more nonzeros are asked than the shape holds).
+/// [`Error::InvalidParameter`] when `per_row > n`; [`Error::TooLarge`] when a size does not fit
+/// 32-bit indices.
 pub fn tall_skinny<T: Value>(m: u64, n: u64, per_row: u64, seed: u64) -> Result<Csr<u32, T>> {
+    if per_row > n {
+        return Err(Error::InvalidParameter { what: "per_row", msg: format!("{per_row} distinct columns per row cannot fit in {n} columns") });
+    }
     let mut r = StdRng::seed_from_u64(seed);
-    let k = per_row.min(n);
+    let k = per_row;
     let mut keys = Vec::new();
     let mut row: Vec<u64> = Vec::new();
     for i in 0..m {

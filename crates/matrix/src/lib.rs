@@ -39,7 +39,7 @@ pub mod gen;
 pub mod mm;
 mod value;
 
-pub use formats::{check_fits, transpose_parts, Coo, Csc, Csr, Index};
+pub use formats::{check_fits, transpose_parts, try_transpose_parts, Coo, Csc, Csr, Index};
 pub use num_complex;
 pub use value::{Field, Raw, Value};
 
@@ -103,6 +103,48 @@ pub enum Error {
         /// The largest allowed.
         max: u64,
     },
+    /// A file could not be opened.
+    #[error("{}: {source}", path.display())]
+    Open {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Host memory ran out (a reservation failed; nothing was aborted).
+    #[error("out of host memory: could not reserve {bytes} bytes for the {what}")]
+    HostMemory {
+        /// Bytes asked for.
+        bytes: u64,
+        /// What they were for.
+        what: &'static str,
+    },
+    /// The matrix would need more host memory than allowed (the memory available, or a limit the
+    /// caller set), found from its size line before anything was allocated.
+    #[error("{rows} x {cols} with {entries} entries needs about {} of host memory, more than the {} allowed", human_bytes(*.need), human_bytes(*.limit))]
+    MemoryLimit {
+        /// Rows.
+        rows: u64,
+        /// Columns.
+        cols: u64,
+        /// Entries (after symmetric expansion).
+        entries: u64,
+        /// Bytes the estimate says reading needs.
+        need: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A generator parameter is out of its domain.
+    #[error("{what}: {msg}")]
+    InvalidParameter {
+        /// The parameter.
+        what: &'static str,
+        /// What is wrong.
+        msg: String,
+    },
+    /// A caller refused the matrix from its sizes (e.g. not enough device memory), with why.
+    #[error("{0}")]
+    Refused(String),
     /// A device error.
     #[error(transparent)]
     Runtime(#[from] gpu_runtime::Error),
@@ -116,4 +158,16 @@ impl Error {
     pub fn is_out_of_memory(&self) -> bool {
         matches!(self, Error::Runtime(e) if e.is_out_of_memory())
     }
+}
+
+/// `bytes` as a short human-readable size (`1.5 GB`, powers of 10).
+pub fn human_bytes(bytes: u64) -> String {
+    let units = ["B", "kB", "MB", "GB", "TB", "PB", "EB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < units.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 { format!("{bytes} B") } else { format!("{v:.1} {}", units[u]) }
 }

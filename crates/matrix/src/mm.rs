@@ -61,6 +61,18 @@ fn perr(line: u64, msg: impl Into<String>) -> Error {
     Error::Parse { line, msg: msg.into() }
 }
 
+/// Longest token quoted whole in an error message; longer ones are cut with an ellipsis.
+pub const QUOTE_MAX: usize = 40;
+
+/// `tok` for an error message: whole when short, else its first [`QUOTE_MAX`] characters and
+/// `…` with the length.
+pub fn quote(tok: &str) -> String {
+    match tok.char_indices().nth(QUOTE_MAX) {
+        None => tok.to_string(),
+        Some((cut, _)) => format!("{}… ({} bytes)", &tok[..cut], tok.len()),
+    }
+}
+
 /// Longest line accepted (a Matrix Market line is a few dozen bytes; this bounds the buffer).
 pub const MAX_LINE: usize = 1 << 26;
 
@@ -116,8 +128,20 @@ impl<R: Read> Lines<R> {
         }
     }
 
-    fn check(&mut self, s: usize, mut e: usize) -> Result<(u64, usize, usize)> {
+    fn check(&mut self, mut s: usize, mut e: usize) -> Result<(u64, usize, usize)> {
         self.no += 1;
+        if self.no == 1 {
+            // A UTF-8 byte-order mark before the banner is skipped (editors on Windows write it).
+            if self.buf[s..e].starts_with(b"\xEF\xBB\xBF") {
+                s += 3;
+            }
+            // Binary data reaches here as a "line" of control bytes: say so rather than report
+            // whatever its bytes happen to look like (a bare CR, an invalid banner).
+            let first = &self.buf[s..e];
+            if first.iter().any(|&b| b == 0 || (b < 0x20 && !matches!(b, b'\t' | b'\r' | 0x0c))) || std::str::from_utf8(first).is_err() {
+                return Err(perr(1, "not a Matrix Market file (binary data)"));
+            }
+        }
         if e > s && self.buf[e - 1] == b'\r' {
             e -= 1;
         }
@@ -162,7 +186,7 @@ pub fn parse_banner(line: &str, no: u64) -> Result<Header> {
     let toks: Vec<String> = line.split_ascii_whitespace().map(|t| t.to_ascii_lowercase()).collect();
     let Some(first) = toks.first() else { return Err(perr(no, "missing %%MatrixMarket banner")) };
     if first != "%%matrixmarket" && first != "%matrixmarket" {
-        return Err(perr(no, format!("missing or invalid banner `{}` (expected %%MatrixMarket)", first)));
+        return Err(perr(no, format!("missing or invalid banner `{}` (expected %%MatrixMarket)", quote(first))));
     }
     if toks.len() != 5 {
         return Err(perr(no, format!("banner needs 4 words after %%MatrixMarket (object format field symmetry), found {}", toks.len() - 1)));
@@ -170,26 +194,26 @@ pub fn parse_banner(line: &str, no: u64) -> Result<Header> {
     match toks[1].as_str() {
         "matrix" => {}
         "vector" => return Err(perr(no, "`vector` objects are not supported")),
-        o => return Err(perr(no, format!("invalid object `{o}`"))),
+        o => return Err(perr(no, format!("invalid object `{}`", quote(o)))),
     }
     let format = match toks[2].as_str() {
         "coordinate" => Format::Coordinate,
         "array" => Format::Array,
-        f => return Err(perr(no, format!("invalid format `{f}`"))),
+        f => return Err(perr(no, format!("invalid format `{}`", quote(f)))),
     };
     let field = match toks[3].as_str() {
         "real" => Field::Real,
         "integer" => Field::Integer,
         "complex" => Field::Complex,
         "pattern" => Field::Pattern,
-        f => return Err(perr(no, format!("invalid field `{f}`"))),
+        f => return Err(perr(no, format!("invalid field `{}`", quote(f)))),
     };
     let symmetry = match toks[4].as_str() {
         "general" => Symmetry::General,
         "symmetric" => Symmetry::Symmetric,
         "skew-symmetric" => Symmetry::SkewSymmetric,
         "hermitian" => Symmetry::Hermitian,
-        s => return Err(perr(no, format!("invalid symmetry `{s}`"))),
+        s => return Err(perr(no, format!("invalid symmetry `{}`", quote(s)))),
     };
     if symmetry == Symmetry::Hermitian && field != Field::Complex {
         return Err(perr(no, format!("`hermitian` needs a complex field, not `{}`", field.name())));
@@ -207,15 +231,15 @@ pub fn parse_banner(line: &str, no: u64) -> Result<Header> {
 fn parse_u64(tok: &str, no: u64, what: &str) -> Result<u64> {
     let b = tok.as_bytes();
     if b.first() == Some(&b'-') {
-        return Err(perr(no, format!("{what} `{tok}` is negative")));
+        return Err(perr(no, format!("{what} `{}` is negative", quote(tok))));
     }
     let digits = b.strip_prefix(b"+").unwrap_or(b);
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return Err(perr(no, format!("{what} `{tok}` is not a non-negative integer")));
+        return Err(perr(no, format!("{what} `{}` is not a non-negative integer", quote(tok))));
     }
     let mut v: u64 = 0;
     for &d in digits {
-        v = v.checked_mul(10).and_then(|v| v.checked_add((d - b'0') as u64)).ok_or_else(|| perr(no, format!("{what} `{tok}` is out of range")))?;
+        v = v.checked_mul(10).and_then(|v| v.checked_add((d - b'0') as u64)).ok_or_else(|| perr(no, format!("{what} `{}` is out of range", quote(tok))))?;
     }
     Ok(v)
 }
@@ -260,7 +284,7 @@ fn tokens<'a>(line: &'a str, want: usize, no: u64, what: &str) -> Result<[&'a st
     let mut k = 0;
     for t in line.split_ascii_whitespace() {
         if k == want {
-            return Err(perr(no, format!("extra token `{t}` on {what} line (expected {want} tokens)")));
+            return Err(perr(no, format!("extra token `{}` on {what} line (expected {want} tokens)", quote(t))));
         }
         out[k] = t;
         k += 1;
@@ -284,6 +308,16 @@ impl<I: Index, T: Value> Sink<I, T> {
         let v = T::from_raw(r).map_err(|m| perr(no, m))?;
         // Dimensions were checked to fit I, so these conversions cannot fail.
         let (ii, jj) = (I::from_u64(i).unwrap_or_default(), I::from_u64(j).unwrap_or_default());
+        let need = if i != j && self.sym != Symmetry::General { 2 } else { 1 };
+        if self.row.capacity() - self.row.len() < need {
+            // Grow by doubling, but fallibly: running out of memory is an error, not an abort.
+            let more = self.row.len().max(1 << 10);
+            let bytes = (more * (2 * std::mem::size_of::<I>() + std::mem::size_of::<T>())) as u64;
+            let oom = |_| Error::HostMemory { bytes, what: "coordinate entries" };
+            self.row.try_reserve(more).map_err(oom)?;
+            self.col.try_reserve(more).map_err(oom)?;
+            self.vals.try_reserve(more).map_err(oom)?;
+        }
         self.row.push(ii);
         self.col.push(jj);
         self.vals.push(v);
@@ -321,6 +355,35 @@ pub fn parse<I: Index, T: Value>(data: &[u8]) -> Result<Coo<I, T>> {
 /// # Errors
 /// As [`parse`], and [`Error::Io`] when reading fails.
 pub fn parse_reader<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>) -> Result<Coo<I, T>> {
+    parse_limited(src, size_hint, None)
+}
+
+/// Host bytes that reading a matrix of `rows` rows and `entries` stored entries (after symmetric
+/// expansion) into CSR takes at its peak, with index type `I` and values `T`: the coordinate
+/// arrays, then the counting sort's offsets (`u64`) and the row pointer beside them
+/// ([`Coo::try_into_csr`]).
+pub fn read_bytes_estimate<I: Index, T: Value>(rows: u64, entries: u64) -> u64 {
+    let (i, v) = (std::mem::size_of::<I>() as u64, std::mem::size_of::<T>() as u64);
+    entries.saturating_mul(2 * i + v).saturating_add(rows.saturating_add(1).saturating_mul(8 + i))
+}
+
+/// [`parse_reader`] that refuses, right after the size line and before reserving anything, a
+/// matrix whose reading would need more than `limit` bytes of host memory
+/// ([`read_bytes_estimate`]); reservations are fallible throughout.
+fn parse_limited<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>, limit: Option<u64>) -> Result<Coo<I, T>> {
+    let mut check = |rows: u64, cols: u64, entries: u64| -> Result<()> {
+        let need = read_bytes_estimate::<I, T>(rows, entries);
+        match limit {
+            Some(limit) if need > limit => Err(Error::MemoryLimit { rows, cols, entries, need, limit }),
+            _ => Ok(()),
+        }
+    };
+    parse_checked(src, size_hint, &mut check)
+}
+
+/// The reader, with `check(rows, cols, entries)` called right after the size line, before
+/// anything is reserved; its error stops the read.
+fn parse_checked<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>, check: &mut dyn FnMut(u64, u64, u64) -> Result<()>) -> Result<Coo<I, T>> {
     let mut lines = Lines::new(src, size_hint);
     let Some((no, banner)) = lines.next_line()? else { return Err(perr(1, "empty input: missing %%MatrixMarket banner")) };
     let h = parse_banner(banner, no)?;
@@ -344,10 +407,17 @@ pub fn parse_reader<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>) 
     let expand = if h.symmetry == Symmetry::General { 1 } else { 2 };
     let stored_max = declared.checked_mul(expand).ok_or_else(|| perr(no, "entry count overflows"))?;
     check_fits::<I>(rows, cols, if h.format == Format::Coordinate { stored_max } else { 0 }).map_err(|e| perr(no, e.to_string()))?;
+    // Array files store their nonzeros only: their declared count is a bound, not a need.
+    check(rows, cols, if h.format == Format::Coordinate { stored_max } else { 0 })?;
     // Reserve no more than the input can hold (a line is at least 4 bytes), and without a size
     // hint no more than 2^24 entries (growing past that doubles in place).
     let cap = (stored_max as usize).min(expand as usize * size_hint.map_or(1 << 24, |b| b as usize / 4 + 1));
-    let mut sink = Sink::<I, T> { sym: h.symmetry, row: Vec::with_capacity(cap), col: Vec::with_capacity(cap), vals: Vec::with_capacity(cap) };
+    let mut sink = Sink::<I, T> { sym: h.symmetry, row: Vec::new(), col: Vec::new(), vals: Vec::new() };
+    let bytes = (cap * (2 * std::mem::size_of::<I>() + std::mem::size_of::<T>())) as u64;
+    let oom = |_| Error::HostMemory { bytes, what: "coordinate entries" };
+    sink.row.try_reserve_exact(cap).map_err(oom)?;
+    sink.col.try_reserve_exact(cap).map_err(oom)?;
+    sink.vals.try_reserve_exact(cap).map_err(oom)?;
     let nv = value_tokens(h.field);
     let mut count = 0u64;
     match h.format {
@@ -407,10 +477,27 @@ pub fn parse_reader<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>) 
 /// `reader`, gunzipped when it starts with the gzip magic bytes (the one place that decides),
 /// and whether it was.
 fn gunzip_if_gzip<'a, R: BufRead + 'a>(mut reader: R) -> Result<(Box<dyn Read + 'a>, bool)> {
-    if reader.fill_buf()?.starts_with(&[0x1f, 0x8b]) {
-        return Ok((Box::new(flate2::bufread::MultiGzDecoder::new(reader)), true));
+    // The first two bytes, however the source delivers them (a pipe may give one at a time).
+    let mut magic = Vec::with_capacity(2);
+    while magic.len() < 2 {
+        let buf = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::Io(e)),
+        };
+        if buf.is_empty() {
+            break;
+        }
+        let take = buf.len().min(2 - magic.len());
+        magic.extend_from_slice(&buf[..take]);
+        reader.consume(take);
     }
-    Ok((Box::new(reader), false))
+    let gzip = magic == [0x1f, 0x8b];
+    let whole = std::io::BufReader::new(std::io::Cursor::new(magic).chain(reader));
+    if gzip {
+        return Ok((Box::new(flate2::bufread::MultiGzDecoder::new(whole)), true));
+    }
+    Ok((Box::new(whole), false))
 }
 
 /// Reads all of `reader`, gunzipping when it starts with the gzip magic bytes.
@@ -423,46 +510,161 @@ pub fn read_bytes(reader: impl Read) -> Result<Vec<u8>> {
     Ok(data)
 }
 
-/// Opens `path` as a stream, gunzipping when it starts with the gzip magic bytes; with the
-/// uncompressed length when it is known (plain files).
-fn open(path: &Path) -> Result<(Box<dyn Read>, Option<u64>)> {
-    let f = std::fs::File::open(path).map_err(|e| Error::Io(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))))?;
-    let len = f.metadata().ok().map(|m| m.len());
-    let (r, gz) = gunzip_if_gzip(std::io::BufReader::with_capacity(1 << 16, f))?;
-    Ok((r, if gz { None } else { len }))
+/// A Matrix Market input opened once: a file, or standard input for `-`; gunzipped when it
+/// starts with the gzip magic bytes; its banner already parsed (so the value type can be chosen)
+/// while the stream still starts at the banner. Pipes, FIFOs and process substitutions work: the
+/// input is read exactly once, in chunks.
+pub struct Input {
+    header: Header,
+    gzip: bool,
+    size_hint: Option<u64>,
+    stream: Box<dyn Read>,
 }
 
-/// Reads a `.mtx` or `.mtx.gz` file into COO (32-bit indices), streaming: the file is never
-/// held in memory whole.
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Input").field("header", &self.header).field("gzip", &self.gzip).finish()
+    }
+}
+
+impl Input {
+    /// Opens `path` (`-`: standard input) and reads its banner.
+    ///
+    /// # Errors
+    /// [`Error::Open`] when the file cannot be opened, [`Error::Parse`] for a missing or bad
+    /// banner (binary data and corrupt gzip streams are named as such), [`Error::Io`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        if path.as_os_str() == "-" {
+            return Self::from_reader(Box::new(std::io::stdin()), None);
+        }
+        let f = std::fs::File::open(path).map_err(|source| Error::Open { path: path.to_path_buf(), source })?;
+        let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+        Self::from_reader(Box::new(f), len)
+    }
+
+    /// An input from any reader (`len`: its length when known, for plain text).
+    ///
+    /// # Errors
+    /// As [`Input::open`], without the opening.
+    pub fn from_reader(src: Box<dyn Read>, len: Option<u64>) -> Result<Self> {
+        let (reader, gzip) = gunzip_if_gzip(std::io::BufReader::with_capacity(1 << 16, src))?;
+        let mut reader = reader;
+        // The banner: bytes up to the first newline (at most 4 KiB), kept to be replayed.
+        let mut head = Vec::with_capacity(256);
+        let mut byte = [0u8; 256];
+        while !head.contains(&b'\n') && head.len() < 4096 {
+            let n = match reader.read(&mut byte) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(gzip_context(Error::Io(e), gzip)),
+            };
+            if n == 0 {
+                break;
+            }
+            head.extend_from_slice(&byte[..n]);
+        }
+        let header = {
+            let mut lines = Lines::new(&head[..], Some(head.len() as u64));
+            match lines.next_line() {
+                Ok(Some((no, banner))) => parse_banner(banner, no),
+                Ok(None) => Err(perr(1, "empty input: missing %%MatrixMarket banner")),
+                Err(e) => Err(e),
+            }
+        }
+        .map_err(|e| gzip_context(e, gzip))?;
+        let stream: Box<dyn Read> = Box::new(std::io::Cursor::new(head).chain(reader));
+        Ok(Self { header, gzip, size_hint: if gzip { None } else { len }, stream })
+    }
+
+    /// The parsed banner.
+    pub fn header(&self) -> Header {
+        self.header
+    }
+
+    /// Whether the input was gzip-compressed.
+    pub fn is_gzip(&self) -> bool {
+        self.gzip
+    }
+
+    /// Reads the matrix into COO (32-bit indices), streaming.
+    ///
+    /// # Errors
+    /// As [`parse_reader`].
+    pub fn read_coo<T: Value>(self) -> Result<Coo<u32, T>> {
+        self.read_coo_limited(None)
+    }
+
+    /// [`Input::read_coo`], refusing before reserving anything a matrix whose reading needs more
+    /// than `limit` bytes of host memory ([`read_bytes_estimate`]).
+    ///
+    /// # Errors
+    /// As [`parse_reader`], and [`Error::MemoryLimit`].
+    pub fn read_coo_limited<T: Value>(self, limit: Option<u64>) -> Result<Coo<u32, T>> {
+        let gzip = self.gzip;
+        parse_limited(self.stream, self.size_hint, limit).map_err(|e| gzip_context(e, gzip))
+    }
+
+    /// Reads the matrix into CSR, calling `check(rows, cols, entries)` right after the size line
+    /// and before anything is reserved (entries counted after symmetric expansion; 0 for array
+    /// files): a caller that needs more memory for what follows (a transpose, a device copy)
+    /// refuses there, with [`Error::MemoryLimit`] or any error of its own.
+    ///
+    /// # Errors
+    /// As [`Input::read_csr`], and `check`'s.
+    pub fn read_csr_checked<T: Value>(self, check: &mut dyn FnMut(u64, u64, u64) -> Result<()>) -> Result<Csr<u32, T>> {
+        let gzip = self.gzip;
+        parse_checked::<u32, T>(self.stream, self.size_hint, check).map_err(|e| gzip_context(e, gzip))?.try_into_csr()
+    }
+
+    /// Reads the matrix into CSR (duplicates summed, columns sorted in each row); running out of
+    /// host memory is an error.
+    ///
+    /// # Errors
+    /// As [`Input::read_coo_limited`], and [`Error::HostMemory`].
+    pub fn read_csr<T: Value>(self, limit: Option<u64>) -> Result<Csr<u32, T>> {
+        self.read_coo_limited::<T>(limit)?.try_into_csr()
+    }
+}
+
+/// Adds "the input was gzip-compressed" to the errors a corrupt gzip stream causes: I/O errors
+/// of the decoder, and garbage where the banner should be.
+fn gzip_context(e: Error, gzip: bool) -> Error {
+    if !gzip {
+        return e;
+    }
+    match e {
+        Error::Parse { line: 1, msg } => Error::Parse { line: 1, msg: format!("{msg}; the input is gzip-compressed: the compressed stream may be corrupt") },
+        Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), format!("{io} (reading the gzip-compressed input: the stream may be corrupt or truncated)"))),
+        e => e,
+    }
+}
+
+/// Reads a `.mtx` or `.mtx.gz` file (`-`: standard input) into COO (32-bit indices),
+/// streaming: the input is never held in memory whole.
 ///
 /// # Errors
-/// As [`parse_reader`]; [`Error::Io`] when the file cannot be opened.
+/// As [`parse_reader`]; [`Error::Open`] when the file cannot be opened.
 pub fn read_coo<T: Value>(path: impl AsRef<Path>) -> Result<Coo<u32, T>> {
-    let (r, hint) = open(path.as_ref())?;
-    parse_reader(r, hint)
+    Input::open(path)?.read_coo()
 }
 
 /// Reads a `.mtx` or `.mtx.gz` file into CSR (duplicates summed, columns sorted in each row).
-/// Streams the file and compresses in place ([`Coo::into_csr`]): peak memory is the coordinate
-/// arrays, about 1.3 times the resulting CSR for u32 indices and f64 values.
+/// Streams the file and compresses in place ([`Coo::try_into_csr`]): peak memory is the
+/// coordinate arrays, about 1.3 times the resulting CSR for u32 indices and f64 values.
 ///
 /// # Errors
-/// As [`read_coo`].
+/// As [`read_coo`], and [`Error::HostMemory`].
 pub fn read_csr<T: Value>(path: impl AsRef<Path>) -> Result<Csr<u32, T>> {
-    Ok(read_coo::<T>(path)?.into_csr())
+    Input::open(path)?.read_csr(None)
 }
 
 /// The banner of a `.mtx` or `.mtx.gz` file (its first line).
 ///
 /// # Errors
-/// [`Error::Io`], or [`Error::Parse`] for a bad banner or size line.
+/// As [`Input::open`].
 pub fn read_header(path: impl AsRef<Path>) -> Result<Header> {
-    let (r, _) = open(path.as_ref())?;
-    let mut lines = Lines::new(r, Some(4096));
-    match lines.next_line()? {
-        Some((no, banner)) => parse_banner(banner, no),
-        None => Err(perr(1, "empty input: missing %%MatrixMarket banner")),
-    }
+    Ok(Input::open(path)?.header())
 }
 
 fn write_entries<T: Value>(mut w: impl Write, rows: u64, cols: u64, entries: impl Iterator<Item = (u64, u64, T)>, nnz: u64) -> Result<()> {

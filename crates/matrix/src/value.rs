@@ -52,6 +52,9 @@ pub trait Value: Copy + PartialEq + std::fmt::Debug + Default + Send + Sync + 's
     fn conj(self) -> Self;
     /// Whether this is exactly zero (pattern entries never are).
     fn is_zero(self) -> bool;
+    /// The value's bits (zero-extended; real and imaginary parts side by side for complex):
+    /// equality of bit patterns, under which NaN equals a NaN of the same bits.
+    fn bit_pattern(self) -> u128;
     /// Whether the imaginary part is zero (always for real types).
     fn imag_is_zero(self) -> bool {
         true
@@ -66,10 +69,42 @@ pub trait Value: Copy + PartialEq + std::fmt::Debug + Default + Send + Sync + 's
     fn write_tokens(self, out: &mut String);
 }
 
+/// Floats the writer spells: finite ones through `ryu`.
+trait WriteFloat: ryu::Float + Copy {
+    fn is_finite(self) -> bool;
+    fn is_nan(self) -> bool;
+    fn is_sign_negative(self) -> bool;
+}
+
+macro_rules! write_float_impl {
+    ($($t:ty),*) => {$(
+        impl WriteFloat for $t {
+            fn is_finite(self) -> bool { <$t>::is_finite(self) }
+            fn is_nan(self) -> bool { <$t>::is_nan(self) }
+            fn is_sign_negative(self) -> bool { <$t>::is_sign_negative(self) }
+        }
+    )*};
+}
+write_float_impl!(f32, f64);
+
+/// Writes the shortest decimal that reads back to the same bits, with an exponent where that is
+/// shorter (`ryu`: `5e-324`, `1e300`, `0.1`), or `nan` / `inf` / `-inf`.
+fn write_float<F: WriteFloat>(v: F, out: &mut String) {
+    if v.is_finite() {
+        out.push_str(ryu::Buffer::new().format_finite(v));
+    } else if v.is_nan() {
+        out.push_str("nan");
+    } else if v.is_sign_negative() {
+        out.push_str("-inf");
+    } else {
+        out.push_str("inf");
+    }
+}
+
 fn parse_float<F: std::str::FromStr + Copy>(tok: &str, finite: impl Fn(F) -> bool, what: &str) -> Result<F, String> {
-    let v: F = tok.parse().map_err(|_| format!("invalid {what} value `{tok}`"))?;
+    let v: F = tok.parse().map_err(|_| format!("invalid {what} value `{}`", crate::mm::quote(tok)))?;
     if !finite(v) {
-        return Err(format!("value `{tok}` does not fit {what} (out of range)"));
+        return Err(format!("value `{}` does not fit {what} (out of range)", crate::mm::quote(tok)));
     }
     Ok(v)
 }
@@ -78,9 +113,9 @@ fn parse_int<N: std::str::FromStr>(tok: &str, what: &str) -> Result<N, String> {
     tok.parse().map_err(|_| {
         let numeric = tok.trim_start_matches(['+', '-']).bytes().all(|b| b.is_ascii_digit()) && !tok.is_empty();
         if numeric {
-            format!("integer `{tok}` does not fit {what}")
+            format!("integer `{}` does not fit {what}", crate::mm::quote(tok))
         } else {
-            format!("invalid integer value `{tok}`")
+            format!("invalid integer value `{}`", crate::mm::quote(tok))
         }
     })
 }
@@ -93,6 +128,7 @@ macro_rules! float_value {
             fn neg(self) -> Self { -self }
             fn conj(self) -> Self { self }
             fn is_zero(self) -> bool { self == 0.0 }
+            fn bit_pattern(self) -> u128 { self.to_bits() as u128 }
             fn one() -> Self { 1.0 }
             fn from_f64(x: f64) -> Self { x as $t }
             fn from_raw(raw: Raw<'_>) -> Result<Self, String> {
@@ -101,7 +137,7 @@ macro_rules! float_value {
                     Raw::Integer(t) => {
                         let i: i64 = parse_int(t, "i64")?;
                         let v = i as $t;
-                        if v as i128 != i as i128 { return Err(format!("integer `{t}` is not exact in {}", $name)); }
+                        if v as i128 != i as i128 { return Err(format!("integer `{}` is not exact in {}", crate::mm::quote(t), $name)); }
                         Ok(v)
                     }
                     Raw::Complex(..) => Err(format!("complex file read into a real type ({})", $name)),
@@ -109,9 +145,7 @@ macro_rules! float_value {
                 }
             }
             fn write_tokens(self, out: &mut String) {
-                use std::fmt::Write;
-                // Display prints the shortest decimal that parses back to the same bits.
-                let _ = write!(out, "{}", self);
+                write_float(self, out);
             }
         }
     };
@@ -127,6 +161,7 @@ macro_rules! int_value {
             fn neg(self) -> Self { self.wrapping_neg() }
             fn conj(self) -> Self { self }
             fn is_zero(self) -> bool { self == 0 }
+            fn bit_pattern(self) -> u128 { self as u128 & (u128::MAX >> (128 - 8 * std::mem::size_of::<$t>())) }
             fn one() -> Self { 1 }
             fn from_f64(x: f64) -> Self { x as $t }
             fn from_raw(raw: Raw<'_>) -> Result<Self, String> {
@@ -155,6 +190,7 @@ macro_rules! complex_value {
             fn neg(self) -> Self { -self }
             fn conj(self) -> Self { <$t>::conj(&self) }
             fn is_zero(self) -> bool { self.re == 0.0 && self.im == 0.0 }
+            fn bit_pattern(self) -> u128 { ((self.re.to_bits() as u128) << 64) | self.im.to_bits() as u128 }
             fn imag_is_zero(self) -> bool { self.im == 0.0 }
             fn one() -> Self { <$t>::new(1.0, 0.0) }
             fn from_f64(x: f64) -> Self { <$t>::new(x as $f, 0.0) }
@@ -168,8 +204,9 @@ macro_rules! complex_value {
                 }
             }
             fn write_tokens(self, out: &mut String) {
-                use std::fmt::Write;
-                let _ = write!(out, "{} {}", self.re, self.im);
+                write_float(self.re, out);
+                out.push(' ');
+                write_float(self.im, out);
             }
         }
     };
@@ -184,6 +221,9 @@ impl Value for () {
     fn conj(self) -> Self {}
     fn is_zero(self) -> bool {
         false
+    }
+    fn bit_pattern(self) -> u128 {
+        0
     }
     fn one() -> Self {}
     fn from_f64(_: f64) -> Self {}

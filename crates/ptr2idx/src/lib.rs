@@ -9,7 +9,7 @@
 //! run at the same cost per item. The twin is [`serial::ptr2idx`].
 //!
 //! ```no_run
-//! let gpu = gpu_runtime::Gpu::first()?;
+//! let gpu = gpu_ptr2idx::Gpu::first()?;
 //! let offsets = gpu.upload(&[0u32, 2, 2, 5])?;
 //! let mut rows = gpu.alloc::<u32>(5)?;
 //! gpu_ptr2idx::ptr2idx_checked(&gpu, &offsets, &mut rows)?;
@@ -18,11 +18,16 @@
 //! ```
 #![deny(missing_docs)]
 
+/// The runtime this crate is built on, re-exported so that one dependency is enough: the GPU
+/// handle [`Gpu`], scratch ([`gpu_runtime::Scratch`]), and cudarc (`gpu_runtime::cudarc`).
+pub use gpu_runtime;
+pub use gpu_runtime::Gpu;
+
 pub mod serial;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu_runtime::scratch::Layout as ScratchLayout;
-use gpu_runtime::{grid_1d, Gpu, Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{grid_1d, Kernel, PtxModule, Scratch, ScratchBuf};
 
 pub use ptr2idx_kernels::{merge_path, NT, NV};
 

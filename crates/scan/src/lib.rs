@@ -21,7 +21,7 @@
 //!
 //! ```no_run
 //! use gpu_scan::{serial, Scanner};
-//! let gpu = gpu_runtime::Gpu::first()?;
+//! let gpu = gpu_scan::Gpu::first()?;
 //! let x: Vec<u32> = vec![3, 1, 4, 1, 5];
 //! let input = gpu.upload(&x)?;
 //! let mut out = gpu.alloc::<u32>(x.len())?;
@@ -39,6 +39,11 @@
 //! ```
 #![deny(missing_docs)]
 
+/// The runtime this crate is built on, re-exported so that one dependency is enough: the GPU
+/// handle [`Gpu`], scratch ([`gpu_runtime::Scratch`]), and cudarc (`gpu_runtime::cudarc`).
+pub use gpu_runtime;
+pub use gpu_runtime::Gpu;
+
 mod launch;
 pub mod serial;
 
@@ -46,7 +51,7 @@ use std::marker::PhantomData;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, ValidAsZeroBits};
 use gpu_runtime::scratch::Layout as ScratchLayout;
-use gpu_runtime::{AnyBits, Gpu, Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{AnyBits, Kernel, PtxModule, Scratch, ScratchBuf};
 
 /// The embedded `scan` PTX module (built from `kernels-rs/scan`).
 pub static MODULE: PtxModule = PtxModule::new("scan", include_str!("../ptx/scan.ptx"));

@@ -15,7 +15,7 @@
 //! All calls enqueue on the [`Gpu`]'s stream without synchronizing.
 //!
 //! ```no_run
-//! let gpu = gpu_runtime::Gpu::first()?;
+//! let gpu = gpu_segmerge::Gpu::first()?;
 //! let mut m = gpu_segmerge::Segmerge::new(&gpu)?;
 //! let mut keys = gpu.upload(&[3u32, 1, 3, 0])?;
 //! let mut vals = gpu.upload(&[0u32, 1, 2, 3])?;
@@ -26,11 +26,16 @@
 //! ```
 #![deny(missing_docs)]
 
+/// The runtime this crate is built on, re-exported so that one dependency is enough: the GPU
+/// handle [`Gpu`], scratch ([`gpu_runtime::Scratch`]), and cudarc (`gpu_runtime::cudarc`).
+pub use gpu_runtime;
+pub use gpu_runtime::Gpu;
+
 pub mod serial;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout as ScratchLayout;
-use gpu_runtime::{Gpu, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
 use gpu_segsort::raw::{max_tiles, merge_pass, merge_passes, tile_count, MergeKernels};
 use gpu_segsort::Segsort;
 

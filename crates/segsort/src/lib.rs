@@ -17,7 +17,7 @@
 //!
 //! ```no_run
 //! use gpu_segsort::{BlockSize, Segsort};
-//! let gpu = gpu_runtime::Gpu::first()?;
+//! let gpu = gpu_segsort::Gpu::first()?;
 //! let mut s = Segsort::new(&gpu)?;
 //! let mut keys = gpu.upload(&[5u32, 1, 5, 0, 9, 9, 2, 1])?;
 //! let mut vals = gpu.upload(&[0u32, 1, 2, 3, 4, 5, 6, 7])?;
@@ -28,12 +28,17 @@
 //! ```
 #![deny(missing_docs)]
 
+/// The runtime this crate is built on, re-exported so that one dependency is enough: the GPU
+/// handle [`Gpu`], scratch ([`gpu_runtime::Scratch`]), and cudarc (`gpu_runtime::cudarc`).
+pub use gpu_runtime;
+pub use gpu_runtime::Gpu;
+
 pub mod raw;
 pub mod serial;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu_runtime::scratch::Layout as ScratchLayout;
-use gpu_runtime::{grid_1d, Gpu, Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{grid_1d, Kernel, PtxModule, Scratch, ScratchBuf};
 use gpu_ptr2idx::Ptr2Idx;
 
 pub use segsort_kernels::VT;

@@ -65,12 +65,34 @@ fn sources(args: &BenchArgs, have_gpu: bool) -> Result<Vec<Source>> {
     Ok(out)
 }
 
+/// What the run covers, for messages: the built-in suite's name, or the directories and files
+/// given.
+fn suite_label(args: &BenchArgs, have_gpu: bool) -> String {
+    let named = |s: &str| args.suite.len() == 1 && args.suite[0].as_os_str() == s;
+    let mut label = if named("small") || (named("default") && !have_gpu) {
+        "the small built-in suite".to_string()
+    } else if named("default") {
+        "the default built-in suite".to_string()
+    } else {
+        args.suite.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    };
+    if let Some(d) = &args.matrices {
+        label.push_str(&format!(" and {}", d.display()));
+    }
+    label
+}
+
+/// A CSV row (the columns of `measure::csv`) for a matrix that could not be read.
+fn skipped_csv_row(name: &str, why: &str) -> String {
+    format!("\"{}\",,,,,,,,,,,,,,false,\"skipped: {}\"\n", name.replace('"', "'"), why.replace('"', "'").replace('\n', " "))
+}
+
 /// `sptrans bench`.
 pub fn bench(args: &BenchArgs) -> Result<()> {
     let gpu = match crate::open_gpu() {
         Ok(g) => Some(g),
         Err(why) => {
-            eprintln!("no GPU found ({why}): running the serial twin only, on the small suite");
+            eprintln!("no GPU found ({why}): running the serial twin only, on {}", suite_label(args, false));
             None
         }
     };
@@ -97,12 +119,17 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     let pb = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new((srcs.len() * algos.len()) as u64) };
     pb.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}").map_err(|e| Error::Usage(e.to_string()))?.progress_chars("=> "));
     let mut records = Vec::new();
+    let mut skipped: Vec<(String, String)> = Vec::new();
+    eprintln!("suite: {}", suite_label(args, gpu.is_some()));
     for src in &srcs {
         pb.set_message(format!("{}: loading", src.name));
         let a = match (src.load)() {
             Ok(a) => a,
             Err(e) => {
-                pb.println(format!("{}: skipped: {e}", src.name));
+                // On stderr directly: the progress bar hides its messages when stderr is not a
+                // terminal or with --quiet.
+                pb.suspend(|| eprintln!("{}: skipped: {e}", src.name));
+                skipped.push((src.name.clone(), e.to_string()));
                 pb.inc(algos.len() as u64);
                 continue;
             }
@@ -138,9 +165,23 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         }
     }
     pb.finish_and_clear();
-    print!("{}", tables(&records, &algos, copy));
+    if records.is_empty() {
+        println!("no matrix of {} could be read", suite_label(args, gpu.is_some()));
+    } else {
+        print!("{}", tables(&records, &algos, copy));
+    }
+    if !skipped.is_empty() {
+        println!("\nSkipped ({} of {} matrices):", skipped.len(), srcs.len());
+        for (name, why) in &skipped {
+            println!("- {name}: {why}");
+        }
+    }
     if let Some(p) = &args.csv {
-        std::fs::write(p, csv(&records, copy)).map_err(|e| Error::Output { path: p.clone(), msg: e.to_string() })?;
+        let mut text = csv(&records, copy);
+        for (name, why) in &skipped {
+            text.push_str(&skipped_csv_row(name, why));
+        }
+        std::fs::write(p, text).map_err(|e| Error::Output { path: p.clone(), msg: e.to_string() })?;
         eprintln!("wrote {}", p.display());
     }
     if let Some(p) = &args.plot {
@@ -149,6 +190,9 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     }
     if records.iter().any(|r| r.result.is_err() && !r.result.as_ref().err().is_some_and(|e| e.contains("not available"))) {
         return Err(Error::CheckFailed("some runs failed (see above)".into()));
+    }
+    if records.is_empty() {
+        return Err(Error::Usage(format!("no matrix of {} could be read ({} skipped)", suite_label(args, gpu.is_some()), skipped.len())));
     }
     Ok(())
 }

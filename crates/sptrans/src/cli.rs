@@ -34,17 +34,42 @@ fn parse_algo(s: &str) -> Result<Algorithm, String> {
 /// `sptrans transpose`.
 #[derive(Debug, Args)]
 pub struct TransposeArgs {
-    /// Input matrix (.mtx or .mtx.gz; gzip is detected by content).
+    /// Input matrix (.mtx or .mtx.gz; gzip is detected by content; `-` for standard input;
+    /// pipes and FIFOs work: the input is read once, streaming).
     pub input: PathBuf,
-    /// Output file (Matrix Market coordinate general).
+    /// Output file (Matrix Market coordinate general; gzip when it ends in `.gz`; `-` for
+    /// standard output). Written to a temporary file beside it and renamed into place when done.
     #[arg(short, long)]
     pub output: PathBuf,
     /// Algorithm: auto, serial, scan, merge, radix, cusparse, coo.
     #[arg(long, default_value = "auto", value_parser = parse_algo)]
     pub algo: Algorithm,
-    /// Compare the result with the serial twin (exit code 1 on any difference).
+    /// Compare the result with the serial twin (the twin's own result with an independent
+    /// sort-based transpose); exit code 1 on any difference.
     #[arg(long)]
     pub check: bool,
+    /// Host memory the command may use (bytes, or with a suffix: 500M, 16G, 1T; default: what
+    /// the system reports available). A matrix that needs more is refused before it is read.
+    #[arg(long, value_parser = parse_bytes)]
+    pub max_memory: Option<u64>,
+}
+
+/// `123`, `500M`, `16G`, `1.5T` (powers of 1024; `k`, `M`, `G`, `T`, optional `B` / `iB`).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix("iB").or_else(|| t.strip_suffix('B')).unwrap_or(t);
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1 << 20),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1 << 30),
+        Some('t' | 'T') => (&t[..t.len() - 1], 1 << 40),
+        _ => (t, 1),
+    };
+    let v: f64 = num.trim().parse().map_err(|_| format!("`{s}` is not a size (examples: 500M, 16G, 123456)"))?;
+    if !(v.is_finite() && v >= 0.0) || v * mult as f64 > u64::MAX as f64 {
+        return Err(format!("`{s}` is not a size (examples: 500M, 16G, 123456)"));
+    }
+    Ok((v * mult as f64) as u64)
 }
 
 /// Value type of generated matrices.

@@ -1,11 +1,14 @@
-//! `transpose` and `gen`: Matrix Market in and out.
-use std::io::BufWriter;
+//! `transpose` and `gen`: Matrix Market in and out. Every input is read exactly once, streaming
+//! (`-` is standard input), and refused before anything large is allocated when it would not fit
+//! the memory allowed; every output is written to a temporary file beside it and renamed into
+//! place when complete (`-` is standard output; a name ending in `.gz` is written gzip).
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use gpu_transpose::{serial, Algorithm, Payload, Transposer};
+use gpu_transpose::{Algorithm, Payload, Transposer};
 use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::num_complex::Complex64;
-use sptrans_matrix::{gen, mm, Csr, Field, Value};
+use sptrans_matrix::{gen, human_bytes, mm, Csr, Field, Value};
 
 use crate::cli::{FieldArg, GenArgs, GenKind, TransposeArgs};
 use crate::{Error, Result};
@@ -14,86 +17,219 @@ fn mat_err(path: &Path) -> impl FnOnce(sptrans_matrix::Error) -> Error + '_ {
     move |source| Error::Matrix { path: path.to_path_buf(), source }
 }
 
-/// The field a file declares (its banner), reading through gzip.
-fn read_field(path: &Path) -> Result<Field> {
-    Ok(mm::read_header(path).map_err(mat_err(path))?.field)
+/// Writes `a` as Matrix Market to `path`: standard output for `-`; otherwise a temporary file in
+/// the same directory, gzip when the name ends in `.gz`, renamed to `path` once complete (an
+/// interrupted or failed run leaves an earlier `path` untouched).
+pub(crate) fn write<T: Value>(path: &Path, a: &Csr<u32, T>) -> Result<()> {
+    let out_err = |msg: String| Error::Output { path: path.to_path_buf(), msg };
+    if path.as_os_str() == "-" {
+        let stdout = std::io::stdout();
+        let mut w = BufWriter::new(stdout.lock());
+        mm::write_csr(&mut w, a).map_err(|e| out_err(e.to_string()))?;
+        return w.flush().map_err(|e| out_err(e.to_string()));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let tmp = tempfile::Builder::new().prefix(".sptrans-").suffix(".part").tempfile_in(dir).map_err(|e| out_err(format!("cannot create a temporary file in {}: {e}", dir.display())))?;
+    {
+        let file = BufWriter::with_capacity(1 << 20, tmp.as_file());
+        if path.to_string_lossy().ends_with(".gz") {
+            let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+            mm::write_csr(&mut gz, a).map_err(|e| out_err(e.to_string()))?;
+            gz.finish().and_then(|mut f| f.flush()).map_err(|e| out_err(e.to_string()))?;
+        } else {
+            let mut file = file;
+            mm::write_csr(&mut file, a).map_err(|e| out_err(e.to_string()))?;
+            file.flush().map_err(|e| out_err(e.to_string()))?;
+        }
+    }
+    tmp.as_file().sync_all().map_err(|e| out_err(e.to_string()))?;
+    tmp.persist(path).map_err(|e| out_err(format!("cannot move the finished file into place: {}", e.error)))?;
+    Ok(())
 }
 
-/// Writes `a` as Matrix Market to `path`.
-pub(crate) fn write<T: Value>(path: &Path, a: &Csr<u32, T>) -> Result<()> {
-    let f = std::fs::File::create(path).map_err(|e| Error::Matrix { path: path.to_path_buf(), source: e.into() })?;
-    mm::write_csr(BufWriter::new(f), a).map_err(mat_err(path))
+/// Host memory a command may use: `--max-memory`, else what the system reports as available
+/// (`MemAvailable` of `/proc/meminfo`), else no limit.
+pub(crate) fn host_limit(max: Option<u64>) -> Option<u64> {
+    max.or_else(|| {
+        let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb.saturating_mul(1024))
+    })
+}
+
+/// Where a transposition runs: the serial twin, or a GPU algorithm with its plan.
+enum Target {
+    Serial(&'static str),
+    Gpu { gpu: gpu_runtime::Gpu, plan: Box<Transposer>, algo: Algorithm },
+}
+
+impl Target {
+    /// `serial` runs the twin; an explicit GPU algorithm needs a GPU (no GPU is an error naming
+    /// the cause); `auto` falls back to the twin and says so.
+    fn choose(algo: Algorithm) -> Result<Target> {
+        if algo == Algorithm::Serial {
+            return Ok(Target::Serial("serial twin (requested)"));
+        }
+        match crate::open_gpu() {
+            Ok(gpu) => {
+                let plan = Box::new(Transposer::new(&gpu)?);
+                Ok(Target::Gpu { gpu, plan, algo })
+            }
+            Err(why) if algo == Algorithm::Auto => {
+                eprintln!("no GPU found ({why}): auto uses the serial twin");
+                Ok(Target::Serial("serial twin (no GPU)"))
+            }
+            Err(why) => Err(Error::NoGpu { algo: algo.name(), why }),
+        }
+    }
+}
+
+/// Host bytes of a CSR with `rows` rows, `nnz` entries and values of `vb` bytes.
+fn csr_bytes(rows: u64, nnz: u64, vb: u64) -> u64 {
+    rows.saturating_add(1).saturating_mul(4).saturating_add(nnz.saturating_mul(4 + vb))
+}
+
+/// The check run right after the input's size line: the host memory the whole command needs
+/// (reading, the transposed copy and its counting offsets, a `--check` copy) against
+/// `host_limit`, and for a GPU algorithm the device memory (input, output, workspace) against
+/// what the device has free. Refuses with the sizes, before anything large is allocated.
+fn memory_check<'a, T: Value>(args: &'a TransposeArgs, target: &'a mut Target, vb: u64) -> impl FnMut(u64, u64, u64) -> sptrans_matrix::Result<()> + 'a {
+    let limit = host_limit(args.max_memory);
+    move |rows, cols, entries| {
+        let read = mm::read_bytes_estimate::<u32, T>(rows, entries);
+        let transposed = csr_bytes(cols, entries, vb) + cols.saturating_add(1).saturating_mul(8);
+        let checked = if args.check { csr_bytes(cols, entries, vb) + read } else { 0 };
+        let need = read.saturating_add(transposed).saturating_add(checked);
+        if let Some(limit) = limit {
+            if need > limit {
+                return Err(sptrans_matrix::Error::MemoryLimit { rows, cols, entries, need, limit });
+            }
+        }
+        if let Target::Gpu { gpu, plan, algo } = target {
+            let algo = algo.resolve(rows, cols, entries);
+            let ws = plan.workspace_bytes(algo, rows, cols, entries, vb as usize).map_err(|e| device_refusal(e.to_string()))?;
+            let dev = csr_bytes(rows, entries, vb).saturating_add(csr_bytes(cols, entries, vb)).saturating_add(ws);
+            let (free, _) = gpu.memory_info().map_err(sptrans_matrix::Error::Runtime)?;
+            if dev > free {
+                return Err(device_refusal(format!(
+                    "{rows} x {cols} with {entries} entries needs about {} of GPU memory with {algo} (input, output and {} of workspace), more than the {} free on {}",
+                    human_bytes(dev),
+                    human_bytes(ws),
+                    human_bytes(free),
+                    gpu.props().name
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn device_refusal(msg: String) -> sptrans_matrix::Error {
+    sptrans_matrix::Error::Refused(msg)
 }
 
 /// `sptrans transpose`.
 pub fn transpose(args: &TransposeArgs) -> Result<()> {
-    let field = read_field(&args.input)?;
-    let input = &args.input;
+    let input = mm::Input::open(&args.input).map_err(mat_err(&args.input))?;
+    let field = input.header().field;
+    if field == Field::Complex && args.algo.is_gpu() && args.algo != Algorithm::Auto {
+        return Err(Error::Usage(format!(
+            "--algo {}: complex values (16 bytes) are transposed by the serial twin only (the GPU transposers move 4- and 8-byte values); use --algo auto or serial",
+            args.algo
+        )));
+    }
+    let mut target = if field == Field::Complex {
+        if args.algo == Algorithm::Auto {
+            eprintln!("complex values (16 bytes): auto uses the serial twin (the GPU transposers move 4- and 8-byte values)");
+        }
+        Target::Serial("serial twin (complex values)")
+    } else {
+        Target::choose(args.algo)?
+    };
     match field {
-        Field::Real => run::<f64>(args, mm::read_csr(input).map_err(mat_err(input))?),
-        Field::Integer => run::<i64>(args, mm::read_csr(input).map_err(mat_err(input))?),
-        Field::Pattern => run_pattern(args, mm::read_csr(input).map_err(mat_err(input))?),
+        Field::Real => {
+            let a = input.read_csr_checked::<f64>(&mut memory_check::<f64>(args, &mut target, 8)).map_err(mat_err(&args.input))?;
+            run(args, a, target)
+        }
+        Field::Integer => {
+            let a = input.read_csr_checked::<i64>(&mut memory_check::<i64>(args, &mut target, 8)).map_err(mat_err(&args.input))?;
+            run(args, a, target)
+        }
+        Field::Pattern => {
+            let a = input.read_csr_checked::<()>(&mut memory_check::<()>(args, &mut target, 0)).map_err(mat_err(&args.input))?;
+            run_pattern(args, a, target)
+        }
         Field::Complex => {
-            // 16-byte values: the GPU transposers move 4- and 8-byte values only.
-            let a = mm::read_csr::<Complex64>(input).map_err(mat_err(input))?;
-            if args.algo != Algorithm::Serial {
-                eprintln!("complex values (16 bytes) are transposed by the serial twin; the GPU transposers move 4- and 8-byte values");
-            }
-            finish(args, &a, serial::transpose(&a), "serial")
+            let a = input.read_csr_checked::<Complex64>(&mut memory_check::<Complex64>(args, &mut target, 16)).map_err(mat_err(&args.input))?;
+            let at = a.try_transpose().map_err(mat_err(&args.input))?;
+            finish(args, &a, at, "the serial twin (complex values)", false)
         }
     }
 }
 
-/// Transposes on the GPU when there is one (the serial twin otherwise, saying why).
-fn gpu_or_serial<T: Payload>(args: &TransposeArgs, upload: impl FnOnce(&gpu_runtime::Gpu) -> Result<DeviceCsr<T>>) -> Result<Option<(DeviceCsr<T>, String, gpu_runtime::Gpu)>> {
-    if args.algo == Algorithm::Serial {
-        return Ok(None);
-    }
-    let gpu = match crate::open_gpu() {
-        Ok(g) => g,
-        Err(why) => {
-            eprintln!("no GPU found ({why}): using the serial twin");
-            return Ok(None);
+fn run<T: Value + Payload>(args: &TransposeArgs, a: Csr<u32, T>, target: Target) -> Result<()> {
+    match target {
+        Target::Serial(how) => {
+            let at = a.try_transpose().map_err(mat_err(&args.input))?;
+            finish(args, &a, at, how, false)
         }
-    };
-    let mut t = Transposer::new(&gpu)?;
-    let da = upload(&gpu)?;
-    let algo = args.algo.resolve(da.rows(), da.cols(), da.nnz());
-    let out = t.transpose_new(algo, &da)?;
-    Ok(Some((out, format!("{algo} on {}", gpu.props().name), gpu)))
+        Target::Gpu { gpu, mut plan, algo } => {
+            let da = DeviceCsr::upload(&gpu, &a)?;
+            let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
+            let out = plan.transpose_new(algo, &da)?;
+            let at = out.download(&gpu)?;
+            finish(args, &a, at, &format!("{algo} on {}", gpu.props().name), true)
+        }
+    }
 }
 
-fn run<T: Value + Payload>(args: &TransposeArgs, a: Csr<u32, T>) -> Result<()> {
-    let (at, how) = match gpu_or_serial(args, |gpu| Ok(DeviceCsr::upload(gpu, &a)?))? {
-        Some((out, how, gpu)) => (out.download(&gpu)?, how),
-        None => (serial::transpose(&a), "serial".to_string()),
-    };
-    finish(args, &a, at, &how)
-}
-
-fn run_pattern(args: &TransposeArgs, a: Csr<u32, ()>) -> Result<()> {
-    let (at, how) = match gpu_or_serial::<u8>(args, |gpu| Ok(DeviceCsr::upload_pattern(gpu, &a)?))? {
-        Some((out, how, gpu)) => {
-            let ptr = gpu.download(out.ptr())?;
-            let idx = gpu.download(out.idx())?;
+fn run_pattern(args: &TransposeArgs, a: Csr<u32, ()>, target: Target) -> Result<()> {
+    match target {
+        Target::Serial(how) => {
+            let at = a.try_transpose().map_err(mat_err(&args.input))?;
+            finish(args, &a, at, how, false)
+        }
+        Target::Gpu { gpu, mut plan, algo } => {
+            let da = DeviceCsr::upload_pattern(&gpu, &a)?;
+            let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
+            let out = plan.transpose_new(algo, &da)?;
+            let (ptr, idx) = (gpu.download(out.ptr())?, gpu.download(out.idx())?);
             let nnz = idx.len();
-            (Csr::try_new(out.rows(), out.cols(), ptr, idx, vec![(); nnz]).map_err(|e| Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}")))?, how)
+            let at = Csr::try_new(out.rows(), out.cols(), ptr, idx, vec![(); nnz]).map_err(|e| Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}")))?;
+            finish(args, &a, at, &format!("{algo} on {}", gpu.props().name), true)
         }
-        None => (serial::transpose(&a), "serial".to_string()),
-    };
-    finish(args, &a, at, &how)
+    }
 }
 
-fn finish<T: Value>(args: &TransposeArgs, a: &Csr<u32, T>, at: Csr<u32, T>, how: &str) -> Result<()> {
-    // The serial path's result is the twin itself: nothing to recompute.
-    if args.check && how != "serial" && at != serial::transpose(a) {
-        return Err(Error::CheckFailed(format!("{how} differs from the serial twin")));
-    }
+/// An independent transpose for `--check`: the entries' coordinates swapped and compressed by
+/// sorting (COO → CSR), not the counting sort of the serial twin.
+fn independent_transpose<T: Value>(a: &Csr<u32, T>) -> sptrans_matrix::Result<Csr<u32, T>> {
+    let coo = a.to_coo();
+    sptrans_matrix::Coo::try_new(a.cols(), a.rows(), coo.col().to_vec(), coo.row().to_vec(), coo.vals().to_vec())?.try_into_csr()
+}
+
+fn finish<T: Value>(args: &TransposeArgs, a: &Csr<u32, T>, at: Csr<u32, T>, how: &str, on_gpu: bool) -> Result<()> {
     if args.check {
-        eprintln!("check: {how} equals the serial twin ({} nonzeros)", a.nnz());
+        // The GPU result is compared with the serial twin; the twin's own result with an
+        // independent method (swap coordinates, sort), so --check never compares a result with
+        // itself.
+        let (what, reference) = if on_gpu {
+            ("the serial twin", a.try_transpose().map_err(mat_err(&args.input))?)
+        } else {
+            ("an independent COO sort transpose", independent_transpose(a).map_err(mat_err(&args.input))?)
+        };
+        if !at.same_bits(&reference) {
+            return Err(Error::CheckFailed(format!("the result of {how} differs from {what}")));
+        }
+        eprintln!("check: the result of {how} equals {what}, bit for bit ({} nonzeros)", a.nnz());
     }
     write(&args.output, &at)?;
-    eprintln!("{}: {} x {} with {} nonzeros transposed ({how}) into {}", args.input.display(), a.rows(), a.cols(), a.nnz(), args.output.display());
+    let shown = |p: &Path| if p.as_os_str() == "-" { "standard output".to_string() } else { p.display().to_string() };
+    eprintln!("{}: {} x {} with {} nonzeros transposed by {how} into {}", shown(&args.input).replace("standard output", "standard input"), a.rows(), a.cols(), a.nnz(), shown(&args.output));
     Ok(())
 }
 
@@ -112,7 +248,7 @@ fn generate<T: Value>(kind: &GenKind, seed: u64) -> sptrans_matrix::Result<Csr<u
 
 /// `sptrans gen`.
 pub fn gen(args: &GenArgs) -> Result<()> {
-    let out = args.output.as_deref().ok_or_else(|| Error::Usage("gen needs an output file: -o OUT.mtx".into()))?;
+    let out = args.output.as_deref().ok_or_else(|| Error::Usage("gen needs an output file: -o OUT.mtx (or - for standard output)".into()))?;
     // The library clamps nnz to m * n; a user asking for more gets told, not a smaller matrix.
     if let GenKind::Uniform { m, n, nnz } | GenKind::DenseRow { m, n, nnz } | GenKind::DenseCol { m, n, nnz } = args.kind {
         if m.checked_mul(n).is_some_and(|t| nnz > t) {
@@ -124,7 +260,9 @@ pub fn gen(args: &GenArgs) -> Result<()> {
         FieldArg::Integer => save::<i64>(out, generate(&args.kind, args.seed).map_err(Error::Gen)?)?,
         FieldArg::Pattern => save::<()>(out, generate(&args.kind, args.seed).map_err(Error::Gen)?)?,
     };
-    eprintln!("wrote {} ({rows} x {cols}, {nnz} nonzeros)", out.display());
+    if out.as_os_str() != "-" {
+        eprintln!("wrote {} ({rows} x {cols}, {nnz} nonzeros)", out.display());
+    }
     Ok(())
 }
 

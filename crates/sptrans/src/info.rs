@@ -13,11 +13,11 @@ pub fn modules() -> [&'static PtxModule; 7] {
 
 /// Where the device toolchain's parts are (`cargo xtask setup-ptx-toolchain` installs them).
 fn toolchain() -> Vec<(&'static str, Option<PathBuf>)> {
-    let which = |name: &str| std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join(name)).find(|f| f.is_file()));
+    let which = sptrans_devtools::which;
     let home = std::env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
     let linker = home.map(|h| h.join("bin/llvm-bitcode-linker")).filter(|p| p.is_file()).or_else(|| which("llvm-bitcode-linker"));
     let llc = ["/usr/lib/llvm-22/bin/llc"].iter().map(PathBuf::from).find(|p| p.is_file()).or_else(|| which("llc"));
-    vec![("llvm-bitcode-linker", linker), ("llc (LLVM 22)", llc), ("rustc", which("rustc")), ("ptxas", which("ptxas"))]
+    vec![("llvm-bitcode-linker", linker), ("llc (LLVM 22)", llc), ("rustc", which("rustc")), ("ptxas", sptrans_devtools::find_ptxas())]
 }
 
 /// `sptrans info`.

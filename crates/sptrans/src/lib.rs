@@ -19,7 +19,7 @@ pub use cli::Cli;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// Reading, parsing or writing a matrix.
-    #[error("{path}: {source}")]
+    #[error("{}", matrix_message(path, source))]
     Matrix {
         /// The file.
         path: PathBuf,
@@ -49,9 +49,26 @@ pub enum Error {
     /// `--check` found a difference from the serial twin.
     #[error("check failed: {0}")]
     CheckFailed(String),
+    /// An explicit GPU algorithm was asked for and there is no GPU.
+    #[error("--algo {algo} needs a GPU, and none is usable: {why} (use --algo auto to fall back to the serial twin, or --algo serial)")]
+    NoGpu {
+        /// The algorithm asked for.
+        algo: &'static str,
+        /// Why there is no GPU.
+        why: String,
+    },
     /// A usage error the argument parser cannot see.
     #[error("{0}")]
     Usage(String),
+}
+
+/// `path: error`, without repeating the path when the error already names it (a file that could
+/// not be opened).
+fn matrix_message(path: &std::path::Path, source: &sptrans_matrix::Error) -> String {
+    match source {
+        sptrans_matrix::Error::Open { .. } => source.to_string(),
+        _ => format!("{}: {source}", if path.as_os_str() == "-" { "standard input".into() } else { path.display().to_string() }),
+    }
 }
 
 /// `Result` with the tool's [`Error`].

@@ -20,7 +20,7 @@
 //! ```no_run
 //! use gpu_transpose::{Algorithm, Transposer};
 //! use sptrans_matrix::{device::DeviceCsr, gen};
-//! let gpu = gpu_runtime::Gpu::first()?;
+//! let gpu = gpu_transpose::Gpu::first()?;
 //! let a = gen::uniform::<f32>(1000, 800, 20_000, 7)?;
 //! let mut t = Transposer::new(&gpu)?;
 //! let da = DeviceCsr::upload(&gpu, &a)?;
@@ -29,6 +29,11 @@
 //! # Ok::<(), gpu_transpose::Error>(())
 //! ```
 #![deny(missing_docs)]
+
+/// The runtime this crate is built on, re-exported so that one dependency is enough: the GPU
+/// handle [`Gpu`], scratch ([`gpu_runtime::Scratch`]), and cudarc (`gpu_runtime::cudarc`).
+pub use gpu_runtime;
+pub use gpu_runtime::Gpu;
 
 mod cusparse;
 pub mod measure;
@@ -40,7 +45,7 @@ use gpu_histogram::Histogram;
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, ValidAsZeroBits};
 use gpu_runtime::scratch::Layout as ScratchLayout;
-use gpu_runtime::{grid_1d, AnyBits, Gpu, Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{grid_1d, AnyBits, Kernel, PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{Algorithm as ScanAlgorithm, ScanKind, Scanner};
 use gpu_segmerge::Segmerge;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
