@@ -121,7 +121,7 @@ pub enum Error {
     },
     /// The matrix would need more host memory than allowed (the memory available, or a limit the
     /// caller set), found from its size line before anything was allocated.
-    #[error("{rows} x {cols} with {entries} entries needs about {} of host memory, more than the {} allowed", human_bytes(*.need), human_bytes(*.limit))]
+    #[error("{rows} x {cols} with {entries} entries needs about {} of host memory, more than the {} allowed (the memory available, or the limit set)", human_bytes(*.need), human_bytes(*.limit))]
     MemoryLimit {
         /// Rows.
         rows: u64,

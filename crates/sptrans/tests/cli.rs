@@ -78,9 +78,22 @@ fn transpose_with_check_for_every_field_and_gzip() {
     let real = gen_file(dir.path(), "real.mtx", &["rmat", "8", "2000"]);
     let int = gen_file(dir.path(), "int.mtx", &["uniform", "70", "40", "500", "--field", "integer"]);
     let pat = gen_file(dir.path(), "pat.mtx", &["dense-col", "80", "30", "200", "--field", "pattern"]);
+    // With a GPU, GPU results are checked against the serial twin; the twin's own result (serial,
+    // or auto without a GPU) against an independent sort-based transpose. Without a GPU an
+    // explicit GPU algorithm is an error and writes nothing.
+    let gpu = gpu_testkit::shared_gpu().is_ok();
     for algo in ["auto", "serial", "scan", "merge", "radix", "coo", "cusparse"] {
         let out = dir.path().join(format!("real-{algo}.mtx"));
-        sptrans().args(["transpose", "--check", "--algo", algo]).arg(&real).arg("-o").arg(&out).assert().success().stderr(predicate::str::contains("equals the serial twin"));
+        let run = sptrans().args(["transpose", "--check", "--algo", algo]).arg(&real).arg("-o").arg(&out).assert();
+        if algo == "serial" || (algo == "auto" && !gpu) {
+            run.success().stderr(predicate::str::contains("equals an independent COO sort transpose"));
+        } else if gpu {
+            run.success().stderr(predicate::str::contains("equals the serial twin"));
+        } else {
+            run.failure().code(1).stderr(predicate::str::contains(format!("--algo {algo} needs a GPU")).and(no_panic()));
+            assert!(!out.exists(), "{algo}: wrote an output without a GPU");
+            continue;
+        }
         transposed_equals_twin::<f64>(&real, &out);
     }
     let out = dir.path().join("int-t.mtx");
@@ -88,7 +101,7 @@ fn transpose_with_check_for_every_field_and_gzip() {
     assert!(std::fs::read_to_string(&out).unwrap().starts_with("%%MatrixMarket matrix coordinate integer general"));
     transposed_equals_twin::<i64>(&int, &out);
     let out = dir.path().join("pat-t.mtx");
-    sptrans().args(["transpose", "--check", "--algo", "merge"]).arg(&pat).arg("-o").arg(&out).assert().success();
+    sptrans().args(["transpose", "--check", "--algo", if gpu { "merge" } else { "auto" }]).arg(&pat).arg("-o").arg(&out).assert().success();
     transposed_equals_twin::<()>(&pat, &out);
     // Complex: 16-byte values go through the serial twin, saying so.
     let cplx = dir.path().join("c.mtx");
