@@ -423,3 +423,24 @@ fn read_props(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceProps> {
         memory_bus_bits: attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
     })
 }
+
+/// A value payload that kernels move beside their keys (sorts, transposers, formats): every bit
+/// pattern is a value ([`AnyBits`]), zero bits are zero, and `BYTES` selects the kernel variant
+/// (4 or 8 bytes move on the GPU; `u8` stands for "no values", as in pattern matrices).
+///
+/// # Safety
+/// `BYTES` is `size_of::<Self>()`, and any bit pattern of that size is a valid `Self`.
+pub unsafe trait Payload: AnyBits + ValidAsZeroBits + Default {
+    /// Size in bytes.
+    const BYTES: usize;
+}
+
+macro_rules! payload {
+    ($($t:ty),*) => {$(
+        // SAFETY: plain numbers; BYTES is their size.
+        unsafe impl Payload for $t {
+            const BYTES: usize = std::mem::size_of::<$t>();
+        }
+    )*};
+}
+payload!(u8, u32, i32, f32, u64, i64, f64);

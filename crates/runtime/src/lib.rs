@@ -40,7 +40,7 @@ pub mod selftest;
 mod timing;
 
 pub use error::{Error, Result};
-pub use gpu::{bytes_of, device_count, driver_present, driver_version, AnyBits, DeviceProps, Gpu};
+pub use gpu::{bytes_of, device_count, driver_present, driver_version, AnyBits, DeviceProps, Gpu, Payload};
 pub use scratch::{Scratch, ScratchBuf};
 pub use module::{grid_1d, Kernel, Launch, PtxModule};
 pub use timing::{copy_bandwidth_gbs, GpuTimer};

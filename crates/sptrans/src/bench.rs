@@ -2,7 +2,8 @@
 //! twin once per matrix and algorithm, then timed runs (GPU events); tables, CSV and an SVG chart.
 use std::path::{Path, PathBuf};
 
-use gpu_transpose::measure::{csv, find, matrices, median, paper_suite, small_suite, tables, time_gpu, time_serial, Record, Stats, SuiteMatrix};
+use gpu_transpose::measure::{paper_suite, small_suite, time_gpu, time_serial, Stats, SuiteMatrix};
+use sptrans_report::{csv, find, matrices, median, tables, Record};
 use gpu_transpose::{serial, Algorithm, Transposer};
 use indicatif::{ProgressBar, ProgressStyle};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};

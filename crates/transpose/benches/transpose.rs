@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gpu_runtime::{Gpu, GpuTimer};
-use gpu_transpose::measure::{bytes_moved, paper_suite, small_suite, tables, time_gpu, time_serial, Record};
+use gpu_transpose::measure::{bytes_moved, paper_suite, small_suite, time_gpu, time_serial};
+use sptrans_report::{tables, Record};
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 

@@ -1,6 +1,8 @@
 //! The baseline: NVIDIA cuSPARSE `cusparseCsr2cscEx2` (default algorithm, ALG1), through cudarc's
-//! cuSPARSE bindings. The library is looked up at run time; a missing library is an error value
-//! ([`Error::CuSparseUnavailable`]), never a panic.
+//! cuSPARSE bindings. The library is looked up at run time by the loader's usual search (its
+//! sonames, `LD_LIBRARY_PATH`, the system's library directories), then at the path in
+//! [`LIB_ENV`]; a missing library is an error value ([`Error::CuSparseUnavailable`]), never a
+//! panic.
 use std::ffi::c_void;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -12,32 +14,6 @@ use crate::{Error, Result};
 
 /// Environment variable naming the cuSPARSE shared library to load (a full path), tried first.
 pub const LIB_ENV: &str = "SPTRANS_CUSPARSE_LIB";
-
-/// Where the library is searched besides the loader's path: the CUDA toolkit and the `nvidia-*`
-/// Python wheels (PyTorch and CuPy ship cuSPARSE there).
-fn search_paths() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/lib/x86_64-linux-gnu"].iter().map(PathBuf::from).collect();
-    for root in ["/usr/local/lib", "/usr/lib", "/opt/conda/lib"] {
-        let Ok(entries) = std::fs::read_dir(root) else { continue };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.starts_with("python3") {
-                for pk in ["dist-packages", "site-packages"] {
-                    for sub in ["nvidia/cu13/lib", "nvidia/cusparse/lib", "nvidia/cu12/lib"] {
-                        dirs.push(e.path().join(pk).join(sub));
-                    }
-                }
-            }
-        }
-    }
-    let mut files = Vec::new();
-    for d in dirs {
-        for f in ["libcusparse.so.12", "libcusparse.so"] {
-            files.push(d.join(f));
-        }
-    }
-    files
-}
 
 /// Loads cuSPARSE so that cudarc's loader finds it; `Ok(description)` or why not.
 fn load() -> &'static std::result::Result<String, String> {
@@ -54,17 +30,11 @@ fn load() -> &'static std::result::Result<String, String> {
                 })
             })
         };
-        if let Some(n) = by_name(&names) {
-            return Ok(n);
-        }
         let mut tried = Vec::new();
-        let env = std::env::var_os(LIB_ENV).map(PathBuf::from);
-        for path in env.into_iter().chain(search_paths()) {
-            if !path.exists() {
-                continue;
-            }
-            // SAFETY: as above. Loaded by path and kept loaded, so a later dlopen by its soname
-            // (libcusparse.so.12) finds it.
+        // The user's path first, loaded and kept loaded, so that cudarc's dlopen by soname
+        // (libcusparse.so.12) finds it; then the loader's usual search.
+        if let Some(path) = std::env::var_os(LIB_ENV).map(PathBuf::from) {
+            // SAFETY: loading cuSPARSE runs its initializers, which have no preconditions.
             match unsafe { libloading::Library::new(&path) } {
                 Ok(l) => {
                     std::mem::forget(l);
@@ -75,6 +45,9 @@ fn load() -> &'static std::result::Result<String, String> {
                 }
                 Err(e) => tried.push(format!("{}: {e}", path.display())),
             }
+        }
+        if let Some(n) = by_name(&names) {
+            return Ok(n);
         }
         Err(format!("libcusparse not found on the loader path (tried {} names){}; set {LIB_ENV} to its full path", names.len(), if tried.is_empty() { String::new() } else { format!(" nor usable at: {}", tried.join("; ")) }))
     })

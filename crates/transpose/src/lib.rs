@@ -43,9 +43,9 @@ use std::str::FromStr;
 
 use gpu_histogram::Histogram;
 use gpu_ptr2idx::Ptr2Idx;
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, ValidAsZeroBits};
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig};
 use gpu_runtime::scratch::Layout as ScratchLayout;
-use gpu_runtime::{grid_1d, AnyBits, Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{grid_1d, Kernel, PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{Algorithm as ScanAlgorithm, ScanKind, Scanner};
 use gpu_segmerge::Segmerge;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
@@ -244,25 +244,9 @@ impl FromStr for Algorithm {
     }
 }
 
-/// A value type the transposers move: 4 or 8 bytes, or `u8` for pattern matrices (whose
-/// [`DeviceCsr::vals`] is `None`). Every bit pattern is a value ([`AnyBits`]).
-///
-/// # Safety
-/// `BYTES` is `size_of::<Self>()`, and any bit pattern of that size is a valid `Self`.
-pub unsafe trait Payload: AnyBits + ValidAsZeroBits + Default {
-    /// Size in bytes.
-    const BYTES: usize;
-}
-
-macro_rules! payload {
-    ($($t:ty),*) => {$(
-        // SAFETY: plain numbers; BYTES is their size.
-        unsafe impl Payload for $t {
-            const BYTES: usize = std::mem::size_of::<$t>();
-        }
-    )*};
-}
-payload!(u8, u32, i32, f32, u64, i64, f64);
+/// The value payload the kernels move beside their keys (4 or 8 bytes; `u8` stands for pattern
+/// matrices, whose values are absent). It lives in `gpu-runtime` so that every crate can use it.
+pub use gpu_runtime::Payload;
 
 /// Partitions ScanTrans uses for `nnz` nonzeros and `n` columns on a GPU of `sms`
 /// multiprocessors. Its time is about `a * nnz / P` (each partition is walked by one warp, 32

@@ -1,0 +1,147 @@
+//! Reports of transposer measurements: one [`Record`] per matrix and algorithm, the Markdown
+//! tables (time, speedups over the serial twin and over cuSPARSE, effective bandwidth and its
+//! share of the copy bandwidth, workspace) and the CSV. Bench support: used by the `sptrans bench`
+//! command and the criterion bench of `gpu-transpose`; no library crate depends on it.
+#![deny(missing_docs)]
+use std::fmt::Write as _;
+
+use gpu_transpose::measure::{bytes_moved, Stats};
+use gpu_transpose::Algorithm;
+
+/// One measurement: a matrix, an algorithm, its timings or why there are none.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// Matrix name.
+    pub matrix: String,
+    /// Rows, columns, nonzeros.
+    pub shape: (u64, u64, u64),
+    /// The algorithm.
+    pub algo: Algorithm,
+    /// Timings, or the error that stopped it.
+    pub result: std::result::Result<Stats, String>,
+    /// Workspace bytes (device), when known.
+    pub workspace: Option<u64>,
+    /// Whether its output equalled the serial twin's (always for the twin itself).
+    pub checked: bool,
+}
+
+/// The record of `matrix` and `algo`, if any.
+pub fn find<'a>(records: &'a [Record], matrix: &str, algo: Algorithm) -> Option<&'a Record> {
+    records.iter().find(|r| r.matrix == matrix && r.algo == algo)
+}
+
+/// The matrices of `records`, in first-seen order, with their shapes.
+pub fn matrices(records: &[Record]) -> Vec<(String, (u64, u64, u64))> {
+    let mut out: Vec<(String, (u64, u64, u64))> = Vec::new();
+    for r in records {
+        if !out.iter().any(|(m, _)| *m == r.matrix) {
+            out.push((r.matrix.clone(), r.shape));
+        }
+    }
+    out
+}
+
+/// The median time of a record that has timings.
+pub fn median(r: Option<&Record>) -> Option<f64> {
+    r.and_then(|r| r.result.as_ref().ok()).map(|s| s.median_ms)
+}
+
+/// The text tables: times, speedups, bandwidth and workspace.
+pub fn tables(records: &[Record], algos: &[Algorithm], copy: Option<f64>) -> String {
+    let mut s = String::new();
+    let mats = matrices(records);
+    let head = |s: &mut String, first: &str, cols: &[String]| {
+        let _ = writeln!(s, "| {first} | {} |", cols.join(" | "));
+        let _ = writeln!(s, "|---|{}", "---|".repeat(cols.len()));
+    };
+    let _ = writeln!(s, "\nTime, ms: median [min–max]");
+    let mut cols = vec!["nnz".to_string()];
+    cols.extend(algos.iter().map(|a| a.name().to_string()));
+    head(&mut s, "matrix", &cols);
+    for (m, shape) in &mats {
+        let cells: Vec<String> = algos
+            .iter()
+            .map(|&a| match find(records, m, a).map(|r| &r.result) {
+                Some(Ok(st)) => format!("{:.3} [{:.3}–{:.3}]", st.median_ms, st.min_ms, st.max_ms),
+                Some(Err(_)) => "failed".into(),
+                None => "—".into(),
+            })
+            .collect();
+        let _ = writeln!(s, "| {m} | {} | {} |", shape.2, cells.join(" | "));
+    }
+    let gpu_algos: Vec<Algorithm> = algos.iter().copied().filter(|a| a.is_gpu()).collect();
+    if !gpu_algos.is_empty() {
+        let _ = writeln!(s, "\nSpeedup over the serial twin / over cuSPARSE (time of the other ÷ this one's)");
+        head(&mut s, "matrix", &gpu_algos.iter().map(|a| a.name().to_string()).collect::<Vec<_>>());
+        for (m, _) in &mats {
+            let ser = median(find(records, m, Algorithm::Serial));
+            let cus = median(find(records, m, Algorithm::CuSparse));
+            let cells: Vec<String> = gpu_algos
+                .iter()
+                .map(|&a| match median(find(records, m, a)) {
+                    Some(t) => format!("{} / {}", ser.map_or("—".into(), |x| format!("{:.1}×", x / t)), cus.map_or("—".into(), |x| format!("{:.2}×", x / t))),
+                    None => "—".into(),
+                })
+                .collect();
+            let _ = writeln!(s, "| {m} | {} |", cells.join(" | "));
+        }
+        let _ = writeln!(s, "\nEffective bandwidth GB/s (16 B per nonzero + pointers), % of copy ({}), workspace MB", copy.map_or("not measured".into(), |c| format!("{c:.0} GB/s")));
+        head(&mut s, "matrix", &gpu_algos.iter().map(|a| a.name().to_string()).collect::<Vec<_>>());
+        for (m, shape) in &mats {
+            let bytes = bytes_moved(shape.0, shape.1, shape.2, 4) as f64;
+            let cells: Vec<String> = gpu_algos
+                .iter()
+                .map(|&a| match find(records, m, a) {
+                    Some(r) => {
+                        let ws = r.workspace.map_or("—".into(), |w| format!("{:.0}", w as f64 / 1e6));
+                        match &r.result {
+                            Ok(st) => {
+                                let gbs = bytes / (st.median_ms * 1e-3) / 1e9;
+                                format!("{gbs:.0} ({}) {ws} MB", copy.map_or("—".into(), |c| format!("{:.0}%", 100.0 * gbs / c)))
+                            }
+                            Err(_) => "failed".into(),
+                        }
+                    }
+                    None => "—".into(),
+                })
+                .collect();
+            let _ = writeln!(s, "| {m} | {} |", cells.join(" | "));
+        }
+    }
+    s
+}
+
+/// Every record as a CSV line (with a header).
+pub fn csv(records: &[Record], copy: Option<f64>) -> String {
+    let mut s = String::from("matrix,rows,cols,nnz,algorithm,median_ms,min_ms,max_ms,reps,gb_per_s,copy_fraction,speedup_vs_serial,speedup_vs_cusparse,workspace_bytes,checked,error\n");
+    for r in records {
+        let (m, n, nnz) = r.shape;
+        let ser = median(find(records, &r.matrix, Algorithm::Serial));
+        let cus = median(find(records, &r.matrix, Algorithm::CuSparse));
+        let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.6}"));
+        let name = r.matrix.replace('"', "'");
+        match &r.result {
+            Ok(st) => {
+                let gbs = bytes_moved(m, n, nnz, 4) as f64 / (st.median_ms * 1e-3) / 1e9;
+                let _ = writeln!(
+                    s,
+                    "\"{name}\",{m},{n},{nnz},{},{:.6},{:.6},{:.6},{},{gbs:.3},{},{},{},{},{},",
+                    r.algo,
+                    st.median_ms,
+                    st.min_ms,
+                    st.max_ms,
+                    st.reps,
+                    opt(copy.filter(|_| r.algo.is_gpu()).map(|c| gbs / c)),
+                    opt(ser.map(|x| x / st.median_ms)),
+                    opt(cus.map(|x| x / st.median_ms)),
+                    r.workspace.map_or(String::new(), |w| w.to_string()),
+                    r.checked
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(s, "\"{name}\",{m},{n},{nnz},{},,,,,,,,,{},false,\"{}\"", r.algo, r.workspace.map_or(String::new(), |w| w.to_string()), e.replace('"', "'"));
+            }
+        }
+    }
+    s
+}
