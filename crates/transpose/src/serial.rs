@@ -151,3 +151,23 @@ pub fn coo_chain<T: Value>(a: &Csr<u32, T>) -> Moves {
     mv.ptr = hist::index_to_pointers(a.idx(), a.cols() as u32);
     mv
 }
+
+/// The `Serial` algorithm on the device: download, [`transpose_parts`], upload (synchronizes).
+pub(crate) fn run<T: gpu_runtime::Payload>(t: &mut crate::Transposer, a: &sptrans_matrix::device::DeviceCsr<T>, out: &mut sptrans_matrix::device::DeviceCsrParts<T>) -> Result<()> {
+    let gpu = t.gpu.clone();
+    let ptr = gpu.download(a.ptr())?;
+    let idx = gpu.download(a.idx())?;
+    let vals = match a.vals() {
+        Some(v) => Some(gpu.download(v)?),
+        None => None,
+    };
+    let (tp, ti, tv) = transpose_parts(a.rows(), a.cols(), &ptr, &idx, vals.as_deref())?;
+    let stream = gpu.stream().clone();
+    let copy = |e| Error::Runtime(gpu_runtime::Error::driver("upload")(e));
+    stream.memcpy_htod(&tp, &mut out.ptr).map_err(copy)?;
+    stream.memcpy_htod(&ti, &mut out.idx).map_err(copy)?;
+    if let (Some(tv), Some(ov)) = (tv, out.vals.as_mut()) {
+        stream.memcpy_htod(&tv, ov).map_err(copy)?;
+    }
+    Ok(gpu.synchronize()?)
+}

@@ -1,0 +1,98 @@
+//! The one error type of `gpu-transpose`; the primitives' runtime errors are lifted into
+//! [`Error::Runtime`], so out of memory has one shape.
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A driver, memory or launch error, wherever it arose (the primitives' runtime errors are
+    /// lifted here, so out of memory always has this one shape).
+    #[error(transparent)]
+    Runtime(#[from] gpu_runtime::Error),
+    /// From pointers-to-index.
+    #[error(transparent)]
+    Ptr2Idx(gpu_ptr2idx::Error),
+    /// From the histogram.
+    #[error(transparent)]
+    Histogram(gpu_histogram::Error),
+    /// From the scan.
+    #[error(transparent)]
+    Scan(gpu_scan::Error),
+    /// From the sort.
+    #[error(transparent)]
+    Segmerge(gpu_segmerge::Error),
+    /// From the matrix crate (the serial path's download and upload, output allocation).
+    #[error(transparent)]
+    Matrix(sptrans_matrix::Error),
+    /// The output does not have the transposed shape of the input.
+    #[error("transpose output: {what} is {actual}, expected {expected}")]
+    Shape {
+        /// Which size.
+        what: &'static str,
+        /// Required.
+        expected: u64,
+        /// Given.
+        actual: u64,
+    },
+    /// A size past what the indices (or cuSPARSE's `int`) hold.
+    #[error("{what} = {len} is too large (at most {max})")]
+    TooLarge {
+        /// Which size.
+        what: &'static str,
+        /// Its value.
+        len: u64,
+        /// The largest allowed.
+        max: u64,
+    },
+    /// Values of this size are not supported (4 and 8 bytes are; pattern matrices have none).
+    #[error("values of {bytes} bytes are not supported (4 or 8 bytes, or a pattern matrix)")]
+    UnsupportedValue {
+        /// Size of one value.
+        bytes: usize,
+    },
+    /// cuSPARSE could not be loaded.
+    #[error("cuSPARSE is not available: {0}")]
+    CuSparseUnavailable(String),
+    /// A cuSPARSE call failed.
+    #[error("{call} failed: {status}")]
+    CuSparse {
+        /// The call.
+        call: &'static str,
+        /// Its status.
+        status: String,
+    },
+    /// An algorithm name that [`Algorithm::from_str`] does not know.
+    #[error("unknown algorithm `{0}` (auto, serial, scan, merge, radix, cusparse, coo)")]
+    UnknownAlgorithm(String),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// `true` when the device ran out of memory (a device allocation, or cuSPARSE's).
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Error::Runtime(e) => e.is_out_of_memory(),
+            Error::Ptr2Idx(e) => e.is_out_of_memory(),
+            Error::Histogram(e) => e.is_out_of_memory(),
+            Error::Scan(e) => e.is_out_of_memory(),
+            Error::Segmerge(e) => e.is_out_of_memory(),
+            Error::Matrix(e) => e.is_out_of_memory(),
+            _ => false,
+        }
+    }
+}
+
+/// Lifts a primitive's runtime error to [`Error::Runtime`], keeping its other errors wrapped.
+macro_rules! lift {
+    ($($krate:ident => $variant:ident),*) => {$(
+        impl From<$krate::Error> for Error {
+            fn from(e: $krate::Error) -> Self {
+                match e {
+                    $krate::Error::Runtime(r) => Error::Runtime(r),
+                    e => Error::$variant(e),
+                }
+            }
+        }
+    )*};
+}
+lift!(gpu_ptr2idx => Ptr2Idx, gpu_histogram => Histogram, gpu_scan => Scan, gpu_segmerge => Segmerge, sptrans_matrix => Matrix);
