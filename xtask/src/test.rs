@@ -76,28 +76,34 @@ pub fn run(args: &[String]) -> Res {
     let records = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = std::fs::remove_file(&log);
     let (mut gpu_pass, mut gpu_fail) = (0u64, 0u64);
-    let mut skipped: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Skips by reason; a test is counted once however many skips it recorded.
+    let mut skipped: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
+    let mut skipped_names = std::collections::BTreeSet::new();
     for line in records.lines() {
         let mut f = line.splitn(3, '\t');
         match (f.next(), f.next(), f.next()) {
             (Some("pass"), Some(_), _) => gpu_pass += 1,
             (Some("fail"), Some(_), _) => gpu_fail += 1,
             (Some("skip"), Some(name), reason) => {
-                skipped.entry(reason.unwrap_or("").to_string()).or_default().push(name.to_string())
+                skipped.entry(reason.unwrap_or("").to_string()).or_default().insert(name.to_string());
+                skipped_names.insert(name.to_string());
             }
             _ => {}
         }
     }
-    let n_skipped: u64 = skipped.values().map(|v| v.len() as u64).sum();
+    let n_skipped = skipped_names.len() as u64;
+    let is_data = |reason: &str| reason.starts_with("no test data");
+    let count = |data: bool| skipped.iter().filter(|(r, _)| is_data(r) == data).flat_map(|(_, n)| n).collect::<std::collections::BTreeSet<_>>().len();
     println!();
     for (reason, names) in &skipped {
-        println!("SKIPPED GPU tests ({reason}):");
+        println!("SKIPPED {} ({reason}):", if is_data(reason) { "data tests" } else { "GPU tests" });
         for n in names {
             println!("  skipped: {n}");
         }
     }
-    let why = skipped.keys().next().map(|r| format!(" ({r})")).unwrap_or_default();
-    println!("gpu tests: {} run ({gpu_pass} passed, {gpu_fail} failed), {n_skipped} skipped{why}", gpu_pass + gpu_fail);
+    let why = skipped.keys().find(|r| !is_data(r)).map(|r| format!(" ({r})")).unwrap_or_default();
+    println!("gpu tests: {} run ({gpu_pass} passed, {gpu_fail} failed), {} skipped{why}", gpu_pass + gpu_fail, count(false));
+    println!("data tests: {} skipped{}", count(true), if count(true) > 0 { " (their data, ../shared, is absent)" } else { "" });
 
     let mut problems = vec![];
     if !host_ok || !kernels_ok {

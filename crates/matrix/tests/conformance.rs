@@ -1,19 +1,14 @@
 //! The conformance corpus in `../shared/conformance`: every file of MANIFEST.md accepted with the
 //! stated result or refused as stated, POLICY.md's decisions pinned, and conversion_vectors.json.
-//! Skipped with a message when the folder is absent (a user's clone).
-use std::path::{Path, PathBuf};
+//! Reported skipped by name (`gpu_testkit::test_data`) when the folder is absent (a user's clone).
+use std::path::PathBuf;
 
 use sptrans_matrix::num_complex::Complex64;
 use sptrans_matrix::{mm, Coo, Csr, Error, Value};
 
+/// The corpus, or `None` after recording the running test as skipped (by name).
 fn corpus() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance");
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("SKIPPED: {} not found (conformance corpus absent)", p.display());
-        None
-    }
+    gpu_testkit::test_data("conformance", "conformance", "SPTRANS_CONFORMANCE")
 }
 
 fn read<T: Value>(f: &str) -> Result<Coo<u32, T>, Error> {

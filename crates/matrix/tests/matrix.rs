@@ -1,6 +1,5 @@
 //! Constructors (every error), conversions, Matrix Market round trips and error lines, the
 //! generators (shape, nnz, determinism, distributions), and the real matrices of `../shared`.
-use std::path::Path;
 
 use sptrans_matrix::num_complex::{Complex32, Complex64};
 use sptrans_matrix::{gen, mm, Coo, Csr, Error, Value};
@@ -123,11 +122,7 @@ fn generators_are_deterministic_with_the_stated_shapes() {
 
 #[test]
 fn real_matrices_read_with_the_promised_nnz() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/matrices");
-    if !dir.is_dir() {
-        eprintln!("SKIPPED: {} not found", dir.display());
-        return;
-    }
+    let Some(dir) = gpu_testkit::test_data("matrix", "matrices", "SPTRANS_MATRICES") else { return };
     let mut n = 0;
     for sub in ["real", "graphs"] {
         for e in std::fs::read_dir(dir.join(sub)).unwrap() {

@@ -6,6 +6,9 @@
 //! - [`rng`]: a seeded RNG; the seed is fresh each run unless `SPTRANS_TEST_SEED` is set, and it
 //!   is printed when the test fails, so any failure can be replayed.
 //! - [`awkward_sizes`]: the curated size list (0, 1, 31, 32, 33, tile ± 1, 2^k ± 1, ...).
+//! - [`test_data`]: the shared test data (`../shared/…`); without it the running test is
+//!   recorded as **skipped** by name, like a GPU test without a device (a user's clone has no
+//!   `../shared`). With `SPTRANS_REQUIRE_DATA=1` missing data fails instead.
 //!
 //! Outcomes go to the file named by `SPTRANS_GPU_TEST_LOG` (one line per GPU test:
 //! `pass|fail|skip <TAB> name <TAB> reason`), which `cargo xtask test` sets and summarizes.
@@ -68,6 +71,32 @@ pub fn run_gpu_test(name: &str, body: impl FnOnce(&Gpu)) {
             eprintln!("SKIPPED (no GPU: {reason}): {name}");
         }
     }
+}
+
+/// The shared test-data folder `sub` (`../shared/<sub>` beside the workspace), or the folder in
+/// the environment variable `env` when set; `None` when it is absent, after recording the
+/// running test (`label` and the thread's test name) as skipped with the reason, which
+/// `cargo xtask test` lists by name. Under `SPTRANS_REQUIRE_DATA=1` absent data panics (fails).
+pub fn test_data(label: &str, sub: &str, env: &str) -> Option<std::path::PathBuf> {
+    // crates/testkit -> the workspace root -> the folder beside it.
+    let beside = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(3).map(|p| p.join("shared").join(sub));
+    let dir = std::env::var_os(env).map(std::path::PathBuf::from).or(beside).unwrap_or_default();
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    let thread = std::thread::current();
+    let name = match thread.name() {
+        Some(t) if t != "main" => format!("{label}::{t}"),
+        _ => label.to_string(),
+    };
+    let reason = format!("no test data: {} not found (a clone without ../shared; set {env} to point elsewhere)", dir.display());
+    if std::env::var("SPTRANS_REQUIRE_DATA").is_ok_and(|v| v == "1") {
+        record("fail", &name, &reason);
+        panic!("SPTRANS_REQUIRE_DATA=1 but {reason}");
+    }
+    record("skip", &name, &reason);
+    eprintln!("SKIPPED ({reason}): {name}");
+    None
 }
 
 /// Declares GPU tests: `gpu_test!(fn name(gpu) { ... })`, where `gpu: &Gpu`. Each becomes a

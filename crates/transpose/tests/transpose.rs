@@ -52,15 +52,13 @@ fn mtx_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
 
 /// The real matrices (`real/`, `graphs/`) and the conformance corpus's accepted files.
 fn real_matrices() -> Vec<(String, Csr<u32, f64>)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared");
-    let dir = std::env::var_os("SPTRANS_MATRICES").map(PathBuf::from).unwrap_or_else(|| root.join("matrices"));
-    let conf = std::env::var_os("SPTRANS_CONFORMANCE").map(PathBuf::from).unwrap_or_else(|| root.join("conformance"));
     let mut files = Vec::new();
-    for d in [dir.join("real"), dir.join("graphs"), conf] {
-        if !d.is_dir() {
-            eprintln!("SKIPPED: matrices of {} (not found)", d.display());
-        }
-        mtx_files(&d, &mut files);
+    if let Some(dir) = gpu_testkit::test_data("transpose", "matrices", "SPTRANS_MATRICES") {
+        mtx_files(&dir.join("real"), &mut files);
+        mtx_files(&dir.join("graphs"), &mut files);
+    }
+    if let Some(conf) = gpu_testkit::test_data("transpose", "conformance", "SPTRANS_CONFORMANCE") {
+        mtx_files(&conf, &mut files);
     }
     files.sort();
     // Files the reader refuses (the corpus's invalid ones, Ragusa16.mtx) are the reader's tests'
