@@ -1,5 +1,4 @@
-//! Finding developer tools, one lookup for every caller: `cargo xtask build-ptx` (which
-//! validates PTX with `ptxas`) and `sptrans info` (which reports what is installed) must agree.
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 use std::path::{Path, PathBuf};
 use std::process::Command;

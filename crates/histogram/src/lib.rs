@@ -1,40 +1,4 @@
-//! # gpu-histogram
-//!
-//! Histograms of `u32` keys on the GPU, index-to-pointers, and the partitioned counts and ranks
-//! that ScanTrans (Wang, Liu & Hou, ICS'16) is built on. The twin is [`serial`].
-//!
-//! - [`Histogram::counts`]: counts of keys in `[0, bins)` for any `bins` from 1 to 2^31.
-//!   [`Strategy::Shared`]: per-block privatized copies in shared memory (several per block for
-//!   few bins, against contention; slices of [`SLICE_BINS`] bins, each reading all keys, for more
-//!   bins), flushed with one global atomic per nonzero bin;
-//!   [`Strategy::Global`]: warp-aggregated global atomics (`match.any`: one atomic per distinct
-//!   key of a warp) for bins that do not fit. [`Strategy::Auto`] picks by `bins`.
-//! - [`Histogram::pointers`]: index-to-pointers, `bins + 1` offsets (counts, then an exclusive
-//!   scan with `gpu-scan`): the CSR row pointer from row indices, the CSC column pointer from
-//!   column indices.
-//! - [`Histogram::partitioned`]: `parts` contiguous partitions of the keys; a `(parts + 1) ×
-//!   bins` table (`inter`: after the vertical scan, row `p` counts each key in partitions
-//!   `< p`) and every key's rank among equal keys of its partition (`intra`).
-//!   [`Histogram::vertical_scan`] is public for tables built elsewhere.
-//!
-//! Keys `>= bins` are not counted; the `_checked` calls report the first one as
-//! [`Error::KeyOutOfRange`] (they synchronize once to read the verdict; the others enqueue on the
-//! [`Gpu`]'s stream without synchronizing).
-//!
-//! ```no_run
-//! use gpu_histogram::{serial, Histogram};
-//! let gpu = gpu_histogram::Gpu::first()?;
-//! let keys = gpu.upload(&[2u32, 0, 2, 1, 2])?;
-//! let mut h = Histogram::new(&gpu)?;
-//! let mut counts = gpu.alloc::<u32>(3)?;
-//! h.counts_checked(&keys, &mut counts)?;
-//! assert_eq!(gpu.download(&counts)?, vec![1, 1, 3]);
-//! let mut ptr = gpu.alloc::<u32>(4)?; // bins + 1
-//! h.pointers(&keys, &mut ptr)?;
-//! assert_eq!(gpu.download(&ptr)?, vec![0, 1, 2, 5]);
-//! assert_eq!(gpu.download(&ptr)?, serial::index_to_pointers(&[2, 0, 2, 1, 2], 3));
-//! # Ok::<(), gpu_histogram::Error>(())
-//! ```
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 /// The runtime this crate is built on, re-exported so that one dependency is enough: the GPU

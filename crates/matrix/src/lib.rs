@@ -1,36 +1,4 @@
-//! # sptrans-matrix
-//!
-//! Sparse matrices for the sptrans workspace: formats, Matrix Market I/O and generators.
-//!
-//! - [`Csr`], [`Csc`], [`Coo`] over an [`Index`] type (`u32` now, `u64` designed in; counts are
-//!   `u64`) and a [`Value`] type (`f32`, `f64`, `i32`, `i64`, [`num_complex::Complex32`],
-//!   [`num_complex::Complex64`], and `()` for pattern matrices). Constructors validate and return
-//!   errors: pointer length and monotonicity, last pointer = nnz, indices inside the dimensions,
-//!   sizes that fit the index type, optionally sorted unique indices per row. `0 × n`, `m × 0`
-//!   and `nnz = 0` are valid.
-//! - Serial conversions: [`Coo::to_csr`] (duplicates summed), [`Csr::to_coo`], [`Csr::transpose`]
-//!   (the serial transpose every GPU transposer is checked against), [`Csr::to_csc`],
-//!   [`Csc::to_csr`].
-//! - [`mm`]: Matrix Market reading (coordinate and array; real, integer, complex, pattern;
-//!   general, symmetric, skew-symmetric, hermitian expanded to general; gzip by magic bytes) with
-//!   line-numbered errors, and writing (coordinate general, bit-exact values).
-//! - [`gen`]: deterministic generators (uniform, R-MAT, 2D/3D Laplacians, banded, tall-skinny,
-//!   dense-row and dense-column adversaries).
-//! - [`device::DeviceCsr`]: a CSR in device memory that keeps its invariants (private fields;
-//!   upload from a validated [`Csr`], or the caller's device buffers validated on the GPU).
-//!
-//! ```
-//! use sptrans_matrix::{mm, Csr};
-//! let text = b"%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n3 1 10\n3 3 30\n";
-//! let a: Csr<u32, f64> = mm::parse::<u32, f64>(text)?.to_csr();
-//! assert_eq!((a.nnz(), a.get(0, 2), a.get(2, 0), a.get(2, 2)), (3, Some(10.0), Some(10.0), Some(30.0)));
-//! let t = a.transpose();
-//! assert_eq!(t.ptr(), &[0, 1, 1, 3]);
-//! let mut out = Vec::new();
-//! mm::write_csr(&mut out, &t)?;
-//! assert_eq!(mm::parse::<u32, f64>(&out)?.to_csr(), t);
-//! # Ok::<(), sptrans_matrix::Error>(())
-//! ```
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 pub mod device;

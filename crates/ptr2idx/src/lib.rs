@@ -1,21 +1,4 @@
-//! # gpu-ptr2idx
-//!
-//! Pointers-to-index on the GPU: from offsets of length `m + 1` (a CSR row pointer) to the segment
-//! index of each of the `nnz` positions (the COO row index of each nonzero).
-//!
-//! Load balanced as moderngpu's load-balancing search: the work is the merge of the `m` segment
-//! ends with the `nnz` positions, cut into tiles of [`ptr2idx_kernels::NV`]-equal size by
-//! merge-path searches, so one very long row, millions of empty rows, `m = 0` and `nnz = 0` all
-//! run at the same cost per item. The twin is [`serial::ptr2idx`].
-//!
-//! ```no_run
-//! let gpu = gpu_ptr2idx::Gpu::first()?;
-//! let offsets = gpu.upload(&[0u32, 2, 2, 5])?;
-//! let mut rows = gpu.alloc::<u32>(5)?;
-//! gpu_ptr2idx::ptr2idx_checked(&gpu, &offsets, &mut rows)?;
-//! assert_eq!(gpu.download(&rows)?, vec![0, 0, 2, 2, 2]);
-//! # Ok::<(), gpu_ptr2idx::Error>(())
-//! ```
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 /// The runtime this crate is built on, re-exported so that one dependency is enough: the GPU

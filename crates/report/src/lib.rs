@@ -1,7 +1,4 @@
-//! Reports of transposer measurements: one [`Record`] per matrix and algorithm, the Markdown
-//! tables (time, speedups over the serial twin and over cuSPARSE, effective bandwidth and its
-//! share of the copy bandwidth, workspace) and the CSV. Bench support: used by the `sptrans bench`
-//! command and the criterion bench of `gpu-transpose`; no library crate depends on it.
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 use std::fmt::Write as _;
 

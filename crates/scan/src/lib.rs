@@ -1,42 +1,4 @@
-//! # gpu-scan
-//!
-//! Prefix sums of `u32`, `i32`, `u64` and `i64` on the GPU, any length, in place or out of place,
-//! exclusive or inclusive; wrapping addition, so results are bit-identical to the serial twin
-//! [`serial`] on every input, and deterministic.
-//!
-//! Inside each tile of [`TILE`] items, Blelloch's work-efficient up-sweep / down-sweep runs in
-//! shared memory (padded against bank conflicts). Across tiles, two [`Algorithm`]s:
-//! - [`Algorithm::ReduceThenScan`]: multi-level; reduce each tile, scan the tile totals
-//!   recursively with the same kernels, then scan each tile from its carry. A single-tile input is
-//!   one launch.
-//! - [`Algorithm::Lookback`]: single pass with decoupled look-back: each tile publishes its total,
-//!   and looks back over its predecessors' published totals for its prefix.
-//! - [`Algorithm::Auto`] (default): look-back up to 2^18 items, reduce-then-scan above, as measured.
-//!
-//! Measured on an H100 (BENCHMARKS.md): 2^28 `u32` in 1.060 ms with reduce-then-scan, 0.98x the
-//! time of CUB's `DeviceScan` in the same run, 68% of device-to-device copy bandwidth.
-//!
-//! The building blocks (`scan_kernels::block::exclusive_sum2`, `warp::reduce_sum`, ...) live in
-//! `kernels-rs/scan` for other kernels to reuse.
-//!
-//! ```no_run
-//! use gpu_scan::{serial, Scanner};
-//! let gpu = gpu_scan::Gpu::first()?;
-//! let x: Vec<u32> = vec![3, 1, 4, 1, 5];
-//! let input = gpu.upload(&x)?;
-//! let mut out = gpu.alloc::<u32>(x.len())?;
-//! gpu_scan::exclusive_sum(&gpu, &input, &mut out)?;
-//! assert_eq!(gpu.download(&out)?, serial::exclusive_scan(&x)); // [0, 3, 4, 8, 9]
-//! // Reuse one workspace across many calls:
-//! let mut scanner = Scanner::<u32>::new(&gpu, Default::default())?;
-//! scanner.inclusive_in_place(&mut out)?;
-//! // Or lend it scratch of your own (CUB's model: ask for the bytes, then run):
-//! let bytes = Scanner::<u32>::workspace_bytes(scanner.algorithm(), x.len() as u64);
-//! let mut mine = gpu.alloc::<u8>(bytes as usize)?;
-//! let mut scratch = gpu_runtime::Scratch::new(&mut mine, gpu.stream());
-//! scanner.scan_in_place_with(gpu_scan::ScanKind::Exclusive, &mut out, &mut scratch)?;
-//! # Ok::<(), gpu_scan::Error>(())
-//! ```
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 /// The runtime this crate is built on, re-exported so that one dependency is enough: the GPU

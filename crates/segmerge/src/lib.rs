@@ -1,29 +1,4 @@
-//! # gpu-segmerge
-//!
-//! Stable merges of sorted runs on the GPU, and the stable sort they make with `gpu-segsort`;
-//! keys `u32` with an optional `u32` payload. The twin is [`serial`].
-//!
-//! - [`Segmerge::merge_pass`]: every adjacent pair of sorted runs of length `s` becomes one run
-//!   of `2s`; on equal keys the left run's items come first. Each pair is cut into tiles of
-//!   [`NV`] merged items by merge-path searches (one per tile, in global memory), so every block
-//!   merges a bounded slice in shared memory whatever `s` is; small runs (a pair within one
-//!   tile) and huge ones take the same path.
-//! - [`Segmerge::sort_pairs`] / [`Segmerge::sort_keys`]: segsort blocks of [`BlockSize`] items,
-//!   then merge passes, ping-ponging with a scratch buffer arranged so that the result lands in
-//!   the caller's buffers whatever the number of passes.
-//!
-//! All calls enqueue on the [`Gpu`]'s stream without synchronizing.
-//!
-//! ```no_run
-//! let gpu = gpu_segmerge::Gpu::first()?;
-//! let mut m = gpu_segmerge::Segmerge::new(&gpu)?;
-//! let mut keys = gpu.upload(&[3u32, 1, 3, 0])?;
-//! let mut vals = gpu.upload(&[0u32, 1, 2, 3])?;
-//! m.sort_pairs(&mut keys, &mut vals)?;
-//! assert_eq!(gpu.download(&keys)?, vec![0, 1, 3, 3]);
-//! assert_eq!(gpu.download(&vals)?, vec![3, 1, 0, 2]); // stable: 0 before 2
-//! # Ok::<(), gpu_segmerge::Error>(())
-//! ```
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 /// The runtime this crate is built on, re-exported so that one dependency is enough: the GPU

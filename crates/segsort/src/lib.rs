@@ -1,31 +1,4 @@
-//! # gpu-segsort
-//!
-//! Stable sorts of segments on the GPU, keys `u32` with an optional `u32` payload; the twin is
-//! [`serial`].
-//!
-//! - [`Segsort::sort_blocks`]: every consecutive segment of [`BlockSize`] items (128 to 2048, a
-//!   kernel per size; the last segment may be shorter) sorted by one block in shared memory:
-//!   each thread sorts 8 items in registers (odd-even transposition), then merge-path merges in
-//!   shared memory double the sorted runs (`segsort_kernels::block::block_sort`). Stable: equal
-//!   keys keep their input order.
-//! - [`Segsort::sort_segments`]: CSR-style segments of any lengths (empty ones, one huge one):
-//!   each item's segment comes from `gpu-ptr2idx`, `(segment << 32 | key)` 64-bit keys are
-//!   block-sorted and merged (merge passes from `segmerge-kernels`) and unpacked.
-//!
-//! Calls enqueue on the [`Gpu`]'s stream without synchronizing, except `sort_segments*`, which
-//! validates the offsets (one synchronization).
-//!
-//! ```no_run
-//! use gpu_segsort::{BlockSize, Segsort};
-//! let gpu = gpu_segsort::Gpu::first()?;
-//! let mut s = Segsort::new(&gpu)?;
-//! let mut keys = gpu.upload(&[5u32, 1, 5, 0, 9, 9, 2, 1])?;
-//! let mut vals = gpu.upload(&[0u32, 1, 2, 3, 4, 5, 6, 7])?;
-//! s.sort_segments(&gpu.upload(&[0u32, 4, 4, 8])?, &mut keys, &mut vals)?;
-//! assert_eq!(gpu.download(&keys)?, vec![0, 1, 5, 5, 1, 2, 9, 9]);
-//! assert_eq!(gpu.download(&vals)?, vec![3, 1, 0, 2, 7, 6, 4, 5]);
-//! # Ok::<(), gpu_segsort::Error>(())
-//! ```
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 /// The runtime this crate is built on, re-exported so that one dependency is enough: the GPU

@@ -1,9 +1,4 @@
-//! # sptrans (command-line tool)
-//!
-//! `sptrans transpose | gen | bench | info`: transposes Matrix Market files on the GPU (the
-//! serial twin without one, saying so), generates matrices, benchmarks every transposer against
-//! cuSPARSE and the serial twin (tables, CSV, SVG plot), and reports the machine. The binary is a
-//! thin `main` around [`run`]; everything returns [`Error`] values, printed with a non-zero exit.
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 pub mod bench;

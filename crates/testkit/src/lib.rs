@@ -1,17 +1,4 @@
-//! Test support for the sptrans workspace.
-//!
-//! - [`gpu_test!`]: a `#[test]` that gets a shared [`Gpu`]; without a device it is recorded as
-//!   **skipped** (not passed) and `cargo xtask test` prints the count and names. With
-//!   `SPTRANS_REQUIRE_GPU=1` a missing device fails the test instead.
-//! - [`rng`]: a seeded RNG; the seed is fresh each run unless `SPTRANS_TEST_SEED` is set, and it
-//!   is printed when the test fails, so any failure can be replayed.
-//! - [`awkward_sizes`]: the curated size list (0, 1, 31, 32, 33, tile ± 1, 2^k ± 1, ...).
-//! - [`test_data`]: the shared test data (`../shared/…`); without it the running test is
-//!   recorded as **skipped** by name, like a GPU test without a device (a user's clone has no
-//!   `../shared`). With `SPTRANS_REQUIRE_DATA=1` missing data fails instead.
-//!
-//! Outcomes go to the file named by `SPTRANS_GPU_TEST_LOG` (one line per GPU test:
-//! `pass|fail|skip <TAB> name <TAB> reason`), which `cargo xtask test` sets and summarizes.
+#![doc = include_str!("../README.md")]
 use std::io::Write;
 use std::sync::OnceLock;
 

@@ -6,7 +6,7 @@ use crate::{Error, Result};
 /// A transposition algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Algorithm {
-    /// The CPU twin ([`serial::transpose`]) on downloaded data; the specification.
+    /// The CPU twin ([`crate::serial::transpose`]) on downloaded data; the specification.
     Serial,
     /// ptr2idx, partitioned column histograms (`inter`, `(P + 1) × n`) with per-nonzero ranks
     /// (`intra`), vertical scan, exclusive scan of the totals, scatter.

@@ -59,7 +59,7 @@ pub enum Error {
         /// Its status.
         status: String,
     },
-    /// An algorithm name that [`Algorithm::from_str`] does not know.
+    /// An algorithm name that [`crate::Algorithm`]`::from_str` does not know.
     #[error("unknown algorithm `{0}` (auto, serial, scan, merge, radix, cusparse, coo)")]
     UnknownAlgorithm(String),
 }

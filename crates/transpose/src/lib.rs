@@ -1,33 +1,4 @@
-//! # gpu-transpose
-//!
-//! Sparse-matrix transposition on the GPU: the CSR of an `m × n` matrix `A` in, the CSR of `Aᵀ`
-//! (= the CSC of `A`) out, with the row indices sorted inside each output row and the values moved
-//! with them. Every [`Algorithm`] gives the same bits as the serial twin [`serial::transpose`].
-//!
-//! - [`Algorithm::ScanTrans`] and [`Algorithm::MergeTrans`]: Wang, Liu & Hou, "Parallel
-//!   Transposition of Sparse Data Structures" (ICS'16), composed from the primitive crates.
-//! - [`Algorithm::RadixTrans`]: ScanTrans one digit at a time (an LSD radix sort of the column
-//!   indices carrying rows and values), which keeps its table at 512 buckets per tile.
-//! - [`Algorithm::CooChain`]: CSR → COO → swap → stable sort → CSR.
-//! - [`Algorithm::CuSparse`]: NVIDIA cuSPARSE `cusparseCsr2cscEx2` (the baseline).
-//! - [`Algorithm::Serial`]: download, [`serial::transpose`], upload.
-//! - [`Algorithm::Auto`]: the fastest measured for the matrix's size ([`Algorithm::resolve`]).
-//!
-//! A [`Transposer`] is the plan: it loads the kernels once and keeps its workspace, which grows
-//! to the largest matrix seen ([`Transposer::reserve`] allocates it up front;
-//! [`Transposer::workspace_bytes`] says how much each algorithm needs).
-//!
-//! ```no_run
-//! use gpu_transpose::{Algorithm, Transposer};
-//! use sptrans_matrix::{device::DeviceCsr, gen};
-//! let gpu = gpu_transpose::Gpu::first()?;
-//! let a = gen::uniform::<f32>(1000, 800, 20_000, 7)?;
-//! let mut t = Transposer::new(&gpu)?;
-//! let da = DeviceCsr::upload(&gpu, &a)?;
-//! let at = t.transpose_new(Algorithm::ScanTrans, &da)?;
-//! assert_eq!(at.download(&gpu)?, a.transpose());
-//! # Ok::<(), gpu_transpose::Error>(())
-//! ```
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
 /// The runtime this crate is built on, re-exported so that one dependency is enough: the GPU
