@@ -6,6 +6,8 @@
 //!   writes it inside the host crate that embeds it (or, with `--check`, fails when a committed
 //!   module differs from a fresh build); validates each module with `ptxas -arch=sm_90` when found.
 //! - `test [cargo test args]`: the README's test command.
+#[cfg_attr(not(test), allow(dead_code))]
+mod arch;
 mod ptx;
 mod test;
 mod toolchain;
