@@ -1,8 +1,6 @@
-//! `cargo bench -p gpu-segmerge`: `sort_pairs` of 2^20..2^26 (key, value) pairs with 24-bit and
-//! 32-bit random keys, in pairs per second; the CUB radix-sort peer is
-//! `python3 benches/peers/sort_cub.py` (torch.sort(stable=True) + gathering the payload).
-//! Each timed call first restores the unsorted input with a device-to-device copy, which is
-//! timed too and reported separately (`copy-only`) so it can be subtracted.
+//! `cargo bench -p gpu-segmerge`: one merge pass over 2^24 (key, value) pairs in runs of 2^11 to
+//! 2^23 (sorted runs of random 32-bit keys), in pairs per second: the bandwidth-bound step that
+//! the whole sort (`gpu-segsort`'s `sort_pairs`) repeats.
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -19,32 +17,19 @@ fn bench(c: &mut Criterion) {
     let timer = GpuTimer::new(&gpu).expect("events");
     let mut m = Segmerge::new(&gpu).expect("kernels");
     let mut r = StdRng::seed_from_u64(9);
-    let mut group = c.benchmark_group("cuda/sort_pairs");
-    group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
-    for bits in [24u32, 32] {
-        for log_n in [20u32, 22, 24, 26] {
-            let n = 1usize << log_n;
-            let keys: Vec<u32> = (0..n).map(|_| if bits == 32 { r.random() } else { r.random_range(0..1u32 << bits) }).collect();
-            let src_k = gpu.upload(&keys).expect("upload");
-            let src_v = gpu.upload(&(0..n as u32).collect::<Vec<_>>()).expect("upload");
-            let mut k = gpu.alloc::<u32>(n).expect("alloc");
-            let mut v = gpu.alloc::<u32>(n).expect("alloc");
-            let stream = gpu.stream().clone();
-            let restore = |k: &mut _, v: &mut _| -> gpu_segmerge::Result<()> {
-                stream.memcpy_dtod(&src_k, k).map_err(gpu_runtime::Error::driver("copy"))?;
-                stream.memcpy_dtod(&src_v, v).map_err(gpu_runtime::Error::driver("copy"))?;
-                Ok(())
-            };
-            group.throughput(Throughput::Elements(n as u64));
-            group.bench_function(BenchmarkId::new(format!("{bits}-bit"), format!("n=2^{log_n}")), |b| {
-                b.iter_custom(|iters| timer.time_iters(iters, || { restore(&mut k, &mut v)?; m.sort_pairs(&mut k, &mut v) }).expect("timed"))
-            });
-            if bits == 24 {
-                group.bench_function(BenchmarkId::new("copy-only", format!("n=2^{log_n}")), |b| {
-                    b.iter_custom(|iters| timer.time_iters(iters, || restore(&mut k, &mut v)).expect("timed"))
-                });
-            }
-        }
+    let n = 1usize << 24;
+    let mut group = c.benchmark_group("cuda/merge_pass");
+    group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
+    group.throughput(Throughput::Elements(n as u64));
+    for log_s in [11u32, 15, 19, 23] {
+        let s = 1usize << log_s;
+        let mut keys: Vec<u32> = (0..n).map(|_| r.random()).collect();
+        keys.chunks_mut(s).for_each(|c| c.sort_unstable());
+        let (k, v) = (gpu.upload(&keys).expect("upload"), gpu.upload(&(0..n as u32).collect::<Vec<_>>()).expect("upload"));
+        let (mut ko, mut vo) = (gpu.alloc::<u32>(n).expect("alloc"), gpu.alloc::<u32>(n).expect("alloc"));
+        group.bench_function(BenchmarkId::new("u32+u32", format!("s=2^{log_s}")), |b| {
+            b.iter_custom(|iters| timer.time_iters(iters, || m.merge_pass(s as u64, &k, &v, &mut ko, &mut vo)).expect("timed"))
+        });
     }
     group.finish();
 }

@@ -6,15 +6,15 @@
 pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
+pub mod raw;
 pub mod serial;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout as ScratchLayout;
 use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
-use gpu_segsort::raw::{max_tiles, merge_pass, merge_passes, tile_count, MergeKernels};
-use gpu_segsort::Segsort;
 
-pub use gpu_segsort::BlockSize;
+use raw::{merge_pass, tile_count, MergeKernels};
+
 pub use segmerge_kernels::{NT, NV, VT};
 
 /// The embedded `segmerge` PTX module (built from `kernels-rs/segmerge`).
@@ -26,9 +26,6 @@ pub enum Error {
     /// A driver, memory or launch error from the runtime.
     #[error(transparent)]
     Runtime(#[from] gpu_runtime::Error),
-    /// An error of the segment sort under `sort_pairs`.
-    #[error(transparent)]
-    Segsort(gpu_segsort::Error),
     /// Buffers of different lengths.
     #[error("segmerge: {what} has {actual} items, expected {expected}")]
     LengthMismatch {
@@ -58,72 +55,53 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// `true` when the device ran out of memory.
     pub fn is_out_of_memory(&self) -> bool {
-        match self {
-            Error::Runtime(e) => e.is_out_of_memory(),
-            Error::Segsort(e) => e.is_out_of_memory(),
-            _ => false,
-        }
-    }
-}
-
-impl From<gpu_segsort::Error> for Error {
-    /// Runtime errors (out of memory among them) keep one shape: [`Error::Runtime`].
-    fn from(e: gpu_segsort::Error) -> Self {
-        match e {
-            gpu_segsort::Error::Runtime(r) => Error::Runtime(r),
-            e => Error::Segsort(e),
-        }
+        matches!(self, Error::Runtime(e) if e.is_out_of_memory())
     }
 }
 
 /// Most items one call handles (positions are 32-bit).
 pub const MAX_LEN: u64 = u32::MAX as u64;
 
-/// Loaded merge kernels, a [`Segsort`], and scratch kept for reuse (or caller-lent [`Scratch`]
-/// through the `*_with` calls). Enqueues on its [`Gpu`]'s stream.
+/// Loaded merge kernels and scratch kept for reuse (or caller-lent [`Scratch`] through the
+/// `*_with` calls). Enqueues on its [`Gpu`]'s stream. The whole sort (block sorts, then merge
+/// passes) is `gpu_segsort::Segsort::sort_pairs`, built on [`Segmerge::merge_pass_raw`].
 pub struct Segmerge {
     gpu: Gpu,
     pairs: MergeKernels,
     keys: MergeKernels,
-    segsort: Segsort,
-    block: BlockSize,
     own: ScratchBuf,
 }
 
 impl Segmerge {
-    /// Loads the kernels; `sort_pairs` starts from segments of 2048.
+    /// Loads the kernels (the module is loaded once per context).
     ///
     /// # Errors
-    /// [`Error::Runtime`] when a module cannot be loaded.
+    /// [`Error::Runtime`] when the module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        Self::with_block(gpu, BlockSize::B2048)
-    }
-
-    /// Loads the kernels; `sort_pairs` starts from segments of `block`.
-    ///
-    /// # Errors
-    /// As [`Segmerge::new`].
-    pub fn with_block(gpu: &Gpu, block: BlockSize) -> Result<Self> {
         let partition = gpu.kernel(&MODULE, "segmerge_partition_u32")?;
         Ok(Self {
             gpu: gpu.clone(),
             pairs: MergeKernels { partition: partition.clone(), merge: gpu.kernel(&MODULE, "segmerge_pairs_u32")?, key_bytes: 4 },
             keys: MergeKernels { partition, merge: gpu.kernel(&MODULE, "segmerge_keys_u32")?, key_bytes: 4 },
-            segsort: Segsort::new(gpu)?,
-            block,
             own: ScratchBuf::default(),
         })
     }
 
-    /// Scratch bytes of [`Segmerge::sort_pairs_with`] (`with_values`) or
-    /// [`Segmerge::sort_keys_with`] for `n` items: the keys' (and values') ping-pong copies and
-    /// the tile splits.
-    pub fn sort_workspace_bytes(&self, n: u64, with_values: bool) -> u64 {
-        if n == 0 {
-            return 0;
-        }
-        let splits = 4 * (max_tiles(n, self.block.len() as u64) + 1);
-        ScratchLayout::new().add(splits).add(4 * n).add(if with_values { 4 * n } else { 0 }).bytes()
+    /// One merge pass on raw device addresses (`vals == 0`: keys only), for plans that carve
+    /// their own ping-pong buffers (`gpu_segsort::Segsort::sort_pairs`).
+    ///
+    /// # Safety
+    /// As [`raw::merge_pass`]: `keys`/`keys_out` (and `vals`/`vals_out` unless 0) hold `n` `u32`
+    /// items and do not overlap; `splits` holds `tile_count(n, s) + 1` words.
+    ///
+    /// # Errors
+    /// Launch errors.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn merge_pass_raw(&self, keys: u64, vals: u64, n: u64, s: u64, splits: u64, keys_out: u64, vals_out: u64) -> Result<()> {
+        let k = if vals != 0 { &self.pairs } else { &self.keys };
+        // SAFETY: forwarded to the caller; the kernel matches `vals`.
+        unsafe { merge_pass(&self.gpu, k, keys, vals, n, s, splits, keys_out, vals_out)? };
+        Ok(())
     }
 
     /// Scratch bytes of [`Segmerge::merge_pass_with`] for `n` items in runs of `s`.
@@ -185,80 +163,12 @@ impl Segmerge {
         Ok(())
     }
 
-    /// Stable sort of the pairs by key, in place.
-    ///
-    /// # Errors
-    /// [`Error::LengthMismatch`], [`Error::TooLarge`], runtime errors.
-    pub fn sort_pairs(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let bytes = self.sort_workspace_bytes(keys.len() as u64, true);
-        self.owned(bytes, |m, sc| m.sort_pairs_with(keys, values, sc))
-    }
-
-    /// Stable sort of keys, in place.
-    ///
-    /// # Errors
-    /// As [`Segmerge::sort_pairs`].
-    pub fn sort_keys(&mut self, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let bytes = self.sort_workspace_bytes(keys.len() as u64, false);
-        self.owned(bytes, |m, sc| m.sort_keys_with(keys, sc))
-    }
-
-    /// [`Segmerge::sort_pairs`] on caller-lent scratch of [`Segmerge::sort_workspace_bytes`].
-    ///
-    /// # Errors
-    /// As [`Segmerge::sort_pairs`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn sort_pairs_with(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
-        let n = lengths(keys.len(), &[("values", values.len())])?;
-        let stream = self.gpu.stream().clone();
-        let (k, _a) = keys.device_ptr_mut(&stream);
-        let (v, _b) = values.device_ptr_mut(&stream);
-        self.sort_raw(k, v, n, scratch)
-    }
-
-    /// [`Segmerge::sort_keys`] on caller-lent scratch of [`Segmerge::sort_workspace_bytes`].
-    ///
-    /// # Errors
-    /// As [`Segmerge::sort_pairs_with`].
-    pub fn sort_keys_with(&mut self, keys: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
-        let n = lengths(keys.len(), &[])?;
-        let stream = self.gpu.stream().clone();
-        let (k, _a) = keys.device_ptr_mut(&stream);
-        self.sort_raw(k, 0, n, scratch)
-    }
-
     /// Runs `f` on the plan's own scratch, grown to `bytes`.
     fn owned(&mut self, bytes: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
         let mut own = std::mem::take(&mut self.own);
         let r = own.scratch(&self.gpu, bytes).map_err(Error::from).and_then(|mut s| f(self, &mut s));
         self.own = own;
         r
-    }
-
-    fn sort_raw(&mut self, k: u64, v: u64, n: u64, scratch: &mut Scratch<'_>) -> Result<()> {
-        if n == 0 {
-            return Ok(());
-        }
-        scratch.require(self.sort_workspace_bytes(n, v != 0))?;
-        let b = self.block.len() as u64;
-        let passes = merge_passes(n, b);
-        let splits = scratch.take(4 * (max_tiles(n, b) + 1))?;
-        let tk = scratch.take(4 * n)?;
-        let tv = if v != 0 { scratch.take(4 * n)? } else { 0 };
-        let (kb, vb) = ([k, tk], [v, tv]);
-        // The block sort writes to index passes % 2, so the last pass lands in index 0.
-        let mut x = (passes % 2) as usize;
-        // SAFETY: kb/vb hold n items each (the caller's buffers or scratch of n items).
-        unsafe { self.segsort.sort_blocks_raw(self.block, k, v, n, kb[x], vb[x])? };
-        let mut s = b;
-        while s < n {
-            let kern = if v != 0 { &self.pairs } else { &self.keys };
-            // SAFETY: kb/vb hold n items each, x and 1 - x distinct; splits hold
-            // max_tiles(n, b) >= tile_count(n, s) words.
-            unsafe { merge_pass(&self.gpu, kern, kb[x], vb[x], n, s, splits, kb[1 - x], vb[1 - x])? };
-            x = 1 - x;
-            s *= 2;
-        }
-        Ok(())
     }
 }
 

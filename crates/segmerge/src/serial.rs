@@ -31,15 +31,3 @@ pub fn merge_pass(keys: &[u32], values: &[u32], s: usize) -> (Vec<u32>, Vec<u32>
     }
     (ko, vo)
 }
-
-/// Stable sort of the pairs by key: what [`crate::Segmerge::sort_pairs`] computes.
-///
-/// ```
-/// let (k, v) = gpu_segmerge::serial::sort_pairs(&[3, 1, 3, 0], &[0, 1, 2, 3]);
-/// assert_eq!((k, v), (vec![0, 1, 3, 3], vec![3, 1, 0, 2]));
-/// ```
-pub fn sort_pairs(keys: &[u32], values: &[u32]) -> (Vec<u32>, Vec<u32>) {
-    let mut p: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
-    p.sort_by_key(|&(k, _)| k); // stable
-    p.into_iter().unzip()
-}

@@ -6,13 +6,14 @@
 pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
-pub mod raw;
 pub mod serial;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu_runtime::scratch::Layout as ScratchLayout;
 use gpu_runtime::{grid_1d, Kernel, PtxModule, Scratch, ScratchBuf};
 use gpu_ptr2idx::Ptr2Idx;
+use gpu_segmerge::raw::{self, MergeKernels};
+use gpu_segmerge::Segmerge;
 
 pub use segsort_kernels::VT;
 
@@ -28,6 +29,9 @@ pub enum Error {
     /// Invalid offsets for [`Segsort::sort_segments`], or another pointers-to-index error.
     #[error(transparent)]
     Offsets(gpu_ptr2idx::Error),
+    /// An error of the merge passes.
+    #[error(transparent)]
+    Merge(gpu_segmerge::Error),
     /// Buffers of different lengths.
     #[error("segsort: {what} has {actual} items, expected {expected}")]
     LengthMismatch {
@@ -60,7 +64,18 @@ impl Error {
         match self {
             Error::Runtime(e) => e.is_out_of_memory(),
             Error::Offsets(e) => e.is_out_of_memory(),
+            Error::Merge(e) => e.is_out_of_memory(),
             _ => false,
+        }
+    }
+}
+
+impl From<gpu_segmerge::Error> for Error {
+    /// Runtime errors (out of memory among them) keep one shape: [`Error::Runtime`].
+    fn from(e: gpu_segmerge::Error) -> Self {
+        match e {
+            gpu_segmerge::Error::Runtime(r) => Error::Runtime(r),
+            e => Error::Merge(e),
         }
     }
 }
@@ -129,11 +144,13 @@ pub struct Segsort {
     keys: Vec<Kernel>,
     pairs64: Kernel,
     keys64: Kernel,
-    merge_pairs64: raw::MergeKernels,
-    merge_keys64: raw::MergeKernels,
+    merge_pairs64: MergeKernels,
+    merge_keys64: MergeKernels,
     pack: Kernel,
     unpack: Kernel,
     p2i: Ptr2Idx,
+    segmerge: Segmerge,
+    block: BlockSize,
     own: ScratchBuf,
 }
 
@@ -151,13 +168,104 @@ impl Segsort {
             keys: sized("keys")?,
             pairs64: k("segsort_pairs64_2048")?,
             keys64: k("segsort_keys64_2048")?,
-            merge_pairs64: raw::MergeKernels { partition: k("segsort_merge_partition64")?, merge: k("segsort_merge_pairs64")?, key_bytes: 8 },
-            merge_keys64: raw::MergeKernels { partition: k("segsort_merge_partition64")?, merge: k("segsort_merge_keys64")?, key_bytes: 8 },
+            merge_pairs64: MergeKernels { partition: k("segsort_merge_partition64")?, merge: k("segsort_merge_pairs64")?, key_bytes: 8 },
+            merge_keys64: MergeKernels { partition: k("segsort_merge_partition64")?, merge: k("segsort_merge_keys64")?, key_bytes: 8 },
             pack: k("segsort_pack")?,
             unpack: k("segsort_unpack")?,
             p2i: Ptr2Idx::new(gpu)?,
+            segmerge: Segmerge::new(gpu)?,
+            block: BlockSize::B2048,
             own: ScratchBuf::default(),
         })
+    }
+
+    /// [`Segsort::new`] whose whole sorts ([`Segsort::sort_pairs`]) start from segments of
+    /// `block` items.
+    ///
+    /// # Errors
+    /// As [`Segsort::new`].
+    pub fn with_block(gpu: &Gpu, block: BlockSize) -> Result<Self> {
+        Ok(Self { block, ..Self::new(gpu)? })
+    }
+
+    /// Scratch bytes of [`Segsort::sort_pairs_with`] (`with_values`) or
+    /// [`Segsort::sort_keys_with`] for `n` items: the keys' (and values') ping-pong copies and
+    /// the merge passes' tile splits.
+    pub fn sort_workspace_bytes(&self, n: u64, with_values: bool) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        let splits = 4 * (raw::max_tiles(n, self.block.len() as u64) + 1);
+        ScratchLayout::new().add(splits).add(4 * n).add(if with_values { 4 * n } else { 0 }).bytes()
+    }
+
+    /// Stable sort of the pairs by key, in place, any length: block sorts of [`BlockSize`]
+    /// items, then merge passes (`gpu-segmerge`), ping-ponging with scratch so that the result
+    /// lands in the caller's buffers whatever the number of passes.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::TooLarge`], runtime errors.
+    pub fn sort_pairs(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let bytes = self.sort_workspace_bytes(keys.len() as u64, true);
+        self.owned(bytes, |s, sc| s.sort_pairs_with(keys, values, sc))
+    }
+
+    /// Stable sort of keys, in place.
+    ///
+    /// # Errors
+    /// As [`Segsort::sort_pairs`].
+    pub fn sort_keys(&mut self, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let bytes = self.sort_workspace_bytes(keys.len() as u64, false);
+        self.owned(bytes, |s, sc| s.sort_keys_with(keys, sc))
+    }
+
+    /// [`Segsort::sort_pairs`] on caller-lent scratch of [`Segsort::sort_workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Segsort::sort_pairs`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn sort_pairs_with(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+        let n = same_len(keys.len(), values.len(), "values")?;
+        let stream = self.gpu.stream().clone();
+        let (k, _a) = keys.device_ptr_mut(&stream);
+        let (v, _b) = values.device_ptr_mut(&stream);
+        self.sort_raw(k, v, n, scratch)
+    }
+
+    /// [`Segsort::sort_keys`] on caller-lent scratch of [`Segsort::sort_workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Segsort::sort_pairs_with`].
+    pub fn sort_keys_with(&mut self, keys: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+        let n = check_len(keys.len())?;
+        let stream = self.gpu.stream().clone();
+        let (k, _a) = keys.device_ptr_mut(&stream);
+        self.sort_raw(k, 0, n, scratch)
+    }
+
+    fn sort_raw(&mut self, k: u64, v: u64, n: u64, scratch: &mut Scratch<'_>) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        scratch.require(self.sort_workspace_bytes(n, v != 0))?;
+        let b = self.block.len() as u64;
+        let passes = raw::merge_passes(n, b);
+        let splits = scratch.take(4 * (raw::max_tiles(n, b) + 1))?;
+        let tk = scratch.take(4 * n)?;
+        let tv = if v != 0 { scratch.take(4 * n)? } else { 0 };
+        let (kb, vb) = ([k, tk], [v, tv]);
+        // The block sort writes to index passes % 2, so the last pass lands in index 0.
+        let mut x = (passes % 2) as usize;
+        // SAFETY: kb/vb hold n items each (the caller's buffers or scratch of n items).
+        unsafe { self.sort_blocks_raw(self.block, k, v, n, kb[x], vb[x])? };
+        let mut s = b;
+        while s < n {
+            // SAFETY: kb/vb hold n items each, x and 1 - x distinct; splits hold
+            // max_tiles(n, b) >= tile_count(n, s) words.
+            unsafe { self.segmerge.merge_pass_raw(kb[x], vb[x], n, s, splits, kb[1 - x], vb[1 - x])? };
+            x = 1 - x;
+            s *= 2;
+        }
+        Ok(())
     }
 
     /// Scratch bytes of [`Segsort::sort_segments_with`] for `m` segments over `n` items (the

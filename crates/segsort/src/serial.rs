@@ -50,3 +50,16 @@ pub fn sort_pairs(keys: &mut [u32], values: &mut [u32]) {
         values[i] = v;
     }
 }
+
+/// Stable sort of the pairs by key, into new vectors: what [`crate::Segsort::sort_pairs`]
+/// computes.
+///
+/// ```
+/// let (k, v) = gpu_segsort::serial::sorted_pairs(&[3, 1, 3, 0], &[0, 1, 2, 3]);
+/// assert_eq!((k, v), (vec![0, 1, 3, 3], vec![3, 1, 0, 2]));
+/// ```
+pub fn sorted_pairs(keys: &[u32], values: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let mut p: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
+    p.sort_by_key(|&(k, _)| k); // stable
+    p.into_iter().unzip()
+}

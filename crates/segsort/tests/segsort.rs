@@ -108,3 +108,33 @@ gpu_test!(fn errors_are_values(gpu) {
 });
 
 fn _use(_: &Gpu) {}
+
+// The whole sort: block sorts, then gpu-segmerge's merge passes.
+gpu_test!(fn sort_pairs_matches_twin(gpu) {
+    let (mut r, _seed) = rng();
+    let mut m = Segsort::new(gpu).unwrap();
+    let mut sizes = awkward_sizes(2048, 22, &mut r);
+    sizes.push(10_000_000);
+    for (i, &n) in sizes.iter().enumerate().filter(|(_, &n)| n <= max_len()) {
+        let dist = SORT_KEY_DISTS[i % SORT_KEY_DISTS.len()];
+        let k = sort_keys(dist, n, &mut r);
+        let (ek, ev) = serial::sorted_pairs(&k, &iota(n));
+        let (mut dk, mut dv) = (gpu.upload(&k).unwrap(), gpu.upload(&iota(n)).unwrap());
+        m.sort_pairs(&mut dk, &mut dv).unwrap();
+        assert!(gpu.download(&dk).unwrap() == ek && gpu.download(&dv).unwrap() == ev, "pairs n={n} {dist}");
+        let mut dk = gpu.upload(&k).unwrap();
+        m.sort_keys(&mut dk).unwrap();
+        assert!(gpu.download(&dk).unwrap() == ek, "keys n={n} {dist}");
+    }
+    // Every starting block size, odd and even numbers of passes.
+    for block in BlockSize::ALL {
+        let mut m = Segsort::with_block(gpu, block).unwrap();
+        for n in [block.len() as usize * 4 + 1, block.len() as usize * 8 - 1, 300_001].into_iter().filter(|&n| n <= max_len()) {
+            let k = sort_keys("few-distinct", n, &mut r);
+            let (ek, ev) = serial::sorted_pairs(&k, &iota(n));
+            let (mut dk, mut dv) = (gpu.upload(&k).unwrap(), gpu.upload(&iota(n)).unwrap());
+            m.sort_pairs(&mut dk, &mut dv).unwrap();
+            assert!(gpu.download(&dk).unwrap() == ek && gpu.download(&dv).unwrap() == ev, "{block:?} n={n}");
+        }
+    }
+});

@@ -18,7 +18,7 @@ pub enum Error {
     Scan(gpu_scan::Error),
     /// From the sort.
     #[error(transparent)]
-    Segmerge(gpu_segmerge::Error),
+    Sort(gpu_segsort::Error),
     /// From the matrix crate (the serial path's download and upload, output allocation).
     #[error(transparent)]
     Matrix(sptrans_matrix::Error),
@@ -75,7 +75,7 @@ impl Error {
             Error::Ptr2Idx(e) => e.is_out_of_memory(),
             Error::Histogram(e) => e.is_out_of_memory(),
             Error::Scan(e) => e.is_out_of_memory(),
-            Error::Segmerge(e) => e.is_out_of_memory(),
+            Error::Sort(e) => e.is_out_of_memory(),
             Error::Matrix(e) => e.is_out_of_memory(),
             _ => false,
         }
@@ -95,4 +95,4 @@ macro_rules! lift {
         }
     )*};
 }
-lift!(gpu_ptr2idx => Ptr2Idx, gpu_histogram => Histogram, gpu_scan => Scan, gpu_segmerge => Segmerge, sptrans_matrix => Matrix);
+lift!(gpu_ptr2idx => Ptr2Idx, gpu_histogram => Histogram, gpu_scan => Scan, gpu_segsort => Sort, sptrans_matrix => Matrix);

@@ -21,7 +21,7 @@ use gpu_ptr2idx::Ptr2Idx;
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig};
 use gpu_runtime::{grid_1d, Kernel, PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{Algorithm as ScanAlgorithm, Scanner};
-use gpu_segmerge::Segmerge;
+use gpu_segsort::Segsort;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 
 pub use algorithm::{Algorithm, AUTO_SCAN_MAX_NNZ};
@@ -59,7 +59,7 @@ pub struct Transposer {
     ptr2idx: Ptr2Idx,
     hist: Histogram,
     scanner: Scanner<u32>,
-    segmerge: Segmerge,
+    sort: Segsort,
     cusparse: Option<cusparse::CuSparse>,
     parts: Option<u64>,
     radix_bits: u32,
@@ -94,7 +94,7 @@ impl Transposer {
             ptr2idx: Ptr2Idx::new(gpu)?,
             hist: Histogram::new(gpu)?,
             scanner: Scanner::new(gpu, ScanAlgorithm::Auto)?,
-            segmerge: Segmerge::new(gpu)?,
+            sort: Segsort::new(gpu)?,
             cusparse: None,
             parts: None,
             radix_bits: RADIX_DEFAULT_BITS,
@@ -175,7 +175,7 @@ impl Transposer {
 
     /// Device bytes the plan holds now: its one workspace (the primitives it uses hold none).
     pub fn allocated_bytes(&self) -> u64 {
-        self.own.bytes() + self.ptr2idx.allocated_bytes() + self.hist.allocated_bytes() + self.scanner.allocated_bytes() + self.segmerge.allocated_bytes()
+        self.own.bytes() + self.ptr2idx.allocated_bytes() + self.hist.allocated_bytes() + self.scanner.allocated_bytes() + self.sort.allocated_bytes()
     }
 
     /// Output buffers of the transposed shape for `a` (contents unspecified).

@@ -20,7 +20,7 @@ pub(crate) struct ByColumn<'a> {
 
 /// Scratch of [`by_column`]: `rows`, `keys`, `perm`, then the primitives' scratch.
 pub(crate) fn by_column_bytes(t: &Transposer, d: Dims) -> Layout {
-    Layout::new().add(4 * d.nnz).add(4 * d.nnz).add(4 * d.nnz).add(Ptr2Idx::workspace_bytes(d.m, d.nnz)).add(t.segmerge.sort_workspace_bytes(d.nnz, true))
+    Layout::new().add(4 * d.nnz).add(4 * d.nnz).add(4 * d.nnz).add(Ptr2Idx::workspace_bytes(d.m, d.nnz)).add(t.sort.sort_workspace_bytes(d.nnz, true))
 }
 
 pub(crate) fn workspace_bytes(t: &Transposer, d: Dims) -> u64 {
@@ -42,8 +42,8 @@ pub(crate) fn by_column<'a, T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, d:
         // SAFETY: transpose_iota(perm, nnz): perm holds nnz words.
         unsafe { t.k.iota.args(&stream).arg(&p).arg(&d.nnz).launch(grid(t.gpu.props().sm_count, d.nnz))? };
     }
-    let mut sub = scratch.sub(t.segmerge.sort_workspace_bytes(d.nnz, true))?;
-    t.segmerge.sort_pairs_with(&mut keys, &mut perm, &mut sub)?;
+    let mut sub = scratch.sub(t.sort.sort_workspace_bytes(d.nnz, true))?;
+    t.sort.sort_pairs_with(&mut keys, &mut perm, &mut sub)?;
     Ok(ByColumn { rows, keys, perm })
 }
 

@@ -131,7 +131,7 @@ fn ptr_from_sorted(keys: &[u32], n: u64) -> Vec<u32> {
 fn sorted<T: Value>(a: &Csr<u32, T>) -> (Moves, Vec<u32>) {
     let rows = gpu_ptr2idx::serial::ptr2idx(a.ptr());
     let iota: Vec<u32> = (0..a.nnz() as u32).collect();
-    let (keys, source) = gpu_segmerge::serial::sort_pairs(a.idx(), &iota);
+    let (keys, source) = gpu_segsort::serial::sorted_pairs(a.idx(), &iota);
     let out_rows = source.iter().map(|&j| rows[j as usize]).collect();
     (Moves { ptr: Vec::new(), rows: out_rows, source }, keys)
 }

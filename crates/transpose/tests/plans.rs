@@ -149,9 +149,13 @@ gpu_test!(fn reported_workspace_equals_what_is_allocated(gpu) {
         let (mut k, mut v) = (gpu.upload(a.idx()).unwrap(), gpu.upload(a.idx()).unwrap());
         seg.sort_segments(da.ptr(), &mut k, &mut v).unwrap();
         assert_eq!(seg.allocated_bytes(), Segsort::segments_workspace_bytes(m, nnz));
+        let mut srt = Segsort::new(gpu).unwrap();
+        srt.sort_pairs(&mut k, &mut v).unwrap();
+        assert_eq!(srt.allocated_bytes(), srt.sort_workspace_bytes(nnz, true));
         let mut mer = Segmerge::new(gpu).unwrap();
-        mer.sort_pairs(&mut k, &mut v).unwrap();
-        assert_eq!(mer.allocated_bytes(), mer.sort_workspace_bytes(nnz, true));
+        let (mut ko, mut vo) = (gpu.alloc::<u32>(nnz as usize).unwrap(), gpu.alloc::<u32>(nnz as usize).unwrap());
+        mer.merge_pass(1000, &k, &v, &mut ko, &mut vo).unwrap();
+        assert_eq!(mer.allocated_bytes(), Segmerge::merge_pass_workspace_bytes(nnz, 1000));
     }
 });
 

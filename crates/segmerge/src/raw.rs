@@ -1,5 +1,6 @@
-//! Launch helpers on raw device addresses, shared with `gpu-segmerge`: one stable merge pass
-//! (partition + merge kernels of `segmerge_kernels::pass`, instantiated by either module).
+//! The merge-pass launcher on raw device addresses, for every crate whose kernels instantiate
+//! `segmerge_kernels::pass` (this crate's `segmerge` module, `gpu-segsort`'s 64-bit merges): one
+//! stable merge pass (partition + merge kernels).
 use gpu_runtime::cudarc::driver::LaunchConfig;
 use gpu_runtime::{grid_1d, Gpu, Kernel};
 
