@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peer for gpu-segmerge's sort_pairs: CUB's radix sort through torch.sort(keys, stable=True) plus
+"""Peer for gpu-segsort's sort_pairs: CUB's radix sort through torch.sort(keys, stable=True) plus
 gathering the payload by the returned indices, for 2^20..2^26 pairs with 24- and 32-bit keys
 (int64 holds 32-bit unsigned keys; 24-bit keys fit int32). Prints ms and G pairs/s.
 Usage: python3 benches/peers/sort_cub.py"""
