@@ -83,11 +83,11 @@ fn bench(c: &mut Criterion) {
             println!("parts sweep: {} default parts {}", sm.name, t.scan_parts_for(nnz, n));
         }
         if std::env::var("SPTRANS_BENCH_RADIX").is_ok() {
-            for bits in 4..=gpu_transpose::RADIX_MAX_BITS {
+            for bits in 4..=gpu_radix::MAX_BITS {
                 t.set_radix_bits(Some(bits));
                 let (st, back) = time_gpu(&mut t, Algorithm::RadixTrans, &da, out.take().expect("output buffers"), 1, 10).expect("timed");
                 out = Some(back);
-                println!("radix sweep: {} max bits {bits} ({:?} passes/bits): {:.3} ms", sm.name, gpu_transpose::radix_passes_max(n, bits), st.median_ms);
+                println!("radix sweep: {} max bits {bits} ({:?} passes/bits): {:.3} ms", sm.name, gpu_radix::passes(gpu_radix::bits_below(n), bits), st.median_ms);
             }
             t.set_radix_bits(None);
         }

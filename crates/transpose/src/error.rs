@@ -16,6 +16,9 @@ pub enum Error {
     /// From the scan.
     #[error(transparent)]
     Scan(gpu_scan::Error),
+    /// From the radix sort.
+    #[error(transparent)]
+    Radix(gpu_radix::Error),
     /// From the sort.
     #[error(transparent)]
     Sort(gpu_segsort::Error),
@@ -76,6 +79,7 @@ impl Error {
             Error::Histogram(e) => e.is_out_of_memory(),
             Error::Scan(e) => e.is_out_of_memory(),
             Error::Sort(e) => e.is_out_of_memory(),
+            Error::Radix(e) => e.is_out_of_memory(),
             Error::Matrix(e) => e.is_out_of_memory(),
             _ => false,
         }
@@ -95,4 +99,4 @@ macro_rules! lift {
         }
     )*};
 }
-lift!(gpu_ptr2idx => Ptr2Idx, gpu_histogram => Histogram, gpu_scan => Scan, gpu_segsort => Sort, sptrans_matrix => Matrix);
+lift!(gpu_ptr2idx => Ptr2Idx, gpu_histogram => Histogram, gpu_scan => Scan, gpu_segsort => Sort, gpu_radix => Radix, sptrans_matrix => Matrix);

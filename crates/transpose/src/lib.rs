@@ -21,6 +21,7 @@ use gpu_ptr2idx::Ptr2Idx;
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig};
 use gpu_runtime::{grid_1d, Kernel, PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{Algorithm as ScanAlgorithm, Scanner};
+use gpu_radix::RadixSort;
 use gpu_segsort::Segsort;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 
@@ -30,9 +31,10 @@ pub use error::{Error, Result};
 /// The value payload the kernels move beside their keys (4 or 8 bytes; `u8` stands for pattern
 /// matrices, whose values are absent). It lives in `gpu-runtime` so that every crate can use it.
 pub use gpu_runtime::Payload;
-pub use radix_trans::RADIX_DEFAULT_BITS;
+/// RadixTrans's default largest digit (the radix primitive's default).
+pub use gpu_radix::DEFAULT_MAX_BITS as RADIX_DEFAULT_BITS;
 pub use scan_trans::{scan_parts, SCAN_PARTS_A_OVER_B};
-pub use transpose_kernels::{radix_digit, radix_passes, radix_passes_max, scatter_slot, sorted_ptr_range, NT, RADIX_MAX_BITS, RADIX_TILE};
+pub use transpose_kernels::{scatter_slot, sorted_ptr_range, NT};
 
 /// The embedded `transpose` PTX module (built from `kernels-rs/transpose`).
 pub static MODULE: PtxModule = PtxModule::new("transpose", include_str!("../ptx/transpose.ptx"));
@@ -43,8 +45,6 @@ struct Kernels {
     sorted_ptr: Kernel,
     scatter: [Kernel; 2],
     gather: [Kernel; 2],
-    upsweep: Kernel,
-    downsweep: [Kernel; 2],
 }
 
 /// A reusable transposition plan: loaded kernels, the primitives' plans, and one workspace
@@ -60,9 +60,9 @@ pub struct Transposer {
     hist: Histogram,
     scanner: Scanner<u32>,
     sort: Segsort,
+    radix: RadixSort,
     cusparse: Option<cusparse::CuSparse>,
     parts: Option<u64>,
-    radix_bits: u32,
     own: ScratchBuf,
 }
 
@@ -88,8 +88,6 @@ impl Transposer {
                 sorted_ptr: k("transpose_sorted_ptr")?,
                 scatter: [k("transpose_scatter_v4")?, k("transpose_scatter_v8")?],
                 gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
-                upsweep: k("transpose_radix_upsweep")?,
-                downsweep: [k("transpose_radix_downsweep_v4")?, k("transpose_radix_downsweep_v8")?],
             },
             ptr2idx: Ptr2Idx::new(gpu)?,
             hist: Histogram::new(gpu)?,
@@ -97,7 +95,7 @@ impl Transposer {
             sort: Segsort::new(gpu)?,
             cusparse: None,
             parts: None,
-            radix_bits: RADIX_DEFAULT_BITS,
+            radix: RadixSort::new(gpu)?,
             own: ScratchBuf::default(),
         })
     }
@@ -114,7 +112,7 @@ impl Transposer {
 
     /// RadixTrans's largest digit (1 to [`RADIX_MAX_BITS`]; `None`: [`RADIX_DEFAULT_BITS`]).
     pub fn set_radix_bits(&mut self, bits: Option<u32>) {
-        self.radix_bits = bits.unwrap_or(RADIX_DEFAULT_BITS).clamp(1, RADIX_MAX_BITS);
+        self.radix.set_max_digit_bits(bits);
     }
 
     /// The partition count ScanTrans uses for this shape.
@@ -175,7 +173,7 @@ impl Transposer {
 
     /// Device bytes the plan holds now: its one workspace (the primitives it uses hold none).
     pub fn allocated_bytes(&self) -> u64 {
-        self.own.bytes() + self.ptr2idx.allocated_bytes() + self.hist.allocated_bytes() + self.scanner.allocated_bytes() + self.sort.allocated_bytes()
+        self.own.bytes() + self.ptr2idx.allocated_bytes() + self.hist.allocated_bytes() + self.scanner.allocated_bytes() + self.sort.allocated_bytes() + self.radix.allocated_bytes()
     }
 
     /// Output buffers of the transposed shape for `a` (contents unspecified).

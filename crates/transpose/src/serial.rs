@@ -14,7 +14,9 @@
 use gpu_histogram::serial as hist;
 use sptrans_matrix::{Csr, Value};
 
-use crate::{radix_digit, radix_passes, scatter_slot, sorted_ptr_range, Error, Result, RADIX_TILE};
+use gpu_radix::{digit as radix_digit, NV as RADIX_TILE};
+
+use crate::{scatter_slot, sorted_ptr_range, Error, Result};
 
 /// The CSR of `Aᵀ` (rows sorted in each output row): a stable counting sort by column.
 pub fn transpose<T: Value>(a: &Csr<u32, T>) -> Csr<u32, T> {
@@ -86,14 +88,14 @@ pub fn scan_trans<T: Value>(a: &Csr<u32, T>, parts: usize) -> Moves {
 }
 
 /// RadixTrans, pass by pass: each pass is ScanTrans on one digit of the column index
-/// ([`radix_passes`], [`radix_digit`]) with the tiles as partitions, moving the rows and the
+/// ([`gpu_radix::passes`], [`gpu_radix::digit`]) with the tiles as partitions, moving the rows and the
 /// positions along; the pointer comes from the sorted columns as in [`merge_trans`].
 pub fn radix_trans<T: Value>(a: &Csr<u32, T>) -> Moves {
     let (n, nnz) = (a.cols(), a.nnz() as usize);
     let mut keys = a.idx().to_vec();
     let mut rows = gpu_ptr2idx::serial::ptr2idx(a.ptr());
     let mut source: Vec<u32> = (0..nnz as u32).collect();
-    let (passes, per) = radix_passes(n);
+    let (passes, per) = gpu_radix::passes(gpu_radix::bits_below(n), gpu_radix::MAX_BITS);
     let total = if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() };
     let tiles = nnz.div_ceil(RADIX_TILE as usize).max(1);
     for p in 0..passes {

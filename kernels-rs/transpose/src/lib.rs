@@ -10,18 +10,13 @@
 //! - `transpose_sorted_ptr`: the column pointer from the sorted column indices by boundary
 //!   detection ([`sorted_ptr_range`]): no atomics, one write per pointer.
 //! - `transpose_iota`: `perm[j] = j`.
-//! - `transpose_radix_upsweep` and `transpose_radix_downsweep_v{4,8}` (RadixTrans): one LSD pass
-//!   of a stable counting sort by a digit of the column index, carrying the row and the value. It
-//!   is ScanTrans on one digit with the tiles as partitions: the upsweep writes each tile's digit
-//!   counts digit-major (`counts[d * tiles + t]`), so one exclusive scan of them gives
-//!   `colptr[d] + inter[t][d]` at once; the downsweep ranks each key among equal digits of its
-//!   tile (`intra`, stable: warp match, per-warp counters), stages the tile in shared memory in
-//!   digit order and writes it out in runs ([`radix_digit`], [`RADIX_TILE`]).
+//!
+//! RadixTrans's passes are the radix sort primitive's (`kernels-rs/radix`, host `gpu-radix`).
 //!
 //! `v4` kernels move 4-byte values, `v8` 8-byte values; a null value pointer moves none
 //! (pattern matrices).
 #![no_std]
-#![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx))]
 #![deny(missing_docs)]
 
 /// Threads per block of every kernel here.
@@ -64,54 +59,6 @@ pub fn sorted_ptr_range(keys: &impl Fn(u64) -> u32, nnz: u64, n: u64, i: u64) ->
     let hi = (keys(i) as u64 + 1).min(n + 1).max(lo);
     let tail = if i + 1 == nnz { hi..n + 1 } else { 0..0 };
     (lo..hi, tail)
-}
-
-/// Threads per block of the radix kernels.
-pub const RADIX_NT: u32 = 256;
-/// Keys per thread of the radix kernels.
-pub const RADIX_ITEMS: u32 = 8;
-/// Keys per tile (one block) of the radix kernels.
-pub const RADIX_TILE: u32 = RADIX_NT * RADIX_ITEMS;
-/// Most digit bits of one radix pass (512 buckets: 17-bit column indices sort in two passes).
-pub const RADIX_MAX_BITS: u32 = 9;
-
-/// Digit `(key >> shift) & (2^bits - 1)` of one radix pass.
-///
-/// ```
-/// assert_eq!(transpose_kernels::radix_digit(0x1234, 4, 8), 0x23);
-/// assert_eq!(transpose_kernels::radix_digit(0x1234, 0, 0), 0);
-/// ```
-#[inline(always)]
-pub const fn radix_digit(key: u32, shift: u32, bits: u32) -> u32 {
-    (key >> shift) & ((1u32 << bits) - 1)
-}
-
-/// The passes of an LSD radix sort of keys below `n`: `(passes, bits per pass)`, the fewest
-/// passes of at most [`RADIX_MAX_BITS`] bits, balanced (at least one pass, of 0 bits when
-/// `n <= 1`).
-///
-/// ```
-/// use transpose_kernels::radix_passes;
-/// assert_eq!(radix_passes(1), (1, 0));
-/// assert_eq!(radix_passes(256), (1, 8));
-/// assert_eq!(radix_passes(100_000), (2, 9)); // 17 bits
-/// assert_eq!(radix_passes(1_000_000), (3, 7)); // 20 bits
-/// assert_eq!(radix_passes(1 << 16), (2, 8));
-/// ```
-pub const fn radix_passes(n: u64) -> (u32, u32) {
-    radix_passes_max(n, RADIX_MAX_BITS)
-}
-
-/// [`radix_passes`] with digits of at most `max_bits` (1 to [`RADIX_MAX_BITS`]).
-///
-/// ```
-/// assert_eq!(transpose_kernels::radix_passes_max(100_000, 6), (3, 6));
-/// ```
-pub const fn radix_passes_max(n: u64, max_bits: u32) -> (u32, u32) {
-    let max_bits = if max_bits == 0 { 1 } else if max_bits > RADIX_MAX_BITS { RADIX_MAX_BITS } else { max_bits };
-    let bits = if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() };
-    let passes = if bits == 0 { 1 } else { bits.div_ceil(max_bits) };
-    (passes, bits.div_ceil(passes))
 }
 
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]

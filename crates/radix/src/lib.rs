@@ -1,0 +1,344 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+
+/// The runtime this crate is built on, re-exported so that one dependency is enough.
+pub use gpu_runtime;
+pub use gpu_runtime::Gpu;
+
+mod launch;
+pub mod serial;
+
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
+use gpu_runtime::{Kernel, Payload, PtxModule, Scratch, ScratchBuf};
+use gpu_scan::{Algorithm as ScanAlgorithm, Scanner};
+
+pub use radix_kernels::{bits_below, digit, passes, MAX_BITS, NT, NV, VT};
+
+/// The embedded `radix` PTX module (built from `kernels-rs/radix`).
+pub static MODULE: PtxModule = PtxModule::new("radix", include_str!("../ptx/radix.ptx"));
+
+/// Most keys one call sorts (offsets are 32-bit).
+pub const MAX_LEN: u64 = u32::MAX as u64;
+
+/// Default largest digit (bits per pass): fewest passes of at most 7 bits. A pass costs more the
+/// more buckets it has (shorter runs to write): on an H100, 17-bit keys sorted in 0.77 ms as 3
+/// passes of 6 bits and 0.82 ms as 2 of 9; 24-bit keys in 8.6 ms as 4 passes of 6 and 9.0 ms as
+/// 3 of 8 (BENCHMARKS.md, measured inside RadixTrans).
+pub const DEFAULT_MAX_BITS: u32 = 7;
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A driver, memory or launch error (the scan's included).
+    #[error(transparent)]
+    Runtime(#[from] gpu_runtime::Error),
+    /// An error of the scan of the digit counts (other than a runtime one).
+    #[error(transparent)]
+    Scan(gpu_scan::Error),
+    /// Buffers of different lengths.
+    #[error("radix: {what} has {actual} items, expected {expected}")]
+    LengthMismatch {
+        /// Which buffer.
+        what: &'static str,
+        /// Length required.
+        expected: u64,
+        /// Length given.
+        actual: u64,
+    },
+    /// More keys than 32-bit offsets address.
+    #[error("radix: {len} keys exceed the maximum of {max}")]
+    TooLarge {
+        /// Keys given.
+        len: u64,
+        /// Largest supported.
+        max: u64,
+    },
+    /// Payloads of a size the kernels do not move.
+    #[error("radix: payloads of {bytes} bytes are not supported (4 or 8)")]
+    UnsupportedPayload {
+        /// Size of one payload item.
+        bytes: usize,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// `true` when the device ran out of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Error::Runtime(e) => e.is_out_of_memory(),
+            Error::Scan(e) => e.is_out_of_memory(),
+            _ => false,
+        }
+    }
+}
+
+impl From<gpu_scan::Error> for Error {
+    /// Runtime errors (out of memory among them) keep one shape: [`Error::Runtime`].
+    fn from(e: gpu_scan::Error) -> Self {
+        match e {
+            gpu_scan::Error::Runtime(r) => Error::Runtime(r),
+            e => Error::Scan(e),
+        }
+    }
+}
+
+/// What a sort moves besides the keys: whether there is a `u32` first payload and how many bytes
+/// a second payload item has (0: none, 4 or 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Carry {
+    /// A `u32` payload travels with the keys.
+    pub first: bool,
+    /// Bytes of the second payload (0: none).
+    pub second_bytes: usize,
+}
+
+/// A reusable radix sort: loaded kernels, the scan of the digit counts, and scratch kept for reuse
+/// (or caller-lent [`Scratch`] through the `*_with` calls). Enqueues on its [`Gpu`]'s stream.
+pub struct RadixSort {
+    gpu: Gpu,
+    k: launch::Kernels,
+    scanner: Scanner<u32>,
+    max_bits: u32,
+    own: ScratchBuf,
+}
+
+impl RadixSort {
+    /// Loads the kernels (the modules are loaded once per context).
+    ///
+    /// # Errors
+    /// [`Error::Runtime`] when a module cannot be loaded.
+    pub fn new(gpu: &Gpu) -> Result<Self> {
+        let k = |name: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, name)?) };
+        Ok(Self {
+            gpu: gpu.clone(),
+            k: launch::Kernels { upsweep: k("radix_upsweep")?, downsweep: [k("radix_downsweep_v4")?, k("radix_downsweep_v8")?] },
+            scanner: Scanner::new(gpu, ScanAlgorithm::Auto)?,
+            max_bits: DEFAULT_MAX_BITS,
+            own: ScratchBuf::default(),
+        })
+    }
+
+    /// The largest digit (1 to [`MAX_BITS`]; `None`: [`DEFAULT_MAX_BITS`]).
+    pub fn set_max_digit_bits(&mut self, bits: Option<u32>) {
+        self.max_bits = bits.unwrap_or(DEFAULT_MAX_BITS).clamp(1, MAX_BITS);
+    }
+
+    /// `(passes, bits per pass)` for sorting the low `end_bit` bits.
+    pub fn passes(&self, end_bit: u32) -> (u32, u32) {
+        passes(end_bit, self.max_bits)
+    }
+
+    /// Device bytes the plan's own workspace holds now.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.own.bytes()
+    }
+
+    /// Scratch bytes of an in-place sort ([`RadixSort::sort_keys_with`],
+    /// [`RadixSort::sort_pairs_with`]) of `n` keys carrying `carry`: two ping-pong copies of the
+    /// keys and of each payload, the digit counts and the scan's scratch.
+    pub fn workspace_bytes(n: u64, carry: Carry) -> u64 {
+        launch::layout(n, carry, 2).bytes()
+    }
+
+    /// Scratch bytes of [`RadixSort::sort_into_with`], whose first payload's input serves as one
+    /// of its two ping-pong copies (so one copy less than [`RadixSort::workspace_bytes`]).
+    pub fn into_workspace_bytes(n: u64, carry: Carry) -> u64 {
+        launch::layout(n, carry, 1).bytes()
+    }
+
+    /// Sorts `keys` in place, stably, by their low `end_bit` bits (32: the whole key; bits above
+    /// `end_bit` travel with the key and do not count).
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] past [`MAX_LEN`], runtime errors.
+    pub fn sort_keys(&mut self, keys: &mut impl DevicePtrMut<u32>, end_bit: u32) -> Result<()> {
+        let bytes = Self::workspace_bytes(keys.len() as u64, Carry::default());
+        self.owned(bytes, |s, sc| s.sort_keys_with(keys, end_bit, sc))
+    }
+
+    /// Sorts `keys` in place with `values` (4- or 8-byte items) moved along, stably by the keys'
+    /// low `end_bit` bits.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::UnsupportedPayload`], [`Error::TooLarge`], runtime
+    /// errors.
+    pub fn sort_pairs<V: Payload>(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<V>, end_bit: u32) -> Result<()> {
+        let bytes = Self::workspace_bytes(keys.len() as u64, Carry { first: false, second_bytes: V::BYTES });
+        self.owned(bytes, |s, sc| s.sort_pairs_with(keys, values, end_bit, sc))
+    }
+
+    /// [`RadixSort::sort_keys`] on caller-lent scratch of [`RadixSort::workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`RadixSort::sort_keys`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn sort_keys_with(&mut self, keys: &mut impl DevicePtrMut<u32>, end_bit: u32, scratch: &mut Scratch<'_>) -> Result<()> {
+        let n = check_len(keys.len())?;
+        let stream = self.gpu.stream().clone();
+        let (k, _k) = keys.device_ptr_mut(&stream);
+        let io = launch::Bufs { keys: k, first: 0, second: 0 };
+        // SAFETY: `k` holds n keys; no payloads.
+        unsafe { self.run_in_place(n, end_bit, io, Carry::default(), scratch) }
+    }
+
+    /// [`RadixSort::sort_pairs`] on caller-lent scratch of [`RadixSort::workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`RadixSort::sort_pairs`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn sort_pairs_with<V: Payload>(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<V>, end_bit: u32, scratch: &mut Scratch<'_>) -> Result<()> {
+        let n = check_len(keys.len())?;
+        same_len(n, values.len(), "values")?;
+        let carry = Carry { first: false, second_bytes: payload_bytes::<V>()? };
+        let stream = self.gpu.stream().clone();
+        let (k, _k) = keys.device_ptr_mut(&stream);
+        let (v, _v) = values.device_ptr_mut(&stream);
+        let io = launch::Bufs { keys: k, first: 0, second: v };
+        // SAFETY: `k` and `v` hold n items of their types.
+        unsafe { self.run_in_place(n, end_bit, io, carry, scratch) }
+    }
+
+    /// Out of place, with up to two payloads: the keys of `keys_in` stably sorted by their low
+    /// `end_bit` bits into `keys_out`; `first = (input, output)` moves a `u32` payload, and its
+    /// input is **consumed** (used as a ping-pong buffer: its contents are unspecified after the
+    /// call); `second = (input, output)` moves a 4- or 8-byte payload. Inputs other than
+    /// `first`'s are left as they are. Scratch: [`RadixSort::into_workspace_bytes`].
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::UnsupportedPayload`], [`Error::TooLarge`],
+    /// [`gpu_runtime::Error::ScratchTooSmall`], runtime errors.
+    #[allow(clippy::type_complexity)]
+    pub fn sort_into_with<V: Payload>(
+        &mut self,
+        keys_in: &impl DevicePtr<u32>,
+        keys_out: &mut impl DevicePtrMut<u32>,
+        first: Option<(&mut impl DevicePtrMut<u32>, &mut impl DevicePtrMut<u32>)>,
+        second: Option<(&impl DevicePtr<V>, &mut impl DevicePtrMut<V>)>,
+        end_bit: u32,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
+        let n = check_len(keys_in.len())?;
+        same_len(n, keys_out.len(), "keys_out")?;
+        let stream = self.gpu.stream().clone();
+        let (ki, _a) = keys_in.device_ptr(&stream);
+        let (ko, _b) = keys_out.device_ptr_mut(&stream);
+        let (mut fi, mut fo, mut si, mut so) = (0, 0, 0, 0);
+        let (mut _g1, mut _g2, mut _g3, mut _g4) = (None, None, None, None);
+        let first_present = first.is_some();
+        if let Some((i, o)) = first {
+            same_len(n, i.len(), "first input")?;
+            same_len(n, o.len(), "first output")?;
+            let (p, g) = i.device_ptr_mut(&stream);
+            fi = p;
+            _g1 = Some(g);
+            let (p, g) = o.device_ptr_mut(&stream);
+            fo = p;
+            _g2 = Some(g);
+        }
+        let mut second_bytes = 0;
+        if let Some((i, o)) = second {
+            same_len(n, i.len(), "second input")?;
+            same_len(n, o.len(), "second output")?;
+            second_bytes = payload_bytes::<V>()?;
+            let (p, g) = i.device_ptr(&stream);
+            si = p;
+            _g3 = Some(g);
+            let (p, g) = o.device_ptr_mut(&stream);
+            so = p;
+            _g4 = Some(g);
+        }
+        let carry = Carry { first: first_present, second_bytes };
+        scratch.require(Self::into_workspace_bytes(n, carry))?;
+        if n == 0 {
+            return Ok(());
+        }
+        let input = launch::Bufs { keys: ki, first: fi, second: si };
+        let output = launch::Bufs { keys: ko, first: fo, second: so };
+        let t0 = launch::Bufs { keys: scratch.take(4 * n)?, first: if carry.first { scratch.take(4 * n)? } else { 0 }, second: scratch.take(n * second_bytes as u64)? };
+        // The first payload's input is the second ping-pong copy: pass 0 reads it whole before
+        // pass 1 writes it.
+        let t1 = launch::Bufs { keys: scratch.take(4 * n)?, first: fi, second: scratch.take(n * second_bytes as u64)? };
+        // SAFETY: every address holds n items of its type (checked above or carved for n);
+        // outputs do not alias inputs or temporaries (distinct borrows and carved regions).
+        unsafe { self.run(n, end_bit, input, output, [t0, t1], carry, scratch) }
+    }
+
+    /// In place: pass 0 reads the caller's buffers, the last pass writes them (one pass: through
+    /// a temporary and a copy back).
+    ///
+    /// # Safety
+    /// `io` holds `n` items of each type `carry` names (0 for absent ones).
+    unsafe fn run_in_place(&mut self, n: u64, end_bit: u32, io: launch::Bufs, carry: Carry, scratch: &mut Scratch<'_>) -> Result<()> {
+        scratch.require(Self::workspace_bytes(n, carry))?;
+        if n == 0 {
+            return Ok(());
+        }
+        let sb = carry.second_bytes as u64;
+        let mut temp = || -> Result<launch::Bufs> {
+            Ok(launch::Bufs { keys: scratch.take(4 * n)?, first: if carry.first { scratch.take(4 * n)? } else { 0 }, second: scratch.take(n * sb)? })
+        };
+        let (t0, t1) = (temp()?, temp()?);
+        let (passes, _) = self.passes(end_bit);
+        if passes == 1 {
+            // SAFETY: forwarded; t0 is a distinct region of n items of each kind.
+            unsafe { self.run(n, end_bit, io, t0, [t0, t1], carry, scratch)? };
+            return launch::copy_back(&self.gpu, t0, io, n, carry);
+        }
+        // SAFETY: forwarded; the chain reads `io` in pass 0 and writes it in the last pass only.
+        unsafe { self.run(n, end_bit, io, io, [t0, t1], carry, scratch) }
+    }
+
+    /// The passes: pass `p` reads the input (p = 0) or temporary `(p - 1) % 2`, and writes the
+    /// output (last pass) or temporary `p % 2`.
+    ///
+    /// # Safety
+    /// Every address of `input`, `output` and `temps` holds `n` items of its type (0 for an
+    /// absent payload, the same in all); an output is never read in the same pass (one pass:
+    /// `output` differs from `input`).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn run(&mut self, n: u64, end_bit: u32, input: launch::Bufs, output: launch::Bufs, temps: [launch::Bufs; 2], carry: Carry, scratch: &mut Scratch<'_>) -> Result<()> {
+        let (passes, per) = self.passes(end_bit);
+        let mut counts = scratch.slice::<u32>(launch::counts_len(n) as usize)?;
+        let mut scan_scratch = scratch.sub(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, launch::counts_len(n)))?;
+        let end = end_bit.min(32);
+        for p in 0..passes {
+            let shift = p * per;
+            let bits = per.min(end.saturating_sub(shift));
+            let src = if p == 0 { input } else { temps[((p - 1) % 2) as usize] };
+            let dst = if p + 1 == passes { output } else { temps[(p % 2) as usize] };
+            // SAFETY: forwarded from the caller; counts hold 2^MAX_BITS per tile.
+            unsafe { launch::pass(&self.gpu, &self.k, &mut self.scanner, n, shift, bits, src, dst, carry, &mut counts, &mut scan_scratch)? };
+        }
+        Ok(())
+    }
+
+    /// Runs `f` on the plan's own scratch, grown to `bytes`.
+    fn owned(&mut self, bytes: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
+        let mut own = std::mem::take(&mut self.own);
+        let r = own.scratch(&self.gpu, bytes).map_err(Error::from).and_then(|mut s| f(self, &mut s));
+        self.own = own;
+        r
+    }
+}
+
+fn payload_bytes<V: Payload>() -> Result<usize> {
+    match V::BYTES {
+        4 | 8 => Ok(V::BYTES),
+        bytes => Err(Error::UnsupportedPayload { bytes }),
+    }
+}
+
+fn check_len(n: usize) -> Result<u64> {
+    if n as u64 > MAX_LEN {
+        return Err(Error::TooLarge { len: n as u64, max: MAX_LEN });
+    }
+    Ok(n as u64)
+}
+
+fn same_len(n: u64, other: usize, what: &'static str) -> Result<()> {
+    if other as u64 != n {
+        return Err(Error::LengthMismatch { what, expected: n, actual: other as u64 });
+    }
+    Ok(())
+}

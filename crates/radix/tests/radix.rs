@@ -1,0 +1,105 @@
+//! gpu-radix against its serial twin: keys alone, with 4- and 8-byte values, out of place with two
+//! payloads; end bits 0, 1, 7, 9, 17, 24, 31, 32 (one pass and several, even and odd counts);
+//! every digit width; awkward sizes (tile ± 1, 2^k ± 1, ...) up to 10^7; key distributions that
+//! show stability (few distinct, all equal) and high bits that must not count; poisoned outputs;
+//! lent scratch, reported = allocated, and the errors.
+use gpu_radix::{serial, Carry, Error, RadixSort, NV};
+use gpu_runtime::Scratch;
+use gpu_testkit::{awkward_sizes, gpu_test, max_len, rng, sort_keys, Gpu, POISON_BYTE, SORT_KEY_DISTS};
+use rand::Rng;
+
+fn iota(n: usize) -> Vec<u32> {
+    (0..n as u32).collect()
+}
+
+gpu_test!(fn keys_and_pairs_match_the_twin(gpu) {
+    let (mut r, _seed) = rng();
+    let mut sort = RadixSort::new(gpu).unwrap();
+    let mut sizes = awkward_sizes(NV as usize, 22, &mut r);
+    sizes.push(10_000_000);
+    let ends = [0u32, 1, 7, 9, 17, 24, 31, 32];
+    for (i, &n) in sizes.iter().enumerate().filter(|(_, &n)| n <= max_len()) {
+        let dist = SORT_KEY_DISTS[i % SORT_KEY_DISTS.len()];
+        let end = ends[i % ends.len()];
+        // High bits above `end` set at random: they travel with the key and must not count.
+        let k: Vec<u32> = sort_keys(dist, n, &mut r).into_iter().map(|x| x ^ (r.random::<u32>() & !serial::mask(end))).collect();
+        let mut dk = gpu.upload(&k).unwrap();
+        sort.sort_keys(&mut dk, end).unwrap();
+        assert!(gpu.download(&dk).unwrap() == serial::sort_keys(&k, end), "keys n={n} {dist} end={end}");
+        let v32 = iota(n);
+        let (mut dk, mut dv) = (gpu.upload(&k).unwrap(), gpu.upload(&v32).unwrap());
+        sort.sort_pairs(&mut dk, &mut dv, end).unwrap();
+        let (ek, ev) = serial::sort_pairs(&k, &v32, end);
+        assert!(gpu.download(&dk).unwrap() == ek && gpu.download(&dv).unwrap() == ev, "pairs u32 n={n} {dist} end={end}");
+        let v64: Vec<u64> = (0..n as u64).map(|x| x.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+        let (mut dk, mut dv) = (gpu.upload(&k).unwrap(), gpu.upload(&v64).unwrap());
+        sort.sort_pairs(&mut dk, &mut dv, end).unwrap();
+        let (ek, ev) = serial::sort_pairs(&k, &v64, end);
+        assert!(gpu.download(&dk).unwrap() == ek && gpu.download(&dv).unwrap() == ev, "pairs u64 n={n} {dist} end={end}");
+    }
+});
+
+gpu_test!(fn every_digit_width_and_out_of_place_with_two_payloads(gpu) {
+    let (mut r, _seed) = rng();
+    let mut sort = RadixSort::new(gpu).unwrap();
+    for bits in 1..=gpu_radix::MAX_BITS {
+        sort.set_max_digit_bits(Some(bits));
+        for &(n, end) in &[(1usize, 5u32), (NV as usize - 1, 20), (NV as usize + 1, 13), (100_003, 32), (300_000, 17)] {
+            if n > max_len() {
+                continue;
+            }
+            let k: Vec<u32> = (0..n).map(|_| r.random::<u32>() & serial::mask(end)).collect();
+            let first: Vec<u32> = (0..n).map(|_| r.random()).collect();
+            let second: Vec<f64> = (0..n).map(|_| r.random()).collect();
+            let keys_in = gpu.upload(&k).unwrap();
+            let mut first_in = gpu.upload(&first).unwrap();
+            let second_in = gpu.upload(&second).unwrap();
+            let mut keys_out = gpu.alloc::<u32>(n).unwrap();
+            let mut first_out = gpu.alloc::<u32>(n).unwrap();
+            let mut second_out = gpu.alloc::<f64>(n).unwrap();
+            for b in [&mut keys_out, &mut first_out] {
+                gpu.memset_bytes(b, POISON_BYTE).unwrap();
+            }
+            gpu.memset_bytes(&mut second_out, POISON_BYTE).unwrap();
+            let bytes = RadixSort::into_workspace_bytes(n as u64, Carry { first: true, second_bytes: 8 });
+            let mut mine = gpu.alloc::<u8>(bytes as usize).unwrap();
+            let mut s = Scratch::new(&mut mine, gpu.stream());
+            sort.sort_into_with(&keys_in, &mut keys_out, Some((&mut first_in, &mut first_out)), Some((&second_in, &mut second_out)), end, &mut s).unwrap();
+            let (ek, ef, es) = serial::sort_triples(&k, &first, &second, end);
+            assert!(gpu.download(&keys_out).unwrap() == ek, "keys bits={bits} n={n} end={end}");
+            assert!(gpu.download(&first_out).unwrap() == ef, "first bits={bits} n={n} end={end}");
+            assert!(gpu.download(&second_out).unwrap().iter().map(|x| x.to_bits()).eq(es.iter().map(|x| x.to_bits())), "second bits={bits} n={n} end={end}");
+            assert_eq!(gpu.download(&keys_in).unwrap(), k, "the keys' input is left as it was");
+        }
+    }
+    assert_eq!(sort.allocated_bytes(), 0, "lent scratch only");
+});
+
+gpu_test!(fn reported_workspace_is_allocated_and_errors_are_values(gpu) {
+    let mut sort = RadixSort::new(gpu).unwrap();
+    let n = 123_457usize;
+    let (mut k, mut v) = (gpu.upload(&iota(n)).unwrap(), gpu.upload(&iota(n)).unwrap());
+    sort.sort_pairs(&mut k, &mut v, 17).unwrap();
+    assert_eq!(sort.allocated_bytes(), RadixSort::workspace_bytes(n as u64, Carry { first: false, second_bytes: 4 }));
+    let mut short = gpu.alloc::<u32>(n - 1).unwrap();
+    assert!(matches!(sort.sort_pairs(&mut k, &mut short, 17), Err(Error::LengthMismatch { what: "values", .. })));
+    let mut bytes = gpu.alloc::<u8>(n).unwrap();
+    assert!(matches!(sort.sort_pairs(&mut k, &mut bytes, 17), Err(Error::UnsupportedPayload { bytes: 1 })));
+    let mut tiny = gpu.alloc::<u8>(64).unwrap();
+    let mut s = Scratch::new(&mut tiny, gpu.stream());
+    assert!(matches!(sort.sort_keys_with(&mut k, 32, &mut s), Err(Error::Runtime(gpu_runtime::Error::ScratchTooSmall { .. }))));
+    let mut empty = gpu.alloc::<u32>(0).unwrap();
+    sort.sort_keys(&mut empty, 32).unwrap();
+    gpu.synchronize().unwrap();
+});
+
+#[test]
+fn passes_and_twin() {
+    assert_eq!(gpu_radix::passes(32, 7), (5, 7));
+    assert_eq!(gpu_radix::passes(24, 7), (4, 6));
+    let (k, v) = serial::sort_pairs(&[5u32, 0x105, 1], &[0u32, 1, 2], 8);
+    assert_eq!((k, v), (vec![1, 5, 0x105], vec![2, 0, 1]));
+    assert_eq!(serial::sort_keys(&[3, 1, 2], 0), vec![3, 1, 2], "0 bits: stable, unchanged");
+}
+
+fn _use(_: &Gpu) {}
