@@ -6,11 +6,12 @@
 pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
+mod launch;
 pub mod serial;
 
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout as ScratchLayout;
-use gpu_runtime::{Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{ScanKind, Scanner};
 
 pub use histogram_kernels::{partition_range, NT, VT, WARPS};
@@ -124,11 +125,7 @@ pub enum Strategy {
 pub struct Histogram {
     gpu: Gpu,
     strategy: Strategy,
-    shared: Kernel,
-    global: Kernel,
-    partition: Kernel,
-    vscan_reduce: Kernel,
-    vscan: Kernel,
+    k: launch::Kernels,
     scanner: Scanner<u32>,
     own: ScratchBuf,
     max_shared: u32,
@@ -160,11 +157,13 @@ impl Histogram {
         Ok(Self {
             gpu: gpu.clone(),
             strategy,
-            shared,
-            global: gpu.kernel(&MODULE, "histogram_global")?,
-            partition: gpu.kernel(&MODULE, "histogram_partition")?,
-            vscan_reduce: gpu.kernel(&MODULE, "histogram_vscan_reduce")?,
-            vscan: gpu.kernel(&MODULE, "histogram_vscan")?,
+            k: launch::Kernels {
+                shared,
+                global: gpu.kernel(&MODULE, "histogram_global")?,
+                partition: gpu.kernel(&MODULE, "histogram_partition")?,
+                vscan_reduce: gpu.kernel(&MODULE, "histogram_vscan_reduce")?,
+                vscan: gpu.kernel(&MODULE, "histogram_vscan")?,
+            },
             scanner: Scanner::new(gpu, gpu_scan::Algorithm::Auto)?,
             own: ScratchBuf::default(),
             max_shared,
@@ -344,12 +343,10 @@ impl Histogram {
             let (k, _r) = keys.device_ptr(&stream);
             let (t, _w) = table.device_ptr_mut(&stream);
             let (i, _w2) = intra.device_ptr_mut(&stream);
-            let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
             if n > 0 {
-                // SAFETY: histogram_partition(keys, n, bins, parts, table, intra, first_bad):
-                // keys/intra hold n words, table (parts + 1) * bins zeroed words, flag null or
-                // one word; parts warps in blocks of NT.
-                unsafe { self.partition.args(&stream).arg(&k).arg(&n).arg(&bins).arg(&parts).arg(&t).arg(&i).arg(&flag).launch(cfg)? };
+                // SAFETY: keys/intra hold n words, table (parts + 1) * bins zeroed words, flag
+                // null or one word; `blocks` covers parts warps.
+                unsafe { launch::partition(&self.gpu, &self.k, k, n, bins, parts, blocks, t, i, flag)? };
             }
         }
         let mut sub = scratch.sub(self.vertical_scan_workspace_bytes(rows, bins as u64))?;
@@ -386,26 +383,11 @@ impl Histogram {
             return Err(Error::TooLarge { what: "bins", len: bins, max: MAX_BINS });
         }
         let chunks = vscan_chunks(rows, bins, self.gpu.props().sm_count);
-        let rpc = rows.div_ceil(chunks);
         let stream = self.gpu.stream().clone();
         let (t, _w) = table.device_ptr_mut(&stream);
-        let grid = |c: u64| LaunchConfig { grid_dim: (col_blocks as u32, c as u32, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
-        if chunks == 1 {
-            // SAFETY: histogram_vscan(table, bins, rows, rows_per_chunk, carries): table holds
-            // rows * bins words, carries null; grid (col_blocks, 1).
-            unsafe { self.vscan.args(&stream).arg(&t).arg(&bins).arg(&rows).arg(&rpc).arg(&NULL).launch(grid(1))? };
-            return Ok(());
-        }
-        let s = scratch.take(4 * (chunks + 1) * bins)?;
-        // Row c of the scanned sums = total of chunks < c: chunk c's carry.
-        let (sum_rows, sum_rpc) = (chunks + 1, chunks + 1);
-        // SAFETY: sums holds (chunks + 1) * bins words; grids as each kernel documents.
-        unsafe {
-            self.vscan_reduce.args(&stream).arg(&t).arg(&bins).arg(&rows).arg(&rpc).arg(&s).launch(grid(chunks))?;
-            self.vscan.args(&stream).arg(&s).arg(&bins).arg(&sum_rows).arg(&sum_rpc).arg(&NULL).launch(grid(1))?;
-            self.vscan.args(&stream).arg(&t).arg(&bins).arg(&rows).arg(&rpc).arg(&s).launch(grid(chunks))?;
-        }
-        Ok(())
+        let sums = if chunks == 1 { NULL } else { scratch.take(4 * (chunks + 1) * bins)? };
+        // SAFETY: the table holds rows * bins words; sums (chunks + 1) * bins words when chunked.
+        unsafe { launch::vertical_scan(&self.gpu, &self.k, t, rows, bins, col_blocks, chunks, sums) }
     }
 
     /// Runs `f` on the plan's own scratch, grown to `bytes`.
@@ -444,43 +426,8 @@ impl Histogram {
 
     /// Enqueues the counting kernel for `n` keys at `keys` into `bins` zeroed counts at `counts`.
     fn count_raw(&mut self, keys: u64, n: u64, bins: u32, counts: u64, flag: u64) -> Result<()> {
-        if n == 0 {
-            return Ok(());
-        }
-        let props = self.gpu.props();
-        let sms = props.sm_count.max(1) as u64;
-        let vec_ok = (keys % 16 == 0) as u32;
-        let by_n = n.div_ceil((NT * VT) as u64);
-        let stream = self.gpu.stream().clone();
-        let slice = bins.min(SLICE_BINS);
-        let slices = bins.div_ceil(slice);
-        let use_shared = match self.strategy {
-            Strategy::Auto => bins <= AUTO_SHARED_MAX_BINS,
-            Strategy::Shared => true,
-            Strategy::Global => false,
-        } && slices <= 65_535
-            && slice * 4 <= self.max_shared;
-        if use_shared {
-            let copies = (COPY_BUDGET / (slice * 4)).clamp(1, WARPS);
-            let smem = copies * slice * 4;
-            let per_sm = (props.shared_per_sm / (smem + 1024)).clamp(1, 8) as u64;
-            // Each block flushes `slice` counts: keep that well below the keys it counts.
-            let flush_cap = (n / (8 * slice as u64)).max(sms);
-            let blocks = by_n.min(sms * per_sm).min(flush_cap).max(1);
-            let cfg = LaunchConfig { grid_dim: (blocks as u32, slices, 1), block_dim: (NT, 1, 1), shared_mem_bytes: smem };
-            // SAFETY: histogram_shared(keys, n, bins, slice, copies, counts, first_bad, vec_ok):
-            // keys holds n words (aligned when vec_ok), counts bins words, flag null or one
-            // word, grid.y = ceil(bins / slice), copies * slice words of dynamic shared memory
-            // (at most 64 KiB; limit raised in `with_strategy`).
-            unsafe { self.shared.args(&stream).arg(&keys).arg(&n).arg(&bins).arg(&slice).arg(&copies).arg(&counts).arg(&flag).arg(&vec_ok).launch(cfg)? };
-        } else {
-            let blocks = by_n.min(sms * 8);
-            let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
-            // SAFETY: histogram_global(keys, n, bins, counts, first_bad, vec_ok): as above,
-            // without shared memory.
-            unsafe { self.global.args(&stream).arg(&keys).arg(&n).arg(&bins).arg(&counts).arg(&flag).arg(&vec_ok).launch(cfg)? };
-        }
-        Ok(())
+        // SAFETY: callers pass n keys at `keys`, bins zeroed words at `counts`, a flag word or 0.
+        unsafe { launch::count(&self.gpu, &self.k, self.strategy, self.max_shared, keys, n, bins, counts, flag) }
     }
 }
 

@@ -6,11 +6,12 @@
 pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
+mod launch;
 pub mod serial;
 
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout as ScratchLayout;
-use gpu_runtime::{grid_1d, Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
 
 pub use ptr2idx_kernels::{merge_path, NT, NV};
 
@@ -58,8 +59,7 @@ impl Error {
 /// (or caller-lent [`Scratch`] through the `*_with` calls). Enqueues on its [`Gpu`]'s stream.
 pub struct Ptr2Idx {
     gpu: Gpu,
-    partition: Kernel,
-    expand: Kernel,
+    k: launch::Kernels,
     own: ScratchBuf,
 }
 
@@ -69,7 +69,7 @@ impl Ptr2Idx {
     /// # Errors
     /// [`Error::Runtime`] when the module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        Ok(Self { gpu: gpu.clone(), partition: gpu.kernel(&MODULE, "ptr2idx_partition")?, expand: gpu.kernel(&MODULE, "ptr2idx_expand")?, own: ScratchBuf::default() })
+        Ok(Self { gpu: gpu.clone(), k: launch::Kernels { partition: gpu.kernel(&MODULE, "ptr2idx_partition")?, expand: gpu.kernel(&MODULE, "ptr2idx_expand")? }, own: ScratchBuf::default() })
     }
 
     /// Scratch bytes for `m` segments and `nnz` positions, for [`Ptr2Idx::run`] and
@@ -126,17 +126,8 @@ impl Ptr2Idx {
         let stream = self.gpu.stream().clone();
         let (o, _r) = offsets.device_ptr(&stream);
         let (dst, _w) = out.device_ptr_mut(&stream);
-        let max_blocks = self.gpu.props().sm_count.max(1) * 8;
-        // SAFETY: ptr2idx_partition(offsets, m, nnz, tiles, splits): offsets holds m + 1 words,
-        // splits tiles + 1.
-        unsafe {
-            self.partition.args(&stream).arg(&o).arg(&m).arg(&nnz).arg(&tiles).arg(&splits).launch(grid_1d(tiles + 1, NT, NT as u64, max_blocks))?
-        };
-        let cfg = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: ptr2idx_expand(offsets, m, nnz, splits, out) with `tiles` blocks of NT threads;
-        // out holds nnz words.
-        unsafe { self.expand.args(&stream).arg(&o).arg(&m).arg(&nnz).arg(&splits).arg(&dst).launch(cfg)? };
-        Ok(())
+        // SAFETY: offsets hold m + 1 words, out nnz words, splits tiles + 1 words.
+        unsafe { launch::expand(&self.gpu, &self.k, o, m, nnz, tiles, splits, dst) }
     }
 
     /// [`Ptr2Idx::run_checked`] on caller-lent scratch of at least [`Ptr2Idx::workspace_bytes`].

@@ -6,11 +6,12 @@
 pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
+mod launch;
 pub mod serial;
 
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout as ScratchLayout;
-use gpu_runtime::{grid_1d, Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{Kernel, PtxModule, Scratch, ScratchBuf};
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_segmerge::raw::{self, MergeKernels};
 use gpu_segmerge::Segmerge;
@@ -401,35 +402,11 @@ impl Segsort {
         let b = scratch.take(8 * n)?;
         let splits = scratch.take(4 * (raw::max_tiles(n, 2048) + 1))?;
         let (k, _wk) = keys.device_ptr_mut(&stream);
-        let cfg = grid_1d(n, 256, 256 * 8, self.gpu.props().sm_count * 16);
-        // SAFETY: segsort_pack(seg, keys, n, packed): all hold n items.
-        unsafe { self.pack.args(&stream).arg(&seg).arg(&k).arg(&n).arg(&a).launch(cfg)? };
-        // Ping-pong so the last pass lands in (a, caller's values): the block sort writes to
-        // the pair of index `passes % 2` (0 = a / values, 1 = b / seg scratch).
-        let passes = raw::merge_passes(n, 2048);
-        let (kbuf, vbuf) = ([a, b], [vals, if vals == 0 { 0 } else { seg }]);
-        let mut x = (passes % 2) as usize;
-        let block_cfg = LaunchConfig { grid_dim: (n.div_ceil(2048) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 2048 * 12 };
-        // SAFETY: segsort_{pairs,keys}64_2048(keys, [vals,] n, keys_out, [vals_out]): buffers of n
-        // items, ceil(n / 2048) blocks of 256 threads, 24 KiB of shared memory.
-        unsafe {
-            if vals != 0 {
-                self.pairs64.args(&stream).arg(&a).arg(&vals).arg(&n).arg(&kbuf[x]).arg(&vbuf[x]).launch(block_cfg)?;
-            } else {
-                self.keys64.args(&stream).arg(&a).arg(&n).arg(&kbuf[x]).launch(block_cfg)?;
-            }
-        }
-        let mut s = 2048u64;
-        while s < n {
-            let merge = if vals != 0 { &self.merge_pairs64 } else { &self.merge_keys64 };
-            // SAFETY: buffers of n items, splits of max_tiles(n, 2048) + 1 >= what the pass needs.
-            unsafe { raw::merge_pass(&self.gpu, merge, kbuf[x], vbuf[x], n, s, splits, kbuf[1 - x], vbuf[1 - x])? };
-            x = 1 - x;
-            s *= 2;
-        }
-        // SAFETY: segsort_unpack(packed, n, keys): n items each.
-        unsafe { self.unpack.args(&stream).arg(&a).arg(&n).arg(&k).launch(cfg)? };
-        Ok(())
+        let merge = if vals != 0 { &self.merge_pairs64 } else { &self.merge_keys64 };
+        let k64 = launch::Kernels64 { pack: &self.pack, unpack: &self.unpack, pairs: &self.pairs64, keys: &self.keys64, merge };
+        // SAFETY: keys (and values unless 0) hold n items; seg n words with each item's segment;
+        // a, b 8 n bytes each; splits max_tiles(n, 2048) + 1 words.
+        unsafe { launch::sort_segments64(&self.gpu, &k64, seg, k, vals, n, a, b, splits) }
     }
 
     /// [`Segsort::sort_blocks_into`] on raw device addresses (`vals == 0`: keys only), for
@@ -446,24 +423,9 @@ impl Segsort {
         if n == 0 {
             return Ok(());
         }
-        let blocks = n.div_ceil(block.len() as u64);
-        let cfg = LaunchConfig {
-            grid_dim: (blocks as u32, 1, 1),
-            block_dim: (block.threads(), 1, 1),
-            shared_mem_bytes: block.len() * if vals != 0 { 8 } else { 4 },
-        };
-        let stream = self.gpu.stream().clone();
-        // SAFETY: segsort_pairs_B(keys, vals, n, keys_out, vals_out) / segsort_keys_B(keys, n,
-        // keys_out) with ceil(n / B) blocks of B / VT threads and B * (4 + 4) bytes of shared
-        // memory; buffers as the caller guarantees.
-        unsafe {
-            if vals != 0 {
-                self.pairs[block.index()].args(&stream).arg(&keys).arg(&vals).arg(&n).arg(&keys_out).arg(&vals_out).launch(cfg)?;
-            } else {
-                self.keys[block.index()].args(&stream).arg(&keys).arg(&n).arg(&keys_out).launch(cfg)?;
-            }
-        }
-        Ok(())
+        let kernel = if vals != 0 { &self.pairs[block.index()] } else { &self.keys[block.index()] };
+        // SAFETY: forwarded to the caller; the kernel matches `vals`.
+        unsafe { launch::block_sort(&self.gpu, kernel, block, keys, vals, n, keys_out, vals_out) }
     }
 }
 
