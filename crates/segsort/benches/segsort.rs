@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gpu_runtime::{Gpu, GpuTimer};
-use gpu_segsort::{BlockSize, Segsort};
+use gpu_segsort::{TileSize, Segsort};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 fn bench(c: &mut Criterion) {
@@ -27,9 +27,9 @@ fn bench(c: &mut Criterion) {
     let mut ko = gpu.alloc::<u32>(n).expect("alloc");
     let mut vo = gpu.alloc::<u32>(n).expect("alloc");
     group.throughput(Throughput::Elements(n as u64));
-    for block in BlockSize::ALL {
+    for block in TileSize::ALL {
         group.bench_function(BenchmarkId::new("blocks", format!("n=2^24/block={}", block.len())), |b| {
-            b.iter_custom(|iters| timer.time_iters(iters, || s.sort_blocks_into(block, &d_keys, &d_vals, &mut ko, &mut vo)).expect("timed"))
+            b.iter_custom(|iters| timer.time_iters(iters, || s.sort_tiles_into(block, &d_keys, &d_vals, &mut ko, &mut vo)).expect("timed"))
         });
     }
 

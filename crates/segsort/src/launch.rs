@@ -3,7 +3,7 @@ use gpu_runtime::cudarc::driver::LaunchConfig;
 use gpu_runtime::{grid_1d, Gpu, Kernel};
 use gpu_segmerge::raw::{self, MergeKernels};
 
-use crate::{BlockSize, Result};
+use crate::{TileSize, Result};
 
 /// The kernels of the 64-bit segment sort: pack, block sort (pairs or keys), merge, unpack.
 pub(crate) struct Kernels64<'a> {
@@ -14,18 +14,18 @@ pub(crate) struct Kernels64<'a> {
     pub merge: &'a MergeKernels,
 }
 
-/// Every segment of `block` items sorted by one block in shared memory.
+/// Every tile of `tile` items sorted by one block in shared memory.
 ///
 /// # Safety
-/// `kernel` is the pairs kernel of `block` exactly when `vals != 0`; `keys`/`keys_out` (and
+/// `kernel` is the pairs kernel of `tile` exactly when `vals != 0`; `keys`/`keys_out` (and
 /// `vals`/`vals_out` unless 0) hold `n` `u32` items.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn block_sort(gpu: &Gpu, kernel: &Kernel, block: BlockSize, keys: u64, vals: u64, n: u64, keys_out: u64, vals_out: u64) -> Result<()> {
+pub(crate) unsafe fn block_sort(gpu: &Gpu, kernel: &Kernel, tile: TileSize, keys: u64, vals: u64, n: u64, keys_out: u64, vals_out: u64) -> Result<()> {
     if n == 0 {
         return Ok(());
     }
-    let blocks = n.div_ceil(block.len() as u64);
-    let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (block.threads(), 1, 1), shared_mem_bytes: block.len() * if vals != 0 { 8 } else { 4 } };
+    let blocks = n.div_ceil(tile.len() as u64);
+    let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (tile.threads(), 1, 1), shared_mem_bytes: tile.len() * if vals != 0 { 8 } else { 4 } };
     let stream = gpu.stream();
     // SAFETY: segsort_pairs_B(keys, vals, n, keys_out, vals_out) / segsort_keys_B(keys, n,
     // keys_out) with ceil(n / B) blocks of B / VT threads and B * (4 + 4) bytes of shared

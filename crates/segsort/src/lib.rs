@@ -94,25 +94,25 @@ impl From<gpu_ptr2idx::Error> for Error {
 /// Most items one call sorts (positions are 32-bit).
 pub const MAX_LEN: u64 = u32::MAX as u64;
 
-/// Segment sizes with a kernel: the whole segment sits in one block's shared memory.
+/// Tile sizes with a kernel: the whole tile (a run of items sorted by one thread block) sits in that block's shared memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum BlockSize {
+pub enum TileSize {
     /// 128 items, 16 threads.
-    B128,
+    T128,
     /// 256 items, 32 threads.
-    B256,
+    T256,
     /// 512 items, 64 threads.
-    B512,
+    T512,
     /// 1024 items, 128 threads.
-    B1024,
+    T1024,
     /// 2048 items, 256 threads (the default).
     #[default]
-    B2048,
+    T2048,
 }
 
-impl BlockSize {
+impl TileSize {
     /// Every size, smallest first.
-    pub const ALL: [BlockSize; 5] = [BlockSize::B128, BlockSize::B256, BlockSize::B512, BlockSize::B1024, BlockSize::B2048];
+    pub const ALL: [TileSize; 5] = [TileSize::T128, TileSize::T256, TileSize::T512, TileSize::T1024, TileSize::T2048];
 
     /// Items per segment.
     #[allow(clippy::len_without_is_empty)]
@@ -151,7 +151,7 @@ pub struct Segsort {
     unpack: Kernel,
     p2i: Ptr2Idx,
     segmerge: Segmerge,
-    block: BlockSize,
+    tile: TileSize,
     own: ScratchBuf,
 }
 
@@ -162,7 +162,7 @@ impl Segsort {
     /// [`Error::Runtime`] when the module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         let k = |name: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, name)?) };
-        let sized = |kind: &str| -> Result<Vec<Kernel>> { BlockSize::ALL.iter().map(|b| k(&format!("segsort_{kind}_{}", b.len()))).collect() };
+        let sized = |kind: &str| -> Result<Vec<Kernel>> { TileSize::ALL.iter().map(|b| k(&format!("segsort_{kind}_{}", b.len()))).collect() };
         Ok(Self {
             gpu: gpu.clone(),
             pairs: sized("pairs")?,
@@ -175,18 +175,18 @@ impl Segsort {
             unpack: k("segsort_unpack")?,
             p2i: Ptr2Idx::new(gpu)?,
             segmerge: Segmerge::new(gpu)?,
-            block: BlockSize::B2048,
+            tile: TileSize::T2048,
             own: ScratchBuf::default(),
         })
     }
 
     /// [`Segsort::new`] whose whole sorts ([`Segsort::sort_pairs`]) start from segments of
-    /// `block` items.
+    /// `tile` items.
     ///
     /// # Errors
     /// As [`Segsort::new`].
-    pub fn with_block(gpu: &Gpu, block: BlockSize) -> Result<Self> {
-        Ok(Self { block, ..Self::new(gpu)? })
+    pub fn with_tile(gpu: &Gpu, tile: TileSize) -> Result<Self> {
+        Ok(Self { tile, ..Self::new(gpu)? })
     }
 
     /// Scratch bytes of [`Segsort::sort_pairs_with`] (`with_values`) or
@@ -196,11 +196,11 @@ impl Segsort {
         if n == 0 {
             return 0;
         }
-        let splits = 4 * (raw::max_tiles(n, self.block.len() as u64) + 1);
+        let splits = 4 * (raw::max_tiles(n, self.tile.len() as u64) + 1);
         ScratchLayout::new().add(splits).add(4 * n).add(if with_values { 4 * n } else { 0 }).bytes()
     }
 
-    /// Stable sort of the pairs by key, in place, any length: block sorts of [`BlockSize`]
+    /// Stable sort of the pairs by key, in place, any length: block sorts of [`TileSize`]
     /// items, then merge passes (`gpu-segmerge`), ping-ponging with scratch so that the result
     /// lands in the caller's buffers whatever the number of passes.
     ///
@@ -248,7 +248,7 @@ impl Segsort {
             return Ok(());
         }
         scratch.require(self.sort_workspace_bytes(n, v != 0))?;
-        let b = self.block.len() as u64;
+        let b = self.tile.len() as u64;
         let passes = raw::merge_passes(n, b);
         let splits = scratch.take(4 * (raw::max_tiles(n, b) + 1))?;
         let tk = scratch.take(4 * n)?;
@@ -257,7 +257,7 @@ impl Segsort {
         // The block sort writes to index passes % 2, so the last pass lands in index 0.
         let mut x = (passes % 2) as usize;
         // SAFETY: kb/vb hold n items each (the caller's buffers or scratch of n items).
-        unsafe { self.sort_blocks_raw(self.block, k, v, n, kb[x], vb[x])? };
+        unsafe { self.sort_tiles_raw(self.tile, k, v, n, kb[x], vb[x])? };
         let mut s = b;
         while s < n {
             // SAFETY: kb/vb hold n items each, x and 1 - x distinct; splits hold
@@ -282,36 +282,36 @@ impl Segsort {
         self.own.bytes()
     }
 
-    /// Sorts every segment of `block` (key, value) pairs in place, stably by key.
+    /// Sorts every tile of `tile` (key, value) pairs in place, stably by key.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::TooLarge`] past [`MAX_LEN`], launch errors.
-    pub fn sort_blocks(&mut self, block: BlockSize, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    pub fn sort_tiles(&mut self, tile: TileSize, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>) -> Result<()> {
         let n = same_len(keys.len(), values.len(), "values")?;
         let stream = self.gpu.stream().clone();
         let (k, _wk) = keys.device_ptr_mut(&stream);
         let (v, _wv) = values.device_ptr_mut(&stream);
         // SAFETY: both buffers hold n items.
-        unsafe { self.sort_blocks_raw(block, k, v, n, k, v) }
+        unsafe { self.sort_tiles_raw(tile, k, v, n, k, v) }
     }
 
-    /// Sorts every segment of `block` keys in place.
+    /// Sorts every tile of `tile` keys in place.
     ///
     /// # Errors
     /// [`Error::TooLarge`] past [`MAX_LEN`], launch errors.
-    pub fn sort_blocks_keys(&mut self, block: BlockSize, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    pub fn sort_tiles_keys(&mut self, tile: TileSize, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
         let n = check_len(keys.len())?;
         let stream = self.gpu.stream().clone();
         let (k, _wk) = keys.device_ptr_mut(&stream);
         // SAFETY: the buffer holds n items.
-        unsafe { self.sort_blocks_raw(block, k, 0, n, k, 0) }
+        unsafe { self.sort_tiles_raw(tile, k, 0, n, k, 0) }
     }
 
-    /// Out-of-place [`Segsort::sort_blocks`]: the inputs are left as they are.
+    /// Out-of-place [`Segsort::sort_tiles`]: the inputs are left as they are.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::TooLarge`] past [`MAX_LEN`], launch errors.
-    pub fn sort_blocks_into(&mut self, block: BlockSize, keys: &impl DevicePtr<u32>, values: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, values_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    pub fn sort_tiles_into(&mut self, tile: TileSize, keys: &impl DevicePtr<u32>, values: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, values_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
         let n = same_len(keys.len(), values.len(), "values")?;
         same_len(keys.len(), keys_out.len(), "keys_out")?;
         same_len(keys.len(), values_out.len(), "values_out")?;
@@ -321,20 +321,20 @@ impl Segsort {
         let (ko, _wk) = keys_out.device_ptr_mut(&stream);
         let (vo, _wv) = values_out.device_ptr_mut(&stream);
         // SAFETY: all four buffers hold n items.
-        unsafe { self.sort_blocks_raw(block, k, v, n, ko, vo) }
+        unsafe { self.sort_tiles_raw(tile, k, v, n, ko, vo) }
     }
 
-    /// Out-of-place [`Segsort::sort_blocks_keys`].
+    /// Out-of-place [`Segsort::sort_tiles_keys`].
     ///
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::TooLarge`] past [`MAX_LEN`], launch errors.
-    pub fn sort_blocks_keys_into(&mut self, block: BlockSize, keys: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    pub fn sort_tiles_keys_into(&mut self, tile: TileSize, keys: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
         let n = same_len(keys.len(), keys_out.len(), "keys_out")?;
         let stream = self.gpu.stream().clone();
         let (k, _rk) = keys.device_ptr(&stream);
         let (ko, _wk) = keys_out.device_ptr_mut(&stream);
         // SAFETY: both buffers hold n items.
-        unsafe { self.sort_blocks_raw(block, k, 0, n, ko, 0) }
+        unsafe { self.sort_tiles_raw(tile, k, 0, n, ko, 0) }
     }
 
     /// Sorts every segment `offsets[i]..offsets[i + 1]` of the pairs in place, stably by key;
@@ -409,7 +409,7 @@ impl Segsort {
         unsafe { launch::sort_segments64(&self.gpu, &k64, seg, k, vals, n, a, b, splits) }
     }
 
-    /// [`Segsort::sort_blocks_into`] on raw device addresses (`vals == 0`: keys only), for
+    /// [`Segsort::sort_tiles_into`] on raw device addresses (`vals == 0`: keys only), for
     /// crates that manage their own buffers (`gpu-segmerge`'s ping-pong). Outputs may equal the
     /// inputs.
     ///
@@ -419,13 +419,13 @@ impl Segsort {
     ///
     /// # Errors
     /// Launch errors.
-    pub unsafe fn sort_blocks_raw(&mut self, block: BlockSize, keys: u64, vals: u64, n: u64, keys_out: u64, vals_out: u64) -> Result<()> {
+    pub unsafe fn sort_tiles_raw(&mut self, tile: TileSize, keys: u64, vals: u64, n: u64, keys_out: u64, vals_out: u64) -> Result<()> {
         if n == 0 {
             return Ok(());
         }
-        let kernel = if vals != 0 { &self.pairs[block.index()] } else { &self.keys[block.index()] };
+        let kernel = if vals != 0 { &self.pairs[tile.index()] } else { &self.keys[tile.index()] };
         // SAFETY: forwarded to the caller; the kernel matches `vals`.
-        unsafe { launch::block_sort(&self.gpu, kernel, block, keys, vals, n, keys_out, vals_out) }
+        unsafe { launch::block_sort(&self.gpu, kernel, tile, keys, vals, n, keys_out, vals_out) }
     }
 }
 

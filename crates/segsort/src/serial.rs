@@ -1,17 +1,17 @@
 //! The serial twin: the specification, in plain loops (stable sorts from the standard library).
 
-use crate::BlockSize;
+use crate::TileSize;
 
 /// Stable sort by key of every consecutive segment of `block` pairs (the last may be shorter).
 ///
 /// ```
-/// use gpu_segsort::{serial, BlockSize};
+/// use gpu_segsort::{serial, TileSize};
 /// let mut k: Vec<u32> = (0..256).rev().collect();
 /// let mut v: Vec<u32> = (0..256).collect();
-/// serial::sort_blocks(BlockSize::B128, &mut k, Some(&mut v));
+/// serial::sort_tiles(TileSize::T128, &mut k, Some(&mut v));
 /// assert_eq!((k[0], v[0], k[128], v[128]), (128, 127, 0, 255));
 /// ```
-pub fn sort_blocks(block: BlockSize, keys: &mut [u32], values: Option<&mut [u32]>) {
+pub fn sort_tiles(block: TileSize, keys: &mut [u32], values: Option<&mut [u32]>) {
     let b = block.len() as usize;
     match values {
         Some(values) => {

@@ -2,7 +2,7 @@
 //! distinct (stability, checked through the payload carrying the original position), 24-bit, sorted,
 //! reverse-sorted and all-equal keys at awkward sizes, poisoned outputs; the sort by offsets with
 //! empty segments, one huge segment and segments straddling tiles; and the errors.
-use gpu_segsort::{serial, BlockSize, Error, Segsort};
+use gpu_segsort::{serial, TileSize, Error, Segsort};
 use gpu_testkit::{awkward_sizes, gpu_test, max_len, rng, sort_keys, Gpu, POISON_BYTE, SORT_KEY_DISTS};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -13,41 +13,41 @@ fn iota(n: usize) -> Vec<u32> {
 
 #[test]
 fn block_sizes_round_trip() {
-    for b in BlockSize::ALL {
-        assert_eq!(BlockSize::from_len(b.len()).unwrap(), b);
+    for b in TileSize::ALL {
+        assert_eq!(TileSize::from_len(b.len()).unwrap(), b);
         assert_eq!(b.threads() * gpu_segsort::VT, b.len());
     }
-    assert!(matches!(BlockSize::from_len(300), Err(Error::BadBlockSize(300))));
+    assert!(matches!(TileSize::from_len(300), Err(Error::BadBlockSize(300))));
 }
 
-gpu_test!(fn sort_blocks_matches_twin(gpu) {
+gpu_test!(fn sort_tiles_matches_twin(gpu) {
     let (mut r, _seed) = rng();
     let mut s = Segsort::new(gpu).unwrap();
-    for block in BlockSize::ALL {
+    for block in TileSize::ALL {
         let mut sizes = awkward_sizes(block.len() as usize, 20, &mut r);
-        if block == BlockSize::B2048 {
+        if block == TileSize::T2048 {
             sizes.push(10_000_000);
         }
         for (i, &n) in sizes.iter().enumerate().filter(|(_, &n)| n <= max_len()) {
             let dist = SORT_KEY_DISTS[i % SORT_KEY_DISTS.len()];
             let k = sort_keys(dist, n, &mut r);
             let (mut ek, mut ev) = (k.clone(), iota(n));
-            serial::sort_blocks(block, &mut ek, Some(&mut ev));
+            serial::sort_tiles(block, &mut ek, Some(&mut ev));
             // Out of place into poisoned outputs.
             let (dk, dv) = (gpu.upload(&k).unwrap(), gpu.upload(&iota(n)).unwrap());
             let mut ko = gpu.alloc::<u32>(n).unwrap();
             let mut vo = gpu.alloc::<u32>(n).unwrap();
             gpu.memset_bytes(&mut ko, POISON_BYTE).unwrap();
             gpu.memset_bytes(&mut vo, POISON_BYTE).unwrap();
-            s.sort_blocks_into(block, &dk, &dv, &mut ko, &mut vo).unwrap();
+            s.sort_tiles_into(block, &dk, &dv, &mut ko, &mut vo).unwrap();
             assert!(gpu.download(&ko).unwrap() == ek && gpu.download(&vo).unwrap() == ev, "pairs {block:?} n={n} {dist}");
             // In place, keys only.
             let mut dk = gpu.upload(&k).unwrap();
-            s.sort_blocks_keys(block, &mut dk).unwrap();
+            s.sort_tiles_keys(block, &mut dk).unwrap();
             assert!(gpu.download(&dk).unwrap() == ek, "keys {block:?} n={n} {dist}");
             // In place, pairs.
             let (mut dk, mut dv) = (gpu.upload(&k).unwrap(), gpu.upload(&iota(n)).unwrap());
-            s.sort_blocks(block, &mut dk, &mut dv).unwrap();
+            s.sort_tiles(block, &mut dk, &mut dv).unwrap();
             assert!(gpu.download(&dk).unwrap() == ek && gpu.download(&dv).unwrap() == ev, "in place {block:?} n={n} {dist}");
         }
     }
@@ -97,7 +97,7 @@ gpu_test!(fn errors_are_values(gpu) {
     let mut s = Segsort::new(gpu).unwrap();
     let mut k = gpu.upload(&[3u32, 2, 1]).unwrap();
     let mut v2 = gpu.upload(&[0u32, 1]).unwrap();
-    assert!(matches!(s.sort_blocks(BlockSize::B128, &mut k, &mut v2), Err(Error::LengthMismatch { what: "values", expected: 3, actual: 2 })));
+    assert!(matches!(s.sort_tiles(TileSize::T128, &mut k, &mut v2), Err(Error::LengthMismatch { what: "values", expected: 3, actual: 2 })));
     for bad in [&[0u32, 2][..], &[0, 4, 3], &[1, 3], &[0, 2, 1, 3]] {
         let d_o = gpu.upload(bad).unwrap();
         assert!(matches!(s.sort_segments_keys(&d_o, &mut k), Err(Error::Offsets(_))), "{bad:?}");
@@ -127,8 +127,8 @@ gpu_test!(fn sort_pairs_matches_twin(gpu) {
         assert!(gpu.download(&dk).unwrap() == ek, "keys n={n} {dist}");
     }
     // Every starting block size, odd and even numbers of passes.
-    for block in BlockSize::ALL {
-        let mut m = Segsort::with_block(gpu, block).unwrap();
+    for block in TileSize::ALL {
+        let mut m = Segsort::with_tile(gpu, block).unwrap();
         for n in [block.len() as usize * 4 + 1, block.len() as usize * 8 - 1, 300_001].into_iter().filter(|&n| n <= max_len()) {
             let k = sort_keys("few-distinct", n, &mut r);
             let (ek, ev) = serial::sorted_pairs(&k, &iota(n));
