@@ -95,15 +95,7 @@ impl Error {
     }
 }
 
-impl From<gpu_scan::Error> for Error {
-    /// Runtime errors (out of memory among them) keep one shape: [`Error::Runtime`].
-    fn from(e: gpu_scan::Error) -> Self {
-        match e {
-            gpu_scan::Error::Runtime(r) => Error::Runtime(r),
-            e => Error::Scan(e),
-        }
-    }
-}
+gpu_runtime::lift_errors!(gpu_scan => Scan);
 
 /// How [`Histogram::counts`] counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -392,10 +384,8 @@ impl Histogram {
 
     /// Runs `f` on the plan's own scratch, grown to `bytes`.
     fn owned(&mut self, bytes: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
-        let mut own = std::mem::take(&mut self.own);
-        let r = own.scratch(&self.gpu, bytes).map_err(Error::from).and_then(|mut s| f(self, &mut s));
-        self.own = own;
-        r
+        let gpu = self.gpu.clone();
+        ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, f)
     }
 
     /// The "first bad index" word for a checked call (set to `u32::MAX`), or null.

@@ -146,10 +146,8 @@ impl Ptr2Idx {
 
     /// Runs `f` on the plan's own scratch, grown to what `(m, nnz)` needs.
     fn owned(&mut self, m: u64, nnz: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
-        let mut own = std::mem::take(&mut self.own);
-        let r = own.scratch(&self.gpu, Self::workspace_bytes(m, nnz)).map_err(Error::from).and_then(|mut s| f(self, &mut s));
-        self.own = own;
-        r
+        let gpu = self.gpu.clone();
+        ScratchBuf::lend(self, |p| &mut p.own, &gpu, Self::workspace_bytes(m, nnz), f)
     }
 }
 

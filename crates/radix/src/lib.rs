@@ -75,15 +75,7 @@ impl Error {
     }
 }
 
-impl From<gpu_scan::Error> for Error {
-    /// Runtime errors (out of memory among them) keep one shape: [`Error::Runtime`].
-    fn from(e: gpu_scan::Error) -> Self {
-        match e {
-            gpu_scan::Error::Runtime(r) => Error::Runtime(r),
-            e => Error::Scan(e),
-        }
-    }
-}
+gpu_runtime::lift_errors!(gpu_scan => Scan);
 
 /// What a sort moves besides the keys: whether there is a `u32` first payload and how many bytes
 /// a second payload item has (0: none, 4 or 8).
@@ -315,10 +307,8 @@ impl RadixSort {
 
     /// Runs `f` on the plan's own scratch, grown to `bytes`.
     fn owned(&mut self, bytes: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
-        let mut own = std::mem::take(&mut self.own);
-        let r = own.scratch(&self.gpu, bytes).map_err(Error::from).and_then(|mut s| f(self, &mut s));
-        self.own = own;
-        r
+        let gpu = self.gpu.clone();
+        ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, f)
     }
 }
 

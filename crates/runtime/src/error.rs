@@ -130,3 +130,25 @@ impl Error {
         }
     }
 }
+
+/// Implements `From<$krate::Error>` for a crate's `Error`, lifting the other crate's
+/// `Error::Runtime(e)` to this crate's `Error::Runtime(e)` (so out of memory and every driver
+/// error keep one shape however deep they arose) and wrapping its other errors in `$variant`.
+///
+/// ```ignore
+/// gpu_runtime::lift_errors!(gpu_scan => Scan, gpu_ptr2idx => Ptr2Idx);
+/// ```
+#[macro_export]
+macro_rules! lift_errors {
+    ($($krate:ident => $variant:ident),* $(,)?) => {$(
+        impl From<$krate::Error> for Error {
+            /// Runtime errors (out of memory among them) keep one shape: `Error::Runtime`.
+            fn from(e: $krate::Error) -> Self {
+                match e {
+                    $krate::Error::Runtime(r) => Error::Runtime(r),
+                    e => Error::$variant(e),
+                }
+            }
+        }
+    )*};
+}

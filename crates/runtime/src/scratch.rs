@@ -322,6 +322,22 @@ impl ScratchBuf {
     pub fn release(&mut self) {
         self.buf = None;
     }
+
+    /// Runs `f` on at least `bytes` of the plan's own scratch: the buffer is taken out of the plan
+    /// (`slot`) for the call, so `f` may borrow the plan mutably, and put back afterwards (kept
+    /// for the next call, whatever `f` returns).
+    ///
+    /// # Errors
+    /// Out of memory growing the buffer, or `f`'s error.
+    pub fn lend<P, R, E: From<Error>>(plan: &mut P, slot: fn(&mut P) -> &mut ScratchBuf, gpu: &Gpu, bytes: u64, f: impl FnOnce(&mut P, &mut Scratch<'_>) -> std::result::Result<R, E>) -> std::result::Result<R, E> {
+        let mut own = std::mem::take(slot(plan));
+        let r = match own.scratch(gpu, bytes) {
+            Ok(mut s) => f(plan, &mut s),
+            Err(e) => Err(E::from(e)),
+        };
+        *slot(plan) = own;
+        r
+    }
 }
 
 #[cfg(test)]

@@ -234,10 +234,8 @@ impl<T: ScanItem> Scanner<T> {
     /// Runs `f` on the plan's own scratch, grown to what `n` items need.
     fn owned(&mut self, n: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
         let bytes = Self::workspace_bytes(self.algorithm, n.min(MAX_LEN));
-        let mut own = std::mem::take(&mut self.own);
-        let r = own.scratch(&self.gpu, bytes).map_err(Error::from).and_then(|mut s| f(self, &mut s));
-        self.own = own;
-        r
+        let gpu = self.gpu.clone();
+        ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, f)
     }
 
     fn scan_raw(&mut self, src: u64, dst: u64, n: u64, kind: ScanKind, scratch: &mut Scratch<'_>) -> Result<()> {

@@ -71,25 +71,9 @@ impl Error {
     }
 }
 
-impl From<gpu_segmerge::Error> for Error {
-    /// Runtime errors (out of memory among them) keep one shape: [`Error::Runtime`].
-    fn from(e: gpu_segmerge::Error) -> Self {
-        match e {
-            gpu_segmerge::Error::Runtime(r) => Error::Runtime(r),
-            e => Error::Merge(e),
-        }
-    }
-}
+gpu_runtime::lift_errors!(gpu_segmerge => Merge);
 
-impl From<gpu_ptr2idx::Error> for Error {
-    /// Runtime errors (out of memory among them) keep one shape: [`Error::Runtime`].
-    fn from(e: gpu_ptr2idx::Error) -> Self {
-        match e {
-            gpu_ptr2idx::Error::Runtime(r) => Error::Runtime(r),
-            e => Error::Offsets(e),
-        }
-    }
-}
+gpu_runtime::lift_errors!(gpu_ptr2idx => Offsets);
 
 /// Most items one call sorts (positions are 32-bit).
 pub const MAX_LEN: u64 = u32::MAX as u64;
@@ -381,10 +365,8 @@ impl Segsort {
 
     /// Runs `f` on the plan's own scratch, grown to `bytes`.
     fn owned(&mut self, bytes: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
-        let mut own = std::mem::take(&mut self.own);
-        let r = own.scratch(&self.gpu, bytes).map_err(Error::from).and_then(|mut s| f(self, &mut s));
-        self.own = own;
-        r
+        let gpu = self.gpu.clone();
+        ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, f)
     }
 
     fn segments(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, n: u64, vals: u64, scratch: &mut Scratch<'_>) -> Result<()> {

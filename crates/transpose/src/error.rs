@@ -86,17 +86,4 @@ impl Error {
     }
 }
 
-/// Lifts a primitive's runtime error to [`Error::Runtime`], keeping its other errors wrapped.
-macro_rules! lift {
-    ($($krate:ident => $variant:ident),*) => {$(
-        impl From<$krate::Error> for Error {
-            fn from(e: $krate::Error) -> Self {
-                match e {
-                    $krate::Error::Runtime(r) => Error::Runtime(r),
-                    e => Error::$variant(e),
-                }
-            }
-        }
-    )*};
-}
-lift!(gpu_ptr2idx => Ptr2Idx, gpu_histogram => Histogram, gpu_scan => Scan, gpu_segsort => Sort, gpu_radix => Radix, sptrans_matrix => Matrix);
+gpu_runtime::lift_errors!(gpu_ptr2idx => Ptr2Idx, gpu_histogram => Histogram, gpu_scan => Scan, gpu_segsort => Sort, gpu_radix => Radix, sptrans_matrix => Matrix);

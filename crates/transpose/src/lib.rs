@@ -206,10 +206,8 @@ impl Transposer {
         let d = dims(a)?;
         let vb = if a.vals().is_some() { T::BYTES } else { 0 };
         let bytes = self.workspace_bytes(algo, d.m, d.n, d.nnz, vb)?;
-        let mut own = std::mem::take(&mut self.own);
-        let r = own.scratch(&self.gpu, bytes).map_err(Error::from).and_then(|mut s| self.transpose_into_with(algo, a, out, &mut s));
-        self.own = own;
-        r
+        let gpu = self.gpu.clone();
+        ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, |t, s| t.transpose_into_with(algo, a, out, s))
     }
 
     /// [`Transposer::transpose_into`] on caller-lent scratch of at least
