@@ -110,7 +110,7 @@ impl Transposer {
         self.parts = parts.map(|p| p.max(1));
     }
 
-    /// RadixTrans's largest digit (1 to [`RADIX_MAX_BITS`]; `None`: [`RADIX_DEFAULT_BITS`]).
+    /// RadixTrans's largest digit (1 to [`gpu_radix::MAX_BITS`]; `None`: [`RADIX_DEFAULT_BITS`]).
     pub fn set_radix_bits(&mut self, bits: Option<u32>) {
         self.radix.set_max_digit_bits(bits);
     }
