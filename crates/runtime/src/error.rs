@@ -135,8 +135,19 @@ impl Error {
 /// `Error::Runtime(e)` to this crate's `Error::Runtime(e)` (so out of memory and every driver
 /// error keep one shape however deep they arose) and wrapping its other errors in `$variant`.
 ///
-/// ```ignore
-/// gpu_runtime::lift_errors!(gpu_scan => Scan, gpu_ptr2idx => Ptr2Idx);
+/// ```
+/// mod scan {
+///     #[derive(Debug)]
+///     pub enum Error { Runtime(gpu_runtime::Error), TooLong }
+/// }
+/// #[derive(Debug)]
+/// enum Error { Runtime(gpu_runtime::Error), Scan(scan::Error) }
+/// gpu_runtime::lift_errors!(scan => Scan);
+///
+/// let e: Error = scan::Error::Runtime(gpu_runtime::Error::NoDriver).into();
+/// assert!(matches!(e, Error::Runtime(gpu_runtime::Error::NoDriver)));
+/// let e: Error = scan::Error::TooLong.into();
+/// assert!(matches!(e, Error::Scan(scan::Error::TooLong)));
 /// ```
 #[macro_export]
 macro_rules! lift_errors {
