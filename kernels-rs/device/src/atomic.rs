@@ -38,6 +38,11 @@ atom! {
     atomic_min_u32: u32 => "min.u32", reg32;
     /// `atomicExch` on a `u32`.
     atomic_exch_u32: u32 => "exch.b32", reg32;
+    /// `atomicAdd` on an `f32` (CC 2.0+). The order of concurrent adds is unspecified, so sums
+    /// built with it are not bit-reproducible.
+    atomic_add_f32: f32 => "add.f32", reg32;
+    /// `atomicAdd` on an `f64` (CC 6.0+). As [`atomic_add_f32`], not bit-reproducible.
+    atomic_add_f64: f64 => "add.f64", reg64;
 }
 
 /// `atomicAdd` without a result (`red.add.u32`).

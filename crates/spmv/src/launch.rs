@@ -1,0 +1,65 @@
+//! The only `unsafe` launches of the spmv kernels, with their grid sizing.
+use gpu_runtime::cudarc::driver::LaunchConfig;
+use gpu_runtime::{grid_1d, Gpu, Kernel};
+use spmv_kernels::{NT, VECTOR_ROWS_PER_BLOCK};
+
+use crate::{Result, SpmvValue};
+
+pub(crate) struct Kernels {
+    pub csr_scalar: Kernel,
+    pub csr_vector: Kernel,
+    pub scale: Kernel,
+    pub coo: Kernel,
+}
+
+impl Kernels {
+    pub fn load<T: SpmvValue>(gpu: &Gpu) -> Result<Self> {
+        let k = |phase: &str| gpu.kernel(&crate::MODULE, &format!("spmv_{phase}_{}", T::NAME));
+        Ok(Self { csr_scalar: k("csr_scalar")?, csr_vector: k("csr_vector")?, scale: k("scale")?, coo: k("coo")? })
+    }
+}
+
+fn max_blocks(gpu: &Gpu) -> u32 {
+    gpu.props().sm_count.max(1) * 16
+}
+
+/// CSR-scalar (`vector == false`) or CSR-vector.
+///
+/// # Safety
+/// A valid CSR of `rows` rows at `ptr`/`idx`/`vals`, `x` as long as its column count, `y`
+/// `rows` values.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn csr<T: SpmvValue>(gpu: &Gpu, k: &Kernels, vector: bool, rows: u64, ptr: u64, idx: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64) -> Result<()> {
+    if rows == 0 {
+        return Ok(());
+    }
+    let (kernel, cfg) = if vector {
+        (&k.csr_vector, grid_1d(rows, NT, VECTOR_ROWS_PER_BLOCK as u64, max_blocks(gpu) * 4))
+    } else {
+        (&k.csr_scalar, grid_1d(rows, NT, NT as u64, max_blocks(gpu) * 4))
+    };
+    // SAFETY: spmv_csr_{scalar,vector}_T(rows, ptr, idx, vals, x, alpha, beta, y) as the caller
+    // guarantees; blocks of NT threads (a multiple of 32).
+    unsafe { kernel.args(gpu.stream()).arg(&rows).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)? };
+    Ok(())
+}
+
+/// COO: `y = beta * y`, then the atomic adds.
+///
+/// # Safety
+/// `row`/`col`/`vals` hold `nnz` entries with rows `< rows` and columns below `x`'s length; `y`
+/// holds `rows` values.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn coo<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64, row: u64, col: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64) -> Result<()> {
+    let stream = gpu.stream();
+    if rows > 0 {
+        // SAFETY: spmv_scale_T(rows, beta, y): y holds rows values.
+        unsafe { k.scale.args(stream).arg(&rows).arg(&beta).arg(&y).launch(grid_1d(rows, NT, NT as u64, max_blocks(gpu)))? };
+    }
+    if nnz > 0 {
+        let cfg: LaunchConfig = grid_1d(nnz, NT, NT as u64 * 4, max_blocks(gpu) * 4);
+        // SAFETY: spmv_coo_T(nnz, row, col, vals, x, alpha, y) as the caller guarantees.
+        unsafe { k.coo.args(stream).arg(&nnz).arg(&row).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(cfg)? };
+    }
+    Ok(())
+}

@@ -1,0 +1,219 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+
+/// The runtime this crate is built on, re-exported so that one dependency is enough.
+pub use gpu_runtime;
+pub use gpu_runtime::Gpu;
+
+mod launch;
+pub mod serial;
+
+use std::str::FromStr;
+
+use gpu_ptr2idx::Ptr2Idx;
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use gpu_runtime::{Payload, PtxModule};
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::Value;
+
+/// The embedded `spmv` PTX module (built from `kernels-rs/spmv`).
+pub static MODULE: PtxModule = PtxModule::new("spmv", include_str!("../ptx/spmv.ptx"));
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A driver, memory or launch error, wherever it arose.
+    #[error(transparent)]
+    Runtime(#[from] gpu_runtime::Error),
+    /// From the COO conversion's pointers-to-index.
+    #[error(transparent)]
+    Ptr2Idx(gpu_ptr2idx::Error),
+    /// A vector of the wrong length.
+    #[error("spmv: {what} has {actual} entries, expected {expected}")]
+    LengthMismatch {
+        /// `x` or `y`.
+        what: &'static str,
+        /// Length required.
+        expected: u64,
+        /// Length given.
+        actual: u64,
+    },
+    /// A pattern matrix (no values) cannot be multiplied.
+    #[error("spmv: the matrix has no values (a pattern matrix)")]
+    NoValues,
+    /// A format name that [`Format::from_str`] does not know.
+    #[error("unknown SpMV format `{0}` (csr-scalar, csr-vector, coo)")]
+    UnknownFormat(String),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// `true` when the device ran out of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Error::Runtime(e) => e.is_out_of_memory(),
+            Error::Ptr2Idx(e) => e.is_out_of_memory(),
+            _ => false,
+        }
+    }
+}
+
+gpu_runtime::lift_errors!(gpu_ptr2idx => Ptr2Idx);
+
+/// The value types the kernels are built for: `f32` and `f64`.
+pub trait SpmvValue: Payload + Value + Into<f64> + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
+    /// The type's name in kernel symbols (`spmv_csr_scalar_f64`).
+    const NAME: &'static str;
+    /// Unit roundoff (half the machine epsilon): `2^-24` for `f32`, `2^-53` for `f64`.
+    const UNIT_ROUNDOFF: f64;
+}
+
+impl SpmvValue for f32 {
+    const NAME: &'static str = "f32";
+    const UNIT_ROUNDOFF: f64 = f32::EPSILON as f64 / 2.0;
+}
+
+impl SpmvValue for f64 {
+    const NAME: &'static str = "f64";
+    const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
+}
+
+/// A storage format with its kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// CSR, one thread per row; deterministic. Good for short, even rows; one long row stalls
+    /// its warp.
+    CsrScalar,
+    /// CSR, one warp per row with a shuffle reduction; deterministic. Good for rows of 32 or
+    /// more; wastes lanes on short rows.
+    CsrVector,
+    /// COO (the row of every nonzero, from ptr2idx), one thread per nonzero with atomic adds:
+    /// even work per thread whatever the rows, but **not bit-reproducible** run to run.
+    Coo,
+}
+
+impl Format {
+    /// Every format, in table order.
+    pub const ALL: [Format; 3] = [Format::CsrScalar, Format::CsrVector, Format::Coo];
+
+    /// The short name (`csr-scalar`, `csr-vector`, `coo`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::CsrScalar => "csr-scalar",
+            Format::CsrVector => "csr-vector",
+            Format::Coo => "coo",
+        }
+    }
+
+    /// Whether the same inputs give the same bits on every run.
+    pub fn is_deterministic(self) -> bool {
+        self != Format::Coo
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Format::ALL.into_iter().find(|f| f.name() == s.to_ascii_lowercase()).ok_or_else(|| Error::UnknownFormat(s.to_string()))
+    }
+}
+
+/// An SpMV plan: a matrix converted once to a format, multiplied many times
+/// ([`Spmv::apply`]), on its [`Gpu`]'s stream, allocating nothing per call.
+pub struct Spmv<T: SpmvValue> {
+    gpu: Gpu,
+    k: launch::Kernels,
+    format: Format,
+    a: DeviceCsr<T>,
+    /// COO: the row of every nonzero (the columns and values are the CSR's).
+    coo_rows: Option<CudaSlice<u32>>,
+}
+
+impl<T: SpmvValue> Spmv<T> {
+    /// Takes `a` and converts it to `format` on the GPU (COO: the row of every nonzero by
+    /// `gpu-ptr2idx`, with a transient workspace).
+    ///
+    /// # Errors
+    /// [`Error::NoValues`] for a pattern matrix; module loading, out of memory.
+    pub fn new(gpu: &Gpu, a: DeviceCsr<T>, format: Format) -> Result<Self> {
+        if a.vals().is_none() {
+            return Err(Error::NoValues);
+        }
+        let coo_rows = match format {
+            Format::Coo => {
+                let mut rows = gpu.alloc::<u32>(a.nnz() as usize)?;
+                Ptr2Idx::new(gpu)?.run(a.ptr(), &mut rows)?;
+                Some(rows)
+            }
+            Format::CsrScalar | Format::CsrVector => None,
+        };
+        Ok(Self { gpu: gpu.clone(), k: launch::Kernels::load::<T>(gpu)?, format, a, coo_rows })
+    }
+
+    /// The format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The matrix.
+    pub fn matrix(&self) -> &DeviceCsr<T> {
+        &self.a
+    }
+
+    /// Gives the matrix back.
+    pub fn into_matrix(self) -> DeviceCsr<T> {
+        self.a
+    }
+
+    /// Device bytes of the matrix in this format (CSR arrays, plus COO's row array).
+    pub fn footprint_bytes(&self) -> u64 {
+        let csr = 4 * (self.a.rows() + 1) + self.a.nnz() * (4 + T::BYTES as u64);
+        csr + self.coo_rows.as_ref().map_or(0, |r| 4 * r.len() as u64)
+    }
+
+    /// `y = alpha * A * x + beta * y`; with `beta == 0`, `y` is not read. Enqueued without
+    /// synchronizing.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `x` is not `cols` long or `y` not `rows` long; launch
+    /// errors.
+    pub fn apply(&mut self, alpha: T, x: &impl DevicePtr<T>, beta: T, y: &mut impl DevicePtrMut<T>) -> Result<()> {
+        let (rows, cols, nnz) = (self.a.rows(), self.a.cols(), self.a.nnz());
+        if x.len() as u64 != cols {
+            return Err(Error::LengthMismatch { what: "x", expected: cols, actual: x.len() as u64 });
+        }
+        if y.len() as u64 != rows {
+            return Err(Error::LengthMismatch { what: "y", expected: rows, actual: y.len() as u64 });
+        }
+        let stream = self.gpu.stream().clone();
+        let (p, _p) = self.a.ptr().device_ptr(&stream);
+        let (i, _i) = self.a.idx().device_ptr(&stream);
+        let v = match self.a.vals() {
+            Some(v) => v.device_ptr(&stream).0,
+            None => return Err(Error::NoValues),
+        };
+        let (xp, _x) = x.device_ptr(&stream);
+        let (yp, _y) = y.device_ptr_mut(&stream);
+        match (self.format, &self.coo_rows) {
+            // SAFETY: `a` keeps DeviceCsr's invariants (indices < cols = x's length); y holds
+            // rows values.
+            (Format::CsrScalar, _) => unsafe { launch::csr(&self.gpu, &self.k, false, rows, p, i, v, xp, alpha, beta, yp) },
+            // SAFETY: as above.
+            (Format::CsrVector, _) => unsafe { launch::csr(&self.gpu, &self.k, true, rows, p, i, v, xp, alpha, beta, yp) },
+            (Format::Coo, Some(r)) => {
+                let (rp, _r) = r.device_ptr(&stream);
+                // SAFETY: the rows of the valid CSR (< rows), its columns (< cols) and values.
+                unsafe { launch::coo(&self.gpu, &self.k, rows, nnz, rp, i, v, xp, alpha, beta, yp) }
+            }
+            (Format::Coo, None) => Err(Error::Runtime(gpu_runtime::Error::Internal("COO plan without its row array"))),
+        }
+    }
+}
