@@ -5,16 +5,7 @@ over 2^26 keys and 2^8..2^24 bins, uniform and power-law (bins * u^3) keys, as
 Usage: python3 benches/peers/histogram_cupy.py"""
 import cupy as cp
 
-def median_ms(fn, reps=30, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        s, e = cp.cuda.Event(), cp.cuda.Event()
-        s.record(); fn(); e.record(); e.synchronize()
-        times.append(cp.cuda.get_elapsed_time(s, e))
-    times.sort()
-    return times[len(times) // 2]
+from cupy_timing import median_ms
 
 src = cp.empty(1 << 28, dtype=cp.int32)
 dst = cp.empty_like(src)

@@ -5,21 +5,12 @@ Usage: python3 benches/peers/spmv_cupy.py a.mtx b.mtx ..."""
 import sys
 
 import cupy as cp
+
+from cupy_timing import median_ms
 import cupyx.scipy.sparse as csp
 import scipy.io
 import scipy.sparse as sp
 
-
-def median_ms(fn, reps=30, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        s, e = cp.cuda.Event(), cp.cuda.Event()
-        s.record(); fn(); e.record(); e.synchronize()
-        times.append(cp.cuda.get_elapsed_time(s, e))
-    times.sort()
-    return times[len(times) // 2]
 
 
 print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}")
