@@ -5,11 +5,11 @@ Usage: python3 benches/peers/spmv_cupy.py a.mtx b.mtx ..."""
 import sys
 
 import cupy as cp
-
-from cupy_timing import median_ms
 import cupyx.scipy.sparse as csp
 import scipy.io
 import scipy.sparse as sp
+
+from cupy_timing import median_ms
 
 
 
