@@ -10,6 +10,7 @@ mod module;
 pub mod scratch;
 pub mod selftest;
 mod timing;
+pub mod vendor;
 
 pub use error::{Error, Result};
 pub use gpu::{bytes_of, device_count, driver_present, driver_version, AnyBits, DeviceProps, Gpu, Payload};

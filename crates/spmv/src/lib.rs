@@ -5,6 +5,7 @@
 pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
+mod cusparse;
 mod launch;
 pub mod serial;
 
@@ -42,8 +43,19 @@ pub enum Error {
     #[error("spmv: the matrix has no values (a pattern matrix)")]
     NoValues,
     /// A format name that [`Format::from_str`] does not know.
-    #[error("unknown SpMV format `{0}` (csr-scalar, csr-vector, coo)")]
+    #[error("unknown SpMV format `{0}` (csr-scalar, csr-vector, coo, cusparse-csr-alg1, cusparse-csr-alg2, cusparse-coo)")]
     UnknownFormat(String),
+    /// cuSPARSE could not be loaded (the baseline formats).
+    #[error("cuSPARSE is not available: {0}")]
+    CuSparseUnavailable(String),
+    /// A cuSPARSE call failed.
+    #[error("{call} failed: {status}")]
+    CuSparse {
+        /// The call.
+        call: &'static str,
+        /// Its status.
+        status: String,
+    },
 }
 
 /// `Result` with this crate's [`Error`].
@@ -92,11 +104,18 @@ pub enum Format {
     /// COO (the row of every nonzero, from ptr2idx), one thread per nonzero with atomic adds:
     /// even work per thread whatever the rows, but **not bit-reproducible** run to run.
     Coo,
+    /// The baseline: cuSPARSE `cusparseSpMV`, CSR, `CUSPARSE_SPMV_CSR_ALG1` (not bit-reproducible).
+    CuSparseCsrAlg1,
+    /// The baseline: cuSPARSE `cusparseSpMV`, CSR, `CUSPARSE_SPMV_CSR_ALG2` (deterministic).
+    CuSparseCsrAlg2,
+    /// The baseline: cuSPARSE `cusparseSpMV`, COO, `CUSPARSE_SPMV_COO_ALG1` (not
+    /// bit-reproducible).
+    CuSparseCoo,
 }
 
 impl Format {
-    /// Every format, in table order.
-    pub const ALL: [Format; 3] = [Format::CsrScalar, Format::CsrVector, Format::Coo];
+    /// Every format, in table order (ours, then the cuSPARSE baselines).
+    pub const ALL: [Format; 6] = [Format::CsrScalar, Format::CsrVector, Format::Coo, Format::CuSparseCsrAlg1, Format::CuSparseCsrAlg2, Format::CuSparseCoo];
 
     /// The short name (`csr-scalar`, `csr-vector`, `coo`).
     pub fn name(self) -> &'static str {
@@ -104,12 +123,20 @@ impl Format {
             Format::CsrScalar => "csr-scalar",
             Format::CsrVector => "csr-vector",
             Format::Coo => "coo",
+            Format::CuSparseCsrAlg1 => "cusparse-csr-alg1",
+            Format::CuSparseCsrAlg2 => "cusparse-csr-alg2",
+            Format::CuSparseCoo => "cusparse-coo",
         }
+    }
+
+    /// Whether it is a cuSPARSE baseline.
+    pub fn is_cusparse(self) -> bool {
+        matches!(self, Format::CuSparseCsrAlg1 | Format::CuSparseCsrAlg2 | Format::CuSparseCoo)
     }
 
     /// Whether the same inputs give the same bits on every run.
     pub fn is_deterministic(self) -> bool {
-        self != Format::Coo
+        matches!(self, Format::CsrScalar | Format::CsrVector | Format::CuSparseCsrAlg2)
     }
 }
 
@@ -135,6 +162,8 @@ pub struct Spmv<T: SpmvValue> {
     a: DeviceCsr<T>,
     /// COO: the row of every nonzero (the columns and values are the CSR's).
     coo_rows: Option<CudaSlice<u32>>,
+    /// The cuSPARSE baselines' handle and descriptors (pointing into `a` and `coo_rows`).
+    cusparse: Option<cusparse::CuSparseSpmv>,
 }
 
 impl<T: SpmvValue> Spmv<T> {
@@ -148,14 +177,24 @@ impl<T: SpmvValue> Spmv<T> {
             return Err(Error::NoValues);
         }
         let coo_rows = match format {
-            Format::Coo => {
+            Format::Coo | Format::CuSparseCoo => {
                 let mut rows = gpu.alloc::<u32>(a.nnz() as usize)?;
                 Ptr2Idx::new(gpu)?.run(a.ptr(), &mut rows)?;
                 Some(rows)
             }
-            Format::CsrScalar | Format::CsrVector => None,
+            _ => None,
         };
-        Ok(Self { gpu: gpu.clone(), k: launch::Kernels::load::<T>(gpu)?, format, a, coo_rows })
+        let alg = match format {
+            Format::CuSparseCsrAlg1 => Some(cusparse::Alg::CsrAlg1),
+            Format::CuSparseCsrAlg2 => Some(cusparse::Alg::CsrAlg2),
+            Format::CuSparseCoo => Some(cusparse::Alg::CooAlg1),
+            _ => None,
+        };
+        let cusparse = match alg {
+            Some(alg) => Some(cusparse::CuSparseSpmv::new(gpu, &a, coo_rows.as_ref(), alg)?),
+            None => None,
+        };
+        Ok(Self { gpu: gpu.clone(), k: launch::Kernels::load::<T>(gpu)?, format, a, coo_rows, cusparse })
     }
 
     /// The format.
@@ -169,8 +208,11 @@ impl<T: SpmvValue> Spmv<T> {
     }
 
     /// Gives the matrix back.
-    pub fn into_matrix(self) -> DeviceCsr<T> {
-        self.a
+    pub fn into_matrix(mut self) -> DeviceCsr<T> {
+        // The descriptors point into the matrix: release them first.
+        self.cusparse = None;
+        let Spmv { a, .. } = self;
+        a
     }
 
     /// Device bytes of the matrix in this format (CSR arrays, plus COO's row array).
@@ -214,6 +256,12 @@ impl<T: SpmvValue> Spmv<T> {
                 unsafe { launch::coo(&self.gpu, &self.k, rows, nnz, rp, i, v, xp, alpha, beta, yp) }
             }
             (Format::Coo, None) => Err(Error::Runtime(gpu_runtime::Error::Internal("COO plan without its row array"))),
+            (Format::CuSparseCsrAlg1 | Format::CuSparseCsrAlg2 | Format::CuSparseCoo, _) => match self.cusparse.as_mut() {
+                // SAFETY: x and y checked to hold cols and rows values; the descriptor's arrays
+                // are the plan's own.
+                Some(cs) => unsafe { cs.apply(&self.gpu, rows, cols, alpha, xp, beta, yp) },
+                None => Err(Error::Runtime(gpu_runtime::Error::Internal("cuSPARSE plan without its handle"))),
+            },
         }
     }
 }

@@ -1,68 +1,13 @@
 //! The baseline: NVIDIA cuSPARSE `cusparseCsr2cscEx2` (default algorithm, ALG1), through cudarc's
-//! cuSPARSE bindings. The library is looked up at run time by the loader's usual search (its
-//! sonames, `LD_LIBRARY_PATH`, the system's library directories), then at the path in
-//! [`LIB_ENV`]; a missing library is an error value ([`Error::CuSparseUnavailable`]), never a
-//! panic.
+//! cuSPARSE bindings. The library is found by `gpu_runtime::vendor::cusparse_library` (the
+//! loader's usual search, or `SPTRANS_CUSPARSE_LIB`); a missing library is an error value
+//! ([`Error::CuSparseUnavailable`]), never a panic.
 use std::ffi::c_void;
-use std::path::PathBuf;
-use std::sync::OnceLock;
 
 use cudarc::cusparse::sys;
 use gpu_runtime::Gpu;
 
 use crate::{Error, Result};
-
-/// Environment variable naming the cuSPARSE shared library to load (a full path), tried first.
-pub const LIB_ENV: &str = "SPTRANS_CUSPARSE_LIB";
-
-/// Loads cuSPARSE so that cudarc's loader finds it; `Ok(description)` or why not.
-fn load() -> &'static std::result::Result<String, String> {
-    static LIB: OnceLock<std::result::Result<String, String>> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let names = cudarc::get_lib_name_candidates("cusparse");
-        // cudarc dlopens these names; if one already loads, cudarc will find it.
-        let by_name = |names: &[String]| {
-            names.iter().find_map(|n| {
-                // SAFETY: loading cuSPARSE runs its initializers, which have no preconditions.
-                unsafe { libloading::Library::new(n) }.ok().map(|l| {
-                    std::mem::forget(l);
-                    n.clone()
-                })
-            })
-        };
-        let mut tried = Vec::new();
-        // The user's path first, loaded and kept loaded, so that cudarc's dlopen by soname
-        // (libcusparse.so.12) finds it; then the loader's usual search.
-        if let Some(path) = std::env::var_os(LIB_ENV).map(PathBuf::from) {
-            // SAFETY: loading cuSPARSE runs its initializers, which have no preconditions.
-            match unsafe { libloading::Library::new(&path) } {
-                Ok(l) => {
-                    std::mem::forget(l);
-                    if let Some(n) = by_name(&names) {
-                        return Ok(format!("{} (as {n})", path.display()));
-                    }
-                    tried.push(format!("{}: loaded, but its soname is none of cudarc's names", path.display()));
-                }
-                Err(e) => tried.push(format!("{}: {e}", path.display())),
-            }
-        }
-        if let Some(n) = by_name(&names) {
-            return Ok(n);
-        }
-        Err(format!("libcusparse not found on the loader path (tried {} names){}; set {LIB_ENV} to its full path", names.len(), if tried.is_empty() { String::new() } else { format!(" nor usable at: {}", tried.join("; ")) }))
-    })
-}
-
-/// Whether cuSPARSE can be loaded, and from where.
-///
-/// # Errors
-/// Why the library cannot be loaded (the names and paths tried).
-pub fn library() -> std::result::Result<&'static str, &'static str> {
-    match load() {
-        Ok(s) => Ok(s.as_str()),
-        Err(e) => Err(e.as_str()),
-    }
-}
 
 fn check(call: &'static str, status: sys::cusparseStatus_t) -> Result<()> {
     if status == sys::cusparseStatus_t::CUSPARSE_STATUS_ALLOC_FAILED {
@@ -114,7 +59,7 @@ impl Call {
 
 impl CuSparse {
     pub(crate) fn new(gpu: &Gpu) -> Result<Self> {
-        load().as_ref().map_err(|e| Error::CuSparseUnavailable(e.clone()))?;
+        gpu_runtime::vendor::cusparse_library().map_err(|e| Error::CuSparseUnavailable(e.to_string()))?;
         let mut handle = std::ptr::null_mut();
         // SAFETY: the library is loaded; cusparseCreate writes one handle.
         check("cusparseCreate", unsafe { sys::cusparseCreate(&mut handle) })?;

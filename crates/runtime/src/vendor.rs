@@ -1,0 +1,59 @@
+//! Finding NVIDIA's vendor libraries at run time, for the baselines the crates compare against
+//! (cuSPARSE: `gpu-transpose`'s `csr2cscEx2`, `gpu-spmv`'s `cusparseSpMV`). The loader's usual
+//! search (sonames, `LD_LIBRARY_PATH`, the system's directories) and an environment variable to
+//! point elsewhere; a missing library is an error value, never cudarc's panic.
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// Environment variable naming the cuSPARSE shared library to load (a full path), tried first.
+pub const CUSPARSE_LIB_ENV: &str = "SPTRANS_CUSPARSE_LIB";
+
+/// Loads cuSPARSE so that cudarc's loader finds it; `Ok(description)` or why not.
+fn load() -> &'static std::result::Result<String, String> {
+    static LIB: OnceLock<std::result::Result<String, String>> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let names = cudarc::get_lib_name_candidates("cusparse");
+        // cudarc dlopens these names; if one already loads, cudarc will find it.
+        let by_name = |names: &[String]| {
+            names.iter().find_map(|n| {
+                // SAFETY: loading cuSPARSE runs its initializers, which have no preconditions.
+                unsafe { libloading::Library::new(n) }.ok().map(|l| {
+                    std::mem::forget(l);
+                    n.clone()
+                })
+            })
+        };
+        let mut tried = Vec::new();
+        // The user's path first, loaded and kept loaded, so that cudarc's dlopen by soname
+        // (libcusparse.so.12) finds it; then the loader's usual search.
+        if let Some(path) = std::env::var_os(CUSPARSE_LIB_ENV).map(PathBuf::from) {
+            // SAFETY: loading cuSPARSE runs its initializers, which have no preconditions.
+            match unsafe { libloading::Library::new(&path) } {
+                Ok(l) => {
+                    std::mem::forget(l);
+                    if let Some(n) = by_name(&names) {
+                        return Ok(format!("{} (as {n})", path.display()));
+                    }
+                    tried.push(format!("{}: loaded, but its soname is none of cudarc's names", path.display()));
+                }
+                Err(e) => tried.push(format!("{}: {e}", path.display())),
+            }
+        }
+        if let Some(n) = by_name(&names) {
+            return Ok(n);
+        }
+        Err(format!("libcusparse not found on the loader path (tried {} names){}; set {CUSPARSE_LIB_ENV} to its full path", names.len(), if tried.is_empty() { String::new() } else { format!(" nor usable at: {}", tried.join("; ")) }))
+    })
+}
+
+/// Whether cuSPARSE can be loaded, and from where.
+///
+/// # Errors
+/// Why the library cannot be loaded (the names and paths tried).
+pub fn cusparse_library() -> std::result::Result<&'static str, &'static str> {
+    match load() {
+        Ok(s) => Ok(s.as_str()),
+        Err(e) => Err(e.as_str()),
+    }
+}
+
