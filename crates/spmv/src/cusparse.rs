@@ -80,6 +80,7 @@ impl CuSparseSpmv {
     /// # Safety
     /// `x` and `y` are device vectors of `cols` and `rows` values of `T` (the descriptor's
     /// matrix's), live until the work completes.
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn apply<T: SpmvValue>(&mut self, gpu: &Gpu, rows: u64, cols: u64, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
         gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
         let (vx, vy) = match self.vecs {
