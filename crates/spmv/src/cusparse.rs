@@ -113,7 +113,8 @@ impl CuSparseSpmv {
         let mut bytes = 0usize;
         // SAFETY: live handle and descriptors; host scalars of the compute type.
         check("cusparseSpMV_bufferSize", unsafe { sys::cusparseSpMV_bufferSize(self.handle, op, a, self.mat, vx, b, vy, value_type::<T>(), alg, &mut bytes) })?;
-        let mut buf = self.buffer.scratch(gpu, bytes as u64)?;
+        // Carved regions are aligned: reserve the aligned size.
+        let mut buf = self.buffer.scratch(gpu, gpu_runtime::scratch::aligned(bytes as u64))?;
         let ptr = buf.take(bytes as u64)? as *mut c_void;
         // SAFETY: as above, with a buffer of the size cuSPARSE asked for.
         check("cusparseSpMV", unsafe { sys::cusparseSpMV(self.handle, op, a, self.mat, vx, b, vy, value_type::<T>(), alg, ptr) })
