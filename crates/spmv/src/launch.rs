@@ -1,7 +1,7 @@
 //! The only `unsafe` launches of the spmv kernels, with their grid sizing.
 use gpu_runtime::cudarc::driver::LaunchConfig;
 use gpu_runtime::{grid_1d, Gpu, Kernel};
-use spmv_kernels::{NT, VECTOR_ROWS_PER_BLOCK};
+use spmv_kernels::{MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
 
 use crate::{Result, SpmvValue};
 
@@ -10,12 +10,14 @@ pub(crate) struct Kernels {
     pub csr_vector: Kernel,
     pub scale: Kernel,
     pub coo: Kernel,
+    pub merge_partition: Kernel,
+    pub merge: Kernel,
 }
 
 impl Kernels {
     pub fn load<T: SpmvValue>(gpu: &Gpu) -> Result<Self> {
         let k = |phase: &str| gpu.kernel(&crate::MODULE, &format!("spmv_{phase}_{}", T::NAME));
-        Ok(Self { csr_scalar: k("csr_scalar")?, csr_vector: k("csr_vector")?, scale: k("scale")?, coo: k("coo")? })
+        Ok(Self { csr_scalar: k("csr_scalar")?, csr_vector: k("csr_vector")?, scale: k("scale")?, coo: k("coo")?, merge_partition: k("merge_partition")?, merge: k("merge")? })
     }
 }
 
@@ -61,5 +63,30 @@ pub(crate) unsafe fn coo<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u
         // SAFETY: spmv_coo_T(nnz, row, col, vals, x, alpha, y) as the caller guarantees.
         unsafe { k.coo.args(stream).arg(&nnz).arg(&row).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(cfg)? };
     }
+    Ok(())
+}
+
+/// Threads of merge-path CSR for `rows` rows and `nnz` nonzeros: one per `MERGE_VT` steps.
+pub(crate) fn merge_threads(rows: u64, nnz: u64) -> u64 {
+    (rows + nnz).div_ceil(MERGE_VT as u64)
+}
+
+/// Merge-path CSR: the partition (and `beta·y` of split rows), then the walk.
+///
+/// # Safety
+/// As [`csr`]; `start_row` holds [`merge_threads`]`(rows, nnz)` entries.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn merge<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64, ptr: u64, idx: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64, start_row: u64) -> Result<()> {
+    let threads = merge_threads(rows, nnz);
+    if threads == 0 {
+        return Ok(());
+    }
+    let stream = gpu.stream();
+    let cfg = grid_1d(threads, NT, NT as u64, u32::MAX);
+    // SAFETY: spmv_merge_partition_T(rows, nnz, ptr, threads, beta, y, start_row): a valid
+    // pointer array ending at nnz, start_row of `threads` entries, y of rows values.
+    unsafe { k.merge_partition.args(stream).arg(&rows).arg(&nnz).arg(&ptr).arg(&threads).arg(&beta).arg(&y).arg(&start_row).launch(cfg)? };
+    // SAFETY: spmv_merge_T after its partition on the same stream, same `threads`.
+    unsafe { k.merge.args(stream).arg(&rows).arg(&nnz).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).arg(&threads).arg(&start_row).launch(cfg)? };
     Ok(())
 }

@@ -43,7 +43,7 @@ pub enum Error {
     #[error("spmv: the matrix has no values (a pattern matrix)")]
     NoValues,
     /// A format name that [`Format::from_str`] does not know.
-    #[error("unknown SpMV format `{0}` (csr-scalar, csr-vector, coo, cusparse-csr-alg1, cusparse-csr-alg2, cusparse-coo)")]
+    #[error("unknown SpMV format `{0}` (csr-scalar, csr-vector, coo, merge-path, cusparse-csr-alg1, cusparse-csr-alg2, cusparse-coo)")]
     UnknownFormat(String),
     /// cuSPARSE could not be loaded (the baseline formats).
     #[error("cuSPARSE is not available: {0}")]
@@ -104,6 +104,12 @@ pub enum Format {
     /// COO (the row of every nonzero, from ptr2idx), one thread per nonzero with atomic adds:
     /// even work per thread whatever the rows, but **not bit-reproducible** run to run.
     Coo,
+    /// Merge-path CSR (Merrill & Garland, SC'16): every thread walks the same number of steps
+    /// of the merge of row ends with nonzeros, so a row of a million nonzeros is shared by many
+    /// threads and empty rows cost a step each. Rows wholly inside one thread's steps are
+    /// deterministic; rows split between threads are completed by atomic adds, so the format
+    /// is **not bit-reproducible**. Extra memory: 4 bytes per `MERGE_VT` (8) steps.
+    MergePath,
     /// The baseline: cuSPARSE `cusparseSpMV`, CSR, `CUSPARSE_SPMV_CSR_ALG1` (not bit-reproducible).
     CuSparseCsrAlg1,
     /// The baseline: cuSPARSE `cusparseSpMV`, CSR, `CUSPARSE_SPMV_CSR_ALG2` (deterministic).
@@ -115,7 +121,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, in table order (ours, then the cuSPARSE baselines).
-    pub const ALL: [Format; 6] = [Format::CsrScalar, Format::CsrVector, Format::Coo, Format::CuSparseCsrAlg1, Format::CuSparseCsrAlg2, Format::CuSparseCoo];
+    pub const ALL: [Format; 7] = [Format::CsrScalar, Format::CsrVector, Format::Coo, Format::MergePath, Format::CuSparseCsrAlg1, Format::CuSparseCsrAlg2, Format::CuSparseCoo];
 
     /// The short name (`csr-scalar`, `csr-vector`, `coo`).
     pub fn name(self) -> &'static str {
@@ -123,6 +129,7 @@ impl Format {
             Format::CsrScalar => "csr-scalar",
             Format::CsrVector => "csr-vector",
             Format::Coo => "coo",
+            Format::MergePath => "merge-path",
             Format::CuSparseCsrAlg1 => "cusparse-csr-alg1",
             Format::CuSparseCsrAlg2 => "cusparse-csr-alg2",
             Format::CuSparseCoo => "cusparse-coo",
@@ -160,7 +167,8 @@ pub struct Spmv<T: SpmvValue> {
     k: launch::Kernels,
     format: Format,
     a: DeviceCsr<T>,
-    /// COO: the row of every nonzero (the columns and values are the CSR's).
+    /// COO: the row of every nonzero (the columns and values are the CSR's). Merge-path: the
+    /// first row of every thread's steps.
     coo_rows: Option<CudaSlice<u32>>,
     /// The cuSPARSE baselines' handle and descriptors (pointing into `a` and `coo_rows`).
     cusparse: Option<cusparse::CuSparseSpmv>,
@@ -182,6 +190,7 @@ impl<T: SpmvValue> Spmv<T> {
                 Ptr2Idx::new(gpu)?.run(a.ptr(), &mut rows)?;
                 Some(rows)
             }
+            Format::MergePath => Some(gpu.alloc::<u32>(launch::merge_threads(a.rows(), a.nnz()).max(1) as usize)?),
             _ => None,
         };
         let alg = match format {
@@ -215,7 +224,8 @@ impl<T: SpmvValue> Spmv<T> {
         a
     }
 
-    /// Device bytes of the matrix in this format (CSR arrays, plus COO's row array).
+    /// Device bytes of the matrix in this format (CSR arrays, plus COO's row array or
+    /// merge-path's partition).
     pub fn footprint_bytes(&self) -> u64 {
         let csr = 4 * (self.a.rows() + 1) + self.a.nnz() * (4 + T::BYTES as u64);
         csr + self.coo_rows.as_ref().map_or(0, |r| 4 * r.len() as u64)
@@ -255,7 +265,12 @@ impl<T: SpmvValue> Spmv<T> {
                 // SAFETY: the rows of the valid CSR (< rows), its columns (< cols) and values.
                 unsafe { launch::coo(&self.gpu, &self.k, rows, nnz, rp, i, v, xp, alpha, beta, yp) }
             }
-            (Format::Coo, None) => Err(Error::Runtime(gpu_runtime::Error::Internal("COO plan without its row array"))),
+            (Format::MergePath, Some(s)) => {
+                let (sp, _s) = s.device_ptr(&stream);
+                // SAFETY: the valid CSR; s holds merge_threads(rows, nnz) entries (or 1).
+                unsafe { launch::merge(&self.gpu, &self.k, rows, nnz, p, i, v, xp, alpha, beta, yp, sp) }
+            }
+            (Format::Coo | Format::MergePath, None) => Err(Error::Runtime(gpu_runtime::Error::Internal("COO or merge-path plan without its array"))),
             (Format::CuSparseCsrAlg1 | Format::CuSparseCsrAlg2 | Format::CuSparseCoo, _) => match self.cusparse.as_mut() {
                 // SAFETY: x and y checked to hold cols and rows values; the descriptor's arrays
                 // are the plan's own.

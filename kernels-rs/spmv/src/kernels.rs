@@ -3,10 +3,10 @@ use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::warp::{lane_id, shfl_down_sync, FULL_MASK};
 
-use crate::combine;
+use crate::{combine, merge_path_search, MERGE_VT};
 
 macro_rules! spmv_kernels {
-    ($t:ty, $scalar:ident, $vector:ident, $scale:ident, $coo:ident, $atomic:ident) => {
+    ($t:ty, $scalar:ident, $vector:ident, $scale:ident, $coo:ident, $atomic:ident, $mpart:ident, $merge:ident) => {
         /// CSR-scalar: thread per row (grid-stride over rows).
         ///
         /// # Safety
@@ -95,8 +95,105 @@ macro_rules! spmv_kernels {
                 k += grid_size_1d();
             }
         }
+
+        /// Merge-path CSR, phase 1: for each thread `t < threads` of phase 2, the row where its
+        /// stretch of the merge path (diagonals `t·MERGE_VT ..`) starts, into `start_row[t]`; and
+        /// `y[r] = beta * y[r]` (or 0) for every row `r` that a stretch boundary splits, once
+        /// (by the first boundary inside it), before phase 2 adds the pieces atomically.
+        ///
+        /// # Safety
+        /// A valid CSR pointer array of `rows + 1` entries ending at `nnz`; `start_row` holds
+        /// `threads` entries, `threads · MERGE_VT ≥ rows + nnz`; `y` holds `rows` values.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $mpart(rows: u64, nnz: u64, ptr: *const u32, threads: u64, beta: $t, y: *mut $t, start_row: *mut u32) {
+            let vt = MERGE_VT as u64;
+            let mut t = index_1d_u64();
+            while t < threads {
+                let diag = (t * vt).min(rows + nnz);
+                // SAFETY: the search reads ptr[1..=rows] only.
+                let r = unsafe { merge_path_search(diag, rows, nnz, ptr) };
+                // SAFETY: t < threads; r <= rows, so ptr[r] exists; y[r] when r < rows.
+                unsafe {
+                    *start_row.add(t as usize) = r as u32;
+                    if r < rows {
+                        let row_start = r + *ptr.add(r as usize) as u64;
+                        // Mid-row start (past the row's first diagonal), and the previous
+                        // boundary not inside the row: the first split of row r.
+                        if diag > row_start && (t == 0 || (t - 1) * vt <= row_start) {
+                            let yr = y.add(r as usize);
+                            *yr = if beta == 0.0 { 0.0 } else { beta * *yr };
+                        }
+                    }
+                }
+                t += grid_size_1d();
+            }
+        }
+
+        /// Merge-path CSR, phase 2 (Merrill & Garland, SC'16): thread `t` walks `MERGE_VT` steps
+        /// of the merge of row ends with nonzeros from `start_row[t]`, so every thread has the
+        /// same work whatever the row lengths. Rows wholly inside one stretch are written
+        /// (`alpha·sum + beta·y`, deterministic); pieces of split rows are added atomically
+        /// onto phase 1's `beta·y` (not bit-reproducible).
+        ///
+        /// # Safety
+        /// As phase 1, run before on the same stream with the same `threads`; column indices
+        /// below `x`'s length.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $merge(rows: u64, nnz: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t, threads: u64, start_row: *const u32) {
+            let vt = MERGE_VT as u64;
+            let total = rows + nnz;
+            let mut t = index_1d_u64();
+            while t < threads {
+                let d0 = (t * vt).min(total);
+                let d1 = (d0 + vt).min(total);
+                // SAFETY: t < threads; start_row[t] <= rows by phase 1.
+                let mut r = unsafe { *start_row.add(t as usize) } as u64;
+                let mut k = d0 - r;
+                // SAFETY: r <= rows, so ptr[r] exists.
+                let split_head = r < rows && k > unsafe { *ptr.add(r as usize) } as u64;
+                let mut first = true;
+                let mut sum: $t = 0.0;
+                let mut any = false;
+                // SAFETY: r < rows, so ptr[r + 1] exists.
+                let mut end = if r < rows { unsafe { *ptr.add(r as usize + 1) as u64 } } else { 0 };
+                let mut d = d0;
+                while d < d1 {
+                    if r < rows && k < end {
+                        // SAFETY: k < ptr[r + 1] <= nnz; the column is below x's length.
+                        unsafe { sum += *vals.add(k as usize) * *x.add(*idx.add(k as usize) as usize) };
+                        k += 1;
+                        any = true;
+                    } else {
+                        // The end of row r (r < rows: the path has rows row ends).
+                        // SAFETY: r < rows.
+                        unsafe {
+                            let yr = y.add(r as usize);
+                            if first && split_head {
+                                $atomic(yr, alpha * sum);
+                            } else {
+                                let old = if beta == 0.0 { 0.0 } else { *yr };
+                                *yr = combine(alpha, sum, beta, old);
+                            }
+                        }
+                        first = false;
+                        sum = 0.0;
+                        any = false;
+                        r += 1;
+                        // SAFETY: r <= rows.
+                        end = if r < rows { unsafe { *ptr.add(r as usize + 1) as u64 } } else { 0 };
+                    }
+                    d += 1;
+                }
+                if any {
+                    // The stretch ends inside row r (split): its piece, atomically.
+                    // SAFETY: any implies r < rows.
+                    unsafe { $atomic(y.add(r as usize), alpha * sum) };
+                }
+                t += grid_size_1d();
+            }
+        }
     };
 }
 
-spmv_kernels!(f32, spmv_csr_scalar_f32, spmv_csr_vector_f32, spmv_scale_f32, spmv_coo_f32, atomic_add_f32);
-spmv_kernels!(f64, spmv_csr_scalar_f64, spmv_csr_vector_f64, spmv_scale_f64, spmv_coo_f64, atomic_add_f64);
+spmv_kernels!(f32, spmv_csr_scalar_f32, spmv_csr_vector_f32, spmv_scale_f32, spmv_coo_f32, atomic_add_f32, spmv_merge_partition_f32, spmv_merge_f32);
+spmv_kernels!(f64, spmv_csr_scalar_f64, spmv_csr_vector_f64, spmv_scale_f64, spmv_coo_f64, atomic_add_f64, spmv_merge_partition_f64, spmv_merge_f64);

@@ -7,7 +7,12 @@
 //! - `spmv_scale_{f32,f64}` then `spmv_coo_{f32,f64}`: `y = beta * y`, then one thread per
 //!   nonzero adding `alpha * a * x` with an atomic add (not bit-reproducible run to run).
 //!
-//! CSR kernels use no atomics: the same bits every run.
+//! - `spmv_merge_partition_{f32,f64}` then `spmv_merge_{f32,f64}`: merge-path CSR (Merrill &
+//!   Garland, SC'16): each thread takes `MERGE_VT` steps of the merge of the row ends with the
+//!   nonzeros, so rows of any length cost the same per step; rows split between threads are
+//!   completed by atomic adds (those rows are not bit-reproducible).
+//!
+//! CSR-scalar and CSR-vector use no atomics: the same bits every run.
 #![no_std]
 #![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx))]
 #![deny(missing_docs)]
@@ -17,6 +22,46 @@ pub const NT: u32 = 256;
 
 /// Rows one block of `spmv_csr_vector` handles (a warp each).
 pub const VECTOR_ROWS_PER_BLOCK: u32 = NT / 32;
+
+/// Merge-path steps (row ends + nonzeros) per thread of `spmv_merge`.
+pub const MERGE_VT: u32 = 8;
+
+/// The row where diagonal `diag` of the merge path crosses: the number of row ends consumed
+/// before `diag` steps, when row ends (`row_end(r)` = `ptr[r + 1]`, nondecreasing, the last
+/// `nnz`) are merged with the nonzeros `0..nnz`, a nonzero `k` going before row end `e` when
+/// `k < e`. The nonzeros consumed are `diag − row`.
+///
+/// ```
+/// // Rows of 2, 0 and 3 nonzeros: ptr = [0, 2, 2, 5].
+/// let ptr = [0u64, 2, 2, 5];
+/// let row = |d| spmv_kernels::merge_path_search_by(d, 3, 5, |r| ptr[r as usize + 1]);
+/// assert_eq!([0, 1, 2, 3, 4, 5, 6, 7, 8].map(row), [0, 0, 0, 1, 2, 2, 2, 2, 3]);
+/// ```
+#[inline(always)]
+pub fn merge_path_search_by(diag: u64, rows: u64, nnz: u64, row_end: impl Fn(u64) -> u64) -> u64 {
+    let mut lo = diag.saturating_sub(nnz);
+    let mut hi = diag.min(rows);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        // Row end `mid` goes before nonzero `diag - mid - 1` when row_end(mid) <= diag - mid - 1.
+        if row_end(mid) < diag - mid {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// [`merge_path_search_by`] over a CSR pointer array.
+///
+/// # Safety
+/// `ptr` holds `rows + 1` entries.
+#[inline(always)]
+pub unsafe fn merge_path_search(diag: u64, rows: u64, nnz: u64, ptr: *const u32) -> u64 {
+    // SAFETY: the search asks for row ends r < rows only: ptr[r + 1] exists.
+    merge_path_search_by(diag, rows, nnz, |r| unsafe { *ptr.add(r as usize + 1) } as u64)
+}
 
 /// `alpha * sum + beta * y_old`, with `y_old` not read when `beta == 0` (the caller passes any
 /// value then).
