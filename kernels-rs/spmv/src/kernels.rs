@@ -1,7 +1,7 @@
 //! Kernels of PTX module `spmv`.
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
-use gpu_device::warp::{lane_id, shfl_down_sync, FULL_MASK};
+use gpu_device::warp::{lane_id, shfl_down_sync, shfl_up_sync, FULL_MASK};
 
 use crate::{combine, merge_path_search, MERGE_VT};
 
@@ -132,26 +132,32 @@ macro_rules! spmv_kernels {
         /// Merge-path CSR, phase 2 (Merrill & Garland, SC'16): thread `t` walks `MERGE_VT` steps
         /// of the merge of row ends with nonzeros from `start_row[t]`, so every thread has the
         /// same work whatever the row lengths. Rows wholly inside one stretch are written
-        /// (`alpha·sum + beta·y`, deterministic); pieces of split rows are added atomically
-        /// onto phase 1's `beta·y` (not bit-reproducible).
+        /// (`alpha·sum + beta·y`, deterministic); pieces of split rows are summed by row across
+        /// the warp, then added atomically onto phase 1's `beta·y` (not bit-reproducible).
         ///
         /// # Safety
         /// As phase 1, run before on the same stream with the same `threads`; column indices
-        /// below `x`'s length.
+        /// below `x`'s length; a 1-D grid of blocks of a multiple of 32 threads.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $merge(rows: u64, nnz: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t, threads: u64, start_row: *const u32) {
             let vt = MERGE_VT as u64;
             let total = rows + nnz;
-            let mut t = index_1d_u64();
-            while t < threads {
+            let lane = lane_id();
+            // Warp-uniform loop (the grid is a multiple of 32 threads): every lane takes part
+            // in the shuffles; lanes past `threads` walk nothing.
+            let mut base = index_1d_u64() - lane as u64;
+            while base < threads {
+                let t = base + lane as u64;
                 let d0 = (t * vt).min(total);
                 let d1 = (d0 + vt).min(total);
                 // SAFETY: t < threads; start_row[t] <= rows by phase 1.
-                let mut r = unsafe { *start_row.add(t as usize) } as u64;
-                let mut k = d0 - r;
+                let mut r = if t < threads { unsafe { *start_row.add(t as usize) as u64 } } else { rows };
+                let r0 = r;
+                let mut k = d0 - r.min(d0);
                 // SAFETY: r <= rows, so ptr[r] exists.
                 let split_head = r < rows && k > unsafe { *ptr.add(r as usize) } as u64;
                 let mut first = true;
+                let mut head: $t = 0.0;
                 let mut sum: $t = 0.0;
                 let mut any = false;
                 // SAFETY: r < rows, so ptr[r + 1] exists.
@@ -165,12 +171,13 @@ macro_rules! spmv_kernels {
                         any = true;
                     } else {
                         // The end of row r (r < rows: the path has rows row ends).
-                        // SAFETY: r < rows.
-                        unsafe {
-                            let yr = y.add(r as usize);
-                            if first && split_head {
-                                $atomic(yr, alpha * sum);
-                            } else {
+                        if first && split_head {
+                            // The rest of a row begun by an earlier thread: to the reduction.
+                            head = alpha * sum;
+                        } else {
+                            // SAFETY: r < rows.
+                            unsafe {
+                                let yr = y.add(r as usize);
                                 let old = if beta == 0.0 { 0.0 } else { *yr };
                                 *yr = combine(alpha, sum, beta, old);
                             }
@@ -184,12 +191,39 @@ macro_rules! spmv_kernels {
                     }
                     d += 1;
                 }
-                if any {
-                    // The stretch ends inside row r (split): its piece, atomically.
-                    // SAFETY: any implies r < rows.
-                    unsafe { $atomic(y.add(r as usize), alpha * sum) };
+                // Pieces of split rows, reduced by row across the warp before the atomics: a
+                // lane's tail (the row its steps end inside) gets the next lane's head (the
+                // same row, as a split head starts where the previous thread ended), then a
+                // segmented suffix sum over lanes with equal tail rows (nondecreasing across
+                // the warp); the first lane of each run adds the run's sum.
+                let has_head = !first && split_head;
+                let key: u64 = if any { r } else { u64::MAX };
+                let mut val: $t = if any { alpha * sum } else { 0.0 };
+                let next_head: $t = shfl_down_sync(FULL_MASK, head, 1);
+                let next_has = shfl_down_sync(FULL_MASK, has_head as u32, 1) != 0;
+                if lane < 31 && next_has {
+                    val += next_head;
                 }
-                t += grid_size_1d();
+                let mut dd = 1;
+                while dd < 32 {
+                    let other = shfl_down_sync(FULL_MASK, val, dd);
+                    let other_key = shfl_down_sync(FULL_MASK, key, dd);
+                    if lane + dd < 32 && other_key == key {
+                        val += other;
+                    }
+                    dd *= 2;
+                }
+                let prev_key = shfl_up_sync(FULL_MASK, key, 1);
+                if key != u64::MAX && (lane == 0 || prev_key != key) {
+                    // SAFETY: key = r < rows.
+                    unsafe { $atomic(y.add(key as usize), val) };
+                }
+                if lane == 0 && has_head {
+                    // No lane before this one in the warp: its head alone.
+                    // SAFETY: a split head's row r0 < rows.
+                    unsafe { $atomic(y.add(r0 as usize), head) };
+                }
+                base += grid_size_1d();
             }
         }
     };
