@@ -1,12 +1,18 @@
 //! Kernels of PTX module `spmv`.
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
-use gpu_device::thread::{grid_size_1d, index_1d_u64};
+use gpu_device::thread::{block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 use gpu_device::warp::{lane_id, shfl_down_sync, shfl_up_sync, FULL_MASK};
 
-use crate::{combine, merge_path_search, MERGE_VT};
+use crate::{combine, merge_path_search, MERGE_VT, NT};
+
+/// Steps of the merge path per tile (block) of `spmv_merge`.
+const MERGE_NV: usize = (NT * MERGE_VT) as usize;
+gpu_device::static_shared!(SPMV_MERGE_PROD_F32: [f32; MERGE_NV]);
+gpu_device::static_shared!(SPMV_MERGE_PROD_F64: [f64; MERGE_NV]);
+gpu_device::static_shared!(SPMV_MERGE_ENDS: [u32; MERGE_NV + 1]);
 
 macro_rules! spmv_kernels {
-    ($t:ty, $scalar:ident, $vector:ident, $scale:ident, $coo:ident, $atomic:ident, $mpart:ident, $merge:ident) => {
+    ($t:ty, $scalar:ident, $vector:ident, $scale:ident, $coo:ident, $atomic:ident, $mpart:ident, $merge:ident, $prod:ident) => {
         /// CSR-scalar: thread per row (grid-stride over rows).
         ///
         /// # Safety
@@ -137,17 +143,53 @@ macro_rules! spmv_kernels {
         ///
         /// # Safety
         /// As phase 1, run before on the same stream with the same `threads`; column indices
-        /// below `x`'s length; a 1-D grid of blocks of a multiple of 32 threads.
+        /// below `x`'s length; a 1-D grid of blocks of exactly `NT` threads.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $merge(rows: u64, nnz: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t, threads: u64, start_row: *const u32) {
             let vt = MERGE_VT as u64;
             let total = rows + nnz;
-            let lane = lane_id();
-            // Warp-uniform loop (the grid is a multiple of 32 threads): every lane takes part
-            // in the shuffles; lanes past `threads` walk nothing.
-            let mut base = index_1d_u64() - lane as u64;
-            while base < threads {
-                let t = base + lane as u64;
+            let tid = thread_idx_x() as u64;
+            let lane = (tid % 32) as u32;
+            let prod: *mut $t = $prod::ptr();
+            let ends: *mut u32 = SPMV_MERGE_ENDS::ptr();
+            let tiles = threads.div_ceil(NT as u64);
+            // Block-uniform loop over tiles of NT threads' steps: every thread takes part in the
+            // barriers and shuffles; threads past `threads` walk nothing.
+            let mut tile = block_idx_x() as u64;
+            while tile < tiles {
+                let t0 = tile * NT as u64;
+                let t = t0 + tid;
+                // The tile's first and last coordinates, from the partition.
+                // SAFETY: t0 < threads; start_row entries are <= rows.
+                let r_begin = unsafe { *start_row.add(t0 as usize) } as u64;
+                let k_begin = (t0 * vt).min(total) - r_begin;
+                let t_end = t0 + NT as u64;
+                let (r_end, k_end) = if t_end < threads {
+                    // SAFETY: t_end < threads.
+                    let r = unsafe { *start_row.add(t_end as usize) } as u64;
+                    (r, (t_end * vt).min(total) - r)
+                } else {
+                    (rows, nnz)
+                };
+                // Stage the tile's products (at most NV: a step takes one nonzero) and row
+                // ends (rows r_begin..=r_end below rows: at most NV + 1) in shared memory,
+                // coalesced.
+                let n_k = k_end - k_begin;
+                let mut i = tid;
+                while i < n_k {
+                    let k = (k_begin + i) as usize;
+                    // SAFETY: k < nnz; the column is below x's length; i < NV.
+                    unsafe { *prod.add(i as usize) = *vals.add(k) * *x.add(*idx.add(k) as usize) };
+                    i += NT as u64;
+                }
+                let n_r = (r_end + 1).min(rows).saturating_sub(r_begin);
+                let mut i = tid;
+                while i < n_r {
+                    // SAFETY: r_begin + i < rows, so ptr[r_begin + i + 1] exists; i <= NV.
+                    unsafe { *ends.add(i as usize) = *ptr.add((r_begin + i + 1) as usize) };
+                    i += NT as u64;
+                }
+                sync_threads();
                 let d0 = (t * vt).min(total);
                 let d1 = (d0 + vt).min(total);
                 // SAFETY: t < threads; start_row[t] <= rows by phase 1.
@@ -160,13 +202,13 @@ macro_rules! spmv_kernels {
                 let mut head: $t = 0.0;
                 let mut sum: $t = 0.0;
                 let mut any = false;
-                // SAFETY: r < rows, so ptr[r + 1] exists.
-                let mut end = if r < rows { unsafe { *ptr.add(r as usize + 1) as u64 } } else { 0 };
+                // SAFETY: r_begin <= r < rows, r <= r_end: a staged row end.
+                let mut end = if r < rows { unsafe { *ends.add((r - r_begin) as usize) as u64 } } else { 0 };
                 let mut d = d0;
                 while d < d1 {
                     if r < rows && k < end {
-                        // SAFETY: k < ptr[r + 1] <= nnz; the column is below x's length.
-                        unsafe { sum += *vals.add(k as usize) * *x.add(*idx.add(k as usize) as usize) };
+                        // SAFETY: k_begin <= k < k_end: a staged product.
+                        unsafe { sum += *prod.add((k - k_begin) as usize) };
                         k += 1;
                         any = true;
                     } else {
@@ -186,8 +228,8 @@ macro_rules! spmv_kernels {
                         sum = 0.0;
                         any = false;
                         r += 1;
-                        // SAFETY: r <= rows.
-                        end = if r < rows { unsafe { *ptr.add(r as usize + 1) as u64 } } else { 0 };
+                        // SAFETY: as above (r <= r_end while steps remain).
+                        end = if r < rows && r <= r_end { unsafe { *ends.add((r - r_begin) as usize) as u64 } } else { 0 };
                     }
                     d += 1;
                 }
@@ -223,11 +265,13 @@ macro_rules! spmv_kernels {
                     // SAFETY: a split head's row r0 < rows.
                     unsafe { $atomic(y.add(r0 as usize), head) };
                 }
-                base += grid_size_1d();
+                // The next tile overwrites the staged data.
+                sync_threads();
+                tile += grid_dim_x() as u64;
             }
         }
     };
 }
 
-spmv_kernels!(f32, spmv_csr_scalar_f32, spmv_csr_vector_f32, spmv_scale_f32, spmv_coo_f32, atomic_add_f32, spmv_merge_partition_f32, spmv_merge_f32);
-spmv_kernels!(f64, spmv_csr_scalar_f64, spmv_csr_vector_f64, spmv_scale_f64, spmv_coo_f64, atomic_add_f64, spmv_merge_partition_f64, spmv_merge_f64);
+spmv_kernels!(f32, spmv_csr_scalar_f32, spmv_csr_vector_f32, spmv_scale_f32, spmv_coo_f32, atomic_add_f32, spmv_merge_partition_f32, spmv_merge_f32, SPMV_MERGE_PROD_F32);
+spmv_kernels!(f64, spmv_csr_scalar_f64, spmv_csr_vector_f64, spmv_scale_f64, spmv_coo_f64, atomic_add_f64, spmv_merge_partition_f64, spmv_merge_f64, SPMV_MERGE_PROD_F64);

@@ -9,12 +9,14 @@
 //!
 //! - `spmv_merge_partition_{f32,f64}` then `spmv_merge_{f32,f64}`: merge-path CSR (Merrill &
 //!   Garland, SC'16): each thread takes `MERGE_VT` steps of the merge of the row ends with the
-//!   nonzeros, so rows of any length cost the same per step; rows split between threads are
-//!   completed by atomic adds (those rows are not bit-reproducible).
+//!   nonzeros, so rows of any length cost the same per step; a block first stages its tile's
+//!   products and row ends in shared memory (coalesced); pieces of rows split between threads
+//!   are summed across the warp by row, then completed by atomic adds (those rows are not
+//!   bit-reproducible).
 //!
 //! CSR-scalar and CSR-vector use no atomics: the same bits every run.
 #![no_std]
-#![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx))]
+#![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
 #![deny(missing_docs)]
 
 /// Threads per block of every kernel here.
