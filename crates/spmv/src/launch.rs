@@ -11,13 +11,14 @@ pub(crate) struct Kernels {
     pub scale: Kernel,
     pub coo: Kernel,
     pub merge_partition: Kernel,
+    pub merge_split: Kernel,
     pub merge: Kernel,
 }
 
 impl Kernels {
     pub fn load<T: SpmvValue>(gpu: &Gpu) -> Result<Self> {
         let k = |phase: &str| gpu.kernel(&crate::MODULE, &format!("spmv_{phase}_{}", T::NAME));
-        Ok(Self { csr_scalar: k("csr_scalar")?, csr_vector: k("csr_vector")?, scale: k("scale")?, coo: k("coo")?, merge_partition: k("merge_partition")?, merge: k("merge")? })
+        Ok(Self { csr_scalar: k("csr_scalar")?, csr_vector: k("csr_vector")?, scale: k("scale")?, coo: k("coo")?, merge_partition: k("merge_partition")?, merge_split: k("merge_split")?, merge: k("merge")? })
     }
 }
 
@@ -71,10 +72,27 @@ pub(crate) fn merge_threads(rows: u64, nnz: u64) -> u64 {
     (rows + nnz).div_ceil(MERGE_VT as u64)
 }
 
-/// Merge-path CSR: the partition (and `beta·y` of split rows), then the walk.
+/// Merge-path CSR, once per matrix: the start row of every thread's stretch into `start_row`.
 ///
 /// # Safety
-/// As [`csr`]; `start_row` holds [`merge_threads`]`(rows, nnz)` entries.
+/// A valid CSR pointer array of `rows + 1` entries at `ptr` ending at `nnz`; `start_row` holds
+/// [`merge_threads`]`(rows, nnz)` entries.
+pub(crate) unsafe fn merge_partition(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64, ptr: u64, start_row: u64) -> Result<()> {
+    let threads = merge_threads(rows, nnz);
+    if threads == 0 {
+        return Ok(());
+    }
+    let cfg = grid_1d(threads, NT, NT as u64, u32::MAX);
+    // SAFETY: spmv_merge_partition_T(rows, nnz, ptr, threads, start_row) as the caller
+    // guarantees.
+    unsafe { k.merge_partition.args(gpu.stream()).arg(&rows).arg(&nnz).arg(&ptr).arg(&threads).arg(&start_row).launch(cfg)? };
+    Ok(())
+}
+
+/// Merge-path CSR: `beta·y` of split rows, then the walk.
+///
+/// # Safety
+/// As [`csr`]; `start_row` filled by [`merge_partition`] for this matrix.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn merge<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64, ptr: u64, idx: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64, start_row: u64) -> Result<()> {
     let threads = merge_threads(rows, nnz);
@@ -83,10 +101,11 @@ pub(crate) unsafe fn merge<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz:
     }
     let stream = gpu.stream();
     let cfg = grid_1d(threads, NT, NT as u64, u32::MAX);
-    // SAFETY: spmv_merge_partition_T(rows, nnz, ptr, threads, beta, y, start_row): a valid
-    // pointer array ending at nnz, start_row of `threads` entries, y of rows values.
-    unsafe { k.merge_partition.args(stream).arg(&rows).arg(&nnz).arg(&ptr).arg(&threads).arg(&beta).arg(&y).arg(&start_row).launch(cfg)? };
-    // SAFETY: spmv_merge_T after its partition on the same stream, same `threads`.
+    // SAFETY: spmv_merge_split_T(rows, nnz, ptr, threads, beta, y, start_row): the partition
+    // of this matrix, y of rows values.
+    unsafe { k.merge_split.args(stream).arg(&rows).arg(&nnz).arg(&ptr).arg(&threads).arg(&beta).arg(&y).arg(&start_row).launch(cfg)? };
+    // SAFETY: spmv_merge_T after the split pass on the same stream, same `threads`, blocks of
+    // NT threads.
     unsafe { k.merge.args(stream).arg(&rows).arg(&nnz).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).arg(&threads).arg(&start_row).launch(cfg)? };
     Ok(())
 }

@@ -190,7 +190,18 @@ impl<T: SpmvValue> Spmv<T> {
                 Ptr2Idx::new(gpu)?.run(a.ptr(), &mut rows)?;
                 Some(rows)
             }
-            Format::MergePath => Some(gpu.alloc::<u32>(launch::merge_threads(a.rows(), a.nnz()).max(1) as usize)?),
+            Format::MergePath => {
+                let mut start = gpu.alloc::<u32>(launch::merge_threads(a.rows(), a.nnz()).max(1) as usize)?;
+                let stream = gpu.stream().clone();
+                let (p, _p) = a.ptr().device_ptr(&stream);
+                let (sp, _s) = start.device_ptr_mut(&stream);
+                let k = launch::Kernels::load::<T>(gpu)?;
+                // SAFETY: a valid CSR's pointer array; start holds merge_threads(rows, nnz)
+                // entries (or 1).
+                unsafe { launch::merge_partition(gpu, &k, a.rows(), a.nnz(), p, sp)? };
+                drop((_p, _s));
+                Some(start)
+            }
             _ => None,
         };
         let alg = match format {
@@ -267,7 +278,7 @@ impl<T: SpmvValue> Spmv<T> {
             }
             (Format::MergePath, Some(s)) => {
                 let (sp, _s) = s.device_ptr(&stream);
-                // SAFETY: the valid CSR; s holds merge_threads(rows, nnz) entries (or 1).
+                // SAFETY: the valid CSR; s holds its partition (merge_threads(rows, nnz) entries).
                 unsafe { launch::merge(&self.gpu, &self.k, rows, nnz, p, i, v, xp, alpha, beta, yp, sp) }
             }
             (Format::Coo | Format::MergePath, None) => Err(Error::Runtime(gpu_runtime::Error::Internal("COO or merge-path plan without its array"))),

@@ -12,7 +12,7 @@ gpu_device::static_shared!(SPMV_MERGE_PROD_F64: [f64; MERGE_NV]);
 gpu_device::static_shared!(SPMV_MERGE_ENDS: [u32; MERGE_NV + 1]);
 
 macro_rules! spmv_kernels {
-    ($t:ty, $scalar:ident, $vector:ident, $scale:ident, $coo:ident, $atomic:ident, $mpart:ident, $merge:ident, $prod:ident) => {
+    ($t:ty, $scalar:ident, $vector:ident, $scale:ident, $coo:ident, $atomic:ident, $mpart:ident, $msplit:ident, $merge:ident, $prod:ident) => {
         /// CSR-scalar: thread per row (grid-stride over rows).
         ///
         /// # Safety
@@ -102,25 +102,40 @@ macro_rules! spmv_kernels {
             }
         }
 
-        /// Merge-path CSR, phase 1: for each thread `t < threads` of phase 2, the row where its
-        /// stretch of the merge path (diagonals `t·MERGE_VT ..`) starts, into `start_row[t]`; and
-        /// `y[r] = beta * y[r]` (or 0) for every row `r` that a stretch boundary splits, once
-        /// (by the first boundary inside it), before phase 2 adds the pieces atomically.
+        /// Merge-path CSR, the partition (once per matrix): for each thread `t < threads` of
+        /// the walk, the row where its stretch of the merge path (diagonals `t·MERGE_VT ..`)
+        /// starts, into `start_row[t]`.
         ///
         /// # Safety
         /// A valid CSR pointer array of `rows + 1` entries ending at `nnz`; `start_row` holds
-        /// `threads` entries, `threads · MERGE_VT ≥ rows + nnz`; `y` holds `rows` values.
+        /// `threads` entries, `threads · MERGE_VT ≥ rows + nnz`; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $mpart(rows: u64, nnz: u64, ptr: *const u32, threads: u64, beta: $t, y: *mut $t, start_row: *mut u32) {
+        pub unsafe extern "ptx-kernel" fn $mpart(rows: u64, nnz: u64, ptr: *const u32, threads: u64, start_row: *mut u32) {
             let vt = MERGE_VT as u64;
             let mut t = index_1d_u64();
             while t < threads {
                 let diag = (t * vt).min(rows + nnz);
-                // SAFETY: the search reads ptr[1..=rows] only.
-                let r = unsafe { merge_path_search(diag, rows, nnz, ptr) };
+                // SAFETY: the search reads ptr[1..=rows] only; t < threads.
+                unsafe { *start_row.add(t as usize) = merge_path_search(diag, rows, nnz, ptr) as u32 };
+                t += grid_size_1d();
+            }
+        }
+
+        /// Merge-path CSR, before each walk: `y[r] = beta * y[r]` (or 0) for every row `r` that
+        /// a stretch boundary splits, once (by the first boundary inside it), as the walk adds
+        /// the pieces of those rows atomically.
+        ///
+        /// # Safety
+        /// As the partition, which has filled `start_row`; `y` holds `rows` values.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $msplit(rows: u64, nnz: u64, ptr: *const u32, threads: u64, beta: $t, y: *mut $t, start_row: *const u32) {
+            let vt = MERGE_VT as u64;
+            let mut t = index_1d_u64();
+            while t < threads {
+                let diag = (t * vt).min(rows + nnz);
                 // SAFETY: t < threads; r <= rows, so ptr[r] exists; y[r] when r < rows.
                 unsafe {
-                    *start_row.add(t as usize) = r as u32;
+                    let r = *start_row.add(t as usize) as u64;
                     if r < rows {
                         let row_start = r + *ptr.add(r as usize) as u64;
                         // Mid-row start (past the row's first diagonal), and the previous
@@ -135,14 +150,15 @@ macro_rules! spmv_kernels {
             }
         }
 
-        /// Merge-path CSR, phase 2 (Merrill & Garland, SC'16): thread `t` walks `MERGE_VT` steps
+        /// Merge-path CSR, the walk (Merrill & Garland, SC'16): thread `t` walks `MERGE_VT` steps
         /// of the merge of row ends with nonzeros from `start_row[t]`, so every thread has the
         /// same work whatever the row lengths. Rows wholly inside one stretch are written
         /// (`alpha·sum + beta·y`, deterministic); pieces of split rows are summed by row across
-        /// the warp, then added atomically onto phase 1's `beta·y` (not bit-reproducible).
+        /// the warp, then added atomically onto the split pass's `beta·y` (not bit-reproducible).
         ///
         /// # Safety
-        /// As phase 1, run before on the same stream with the same `threads`; column indices
+        /// The partition and the split pass run before on the same stream with the same
+        /// `threads`, `y` and `beta`; column indices
         /// below `x`'s length; a 1-D grid of blocks of exactly `NT` threads.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $merge(rows: u64, nnz: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t, threads: u64, start_row: *const u32) {
@@ -273,5 +289,5 @@ macro_rules! spmv_kernels {
     };
 }
 
-spmv_kernels!(f32, spmv_csr_scalar_f32, spmv_csr_vector_f32, spmv_scale_f32, spmv_coo_f32, atomic_add_f32, spmv_merge_partition_f32, spmv_merge_f32, SPMV_MERGE_PROD_F32);
-spmv_kernels!(f64, spmv_csr_scalar_f64, spmv_csr_vector_f64, spmv_scale_f64, spmv_coo_f64, atomic_add_f64, spmv_merge_partition_f64, spmv_merge_f64, SPMV_MERGE_PROD_F64);
+spmv_kernels!(f32, spmv_csr_scalar_f32, spmv_csr_vector_f32, spmv_scale_f32, spmv_coo_f32, atomic_add_f32, spmv_merge_partition_f32, spmv_merge_split_f32, spmv_merge_f32, SPMV_MERGE_PROD_F32);
+spmv_kernels!(f64, spmv_csr_scalar_f64, spmv_csr_vector_f64, spmv_scale_f64, spmv_coo_f64, atomic_add_f64, spmv_merge_partition_f64, spmv_merge_split_f64, spmv_merge_f64, SPMV_MERGE_PROD_F64);
