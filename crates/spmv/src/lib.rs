@@ -184,6 +184,7 @@ impl<T: SpmvValue> Spmv<T> {
         if a.vals().is_none() {
             return Err(Error::NoValues);
         }
+        let k = launch::Kernels::load::<T>(gpu)?;
         let coo_rows = match format {
             Format::Coo | Format::CuSparseCoo => {
                 let mut rows = gpu.alloc::<u32>(a.nnz() as usize)?;
@@ -195,7 +196,6 @@ impl<T: SpmvValue> Spmv<T> {
                 let stream = gpu.stream().clone();
                 let (p, _p) = a.ptr().device_ptr(&stream);
                 let (sp, _s) = start.device_ptr_mut(&stream);
-                let k = launch::Kernels::load::<T>(gpu)?;
                 // SAFETY: a valid CSR's pointer array; start holds merge_threads(rows, nnz)
                 // entries (or 1).
                 unsafe { launch::merge_partition(gpu, &k, a.rows(), a.nnz(), p, sp)? };
@@ -214,7 +214,7 @@ impl<T: SpmvValue> Spmv<T> {
             Some(alg) => Some(cusparse::CuSparseSpmv::new(gpu, &a, coo_rows.as_ref(), alg)?),
             None => None,
         };
-        Ok(Self { gpu: gpu.clone(), k: launch::Kernels::load::<T>(gpu)?, format, a, coo_rows, cusparse })
+        Ok(Self { gpu: gpu.clone(), k, format, a, coo_rows, cusparse })
     }
 
     /// The format.
