@@ -64,17 +64,6 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl Error {
-    /// `true` when the device ran out of memory.
-    pub fn is_out_of_memory(&self) -> bool {
-        match self {
-            Error::Runtime(e) => e.is_out_of_memory(),
-            Error::Scan(e) => e.is_out_of_memory(),
-            _ => false,
-        }
-    }
-}
-
 gpu_runtime::lift_errors!(gpu_scan => Scan);
 
 /// What a sort moves besides the keys: whether there is a `u32` first payload and how many bytes

@@ -133,12 +133,20 @@ impl Error {
 
 /// Implements `From<$krate::Error>` for a crate's `Error`, lifting the other crate's
 /// `Error::Runtime(e)` to this crate's `Error::Runtime(e)` (so out of memory and every driver
-/// error keep one shape however deep they arose) and wrapping its other errors in `$variant`.
+/// error keep one shape however deep they arose) and wrapping its other errors in `$variant`;
+/// and `Error::is_out_of_memory`, asking `Error::Runtime` and every `$variant` (each lifted
+/// crate's `Error` has its own `is_out_of_memory`). Invoke it once per crate, listing every
+/// lifted crate.
 ///
 /// ```
 /// mod scan {
 ///     #[derive(Debug)]
 ///     pub enum Error { Runtime(gpu_runtime::Error), TooLong }
+///     impl Error {
+///         pub fn is_out_of_memory(&self) -> bool {
+///             matches!(self, Error::Runtime(e) if e.is_out_of_memory())
+///         }
+///     }
 /// }
 /// #[derive(Debug)]
 /// enum Error { Runtime(gpu_runtime::Error), Scan(scan::Error) }
@@ -148,18 +156,35 @@ impl Error {
 /// assert!(matches!(e, Error::Runtime(gpu_runtime::Error::NoDriver)));
 /// let e: Error = scan::Error::TooLong.into();
 /// assert!(matches!(e, Error::Scan(scan::Error::TooLong)));
+/// assert!(!e.is_out_of_memory());
+/// let oom = Error::Runtime(gpu_runtime::Error::OutOfMemory { bytes: 1 << 40, what: "x" });
+/// assert!(oom.is_out_of_memory());
 /// ```
 #[macro_export]
 macro_rules! lift_errors {
-    ($($krate:ident => $variant:ident),* $(,)?) => {$(
-        impl From<$krate::Error> for Error {
-            /// Runtime errors (out of memory among them) keep one shape: `Error::Runtime`.
-            fn from(e: $krate::Error) -> Self {
-                match e {
-                    $krate::Error::Runtime(r) => Error::Runtime(r),
-                    e => Error::$variant(e),
+    ($($krate:ident => $variant:ident),* $(,)?) => {
+        $(
+            impl From<$krate::Error> for Error {
+                /// Runtime errors (out of memory among them) keep one shape: `Error::Runtime`.
+                fn from(e: $krate::Error) -> Self {
+                    match e {
+                        $krate::Error::Runtime(r) => Error::Runtime(r),
+                        e => Error::$variant(e),
+                    }
+                }
+            }
+        )*
+
+        impl Error {
+            /// `true` when the device ran out of memory.
+            pub fn is_out_of_memory(&self) -> bool {
+                match self {
+                    Error::Runtime(e) => e.is_out_of_memory(),
+                    $(Error::$variant(e) => e.is_out_of_memory(),)*
+                    #[allow(unreachable_patterns)]
+                    _ => false,
                 }
             }
         }
-    )*};
+    };
 }

@@ -59,21 +59,7 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl Error {
-    /// `true` when the device ran out of memory.
-    pub fn is_out_of_memory(&self) -> bool {
-        match self {
-            Error::Runtime(e) => e.is_out_of_memory(),
-            Error::Offsets(e) => e.is_out_of_memory(),
-            Error::Merge(e) => e.is_out_of_memory(),
-            _ => false,
-        }
-    }
-}
-
-gpu_runtime::lift_errors!(gpu_segmerge => Merge);
-
-gpu_runtime::lift_errors!(gpu_ptr2idx => Offsets);
+gpu_runtime::lift_errors!(gpu_segmerge => Merge, gpu_ptr2idx => Offsets);
 
 /// Most items one call sorts (positions are 32-bit).
 pub const MAX_LEN: u64 = u32::MAX as u64;

@@ -61,17 +61,6 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl Error {
-    /// `true` when the device ran out of memory.
-    pub fn is_out_of_memory(&self) -> bool {
-        match self {
-            Error::Runtime(e) => e.is_out_of_memory(),
-            Error::Ptr2Idx(e) => e.is_out_of_memory(),
-            _ => false,
-        }
-    }
-}
-
 gpu_runtime::lift_errors!(gpu_ptr2idx => Ptr2Idx);
 
 /// The value types the kernels are built for: `f32` and `f64`.

@@ -70,20 +70,4 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl Error {
-    /// `true` when the device ran out of memory (a device allocation, or cuSPARSE's).
-    pub fn is_out_of_memory(&self) -> bool {
-        match self {
-            Error::Runtime(e) => e.is_out_of_memory(),
-            Error::Ptr2Idx(e) => e.is_out_of_memory(),
-            Error::Histogram(e) => e.is_out_of_memory(),
-            Error::Scan(e) => e.is_out_of_memory(),
-            Error::Sort(e) => e.is_out_of_memory(),
-            Error::Radix(e) => e.is_out_of_memory(),
-            Error::Matrix(e) => e.is_out_of_memory(),
-            _ => false,
-        }
-    }
-}
-
 gpu_runtime::lift_errors!(gpu_ptr2idx => Ptr2Idx, gpu_histogram => Histogram, gpu_scan => Scan, gpu_segsort => Sort, gpu_radix => Radix, sptrans_matrix => Matrix);
