@@ -28,41 +28,25 @@ pub const VECTOR_ROWS_PER_BLOCK: u32 = NT / 32;
 /// Merge-path steps (row ends + nonzeros) per thread of `spmv_merge`.
 pub const MERGE_VT: u32 = 8;
 
-/// The row where diagonal `diag` of the merge path crosses: the number of row ends consumed
-/// before `diag` steps, when row ends (`row_end(r)` = `ptr[r + 1]`, nondecreasing, the last
-/// `nnz`) are merged with the nonzeros `0..nnz`, a nonzero `k` going before row end `e` when
-/// `k < e`. The nonzeros consumed are `diag − row`.
+/// The row where diagonal `diag` of the merge path crosses: how many row ends come among the
+/// first `diag` items when the row ends (`ptr[1..=rows]`) are merged with the nonzeros `0..nnz`,
+/// a row end going first on ties (`segmerge_kernels::merge_path` with `b` the counting
+/// sequence). The nonzeros consumed are `diag − row`.
 ///
 /// ```
-/// // Rows of 2, 0 and 3 nonzeros: ptr = [0, 2, 2, 5].
-/// let ptr = [0u64, 2, 2, 5];
-/// let row = |d| spmv_kernels::merge_path_search_by(d, 3, 5, |r| ptr[r as usize + 1]);
+/// // Rows of 2, 0 and 3 nonzeros.
+/// let ptr = [0u32, 2, 2, 5];
+/// // SAFETY: ptr holds rows + 1 = 4 entries.
+/// let row = |d| unsafe { spmv_kernels::merge_path_search(d, 3, 5, ptr.as_ptr()) };
 /// assert_eq!([0, 1, 2, 3, 4, 5, 6, 7, 8].map(row), [0, 0, 0, 1, 2, 2, 2, 2, 3]);
 /// ```
-#[inline(always)]
-pub fn merge_path_search_by(diag: u64, rows: u64, nnz: u64, row_end: impl Fn(u64) -> u64) -> u64 {
-    let mut lo = diag.saturating_sub(nnz);
-    let mut hi = diag.min(rows);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        // Row end `mid` goes before nonzero `diag - mid - 1` when row_end(mid) <= diag - mid - 1.
-        if row_end(mid) < diag - mid {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
-}
-
-/// [`merge_path_search_by`] over a CSR pointer array.
 ///
 /// # Safety
 /// `ptr` holds `rows + 1` entries.
 #[inline(always)]
 pub unsafe fn merge_path_search(diag: u64, rows: u64, nnz: u64, ptr: *const u32) -> u64 {
     // SAFETY: the search asks for row ends r < rows only: ptr[r + 1] exists.
-    merge_path_search_by(diag, rows, nnz, |r| unsafe { *ptr.add(r as usize + 1) } as u64)
+    segmerge_kernels::merge_path(|r| unsafe { *ptr.add(r as usize + 1) } as u64, rows, |k| k, nnz, diag)
 }
 
 /// `alpha * sum + beta * y_old`, with `y_old` not read when `beta == 0` (the caller passes any
