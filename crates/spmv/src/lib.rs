@@ -158,8 +158,9 @@ pub struct Spmv<T: SpmvValue> {
     a: DeviceCsr<T>,
     /// COO: the row of every nonzero (the columns and values are the CSR's). Merge-path: the
     /// first row of every thread's steps.
-    coo_rows: Option<CudaSlice<u32>>,
-    /// The cuSPARSE baselines' handle and descriptors (pointing into `a` and `coo_rows`).
+    row_array: Option<CudaSlice<u32>>,
+    /// The cuSPARSE baselines' handle and descriptors (pointing into `a` and, for COO,
+    /// `row_array`).
     cusparse: Option<cusparse::CuSparseSpmv>,
 }
 
@@ -174,7 +175,7 @@ impl<T: SpmvValue> Spmv<T> {
             return Err(Error::NoValues);
         }
         let k = launch::Kernels::load::<T>(gpu)?;
-        let coo_rows = match format {
+        let row_array = match format {
             Format::Coo | Format::CuSparseCoo => {
                 let mut rows = gpu.alloc::<u32>(a.nnz() as usize)?;
                 Ptr2Idx::new(gpu)?.run(a.ptr(), &mut rows)?;
@@ -200,10 +201,10 @@ impl<T: SpmvValue> Spmv<T> {
             _ => None,
         };
         let cusparse = match alg {
-            Some(alg) => Some(cusparse::CuSparseSpmv::new(gpu, &a, coo_rows.as_ref(), alg)?),
+            Some(alg) => Some(cusparse::CuSparseSpmv::new(gpu, &a, row_array.as_ref(), alg)?),
             None => None,
         };
-        Ok(Self { gpu: gpu.clone(), k, format, a, coo_rows, cusparse })
+        Ok(Self { gpu: gpu.clone(), k, format, a, row_array, cusparse })
     }
 
     /// The format.
@@ -228,7 +229,7 @@ impl<T: SpmvValue> Spmv<T> {
     /// merge-path's partition).
     pub fn footprint_bytes(&self) -> u64 {
         let csr = 4 * (self.a.rows() + 1) + self.a.nnz() * (4 + T::BYTES as u64);
-        csr + self.coo_rows.as_ref().map_or(0, |r| 4 * r.len() as u64)
+        csr + self.row_array.as_ref().map_or(0, |r| 4 * r.len() as u64)
     }
 
     /// `y = alpha * A * x + beta * y`; with `beta == 0`, `y` is not read. Enqueued without
@@ -254,7 +255,7 @@ impl<T: SpmvValue> Spmv<T> {
         };
         let (xp, _x) = x.device_ptr(&stream);
         let (yp, _y) = y.device_ptr_mut(&stream);
-        match (self.format, &self.coo_rows) {
+        match (self.format, &self.row_array) {
             // SAFETY: `a` keeps DeviceCsr's invariants (indices < cols = x's length); y holds
             // rows values.
             (Format::CsrScalar, _) => unsafe { launch::csr(&self.gpu, &self.k, false, rows, p, i, v, xp, alpha, beta, yp) },
