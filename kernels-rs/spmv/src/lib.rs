@@ -67,3 +67,6 @@ pub fn combine<T: Copy + PartialEq + core::ops::Mul<Output = T> + core::ops::Add
 
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;
+
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod merge_path;
