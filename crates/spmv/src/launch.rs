@@ -13,16 +13,66 @@ pub(crate) struct Kernels {
     pub merge_partition: Kernel,
     pub merge_split: Kernel,
     pub merge: Kernel,
+    pub row_lengths: Kernel,
+    pub iota: Kernel,
+    pub ell_fill: Kernel,
+    pub ell: Kernel,
+    pub hyb_overflow: Kernel,
+    pub hyb_fill_coo: Kernel,
+    pub jds_keys: Kernel,
+    pub jds_counts: Kernel,
+    pub jds_invert: Kernel,
+    pub jds_fill: Kernel,
+    pub jds: Kernel,
+    pub scoo_slice_ptr: Kernel,
+    pub scoo_gather: Kernel,
+    pub scoo: Kernel,
+    pub adaptive_counts: Kernel,
+    pub adaptive_write: Kernel,
+    pub adaptive_split: Kernel,
+    pub adaptive: Kernel,
 }
 
 impl Kernels {
     pub fn load<T: SpmvValue>(gpu: &Gpu) -> Result<Self> {
         let k = |phase: &str| gpu.kernel(&crate::MODULE, &format!("spmv_{phase}_{}", T::NAME));
-        Ok(Self { csr_scalar: k("csr_scalar")?, csr_vector: k("csr_vector")?, scale: k("scale")?, coo: k("coo")?, merge_partition: k("merge_partition")?, merge_split: k("merge_split")?, merge: k("merge")? })
+        let u = |phase: &str| gpu.kernel(&crate::MODULE, &format!("spmv_{phase}"));
+        Ok(Self {
+            csr_scalar: k("csr_scalar")?,
+            csr_vector: k("csr_vector")?,
+            scale: k("scale")?,
+            coo: k("coo")?,
+            merge_partition: k("merge_partition")?,
+            merge_split: k("merge_split")?,
+            merge: k("merge")?,
+            row_lengths: u("row_lengths")?,
+            iota: u("iota")?,
+            ell_fill: k("ell_fill")?,
+            ell: k("ell")?,
+            hyb_overflow: u("hyb_overflow")?,
+            hyb_fill_coo: k("hyb_fill_coo")?,
+            jds_keys: u("jds_keys")?,
+            jds_counts: u("jds_counts")?,
+            jds_invert: u("jds_invert")?,
+            jds_fill: k("jds_fill")?,
+            jds: k("jds")?,
+            scoo_slice_ptr: u("scoo_slice_ptr")?,
+            scoo_gather: k("scoo_gather")?,
+            scoo: k("scoo")?,
+            adaptive_counts: u("adaptive_counts")?,
+            adaptive_write: u("adaptive_write")?,
+            adaptive_split: k("adaptive_split")?,
+            adaptive: k("adaptive")?,
+        })
     }
 }
 
-fn max_blocks(gpu: &Gpu) -> u32 {
+/// A grid-stride launch over `n` items, a few per thread.
+pub(crate) fn grid(gpu: &Gpu, n: u64) -> LaunchConfig {
+    grid_1d(n, NT, NT as u64 * 4, max_blocks(gpu) * 4)
+}
+
+pub(crate) fn max_blocks(gpu: &Gpu) -> u32 {
     gpu.props().sm_count.max(1) * 16
 }
 
@@ -54,15 +104,24 @@ pub(crate) unsafe fn csr<T: SpmvValue>(gpu: &Gpu, k: &Kernels, vector: bool, row
 /// holds `rows` values.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn coo<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64, row: u64, col: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64) -> Result<()> {
-    let stream = gpu.stream();
     if rows > 0 {
         // SAFETY: spmv_scale_T(rows, beta, y): y holds rows values.
-        unsafe { k.scale.args(stream).arg(&rows).arg(&beta).arg(&y).launch(grid_1d(rows, NT, NT as u64, max_blocks(gpu)))? };
+        unsafe { k.scale.args(gpu.stream()).arg(&rows).arg(&beta).arg(&y).launch(grid_1d(rows, NT, NT as u64, max_blocks(gpu)))? };
     }
+    // SAFETY: as the caller guarantees.
+    unsafe { coo_add(gpu, k, nnz, row, col, vals, x, alpha, y) }
+}
+
+/// COO without scaling `y`: `y[row] += alpha · a · x[col]` by atomic adds (HYB's overflow).
+///
+/// # Safety
+/// As [`coo`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn coo_add<T: SpmvValue>(gpu: &Gpu, k: &Kernels, nnz: u64, row: u64, col: u64, vals: u64, x: u64, alpha: T, y: u64) -> Result<()> {
     if nnz > 0 {
         let cfg: LaunchConfig = grid_1d(nnz, NT, NT as u64 * 4, max_blocks(gpu) * 4);
         // SAFETY: spmv_coo_T(nnz, row, col, vals, x, alpha, y) as the caller guarantees.
-        unsafe { k.coo.args(stream).arg(&nnz).arg(&row).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(cfg)? };
+        unsafe { k.coo.args(gpu.stream()).arg(&nnz).arg(&row).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(cfg)? };
     }
     Ok(())
 }

@@ -5,13 +5,21 @@
 pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
+pub mod adaptive;
+mod auto;
+mod convert;
 mod cusparse;
+pub mod ell;
+pub mod hyb;
+pub mod jds;
 mod launch;
+pub mod scoo;
 pub mod serial;
+
+pub use auto::RowStats;
 
 use std::str::FromStr;
 
-use gpu_ptr2idx::Ptr2Idx;
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use gpu_runtime::{Payload, PtxModule};
 use sptrans_matrix::device::DeviceCsr;
@@ -26,9 +34,37 @@ pub enum Error {
     /// A driver, memory or launch error, wherever it arose.
     #[error(transparent)]
     Runtime(#[from] gpu_runtime::Error),
-    /// From the COO conversion's pointers-to-index.
+    /// From the conversions' pointers-to-index.
     #[error(transparent)]
     Ptr2Idx(gpu_ptr2idx::Error),
+    /// From the conversions' scans.
+    #[error(transparent)]
+    Scan(gpu_scan::Error),
+    /// From JDS's sort by row length.
+    #[error(transparent)]
+    Radix(gpu_radix::Error),
+    /// From SCOO's sort by column.
+    #[error(transparent)]
+    Segsort(gpu_segsort::Error),
+    /// From HYB's histogram of row lengths.
+    #[error(transparent)]
+    Histogram(gpu_histogram::Error),
+    /// A format's host arrays that break its layout (the constructors' validation).
+    #[error("invalid {format} matrix: {reason}")]
+    Invalid {
+        /// The format.
+        format: &'static str,
+        /// What is wrong, where.
+        reason: String,
+    },
+    /// ELL would pad too much: more than [`ell::ELL_MAX_FILL`] slots per nonzero.
+    #[error("ELL would need {slots} slots for {nnz} nonzeros (more than {} per nonzero): the rows are too uneven; use hyb, csr-adaptive or merge-path", ell::ELL_MAX_FILL)]
+    TooMuchPadding {
+        /// Slots (`rows · width`).
+        slots: u64,
+        /// Nonzeros.
+        nnz: u64,
+    },
     /// A vector of the wrong length.
     #[error("spmv: {what} has {actual} entries, expected {expected}")]
     LengthMismatch {
@@ -43,7 +79,7 @@ pub enum Error {
     #[error("spmv: the matrix has no values (a pattern matrix)")]
     NoValues,
     /// A format name that [`Format::from_str`] does not know.
-    #[error("unknown SpMV format `{0}` (csr-scalar, csr-vector, coo, merge-path, cusparse-csr-alg1, cusparse-csr-alg2, cusparse-coo)")]
+    #[error("unknown SpMV format `{0}` (auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds, merge-path, cusparse-csr-alg1, cusparse-csr-alg2, cusparse-coo)")]
     UnknownFormat(String),
     /// cuSPARSE could not be loaded (the baseline formats).
     #[error("cuSPARSE is not available: {0}")]
@@ -61,7 +97,11 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-gpu_runtime::lift_errors!(gpu_ptr2idx => Ptr2Idx);
+gpu_runtime::lift_errors!(gpu_ptr2idx => Ptr2Idx, gpu_scan => Scan, gpu_radix => Radix, gpu_segsort => Segsort, gpu_histogram => Histogram);
+
+pub(crate) fn invalid(format: &'static str, reason: String) -> Error {
+    Error::Invalid { format, reason }
+}
 
 /// The value types the kernels are built for: `f32` and `f64`.
 pub trait SpmvValue: Payload + Value + Into<f64> + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> {
@@ -84,15 +124,32 @@ impl SpmvValue for f64 {
 /// A storage format with its kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
+    /// Chosen from the row-length statistics by [`Format::choose`] when the plan is made.
+    Auto,
     /// CSR, one thread per row; deterministic. Good for short, even rows; one long row stalls
     /// its warp.
     CsrScalar,
     /// CSR, one warp per row with a shuffle reduction; deterministic. Good for rows of 32 or
     /// more; wastes lanes on short rows.
     CsrVector,
+    /// CSR-adaptive ([`adaptive`]): row blocks of short rows streamed through shared memory, a
+    /// block per long row; deterministic except for rows longer than
+    /// [`spmv_kernels::ADAPTIVE_LONG`].
+    CsrAdaptive,
     /// COO (the row of every nonzero, from ptr2idx), one thread per nonzero with atomic adds:
     /// even work per thread whatever the rows, but **not bit-reproducible** run to run.
     Coo,
+    /// ELL ([`ell`]): rows padded to the longest, column-major; deterministic. Refused past
+    /// [`ell::ELL_MAX_FILL`] slots per nonzero.
+    Ell,
+    /// ELL-COO / HYB ([`hyb`]): ELL of a width from the row-length histogram plus COO for the
+    /// overflow (atomic: not bit-reproducible when there is overflow).
+    Hyb,
+    /// Sliced COO ([`scoo`]): slices of rows accumulated in shared memory (shared atomics: not
+    /// bit-reproducible).
+    Scoo,
+    /// JDS ([`jds`]): rows sorted by length, jagged diagonals; deterministic.
+    Jds,
     /// Merge-path CSR (Merrill & Garland, SC'16): every thread walks the same number of steps
     /// of the merge of row ends with nonzeros, so a row of a million nonzeros is shared by many
     /// threads and empty rows cost a step each. Rows wholly inside one thread's steps are
@@ -109,15 +166,35 @@ pub enum Format {
 }
 
 impl Format {
-    /// Every format, in table order (ours, then the cuSPARSE baselines).
-    pub const ALL: [Format; 7] = [Format::CsrScalar, Format::CsrVector, Format::Coo, Format::MergePath, Format::CuSparseCsrAlg1, Format::CuSparseCsrAlg2, Format::CuSparseCoo];
+    /// Every concrete format, in table order (ours, then the cuSPARSE baselines); not
+    /// [`Format::Auto`].
+    pub const ALL: [Format; 12] = [
+        Format::CsrScalar,
+        Format::CsrVector,
+        Format::CsrAdaptive,
+        Format::Coo,
+        Format::Ell,
+        Format::Hyb,
+        Format::Scoo,
+        Format::Jds,
+        Format::MergePath,
+        Format::CuSparseCsrAlg1,
+        Format::CuSparseCsrAlg2,
+        Format::CuSparseCoo,
+    ];
 
-    /// The short name (`csr-scalar`, `csr-vector`, `coo`).
+    /// The short name (`csr-scalar`, `ell`, `cusparse-csr-alg1`, …).
     pub fn name(self) -> &'static str {
         match self {
+            Format::Auto => "auto",
             Format::CsrScalar => "csr-scalar",
             Format::CsrVector => "csr-vector",
+            Format::CsrAdaptive => "csr-adaptive",
             Format::Coo => "coo",
+            Format::Ell => "ell",
+            Format::Hyb => "hyb",
+            Format::Scoo => "scoo",
+            Format::Jds => "jds",
             Format::MergePath => "merge-path",
             Format::CuSparseCsrAlg1 => "cusparse-csr-alg1",
             Format::CuSparseCsrAlg2 => "cusparse-csr-alg2",
@@ -130,9 +207,11 @@ impl Format {
         matches!(self, Format::CuSparseCsrAlg1 | Format::CuSparseCsrAlg2 | Format::CuSparseCoo)
     }
 
-    /// Whether the same inputs give the same bits on every run.
+    /// Whether the same inputs give the same bits on every run, for any matrix (CSR-adaptive
+    /// also is when no row is longer than [`spmv_kernels::ADAPTIVE_LONG`], HYB when nothing
+    /// overflows to COO).
     pub fn is_deterministic(self) -> bool {
-        matches!(self, Format::CsrScalar | Format::CsrVector | Format::CuSparseCsrAlg2)
+        matches!(self, Format::CsrScalar | Format::CsrVector | Format::Ell | Format::Jds | Format::CuSparseCsrAlg2)
     }
 }
 
@@ -145,42 +224,62 @@ impl std::fmt::Display for Format {
 impl FromStr for Format {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        Format::ALL.into_iter().find(|f| f.name() == s.to_ascii_lowercase()).ok_or_else(|| Error::UnknownFormat(s.to_string()))
+        let s_lower = s.to_ascii_lowercase();
+        std::iter::once(Format::Auto).chain(Format::ALL).find(|f| f.name() == s_lower).ok_or_else(|| Error::UnknownFormat(s.to_string()))
     }
 }
 
+/// The plan's data beside its CSR, by format.
+enum Data<T: SpmvValue> {
+    /// CSR-scalar, CSR-vector, cuSPARSE CSR: the CSR alone.
+    Csr,
+    /// COO: the row of every nonzero; merge-path: the first row of every thread's steps.
+    Rows(CudaSlice<u32>),
+    Adaptive(adaptive::DeviceRowBlocks),
+    Ell(ell::DeviceEll<T>),
+    Hyb(hyb::DeviceHyb<T>),
+    Scoo(scoo::DeviceScoo<T>),
+    Jds(jds::DeviceJds<T>),
+}
+
 /// An SpMV plan: a matrix converted once to a format, multiplied many times
-/// ([`Spmv::apply`]), on its [`Gpu`]'s stream, allocating nothing per call.
+/// ([`Spmv::apply`]), on its [`Gpu`]'s stream, allocating nothing per call. The plan keeps the
+/// CSR it was made from ([`Spmv::into_matrix`] gives it back); [`Spmv::footprint_bytes`] counts
+/// what the chosen format itself needs.
 pub struct Spmv<T: SpmvValue> {
     gpu: Gpu,
     k: launch::Kernels,
     format: Format,
+    stats: Option<RowStats>,
     a: DeviceCsr<T>,
-    /// COO: the row of every nonzero (the columns and values are the CSR's). Merge-path: the
-    /// first row of every thread's steps.
-    row_array: Option<CudaSlice<u32>>,
-    /// The cuSPARSE baselines' handle and descriptors (pointing into `a` and, for COO,
-    /// `row_array`).
+    data: Data<T>,
+    /// The cuSPARSE baselines' handle and descriptors (pointing into `a` and, for COO, the
+    /// row array).
     cusparse: Option<cusparse::CuSparseSpmv>,
 }
 
 impl<T: SpmvValue> Spmv<T> {
-    /// Takes `a` and converts it to `format` on the GPU (COO: the row of every nonzero by
-    /// `gpu-ptr2idx`, with a transient workspace).
+    /// Takes `a` and converts it to `format` on the GPU with the primitives (transient
+    /// workspace); [`Format::Auto`] first measures the row lengths ([`RowStats`]) and picks
+    /// with [`Format::choose`].
     ///
     /// # Errors
-    /// [`Error::NoValues`] for a pattern matrix; module loading, out of memory.
+    /// [`Error::NoValues`] for a pattern matrix; [`Error::TooMuchPadding`] for ELL on uneven
+    /// rows; cuSPARSE errors for the baselines; module loading, out of memory.
     pub fn new(gpu: &Gpu, a: DeviceCsr<T>, format: Format) -> Result<Self> {
         if a.vals().is_none() {
             return Err(Error::NoValues);
         }
         let k = launch::Kernels::load::<T>(gpu)?;
-        let row_array = match format {
-            Format::Coo | Format::CuSparseCoo => {
-                let mut rows = gpu.alloc::<u32>(a.nnz() as usize)?;
-                Ptr2Idx::new(gpu)?.run(a.ptr(), &mut rows)?;
-                Some(rows)
+        let (format, stats) = match format {
+            Format::Auto => {
+                let stats = RowStats::measure(gpu, &k, &a)?;
+                (Format::choose(&stats), Some(stats))
             }
+            f => (f, None),
+        };
+        let data = match format {
+            Format::Coo | Format::CuSparseCoo => Data::Rows(convert::rows_of(gpu, &a)?),
             Format::MergePath => {
                 let mut start = gpu.alloc::<u32>(launch::merge_threads(a.rows(), a.nnz()).max(1) as usize)?;
                 let stream = gpu.stream().clone();
@@ -190,9 +289,14 @@ impl<T: SpmvValue> Spmv<T> {
                 // entries (or 1).
                 unsafe { launch::merge_partition(gpu, &k, a.rows(), a.nnz(), p, sp)? };
                 drop((_p, _s));
-                Some(start)
+                Data::Rows(start)
             }
-            _ => None,
+            Format::CsrAdaptive => Data::Adaptive(adaptive::DeviceRowBlocks::convert(gpu, &k, &a)?),
+            Format::Ell => Data::Ell(ell::DeviceEll::convert(gpu, &k, &a)?),
+            Format::Hyb => Data::Hyb(hyb::DeviceHyb::convert(gpu, &k, &a)?),
+            Format::Scoo => Data::Scoo(scoo::DeviceScoo::convert(gpu, &k, &a, None)?),
+            Format::Jds => Data::Jds(jds::DeviceJds::convert(gpu, &k, &a)?),
+            Format::CsrScalar | Format::CsrVector | Format::CuSparseCsrAlg1 | Format::CuSparseCsrAlg2 | Format::Auto => Data::Csr,
         };
         let alg = match format {
             Format::CuSparseCsrAlg1 => Some(cusparse::Alg::CsrAlg1),
@@ -201,15 +305,26 @@ impl<T: SpmvValue> Spmv<T> {
             _ => None,
         };
         let cusparse = match alg {
-            Some(alg) => Some(cusparse::CuSparseSpmv::new(gpu, &a, row_array.as_ref(), alg)?),
+            Some(alg) => {
+                let rows = match &data {
+                    Data::Rows(r) => Some(r),
+                    _ => None,
+                };
+                Some(cusparse::CuSparseSpmv::new(gpu, &a, rows, alg)?)
+            }
             None => None,
         };
-        Ok(Self { gpu: gpu.clone(), k, format, a, row_array, cusparse })
+        Ok(Self { gpu: gpu.clone(), k, format, stats, a, data, cusparse })
     }
 
-    /// The format.
+    /// The format (for [`Format::Auto`], the one chosen).
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// The row statistics [`Format::Auto`] chose from (`None` when a format was named).
+    pub fn stats(&self) -> Option<&RowStats> {
+        self.stats.as_ref()
     }
 
     /// The matrix.
@@ -225,11 +340,21 @@ impl<T: SpmvValue> Spmv<T> {
         a
     }
 
-    /// Device bytes of the matrix in this format (CSR arrays, plus COO's row array or
-    /// merge-path's partition).
+    /// Device bytes of the matrix in this format, padding included: the CSR arrays for the CSR
+    /// formats (plus merge-path's partition, CSR-adaptive's row blocks), COO's rows, columns and
+    /// values, and the format's own arrays for ELL, HYB, SCOO and JDS.
     pub fn footprint_bytes(&self) -> u64 {
         let csr = 4 * (self.a.rows() + 1) + self.a.nnz() * (4 + T::BYTES as u64);
-        csr + self.row_array.as_ref().map_or(0, |r| 4 * r.len() as u64)
+        match (&self.data, self.format) {
+            (Data::Rows(_), Format::Coo | Format::CuSparseCoo) => self.a.nnz() * (8 + T::BYTES as u64),
+            (Data::Rows(r), _) => csr + 4 * r.len() as u64,
+            (Data::Csr, _) => csr,
+            (Data::Adaptive(b), _) => csr + b.footprint_bytes(),
+            (Data::Ell(e), _) => e.footprint_bytes(),
+            (Data::Hyb(h), _) => h.footprint_bytes(),
+            (Data::Scoo(s), _) => s.footprint_bytes(),
+            (Data::Jds(j), _) => j.footprint_bytes(),
+        }
     }
 
     /// `y = alpha * A * x + beta * y`; with `beta == 0`, `y` is not read. Enqueued without
@@ -255,29 +380,30 @@ impl<T: SpmvValue> Spmv<T> {
         };
         let (xp, _x) = x.device_ptr(&stream);
         let (yp, _y) = y.device_ptr_mut(&stream);
-        match (self.format, &self.row_array) {
-            // SAFETY: `a` keeps DeviceCsr's invariants (indices < cols = x's length); y holds
-            // rows values.
-            (Format::CsrScalar, _) => unsafe { launch::csr(&self.gpu, &self.k, false, rows, p, i, v, xp, alpha, beta, yp) },
-            // SAFETY: as above.
-            (Format::CsrVector, _) => unsafe { launch::csr(&self.gpu, &self.k, true, rows, p, i, v, xp, alpha, beta, yp) },
-            (Format::Coo, Some(r)) => {
+        let (gpu, k) = (&self.gpu, &self.k);
+        // SAFETY (every arm): `a` keeps DeviceCsr's invariants (indices < cols = x's length),
+        // y holds rows values, and the format's data was converted from `a`.
+        match (self.format, &self.data) {
+            (Format::CsrScalar, _) => unsafe { launch::csr(gpu, k, false, rows, p, i, v, xp, alpha, beta, yp) },
+            (Format::CsrVector, _) => unsafe { launch::csr(gpu, k, true, rows, p, i, v, xp, alpha, beta, yp) },
+            (Format::Coo, Data::Rows(r)) => {
                 let (rp, _r) = r.device_ptr(&stream);
-                // SAFETY: the rows of the valid CSR (< rows), its columns (< cols) and values.
-                unsafe { launch::coo(&self.gpu, &self.k, rows, nnz, rp, i, v, xp, alpha, beta, yp) }
+                unsafe { launch::coo(gpu, k, rows, nnz, rp, i, v, xp, alpha, beta, yp) }
             }
-            (Format::MergePath, Some(s)) => {
+            (Format::MergePath, Data::Rows(s)) => {
                 let (sp, _s) = s.device_ptr(&stream);
-                // SAFETY: the valid CSR; s holds its partition (merge_threads(rows, nnz) entries).
-                unsafe { launch::merge(&self.gpu, &self.k, rows, nnz, p, i, v, xp, alpha, beta, yp, sp) }
+                unsafe { launch::merge(gpu, k, rows, nnz, p, i, v, xp, alpha, beta, yp, sp) }
             }
-            (Format::Coo | Format::MergePath, None) => Err(Error::Runtime(gpu_runtime::Error::Internal("COO or merge-path plan without its array"))),
+            (_, Data::Adaptive(b)) => unsafe { b.apply(gpu, k, p, i, v, alpha, xp, beta, yp) },
+            (_, Data::Ell(e)) => unsafe { e.apply(gpu, k, alpha, xp, beta, yp) },
+            (_, Data::Hyb(h)) => unsafe { h.apply(gpu, k, alpha, xp, beta, yp) },
+            (_, Data::Scoo(s)) => unsafe { s.apply(gpu, k, alpha, xp, beta, yp) },
+            (_, Data::Jds(j)) => unsafe { j.apply(gpu, k, alpha, xp, beta, yp) },
             (Format::CuSparseCsrAlg1 | Format::CuSparseCsrAlg2 | Format::CuSparseCoo, _) => match self.cusparse.as_mut() {
-                // SAFETY: x and y checked to hold cols and rows values; the descriptor's arrays
-                // are the plan's own.
-                Some(cs) => unsafe { cs.apply(&self.gpu, rows, cols, alpha, xp, beta, yp) },
+                Some(cs) => unsafe { cs.apply(gpu, rows, cols, alpha, xp, beta, yp) },
                 None => Err(Error::Runtime(gpu_runtime::Error::Internal("cuSPARSE plan without its handle"))),
             },
+            _ => Err(Error::Runtime(gpu_runtime::Error::Internal("SpMV plan without its format's data"))),
         }
     }
 }

@@ -2,8 +2,14 @@
 //! scales (uniform, R-MAT power-law rows, 2D/3D Laplacians, banded, tall-skinny, a dense row, a
 //! dense column), empty shapes (0 × 0, 0 × n, m × 0, empty rows), f32 and f64, `beta = 0` into a
 //! poisoned `y` and `beta ≠ 0` on a random one, NaN and infinity in `x`; CSR formats
-//! bit-identical across runs; the errors.
-use gpu_spmv::{serial, Error, Format, Spmv, SpmvValue};
+//! bit-identical across runs; every GPU conversion equal to its twin's; the errors. The twins of
+//! the formats are checked against the CSR twin on any machine.
+use gpu_spmv::adaptive::{DeviceRowBlocks, RowBlocks};
+use gpu_spmv::ell::{DeviceEll, Ell};
+use gpu_spmv::hyb::{DeviceHyb, Hyb};
+use gpu_spmv::jds::{DeviceJds, Jds};
+use gpu_spmv::scoo::{DeviceScoo, Scoo};
+use gpu_spmv::{serial, Error, Format, RowStats, Spmv, SpmvValue};
 use gpu_testkit::{gpu_test, max_len, rng, Gpu, POISON_BYTE};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -57,6 +63,22 @@ fn check<T: SpmvValue>(gpu: &Gpu, plan: &mut Spmv<T>, a: &Csr<u32, T>, alpha: T,
     got
 }
 
+/// The plan, or `None` when ELL refuses a matrix whose padding is indeed past the limit.
+fn plan_or_refusal<T: SpmvValue>(gpu: &Gpu, da: &mut Option<DeviceCsr<T>>, a: &Csr<u32, T>, format: Format, name: &str) -> Option<Spmv<T>> {
+    match Spmv::new(gpu, da.take().unwrap(), format) {
+        Ok(plan) => Some(plan),
+        Err(Error::TooMuchPadding { slots, nnz }) if format == Format::Ell => {
+            let width = a.ptr().windows(2).map(|w| (w[1] - w[0]) as u64).max().unwrap_or(0);
+            assert_eq!(slots, a.rows() * width, "{name}");
+            assert!(slots > gpu_spmv::ell::ELL_MAX_FILL * nnz.max(1), "{name}: refused within the limit");
+            assert!(Ell::from_csr(a).is_err());
+            *da = Some(DeviceCsr::upload(gpu, a).unwrap());
+            None
+        }
+        Err(e) => panic!("{name} {format}: {e}"),
+    }
+}
+
 fn every_format<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
     let mut cases = 0;
     for scale in [1u64, 5, 33, 300, 5000, 100_000] {
@@ -66,8 +88,8 @@ fn every_format<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
         for (name, a) in matrices::<T>(r, scale) {
             let da = DeviceCsr::upload(gpu, &a).unwrap();
             let mut da = Some(da);
-            for format in Format::ALL {
-                let mut plan = Spmv::new(gpu, da.take().unwrap(), format).unwrap();
+            for format in Format::ALL.into_iter().chain([Format::Auto]) {
+                let Some(mut plan) = plan_or_refusal(gpu, &mut da, &a, format, &name) else { continue };
                 let x = random_vec::<T>(r, a.cols() as usize);
                 let y0 = random_vec::<T>(r, a.rows() as usize);
                 let first = check(gpu, &mut plan, &a, T::from_f64(1.0), &x, T::default(), &y0, &name);
@@ -104,7 +126,7 @@ gpu_test!(fn one_dense_row_nan_and_infinity(gpu) {
     let y0 = random_vec::<f64>(&mut r, 300);
     let mut da = Some(DeviceCsr::upload(gpu, &a).unwrap());
     for format in Format::ALL {
-        let mut plan = Spmv::new(gpu, da.take().unwrap(), format).unwrap();
+        let Some(mut plan) = plan_or_refusal(gpu, &mut da, &a, format, "dense row") else { continue };
         check(gpu, &mut plan, &a, 2.0, &x, 0.0, &y0, "dense row with NaN / inf");
         da = Some(plan.into_matrix());
     }
@@ -123,15 +145,161 @@ gpu_test!(fn errors_are_values(gpu) {
     assert!(matches!(Spmv::new(gpu, pattern, Format::Coo), Err(Error::NoValues)));
     assert_eq!(plan.footprint_bytes(), 4 * 31 + 12 * 100);
     let coo = Spmv::new(gpu, plan.into_matrix(), Format::Coo).unwrap();
-    assert_eq!(coo.footprint_bytes(), 4 * 31 + 12 * 100 + 4 * 100);
+    assert_eq!(coo.footprint_bytes(), 16 * 100);
 });
+
+/// Every GPU conversion gives exactly its twin's arrays.
+fn conversions<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
+    let mut cases = 0;
+    for scale in [1u64, 33, 300, 5000, 100_000] {
+        if scale * 8 > max_len() as u64 {
+            continue;
+        }
+        for (name, a) in matrices::<T>(r, scale) {
+            let da = DeviceCsr::upload(gpu, &a).unwrap();
+            match (DeviceEll::from_csr(gpu, &da), Ell::from_csr(&a)) {
+                (Ok(d), Ok(h)) => {
+                    assert_eq!(d.download(gpu).unwrap(), h, "{name}: ell");
+                    assert_eq!(d.footprint_bytes(), h.footprint_bytes());
+                }
+                (Err(Error::TooMuchPadding { .. }), Err(Error::TooMuchPadding { .. })) => {}
+                (d, h) => panic!("{name}: ell GPU {:?} vs twin {:?}", d.err(), h.err()),
+            }
+            let h = DeviceHyb::from_csr(gpu, &da).unwrap();
+            let twin = Hyb::from_csr(&a);
+            assert_eq!(h.download(gpu).unwrap(), twin, "{name}: hyb");
+            assert_eq!(h.footprint_bytes(), twin.footprint_bytes());
+            let j = DeviceJds::from_csr(gpu, &da).unwrap();
+            let twin = Jds::from_csr(&a);
+            assert_eq!(j.download(gpu).unwrap(), twin, "{name}: jds");
+            assert_eq!(j.footprint_bytes(), twin.footprint_bytes());
+            for s in [None, Some(32), Some(1024)] {
+                let d = DeviceScoo::from_csr(gpu, &da, s).unwrap();
+                let twin = Scoo::from_csr(&a, d.slice_rows()).unwrap();
+                assert_eq!(d.download(gpu).unwrap(), twin, "{name}: scoo {s:?}");
+                assert_eq!(d.footprint_bytes(), twin.footprint_bytes());
+            }
+            let b = DeviceRowBlocks::from_csr(gpu, &da).unwrap();
+            assert_eq!(b.download(gpu).unwrap(), RowBlocks::from_csr(&a), "{name}: row blocks");
+            cases += 1;
+        }
+    }
+    cases
+}
+
+gpu_test!(fn conversions_equal_their_twins_f64(gpu) {
+    let (mut r, _seed) = rng();
+    assert!(conversions::<f64>(gpu, &mut r) >= 20);
+});
+
+gpu_test!(fn conversions_equal_their_twins_f32(gpu) {
+    let (mut r, _seed) = rng();
+    assert!(conversions::<f32>(gpu, &mut r) >= 20);
+});
+
+gpu_test!(fn long_rows_cut_in_pieces(gpu) {
+    // Rows longer than ADAPTIVE_LONG (pieces with atomics), beside short ones and empty ones.
+    let (mut r, _seed) = rng();
+    let n = (3 * spmv_kernels::ADAPTIVE_LONG + 17).min(max_len() as u64).max(2000);
+    let mut ptr = vec![0u32];
+    let mut idx = vec![];
+    for row in 0..40u64 {
+        let len = match row % 4 { 0 => n, 1 => 0, 2 => 3, _ => 1500 };
+        idx.extend((0..len).map(|c| (c * 7919 % n) as u32));
+        let last = ptr.len() - 1;
+        idx[ptr[last] as usize..].sort_unstable();
+        ptr.push(idx.len() as u32);
+    }
+    let vals = random_vec::<f64>(&mut r, idx.len());
+    let a = Csr::try_new(40, n, ptr, idx, vals).unwrap();
+    let x = random_vec::<f64>(&mut r, n as usize);
+    let y0 = random_vec::<f64>(&mut r, 40);
+    let mut da = Some(DeviceCsr::upload(gpu, &a).unwrap());
+    for format in Format::ALL {
+        let Some(mut plan) = plan_or_refusal(gpu, &mut da, &a, format, "long rows") else { continue };
+        check(gpu, &mut plan, &a, 1.5, &x, -0.5, &y0, "long rows");
+        da = Some(plan.into_matrix());
+    }
+});
+
+/// The twins of the formats against the CSR twin (ELL and JDS bit for bit), on any machine.
+#[test]
+fn format_twins_match_the_csr_twin() {
+    let (mut r, _seed) = rng();
+    for scale in [1u64, 33, 300, 3000] {
+        for (name, a) in matrices::<f64>(&mut r, scale) {
+            let x = random_vec::<f64>(&mut r, a.cols() as usize);
+            let y0 = random_vec::<f64>(&mut r, a.rows() as usize);
+            let (alpha, beta) = (1.25, -0.5);
+            let mut want = y0.clone();
+            serial::spmv(&a, alpha, &x, beta, &mut want);
+            let bound = serial::error_bound(&a, alpha, &x, beta, &y0);
+            let run = |f: &dyn Fn(&mut [f64])| {
+                let mut y = y0.clone();
+                f(&mut y);
+                y
+            };
+            if let Ok(e) = Ell::from_csr(&a) {
+                assert_eq!(run(&|y| e.spmv(alpha, &x, beta, y)), want, "{name}: ell");
+            }
+            assert_eq!(run(&|y| Jds::from_csr(&a).spmv(alpha, &x, beta, y)), want, "{name}: jds");
+            let hyb = Hyb::from_csr(&a);
+            serial::within(&run(&|y| hyb.spmv(alpha, &x, beta, y)), &want, &bound).unwrap_or_else(|e| panic!("{name}: hyb {e}"));
+            for s in [32, 1024] {
+                let scoo = Scoo::from_csr(&a, s).unwrap();
+                serial::within(&run(&|y| scoo.spmv(alpha, &x, beta, y)), &want, &bound).unwrap_or_else(|e| panic!("{name}: scoo {e}"));
+            }
+            // Row blocks cover every row once, in order, each under the limits.
+            let b = RowBlocks::from_csr(&a);
+            assert_eq!(*b.block_row().last().unwrap() as u64, a.rows(), "{name}");
+            for w in b.block_row().windows(2).zip(b.block_nz().windows(2)) {
+                let ((r0, r1), (z0, z1)) = ((w.0[0], w.0[1]), (w.1[0], w.1[1]));
+                assert!(r1 >= r0 && z1 >= z0 && r1 - r0 <= spmv_kernels::NT, "{name}");
+                if r1 - r0 > 1 {
+                    assert!(((z1 - z0) as usize) < spmv_kernels::ADAPTIVE_NV, "{name}: {} nonzeros in a stream block", z1 - z0);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn host_types_refuse_bad_layouts() {
+    let pad = spmv_kernels::ELL_PAD;
+    assert!(Ell::<f64>::try_new(2, 3, 2, vec![0, 1, 2, pad], vec![1.0, 1.0, 1.0, 0.0]).is_ok());
+    assert!(matches!(Ell::<f64>::try_new(2, 3, 2, vec![0, 1, 3, pad], vec![1.0; 4]), Err(Error::Invalid { format: "ell", .. })));
+    assert!(matches!(Ell::<f64>::try_new(2, 3, 2, vec![pad, 1, 2, pad], vec![0.0, 1.0, 1.0, 0.0]), Err(Error::Invalid { .. })));
+    assert!(matches!(Ell::<f64>::try_new(2, 3, 2, vec![0, 1, 2], vec![1.0; 3]), Err(Error::Invalid { .. })));
+    assert!(Jds::<f64>::try_new(2, 2, vec![1, 0], vec![0, 2, 3], vec![0, 1, 1], vec![1.0; 3]).is_ok());
+    assert!(matches!(Jds::<f64>::try_new(2, 2, vec![1, 1], vec![0, 2, 3], vec![0, 1, 1], vec![1.0; 3]), Err(Error::Invalid { format: "jds", .. })));
+    assert!(matches!(Jds::<f64>::try_new(2, 2, vec![1, 0], vec![0, 1, 3], vec![0, 1, 1], vec![1.0; 3]), Err(Error::Invalid { .. })));
+    assert!(Scoo::<f64>::try_new(3, 2, 2, vec![0, 2, 3], vec![0, 1, 0], vec![0, 1, 1], vec![1.0; 3]).is_ok());
+    assert!(matches!(Scoo::<f64>::try_new(3, 2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![0, 1, 1], vec![1.0; 3]), Err(Error::Invalid { format: "scoo", .. })));
+    assert!(matches!(Scoo::<f64>::try_new(3, 2, 3, vec![0, 3], vec![0; 3], vec![0; 3], vec![1.0; 3]), Err(Error::Invalid { .. })));
+    let e = Ell::<f64>::try_new(1, 2, 1, vec![0], vec![1.0]).unwrap();
+    assert!(matches!(Hyb::try_new(e, vec![1], vec![0], vec![1.0]), Err(Error::Invalid { format: "hyb", .. })));
+    // ELL refuses a dense row over many short ones.
+    let a = gen::dense_row::<f64>(1000, 5000, 6000, 1).unwrap();
+    assert!(matches!(Ell::from_csr(&a), Err(Error::TooMuchPadding { .. })));
+}
+
+#[test]
+fn auto_picks_by_row_statistics() {
+    let pick = |a: &Csr<u32, f64>| Format::choose(&RowStats::from_lengths(a.ptr().windows(2).map(|w| (w[1] - w[0]) as u64)));
+    assert_eq!(pick(&gen::laplacian_3d(20).unwrap()), Format::CsrScalar);
+    assert_eq!(pick(&gen::uniform(2000, 2000, 100_000, 1).unwrap()), Format::CsrVector);
+    assert_eq!(pick(&gen::dense_row(2000, 100_000, 110_000, 1).unwrap()), Format::MergePath);
+    assert_eq!(pick(&gen::rmat(14, 200_000, 0.57, 0.19, 0.19, 1).unwrap()), Format::MergePath);
+    assert_eq!(pick(&Csr::try_new(3, 3, vec![0u32; 4], vec![], vec![]).unwrap()), Format::CsrScalar);
+}
 
 #[test]
 fn formats_and_bounds() {
+    assert_eq!("AUTO".parse::<Format>().unwrap(), Format::Auto);
     for f in Format::ALL {
         assert_eq!(f.name().parse::<Format>().unwrap(), f);
     }
-    assert!(matches!("ell".parse::<Format>(), Err(Error::UnknownFormat(_))));
+    assert!(matches!("ellpack".parse::<Format>(), Err(Error::UnknownFormat(_))));
     let a = Csr::try_new(1, 3, vec![0u32, 3], vec![0, 1, 2], vec![1.0f32, -1.0, 1e-8]).unwrap();
     let b = serial::error_bound(&a, 1.0, &[1.0, 1.0, 1.0], 0.0, &[0.0]);
     let g = 5.0 * (f32::EPSILON as f64 / 2.0);

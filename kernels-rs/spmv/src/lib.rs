@@ -14,7 +14,20 @@
 //!   are summed across the warp by row, then completed by atomic adds (those rows are not
 //!   bit-reproducible).
 //!
-//! CSR-scalar and CSR-vector use no atomics: the same bits every run.
+//! - `ell.rs`: ELL (rows padded to one width, column-major; thread per row) and its fill.
+//! - `hyb.rs`: ELL-COO / HYB (ELL of a chosen width, COO for the overflow; the COO part is
+//!   added atomically by `spmv_coo`).
+//! - `jds.rs`: JDS (rows sorted by length, jagged diagonals column-major; thread per sorted row).
+//! - `scoo.rs`: sliced COO (slices of rows accumulated in shared memory, several lanes per row).
+//! - `adaptive.rs`: CSR-adaptive (row blocks: CSR-stream for runs of short rows, a block for one
+//!   row, pieces with atomics for very long rows).
+//! - `convert.rs`: conversion helpers (row lengths with their maximum, the identity
+//!   permutation).
+//!
+//! CSR-scalar, CSR-vector, ELL and JDS use no atomics: the same bits every run (ELL and JDS sum
+//! each row in CSR order, so they match CSR-scalar bit for bit). CSR-adaptive is deterministic
+//! except for rows longer than [`ADAPTIVE_LONG`]; COO, HYB (its COO part), SCOO and merge-path
+//! are not.
 #![no_std]
 #![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
 #![deny(missing_docs)]
@@ -27,6 +40,84 @@ pub const VECTOR_ROWS_PER_BLOCK: u32 = NT / 32;
 
 /// Merge-path steps (row ends + nonzeros) per thread of `spmv_merge`.
 pub const MERGE_VT: u32 = 8;
+
+/// The column index of ELL padding (never a real column: columns are below `cols ≤ u32::MAX`).
+pub const ELL_PAD: u32 = u32::MAX;
+
+/// CSR-adaptive: rows starting in one chunk of this many nonzeros (and each at most this long)
+/// form a row block.
+pub const ADAPTIVE_CHUNK: u64 = 1024;
+/// CSR-adaptive: products one block stages in shared memory (a row block holds fewer than
+/// `2 · ADAPTIVE_CHUNK` nonzeros).
+pub const ADAPTIVE_NV: usize = 2 * ADAPTIVE_CHUNK as usize;
+/// CSR-adaptive: rows longer than this are cut into pieces of this many nonzeros, one block
+/// each, completed by atomic adds.
+pub const ADAPTIVE_LONG: u64 = 16 * ADAPTIVE_CHUNK;
+
+/// CSR-adaptive: how many row-block entries start at row `r` (`0 ..= rows`; `ptr(i)` reads the
+/// row pointer). A block starts at row 0, at every multiple of `NT` (so a block has at most `NT`
+/// rows), where a row starts in a new chunk of [`ADAPTIVE_CHUNK`] nonzeros, and beside any row
+/// longer than the chunk (such a row is alone). A row longer than [`ADAPTIVE_LONG`] gets one
+/// entry per piece; `r == rows` gets the closing entry.
+///
+/// ```
+/// use spmv_kernels::adaptive_entries;
+/// let ptr = [0u64, 3, 3, 5000, 40000, 40001];
+/// let e: Vec<u64> = (0..=5).map(|r| adaptive_entries(r, 5, |i| ptr[i as usize])).collect();
+/// // Rows 0 and 1 together; row 2 (4995) alone; row 3 (35000) in 3 pieces; row 4 alone.
+/// assert_eq!(e, [1, 0, 1, 3, 1, 1]);
+/// ```
+#[inline(always)]
+pub fn adaptive_entries(r: u64, rows: u64, ptr: impl Fn(u64) -> u64) -> u64 {
+    if r >= rows {
+        return 1;
+    }
+    let start = ptr(r);
+    let len = ptr(r + 1) - start;
+    if len > ADAPTIVE_LONG {
+        return len.div_ceil(ADAPTIVE_LONG);
+    }
+    if r == 0 || r % NT as u64 == 0 || len > ADAPTIVE_CHUNK {
+        return 1;
+    }
+    let prev = ptr(r - 1);
+    (start - prev > ADAPTIVE_CHUNK || start / ADAPTIVE_CHUNK != prev / ADAPTIVE_CHUNK) as u64
+}
+
+/// SCOO: shared-memory lanes per row (consecutive threads add into different lanes).
+pub const SCOO_LANES: u32 = 4;
+/// SCOO: the most rows of a slice (a power of two; the shared memory of a block is
+/// `SCOO_LANES · slice_rows` values).
+pub const SCOO_MAX_SLICE_ROWS: u32 = 1024;
+
+/// JDS: how many of the rows sorted by length (their keys `max_len − len` ascending, `keys` of
+/// `rows` entries) are longer than `d`: the first key `≥ max_len − d` (binary search).
+///
+/// ```
+/// // Lengths 5, 3, 3, 0 (max 5): keys 0, 2, 2, 5.
+/// let keys = [0u32, 2, 2, 5];
+/// // SAFETY: keys holds 4 entries.
+/// let longer = |d| unsafe { spmv_kernels::jds_rows_longer(d, 5, keys.as_ptr(), 4) };
+/// assert_eq!([0, 1, 2, 3, 4].map(longer), [3, 3, 3, 1, 1]);
+/// ```
+///
+/// # Safety
+/// `keys` holds `rows` entries, ascending.
+#[inline(always)]
+pub unsafe fn jds_rows_longer(d: u32, max_len: u32, keys: *const u32, rows: u64) -> u64 {
+    let bound = max_len - d.min(max_len);
+    let (mut lo, mut hi) = (0u64, rows);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        // SAFETY: mid < rows.
+        if unsafe { *keys.add(mid as usize) } < bound {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
 
 /// The row where diagonal `diag` of the merge path crosses: how many row ends come among the
 /// first `diag` items when the row ends (`ptr[1..=rows]`) are merged with the nonzeros `0..nnz`,
@@ -70,3 +161,19 @@ mod kernels;
 
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod merge_path;
+
+#[cfg(target_arch = "nvptx64")]
+pub mod reduce;
+
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod adaptive;
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod convert;
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod ell;
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod hyb;
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod jds;
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod scoo;

@@ -1,0 +1,89 @@
+//! CSR-adaptive (Greathouse & Daga, SC'14): the CSR plus row blocks, so that a block of threads
+//! gets either a run of short rows (CSR-stream: coalesced loads into shared memory, then a group
+//! of lanes per row), one row (CSR-vector with the whole block) or a piece of a very long row
+//! (CSR-vectorL, atomics). Deterministic except for rows longer than
+//! [`spmv_kernels::ADAPTIVE_LONG`].
+mod serial;
+
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
+use gpu_runtime::Gpu;
+use sptrans_matrix::device::DeviceCsr;
+use spmv_kernels::NT;
+
+pub use serial::RowBlocks;
+
+use crate::launch::{grid, Kernels};
+use crate::{convert, Result, SpmvValue};
+
+/// CSR-adaptive's row blocks on the GPU (see [`RowBlocks`]), for the CSR they were built from.
+pub struct DeviceRowBlocks {
+    entries: u64,
+    block_row: CudaSlice<u32>,
+    block_nz: CudaSlice<u32>,
+}
+
+impl DeviceRowBlocks {
+    /// Builds the row blocks on the GPU: entry counts per row, their scan (`gpu-scan`), then
+    /// each row writes its entries.
+    ///
+    /// # Errors
+    /// Out of memory, launch errors.
+    pub fn from_csr<T: SpmvValue>(gpu: &Gpu, a: &DeviceCsr<T>) -> Result<Self> {
+        Self::convert(gpu, &Kernels::load::<T>(gpu)?, a)
+    }
+
+    pub(crate) fn convert<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>) -> Result<Self> {
+        let rows = a.rows();
+        let mut count = gpu.alloc::<u32>(rows as usize + 2)?;
+        // SAFETY: spmv_adaptive_counts(rows, ptr, count): count holds rows + 2.
+        unsafe { k.adaptive_counts.args(gpu.stream()).arg(&rows).arg(a.ptr()).arg(&mut count).launch(grid(gpu, rows + 2))? };
+        let (offset, entries) = convert::exclusive_scan(gpu, &count)?;
+        drop(count);
+        let (mut block_row, mut block_nz) = (gpu.alloc::<u32>(entries as usize)?, gpu.alloc::<u32>(entries as usize)?);
+        // SAFETY: spmv_adaptive_write(rows, ptr, offset, block_row, block_nz): the scan of the
+        // counts; both hold its total.
+        unsafe { k.adaptive_write.args(gpu.stream()).arg(&rows).arg(a.ptr()).arg(&offset).arg(&mut block_row).arg(&mut block_nz).launch(grid(gpu, rows + 1))? };
+        Ok(Self { entries: entries as u64, block_row, block_nz })
+    }
+
+    /// Row blocks (entries − 1).
+    pub fn blocks(&self) -> u64 {
+        self.entries - 1
+    }
+
+    /// Bytes beyond the CSR (as [`RowBlocks::footprint_bytes`]).
+    pub fn footprint_bytes(&self) -> u64 {
+        8 * self.entries
+    }
+
+    /// Copies to the host type.
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub fn download(&self, gpu: &Gpu) -> Result<RowBlocks> {
+        Ok(RowBlocks::from_parts(gpu.download(&self.block_row)?, gpu.download(&self.block_nz)?))
+    }
+
+    /// `y = alpha · A · x + beta · y` for the CSR these blocks were built from.
+    ///
+    /// # Safety
+    /// `ptr`/`idx`/`vals` that CSR; `x` holds `cols` values and `y` `rows`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn apply<T: SpmvValue>(&self, gpu: &Gpu, k: &Kernels, ptr: u64, idx: u64, vals: u64, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+        let blocks = self.blocks();
+        if blocks == 0 {
+            return Ok(());
+        }
+        let stream = gpu.stream().clone();
+        let (br, _r) = self.block_row.device_ptr(&stream);
+        let (bz, _z) = self.block_nz.device_ptr(&stream);
+        // SAFETY: spmv_adaptive_split_T(blocks, ptr, block_row, block_nz, beta, y): this CSR's
+        // blocks; y holds rows.
+        unsafe { k.adaptive_split.args(&stream).arg(&blocks).arg(&ptr).arg(&br).arg(&bz).arg(&beta).arg(&y).launch(grid(gpu, blocks))? };
+        let cfg = gpu_runtime::grid_1d(blocks, NT, 1, u32::MAX);
+        // SAFETY: spmv_adaptive_T(blocks, ptr, idx, vals, x, alpha, beta, y, block_row, block_nz)
+        // after the split pass on the same stream; blocks of NT threads.
+        unsafe { k.adaptive.args(&stream).arg(&blocks).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).arg(&br).arg(&bz).launch(cfg)? };
+        Ok(())
+    }
+}

@@ -1,0 +1,94 @@
+//! [`Format::Auto`]: row-length statistics measured on the GPU and the rule that picks a format
+//! from them (fitted to the H100 measurements in BENCHMARKS.md).
+use gpu_runtime::Gpu;
+use sptrans_matrix::device::DeviceCsr;
+
+use crate::launch::Kernels;
+use crate::{convert, Format, Result, SpmvValue};
+
+/// Row-length statistics of a matrix.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RowStats {
+    /// Rows.
+    pub rows: u64,
+    /// Nonzeros.
+    pub nnz: u64,
+    /// Mean row length.
+    pub mean: f64,
+    /// Longest row.
+    pub max: u64,
+    /// Coefficient of variation of the row lengths (standard deviation / mean; 0 when empty).
+    pub cv: f64,
+}
+
+impl RowStats {
+    /// From the row lengths, on the host.
+    ///
+    /// ```
+    /// let s = gpu_spmv::RowStats::from_lengths([2u64, 2, 2, 2]);
+    /// assert_eq!((s.rows, s.nnz, s.max, s.cv), (4, 8, 2, 0.0));
+    /// ```
+    pub fn from_lengths(lengths: impl IntoIterator<Item = u64>) -> Self {
+        Self::from_histogram(lengths.into_iter().map(|l| (l, 1)))
+    }
+
+    /// From `(length, rows of that length)` pairs.
+    fn from_histogram(h: impl IntoIterator<Item = (u64, u64)>) -> Self {
+        let (mut rows, mut nnz, mut sq, mut max) = (0u64, 0u64, 0f64, 0u64);
+        for (l, c) in h {
+            rows += c;
+            nnz += l * c;
+            sq += (l as f64) * (l as f64) * c as f64;
+            if c > 0 {
+                max = max.max(l);
+            }
+        }
+        let mean = if rows == 0 { 0.0 } else { nnz as f64 / rows as f64 };
+        let var = if rows == 0 { 0.0 } else { (sq / rows as f64 - mean * mean).max(0.0) };
+        let cv = if mean > 0.0 { var.sqrt() / mean } else { 0.0 };
+        Self { rows, nnz, mean, max, cv }
+    }
+
+    /// Measured on the GPU: row lengths, their maximum and histogram (`gpu-histogram`), the
+    /// histogram summed on the host.
+    pub(crate) fn measure<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>) -> Result<Self> {
+        let (len, max) = convert::row_lengths(gpu, k, a, true)?;
+        match len {
+            Some(len) if a.rows() > 0 => {
+                let mut counts = gpu.alloc_zeros::<u32>(max as usize + 1)?;
+                gpu_histogram::Histogram::new(gpu)?.counts(&len.slice(0..a.rows() as usize), &mut counts)?;
+                let h = gpu.download(&counts)?;
+                Ok(Self::from_histogram(h.iter().enumerate().map(|(l, &c)| (l as u64, c as u64))))
+            }
+            _ => Ok(Self::from_lengths([])),
+        }
+    }
+}
+
+impl Format {
+    /// The format [`Format::Auto`] picks for a matrix with these statistics:
+    /// - no nonzeros: CSR-scalar (it only scales `y`);
+    /// - uneven rows (longest row above 16 × the mean + 32, or a coefficient of variation
+    ///   above 1): merge-path CSR, whose work per thread does not depend on the rows;
+    /// - even rows of mean length ≥ 12: CSR-vector (a warp per row, coalesced);
+    /// - even short rows: CSR-scalar.
+    ///
+    /// ```
+    /// use gpu_spmv::{Format, RowStats};
+    /// let laplacian = RowStats::from_lengths((0..1000).map(|i| 5 + i % 3));
+    /// assert_eq!(Format::choose(&laplacian), Format::CsrScalar);
+    /// let power_law = RowStats::from_lengths((1..1000u64).map(|i| 100_000 / i));
+    /// assert_eq!(Format::choose(&power_law), Format::MergePath);
+    /// ```
+    pub fn choose(s: &RowStats) -> Format {
+        if s.nnz == 0 {
+            Format::CsrScalar
+        } else if s.max as f64 > 16.0 * s.mean + 32.0 || s.cv > 1.0 {
+            Format::MergePath
+        } else if s.mean >= 12.0 {
+            Format::CsrVector
+        } else {
+            Format::CsrScalar
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Host side of the conversions' shared steps: row lengths and their maximum, the row of every
+//! nonzero (ptr2idx), exclusive scans with their totals, the identity permutation.
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
+use gpu_runtime::Gpu;
+use sptrans_matrix::device::DeviceCsr;
+
+use crate::launch::{grid, Kernels};
+use crate::{Result, SpmvValue};
+
+/// The longest row, and each row's length when `with_lengths`.
+pub(crate) fn row_lengths<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>, with_lengths: bool) -> Result<(Option<CudaSlice<u32>>, u32)> {
+    let rows = a.rows();
+    let mut max = gpu.alloc_zeros::<u32>(1)?;
+    let mut len = if with_lengths { Some(gpu.alloc::<u32>(rows.max(1) as usize)?) } else { None };
+    if rows > 0 {
+        let stream = gpu.stream().clone();
+        let (p, _p) = a.ptr().device_ptr(&stream);
+        let lp = match len.as_mut() {
+            Some(l) => gpu_runtime::cudarc::driver::DevicePtrMut::device_ptr_mut(l, &stream).0,
+            None => 0u64,
+        };
+        let (mp, _m) = gpu_runtime::cudarc::driver::DevicePtrMut::device_ptr_mut(&mut max, &stream);
+        // SAFETY: spmv_row_lengths(rows, ptr, len, max): the CSR's pointer array, len null or of
+        // rows entries, max one u32; blocks of NT (whole warps).
+        unsafe { k.row_lengths.args(&stream).arg(&rows).arg(&p).arg(&lp).arg(&mp).launch(grid(gpu, rows))? };
+    }
+    let max = gpu.download(&max)?[0];
+    Ok((len, max))
+}
+
+/// The row of every nonzero.
+pub(crate) fn rows_of<T: SpmvValue>(gpu: &Gpu, a: &DeviceCsr<T>) -> Result<CudaSlice<u32>> {
+    let mut rows = gpu.alloc::<u32>(a.nnz().max(1) as usize)?;
+    if a.nnz() > 0 {
+        let mut view = rows.slice_mut(0..a.nnz() as usize);
+        gpu_ptr2idx::Ptr2Idx::new(gpu)?.run(a.ptr(), &mut view)?;
+    }
+    Ok(rows)
+}
+
+/// The exclusive scan of `counts` (whose last entry is 0, so that the scan's last entry is the
+/// total), and the total.
+pub(crate) fn exclusive_scan(gpu: &Gpu, counts: &CudaSlice<u32>) -> Result<(CudaSlice<u32>, u32)> {
+    let mut out = gpu.alloc::<u32>(counts.len())?;
+    gpu_scan::exclusive_sum(gpu, counts, &mut out)?;
+    let total = gpu.download(&out.slice(counts.len() - 1..))?[0];
+    Ok((out, total))
+}
+
+/// `0, 1, …, n − 1`.
+pub(crate) fn iota(gpu: &Gpu, k: &Kernels, n: u64) -> Result<CudaSlice<u32>> {
+    let mut out = gpu.alloc::<u32>(n.max(1) as usize)?;
+    if n > 0 {
+        // SAFETY: spmv_iota(n, out): out holds n entries.
+        unsafe { k.iota.args(gpu.stream()).arg(&n).arg(&mut out).launch(grid(gpu, n))? };
+    }
+    Ok(out)
+}

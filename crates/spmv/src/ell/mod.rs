@@ -1,0 +1,98 @@
+//! ELL: rows padded to the longest row's length, column-major; a thread per row reads
+//! consecutive slots across the warp. Best on rows of nearly equal length (Laplacians, banded);
+//! worst when one long row pads every other (refused past [`ELL_MAX_FILL`]). Deterministic, the
+//! same bits as CSR-scalar.
+mod serial;
+
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
+use gpu_runtime::Gpu;
+use sptrans_matrix::device::DeviceCsr;
+
+pub use serial::{Ell, ELL_MAX_FILL};
+pub(crate) use serial::check_padding;
+
+use crate::launch::{grid, Kernels};
+use crate::{convert, Result, SpmvValue};
+
+/// An ELL matrix on the GPU (see [`Ell`]); fields private, built only by conversion from a valid
+/// [`DeviceCsr`].
+pub struct DeviceEll<T: SpmvValue> {
+    rows: u64,
+    cols: u64,
+    width: u64,
+    col: CudaSlice<u32>,
+    val: CudaSlice<T>,
+}
+
+impl<T: SpmvValue> DeviceEll<T> {
+    /// Converts on the GPU: row lengths and their maximum (the width), then one thread per slot.
+    ///
+    /// # Errors
+    /// [`crate::Error::TooMuchPadding`] past [`ELL_MAX_FILL`]; [`crate::Error::NoValues`]; out
+    /// of memory, launch errors.
+    pub fn from_csr(gpu: &Gpu, a: &DeviceCsr<T>) -> Result<Self> {
+        Self::convert(gpu, &Kernels::load::<T>(gpu)?, a)
+    }
+
+    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>) -> Result<Self> {
+        let (_, max) = convert::row_lengths(gpu, k, a, false)?;
+        check_padding(a.rows(), max as u64, a.nnz())?;
+        Self::fill(gpu, k, a, max as u64)
+    }
+
+    /// The first `width` entries of every row (HYB's ELL part).
+    pub(crate) fn fill(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>, width: u64) -> Result<Self> {
+        let vals = a.vals().ok_or(crate::Error::NoValues)?;
+        let (rows, slots) = (a.rows(), a.rows() * width);
+        let mut col = gpu.alloc::<u32>(slots.max(1) as usize)?;
+        let mut val = gpu.alloc::<T>(slots.max(1) as usize)?;
+        if slots > 0 {
+            // SAFETY: spmv_ell_fill_T(rows, width, ptr, idx, vals, col, val): a valid CSR whose
+            // rows are at most `width` long or cut at it (the kernel reads k < min(len, width));
+            // col and val hold rows · width slots.
+            unsafe { k.ell_fill.args(gpu.stream()).arg(&rows).arg(&width).arg(a.ptr()).arg(a.idx()).arg(vals).arg(&mut col).arg(&mut val).launch(grid(gpu, slots))? };
+        }
+        Ok(Self { rows, cols: a.cols(), width, col, val })
+    }
+
+    /// Slots per row.
+    pub fn width(&self) -> u64 {
+        self.width
+    }
+
+    /// Bytes, padding included (as [`Ell::footprint_bytes`]).
+    pub fn footprint_bytes(&self) -> u64 {
+        self.rows * self.width * (4 + T::BYTES as u64)
+    }
+
+    /// Copies to the host type (validated).
+    ///
+    /// # Errors
+    /// Driver errors; [`crate::Error::Invalid`] would mean a conversion bug.
+    pub fn download(&self, gpu: &Gpu) -> Result<Ell<T>> {
+        let slots = (self.rows * self.width) as usize;
+        let mut col = gpu.download(&self.col)?;
+        let mut val = gpu.download(&self.val)?;
+        col.truncate(slots);
+        val.truncate(slots);
+        Ell::try_new(self.rows, self.cols, self.width, col, val)
+    }
+
+    /// `y = alpha · A · x + beta · y`.
+    ///
+    /// # Safety
+    /// `x` holds `cols` values and `y` `rows` (device addresses on `gpu`'s stream).
+    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let stream = gpu.stream().clone();
+        let (c, _c) = self.col.device_ptr(&stream);
+        let (v, _v) = self.val.device_ptr(&stream);
+        let cfg = gpu_runtime::grid_1d(self.rows, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
+        // SAFETY: spmv_ell_T(rows, width, col, val, x, alpha, beta, y): a valid ELL (built by
+        // conversion from a valid CSR); x and y as the caller guarantees.
+        unsafe { k.ell.args(&stream).arg(&self.rows).arg(&self.width).arg(&c).arg(&v).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)? };
+        Ok(())
+    }
+}

@@ -1,0 +1,123 @@
+//! ELL-COO (HYB, Bell & Garland): ELL of the width [`width`] picks from the row-length histogram
+//! for the regular part, COO with atomic adds for the overflow of long rows. Bounded padding
+//! whatever the rows; the COO part makes it **not bit-reproducible** when nonempty.
+mod serial;
+
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
+use gpu_runtime::Gpu;
+use sptrans_matrix::device::DeviceCsr;
+
+pub use serial::{width, Hyb};
+
+use crate::ell::DeviceEll;
+use crate::launch::{self, grid, Kernels};
+use crate::{convert, Result, SpmvValue};
+
+/// An ELL-COO matrix on the GPU (see [`Hyb`]).
+pub struct DeviceHyb<T: SpmvValue> {
+    ell: DeviceEll<T>,
+    coo_len: u64,
+    coo_row: CudaSlice<u32>,
+    coo_col: CudaSlice<u32>,
+    coo_val: CudaSlice<T>,
+}
+
+impl<T: SpmvValue> DeviceHyb<T> {
+    /// Converts on the GPU: row lengths, their histogram (`gpu-histogram`), the width on the
+    /// host from it, the ELL part, overflow counts scanned (`gpu-scan`) and the COO part by
+    /// nonzero (rows from `gpu-ptr2idx`).
+    ///
+    /// # Errors
+    /// [`crate::Error::NoValues`]; out of memory, launch errors.
+    pub fn from_csr(gpu: &Gpu, a: &DeviceCsr<T>) -> Result<Self> {
+        Self::convert(gpu, &Kernels::load::<T>(gpu)?, a)
+    }
+
+    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>) -> Result<Self> {
+        let vals = a.vals().ok_or(crate::Error::NoValues)?;
+        let rows = a.rows();
+        let (len, max) = convert::row_lengths(gpu, k, a, true)?;
+        let w = match len {
+            Some(len) if rows > 0 => {
+                let mut counts = gpu.alloc_zeros::<u32>(max as usize + 1)?;
+                gpu_histogram::Histogram::new(gpu)?.counts(&len.slice(0..rows as usize), &mut counts)?;
+                width(&gpu.download(&counts)?, rows)
+            }
+            _ => 0,
+        };
+        let ell = DeviceEll::fill(gpu, k, a, w)?;
+        let mut count = gpu.alloc::<u32>(rows as usize + 1)?;
+        // SAFETY: spmv_hyb_overflow(rows, ptr, width, count): count holds rows + 1.
+        unsafe { k.hyb_overflow.args(gpu.stream()).arg(&rows).arg(a.ptr()).arg(&(w as u32)).arg(&mut count).launch(grid(gpu, rows + 1))? };
+        let (offset, total) = convert::exclusive_scan(gpu, &count)?;
+        drop(count);
+        let n = (total as usize).max(1);
+        let (mut coo_row, mut coo_col, mut coo_val) = (gpu.alloc::<u32>(n)?, gpu.alloc::<u32>(n)?, gpu.alloc::<T>(n)?);
+        if total > 0 {
+            let row_of = convert::rows_of(gpu, a)?;
+            let nnz = a.nnz();
+            // SAFETY: spmv_hyb_fill_coo_T(nnz, ptr, row_of, width, offset, idx, vals, coo_row,
+            // coo_col, coo_val): the CSR's rows and the scan of its overflow counts; the COO
+            // arrays hold the total.
+            unsafe {
+                k.hyb_fill_coo
+                    .args(gpu.stream())
+                    .arg(&nnz)
+                    .arg(a.ptr())
+                    .arg(&row_of)
+                    .arg(&(w as u32))
+                    .arg(&offset)
+                    .arg(a.idx())
+                    .arg(vals)
+                    .arg(&mut coo_row)
+                    .arg(&mut coo_col)
+                    .arg(&mut coo_val)
+                    .launch(grid(gpu, nnz))?
+            };
+        }
+        Ok(Self { ell, coo_len: total as u64, coo_row, coo_col, coo_val })
+    }
+
+    /// The ELL width.
+    pub fn width(&self) -> u64 {
+        self.ell.width()
+    }
+
+    /// Entries in the COO part.
+    pub fn coo_len(&self) -> u64 {
+        self.coo_len
+    }
+
+    /// Bytes (as [`Hyb::footprint_bytes`]).
+    pub fn footprint_bytes(&self) -> u64 {
+        self.ell.footprint_bytes() + self.coo_len * (8 + T::BYTES as u64)
+    }
+
+    /// Copies to the host type (validated).
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub fn download(&self, gpu: &Gpu) -> Result<Hyb<T>> {
+        let n = self.coo_len as usize;
+        let (mut r, mut c, mut v) = (gpu.download(&self.coo_row)?, gpu.download(&self.coo_col)?, gpu.download(&self.coo_val)?);
+        r.truncate(n);
+        c.truncate(n);
+        v.truncate(n);
+        Hyb::try_new(self.ell.download(gpu)?, r, c, v)
+    }
+
+    /// `y = alpha · A · x + beta · y`.
+    ///
+    /// # Safety
+    /// As [`DeviceEll`]'s.
+    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+        // SAFETY: the caller's x and y.
+        unsafe { self.ell.apply(gpu, k, alpha, x, beta, y)? };
+        let stream = gpu.stream().clone();
+        let (r, _r) = self.coo_row.device_ptr(&stream);
+        let (c, _c) = self.coo_col.device_ptr(&stream);
+        let (v, _v) = self.coo_val.device_ptr(&stream);
+        // SAFETY: coo_len entries with rows and columns of the CSR converted.
+        unsafe { launch::coo_add(gpu, k, self.coo_len, r, c, v, x, alpha, y) }
+    }
+}

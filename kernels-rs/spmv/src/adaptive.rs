@@ -1,0 +1,161 @@
+//! CSR-adaptive kernels of PTX module `spmv` (after Greathouse & Daga, SC'14): the matrix is the
+//! CSR itself plus row blocks (`block_row`, `block_nz`: entry `i` starts at row `block_row[i]`,
+//! nonzero `block_nz[i]`; entries from [`adaptive_entries`]). Block `i` covers rows
+//! `block_row[i] .. block_row[i + 1]` and nonzeros `block_nz[i] .. block_nz[i + 1]`:
+//! - several rows (fewer than `2 · ADAPTIVE_CHUNK` nonzeros): CSR-stream, the products staged
+//!   in shared memory with coalesced loads, then a power-of-two group of lanes per row sums it;
+//! - one whole row: CSR-vector with the whole block (a block reduction);
+//! - a piece of a row longer than [`ADAPTIVE_LONG`] (`block_row[i + 1] == block_row[i]`, or a
+//!   start past the row's first nonzero): CSR-vectorL, a block reduction added atomically onto
+//!   `beta · y` written by `spmv_adaptive_split`.
+//!
+//! Deterministic except for the rows cut in pieces.
+use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
+use gpu_device::thread::{block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
+
+use crate::reduce::{block_sum, group_sum};
+use crate::{adaptive_entries, combine, ADAPTIVE_LONG, ADAPTIVE_NV, NT};
+
+gpu_device::static_shared!(SPMV_ADAPTIVE_PROD_F32: [f32; ADAPTIVE_NV]);
+gpu_device::static_shared!(SPMV_ADAPTIVE_PROD_F64: [f64; ADAPTIVE_NV]);
+gpu_device::static_shared!(SPMV_ADAPTIVE_TEMP_F32: [f32; 32]);
+gpu_device::static_shared!(SPMV_ADAPTIVE_TEMP_F64: [f64; 32]);
+
+/// Entry counts: `count[r] = adaptive_entries(r)` for `r ≤ rows`, `count[rows + 1] = 0` (an
+/// exclusive scan gives each row's first entry and the total).
+///
+/// # Safety
+/// A valid CSR pointer array of `rows + 1` entries; `count` holds `rows + 2`; any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn spmv_adaptive_counts(rows: u64, ptr: *const u32, count: *mut u32) {
+    let mut r = index_1d_u64();
+    while r <= rows + 1 {
+        // SAFETY: adaptive_entries reads ptr[0 ..= rows] only; r <= rows + 1.
+        unsafe { *count.add(r as usize) = if r <= rows { adaptive_entries(r, rows, |i| *ptr.add(i as usize) as u64) as u32 } else { 0 } };
+        r += grid_size_1d();
+    }
+}
+
+/// Writes row `r`'s entries from `offset[r]`: `(r, ptr[r] + j · ADAPTIVE_LONG)` for each of its
+/// `count` entries.
+///
+/// # Safety
+/// `offset` the exclusive scan of `spmv_adaptive_counts`; `block_row`, `block_nz` hold the
+/// total; any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn spmv_adaptive_write(rows: u64, ptr: *const u32, offset: *const u32, block_row: *mut u32, block_nz: *mut u32) {
+    let mut r = index_1d_u64();
+    while r <= rows {
+        // SAFETY: r <= rows; the row's entries lie between offset[r] and offset[r + 1].
+        unsafe {
+            let (o0, o1) = (*offset.add(r as usize), *offset.add(r as usize + 1));
+            let start = *ptr.add(r as usize);
+            for j in 0..o1 - o0 {
+                *block_row.add((o0 + j) as usize) = r as u32;
+                *block_nz.add((o0 + j) as usize) = start + j * ADAPTIVE_LONG as u32;
+            }
+        }
+        r += grid_size_1d();
+    }
+}
+
+macro_rules! adaptive_kernels {
+    ($t:ty, $atomic:ident, $split:ident, $adaptive:ident, $prod:ident, $temp:ident) => {
+        /// Before each product: `y[r] = beta · y[r]` (or 0) for each row cut in pieces, by its
+        /// first piece's entry.
+        ///
+        /// # Safety
+        /// `blocks + 1` row-block entries of this CSR; `y` holds `rows`; any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $split(blocks: u64, ptr: *const u32, block_row: *const u32, block_nz: *const u32, beta: $t, y: *mut $t) {
+            let mut i = index_1d_u64();
+            while i < blocks {
+                // SAFETY: i + 1 <= blocks; rows of entries below the last are < rows.
+                unsafe {
+                    let r = *block_row.add(i as usize);
+                    if *block_row.add(i as usize + 1) == r && *block_nz.add(i as usize) == *ptr.add(r as usize) {
+                        let yr = y.add(r as usize);
+                        *yr = if beta == 0.0 { 0.0 } else { beta * *yr };
+                    }
+                }
+                i += grid_size_1d();
+            }
+        }
+
+        /// The product: block per row block (grid-stride over blocks).
+        ///
+        /// # Safety
+        /// A valid CSR with its `blocks + 1` row-block entries; `spmv_adaptive_split` run
+        /// before on the same stream with the same `beta` and `y`; columns below `x`'s length;
+        /// `y` holds `rows`; a 1-D grid of blocks of exactly `NT` threads.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $adaptive(blocks: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t, block_row: *const u32, block_nz: *const u32) {
+            let tid = thread_idx_x();
+            let prod: *mut $t = $prod::ptr();
+            let temp: *mut $t = $temp::ptr();
+            let mut b = block_idx_x() as u64;
+            while b < blocks {
+                // SAFETY: entries b, b + 1 exist; nonzeros z0..z1 and rows r0..r1 lie inside the
+                // CSR; staged products below ADAPTIVE_NV (a multi-row block has fewer).
+                unsafe {
+                    let (r0, r1) = (*block_row.add(b as usize) as u64, *block_row.add(b as usize + 1) as u64);
+                    let (z0, z1) = (*block_nz.add(b as usize) as u64, *block_nz.add(b as usize + 1) as u64);
+                    let piece = r1 == r0 || z0 != *ptr.add(r0 as usize) as u64;
+                    if piece || r1 - r0 == 1 {
+                        // One row or a piece of one: the whole block strides it.
+                        let mut sum: $t = 0.0;
+                        let mut k = z0 + tid as u64;
+                        while k < z1 {
+                            sum += *vals.add(k as usize) * *x.add(*idx.add(k as usize) as usize);
+                            k += NT as u64;
+                        }
+                        let total = block_sum(temp, sum);
+                        if tid == 0 {
+                            let yr = y.add(r0 as usize);
+                            if piece {
+                                $atomic(yr, alpha * total);
+                            } else {
+                                let old = if beta == 0.0 { 0.0 } else { *yr };
+                                *yr = combine(alpha, total, beta, old);
+                            }
+                        }
+                    } else {
+                        // CSR-stream.
+                        let mut k = z0 + tid as u64;
+                        while k < z1 {
+                            *prod.add((k - z0) as usize) = *vals.add(k as usize) * *x.add(*idx.add(k as usize) as usize);
+                            k += NT as u64;
+                        }
+                        sync_threads();
+                        let n_rows = (r1 - r0) as u32;
+                        // Lanes per row: the largest power of two ≤ NT / n_rows, at most 32.
+                        let per = (NT / n_rows).min(32);
+                        let lanes = 1u32 << (31 - per.leading_zeros());
+                        let (row, lane) = (tid / lanes, tid % lanes);
+                        let mut sum: $t = 0.0;
+                        if row < n_rows {
+                            let r = r0 + row as u64;
+                            let (b0, e0) = (*ptr.add(r as usize) as u64 - z0, *ptr.add(r as usize + 1) as u64 - z0);
+                            let mut k = b0 + lane as u64;
+                            while k < e0 {
+                                sum += *prod.add(k as usize);
+                                k += lanes as u64;
+                            }
+                        }
+                        let total = group_sum(sum, lanes);
+                        if row < n_rows && lane == 0 {
+                            let yr = y.add((r0 + row as u64) as usize);
+                            let old = if beta == 0.0 { 0.0 } else { *yr };
+                            *yr = combine(alpha, total, beta, old);
+                        }
+                        sync_threads();
+                    }
+                }
+                b += grid_dim_x() as u64;
+            }
+        }
+    };
+}
+
+adaptive_kernels!(f32, atomic_add_f32, spmv_adaptive_split_f32, spmv_adaptive_f32, SPMV_ADAPTIVE_PROD_F32, SPMV_ADAPTIVE_TEMP_F32);
+adaptive_kernels!(f64, atomic_add_f64, spmv_adaptive_split_f64, spmv_adaptive_f64, SPMV_ADAPTIVE_PROD_F64, SPMV_ADAPTIVE_TEMP_F64);

@@ -1,0 +1,71 @@
+//! ELL kernels of PTX module `spmv`: rows padded to one width, stored column-major (slot
+//! `(r, k)` at `k · rows + r`, so a warp's threads read consecutive slots); padding has column
+//! [`ELL_PAD`] and value 0 and comes after a row's entries.
+use gpu_device::thread::{grid_size_1d, index_1d_u64};
+
+use crate::{combine, ELL_PAD};
+
+macro_rules! ell_kernels {
+    ($t:ty, $fill:ident, $ell:ident) => {
+        /// ELL from CSR: slot `s = k · rows + r` (one thread each, writes coalesced) takes the
+        /// `k`-th entry of row `r`, or padding.
+        ///
+        /// # Safety
+        /// A valid CSR of `rows` rows (`ptr`, `idx`, `vals`) whose rows are at most `width`
+        /// long; `col` and `val` hold `rows · width` entries; any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $fill(rows: u64, width: u64, ptr: *const u32, idx: *const u32, vals: *const $t, col: *mut u32, val: *mut $t) {
+            let n = rows * width;
+            let mut s = index_1d_u64();
+            while s < n {
+                let (k, r) = (s / rows, s % rows);
+                // SAFETY: r < rows; k below the row's length reads inside it; s < n.
+                unsafe {
+                    let b = *ptr.add(r as usize) as u64;
+                    let len = *ptr.add(r as usize + 1) as u64 - b;
+                    if k < len {
+                        *col.add(s as usize) = *idx.add((b + k) as usize);
+                        *val.add(s as usize) = *vals.add((b + k) as usize);
+                    } else {
+                        *col.add(s as usize) = ELL_PAD;
+                        *val.add(s as usize) = 0.0;
+                    }
+                }
+                s += grid_size_1d();
+            }
+        }
+
+        /// ELL product, thread per row: the row's slots in order up to the first padding, then
+        /// `y[r] = alpha · sum + beta · y[r]`. Deterministic; the same sums as CSR-scalar.
+        ///
+        /// # Safety
+        /// `col`/`val` hold `rows · width` slots of a valid ELL (columns below `x`'s length or
+        /// padding at the row's end); `y` holds `rows` values; any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $ell(rows: u64, width: u64, col: *const u32, val: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+            let mut r = index_1d_u64();
+            while r < rows {
+                // SAFETY: slots k · rows + r < rows · width; columns valid until padding.
+                unsafe {
+                    let mut sum: $t = 0.0;
+                    let mut k = 0;
+                    while k < width {
+                        let s = (k * rows + r) as usize;
+                        let c = *col.add(s);
+                        if c == ELL_PAD {
+                            break;
+                        }
+                        sum += *val.add(s) * *x.add(c as usize);
+                        k += 1;
+                    }
+                    let old = if beta == 0.0 { 0.0 } else { *y.add(r as usize) };
+                    *y.add(r as usize) = combine(alpha, sum, beta, old);
+                }
+                r += grid_size_1d();
+            }
+        }
+    };
+}
+
+ell_kernels!(f32, spmv_ell_fill_f32, spmv_ell_f32);
+ell_kernels!(f64, spmv_ell_fill_f64, spmv_ell_f64);
