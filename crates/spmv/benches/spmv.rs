@@ -26,15 +26,26 @@ fn main() {
         ],
     };
     let timer = GpuTimer::new(&gpu).expect("events");
-    println!("| matrix | nnz | format | ms (median of 30) | GB/s | % of copy | footprint MB |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| matrix | nnz | format | ms (median of 30) | GB/s | % of copy | footprint MB | conversion ms |");
+    println!("|---|---|---|---|---|---|---|---|");
     for (name, a) in mats {
         let bytes = 12 * a.nnz() + 4 * (a.rows() + 1) + 8 * a.cols() + 8 * a.rows();
         let x = gpu.upload(&vec![1.0f64; a.cols() as usize]).expect("x");
         let mut y = gpu.alloc::<f64>(a.rows() as usize).expect("y");
         let mut m = Some(DeviceCsr::upload(&gpu, &a).expect("upload"));
-        for format in Format::ALL {
-            let mut plan = Spmv::new(&gpu, m.take().expect("matrix"), format).expect("plan");
+        for format in Format::ALL.into_iter().chain([Format::Auto]) {
+            let t0 = std::time::Instant::now();
+            let made = Spmv::new(&gpu, m.take().expect("matrix"), format);
+            gpu.synchronize().expect("sync");
+            let convert_ms = t0.elapsed().as_secs_f64() * 1e3;
+            let mut plan = match made {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("| {name} | {} | {format} | refused: {e} | | | | |", a.nnz());
+                    m = Some(DeviceCsr::upload(&gpu, &a).expect("upload"));
+                    continue;
+                }
+            };
             for _ in 0..3 {
                 plan.apply(1.0, &x, 0.0, &mut y).expect("warm-up");
             }
@@ -48,7 +59,8 @@ fn main() {
             ms.sort_by(f64::total_cmp);
             let t = ms[15];
             let gbs = bytes as f64 / (t * 1e-3) / 1e9;
-            println!("| {name} | {} | {format} | {t:.4} | {gbs:.0} | {:.0}% | {:.0} |", a.nnz(), 100.0 * gbs / copy, plan.footprint_bytes() as f64 / 1e6);
+            let shown = if format == Format::Auto { format!("auto → {}", plan.format()) } else { format.to_string() };
+            println!("| {name} | {} | {shown} | {t:.4} | {gbs:.0} | {:.0}% | {:.0} | {convert_ms:.2} |", a.nnz(), 100.0 * gbs / copy, plan.footprint_bytes() as f64 / 1e6);
             m = Some(plan.into_matrix());
         }
     }

@@ -66,29 +66,34 @@ impl RowStats {
 }
 
 impl Format {
-    /// The format [`Format::Auto`] picks for a matrix with these statistics:
+    /// The format [`Format::Auto`] picks for a matrix with these statistics, fitted to the
+    /// H100 f64 measurements in BENCHMARKS.md (`benches/results/2026-11-23-h100-spmv-formats.txt`):
     /// - no nonzeros: CSR-scalar (it only scales `y`);
-    /// - uneven rows (longest row above 16 × the mean + 32, or a coefficient of variation
-    ///   above 1): merge-path CSR, whose work per thread does not depend on the rows;
-    /// - even rows of mean length ≥ 12: CSR-vector (a warp per row, coalesced);
-    /// - even short rows: CSR-scalar.
+    /// - uneven rows (longest row above 4 × the mean + 32, or a coefficient of variation above
+    ///   0.5): CSR-adaptive, the fastest of ours on every power-law and dense-row matrix
+    ///   measured (R-MAT 2^20: 0.095 ms against merge-path's 0.130 and CSR-vector's 0.43; a
+    ///   dense row of 1M: 0.110 against 0.153 and 10.3);
+    /// - even rows of mean length ≥ 16: SCOO (uniform 100k², 100 per row: 0.071 ms, against
+    ///   CSR-vector's 0.101 and cuSPARSE's 0.105: the column-sorted slices reuse `x`);
+    /// - even short rows: JDS (3D Laplacian: 0.0435 ms against CSR-scalar's 0.0487 and
+    ///   cuSPARSE's 0.057), deterministic.
     ///
     /// ```
     /// use gpu_spmv::{Format, RowStats};
     /// let laplacian = RowStats::from_lengths((0..1000).map(|i| 5 + i % 3));
-    /// assert_eq!(Format::choose(&laplacian), Format::CsrScalar);
+    /// assert_eq!(Format::choose(&laplacian), Format::Jds);
     /// let power_law = RowStats::from_lengths((1..1000u64).map(|i| 100_000 / i));
-    /// assert_eq!(Format::choose(&power_law), Format::MergePath);
+    /// assert_eq!(Format::choose(&power_law), Format::CsrAdaptive);
     /// ```
     pub fn choose(s: &RowStats) -> Format {
         if s.nnz == 0 {
             Format::CsrScalar
-        } else if s.max as f64 > 16.0 * s.mean + 32.0 || s.cv > 1.0 {
-            Format::MergePath
-        } else if s.mean >= 12.0 {
-            Format::CsrVector
+        } else if s.max as f64 > 4.0 * s.mean + 32.0 || s.cv > 0.5 {
+            Format::CsrAdaptive
+        } else if s.mean >= 16.0 {
+            Format::Scoo
         } else {
-            Format::CsrScalar
+            Format::Jds
         }
     }
 }
