@@ -23,6 +23,11 @@ pub enum Command {
     Gen(GenArgs),
     /// Benchmark the transposers (default: the built-in suite, every algorithm).
     Bench(BenchArgs),
+    /// Multiply: y = A·x in a chosen SpMV format (the serial twin without a GPU).
+    Spmv(SpmvArgs),
+    /// Benchmark every SpMV format against cuSPARSE (f64 and f32): time, GB/s, speedup,
+    /// conversion time, footprint; CSV and an SVG chart.
+    SpmvBench(SpmvBenchArgs),
     /// Show the driver, the device, cuSPARSE, the embedded PTX and the device toolchain.
     Info(InfoArgs),
 }
@@ -198,6 +203,76 @@ pub struct BenchArgs {
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// Draw a bar chart of the times (SVG) here.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Do not draw a progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn parse_format(s: &str) -> Result<gpu_spmv::Format, String> {
+    s.parse().map_err(|e: gpu_spmv::Error| e.to_string())
+}
+
+/// Value precision of a product.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Precision {
+    /// f32 values and vectors.
+    F32,
+    /// f64 values and vectors.
+    F64,
+}
+
+/// `sptrans spmv`.
+#[derive(Debug, Args)]
+pub struct SpmvArgs {
+    /// The matrix (.mtx or .mtx.gz; `-` for standard input).
+    pub input: PathBuf,
+    /// x as a Matrix Market array file of `cols` entries (default: all ones).
+    #[arg(long)]
+    pub x: Option<PathBuf>,
+    /// Where to write y (Matrix Market array; `-`: standard output, the default).
+    #[arg(short, long, default_value = "-")]
+    pub output: PathBuf,
+    /// Format: auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds,
+    /// merge-path, cusparse-csr-alg1, cusparse-csr-alg2, cusparse-coo.
+    #[arg(long, default_value = "auto", value_parser = parse_format)]
+    pub format: gpu_spmv::Format,
+    /// Value precision.
+    #[arg(long, value_enum, default_value = "f64")]
+    pub precision: Precision,
+    /// Compare y with the serial twin within the bound 2·γ_{k+2}·|A|·|x| per row; exit code 1
+    /// on a difference.
+    #[arg(long)]
+    pub check: bool,
+    /// Host memory the command may use (as `transpose --max-memory`).
+    #[arg(long, value_parser = parse_bytes)]
+    pub max_memory: Option<u64>,
+}
+
+/// `sptrans spmv-bench`.
+#[derive(Debug, Args)]
+pub struct SpmvBenchArgs {
+    /// `default` (uniform 100k², 10M; R-MAT 2^20 and 2^22; 3D Laplacian 100³; a dense row of
+    /// 1M over 1M × 1M, 10M), `small`, a directory of .mtx/.mtx.gz files, or files.
+    #[arg(long, num_args = 1.., default_value = "default")]
+    pub suite: Vec<PathBuf>,
+    /// Also run the matrices of this directory.
+    #[arg(long)]
+    pub matrices: Option<PathBuf>,
+    /// Formats, comma-separated (default: all, cuSPARSE's included, and auto).
+    #[arg(long, value_delimiter = ',', value_parser = parse_format)]
+    pub formats: Option<Vec<gpu_spmv::Format>>,
+    /// Precisions, comma-separated.
+    #[arg(long, value_delimiter = ',', value_enum, default_value = "f64,f32")]
+    pub precision: Vec<Precision>,
+    /// Timed products per matrix and format (the median is reported).
+    #[arg(long, default_value_t = 30)]
+    pub reps: usize,
+    /// Write every measurement as CSV here.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Draw the speedups over cuSPARSE CSR (SVG) here.
     #[arg(long)]
     pub plot: Option<PathBuf>,
     /// Do not draw a progress bar.

@@ -21,11 +21,17 @@ fn mat_err(path: &Path) -> impl FnOnce(sptrans_matrix::Error) -> Error + '_ {
 /// the same directory, gzip when the name ends in `.gz`, renamed to `path` once complete (an
 /// interrupted or failed run leaves an earlier `path` untouched).
 pub(crate) fn write<T: Value>(path: &Path, a: &Csr<u32, T>) -> Result<()> {
+    write_with(path, |w| mm::write_csr(w, a).map_err(|e| e.to_string()))
+}
+
+/// Writes what `body` produces to `path` as [`write`] does (standard output for `-`, else a
+/// temporary file renamed into place; gzip for `.gz`).
+pub(crate) fn write_with(path: &Path, body: impl Fn(&mut dyn Write) -> std::result::Result<(), String>) -> Result<()> {
     let out_err = |msg: String| Error::Output { path: path.to_path_buf(), msg };
     if path.as_os_str() == "-" {
         let stdout = std::io::stdout();
         let mut w = BufWriter::new(stdout.lock());
-        mm::write_csr(&mut w, a).map_err(|e| out_err(e.to_string()))?;
+        body(&mut w).map_err(out_err)?;
         return w.flush().map_err(|e| out_err(e.to_string()));
     }
     let dir = match path.parent() {
@@ -37,11 +43,11 @@ pub(crate) fn write<T: Value>(path: &Path, a: &Csr<u32, T>) -> Result<()> {
         let file = BufWriter::with_capacity(1 << 20, tmp.as_file());
         if path.to_string_lossy().ends_with(".gz") {
             let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-            mm::write_csr(&mut gz, a).map_err(|e| out_err(e.to_string()))?;
+            body(&mut gz).map_err(out_err)?;
             gz.finish().and_then(|mut f| f.flush()).map_err(|e| out_err(e.to_string()))?;
         } else {
             let mut file = file;
-            mm::write_csr(&mut file, a).map_err(|e| out_err(e.to_string()))?;
+            body(&mut file).map_err(out_err)?;
             file.flush().map_err(|e| out_err(e.to_string()))?;
         }
     }

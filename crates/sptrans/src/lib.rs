@@ -5,6 +5,8 @@ pub mod bench;
 pub mod cli;
 mod files;
 pub mod info;
+pub mod spmv;
+pub mod spmv_bench;
 
 use std::path::PathBuf;
 
@@ -30,6 +32,9 @@ pub enum Error {
     /// A transposer failed.
     #[error(transparent)]
     Transpose(#[from] gpu_transpose::Error),
+    /// An SpMV plan or product failed.
+    #[error(transparent)]
+    Spmv(#[from] gpu_spmv::Error),
     /// A GPU runtime error.
     #[error(transparent)]
     Runtime(#[from] gpu_runtime::Error),
@@ -75,6 +80,8 @@ pub fn run(cli: Cli) -> Result<()> {
         cli::Command::Transpose(a) => files::transpose(&a),
         cli::Command::Gen(a) => files::gen(&a),
         cli::Command::Bench(a) => bench::bench(&a),
+        cli::Command::Spmv(a) => spmv::spmv(&a),
+        cli::Command::SpmvBench(a) => spmv_bench::bench(&a),
         cli::Command::Info(a) => info::info(&a),
     }
 }

@@ -201,3 +201,64 @@ fn bench_without_a_gpu_says_so_and_runs_the_small_suite() {
         .stderr(predicate::str::contains("no GPU found").and(predicate::str::contains("serial twin only")))
         .stdout(predicate::str::contains("uniform 10k x 10k, 1M").and(predicate::str::contains("laplacian3d 50^3")).and(predicate::str::contains("| serial |")));
 }
+
+/// `sptrans spmv` on the GPU or, without one, by the serial twin: y read back equals the twin's
+/// within the bound; x from an array file; bad vectors refused with their reason.
+#[test]
+fn spmv_writes_y_and_refuses_bad_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let a_path = gen_file(dir.path(), "a.mtx", &["rmat", "8", "2000", "--seed", "3"]);
+    let a = mm::read_csr::<f64>(&a_path).unwrap();
+    let n = a.cols() as usize;
+    let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+    let x_path = dir.path().join("x.mtx");
+    let mut text = format!("%%MatrixMarket matrix array real general\n{n} 1\n");
+    for v in &x {
+        text.push_str(&format!("{v}\n"));
+    }
+    std::fs::write(&x_path, text).unwrap();
+    for format in ["auto", "csr-adaptive", "jds", "scoo"] {
+        let y_path = dir.path().join(format!("y-{format}.mtx"));
+        sptrans().args(["spmv", "--check", "--format", format]).arg(&a_path).arg("--x").arg(&x_path).arg("-o").arg(&y_path).assert().success().stderr(predicate::str::contains("check: y agrees").and(no_panic()));
+        let y = mm::read_csr::<f64>(&y_path).unwrap();
+        assert_eq!((y.rows(), y.cols()), (a.rows(), 1));
+        let mut got = vec![0.0; a.rows() as usize];
+        for r in 0..a.rows() as usize {
+            for p in y.ptr()[r] as usize..y.ptr()[r + 1] as usize {
+                got[r] = y.vals()[p];
+            }
+        }
+        let mut want = vec![0.0; a.rows() as usize];
+        gpu_spmv::serial::spmv(&a, 1.0, &x, 0.0, &mut want);
+        let bound = gpu_spmv::serial::error_bound(&a, 1.0, &x, 0.0, &want);
+        gpu_spmv::serial::within(&got, &want, &bound).unwrap();
+    }
+    // x of the wrong length, x not an array, an unknown format: clear errors, exit code 1 or 2.
+    let short = dir.path().join("short.mtx");
+    std::fs::write(&short, "%%MatrixMarket matrix array real general\n3 1\n1\n2\n3\n").unwrap();
+    sptrans().arg("spmv").arg(&a_path).arg("--x").arg(&short).assert().code(1).stderr(predicate::str::contains("x must be").and(no_panic()));
+    sptrans().arg("spmv").arg(&a_path).arg("--x").arg(&a_path).assert().code(1).stderr(predicate::str::contains("must be a Matrix Market `array`").and(no_panic()));
+    sptrans().arg("spmv").arg(&a_path).args(["--format", "ellpack"]).assert().code(2).stderr(predicate::str::contains("unknown SpMV format"));
+    // Empty shapes: 0 × n gives an empty y; m × 0 gives zeros.
+    for (m, nn) in [(0u64, 5u64), (4, 0)] {
+        let p = dir.path().join(format!("e{m}x{nn}.mtx"));
+        std::fs::write(&p, format!("%%MatrixMarket matrix coordinate real general\n{m} {nn} 0\n")).unwrap();
+        let out = sptrans().arg("spmv").arg(&p).arg("--check").assert().success().get_output().stdout.clone();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains(&format!("{m} 1")), "{text}");
+        assert_eq!(text.lines().skip(3).filter(|l| l.trim() == "0").count() as u64, m);
+    }
+}
+
+gpu_test!(fn spmv_bench_writes_table_csv_and_chart(_gpu) {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, svg) = (dir.path().join("spmv.csv"), dir.path().join("spmv.svg"));
+    let out = sptrans().args(["spmv-bench", "--suite", "small", "--reps", "3", "--quiet", "--csv"]).arg(&csv).arg("--plot").arg(&svg).assert().success().get_output().stdout.clone();
+    let table = String::from_utf8(out).unwrap();
+    assert!(table.contains("| × cuSPARSE CSR |") && table.contains("auto →"), "{table}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    // 4 matrices × 2 precisions × (12 formats + auto), plus the header.
+    assert_eq!(text.lines().count(), 1 + 4 * 2 * 13, "{text}");
+    assert!(text.lines().skip(1).all(|l| !l.contains("wrong result")));
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+});

@@ -1,0 +1,323 @@
+//! `sptrans spmv-bench`: every SpMV format (and `auto`) on every matrix, f64 and f32, each
+//! checked once against the serial twin within its error bound, then timed (GPU events, median);
+//! cuSPARSE CSR (`cusparseSpMV` ALG1) measured in the same run as the reference for speedups.
+//! A table, CSV and an SVG chart of the speedups.
+use std::path::{Path, PathBuf};
+
+use gpu_runtime::{Gpu, GpuTimer};
+use gpu_spmv::{serial, Format, Spmv, SpmvValue};
+use indicatif::{ProgressBar, ProgressStyle};
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{gen, mm, Csr};
+
+use crate::cli::{Precision, SpmvBenchArgs};
+use crate::{Error, Result};
+
+/// One measurement.
+#[derive(Debug, Clone)]
+pub struct SpmvRecord {
+    /// Matrix name.
+    pub matrix: String,
+    /// `f64` or `f32`.
+    pub precision: &'static str,
+    /// Rows, columns, nonzeros.
+    pub shape: (u64, u64, u64),
+    /// The format asked for.
+    pub format: Format,
+    /// The format run (`auto`'s choice).
+    pub chosen: Format,
+    /// Median product time (ms), or why there is none.
+    pub result: std::result::Result<f64, String>,
+    /// Effective bandwidth (GB/s) by the byte model.
+    pub gbs: f64,
+    /// Conversion time (ms, wall clock, synchronized).
+    pub convert_ms: f64,
+    /// Footprint of the format (bytes).
+    pub footprint: u64,
+}
+
+/// Bytes a product moves at least: values and column indices once, the row pointer, `x` once,
+/// `y` written.
+pub fn byte_model(rows: u64, cols: u64, nnz: u64, value_bytes: u64) -> u64 {
+    (4 + value_bytes) * nnz + 4 * (rows + 1) + value_bytes * (cols + rows)
+}
+
+type Builder = Box<dyn Fn() -> Result<Csr<u32, f64>>>;
+
+fn default_suite(small: bool) -> Vec<(String, Builder)> {
+    let g = |r: sptrans_matrix::Result<Csr<u32, f64>>| r.map_err(Error::Gen);
+    if small {
+        vec![
+            ("uniform 10k² 200k".into(), Box::new(move || g(gen::uniform(10_000, 10_000, 200_000, 1))) as Builder),
+            ("rmat 2^14 200k".into(), Box::new(move || g(gen::rmat(14, 200_000, 0.57, 0.19, 0.19, 4)))),
+            ("laplacian3d 20³".into(), Box::new(move || g(gen::laplacian_3d(20)))),
+            ("dense row 10k² 200k".into(), Box::new(move || g(gen::dense_row(10_000, 10_000, 200_000, 2)))),
+        ]
+    } else {
+        vec![
+            ("uniform 100k² 10M".into(), Box::new(move || g(gen::uniform(100_000, 100_000, 10_000_000, 1))) as Builder),
+            ("rmat 2^20 8M".into(), Box::new(move || g(gen::rmat(20, 8_000_000, 0.57, 0.19, 0.19, 4)))),
+            ("rmat 2^22 16M".into(), Box::new(move || g(gen::rmat(22, 16_000_000, 0.57, 0.19, 0.19, 5)))),
+            ("laplacian3d 100³".into(), Box::new(move || g(gen::laplacian_3d(100)))),
+            ("dense row 1M² 10M".into(), Box::new(move || g(gen::dense_row(1_000_000, 1_000_000, 10_000_000, 2)))),
+        ]
+    }
+}
+
+fn sources(args: &SpmvBenchArgs) -> Result<Vec<(String, Builder)>> {
+    let named = |s: &str| args.suite.len() == 1 && args.suite[0].as_os_str() == s;
+    let mut out = if named("default") || named("small") { default_suite(named("small")) } else { vec![] };
+    let file = |p: PathBuf| -> (String, Builder) {
+        let name = p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string());
+        (name, Box::new(move || mm::read_csr::<f64>(&p).map_err(|source| Error::Matrix { path: p.clone(), source })))
+    };
+    let dir = |d: &Path| -> Result<Vec<PathBuf>> {
+        let rd = std::fs::read_dir(d).map_err(|e| Error::Usage(format!("{}: {e}", d.display())))?;
+        let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_file() && (p.to_string_lossy().ends_with(".mtx") || p.to_string_lossy().ends_with(".mtx.gz"))).collect();
+        v.sort();
+        Ok(v)
+    };
+    if out.is_empty() {
+        for p in &args.suite {
+            if p.is_dir() {
+                out.extend(dir(p)?.into_iter().map(file));
+            } else if p.is_file() {
+                out.push(file(p.clone()));
+            } else {
+                return Err(Error::Usage(format!("--suite: {} is not default, small, a directory or a file", p.display())));
+            }
+        }
+    }
+    if let Some(d) = &args.matrices {
+        out.extend(dir(d)?.into_iter().map(file));
+    }
+    if out.is_empty() {
+        return Err(Error::Usage("the suite holds no matrices".into()));
+    }
+    Ok(out)
+}
+
+/// Runs the benchmark.
+///
+/// # Errors
+/// No GPU, unreadable suite, output files; a format whose result is outside the bound makes the
+/// run fail after the tables are printed.
+pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
+    let gpu = crate::open_gpu().map_err(|why| Error::Usage(format!("spmv-bench needs a GPU and none is usable: {why} (`sptrans spmv` runs the serial twin)")))?;
+    if args.reps == 0 {
+        return Err(Error::Usage("--reps must be at least 1".into()));
+    }
+    let mut formats = args.formats.clone().unwrap_or_else(|| Format::ALL.into_iter().chain([Format::Auto]).collect());
+    if !formats.contains(&Format::CuSparseCsrAlg1) {
+        formats.push(Format::CuSparseCsrAlg1);
+    }
+    let srcs = sources(args)?;
+    let copy = gpu_runtime::copy_bandwidth_gbs(&gpu, 1 << 30, 20)?;
+    eprintln!("device: {}; device-to-device copy {copy:.0} GB/s", gpu.props().name);
+    let pb = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new((srcs.len() * formats.len() * args.precision.len()) as u64) };
+    pb.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}").map_err(|e| Error::Usage(e.to_string()))?.progress_chars("=> "));
+    let mut records = Vec::new();
+    for (name, build) in &srcs {
+        pb.set_message(format!("{name}: loading"));
+        let a = match build() {
+            Ok(a) => a,
+            Err(e) => {
+                pb.suspend(|| eprintln!("{name}: skipped: {e}"));
+                pb.inc((formats.len() * args.precision.len()) as u64);
+                continue;
+            }
+        };
+        for &p in &args.precision {
+            match p {
+                Precision::F64 => records.extend(run_matrix(&gpu, name, &a, &formats, args, &pb)?),
+                Precision::F32 => {
+                    let a32 = Csr::try_new(a.rows(), a.cols(), a.ptr().to_vec(), a.idx().to_vec(), a.vals().iter().map(|&v| v as f32).collect()).map_err(Error::Gen)?;
+                    records.extend(run_matrix(&gpu, name, &a32, &formats, args, &pb)?);
+                }
+            }
+        }
+    }
+    pb.finish_and_clear();
+    print!("{}", table(&records, copy));
+    if let Some(path) = &args.csv {
+        std::fs::write(path, csv(&records, copy)).map_err(|e| Error::Output { path: path.clone(), msg: e.to_string() })?;
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(path) = &args.plot {
+        plot(path, &records)?;
+        eprintln!("wrote {}", path.display());
+    }
+    let failed: Vec<String> = records.iter().filter_map(|r| r.result.as_ref().err().filter(|e| e.starts_with("wrong")).map(|e| format!("{} {} {}: {e}", r.matrix, r.precision, r.format))).collect();
+    if !failed.is_empty() {
+        return Err(Error::CheckFailed(failed.join("; ")));
+    }
+    Ok(())
+}
+
+/// A pseudo-random `x` in [-1, 1) (fixed, so runs compare).
+fn test_vector<T: SpmvValue>(n: u64) -> Vec<T> {
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            T::from_f64((s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0)
+        })
+        .collect()
+}
+
+fn run_matrix<T: SpmvValue>(gpu: &Gpu, name: &str, a: &Csr<u32, T>, formats: &[Format], args: &SpmvBenchArgs, pb: &ProgressBar) -> Result<Vec<SpmvRecord>> {
+    let x = test_vector::<T>(a.cols());
+    let mut want = vec![T::default(); a.rows() as usize];
+    serial::spmv(a, T::from_f64(1.0), &x, T::default(), &mut want);
+    let bound = serial::error_bound(a, T::from_f64(1.0), &x, T::default(), &want);
+    let dx = gpu.upload(&x)?;
+    let mut dy = gpu.alloc::<T>(a.rows().max(1) as usize)?;
+    let mut dy = dy.slice_mut(0..a.rows() as usize);
+    let timer = GpuTimer::new(gpu)?;
+    let bytes = byte_model(a.rows(), a.cols(), a.nnz(), T::BYTES as u64);
+    let mut m = Some(DeviceCsr::upload(gpu, a)?);
+    let mut out = vec![];
+    for &format in formats {
+        pb.set_message(format!("{name} {}: {format}", T::NAME));
+        let mut rec = SpmvRecord { matrix: name.to_string(), precision: T::NAME, shape: (a.rows(), a.cols(), a.nnz()), format, chosen: format, result: Err(String::new()), gbs: 0.0, convert_ms: 0.0, footprint: 0 };
+        let t0 = std::time::Instant::now();
+        let made = Spmv::new(gpu, m.take().ok_or(Error::Usage("matrix lost".into()))?, format);
+        gpu.synchronize()?;
+        rec.convert_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let mut plan = match made {
+            Ok(p) => p,
+            Err(e) => {
+                rec.result = Err(format!("refused: {e}"));
+                pb.suspend(|| eprintln!("{name} {} {format}: {e}", T::NAME));
+                out.push(rec);
+                m = Some(DeviceCsr::upload(gpu, a)?);
+                pb.inc(1);
+                continue;
+            }
+        };
+        rec.chosen = plan.format();
+        rec.footprint = plan.footprint_bytes();
+        plan.apply(T::from_f64(1.0), &dx, T::default(), &mut dy)?;
+        let got = gpu.download(&dy)?;
+        rec.result = match serial::within(&got, &want, &bound) {
+            Err(e) => Err(format!("wrong result: {e}")),
+            Ok(()) => {
+                let mut ms = Vec::with_capacity(args.reps);
+                for _ in 0..args.reps {
+                    timer.start()?;
+                    plan.apply(T::from_f64(1.0), &dx, T::default(), &mut dy)?;
+                    ms.push(timer.stop_ms()?);
+                }
+                ms.sort_by(f64::total_cmp);
+                let t = ms[ms.len() / 2];
+                rec.gbs = bytes as f64 / (t * 1e-3) / 1e9;
+                Ok(t)
+            }
+        };
+        out.push(rec);
+        m = Some(plan.into_matrix());
+        pb.inc(1);
+    }
+    Ok(out)
+}
+
+/// The cuSPARSE CSR ALG1 time of the same matrix and precision.
+fn reference(records: &[SpmvRecord], r: &SpmvRecord) -> Option<f64> {
+    records.iter().find(|q| q.matrix == r.matrix && q.precision == r.precision && q.format == Format::CuSparseCsrAlg1).and_then(|q| q.result.as_ref().ok().copied())
+}
+
+fn shown(r: &SpmvRecord) -> String {
+    if r.format == Format::Auto {
+        format!("auto → {}", r.chosen)
+    } else {
+        r.format.to_string()
+    }
+}
+
+/// The Markdown table: one row per measurement.
+pub fn table(records: &[SpmvRecord], copy: f64) -> String {
+    let mut s = String::from("| matrix | prec | nnz | format | ms | GB/s | % of copy | × cuSPARSE CSR | conversion ms | footprint MB |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for r in records {
+        let fmt = shown(r);
+        match &r.result {
+            Ok(t) => {
+                let speed = reference(records, r).map_or("—".into(), |b| format!("{:.2}", b / t));
+                s.push_str(&format!("| {} | {} | {} | {fmt} | {t:.4} | {:.0} | {:.0}% | {speed} | {:.2} | {:.1} |\n", r.matrix, r.precision, r.shape.2, r.gbs, 100.0 * r.gbs / copy, r.convert_ms, r.footprint as f64 / 1e6));
+            }
+            Err(e) => s.push_str(&format!("| {} | {} | {} | {fmt} | {e} | | | | | |\n", r.matrix, r.precision, r.shape.2)),
+        }
+    }
+    s
+}
+
+/// CSV of every measurement (empty time, and the reason, when there is none).
+pub fn csv(records: &[SpmvRecord], copy: f64) -> String {
+    let mut s = String::from("matrix,precision,rows,cols,nnz,format,chosen,median_ms,gbs,pct_copy,speedup_vs_cusparse_csr,conversion_ms,footprint_bytes,note\n");
+    for r in records {
+        let q = |t: &str| format!("\"{}\"", t.replace('"', "'"));
+        let (ms, gbs, pct, sp, note) = match &r.result {
+            Ok(t) => (format!("{t}"), format!("{:.1}", r.gbs), format!("{:.1}", 100.0 * r.gbs / copy), reference(records, r).map_or(String::new(), |b| format!("{:.4}", b / t)), String::new()),
+            Err(e) => (String::new(), String::new(), String::new(), String::new(), e.clone()),
+        };
+        s.push_str(&format!("{},{},{},{},{},{},{},{ms},{gbs},{pct},{sp},{:.3},{},{}\n", q(&r.matrix), r.precision, r.shape.0, r.shape.1, r.shape.2, r.format, r.chosen, r.convert_ms, r.footprint, q(&note)));
+    }
+    s
+}
+
+/// Grouped bars of the speedup over cuSPARSE CSR ALG1 (log scale), one group per matrix and
+/// precision, a line at 1.
+pub fn plot(path: &Path, records: &[SpmvRecord]) -> Result<()> {
+    use plotters::prelude::*;
+    let err = |e: String| Error::Output { path: path.to_path_buf(), msg: e };
+    let mut groups: Vec<(String, &'static str)> = vec![];
+    let mut formats: Vec<Format> = vec![];
+    for r in records {
+        if !groups.iter().any(|g| g.0 == r.matrix && g.1 == r.precision) {
+            groups.push((r.matrix.clone(), r.precision));
+        }
+        if r.format != Format::CuSparseCsrAlg1 && !formats.contains(&r.format) {
+            formats.push(r.format);
+        }
+    }
+    let speed = |g: &(String, &str), f: Format| records.iter().find(|r| r.matrix == g.0 && r.precision == g.1 && r.format == f).and_then(|r| Some(reference(records, r)? / *r.result.as_ref().ok()?));
+    let all: Vec<f64> = groups.iter().flat_map(|g| formats.iter().filter_map(move |&f| speed(g, f))).filter(|s| *s > 0.0).collect();
+    let (lo, hi) = all.iter().fold((0.5f64, 2.0f64), |(l, h), &s| (l.min(s / 1.5), h.max(s * 1.5)));
+    let k = formats.len().max(1) as u32;
+    let n = groups.len().max(1) as u32;
+    let width = (240 + 14 * n * (k + 1)).clamp(800, 3000);
+    let root = SVGBackend::new(path, (width, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("sptrans spmv-bench: speedup over cuSPARSE CSR SpMV (ALG1), same run (log scale)", ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(60)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0u32..n * (k + 1), (lo..hi).log_scale())
+        .map_err(|e| err(e.to_string()))?;
+    let names: Vec<String> = groups.iter().map(|g| format!("{} {}", g.0, g.1)).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels((n * (k + 1)) as usize)
+        .x_label_formatter(&|x| if x % (k + 1) == k / 2 { names.get((x / (k + 1)) as usize).cloned().unwrap_or_default() } else { String::new() })
+        .y_desc("× cuSPARSE CSR")
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    for (fi, &f) in formats.iter().enumerate() {
+        let color = Palette99::pick(fi).to_rgba();
+        let bars: Vec<Rectangle<(u32, f64)>> = groups
+            .iter()
+            .enumerate()
+            .filter_map(|(gi, g)| speed(g, f).map(|s| (gi, s)))
+            .map(|(gi, s)| {
+                let x = gi as u32 * (k + 1) + fi as u32;
+                Rectangle::new([(x, lo), (x + 1, s)], color.filled())
+            })
+            .collect();
+        chart.draw_series(bars).map_err(|e| err(e.to_string()))?.label(f.name()).legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    }
+    chart.draw_series(LineSeries::new([(0, 1.0), (n * (k + 1), 1.0)], BLACK.stroke_width(1))).map_err(|e| err(e.to_string()))?;
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))?;
+    Ok(())
+}
