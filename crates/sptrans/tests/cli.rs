@@ -223,9 +223,9 @@ fn spmv_writes_y_and_refuses_bad_vectors() {
         let y = mm::read_csr::<f64>(&y_path).unwrap();
         assert_eq!((y.rows(), y.cols()), (a.rows(), 1));
         let mut got = vec![0.0; a.rows() as usize];
-        for r in 0..a.rows() as usize {
+        for (r, g) in got.iter_mut().enumerate() {
             for p in y.ptr()[r] as usize..y.ptr()[r + 1] as usize {
-                got[r] = y.vals()[p];
+                *g = y.vals()[p];
             }
         }
         let mut want = vec![0.0; a.rows() as usize];
