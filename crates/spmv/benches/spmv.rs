@@ -29,7 +29,7 @@ fn main() {
     println!("| matrix | nnz | format | ms (median of 30) | GB/s | % of copy | footprint MB | conversion ms |");
     println!("|---|---|---|---|---|---|---|---|");
     for (name, a) in mats {
-        let bytes = 12 * a.nnz() + 4 * (a.rows() + 1) + 8 * a.cols() + 8 * a.rows();
+        let bytes = gpu_spmv::byte_model(a.rows(), a.cols(), a.nnz(), 8);
         let x = gpu.upload(&vec![1.0f64; a.cols() as usize]).expect("x");
         let mut y = gpu.alloc::<f64>(a.rows() as usize).expect("y");
         let mut m = Some(DeviceCsr::upload(&gpu, &a).expect("upload"));

@@ -52,16 +52,8 @@ impl RowStats {
     /// Measured on the GPU: row lengths, their maximum and histogram (`gpu-histogram`), the
     /// histogram summed on the host.
     pub(crate) fn measure<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>) -> Result<Self> {
-        let (len, max) = convert::row_lengths(gpu, k, a, true)?;
-        match len {
-            Some(len) if a.rows() > 0 => {
-                let mut counts = gpu.alloc_zeros::<u32>(max as usize + 1)?;
-                gpu_histogram::Histogram::new(gpu)?.counts(&len.slice(0..a.rows() as usize), &mut counts)?;
-                let h = gpu.download(&counts)?;
-                Ok(Self::from_histogram(h.iter().enumerate().map(|(l, &c)| (l as u64, c as u64))))
-            }
-            _ => Ok(Self::from_lengths([])),
-        }
+        let h = convert::length_histogram(gpu, k, a)?;
+        Ok(Self::from_histogram(h.iter().enumerate().map(|(l, &c)| (l as u64, c as u64))))
     }
 }
 

@@ -28,6 +28,28 @@ pub(crate) fn row_lengths<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>
     Ok((len, max))
 }
 
+/// The row-length histogram: `counts[l]` = rows of length `l`, for `l ≤` the longest row (empty
+/// for a matrix without rows), counted by `gpu-histogram` and downloaded.
+pub(crate) fn length_histogram<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>) -> Result<Vec<u32>> {
+    let (len, max) = row_lengths(gpu, k, a, true)?;
+    match len {
+        Some(len) if a.rows() > 0 => {
+            let mut counts = gpu.alloc_zeros::<u32>(max as usize + 1)?;
+            gpu_histogram::Histogram::new(gpu)?.counts(&len.slice(0..a.rows() as usize), &mut counts)?;
+            Ok(gpu.download(&counts)?)
+        }
+        _ => Ok(vec![]),
+    }
+}
+
+/// The first `n` entries of `buf` (device buffers are allocated with at least one entry, so an
+/// empty array is a buffer of one).
+pub(crate) fn download_prefix<T: gpu_runtime::AnyBits + Default>(gpu: &Gpu, buf: &CudaSlice<T>, n: usize) -> Result<Vec<T>> {
+    let mut v = gpu.download(buf)?;
+    v.truncate(n);
+    Ok(v)
+}
+
 /// The row of every nonzero.
 pub(crate) fn rows_of<T: SpmvValue>(gpu: &Gpu, a: &DeviceCsr<T>) -> Result<CudaSlice<u32>> {
     let mut rows = gpu.alloc::<u32>(a.nnz().max(1) as usize)?;

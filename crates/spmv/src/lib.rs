@@ -99,6 +99,16 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 gpu_runtime::lift_errors!(gpu_ptr2idx => Ptr2Idx, gpu_scan => Scan, gpu_radix => Radix, gpu_segsort => Segsort, gpu_histogram => Histogram);
 
+/// Bytes an SpMV must move at least, the model behind the GB/s of the benchmarks: values and
+/// column indices once, the row pointer, `x` once and `y` written, for `value_bytes`-byte values.
+///
+/// ```
+/// assert_eq!(gpu_spmv::byte_model(2, 3, 4, 8), 12 * 4 + 4 * 3 + 8 * 5);
+/// ```
+pub fn byte_model(rows: u64, cols: u64, nnz: u64, value_bytes: u64) -> u64 {
+    (4 + value_bytes) * nnz + 4 * (rows + 1) + value_bytes * (cols + rows)
+}
+
 pub(crate) fn invalid(format: &'static str, reason: String) -> Error {
     Error::Invalid { format, reason }
 }

@@ -33,7 +33,8 @@ fn from_file(path: PathBuf) -> Source {
     Source { name, load: Box::new(move || mm::read_csr::<f32>(&path).map_err(|source| Error::Matrix { path: path.clone(), source })) }
 }
 
-fn mtx_files(dir: &Path) -> Result<Vec<PathBuf>> {
+/// The `.mtx` and `.mtx.gz` files of `dir`, sorted.
+pub(crate) fn mtx_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let rd = std::fs::read_dir(dir).map_err(|e| Error::Usage(format!("{}: {e}", dir.display())))?;
     let mut files: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_file() && { let n = p.to_string_lossy(); n.ends_with(".mtx") || n.ends_with(".mtx.gz") }).collect();
     files.sort();

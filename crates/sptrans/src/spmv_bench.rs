@@ -36,12 +36,6 @@ pub struct SpmvRecord {
     pub footprint: u64,
 }
 
-/// Bytes a product moves at least: values and column indices once, the row pointer, `x` once,
-/// `y` written.
-pub fn byte_model(rows: u64, cols: u64, nnz: u64, value_bytes: u64) -> u64 {
-    (4 + value_bytes) * nnz + 4 * (rows + 1) + value_bytes * (cols + rows)
-}
-
 type Builder = Box<dyn Fn() -> Result<Csr<u32, f64>>>;
 
 fn default_suite(small: bool) -> Vec<(String, Builder)> {
@@ -71,12 +65,7 @@ fn sources(args: &SpmvBenchArgs) -> Result<Vec<(String, Builder)>> {
         let name = p.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string());
         (name, Box::new(move || mm::read_csr::<f64>(&p).map_err(|source| Error::Matrix { path: p.clone(), source })))
     };
-    let dir = |d: &Path| -> Result<Vec<PathBuf>> {
-        let rd = std::fs::read_dir(d).map_err(|e| Error::Usage(format!("{}: {e}", d.display())))?;
-        let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_file() && (p.to_string_lossy().ends_with(".mtx") || p.to_string_lossy().ends_with(".mtx.gz"))).collect();
-        v.sort();
-        Ok(v)
-    };
+    let dir = crate::bench::mtx_files;
     if out.is_empty() {
         for p in &args.suite {
             if p.is_dir() {
@@ -174,7 +163,7 @@ fn run_matrix<T: SpmvValue>(gpu: &Gpu, name: &str, a: &Csr<u32, T>, formats: &[F
     let mut dy = gpu.alloc::<T>(a.rows().max(1) as usize)?;
     let mut dy = dy.slice_mut(0..a.rows() as usize);
     let timer = GpuTimer::new(gpu)?;
-    let bytes = byte_model(a.rows(), a.cols(), a.nnz(), T::BYTES as u64);
+    let bytes = gpu_spmv::byte_model(a.rows(), a.cols(), a.nnz(), T::BYTES as u64);
     let mut m = Some(DeviceCsr::upload(gpu, a)?);
     let mut out = vec![];
     for &format in formats {

@@ -71,11 +71,7 @@ impl<T: SpmvValue> DeviceEll<T> {
     /// Driver errors; [`crate::Error::Invalid`] would mean a conversion bug.
     pub fn download(&self, gpu: &Gpu) -> Result<Ell<T>> {
         let slots = (self.rows * self.width) as usize;
-        let mut col = gpu.download(&self.col)?;
-        let mut val = gpu.download(&self.val)?;
-        col.truncate(slots);
-        val.truncate(slots);
-        Ell::try_new(self.rows, self.cols, self.width, col, val)
+        Ell::try_new(self.rows, self.cols, self.width, convert::download_prefix(gpu, &self.col, slots)?, convert::download_prefix(gpu, &self.val, slots)?)
     }
 
     /// `y = alpha · A · x + beta · y`.

@@ -36,15 +36,7 @@ impl<T: SpmvValue> DeviceHyb<T> {
     pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>) -> Result<Self> {
         let vals = a.vals().ok_or(crate::Error::NoValues)?;
         let rows = a.rows();
-        let (len, max) = convert::row_lengths(gpu, k, a, true)?;
-        let w = match len {
-            Some(len) if rows > 0 => {
-                let mut counts = gpu.alloc_zeros::<u32>(max as usize + 1)?;
-                gpu_histogram::Histogram::new(gpu)?.counts(&len.slice(0..rows as usize), &mut counts)?;
-                width(&gpu.download(&counts)?, rows)
-            }
-            _ => 0,
-        };
+        let w = width(&convert::length_histogram(gpu, k, a)?, rows);
         let ell = DeviceEll::fill(gpu, k, a, w)?;
         let mut count = gpu.alloc::<u32>(rows as usize + 1)?;
         // SAFETY: spmv_hyb_overflow(rows, ptr, width, count): count holds rows + 1.
@@ -99,11 +91,7 @@ impl<T: SpmvValue> DeviceHyb<T> {
     /// Driver errors.
     pub fn download(&self, gpu: &Gpu) -> Result<Hyb<T>> {
         let n = self.coo_len as usize;
-        let (mut r, mut c, mut v) = (gpu.download(&self.coo_row)?, gpu.download(&self.coo_col)?, gpu.download(&self.coo_val)?);
-        r.truncate(n);
-        c.truncate(n);
-        v.truncate(n);
-        Hyb::try_new(self.ell.download(gpu)?, r, c, v)
+        Hyb::try_new(self.ell.download(gpu)?, convert::download_prefix(gpu, &self.coo_row, n)?, convert::download_prefix(gpu, &self.coo_col, n)?, convert::download_prefix(gpu, &self.coo_val, n)?)
     }
 
     /// `y = alpha · A · x + beta · y`.

@@ -87,12 +87,8 @@ impl<T: SpmvValue> DeviceJds<T> {
     /// Driver errors.
     pub fn download(&self, gpu: &Gpu) -> Result<Jds<T>> {
         let n = self.nnz as usize;
-        let mut perm = gpu.download(&self.perm)?;
-        perm.truncate(self.rows as usize);
-        let (mut col, mut val) = (gpu.download(&self.col)?, gpu.download(&self.val)?);
-        col.truncate(n);
-        val.truncate(n);
-        Jds::try_new(self.rows, self.cols, perm, gpu.download(&self.jd_ptr)?, col, val)
+        let perm = convert::download_prefix(gpu, &self.perm, self.rows as usize)?;
+        Jds::try_new(self.rows, self.cols, perm, gpu.download(&self.jd_ptr)?, convert::download_prefix(gpu, &self.col, n)?, convert::download_prefix(gpu, &self.val, n)?)
     }
 
     /// `y = alpha · A · x + beta · y`.

@@ -11,6 +11,7 @@ use sptrans_matrix::device::DeviceCsr;
 use spmv_kernels::{NT, SCOO_LANES};
 
 pub use serial::{slice_rows, Scoo};
+use serial::check_slice_rows;
 
 use crate::launch::{grid, Kernels};
 use crate::{convert, Result, SpmvValue};
@@ -43,9 +44,7 @@ impl<T: SpmvValue> DeviceScoo<T> {
     pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>, s: Option<u32>) -> Result<Self> {
         let vals = a.vals().ok_or(crate::Error::NoValues)?;
         let s = s.unwrap_or_else(|| slice_rows(a.rows(), gpu.props().sm_count));
-        if !s.is_power_of_two() || s > spmv_kernels::SCOO_MAX_SLICE_ROWS {
-            return Err(crate::invalid("scoo", format!("slice height {s} is not a power of two ≤ {}", spmv_kernels::SCOO_MAX_SLICE_ROWS)));
-        }
+        check_slice_rows(s)?;
         let (rows, nnz) = (a.rows(), a.nnz());
         let slices = rows.div_ceil(s as u64);
         let mut slice_ptr = gpu.alloc::<u32>(slices as usize + 1)?;
@@ -82,10 +81,7 @@ impl<T: SpmvValue> DeviceScoo<T> {
     /// Driver errors.
     pub fn download(&self, gpu: &Gpu) -> Result<Scoo<T>> {
         let n = self.nnz as usize;
-        let (mut row, mut col, mut val) = (gpu.download(&self.row)?, gpu.download(&self.col)?, gpu.download(&self.val)?);
-        row.truncate(n);
-        col.truncate(n);
-        val.truncate(n);
+        let (row, col, val) = (convert::download_prefix(gpu, &self.row, n)?, convert::download_prefix(gpu, &self.col, n)?, convert::download_prefix(gpu, &self.val, n)?);
         Scoo::try_new(self.rows, self.cols, self.slice_rows, gpu.download(&self.slice_ptr)?, row, col, val)
     }
 

@@ -21,6 +21,14 @@ pub fn slice_rows(rows: u64, sms: u32) -> u32 {
     s
 }
 
+/// A slice height that is a power of two ≤ [`SCOO_MAX_SLICE_ROWS`], else [`crate::Error::Invalid`].
+pub(crate) fn check_slice_rows(slice_rows: u32) -> Result<()> {
+    if !slice_rows.is_power_of_two() || slice_rows > SCOO_MAX_SLICE_ROWS {
+        return Err(invalid("scoo", format!("slice height {slice_rows} is not a power of two ≤ {SCOO_MAX_SLICE_ROWS}")));
+    }
+    Ok(())
+}
+
 /// A sliced COO matrix: rows in slices of `slice_rows`; slice `s`'s entries
 /// (`slice_ptr[s] .. slice_ptr[s + 1]`) sorted by column, stably (equal columns by row), each
 /// with its row inside the slice.
@@ -43,9 +51,7 @@ impl<T: SpmvValue> Scoo<T> {
     /// # Errors
     /// [`crate::Error::Invalid`] naming what is wrong.
     pub fn try_new(rows: u64, cols: u64, slice_rows: u32, slice_ptr: Vec<u32>, row: Vec<u16>, col: Vec<u32>, val: Vec<T>) -> Result<Self> {
-        if !slice_rows.is_power_of_two() || slice_rows > SCOO_MAX_SLICE_ROWS {
-            return Err(invalid("scoo", format!("slice height {slice_rows} is not a power of two ≤ {SCOO_MAX_SLICE_ROWS}")));
-        }
+        check_slice_rows(slice_rows)?;
         let slices = rows.div_ceil(slice_rows as u64);
         if slice_ptr.len() as u64 != slices + 1 || slice_ptr[0] != 0 || *slice_ptr.last().unwrap_or(&0) as usize != col.len() || row.len() != col.len() || val.len() != col.len() {
             return Err(invalid("scoo", format!("{} slice pointers for {slices} slices, {} rows / {} columns / {} values", slice_ptr.len(), row.len(), col.len(), val.len())));
@@ -70,9 +76,7 @@ impl<T: SpmvValue> Scoo<T> {
     /// # Errors
     /// [`crate::Error::Invalid`] for a bad slice height.
     pub fn from_csr(a: &Csr<u32, T>, slice_rows: u32) -> Result<Self> {
-        if !slice_rows.is_power_of_two() || slice_rows > SCOO_MAX_SLICE_ROWS {
-            return Err(invalid("scoo", format!("slice height {slice_rows} is not a power of two ≤ {SCOO_MAX_SLICE_ROWS}")));
-        }
+        check_slice_rows(slice_rows)?;
         let s = slice_rows as u64;
         let slices = a.rows().div_ceil(s);
         let mut slice_ptr = Vec::with_capacity(slices as usize + 1);
