@@ -46,7 +46,20 @@ pub(crate) fn layout(n: u64, carry: Carry, first_copies: u64) -> Layout {
         }
         l = l.add(n * carry.second_bytes as u64);
     }
+    pass_layout_after(l, n)
+}
+
+/// The scratch of one pass, after `l`: the digit counts, then the scan's scratch.
+fn pass_layout_after(l: Layout, n: u64) -> Layout {
     l.add(4 * counts_len(n)).add(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, counts_len(n)))
+}
+
+/// The scratch of a single pass out of place ([`crate::RadixSort::partition_into_with`]).
+pub(crate) fn pass_layout(n: u64) -> Layout {
+    if n == 0 {
+        return Layout::new();
+    }
+    pass_layout_after(Layout::new(), n)
 }
 
 /// One pass by the digit `(key >> shift) & (2^bits - 1)` from `src` into `dst`.

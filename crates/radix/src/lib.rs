@@ -245,6 +245,76 @@ impl RadixSort {
         unsafe { self.run(n, end_bit, input, output, [t0, t1], carry, scratch) }
     }
 
+    /// Scratch bytes of [`RadixSort::partition_into_with`] for `n` keys: the digit counts and
+    /// the scan's scratch (no ping-pong copies: one pass goes straight to the outputs).
+    pub fn partition_workspace_bytes(n: u64) -> u64 {
+        launch::pass_layout(n).bytes()
+    }
+
+    /// One stable pass by the digit `(key >> shift) & (2^bits - 1)` (`bits <= MAX_BITS`), out of
+    /// place: the keys of `keys_in` into `keys_out` grouped by digit in digit order, each group
+    /// in input order (an MSD partition, or one LSD pass); `first` and `second` move a `u32` and
+    /// a 4- or 8-byte payload along. Inputs are left as they are. Scratch:
+    /// [`RadixSort::partition_workspace_bytes`].
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::UnsupportedPayload`], [`Error::TooLarge`] (also for
+    /// `bits > MAX_BITS` or `shift + bits > 32`), [`gpu_runtime::Error::ScratchTooSmall`],
+    /// runtime errors.
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    pub fn partition_into_with<V: Payload>(
+        &mut self,
+        keys_in: &impl DevicePtr<u32>,
+        keys_out: &mut impl DevicePtrMut<u32>,
+        first: Option<(&impl DevicePtr<u32>, &mut impl DevicePtrMut<u32>)>,
+        second: Option<(&impl DevicePtr<V>, &mut impl DevicePtrMut<V>)>,
+        shift: u32,
+        bits: u32,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
+        let n = check_len(keys_in.len())?;
+        same_len(n, keys_out.len(), "keys_out")?;
+        if bits > MAX_BITS || shift + bits > 32 {
+            return Err(Error::TooLarge { len: u64::from(shift + bits), max: 32 });
+        }
+        let stream = self.gpu.stream().clone();
+        let (ki, _a) = keys_in.device_ptr(&stream);
+        let (ko, _b) = keys_out.device_ptr_mut(&stream);
+        let (mut fi, mut fo, mut si, mut so) = (0, 0, 0, 0);
+        let (mut _g1, mut _g2, mut _g3, mut _g4) = (None, None, None, None);
+        let first_present = first.is_some();
+        if let Some((i, o)) = first {
+            same_len(n, i.len(), "first input")?;
+            same_len(n, o.len(), "first output")?;
+            let (p, g) = i.device_ptr(&stream);
+            (fi, _g1) = (p, Some(g));
+            let (p, g) = o.device_ptr_mut(&stream);
+            (fo, _g2) = (p, Some(g));
+        }
+        let mut second_bytes = 0;
+        if let Some((i, o)) = second {
+            same_len(n, i.len(), "second input")?;
+            same_len(n, o.len(), "second output")?;
+            second_bytes = payload_bytes::<V>()?;
+            let (p, g) = i.device_ptr(&stream);
+            (si, _g3) = (p, Some(g));
+            let (p, g) = o.device_ptr_mut(&stream);
+            (so, _g4) = (p, Some(g));
+        }
+        scratch.require(Self::partition_workspace_bytes(n))?;
+        if n == 0 {
+            return Ok(());
+        }
+        let carry = Carry { first: first_present, second_bytes };
+        let mut counts = scratch.slice::<u32>(launch::counts_len(n) as usize)?;
+        let mut scan_scratch = scratch.sub(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, launch::counts_len(n)))?;
+        let src = launch::Bufs { keys: ki, first: fi, second: si };
+        let dst = launch::Bufs { keys: ko, first: fo, second: so };
+        // SAFETY: every address holds n items of its type (checked above); outputs are distinct
+        // mutable borrows, so they alias no input; counts hold 2^MAX_BITS per tile.
+        unsafe { launch::pass(&self.gpu, &self.k, &mut self.scanner, n, shift, bits, src, dst, carry, &mut counts, &mut scan_scratch) }
+    }
+
     /// In place: pass 0 reads the caller's buffers, the last pass writes them (one pass: through
     /// a temporary and a copy back).
     ///

@@ -33,3 +33,17 @@ pub fn sort_triples<V: Copy>(keys: &[u32], first: &[u32], second: &[V], end_bit:
     order.sort_by_key(|&i| keys[i] & mask(end_bit));
     (order.iter().map(|&i| keys[i]).collect(), order.iter().map(|&i| first[i]).collect(), order.iter().map(|&i| second[i]).collect())
 }
+
+/// Keys and two payloads grouped stably by the digit `(key >> shift) & (2^bits - 1)` (one pass of
+/// [`crate::RadixSort::partition_into_with`]).
+///
+/// ```
+/// use gpu_radix::serial;
+/// let (k, f, s) = serial::partition_triples(&[0x31, 0x12, 0x21], &[0, 1, 2], &[7u8, 8, 9], 4, 2);
+/// assert_eq!((k, f, s), (vec![0x12, 0x21, 0x31], vec![1, 2, 0], vec![8, 9, 7]));
+/// ```
+pub fn partition_triples<V: Copy>(keys: &[u32], first: &[u32], second: &[V], shift: u32, bits: u32) -> (Vec<u32>, Vec<u32>, Vec<V>) {
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_by_key(|&i| crate::digit(keys[i], shift, bits));
+    (order.iter().map(|&i| keys[i]).collect(), order.iter().map(|&i| first[i]).collect(), order.iter().map(|&i| second[i]).collect())
+}

@@ -75,6 +75,39 @@ gpu_test!(fn every_digit_width_and_out_of_place_with_two_payloads(gpu) {
     assert_eq!(sort.allocated_bytes(), 0, "lent scratch only");
 });
 
+gpu_test!(fn one_pass_partitions_by_any_digit(gpu) {
+    let (mut r, _seed) = rng();
+    let mut sort = RadixSort::new(gpu).unwrap();
+    for &(n, shift, bits) in &[(0usize, 0u32, 3u32), (1, 5, 9), (NV as usize - 1, 11, 9), (NV as usize, 0, 1), (NV as usize + 1, 20, 6), (100_003, 23, 9), (300_000, 8, 0), (1_000_001, 14, 7)] {
+        if n > max_len() {
+            continue;
+        }
+        let k: Vec<u32> = (0..n).map(|_| r.random::<u32>()).collect();
+        let first: Vec<u32> = (0..n).map(|_| r.random()).collect();
+        let second: Vec<f32> = (0..n).map(|_| r.random()).collect();
+        let (keys_in, first_in, second_in) = (gpu.upload(&k).unwrap(), gpu.upload(&first).unwrap(), gpu.upload(&second).unwrap());
+        let (mut keys_out, mut first_out, mut second_out) = (gpu.alloc::<u32>(n).unwrap(), gpu.alloc::<u32>(n).unwrap(), gpu.alloc::<f32>(n).unwrap());
+        for b in [&mut keys_out, &mut first_out] {
+            gpu.memset_bytes(b, POISON_BYTE).unwrap();
+        }
+        gpu.memset_bytes(&mut second_out, POISON_BYTE).unwrap();
+        let mut mine = gpu.alloc::<u8>(RadixSort::partition_workspace_bytes(n as u64).max(1) as usize).unwrap();
+        let mut s = Scratch::new(&mut mine, gpu.stream());
+        sort.partition_into_with(&keys_in, &mut keys_out, Some((&first_in, &mut first_out)), Some((&second_in, &mut second_out)), shift, bits, &mut s).unwrap();
+        let (ek, ef, es) = serial::partition_triples(&k, &first, &second, shift, bits);
+        assert!(gpu.download(&keys_out).unwrap() == ek, "keys n={n} shift={shift} bits={bits}");
+        assert!(gpu.download(&first_out).unwrap() == ef, "first n={n} shift={shift} bits={bits}");
+        assert!(gpu.download(&second_out).unwrap().iter().map(|x| x.to_bits()).eq(es.iter().map(|x| x.to_bits())), "second n={n}");
+        assert!(gpu.download(&first_in).unwrap() == first, "inputs are left as they were");
+    }
+    let (k, mut o) = (gpu.upload(&iota(10)).unwrap(), gpu.alloc::<u32>(10).unwrap());
+    let mut mine = gpu.alloc::<u8>(1 << 16).unwrap();
+    let mut s = Scratch::new(&mut mine, gpu.stream());
+    let none = None::<(&gpu_runtime::cudarc::driver::CudaSlice<u32>, &mut gpu_runtime::cudarc::driver::CudaSlice<u32>)>;
+    assert!(matches!(sort.partition_into_with(&k, &mut o, none, None::<(&gpu_runtime::cudarc::driver::CudaSlice<u32>, &mut gpu_runtime::cudarc::driver::CudaSlice<u32>)>, 0, 10, &mut s), Err(Error::TooLarge { .. })));
+    assert_eq!(sort.allocated_bytes(), 0, "lent scratch only");
+});
+
 gpu_test!(fn reported_workspace_is_allocated_and_errors_are_values(gpu) {
     let mut sort = RadixSort::new(gpu).unwrap();
     let n = 123_457usize;

@@ -13,7 +13,7 @@ use crate::cli::BenchArgs;
 use crate::{Error, Result};
 
 /// The algorithms `bench` runs by default, in table order.
-pub const DEFAULT_ALGOS: [Algorithm; 6] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CooChain, Algorithm::CuSparse];
+pub const DEFAULT_ALGOS: [Algorithm; 7] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::CooChain, Algorithm::CuSparse];
 
 /// The serial twin runs at most this many timed repetitions.
 pub const SERIAL_MAX_REPS: usize = 3;
@@ -111,6 +111,9 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         Some(g) => Some(Transposer::new(g)?),
         None => None,
     };
+    if let Some(t) = t.as_mut() {
+        t.set_bucket_bits(args.bucket_bits);
+    }
     let copy = match &gpu {
         Some(g) => Some(gpu_runtime::copy_bandwidth_gbs(g, 1 << 30, 20)?),
         None => None,

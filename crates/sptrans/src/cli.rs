@@ -46,7 +46,7 @@ pub struct TransposeArgs {
     /// standard output). Written to a temporary file beside it and renamed into place when done.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Algorithm: auto, serial, scan, merge, radix, cusparse, coo.
+    /// Algorithm: auto, serial, scan, merge, radix, bucket, cusparse, coo.
     #[arg(long, default_value = "auto", value_parser = parse_algo)]
     pub algo: Algorithm,
     /// Compare the result with the serial twin (the twin's own result with an independent
@@ -190,9 +190,12 @@ pub struct BenchArgs {
     /// Also run the real matrices of this directory (with the default or small suite).
     #[arg(long)]
     pub matrices: Option<PathBuf>,
-    /// Algorithms, comma-separated (default: serial,scan,merge,radix,coo,cusparse).
+    /// Algorithms, comma-separated (default: serial,scan,merge,radix,bucket,coo,cusparse).
     #[arg(long, value_delimiter = ',', value_parser = parse_algo)]
     pub algos: Option<Vec<Algorithm>>,
+    /// BucketTrans's partition width in bits, 1 to 9 (default 9): more buckets, shorter runs.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=9))]
+    pub bucket_bits: Option<u32>,
     /// Timed runs per matrix and algorithm (GPU; the serial twin runs at most 3).
     #[arg(long, default_value_t = 10)]
     pub reps: usize,

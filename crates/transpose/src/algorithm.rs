@@ -20,6 +20,11 @@ pub enum Algorithm {
     /// nonzeros are the partitions, their digit counts scanned digit-major give `colptr + inter`,
     /// in-tile ranks give `intra`; rows and values travel with the keys, so no gather follows.
     RadixTrans,
+    /// The column pointer by index-to-pointers, an MSD partition of the nonzeros by the high
+    /// bits of their column (one stable radix pass into buckets of consecutive columns), then one
+    /// block per bucket ranks each nonzero in its column and writes its final slot
+    /// ([`crate::bucket_plan`] splits the bits).
+    BucketTrans,
     /// CSR → COO (ptr2idx) → swap → stable sort by column → CSR (index-to-pointers by histogram
     /// and scan), gather.
     CooChain,
@@ -29,9 +34,9 @@ pub enum Algorithm {
 
 impl Algorithm {
     /// Every algorithm but `Auto`, in table order.
-    pub const ALL: [Algorithm; 6] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CuSparse, Algorithm::CooChain];
+    pub const ALL: [Algorithm; 7] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::CuSparse, Algorithm::CooChain];
 
-    /// The short name (`serial`, `scan`, `merge`, `cusparse`, `coo`, `auto`).
+    /// The short name (`serial`, `scan`, `merge`, `radix`, `bucket`, `cusparse`, `coo`, `auto`).
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Serial => "serial",
@@ -39,6 +44,7 @@ impl Algorithm {
             Algorithm::MergeTrans => "merge",
             Algorithm::CuSparse => "cusparse",
             Algorithm::RadixTrans => "radix",
+            Algorithm::BucketTrans => "bucket",
             Algorithm::CooChain => "coo",
             Algorithm::Auto => "auto",
         }
@@ -82,6 +88,7 @@ impl FromStr for Algorithm {
             "merge" | "mergetrans" => Algorithm::MergeTrans,
             "cusparse" => Algorithm::CuSparse,
             "radix" | "radixtrans" => Algorithm::RadixTrans,
+            "bucket" | "buckettrans" => Algorithm::BucketTrans,
             "coo" | "coochain" => Algorithm::CooChain,
             "auto" => Algorithm::Auto,
             _ => return Err(Error::UnknownAlgorithm(s.to_string())),

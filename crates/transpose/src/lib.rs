@@ -7,6 +7,7 @@ pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
 mod algorithm;
+mod bucket_trans;
 mod coo_chain;
 mod cusparse;
 mod error;
@@ -33,8 +34,9 @@ pub use error::{Error, Result};
 pub use gpu_runtime::Payload;
 /// RadixTrans's default largest digit (the radix primitive's default).
 pub use gpu_radix::DEFAULT_MAX_BITS as RADIX_DEFAULT_BITS;
+pub use bucket_trans::BUCKET_DEFAULT_HI;
 pub use scan_trans::{scan_parts, SCAN_PARTS_A_OVER_B};
-pub use transpose_kernels::{scatter_slot, sorted_ptr_range, NT};
+pub use transpose_kernels::{bucket_count, bucket_plan, scatter_slot, sorted_ptr_range, BUCKET_MAX_LOW, BUCKET_NV, NT, PARTITION_MAX_BITS};
 
 /// The embedded `transpose` PTX module (built from `kernels-rs/transpose`).
 pub static MODULE: PtxModule = PtxModule::new("transpose", include_str!("../ptx/transpose.ptx"));
@@ -45,6 +47,7 @@ struct Kernels {
     sorted_ptr: Kernel,
     scatter: [Kernel; 2],
     gather: [Kernel; 2],
+    bucket: [Kernel; 2],
 }
 
 /// A reusable transposition plan: loaded kernels, the primitives' plans, and one workspace
@@ -63,6 +66,7 @@ pub struct Transposer {
     radix: RadixSort,
     cusparse: Option<cusparse::CuSparse>,
     parts: Option<u64>,
+    bucket_hi: u32,
     own: ScratchBuf,
 }
 
@@ -88,6 +92,7 @@ impl Transposer {
                 sorted_ptr: k("transpose_sorted_ptr")?,
                 scatter: [k("transpose_scatter_v4")?, k("transpose_scatter_v8")?],
                 gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
+                bucket: [k("transpose_bucket_v4")?, k("transpose_bucket_v8")?],
             },
             ptr2idx: Ptr2Idx::new(gpu)?,
             hist: Histogram::new(gpu)?,
@@ -95,6 +100,7 @@ impl Transposer {
             sort: Segsort::new(gpu)?,
             cusparse: None,
             parts: None,
+            bucket_hi: BUCKET_DEFAULT_HI,
             radix: RadixSort::new(gpu)?,
             own: ScratchBuf::default(),
         })
@@ -113,6 +119,17 @@ impl Transposer {
     /// RadixTrans's largest digit (1 to [`gpu_radix::MAX_BITS`]; `None`: [`RADIX_DEFAULT_BITS`]).
     pub fn set_radix_bits(&mut self, bits: Option<u32>) {
         self.radix.set_max_digit_bits(bits);
+    }
+
+    /// BucketTrans's partition width in bits (1 to [`transpose_kernels::PARTITION_MAX_BITS`];
+    /// `None`: [`BUCKET_DEFAULT_HI`]); [`bucket_plan`] gives the split it leads to.
+    pub fn set_bucket_bits(&mut self, bits: Option<u32>) {
+        self.bucket_hi = bits.unwrap_or(BUCKET_DEFAULT_HI).clamp(1, transpose_kernels::PARTITION_MAX_BITS);
+    }
+
+    /// BucketTrans's split `(pre, hi, low)` of the column bits for `n` columns ([`bucket_plan`]).
+    pub fn bucket_plan_for(&self, n: u64) -> (u32, u32, u32) {
+        bucket_trans::plan(n, self.bucket_hi)
     }
 
     /// The partition count ScanTrans uses for this shape.
@@ -157,6 +174,7 @@ impl Transposer {
             Algorithm::MergeTrans => merge_trans::workspace_bytes(self, d),
             Algorithm::CooChain => coo_chain::workspace_bytes(self, d),
             Algorithm::RadixTrans => radix_trans::workspace_bytes(d, value_bytes as u64),
+            Algorithm::BucketTrans => bucket_trans::workspace_bytes(d, value_bytes as u64, self.bucket_hi),
             Algorithm::CuSparse => cusparse::workspace_bytes(self, d, value_bytes)?,
         })
     }
@@ -236,6 +254,7 @@ impl Transposer {
                 Algorithm::MergeTrans => merge_trans::run(self, a, &mut out, d, scratch)?,
                 Algorithm::CooChain => coo_chain::run(self, a, &mut out, d, scratch)?,
                 Algorithm::RadixTrans => radix_trans::run(self, a, &mut out, d, scratch)?,
+                Algorithm::BucketTrans => bucket_trans::run(self, a, &mut out, d, scratch)?,
                 Algorithm::CuSparse => cusparse::run(self, a, &mut out, d, scratch)?,
                 Algorithm::Serial | Algorithm::Auto => return Err(Error::Runtime(gpu_runtime::Error::Internal("unresolved transposition algorithm"))),
             }

@@ -6,7 +6,7 @@
 //! use gpu_transpose::serial;
 //! let a = sptrans_matrix::gen::uniform::<f64>(50, 40, 300, 1)?;
 //! let t = serial::transpose(&a);
-//! for model in [serial::scan_trans(&a, 7), serial::merge_trans(&a), serial::radix_trans(&a), serial::coo_chain(&a)] {
+//! for model in [serial::scan_trans(&a, 7), serial::merge_trans(&a), serial::radix_trans(&a), serial::bucket_trans(&a, 2), serial::coo_chain(&a)] {
 //!     assert_eq!((model.ptr.as_slice(), model.rows.as_slice()), (t.ptr(), t.idx()));
 //! }
 //! # Ok::<(), sptrans_matrix::Error>(())
@@ -113,6 +113,33 @@ pub fn radix_trans<T: Value>(a: &Csr<u32, T>) -> Moves {
         (keys, rows, source) = (k2, r2, s2);
     }
     Moves { ptr: ptr_from_sorted(&keys, n), rows, source }
+}
+
+/// BucketTrans with a partition of `hi` bits, step by step: the pointer by index-to-pointers;
+/// the split `(pre, hi, low)` of [`crate::bucket_plan`]; a stable sort by the low `pre` bits; the
+/// stable partition by the bits from `pre + low` up; then each nonzero, in that order, to its
+/// column group's cursor (the pointer at the group's first column, advanced by one per nonzero),
+/// as the bucket pass's blocks do bucket by bucket.
+pub fn bucket_trans<T: Value>(a: &Csr<u32, T>, hi: u32) -> Moves {
+    let (n, nnz, cols) = (a.cols(), a.nnz() as usize, a.idx());
+    let ptr = hist::index_to_pointers(cols, n as u32);
+    let rows = gpu_ptr2idx::serial::ptr2idx(a.ptr());
+    let (pre, _, low) = crate::bucket_plan(gpu_radix::bits_below(n), hi);
+    let mut order: Vec<u32> = (0..nnz as u32).collect();
+    // Both sorts are stable (slice::sort_by_key).
+    order.sort_by_key(|&j| cols[j as usize] & ((1u32 << pre) - 1));
+    order.sort_by_key(|&j| cols[j as usize] >> (pre + low));
+    let groups = n.div_ceil(1 << pre) as usize;
+    let mut cursor: Vec<u32> = (0..groups).map(|g| ptr[((g as u64) << pre).min(n) as usize]).collect();
+    let (mut out_rows, mut source) = (vec![u32::MAX; nnz], vec![u32::MAX; nnz]);
+    for &j in &order {
+        let g = (cols[j as usize] >> pre) as usize;
+        let at = cursor[g] as usize;
+        cursor[g] += 1;
+        out_rows[at] = rows[j as usize];
+        source[at] = j;
+    }
+    Moves { ptr, rows: out_rows, source }
 }
 
 /// The pointer of `n` columns from the sorted column indices, one position at a time as the

@@ -38,6 +38,26 @@ pub mod thread;
 #[cfg(target_arch = "nvptx64")]
 pub mod warp;
 
+/// Repeats `$body` with `$i` bound (as a `usize` constant) to each listed index: per-thread item
+/// loops unrolled by hand, so that their arrays stay in registers (LLVM keeps loops that contain
+/// warp intrinsics rolled, and a rolled loop indexes its arrays in local memory).
+///
+/// ```
+/// let mut sum = 0;
+/// gpu_device::unroll!(i in [0, 1, 2] { sum += i * 10; });
+/// assert_eq!(sum, 30);
+/// ```
+#[macro_export]
+macro_rules! unroll {
+    ($i:ident in [$($n:literal),*] $body:block) => {
+        $({
+            #[allow(non_upper_case_globals)]
+            const $i: usize = $n;
+            $body
+        })*
+    };
+}
+
 /// Threads in a warp on every NVIDIA GPU so far.
 pub const WARP_SIZE: u32 = 32;
 

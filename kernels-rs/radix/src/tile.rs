@@ -3,7 +3,7 @@
 use gpu_device::atomic::red_add_u32;
 use gpu_device::intrinsics::popc;
 use gpu_device::mem::ldg_u32;
-use gpu_device::static_shared;
+use gpu_device::{static_shared, unroll};
 use gpu_device::thread::{block_idx_x, sync_threads, thread_idx_x};
 use gpu_device::warp::{lane_id, shfl_up_sync, sync_warp, FULL_MASK};
 
@@ -13,18 +13,6 @@ use crate::{digit, MAX_BITS, NT, NV, VT};
 const WARPS: usize = (NT / 32) as usize;
 const RADIX: usize = 1 << MAX_BITS;
 const _: () = assert!(VT == 8, "the unrolled item loops list 8 indices");
-
-/// Repeats `$body` with `$i` bound to each listed index (the per-thread item loops, unrolled so
-/// their arrays stay in registers: LLVM keeps loops with warp intrinsics rolled).
-macro_rules! unroll {
-    ($i:ident in [$($n:literal),*] $body:block) => {
-        $({
-            #[allow(non_upper_case_globals)]
-            const $i: usize = $n;
-            $body
-        })*
-    };
-}
 
 static_shared!(RX_HIST: [u32; RADIX]);
 // Per-warp digit counts: at most 32 * VT = 256 per warp, so u16.

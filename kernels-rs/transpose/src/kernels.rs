@@ -2,6 +2,7 @@
 use gpu_device::mem::ldg_u32;
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 
+use crate::bucket::bucket_pass;
 use crate::{scatter_slot, sorted_ptr_range};
 
 /// `perm[j] = j` for `j < nnz`.
@@ -104,6 +105,23 @@ macro_rules! move_kernels {
         }
     };
 }
+
+macro_rules! bucket_kernel {
+    ($name:ident, $t:ty) => {
+        /// [`bucket_pass`] with values of this width (null `vals`: none).
+        ///
+        /// # Safety
+        /// As [`bucket_pass`].
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(cols: *const u32, rows: *const u32, vals: *const $t, n: u64, pre: u32, low: u32, colptr: *const u32, out_rows: *mut u32, out_vals: *mut $t) {
+            // SAFETY: the caller's contract.
+            unsafe { bucket_pass(cols, rows, vals, n, pre, low, colptr, out_rows, out_vals) }
+        }
+    };
+}
+
+bucket_kernel!(transpose_bucket_v4, u32);
+bucket_kernel!(transpose_bucket_v8, u64);
 
 move_kernels!(transpose_scatter_v4, transpose_gather_v4, u32);
 move_kernels!(transpose_scatter_v8, transpose_gather_v8, u64);
