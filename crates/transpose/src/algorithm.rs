@@ -23,7 +23,10 @@ pub enum Algorithm {
     /// The column pointer by index-to-pointers, an MSD partition of the nonzeros by the high
     /// bits of their column (one stable radix pass into buckets of consecutive columns), then one
     /// block per bucket ranks each nonzero in its column and writes its final slot
-    /// ([`crate::bucket_plan`] splits the bits).
+    /// ([`crate::bucket_plan`] splits the bits). Opt-in, not chosen by `Auto`: on an H100 it is
+    /// slower than RadixTrans on every suite matrix but the one with 64 columns, and one block
+    /// per bucket makes matrices with concentrated columns (R-MAT, a dense column) about 10×
+    /// slower (BENCHMARKS.md); its workspace is the smallest of ours (13 B per nonzero with f32).
     BucketTrans,
     /// CSR → COO (ptr2idx) → swap → stable sort by column → CSR (index-to-pointers by histogram
     /// and scan), gather.

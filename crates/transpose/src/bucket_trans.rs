@@ -1,15 +1,17 @@
-//! BucketTrans: the column pointer first (index-to-pointers of the column indices), then an MSD
-//! partition of the nonzeros by the high bits of their column (one stable radix pass, `hi` bits:
-//! a bucket is a run of consecutive columns, whose nonzeros land together in input order), then
-//! one block per bucket ranks each nonzero among its column group and writes it to its final
-//! slot (`transpose_bucket_v{4,8}`). Columns too wide for the two (more than
-//! `PARTITION_MAX_BITS + BUCKET_MAX_LOW` bits) get their lowest `pre` bits sorted first by an LSD
-//! radix sort. The split is [`transpose_kernels::bucket_plan`].
+//! BucketTrans: an MSD partition of the nonzeros by the high bits of their column (one stable
+//! radix pass of `hi` bits: a bucket is a run of consecutive columns, whose nonzeros land
+//! together in input order), then one block per bucket (`transpose_bucket_v{4,8}`) counts its
+//! columns (writing their part of the column pointer), ranks each nonzero in its column round by
+//! round, stages the round in column order in shared memory and writes it out in runs. Columns
+//! too wide for the two (more than `PARTITION_MAX_BITS + BUCKET_MAX_LOW` bits) get their lowest
+//! `pre` bits sorted first by an LSD radix sort, and their pointer by index-to-pointers; so do
+//! matrices of at most `2^hi` columns, which the partition alone transposes. The split is
+//! [`transpose_kernels::bucket_plan`].
 //!
-//! Traffic per nonzero with 4-byte values and `pre = 0`: the count reads the column (4 B); the
-//! partition reads it twice (upsweep and downsweep) with the row and value and writes all three
-//! (24 B); the bucket pass reads those three and writes the row and value (20 B); ptr2idx writes
-//! and the partition reads the row (8 B).
+//! Traffic per nonzero with 4-byte values and `pre = 0`: ptr2idx writes the row (4 B); the
+//! partition reads the column twice (upsweep, downsweep) with the row and value and writes all
+//! three (24 B); the bucket pass reads the column twice (the count, mostly from L2), the row and
+//! the value, and writes the row and value (20–24 B).
 use gpu_histogram::Histogram;
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_radix::{bits_below, Carry, RadixSort};
@@ -17,7 +19,7 @@ use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConf
 use gpu_runtime::scratch::Layout;
 use gpu_runtime::{Payload, Scratch};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
-use transpose_kernels::{bucket_count, bucket_plan, NT};
+use transpose_kernels::{bucket_count, bucket_plan, bucket_stage_bytes, NT};
 
 use crate::{Dims, Result, Transposer};
 
@@ -36,7 +38,7 @@ fn carry(vb: u64) -> Carry {
 
 /// The primitives' scratch, one region reused by each in turn (they run in stream order).
 fn primitives_bytes(d: Dims, vb: u64, pre: u32) -> u64 {
-    let mut b = Ptr2Idx::workspace_bytes(d.m, d.nnz).max(Histogram::pointers_workspace_bytes(d.n)).max(RadixSort::partition_workspace_bytes(d.nnz));
+    let mut b = Ptr2Idx::workspace_bytes(d.m, d.nnz).max(RadixSort::partition_workspace_bytes(d.nnz)).max(Histogram::pointers_workspace_bytes(d.n));
     if pre > 0 {
         b = b.max(RadixSort::into_workspace_bytes(d.nnz, carry(vb)));
     }
@@ -66,14 +68,18 @@ pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut De
     let mut vals = scratch.slice::<T>(if low == 0 { 0 } else { vlen })?;
     let mut sorted = if pre > 0 { Some((scratch.slice::<u32>(nnz)?, scratch.slice::<u32>(nnz)?, scratch.slice::<T>(vlen)?)) } else { None };
     let mut prim = scratch.sub(primitives_bytes(d, vb, pre))?;
-    t.hist.pointers_with(a.idx(), &mut out.ptr, false, &mut prim.reborrow())?;
+    if low == 0 || pre > 0 {
+        // Otherwise the bucket pass writes the pointer.
+        t.hist.pointers_with(a.idx(), &mut out.ptr, false, &mut prim.reborrow())?;
+    }
     if low == 0 {
         // One pass: the partition by the whole column is the transpose.
         t.ptr2idx.run_with(a.ptr(), &mut rows, &mut prim.reborrow())?;
-        return Ok(match (a.vals(), out.vals.as_mut()) {
+        match (a.vals(), out.vals.as_mut()) {
             (Some(v), Some(o)) => t.radix.partition_into_with(a.idx(), &mut keys, Some((&rows, &mut out.idx)), Some((v, o)), 0, hi, &mut prim.reborrow())?,
             _ => t.radix.partition_into_with(a.idx(), &mut keys, Some((&rows, &mut out.idx)), None::<(&CudaSlice<T>, &mut CudaSlice<T>)>, 0, hi, &mut prim.reborrow())?,
-        });
+        }
+        return Ok(());
     }
     // The output's indices hold the rows until the bucket pass writes them.
     t.ptr2idx.run_with(a.ptr(), &mut out.idx, &mut prim.reborrow())?;
@@ -102,20 +108,21 @@ pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut De
     let (r, _r) = rows.device_ptr(&stream);
     let (v, _v) = vals.device_ptr(&stream);
     let v = if vb > 0 { v } else { 0 };
-    let (p, _p) = out.ptr.device_ptr(&stream);
+    let (p, _p) = out.ptr.device_ptr_mut(&stream);
     let (orow, _or) = out.idx.device_ptr_mut(&stream);
     let ov = match out.vals.as_mut() {
         Some(o) if vb > 0 => o.device_ptr_mut(&stream).0,
         _ => 0,
     };
     let blocks = bucket_count(d.n, pre, low);
-    let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
+    let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: bucket_stage_bytes(vb as u32) };
     let kernel = &t.k.bucket[usize::from(vb == 8)];
-    // SAFETY: transpose_bucket_v{4,8}(cols, rows, vals, n, pre, low, colptr, out_rows, out_vals):
-    // one block per bucket of (pre, low) = bucket_plan (low <= BUCKET_MAX_LOW); colptr is the
-    // pointer of these columns (index-to-pointers above); keys/rows/vals hold nnz items
-    // partitioned by bucket (the stable pass by bits pre + low and up), outputs nnz items; the
-    // kernel's width matches the values (null when absent).
-    unsafe { kernel.args(&stream).arg(&k).arg(&r).arg(&v).arg(&d.n).arg(&pre).arg(&low).arg(&p).arg(&orow).arg(&ov).launch(cfg)? };
+    // SAFETY: transpose_bucket_v{4,8}(keys, rows, vals, nnz, n, pre, low, colptr, out_rows,
+    // out_vals): one block per bucket of (pre, low) = bucket_plan (low <= BUCKET_MAX_LOW) with
+    // its staging bytes (allowed at load); keys are the input's columns (< n) partitioned
+    // stably by the bits from pre + low up, rows/vals with them, nnz items each, outputs nnz
+    // items; colptr has n + 1 words and, with pre > 0, the pointer of these columns
+    // (index-to-pointers above); the kernel's width matches the values (null when absent).
+    unsafe { kernel.args(&stream).arg(&k).arg(&r).arg(&v).arg(&d.nnz).arg(&d.n).arg(&pre).arg(&low).arg(&p).arg(&orow).arg(&ov).launch(cfg)? };
     Ok(())
 }

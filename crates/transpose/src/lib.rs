@@ -92,7 +92,7 @@ impl Transposer {
                 sorted_ptr: k("transpose_sorted_ptr")?,
                 scatter: [k("transpose_scatter_v4")?, k("transpose_scatter_v8")?],
                 gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
-                bucket: [k("transpose_bucket_v4")?, k("transpose_bucket_v8")?],
+                bucket: [bucket_kernel(gpu, "transpose_bucket_v4", 4)?, bucket_kernel(gpu, "transpose_bucket_v8", 8)?],
             },
             ptr2idx: Ptr2Idx::new(gpu)?,
             hist: Histogram::new(gpu)?,
@@ -263,6 +263,13 @@ impl Transposer {
         // bit against the twin): pointer of n + 1 from 0 to nnz, row indices < m, values moved.
         Ok(unsafe { DeviceCsr::from_parts_unchecked(d.n, d.m, out) })
     }
+}
+
+/// A bucket-pass kernel, allowed its staging in dynamic shared memory.
+fn bucket_kernel(gpu: &Gpu, name: &str, value_bytes: u32) -> Result<Kernel> {
+    let k = gpu.kernel(&MODULE, name)?;
+    k.set_max_dynamic_shared(transpose_kernels::bucket_stage_bytes(value_bytes))?;
+    Ok(k)
 }
 
 /// The input's sizes (the lengths agree: `DeviceCsr` keeps them).

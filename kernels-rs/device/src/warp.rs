@@ -143,3 +143,20 @@ pub fn match_any_sync(mask: u32, val: u32) -> u32 {
     // SAFETY: every lane in `mask` executes this match.
     unsafe { match_any_i32(mask, val as i32) }
 }
+
+/// Inclusive prefix sum of `v` over the lanes of a full warp (lane `i` gets the sum of lanes
+/// `0..=i`), by `log2(32)` `shfl.up` steps. All 32 lanes must call it. CC 3.0+.
+#[inline(always)]
+pub fn inclusive_sum_u32(v: u32) -> u32 {
+    let lane = lane_id();
+    let mut inc = v;
+    let mut off = 1;
+    while off < 32 {
+        let y = shfl_up_sync(FULL_MASK, inc, off);
+        if lane >= off {
+            inc += y;
+        }
+        off *= 2;
+    }
+    inc
+}

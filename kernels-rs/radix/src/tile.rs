@@ -5,7 +5,7 @@ use gpu_device::intrinsics::popc;
 use gpu_device::mem::ldg_u32;
 use gpu_device::{static_shared, unroll};
 use gpu_device::thread::{block_idx_x, sync_threads, thread_idx_x};
-use gpu_device::warp::{lane_id, shfl_up_sync, sync_warp, FULL_MASK};
+use gpu_device::warp::{inclusive_sum_u32, lane_id, sync_warp, FULL_MASK};
 
 use crate::warp::match_rank;
 use crate::{digit, MAX_BITS, NT, NV, VT};
@@ -75,15 +75,7 @@ pub unsafe fn exclusive_scan_digit_counts(start: *mut u32) {
         for d in first..last {
             sum += *start.add(d);
         }
-        let mut inc = sum;
-        let mut off = 1;
-        while off < 32 {
-            let y = shfl_up_sync(FULL_MASK, inc, off);
-            if lane >= off {
-                inc += y;
-            }
-            off *= 2;
-        }
+        let inc = inclusive_sum_u32(sum);
         let mut run = inc - sum;
         for d in first..last {
             let c = *start.add(d);

@@ -113,9 +113,9 @@ macro_rules! bucket_kernel {
         /// # Safety
         /// As [`bucket_pass`].
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(cols: *const u32, rows: *const u32, vals: *const $t, n: u64, pre: u32, low: u32, colptr: *const u32, out_rows: *mut u32, out_vals: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $name(keys: *const u32, rows: *const u32, vals: *const $t, nnz: u64, n: u64, pre: u32, low: u32, colptr: *mut u32, out_rows: *mut u32, out_vals: *mut $t) {
             // SAFETY: the caller's contract.
-            unsafe { bucket_pass(cols, rows, vals, n, pre, low, colptr, out_rows, out_vals) }
+            unsafe { bucket_pass(keys, rows, vals, nnz, n, pre, low, colptr, out_rows, out_vals) }
         }
     };
 }

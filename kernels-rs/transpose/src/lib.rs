@@ -72,6 +72,16 @@ pub const BUCKET_MAX_LOW: u32 = 11;
 pub const BUCKET_VT: u32 = 8;
 /// Nonzeros per round of the bucket pass: `NT * BUCKET_VT`.
 pub const BUCKET_NV: u32 = NT * BUCKET_VT;
+/// Dynamic shared memory of the bucket pass for values of `value_bytes` bytes (0: none): the
+/// round's group starts (`2^BUCKET_MAX_LOW` words) and its staged rows, groups (u16) and values.
+///
+/// ```
+/// assert_eq!(transpose_kernels::bucket_stage_bytes(4), 8192 + 2048 * 10);
+/// ```
+pub const fn bucket_stage_bytes(value_bytes: u32) -> u32 {
+    4 * (1 << BUCKET_MAX_LOW) + BUCKET_NV * (6 + value_bytes)
+}
+
 /// Most bits of one radix pass (the partition by bucket): `gpu-radix`'s `MAX_BITS`.
 pub const PARTITION_MAX_BITS: u32 = 9;
 
