@@ -8,7 +8,7 @@ pub use gpu_runtime::Gpu;
 mod launch;
 pub mod serial;
 
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
+use gpu_runtime::cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
 use gpu_runtime::{Kernel, Payload, PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{Algorithm as ScanAlgorithm, Scanner};
 
@@ -204,8 +204,8 @@ impl RadixSort {
         let stream = self.gpu.stream().clone();
         let (ki, _a) = keys_in.device_ptr(&stream);
         let (ko, _b) = keys_out.device_ptr_mut(&stream);
-        let (mut fi, mut fo, mut si, mut so) = (0, 0, 0, 0);
-        let (mut _g1, mut _g2, mut _g3, mut _g4) = (None, None, None, None);
+        let (mut fi, mut fo) = (0, 0);
+        let (mut _g1, mut _g2) = (None, None);
         let first_present = first.is_some();
         if let Some((i, o)) = first {
             same_len(n, i.len(), "first input")?;
@@ -217,18 +217,9 @@ impl RadixSort {
             fo = p;
             _g2 = Some(g);
         }
-        let mut second_bytes = 0;
-        if let Some((i, o)) = second {
-            same_len(n, i.len(), "second input")?;
-            same_len(n, o.len(), "second output")?;
-            second_bytes = payload_bytes::<V>()?;
-            let (p, g) = i.device_ptr(&stream);
-            si = p;
-            _g3 = Some(g);
-            let (p, g) = o.device_ptr_mut(&stream);
-            so = p;
-            _g4 = Some(g);
-        }
+        let second_present = second.is_some();
+        let (si, so, _g34) = pair_ptrs(n, second, ["second input", "second output"], &stream)?;
+        let second_bytes = if second_present { payload_bytes::<V>()? } else { 0 };
         let carry = Carry { first: first_present, second_bytes };
         scratch.require(Self::into_workspace_bytes(n, carry))?;
         if n == 0 {
@@ -280,27 +271,11 @@ impl RadixSort {
         let stream = self.gpu.stream().clone();
         let (ki, _a) = keys_in.device_ptr(&stream);
         let (ko, _b) = keys_out.device_ptr_mut(&stream);
-        let (mut fi, mut fo, mut si, mut so) = (0, 0, 0, 0);
-        let (mut _g1, mut _g2, mut _g3, mut _g4) = (None, None, None, None);
         let first_present = first.is_some();
-        if let Some((i, o)) = first {
-            same_len(n, i.len(), "first input")?;
-            same_len(n, o.len(), "first output")?;
-            let (p, g) = i.device_ptr(&stream);
-            (fi, _g1) = (p, Some(g));
-            let (p, g) = o.device_ptr_mut(&stream);
-            (fo, _g2) = (p, Some(g));
-        }
-        let mut second_bytes = 0;
-        if let Some((i, o)) = second {
-            same_len(n, i.len(), "second input")?;
-            same_len(n, o.len(), "second output")?;
-            second_bytes = payload_bytes::<V>()?;
-            let (p, g) = i.device_ptr(&stream);
-            (si, _g3) = (p, Some(g));
-            let (p, g) = o.device_ptr_mut(&stream);
-            (so, _g4) = (p, Some(g));
-        }
+        let (fi, fo, _g12) = pair_ptrs(n, first, ["first input", "first output"], &stream)?;
+        let second_present = second.is_some();
+        let (si, so, _g34) = pair_ptrs(n, second, ["second input", "second output"], &stream)?;
+        let second_bytes = if second_present { payload_bytes::<V>()? } else { 0 };
         scratch.require(Self::partition_workspace_bytes(n))?;
         if n == 0 {
             return Ok(());
@@ -369,6 +344,20 @@ impl RadixSort {
         let gpu = self.gpu.clone();
         ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, f)
     }
+}
+
+/// The guards that keep a payload pair's buffers ordered on the stream while the kernels use them.
+type PairGuards<'a> = Option<(SyncOnDrop<'a>, SyncOnDrop<'a>)>;
+
+/// The addresses of an optional `(input, output)` payload pair of `n` items each (0 and 0 when
+/// absent; `what` names input and output in length errors), with their guards.
+fn pair_ptrs<'a, T>(n: u64, pair: Option<(&'a impl DevicePtr<T>, &'a mut impl DevicePtrMut<T>)>, what: [&'static str; 2], stream: &'a CudaStream) -> Result<(u64, u64, PairGuards<'a>)> {
+    let Some((i, o)) = pair else { return Ok((0, 0, None)) };
+    same_len(n, i.len(), what[0])?;
+    same_len(n, o.len(), what[1])?;
+    let (p, gi) = i.device_ptr(stream);
+    let (q, go) = o.device_ptr_mut(stream);
+    Ok((p, q, Some((gi, go))))
 }
 
 fn payload_bytes<V: Payload>() -> Result<usize> {
