@@ -2,13 +2,41 @@
 //! with 24-bit and 32-bit random keys, and `sort_keys` at 2^26, in pairs per second. The CUB peer,
 //! run in the same device session: `python3 benches/peers/sort_cub.py` (torch.sort(stable=True)
 //! and a gather of the payload). Each timed call first restores the unsorted input with a
-//! device-to-device copy, timed alone too (`copy-only`) so it can be subtracted.
+//! device-to-device copy, timed alone too (`copy-only`) so it can be subtracted. Then a sweep of
+//! the largest digit (6 to 9 bits) at 2^26 pairs, printed as `radix digit sweep` lines (copy
+//! subtracted), which sets `DEFAULT_MAX_BITS`.
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gpu_radix::RadixSort;
+use gpu_runtime::cudarc::driver::CudaSlice;
 use gpu_runtime::{Gpu, GpuTimer};
 use rand::{rngs::StdRng, Rng, SeedableRng};
+
+/// Random keys of `bits` bits with the payload 0..n, kept on the device to restore the sorted
+/// buffers before each timed call.
+struct Input {
+    keys: CudaSlice<u32>,
+    vals: CudaSlice<u32>,
+}
+
+impl Input {
+    fn new(gpu: &Gpu, n: usize, bits: u32, r: &mut StdRng) -> Self {
+        let keys: Vec<u32> = (0..n).map(|_| if bits == 32 { r.random() } else { r.random_range(0..1u32 << bits) }).collect();
+        Self { keys: gpu.upload(&keys).expect("upload"), vals: gpu.upload(&(0..n as u32).collect::<Vec<_>>()).expect("upload") }
+    }
+
+    /// Buffers for the sort, of the input's length.
+    fn buffers(&self, gpu: &Gpu) -> (CudaSlice<u32>, CudaSlice<u32>) {
+        (gpu.alloc::<u32>(self.keys.len()).expect("alloc"), gpu.alloc::<u32>(self.keys.len()).expect("alloc"))
+    }
+
+    fn restore(&self, gpu: &Gpu, k: &mut CudaSlice<u32>, v: &mut CudaSlice<u32>) -> gpu_radix::Result<()> {
+        gpu.stream().memcpy_dtod(&self.keys, k).map_err(gpu_runtime::Error::driver("copy"))?;
+        gpu.stream().memcpy_dtod(&self.vals, v).map_err(gpu_runtime::Error::driver("copy"))?;
+        Ok(())
+    }
+}
 
 fn bench(c: &mut Criterion) {
     let gpu = match Gpu::first() {
@@ -24,17 +52,9 @@ fn bench(c: &mut Criterion) {
     for bits in [24u32, 32] {
         for log_n in [20u32, 22, 24, 26] {
             let n = 1usize << log_n;
-            let keys: Vec<u32> = (0..n).map(|_| if bits == 32 { r.random() } else { r.random_range(0..1u32 << bits) }).collect();
-            let src_k = gpu.upload(&keys).expect("upload");
-            let src_v = gpu.upload(&(0..n as u32).collect::<Vec<_>>()).expect("upload");
-            let mut k = gpu.alloc::<u32>(n).expect("alloc");
-            let mut v = gpu.alloc::<u32>(n).expect("alloc");
-            let stream = gpu.stream().clone();
-            let restore = |k: &mut _, v: &mut _| -> gpu_radix::Result<()> {
-                stream.memcpy_dtod(&src_k, k).map_err(gpu_runtime::Error::driver("copy"))?;
-                stream.memcpy_dtod(&src_v, v).map_err(gpu_runtime::Error::driver("copy"))?;
-                Ok(())
-            };
+            let input = Input::new(&gpu, n, bits, &mut r);
+            let (mut k, mut v) = input.buffers(&gpu);
+            let restore = |k: &mut _, v: &mut _| input.restore(&gpu, k, v);
             group.throughput(Throughput::Elements(n as u64));
             group.bench_function(BenchmarkId::new(format!("u32+u32/{bits}-bit"), format!("n=2^{log_n}")), |b| {
                 b.iter_custom(|iters| timer.time_iters(iters, || { restore(&mut k, &mut v)?; sort.sort_pairs(&mut k, &mut v, bits) }).expect("timed"))
@@ -52,6 +72,22 @@ fn bench(c: &mut Criterion) {
         }
     }
     group.finish();
+    let n = 1usize << 26;
+    for bits in [24u32, 32] {
+        let input = Input::new(&gpu, n, bits, &mut r);
+        let (mut k, mut v) = input.buffers(&gpu);
+        let restore = |k: &mut _, v: &mut _| input.restore(&gpu, k, v);
+        let reps = 10;
+        let copy = timer.time_iters(reps, || restore(&mut k, &mut v)).expect("timed");
+        for max_bits in 6..=gpu_radix::MAX_BITS {
+            sort.set_max_digit_bits(Some(max_bits));
+            sort.sort_pairs(&mut k, &mut v, bits).expect("warm-up");
+            let t = timer.time_iters(reps, || { restore(&mut k, &mut v)?; sort.sort_pairs(&mut k, &mut v, bits) }).expect("timed");
+            let ms = (t.as_secs_f64() - copy.as_secs_f64()) * 1e3 / reps as f64;
+            println!("radix digit sweep: {bits}-bit keys, n=2^26, max {max_bits} bits ({:?} passes/bits): {ms:.3} ms", sort.passes(bits));
+        }
+        sort.set_max_digit_bits(None);
+    }
 }
 
 criterion_group!(benches, bench);

@@ -1,16 +1,15 @@
-//! The scratch layout and the only `unsafe` launches: one pass = upsweep, scan of the digit
-//! counts (the spine), downsweep.
+//! The scratch layout and the only `unsafe` launches: one histogram launch per
+//! [`HIST_PASSES`] passes, then one onesweep launch per pass.
 use gpu_runtime::cudarc::driver::LaunchConfig;
-use gpu_runtime::scratch::{Layout, ScratchSlice};
+use gpu_runtime::scratch::Layout;
 use gpu_runtime::{Gpu, Kernel, Scratch};
-use gpu_scan::{Algorithm as ScanAlgorithm, ScanKind, Scanner};
 
-use crate::{Carry, Result, MAX_BITS, NT, NV};
+use crate::{stage_bytes, Carry, Result, HIST_PASSES, MAX_BITS, NT, NV};
 
 pub(crate) struct Kernels {
-    pub upsweep: Kernel,
+    pub histogram: Kernel,
     /// By the second payload's width: `[4 bytes (or none), 8 bytes]`.
-    pub downsweep: [Kernel; 2],
+    pub onesweep: [Kernel; 2],
 }
 
 /// Device addresses of keys and payloads (0: absent).
@@ -21,19 +20,26 @@ pub(crate) struct Bufs {
     pub second: u64,
 }
 
+/// Most passes of one sort (32 bits, 1 bit a pass).
+const MAX_PASSES: u64 = 32;
+/// Counts of a pass's digits (the widest digit's).
+const RADIX: u64 = 1 << MAX_BITS;
+
 /// Tiles of `n` keys.
 fn tiles(n: u64) -> u64 {
     n.div_ceil(NV as u64)
 }
 
-/// Words of the digit counts: the widest digit's buckets per tile.
-pub(crate) fn counts_len(n: u64) -> u64 {
-    (1 << MAX_BITS) * tiles(n)
+/// The sweep state of a sort of `n` keys, zeroed once per sort: every pass's digit counts, every
+/// pass's tile counter, then the look-back status words (one per digit and tile, reused by every
+/// pass: a pass's tag tells its words from earlier passes').
+fn sweep_layout_after(l: Layout, n: u64) -> Layout {
+    l.add(4 * MAX_PASSES * RADIX).add(4 * MAX_PASSES).add(8 * RADIX * tiles(n))
 }
 
-/// The scratch of a sort of `n` keys carrying `carry`, in carving order: `copies` ping-pong
-/// temporaries (keys, first payload, second payload; the out-of-place sort gets its second first
-/// payload copy from the caller), then the digit counts, then the scan's scratch.
+/// The scratch of a sort of `n` keys carrying `carry`, in carving order: two ping-pong
+/// temporaries (keys, first payload when `first_copies` is 2, second payload: the out-of-place
+/// sort gets its second first-payload copy from the caller), then the sweep state.
 pub(crate) fn layout(n: u64, carry: Carry, first_copies: u64) -> Layout {
     if n == 0 {
         return Layout::new();
@@ -46,12 +52,7 @@ pub(crate) fn layout(n: u64, carry: Carry, first_copies: u64) -> Layout {
         }
         l = l.add(n * carry.second_bytes as u64);
     }
-    pass_layout_after(l, n)
-}
-
-/// The scratch of one pass, after `l`: the digit counts, then the scan's scratch.
-fn pass_layout_after(l: Layout, n: u64) -> Layout {
-    l.add(4 * counts_len(n)).add(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, counts_len(n)))
+    sweep_layout_after(l, n)
 }
 
 /// The scratch of a single pass out of place ([`crate::RadixSort::partition_into_with`]).
@@ -59,37 +60,80 @@ pub(crate) fn pass_layout(n: u64) -> Layout {
     if n == 0 {
         return Layout::new();
     }
-    pass_layout_after(Layout::new(), n)
+    sweep_layout_after(Layout::new(), n)
 }
 
-/// One pass by the digit `(key >> shift) & (2^bits - 1)` from `src` into `dst`.
+/// The carved sweep state.
+pub(crate) struct Sweep {
+    hist: u64,
+    counters: u64,
+    status: u64,
+}
+
+impl Sweep {
+    /// Carves the sweep state for `n` keys from `scratch` and zeroes what `passes` passes of
+    /// `per` bits use.
+    pub(crate) fn new(gpu: &Gpu, scratch: &mut Scratch<'_>, n: u64, passes: u32, per: u32) -> Result<Self> {
+        let hist = scratch.take(4 * MAX_PASSES * RADIX)?;
+        let counters = scratch.take(4 * MAX_PASSES)?;
+        let status = scratch.take(8 * RADIX * tiles(n))?;
+        // SAFETY: the three regions were just carved for these sizes and nothing else uses them.
+        unsafe {
+            gpu.fill_raw(hist, 0, 4 * RADIX * passes as u64)?;
+            gpu.fill_raw(counters, 0, 4 * passes as u64)?;
+            gpu.fill_raw(status, 0, 8 * (1u64 << per) * tiles(n))?;
+        }
+        Ok(Self { hist, counters, status })
+    }
+}
+
+/// Counts the digits of `passes` passes of `per` bits from bit `shift0` (the last cut at `end`)
+/// into the sweep's counts.
+///
+/// # Safety
+/// `keys` holds `n` words; `sweep` was made for `n` keys and at least `passes` passes.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn histogram(gpu: &Gpu, k: &Kernels, keys: u64, n: u64, shift0: u32, per: u32, passes: u32, end: u32, sweep: &Sweep) -> Result<()> {
+    let stream = gpu.stream();
+    let target = (gpu.props().sm_count.max(1) as u64) * 8;
+    let chunk = n.div_ceil(target).next_multiple_of(4).max(NV as u64);
+    let blocks = n.div_ceil(chunk);
+    let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
+    for p0 in (0..passes).step_by(HIST_PASSES as usize) {
+        let group = (passes - p0).min(HIST_PASSES);
+        let shift = shift0 + p0 * per;
+        let hist = sweep.hist + 4 * RADIX * p0 as u64;
+        // SAFETY: radix_histogram(keys, n, chunk, shift0, per, passes, end, hist): `blocks`
+        // blocks of NT cover n keys in chunks (a multiple of 4); hist holds group * RADIX words
+        // from pass p0 on; group <= HIST_PASSES; per <= MAX_BITS.
+        unsafe { k.histogram.args(stream).arg(&keys).arg(&n).arg(&chunk).arg(&shift).arg(&per).arg(&group).arg(&end).arg(&hist).launch(cfg)? };
+    }
+    Ok(())
+}
+
+/// Pass `pass` by the digit `(key >> shift) & (2^bits - 1)` from `src` into `dst`.
 ///
 /// # Safety
 /// `src` and `dst` hold `n` items of each kind `carry` names, do not overlap, and are 0 for
-/// absent payloads; `counts` holds [`counts_len`]`(n)` words.
+/// absent payloads; `sweep` was made for `n` keys, holds this pass's digit counts of `src`'s keys,
+/// and no pass `pass` or later has run on it.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn pass(gpu: &Gpu, k: &Kernels, scanner: &mut Scanner<u32>, n: u64, shift: u32, bits: u32, src: Bufs, dst: Bufs, carry: Carry, counts: &mut ScratchSlice<'_, u32>, scan_scratch: &mut Scratch<'_>) -> Result<()> {
-    use gpu_runtime::cudarc::driver::DevicePtr;
+pub(crate) unsafe fn pass(gpu: &Gpu, k: &Kernels, n: u64, shift: u32, bits: u32, pass: u32, src: Bufs, dst: Bufs, carry: Carry, sweep: &Sweep) -> Result<()> {
     let stream = gpu.stream();
     let t = tiles(n);
-    let cfg = LaunchConfig { grid_dim: (t as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
-    let c = counts.device_ptr(stream).0;
-    // SAFETY: radix_upsweep(keys, n, shift, bits, tiles, counts): `tiles` blocks of NT, keys of
-    // n words, counts of 2^MAX_BITS * tiles >= 2^bits * tiles words.
-    unsafe { k.upsweep.args(stream).arg(&src.keys).arg(&n).arg(&shift).arg(&bits).arg(&t).arg(&c).launch(cfg)? };
-    {
-        let mut spine = counts.range_mut(0..((1u64 << bits) * t) as usize);
-        // The same scratch region every pass (stream order).
-        scanner.scan_in_place_with(ScanKind::Exclusive, &mut spine, &mut scan_scratch.reborrow())?;
-    }
     let variant = usize::from(carry.second_bytes == 8);
+    let cfg = LaunchConfig { grid_dim: (t as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: stage_bytes(carry.second_bytes as u32) };
     let (fi, fo) = if carry.first { (src.first, dst.first) } else { (0, 0) };
     let (si, so) = if carry.second_bytes > 0 { (src.second, dst.second) } else { (0, 0) };
-    // SAFETY: radix_downsweep_v{4,8}(keys_in, first_in, second_in, n, shift, bits, tiles,
-    // offsets, keys_out, first_out, second_out): n items each (payloads null together), offsets
-    // scanned from this pass's upsweep, the kernel's width matching the second payload.
+    let counts = sweep.hist + 4 * RADIX * pass as u64;
+    let counter = sweep.counters + 4 * pass as u64;
+    // SAFETY: radix_onesweep_v{4,8}(keys_in, first_in, second_in, n, shift, bits, pass, counts,
+    // status, counter, keys_out, first_out, second_out): `t` blocks of NT over n items each
+    // (payloads null together), counts of this pass's digits, status of RADIX * t words with no
+    // tag of this pass yet, a zeroed counter; the kernel's width matches the second payload and
+    // the dynamic shared memory its staging.
     unsafe {
-        k.downsweep[variant]
+        k.onesweep[variant]
             .args(stream)
             .arg(&src.keys)
             .arg(&fi)
@@ -97,8 +141,10 @@ pub(crate) unsafe fn pass(gpu: &Gpu, k: &Kernels, scanner: &mut Scanner<u32>, n:
             .arg(&n)
             .arg(&shift)
             .arg(&bits)
-            .arg(&t)
-            .arg(&c)
+            .arg(&pass)
+            .arg(&counts)
+            .arg(&sweep.status)
+            .arg(&counter)
             .arg(&dst.keys)
             .arg(&fo)
             .arg(&so)

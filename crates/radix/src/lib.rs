@@ -10,9 +10,8 @@ pub mod serial;
 
 use gpu_runtime::cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
 use gpu_runtime::{Kernel, Payload, PtxModule, Scratch, ScratchBuf};
-use gpu_scan::{Algorithm as ScanAlgorithm, Scanner};
 
-pub use radix_kernels::{bits_below, digit, passes, MAX_BITS, NT, NV, VT};
+pub use radix_kernels::{bits_below, digit, passes, stage_bytes, HIST_PASSES, MAX_BITS, NT, NV, VT};
 
 /// The embedded `radix` PTX module (built from `kernels-rs/radix`).
 pub static MODULE: PtxModule = PtxModule::new("radix", include_str!("../ptx/radix.ptx"));
@@ -20,21 +19,18 @@ pub static MODULE: PtxModule = PtxModule::new("radix", include_str!("../ptx/radi
 /// Most keys one call sorts (offsets are 32-bit).
 pub const MAX_LEN: u64 = u32::MAX as u64;
 
-/// Default largest digit (bits per pass): fewest passes of at most 7 bits. A pass costs more the
-/// more buckets it has (shorter runs to write): on an H100, 17-bit keys sorted in 0.77 ms as 3
-/// passes of 6 bits and 0.82 ms as 2 of 9; 24-bit keys in 8.6 ms as 4 passes of 6 and 9.0 ms as
-/// 3 of 8 (BENCHMARKS.md, measured inside RadixTrans).
-pub const DEFAULT_MAX_BITS: u32 = 7;
+/// Default largest digit (bits per pass): fewest passes of at most 8 bits. On an H100, 2^26
+/// pairs with 24-bit keys sort in 2.93 ms as 3 passes of 8 bits and 3.38 ms as 4 of 6; 32-bit
+/// keys in 3.91 ms as 4 passes of 8 and 4.40 ms as 5 of 7 (`cargo bench -p gpu-radix`, its
+/// digit sweep; BENCHMARKS.md).
+pub const DEFAULT_MAX_BITS: u32 = 8;
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// A driver, memory or launch error (the scan's included).
+    /// A driver, memory or launch error.
     #[error(transparent)]
     Runtime(#[from] gpu_runtime::Error),
-    /// An error of the scan of the digit counts (other than a runtime one).
-    #[error(transparent)]
-    Scan(gpu_scan::Error),
     /// Buffers of different lengths.
     #[error("radix: {what} has {actual} items, expected {expected}")]
     LengthMismatch {
@@ -61,10 +57,15 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// `true` when the device ran out of memory.
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, Error::Runtime(e) if e.is_out_of_memory())
+    }
+}
+
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-gpu_runtime::lift_errors!(gpu_scan => Scan);
 
 /// What a sort moves besides the keys: whether there is a `u32` first payload and how many bytes
 /// a second payload item has (0: none, 4 or 8).
@@ -76,12 +77,11 @@ pub struct Carry {
     pub second_bytes: usize,
 }
 
-/// A reusable radix sort: loaded kernels, the scan of the digit counts, and scratch kept for reuse
+/// A reusable radix sort: loaded kernels and scratch kept for reuse
 /// (or caller-lent [`Scratch`] through the `*_with` calls). Enqueues on its [`Gpu`]'s stream.
 pub struct RadixSort {
     gpu: Gpu,
     k: launch::Kernels,
-    scanner: Scanner<u32>,
     max_bits: u32,
     own: ScratchBuf,
 }
@@ -93,10 +93,12 @@ impl RadixSort {
     /// [`Error::Runtime`] when a module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         let k = |name: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, name)?) };
+        let onesweep = [k("radix_onesweep_v4")?, k("radix_onesweep_v8")?];
+        onesweep[0].set_max_dynamic_shared(stage_bytes(4))?;
+        onesweep[1].set_max_dynamic_shared(stage_bytes(8))?;
         Ok(Self {
             gpu: gpu.clone(),
-            k: launch::Kernels { upsweep: k("radix_upsweep")?, downsweep: [k("radix_downsweep_v4")?, k("radix_downsweep_v8")?] },
-            scanner: Scanner::new(gpu, ScanAlgorithm::Auto)?,
+            k: launch::Kernels { histogram: k("radix_histogram")?, onesweep },
             max_bits: DEFAULT_MAX_BITS,
             own: ScratchBuf::default(),
         })
@@ -119,7 +121,8 @@ impl RadixSort {
 
     /// Scratch bytes of an in-place sort ([`RadixSort::sort_keys_with`],
     /// [`RadixSort::sort_pairs_with`]) of `n` keys carrying `carry`: two ping-pong copies of the
-    /// keys and of each payload, the digit counts and the scan's scratch.
+    /// keys and of each payload, then the sweep state (every pass's digit counts and one
+    /// look-back status word per digit and tile of [`NV`] keys: 1 byte per key).
     pub fn workspace_bytes(n: u64, carry: Carry) -> u64 {
         launch::layout(n, carry, 2).bytes()
     }
@@ -236,8 +239,8 @@ impl RadixSort {
         unsafe { self.run(n, end_bit, input, output, [t0, t1], carry, scratch) }
     }
 
-    /// Scratch bytes of [`RadixSort::partition_into_with`] for `n` keys: the digit counts and
-    /// the scan's scratch (no ping-pong copies: one pass goes straight to the outputs).
+    /// Scratch bytes of [`RadixSort::partition_into_with`] for `n` keys: the sweep state (no
+    /// ping-pong copies: one pass goes straight to the outputs).
     pub fn partition_workspace_bytes(n: u64) -> u64 {
         launch::pass_layout(n).bytes()
     }
@@ -281,13 +284,16 @@ impl RadixSort {
             return Ok(());
         }
         let carry = Carry { first: first_present, second_bytes };
-        let mut counts = scratch.slice::<u32>(launch::counts_len(n) as usize)?;
-        let mut scan_scratch = scratch.sub(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, launch::counts_len(n)))?;
+        let sweep = launch::Sweep::new(&self.gpu, scratch, n, 1, bits)?;
         let src = launch::Bufs { keys: ki, first: fi, second: si };
         let dst = launch::Bufs { keys: ko, first: fo, second: so };
         // SAFETY: every address holds n items of its type (checked above); outputs are distinct
-        // mutable borrows, so they alias no input; counts hold 2^MAX_BITS per tile.
-        unsafe { launch::pass(&self.gpu, &self.k, &mut self.scanner, n, shift, bits, src, dst, carry, &mut counts, &mut scan_scratch) }
+        // mutable borrows, so they alias no input; the sweep is fresh, for n keys and one pass,
+        // and counts the input's digits before the pass.
+        unsafe {
+            launch::histogram(&self.gpu, &self.k, ki, n, shift, bits, 1, shift + bits, &sweep)?;
+            launch::pass(&self.gpu, &self.k, n, shift, bits, 0, src, dst, carry, &sweep)
+        }
     }
 
     /// In place: pass 0 reads the caller's buffers, the last pass writes them (one pass: through
@@ -325,16 +331,18 @@ impl RadixSort {
     #[allow(clippy::too_many_arguments)]
     unsafe fn run(&mut self, n: u64, end_bit: u32, input: launch::Bufs, output: launch::Bufs, temps: [launch::Bufs; 2], carry: Carry, scratch: &mut Scratch<'_>) -> Result<()> {
         let (passes, per) = self.passes(end_bit);
-        let mut counts = scratch.slice::<u32>(launch::counts_len(n) as usize)?;
-        let mut scan_scratch = scratch.sub(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, launch::counts_len(n)))?;
         let end = end_bit.min(32);
+        let sweep = launch::Sweep::new(&self.gpu, scratch, n, passes, per)?;
+        // SAFETY: the input holds n keys (caller); the sweep is fresh, for n keys and `passes`.
+        unsafe { launch::histogram(&self.gpu, &self.k, input.keys, n, 0, per, passes, end, &sweep)? };
         for p in 0..passes {
             let shift = p * per;
             let bits = per.min(end.saturating_sub(shift));
             let src = if p == 0 { input } else { temps[((p - 1) % 2) as usize] };
             let dst = if p + 1 == passes { output } else { temps[(p % 2) as usize] };
-            // SAFETY: forwarded from the caller; counts hold 2^MAX_BITS per tile.
-            unsafe { launch::pass(&self.gpu, &self.k, &mut self.scanner, n, shift, bits, src, dst, carry, &mut counts, &mut scan_scratch)? };
+            // SAFETY: forwarded from the caller; the sweep counted every pass's digits of the
+            // input (a permutation of every pass's keys) and pass p runs on it once, in order.
+            unsafe { launch::pass(&self.gpu, &self.k, n, shift, bits, p, src, dst, carry, &sweep)? };
         }
         Ok(())
     }

@@ -78,3 +78,40 @@ pub unsafe fn atomic_cas_u32(ptr: *mut u32, compare: u32, new: u32) -> u32 {
     }
     old
 }
+
+/// A relaxed load of a `u64` at GPU scope (`ld.relaxed.gpu.u64`, CC 7.0+): one indivisible read
+/// that sees other blocks' [`st_relaxed_u64`] stores without a fence; for spin-waiting on a
+/// status word that packs a flag with its value (decoupled look-back).
+///
+/// # Safety
+/// `ptr` must be a valid, 8-byte aligned global address.
+#[inline(always)]
+pub unsafe fn ld_relaxed_u64(ptr: *const u64) -> u64 {
+    let r: u64;
+    // SAFETY: the caller guarantees a valid, aligned address.
+    unsafe {
+        core::arch::asm!(
+            "ld.relaxed.gpu.u64 {r}, [{p}];",
+            r = out(reg64) r, p = in(reg64) ptr,
+            options(nostack, preserves_flags),
+        );
+    }
+    r
+}
+
+/// A relaxed store of a `u64` at GPU scope (`st.relaxed.gpu.u64`, CC 7.0+): one indivisible write
+/// for [`ld_relaxed_u64`] readers in other blocks.
+///
+/// # Safety
+/// `ptr` must be a valid, 8-byte aligned global address.
+#[inline(always)]
+pub unsafe fn st_relaxed_u64(ptr: *mut u64, val: u64) {
+    // SAFETY: the caller guarantees a valid, aligned address.
+    unsafe {
+        core::arch::asm!(
+            "st.relaxed.gpu.u64 [{p}], {v};",
+            p = in(reg64) ptr, v = in(reg64) val,
+            options(nostack, preserves_flags),
+        );
+    }
+}

@@ -1,35 +1,34 @@
 //! Kernels of PTX module `radix`: thin entry points over [`crate::tile`].
-use gpu_device::static_shared;
+use gpu_device::dynamic_shared;
 
-use crate::tile::{downsweep, upsweep};
-use crate::NV;
+use crate::tile::{histogram, onesweep};
 
-static_shared!(RX_SECOND4: [u32; NV as usize]);
-static_shared!(RX_SECOND8: [u64; NV as usize]);
+dynamic_shared!(RX_STAGE: u8);
 
-/// [`upsweep`]: digit counts of tile `blockIdx.x`, digit-major.
+/// [`histogram`]: digit counts of up to `HIST_PASSES` passes in one read of the keys.
 ///
 /// # Safety
-/// As [`upsweep`].
+/// As [`histogram`].
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn radix_upsweep(keys: *const u32, n: u64, shift: u32, bits: u32, tiles: u64, counts: *mut u32) {
+pub unsafe extern "ptx-kernel" fn radix_histogram(keys: *const u32, n: u64, chunk: u64, shift0: u32, per: u32, passes: u32, end: u32, hist: *mut u32) {
     // SAFETY: the caller's contract.
-    unsafe { upsweep(keys, n, shift, bits, tiles, counts) }
+    unsafe { histogram(keys, n, chunk, shift0, per, passes, end, hist) }
 }
 
-macro_rules! downsweep_kernel {
-    ($name:ident, $t:ty, $stage:ident) => {
-        /// [`downsweep`] with a second payload of this width.
+macro_rules! onesweep_kernel {
+    ($name:ident, $t:ty) => {
+        /// [`onesweep`] with a second payload of this width; dynamic shared memory of
+        /// `stage_bytes(size_of::<payload>())`.
         ///
         /// # Safety
-        /// As [`downsweep`].
+        /// As [`onesweep`].
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(keys_in: *const u32, first_in: *const u32, second_in: *const $t, n: u64, shift: u32, bits: u32, tiles: u64, offsets: *const u32, keys_out: *mut u32, first_out: *mut u32, second_out: *mut $t) {
-            // SAFETY: the caller's contract.
-            unsafe { downsweep(keys_in, first_in, second_in, n, shift, bits, tiles, offsets, keys_out, first_out, second_out, $stage::ptr()) }
+        pub unsafe extern "ptx-kernel" fn $name(keys_in: *const u32, first_in: *const u32, second_in: *const $t, n: u64, shift: u32, bits: u32, pass: u32, counts: *const u32, status: *mut u64, counter: *mut u32, keys_out: *mut u32, first_out: *mut u32, second_out: *mut $t) {
+            // SAFETY: the caller's contract (the launch sizes the dynamic shared memory).
+            unsafe { onesweep(keys_in, first_in, second_in, n, shift, bits, pass, counts, status, counter, keys_out, first_out, second_out, RX_STAGE::ptr()) }
         }
     };
 }
 
-downsweep_kernel!(radix_downsweep_v4, u32, RX_SECOND4);
-downsweep_kernel!(radix_downsweep_v8, u64, RX_SECOND8);
+onesweep_kernel!(radix_onesweep_v4, u32);
+onesweep_kernel!(radix_onesweep_v8, u64);

@@ -1,33 +1,48 @@
-//! Stable LSD radix sort of `u32` keys on the GPU, one digit per pass, carrying up to two
-//! payloads (a `u32` one and a 4- or 8-byte one). Host side: crate `gpu-radix`.
+//! Stable LSD radix sort of `u32` keys on the GPU, onesweep (Adinets & Merrill 2022), carrying
+//! up to two payloads (a `u32` one and a 4- or 8-byte one). Host side: crate `gpu-radix`.
 //!
-//! A pass is ScanTrans on one digit with the tiles as partitions:
-//! - **upsweep** ([`tile::upsweep`]): each tile of [`NV`] keys counts its digits in shared memory
-//!   and writes them digit-major (`counts[d * tiles + t]`);
-//! - **spine**: one exclusive scan of those counts (`gpu-scan`) gives every (digit, tile) its
-//!   output offset;
-//! - **downsweep** ([`tile::downsweep`]): each tile ranks its keys among equal digits in input
-//!   order (warp match-rank, then per-warp counters: stable), stages the tile in shared memory in
-//!   digit order and writes it out in runs of equal digits, with the payloads.
+//! - **histogram** ([`tile::histogram`]): one read of the keys counts the digits of up to
+//!   [`HIST_PASSES`] passes at once (shared-memory counts, then global atomics);
+//! - **one kernel per pass** ([`tile::onesweep`]): each tile of [`NV`] keys ranks its keys among
+//!   equal digits in input order (warp match-rank, then per-warp counters: stable), publishes its
+//!   digit counts and adds up those of the tiles before it by decoupled look-back (no upsweep, no
+//!   spine), stages the tile in shared memory in digit order and writes it out in runs of equal
+//!   digits, with the payloads.
 //!
 //! The building blocks are public for other kernels: [`warp::match_rank`] (from
 //! `histogram-kernels`), [`tile::exclusive_scan_digit_counts`] (one warp scans a tile's digit
-//! counts), [`tile::upsweep`] and [`tile::downsweep`].
+//! counts), [`tile::histogram`] and [`tile::onesweep`].
 //!
-//! Kernels (feature `kernels`): `radix_upsweep`, `radix_downsweep_v4`, `radix_downsweep_v8`
-//! (the second payload's width; null pointers skip a payload or the keys' output).
+//! Kernels (feature `kernels`): `radix_histogram`, `radix_onesweep_v4`, `radix_onesweep_v8`
+//! (the second payload's width; null pointers skip a payload or the keys' output; dynamic shared
+//! memory of [`stage_bytes`]).
 #![no_std]
 #![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
 #![deny(missing_docs)]
 
 /// Threads per block of the radix kernels.
-pub const NT: u32 = 256;
+pub const NT: u32 = 512;
 /// Keys per thread.
 pub const VT: u32 = 8;
 /// Keys per tile (one block): `NT * VT`.
 pub const NV: u32 = NT * VT;
 /// Most digit bits of one pass (512 buckets).
 pub const MAX_BITS: u32 = 9;
+/// Most passes one histogram launch counts.
+pub const HIST_PASSES: u32 = 4;
+
+/// Bytes of dynamic shared memory of a `radix_onesweep_*` launch with a second payload of
+/// `second_bytes` bytes (0, 4 or 8): one area for the payloads, staged one after the other
+/// (the widest of them), then the tile's keys.
+///
+/// ```
+/// assert_eq!(radix_kernels::stage_bytes(8), radix_kernels::NV * 12);
+/// assert_eq!(radix_kernels::stage_bytes(0), radix_kernels::NV * 8);
+/// ```
+pub const fn stage_bytes(second_bytes: u32) -> u32 {
+    let area = if second_bytes > 4 { second_bytes } else { 4 };
+    NV * (4 + area)
+}
 
 /// Digit `(key >> shift) & (2^bits - 1)` of one pass.
 ///
