@@ -6,6 +6,9 @@
 //! [package.metadata.ptx]
 //! module = "scan"          # written to <host>/ptx/scan.ptx
 //! host = "crates/scan"     # relative to the repository root
+//! # optional: CUDA's __launch_bounds__(threads, min blocks per SM) for named kernels, written
+//! # into the PTX as `.maxntid` / `.minnctapersm` (ptxas then caps the registers to fit)
+//! launch_bounds = "kernel_a:512:2, kernel_b:256:4"
 //! ```
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,6 +24,39 @@ pub struct KernelCrate {
     pub module: String,
     /// The committed PTX file.
     pub dest: PathBuf,
+    /// `(kernel, threads, min blocks per SM)` from `launch_bounds`.
+    pub bounds: Vec<(String, u32, u32)>,
+}
+
+/// Parses `launch_bounds = "name:threads:blocks, ..."`.
+fn parse_bounds(spec: &str) -> Res<Vec<(String, u32, u32)>> {
+    spec.split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            let parts: Vec<&str> = e.split(':').collect();
+            let bad = || format!("launch_bounds entry `{e}`: expected kernel:threads:blocks");
+            let [name, nt, blocks] = parts[..] else { return Err(bad()) };
+            Ok((name.to_string(), nt.parse().map_err(|_| bad())?, blocks.parse().map_err(|_| bad())?))
+        })
+        .collect()
+}
+
+/// Writes `.maxntid threads, 1, 1` and `.minnctapersm blocks` after each named entry's parameter
+/// list (where nvcc puts `__launch_bounds__`); an entry not in the PTX is an error.
+pub fn apply_launch_bounds(ptx: &str, bounds: &[(String, u32, u32)]) -> Res<String> {
+    let mut lines: Vec<String> = ptx.lines().map(str::to_string).collect();
+    for (name, nt, blocks) in bounds {
+        let head = format!(".entry {name}(");
+        let at = lines.iter().position(|l| l.contains(&head)).ok_or(format!("launch_bounds: no kernel `{name}` in the PTX"))?;
+        let close = (at..lines.len()).find(|&i| lines[i].trim_start().starts_with(')')).ok_or(format!("launch_bounds: `{name}`'s parameter list does not end"))?;
+        lines.insert(close + 1, format!(".maxntid {nt}, 1, 1\n.minnctapersm {blocks}"));
+    }
+    let mut out = lines.join("\n");
+    if ptx.ends_with('\n') {
+        out.push('\n');
+    }
+    Ok(out)
 }
 
 fn metadata_value(section: &str, key: &str) -> Option<String> {
@@ -47,7 +83,8 @@ pub fn kernel_crates() -> Res<Vec<KernelCrate>> {
             return Err(format!("{}: [package.metadata.ptx] needs `module` and `host`", manifest.display()));
         };
         let dest = root().join(host).join("ptx").join(format!("{module}.ptx"));
-        out.push(KernelCrate { package, module, dest });
+        let bounds = parse_bounds(&metadata_value(&section, "launch_bounds").unwrap_or_default()).map_err(|e| format!("{}: {e}", manifest.display()))?;
+        out.push(KernelCrate { package, module, dest, bounds });
     }
     out.sort_by(|a, b| a.module.cmp(&b.module));
     Ok(out)
@@ -70,7 +107,8 @@ fn build_one(tc: &Toolchain, k: &KernelCrate, arch: &str) -> Res<String> {
         return Err(format!("building kernel crate `{}` (module `{}`) failed", k.package, k.module));
     }
     let built = target_dir.join("nvptx64-nvidia-cuda/release").join(format!("{}.ptx", k.package.replace('-', "_")));
-    std::fs::read_to_string(&built).map_err(|e| format!("{}: {e}", built.display()))
+    let ptx = std::fs::read_to_string(&built).map_err(|e| format!("{}: {e}", built.display()))?;
+    apply_launch_bounds(&ptx, &k.bounds).map_err(|e| format!("module `{}`: {e}", k.module))
 }
 
 /// `ptxas`, found as `sptrans info` finds it ([`sptrans_devtools::find_ptxas`]).
@@ -149,4 +187,20 @@ pub fn build_ptx(arch: &str, check: bool) -> Res {
         return Err(format!("committed PTX is stale; run `cargo xtask build-ptx` and commit:\n  {}", stale.join("\n  ")));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launch_bounds_go_after_the_parameter_list() {
+        let ptx = ".visible .entry a(\n\t.param .u64 a_param_0\n)\n{\n\tret;\n}\n.visible .entry b(\n)\n{\n}\n";
+        let bounds = parse_bounds("b:512:2").unwrap();
+        let out = apply_launch_bounds(ptx, &bounds).unwrap();
+        assert_eq!(out, ".visible .entry a(\n\t.param .u64 a_param_0\n)\n{\n\tret;\n}\n.visible .entry b(\n)\n.maxntid 512, 1, 1\n.minnctapersm 2\n{\n}\n");
+        assert!(apply_launch_bounds(ptx, &parse_bounds("c:1:1").unwrap()).is_err());
+        assert!(parse_bounds("a:512").is_err());
+        assert!(parse_bounds("").unwrap().is_empty());
+    }
 }

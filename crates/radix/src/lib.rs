@@ -19,11 +19,12 @@ pub static MODULE: PtxModule = PtxModule::new("radix", include_str!("../ptx/radi
 /// Most keys one call sorts (offsets are 32-bit).
 pub const MAX_LEN: u64 = u32::MAX as u64;
 
-/// Default largest digit (bits per pass): fewest passes of at most 8 bits. On an H100, 2^26
-/// pairs with 24-bit keys sort in 2.93 ms as 3 passes of 8 bits and 3.38 ms as 4 of 6; 32-bit
-/// keys in 3.91 ms as 4 passes of 8 and 4.40 ms as 5 of 7 (`cargo bench -p gpu-radix`, its
-/// digit sweep; BENCHMARKS.md).
-pub const DEFAULT_MAX_BITS: u32 = 8;
+/// Default largest digit (bits per pass): fewest passes of at most 9 bits, balanced. On an H100,
+/// 2^26 pairs with 24-bit keys sort in 2.88 ms as 3 passes of 8 bits and 3.31 ms as 4 of 6;
+/// 32-bit keys in 3.84 ms as 4 passes of 8 and 4.35 ms as 5 of 7 (`cargo bench -p gpu-radix`, its
+/// digit sweep); RadixTrans on 17-bit columns (uniform 100k², 10M) takes 0.520 ms as 2 passes of
+/// 9 bits and 0.559 ms as 3 of 6 (`sptrans bench --radix-bits`; BENCHMARKS.md).
+pub const DEFAULT_MAX_BITS: u32 = 9;
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

@@ -113,6 +113,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     };
     if let Some(t) = t.as_mut() {
         t.set_bucket_bits(args.bucket_bits);
+        t.set_radix_bits(args.radix_bits);
     }
     let copy = match &gpu {
         Some(g) => Some(gpu_runtime::copy_bandwidth_gbs(g, 1 << 30, 20)?),

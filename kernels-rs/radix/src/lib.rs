@@ -88,7 +88,7 @@ pub const fn bits_below(n: u64) -> u32 {
 /// Warp-level building blocks (re-exported from `histogram-kernels`).
 #[cfg(target_arch = "nvptx64")]
 pub mod warp {
-    pub use histogram_kernels::warp::match_rank;
+    pub use histogram_kernels::warp::{leader, match_rank};
 }
 
 #[cfg(target_arch = "nvptx64")]

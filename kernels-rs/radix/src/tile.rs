@@ -7,10 +7,10 @@ use gpu_device::atomic::{atomic_add_u32, ld_relaxed_u64, red_add_u32, st_relaxed
 use gpu_device::intrinsics::popc;
 use gpu_device::mem::{ldg_u32, ldg_u32x4};
 use gpu_device::thread::{block_idx_x, sync_threads, thread_idx_x};
-use gpu_device::warp::{inclusive_sum_u32, lane_id, sync_warp, FULL_MASK};
+use gpu_device::warp::{inclusive_sum_u32, lane_id, shfl_idx_sync, FULL_MASK};
 use gpu_device::{static_shared, unroll};
 
-use crate::warp::match_rank;
+use crate::warp::{leader, match_rank};
 use crate::{digit, HIST_PASSES, MAX_BITS, NT, NV, VT};
 
 const WARPS: usize = (NT / 32) as usize;
@@ -25,8 +25,8 @@ macro_rules! each_item {
 }
 
 static_shared!(RX_HIST: [u32; HIST_PASSES as usize * RADIX]);
-// Per-warp digit counts: at most 32 * VT per warp, so u16.
-static_shared!(RX_WARP: [u16; WARPS * RADIX]);
+// Per-warp digit counts (32-bit for the shared-memory atomics).
+static_shared!(RX_WARP: [u32; WARPS * RADIX]);
 static_shared!(RX_START: [u32; RADIX]);
 static_shared!(RX_BASE: [u32; RADIX]);
 static_shared!(RX_TILE: [u32; 4]);
@@ -262,13 +262,11 @@ pub unsafe fn onesweep<V: Copy>(
             let d = if valid { digit(keys[i], shift, bits) } else { RADIX as u32 + lane };
             let (peers, r) = match_rank(d);
             let at = wh.add(warp * RADIX + (d as usize & (RADIX - 1)));
-            let old = if valid { *at as u32 } else { 0 };
-            sync_warp(FULL_MASK);
-            if valid && r == 0 {
-                *at = (old + popc(peers)) as u16;
-            }
-            sync_warp(FULL_MASK);
-            ranks[i] = old + r;
+            // The group's leader adds the group to the warp's count of its digit; the old count,
+            // broadcast, is where the group starts. (A warp's shared-memory atomics run in
+            // instruction order, so earlier items rank first: stable.)
+            let old = if valid && r == 0 { atomic_add_u32(at, popc(peers)) } else { 0 };
+            ranks[i] = shfl_idx_sync(FULL_MASK, old, leader(peers)) + r;
         });
         sync_threads();
         // Per digit: exclusive offsets over the warps and the tile's count, published at once.
@@ -277,8 +275,8 @@ pub unsafe fn onesweep<V: Copy>(
         while d < RADIX {
             let mut run = 0u32;
             for w in 0..WARPS {
-                let c = *wh.add(w * RADIX + d) as u32;
-                *wh.add(w * RADIX + d) = run as u16;
+                let c = *wh.add(w * RADIX + d);
+                *wh.add(w * RADIX + d) = run;
                 run += c;
             }
             *start.add(d) = run;
@@ -320,6 +318,8 @@ pub unsafe fn onesweep<V: Copy>(
                             }
                         }
                     });
+                    // (`stalled` only stops the adding; the next step re-reads from there.)
+                    let _ = stalled;
                     if done {
                         break;
                     }
@@ -341,7 +341,7 @@ pub unsafe fn onesweep<V: Copy>(
             let k = seg + (i as u64) * 32 + lane as u64;
             if k < n {
                 let d = digit(keys[i], shift, bits) as usize;
-                pos[i] = *start.add(d) + *wh.add(warp * RADIX + d) as u32 + ranks[i];
+                pos[i] = *start.add(d) + *wh.add(warp * RADIX + d) + ranks[i];
                 *skeys.add(pos[i] as usize) = keys[i];
             }
         });
