@@ -16,9 +16,10 @@ pub enum Algorithm {
     MergeTrans,
     /// NVIDIA cuSPARSE `cusparseCsr2cscEx2` (default algorithm).
     CuSparse,
-    /// ScanTrans one digit (up to 9 bits) of the column index at a time (LSD): per pass, tiles of 2048
-    /// nonzeros are the partitions, their digit counts scanned digit-major give `colptr + inter`,
-    /// in-tile ranks give `intra`; rows and values travel with the keys, so no gather follows.
+    /// ScanTrans one digit (up to 9 bits) of the column index at a time (LSD), onesweep: one read
+    /// counts every pass's digits; per pass, tiles of 4096 nonzeros rank their columns in shared
+    /// memory (`intra`) and find the counts of the tiles before them by decoupled look-back
+    /// (`inter`); rows and values travel with the keys, so no gather follows.
     RadixTrans,
     /// The column pointer by index-to-pointers, an MSD partition of the nonzeros by the high
     /// bits of their column (one stable radix pass into buckets of consecutive columns), then one
