@@ -30,11 +30,12 @@ fn tiles(n: u64) -> u64 {
     n.div_ceil(NV as u64)
 }
 
-/// The sweep state of a sort of `n` keys, zeroed once per sort: every pass's digit counts, every
-/// pass's tile counter, then the look-back status words (one per digit and tile, reused by every
-/// pass: a pass's tag tells its words from earlier passes').
+/// The sweep state of a sort of `n` keys, zeroed once per sort: every pass's tile counter and
+/// digit counts (one region, so that one fill zeroes what a sort uses), then the look-back status
+/// words (one per digit and tile, reused by every pass: a pass's tag tells its words from
+/// earlier passes').
 fn sweep_layout_after(l: Layout, n: u64) -> Layout {
-    l.add(4 * MAX_PASSES * RADIX).add(4 * MAX_PASSES).add(8 * RADIX * tiles(n))
+    l.add(4 * MAX_PASSES * (1 + RADIX)).add(8 * RADIX * tiles(n))
 }
 
 /// The scratch of a sort of `n` keys carrying `carry`, in carving order: two ping-pong
@@ -65,8 +66,9 @@ pub(crate) fn pass_layout(n: u64) -> Layout {
 
 /// The carved sweep state.
 pub(crate) struct Sweep {
-    hist: u64,
+    /// `MAX_PASSES` tile counters, then `MAX_PASSES * RADIX` digit counts.
     counters: u64,
+    hist: u64,
     status: u64,
 }
 
@@ -74,16 +76,16 @@ impl Sweep {
     /// Carves the sweep state for `n` keys from `scratch` and zeroes what `passes` passes of
     /// `per` bits use.
     pub(crate) fn new(gpu: &Gpu, scratch: &mut Scratch<'_>, n: u64, passes: u32, per: u32) -> Result<Self> {
-        let hist = scratch.take(4 * MAX_PASSES * RADIX)?;
-        let counters = scratch.take(4 * MAX_PASSES)?;
+        let counters = scratch.take(4 * MAX_PASSES * (1 + RADIX))?;
+        let hist = counters + 4 * MAX_PASSES;
         let status = scratch.take(8 * RADIX * tiles(n))?;
-        // SAFETY: the three regions were just carved for these sizes and nothing else uses them.
+        // SAFETY: both regions were just carved for these sizes and nothing else uses them; the
+        // counters and the first `passes` passes' counts are the region's first bytes.
         unsafe {
-            gpu.fill_raw(hist, 0, 4 * RADIX * passes as u64)?;
-            gpu.fill_raw(counters, 0, 4 * passes as u64)?;
+            gpu.fill_raw(counters, 0, 4 * MAX_PASSES + 4 * RADIX * passes as u64)?;
             gpu.fill_raw(status, 0, 8 * (1u64 << per) * tiles(n))?;
         }
-        Ok(Self { hist, counters, status })
+        Ok(Self { counters, hist, status })
     }
 }
 

@@ -11,7 +11,7 @@ pub mod serial;
 use gpu_runtime::cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
 use gpu_runtime::{Kernel, Payload, PtxModule, Scratch, ScratchBuf};
 
-pub use radix_kernels::{bits_below, digit, passes, stage_bytes, HIST_PASSES, MAX_BITS, NT, NV, VT};
+pub use radix_kernels::{bits_below, digit, pass_digit, passes, stage_bytes, HIST_PASSES, MAX_BITS, NT, NV, VT};
 
 /// The embedded `radix` PTX module (built from `kernels-rs/radix`).
 pub static MODULE: PtxModule = PtxModule::new("radix", include_str!("../ptx/radix.ptx"));
@@ -337,8 +337,7 @@ impl RadixSort {
         // SAFETY: the input holds n keys (caller); the sweep is fresh, for n keys and `passes`.
         unsafe { launch::histogram(&self.gpu, &self.k, input.keys, n, 0, per, passes, end, &sweep)? };
         for p in 0..passes {
-            let shift = p * per;
-            let bits = per.min(end.saturating_sub(shift));
+            let (shift, bits) = pass_digit(0, per, p, end);
             let src = if p == 0 { input } else { temps[((p - 1) % 2) as usize] };
             let dst = if p + 1 == passes { output } else { temps[(p % 2) as usize] };
             // SAFETY: forwarded from the caller; the sweep counted every pass's digits of the

@@ -99,7 +99,7 @@ pub fn radix_trans<T: Value>(a: &Csr<u32, T>) -> Moves {
     let total = if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() };
     let tiles = nnz.div_ceil(RADIX_TILE as usize).max(1);
     for p in 0..passes {
-        let (shift, bits) = (p * per, per.min(total.saturating_sub(p * per)));
+        let (shift, bits) = gpu_radix::pass_digit(0, per, p, total);
         let digits: Vec<u32> = keys.iter().map(|&k| radix_digit(k, shift, bits)).collect();
         let radix = 1usize << bits;
         let (inter, intra) = hist::partitioned(&digits, radix as u32, tiles);

@@ -55,6 +55,21 @@ pub const fn digit(key: u32, shift: u32, bits: u32) -> u32 {
     (key >> shift) & ((1u32 << bits) - 1)
 }
 
+/// Pass `p`'s digit when passes of `per` bits start at bit `shift0` and the key ends at bit
+/// `end`: `(shift, bits)`, the last pass cut short (0 bits past the end).
+///
+/// ```
+/// assert_eq!(radix_kernels::pass_digit(0, 9, 1, 17), (9, 8));
+/// assert_eq!(radix_kernels::pass_digit(4, 6, 2, 32), (16, 6));
+/// assert_eq!(radix_kernels::pass_digit(0, 8, 3, 20), (24, 0));
+/// ```
+#[inline(always)]
+pub const fn pass_digit(shift0: u32, per: u32, p: u32, end: u32) -> (u32, u32) {
+    let shift = shift0 + p * per;
+    let left = end.saturating_sub(shift);
+    (shift, if per < left { per } else { left })
+}
+
 /// The passes sorting the low `end_bit` bits: `(passes, bits per pass)`, the fewest passes of at
 /// most `max_bits` (1 to [`MAX_BITS`]) bits, balanced; at least one pass (of 0 bits when
 /// `end_bit == 0`).

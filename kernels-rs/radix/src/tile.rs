@@ -11,7 +11,7 @@ use gpu_device::warp::{inclusive_sum_u32, lane_id, shfl_idx_sync, FULL_MASK};
 use gpu_device::{static_shared, unroll};
 
 use crate::warp::{leader, match_rank};
-use crate::{digit, HIST_PASSES, MAX_BITS, NT, NV, VT};
+use crate::{digit, pass_digit, HIST_PASSES, MAX_BITS, NT, NV, VT};
 
 const WARPS: usize = (NT / 32) as usize;
 const RADIX: usize = 1 << MAX_BITS;
@@ -30,14 +30,6 @@ static_shared!(RX_WARP: [u32; WARPS * RADIX]);
 static_shared!(RX_START: [u32; RADIX]);
 static_shared!(RX_BASE: [u32; RADIX]);
 static_shared!(RX_TILE: [u32; 4]);
-
-/// The digit of pass `p` of a group starting at bit `shift0` with `per` bits a pass, the last
-/// pass cut at `end`: `(shift, bits)`.
-#[inline(always)]
-fn pass_digit(shift0: u32, per: u32, p: u32, end: u32) -> (u32, u32) {
-    let shift = shift0 + p * per;
-    (shift, per.min(end.saturating_sub(shift)))
-}
 
 /// Digit counts of up to [`HIST_PASSES`] passes in one read of the keys: pass `p < passes`
 /// counts digit `(key >> (shift0 + p * per)) & mask` (its bits cut at `end`) into
