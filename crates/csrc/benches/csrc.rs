@@ -1,0 +1,162 @@
+//! `cargo bench -p gpu-csrc`: `A·X` and `Aᵀ·U` for k = 1, 2, 4, 8, 16 vectors (f64) on the tall
+//! suite, every implementation in the same run, median of `SPTRANS_CSRC_REPS` (default 20)
+//! GPU-event timed products after a warm-up:
+//!
+//! - `csrc`: [`DeviceCsrc`] (shared atomics for `A·X`, segmented warp sums and global atomics for
+//!   `Aᵀ·U`);
+//! - `cusparse`: `cusparseSpMV` / `cusparseSpMM` on CSR, `NON_TRANSPOSE` and `TRANSPOSE`;
+//! - `explicit`: `Aᵀ` made once by our transposer (`Algorithm::Auto`), then cuSPARSE's
+//!   non-transposed product on it; the transpose's time and the number of products after which
+//!   it pays off against cuSPARSE's transposed product are printed beside it;
+//! - `pair`: the deterministic [`CsrPair`] (fixed-order CSR products on `A` and a stored `Aᵀ`);
+//! - `spmv-auto` (k = 1, `A·x` only): gpu-spmv's `Format::Auto`.
+//!
+//! GB/s use one byte model for all (CSR read once, `x` and `y` once: `nnz (4 + 8) + 4 (m + 1) +
+//! 8 k (m + n)`). The table goes to stdout; `SPTRANS_CSRC_CSV=path` writes the rows as CSV;
+//! `SPTRANS_CSRC_QUICK=1` runs a small suite (for a smoke test).
+use gpu_csrc::{CsrPair, CuSparseProducts, DeviceCsrc, Op, Products};
+use gpu_runtime::{Gpu, GpuTimer};
+use gpu_spmv::{Format, Spmv};
+use gpu_transpose::{Algorithm, Transposer};
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{gen, Csr};
+
+const KS: [usize; 5] = [1, 2, 4, 8, 16];
+
+fn suite(quick: bool) -> Vec<(&'static str, Box<dyn Fn() -> Csr<u32, f64>>)> {
+    if quick {
+        return vec![("tall 20k x 64, 10/row", Box::new(|| gen::tall_skinny(20_000, 64, 10, 1).expect("gen"))), ("wide 3k x 50k", Box::new(|| gen::uniform(3_000, 50_000, 200_000, 2).expect("gen")))];
+    }
+    vec![
+        ("tall 1M x 64, 10/row", Box::new(|| gen::tall_skinny(1_000_000, 64, 10, 1).expect("gen"))),
+        ("tall 1M x 4284, 11/row", Box::new(|| gen::tall_skinny(1_000_000, 4284, 11, 2).expect("gen"))),
+        ("tall 2M x 100k, 4/row", Box::new(|| gen::tall_skinny(2_000_000, 100_000, 4, 3).expect("gen"))),
+        ("rail4284-like 1.09M x 4284, 11.3M", Box::new(|| gen::uniform(1_092_610, 4284, 11_279_748, 4).expect("gen"))),
+        ("12month1-like 873k x 12471, 22.6M", Box::new(|| gen::uniform(872_622, 12_471, 22_624_727, 5).expect("gen"))),
+    ]
+}
+
+fn median_ms(timer: &GpuTimer, reps: usize, mut f: impl FnMut()) -> f64 {
+    for _ in 0..3 {
+        f();
+    }
+    let mut ms: Vec<f64> = (0..reps)
+        .map(|_| {
+            timer.start().expect("timer");
+            f();
+            timer.stop_ms().expect("timer")
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    ms[reps / 2]
+}
+
+struct Row {
+    matrix: String,
+    k: usize,
+    op: &'static str,
+    imp: &'static str,
+    ms: f64,
+    gbs: f64,
+}
+
+fn main() {
+    let gpu = match Gpu::first() {
+        Ok(g) => g,
+        Err(e) => return eprintln!("gpu-csrc bench skipped: {e}"),
+    };
+    let reps: usize = std::env::var("SPTRANS_CSRC_REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+    let quick = std::env::var("SPTRANS_CSRC_QUICK").is_ok_and(|v| v == "1");
+    let copy = gpu_runtime::copy_bandwidth_gbs(&gpu, 1 << 30, 20).unwrap_or(f64::NAN);
+    println!("device: {}; device-to-device copy {copy:.0} GB/s; f64; median of {reps}", gpu.props().name);
+    let timer = GpuTimer::new(&gpu).expect("events");
+    let mut rows: Vec<Row> = Vec::new();
+    println!("\n| matrix | nnz | CSRC MB (CSR MB) | build CSRC ms | pair build ms | transpose ms |");
+    println!("|---|---|---|---|---|---|");
+    let mut detail = String::new();
+    detail.push_str("| matrix | k | op | csrc ms | cuSPARSE ms | explicit ms | pair ms | spmv-auto ms | csrc GB/s (% copy) | csrc ÷ cuSPARSE | explicit pays off after |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (name, make) in suite(quick) {
+        let a = make();
+        let (m, n, nnz) = (a.rows(), a.cols(), a.nnz());
+        let da = DeviceCsr::upload(&gpu, &a).expect("upload");
+        gpu.synchronize().expect("sync");
+        let t0 = std::time::Instant::now();
+        let mut c = DeviceCsrc::from_csr(&gpu, &da).expect("csrc");
+        gpu.synchronize().expect("sync");
+        let build_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let t0 = std::time::Instant::now();
+        let mut pair = CsrPair::new(&gpu, DeviceCsr::upload(&gpu, &a).expect("upload")).expect("pair");
+        gpu.synchronize().expect("sync");
+        let pair_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let mut tr = Transposer::new(&gpu).expect("transposer");
+        let parts = tr.alloc_output(&da).expect("output");
+        let at = tr.transpose_into(Algorithm::Auto, &da, parts).expect("transpose");
+        let transpose_ms = median_ms(&timer, 5, || {
+            let parts = tr.alloc_output(&da).expect("output");
+            let _ = tr.transpose_into(Algorithm::Auto, &da, parts).expect("transpose");
+        });
+        let mut explicit = CuSparseProducts::new(&gpu, at).expect("cusparse on the transpose");
+        let mut cs = CuSparseProducts::new(&gpu, da).expect("cusparse");
+        let csr_mb = (4 * (m + 1) + 12 * nnz) as f64 / 1e6;
+        println!("| {name} | {nnz} | {:.1} ({csr_mb:.1}) | {build_ms:.1} | {pair_ms:.1} | {transpose_ms:.2} |", c.footprint_bytes() as f64 / 1e6);
+        let mut spmv = Spmv::new(&gpu, DeviceCsr::upload(&gpu, &a).expect("upload"), Format::Auto).expect("spmv");
+        for k in KS {
+            let bytes = (12 * nnz + 4 * (m + 1) + 8 * k as u64 * (m + n)) as f64;
+            for op in [Op::NoTranspose, Op::Transpose] {
+                let (xn, on) = if op == Op::NoTranspose { (n, m) } else { (m, n) };
+                let x = gpu.upload(&(0..xn as usize * k).map(|i| ((i % 17) as f64 - 8.0) / 8.0).collect::<Vec<_>>()).expect("x");
+                let mut out = gpu.alloc::<f64>(on as usize * k).expect("out");
+                let t_csrc = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("csrc"));
+                let t_cs = median_ms(&timer, reps, || cs.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("cusparse"));
+                let t_ex = median_ms(&timer, reps, || explicit.multiply(op.flip(), 1.0, &x, k, 0.0, &mut out).expect("explicit"));
+                let t_pair = median_ms(&timer, reps, || pair.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("pair"));
+                let t_spmv = if k == 1 && op == Op::NoTranspose { Some(median_ms(&timer, reps, || spmv.apply(1.0, &x, 0.0, &mut out).expect("spmv"))) } else { None };
+                let opname = if op == Op::NoTranspose { "A·X" } else { "Aᵀ·U" };
+                let gbs = |t: f64| bytes / (t * 1e-3) / 1e9;
+                let pays = if op == Op::Transpose && t_cs > t_ex { format!("{:.0}", (transpose_ms / (t_cs - t_ex)).ceil()) } else { "—".into() };
+                detail.push_str(&format!(
+                    "| {name} | {k} | {opname} | {t_csrc:.4} | {t_cs:.4} | {t_ex:.4} | {t_pair:.4} | {} | {:.0} ({:.0}%) | {:.2}× | {pays} |\n",
+                    t_spmv.map(|t| format!("{t:.4}")).unwrap_or_default(),
+                    gbs(t_csrc),
+                    100.0 * gbs(t_csrc) / copy,
+                    t_cs / t_csrc
+                ));
+                for (imp, t) in [("csrc", Some(t_csrc)), ("cusparse", Some(t_cs)), ("explicit", Some(t_ex)), ("pair", Some(t_pair)), ("spmv-auto", t_spmv)] {
+                    if let Some(t) = t {
+                        rows.push(Row { matrix: name.to_string(), k, op: opname, imp, ms: t, gbs: gbs(t) });
+                    }
+                }
+            }
+        }
+        eprintln!("done: {name}");
+    }
+    println!("\n{detail}");
+    // Geomeans the targets name.
+    let geo = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len().max(1) as f64).exp();
+    let find = |mat: &str, k: usize, op: &str, imp: &str| rows.iter().find(|r| r.matrix == mat && r.k == k && r.op == op && r.imp == imp).map(|r| r.ms);
+    let mats: Vec<String> = rows.iter().map(|r| r.matrix.clone()).fold(Vec::new(), |mut v, m| {
+        if !v.contains(&m) {
+            v.push(m);
+        }
+        v
+    });
+    println!("| k | Aᵀ·U: cuSPARSE ÷ csrc (geomean) | csrc Aᵀ·U ÷ csrc A·X (geomean) | csrc A·X: cuSPARSE ÷ csrc (geomean) |\n|---|---|---|---|");
+    for k in KS {
+        let (mut t1, mut t2, mut t3) = (vec![], vec![], vec![]);
+        for mat in &mats {
+            if let (Some(ct), Some(st), Some(cf), Some(sf)) = (find(mat, k, "Aᵀ·U", "csrc"), find(mat, k, "Aᵀ·U", "cusparse"), find(mat, k, "A·X", "csrc"), find(mat, k, "A·X", "cusparse")) {
+                t1.push(st / ct);
+                t2.push(ct / cf);
+                t3.push(sf / cf);
+            }
+        }
+        println!("| {k} | {:.2}× | {:.2} | {:.2}× |", geo(&t1), geo(&t2), geo(&t3));
+    }
+    if let Ok(path) = std::env::var("SPTRANS_CSRC_CSV") {
+        let mut s = String::from("matrix,k,op,implementation,ms,gbs\n");
+        for r in &rows {
+            s.push_str(&format!("\"{}\",{},{},{},{:.6},{:.1}\n", r.matrix, r.k, r.op, r.imp, r.ms, r.gbs));
+        }
+        std::fs::write(&path, s).expect("csv");
+    }
+}

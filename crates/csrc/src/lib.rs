@@ -1,0 +1,279 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+
+/// The runtime this crate is built on, re-exported so that one dependency is enough.
+pub use gpu_runtime;
+pub use gpu_runtime::Gpu;
+pub use gpu_spmv::SpmvValue;
+
+mod cusparse;
+mod launch;
+mod pair;
+pub mod serial;
+
+pub use cusparse::CuSparseProducts;
+pub use pair::CsrPair;
+pub use serial::Csrc;
+
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use gpu_runtime::PtxModule;
+use gpu_transpose::{Algorithm, Transposer};
+use sptrans_matrix::device::DeviceCsr;
+
+pub use csrc_kernels::{BLOCK_ROWS, MAX_K};
+
+/// The embedded `csrc` PTX module (built from `kernels-rs/csrc`).
+pub static MODULE: PtxModule = PtxModule::new("csrc", include_str!("../ptx/csrc.ptx"));
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A driver, memory or launch error, wherever it arose.
+    #[error(transparent)]
+    Runtime(#[from] gpu_runtime::Error),
+    /// From the build's pointers-to-index.
+    #[error(transparent)]
+    Ptr2Idx(gpu_ptr2idx::Error),
+    /// From the build's sort by column.
+    #[error(transparent)]
+    Segsort(gpu_segsort::Error),
+    /// From the transposer (the transpose view of wide matrices, the stored transpose).
+    #[error(transparent)]
+    Transpose(gpu_transpose::Error),
+    /// Host arrays that break the CSRC layout (the constructor's validation).
+    #[error("invalid CSRC matrix: {0}")]
+    Invalid(String),
+    /// A number of vectors outside `1..=MAX_K`.
+    #[error("{k} vectors: a product takes 1 to {MAX_K}")]
+    BadVectorCount {
+        /// The number given.
+        k: usize,
+    },
+    /// A dense block of the wrong length.
+    #[error("{what} has {actual} entries, expected {expected} ({k} vectors of {len})")]
+    LengthMismatch {
+        /// `x` or `y`.
+        what: &'static str,
+        /// Entries required.
+        expected: u64,
+        /// Entries given.
+        actual: u64,
+        /// Vectors.
+        k: usize,
+        /// Length of one vector.
+        len: u64,
+    },
+    /// A pattern matrix (no values) cannot be multiplied.
+    #[error("the matrix has no values (a pattern matrix)")]
+    NoValues,
+    /// cuSPARSE could not be loaded (the baseline).
+    #[error("cuSPARSE is not available: {0}")]
+    CuSparseUnavailable(String),
+    /// A cuSPARSE call failed.
+    #[error("{call} failed: {status}")]
+    CuSparse {
+        /// The call.
+        call: &'static str,
+        /// Its status.
+        status: String,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+gpu_runtime::lift_errors!(gpu_ptr2idx => Ptr2Idx, gpu_segsort => Segsort, gpu_transpose => Transpose);
+
+pub(crate) fn invalid(reason: String) -> Error {
+    Error::Invalid(reason)
+}
+
+/// Which product: `A · X` or `Aᵀ · U`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `Y = alpha · A · X + beta · Y`.
+    NoTranspose,
+    /// `V = alpha · Aᵀ · U + beta · V`.
+    Transpose,
+}
+
+impl Op {
+    /// The other one.
+    pub fn flip(self) -> Op {
+        match self {
+            Op::NoTranspose => Op::Transpose,
+            Op::Transpose => Op::NoTranspose,
+        }
+    }
+}
+
+/// Sparse products on the GPU with `k` dense vectors: what the truncated SVD and the benchmark
+/// drive, implemented by [`DeviceCsrc`], the deterministic [`CsrPair`] and the cuSPARSE baseline
+/// [`CuSparseProducts`].
+pub trait Products<T: SpmvValue> {
+    /// Rows of `A`.
+    fn rows(&self) -> u64;
+    /// Columns of `A`.
+    fn cols(&self) -> u64;
+    /// `out = alpha · op(A) · x + beta · out` for `k` vectors (`1..=MAX_K`), dense blocks
+    /// column-major and packed (`x`: `k` vectors of `cols` for [`Op::NoTranspose`], of `rows`
+    /// for [`Op::Transpose`]; `out` the other length); `out` is not read when `beta == 0`.
+    /// Enqueued on the plan's stream without synchronizing.
+    ///
+    /// # Errors
+    /// [`Error::BadVectorCount`], [`Error::LengthMismatch`]; launch and cuSPARSE errors.
+    fn multiply(&mut self, op: Op, alpha: T, x: &impl DevicePtr<T>, k: usize, beta: T, out: &mut impl DevicePtrMut<T>) -> Result<()>;
+}
+
+/// Checks `k` and the two dense blocks' lengths for `op(A)` of `A` `rows × cols`.
+pub(crate) fn check_dense(rows: u64, cols: u64, op: Op, x_len: usize, k: usize, out_len: usize) -> Result<()> {
+    if k == 0 || k > MAX_K as usize {
+        return Err(Error::BadVectorCount { k });
+    }
+    let (xn, on) = if op == Op::NoTranspose { (cols, rows) } else { (rows, cols) };
+    if x_len as u64 != xn * k as u64 {
+        return Err(Error::LengthMismatch { what: "x", expected: xn * k as u64, actual: x_len as u64, k, len: xn });
+    }
+    if out_len as u64 != on * k as u64 {
+        return Err(Error::LengthMismatch { what: "out", expected: on * k as u64, actual: out_len as u64, k, len: on });
+    }
+    Ok(())
+}
+
+/// A matrix in CSRC on the GPU (see [`Csrc`]), with its products ([`Products`]). A matrix with
+/// more columns than rows is stored as the CSRC of its transpose (the paper's transpose view,
+/// [`DeviceCsrc::is_transpose_view`]), so its row blocks are always the long dimension; the
+/// products swap kernels accordingly.
+///
+/// The direct product adds in shared memory and the transposed one in global memory by atomics:
+/// neither is bit-reproducible run to run ([`CsrPair`] is).
+pub struct DeviceCsrc<T: SpmvValue> {
+    gpu: Gpu,
+    k: launch::Kernels,
+    /// Shape of `A`.
+    rows: u64,
+    cols: u64,
+    /// The stored matrix is `Aᵀ`.
+    transposed: bool,
+    nnz: u64,
+    p: CudaSlice<u32>,
+    r: CudaSlice<u8>,
+    j: CudaSlice<u32>,
+    v: CudaSlice<T>,
+}
+
+impl<T: SpmvValue> DeviceCsrc<T> {
+    /// Builds the CSRC of `a` (or, when `a` has more columns than rows, of its transpose, made
+    /// by `gpu-transpose`) on the GPU: block pointers gathered from the row pointer, a stable
+    /// segmented sort of (column, position) by row block (`gpu-segsort`), then a gather of the
+    /// rows (`gpu-ptr2idx`) and values.
+    ///
+    /// # Errors
+    /// [`Error::NoValues`] for a pattern matrix; out of memory, launch errors.
+    pub fn from_csr(gpu: &Gpu, a: &DeviceCsr<T>) -> Result<Self> {
+        let k = launch::Kernels::load::<T>(gpu)?;
+        if a.vals().is_none() {
+            return Err(Error::NoValues);
+        }
+        if a.cols() > a.rows() {
+            let at = Transposer::new(gpu)?.transpose_new(Algorithm::Auto, a)?;
+            return Self::build(gpu, k, &at, true);
+        }
+        Self::build(gpu, k, a, false)
+    }
+
+    fn build(gpu: &Gpu, k: launch::Kernels, a: &DeviceCsr<T>, transposed: bool) -> Result<Self> {
+        let vals = a.vals().ok_or(Error::NoValues)?;
+        let (rows, nnz) = (a.rows(), a.nnz());
+        let blocks = csrc_kernels::row_blocks(rows);
+        let mut p = gpu.alloc::<u32>(blocks as usize + 1)?;
+        // SAFETY: csrc_block_ptr(rows, blocks, ptr, p): the CSR's rows + 1 pointers; p holds
+        // blocks + 1.
+        unsafe { k.block_ptr.args(gpu.stream()).arg(&rows).arg(&blocks).arg(a.ptr()).arg(&mut p).launch(launch::grid(gpu, blocks + 1))? };
+        let n = nnz.max(1) as usize;
+        let mut j = gpu.alloc::<u32>(n)?;
+        let (mut r, mut v) = (gpu.alloc::<u8>(n)?, gpu.alloc::<T>(n)?);
+        if nnz > 0 {
+            gpu.stream().memcpy_dtod(a.idx(), &mut j).map_err(gpu_runtime::Error::driver("copying the column indices"))?;
+            let mut perm = gpu.alloc::<u32>(n)?;
+            gpu_runtime::selftest::iota_u32(gpu, &mut perm, 0)?;
+            gpu_segsort::Segsort::new(gpu)?.sort_segments(&p, &mut j, &mut perm)?;
+            let mut row_of = gpu.alloc::<u32>(n)?;
+            gpu_ptr2idx::Ptr2Idx::new(gpu)?.run(a.ptr(), &mut row_of)?;
+            // SAFETY: csrc_gather_T(nnz, perm, row_of, vals, r, v): perm a permutation of
+            // 0..nnz (sorted with the columns); every array holds nnz.
+            unsafe { k.gather.args(gpu.stream()).arg(&nnz).arg(&perm).arg(&row_of).arg(vals).arg(&mut r).arg(&mut v).launch(launch::grid(gpu, nnz))? };
+        }
+        let (rows, cols) = if transposed { (a.cols(), a.rows()) } else { (a.rows(), a.cols()) };
+        Ok(Self { gpu: gpu.clone(), k, rows, cols, transposed, nnz, p, r, j, v })
+    }
+
+    /// Nonzeros.
+    pub fn nnz(&self) -> u64 {
+        self.nnz
+    }
+
+    /// Whether the stored matrix is `Aᵀ` (`A` has more columns than rows).
+    pub fn is_transpose_view(&self) -> bool {
+        self.transposed
+    }
+
+    /// Rows of the stored matrix (`A`'s, or `Aᵀ`'s for a transpose view).
+    fn stored_rows(&self) -> u64 {
+        if self.transposed { self.cols } else { self.rows }
+    }
+
+    /// Device bytes of the four arrays ([`serial::csrc_bytes`]); CSR takes `4 (rows + 1) + nnz
+    /// (4 + value bytes)`.
+    pub fn footprint_bytes(&self) -> u64 {
+        serial::csrc_bytes(self.stored_rows(), self.nnz, T::BYTES as u64)
+    }
+
+    /// Copies the stored matrix (of `A`, or of `Aᵀ` for a transpose view) to the host type,
+    /// validated.
+    ///
+    /// # Errors
+    /// Driver errors; [`Error::Invalid`] if the arrays broke the layout (a bug).
+    pub fn download(&self) -> Result<Csrc<T>> {
+        let n = self.nnz as usize;
+        let (sr, sc) = if self.transposed { (self.cols, self.rows) } else { (self.rows, self.cols) };
+        let (mut r, mut j, mut v) = (self.gpu.download(&self.r)?, self.gpu.download(&self.j)?, self.gpu.download(&self.v)?);
+        // Device arrays hold at least one entry: an empty matrix's are buffers of one.
+        r.truncate(n);
+        j.truncate(n);
+        v.truncate(n);
+        Csrc::try_new(sr, sc, self.gpu.download(&self.p)?, r, j, v)
+    }
+}
+
+impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
+    fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    fn cols(&self) -> u64 {
+        self.cols
+    }
+
+    fn multiply(&mut self, op: Op, alpha: T, x: &impl DevicePtr<T>, k: usize, beta: T, out: &mut impl DevicePtrMut<T>) -> Result<()> {
+        check_dense(self.rows, self.cols, op, x.len(), k, out.len())?;
+        let stream = self.gpu.stream().clone();
+        let (p, _p) = self.p.device_ptr(&stream);
+        let (r, _r) = self.r.device_ptr(&stream);
+        let (j, _j) = self.j.device_ptr(&stream);
+        let (v, _v) = self.v.device_ptr(&stream);
+        let (xp, _x) = x.device_ptr(&stream);
+        let (op_, _o) = out.device_ptr_mut(&stream);
+        let (sr, sc) = if self.transposed { (self.cols, self.rows) } else { (self.rows, self.cols) };
+        let stored_op = if self.transposed { op.flip() } else { op };
+        // SAFETY: the arrays of a CSRC built from a valid CSR of sr × sc; check_dense checked x
+        // and out hold k vectors of op(A)'s lengths, which are the stored matrix's for
+        // stored_op; 1 ≤ k ≤ MAX_K.
+        unsafe {
+            match stored_op {
+                Op::NoTranspose => launch::ax(&self.gpu, &self.k, sr, sc, k as u32, p, r, j, v, xp, alpha, beta, op_),
+                Op::Transpose => launch::atu(&self.gpu, &self.k, sr, sc, k as u32, p, r, j, v, xp, alpha, beta, op_),
+            }
+        }
+    }
+}

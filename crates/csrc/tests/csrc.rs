@@ -1,0 +1,186 @@
+//! CSRC against its twins: the GPU build equal to `serial::Csrc::from_csr` exactly (of `A`, or of
+//! `Aᵀ` for a transpose view), footprints equal; every product (`DeviceCsrc`, the deterministic
+//! `CsrPair`, cuSPARSE) against `serial::multiply` within `serial::error_bound`, for `A·X` and
+//! `Aᵀ·U`, k from 1 to 16, f32 and f64, `beta = 0` into a poisoned output and `beta ≠ 0`, on
+//! every generator, tall, wide and square, row counts around the row block (0, 1, 255, 256, 257,
+//! 2^k ± 1), a dense column and a dense row, empty shapes; `CsrPair` bit-identical across runs;
+//! NaN and infinity propagated; the errors. The twin's own CSRC-order product is checked against
+//! the specification on any machine.
+use gpu_csrc::{serial, CsrPair, CuSparseProducts, DeviceCsrc, Error, Op, Products, SpmvValue, BLOCK_ROWS};
+use gpu_testkit::{gpu_test, max_len, rng, Gpu, POISON_BYTE};
+use rand::rngs::StdRng;
+use rand::Rng;
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{gen, Csr};
+
+fn matrices<T: SpmvValue>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T>)> {
+    let s: u64 = r.random();
+    let b = BLOCK_ROWS as u64;
+    let m = [1, b - 1, b, b + 1, 2 * b + 1, scale, scale + 1][r.random_range(0..7)].max(1);
+    let n = r.random_range(1..=scale.max(2));
+    let nnz = r.random_range(0..=(m * n).min(8 * scale));
+    let mut out: Vec<(String, Csr<u32, T>)> = vec![
+        (format!("uniform {m}x{n} {nnz}"), gen::uniform(m, n, nnz, s)),
+        (format!("uniform wide {n}x{m}"), gen::uniform(n.min(m), m.max(n) + 3, nnz, s ^ 1)),
+        (format!("tall-skinny {}x{}", 4 * scale, n.min(64)), gen::tall_skinny(4 * scale, n.min(64), n.min(64).min(10), s)),
+        (format!("rmat {}", (scale as f64).sqrt() as u64 + 4), gen::rmat(((scale as f64).sqrt() as u64 + 1).ilog2() + 4, 4 * scale, 0.57, 0.19, 0.19, s)),
+        (format!("laplacian2d {}", (scale as f64).sqrt() as u64 + 1), gen::laplacian_2d((scale as f64).sqrt() as u64 + 1)),
+        (format!("dense col {m}x{n}"), gen::dense_col(m, n, nnz.max(m), s)),
+        (format!("dense row {m}x{n}"), gen::dense_row(m, n, nnz.max(n), s)),
+    ]
+    .into_iter()
+    .filter_map(|(name, a)| a.ok().map(|a| (name, a)))
+    .collect();
+    for (m, n) in [(0u64, 0u64), (0, 7), (7, 0), (5, 9), (300, 2)] {
+        out.push((format!("empty {m}x{n}"), Csr::try_new(m, n, vec![0; m as usize + 1], vec![], vec![]).unwrap()));
+    }
+    out
+}
+
+fn random_vec<T: SpmvValue>(r: &mut StdRng, n: usize) -> Vec<T> {
+    (0..n).map(|_| T::from_f64(r.random_range(-1.0..1.0))).collect()
+}
+
+/// One product on the GPU against the twin; returns the GPU's output.
+#[allow(clippy::too_many_arguments)]
+fn check<T: SpmvValue, P: Products<T>>(gpu: &Gpu, plan: &mut P, a: &Csr<u32, T>, op: Op, alpha: T, x: &[T], k: usize, beta: T, out0: &[T], what: &str) -> Vec<T> {
+    let dx = gpu.upload(x).unwrap();
+    let mut dout = gpu.upload(out0).unwrap();
+    if beta == T::default() {
+        gpu.memset_bytes(&mut dout, POISON_BYTE).unwrap();
+    }
+    plan.multiply(op, alpha, &dx, k, beta, &mut dout).unwrap_or_else(|e| panic!("{what} {op:?} k={k}: {e}"));
+    let got = gpu.download(&dout).unwrap();
+    let mut want = out0.to_vec();
+    serial::multiply(a, op, alpha, x, k, beta, &mut want);
+    let bound = serial::error_bound(a, op, alpha, x, k, beta, out0);
+    if let Err(e) = gpu_spmv::serial::within(&got, &want, &bound) {
+        panic!("{what} {op:?} k={k} {}: {e}", T::NAME);
+    }
+    got
+}
+
+fn lens<T: SpmvValue>(a: &Csr<u32, T>, op: Op) -> (usize, usize) {
+    match op {
+        Op::NoTranspose => (a.cols() as usize, a.rows() as usize),
+        Op::Transpose => (a.rows() as usize, a.cols() as usize),
+    }
+}
+
+fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
+    let mut cases = 0;
+    for scale in [1u64, 33, 300, 5000, 100_000] {
+        if scale * 8 > max_len() as u64 {
+            continue;
+        }
+        for (name, a) in matrices::<T>(r, scale) {
+            let da = DeviceCsr::upload(gpu, &a).unwrap();
+            let mut c = DeviceCsrc::from_csr(gpu, &da).unwrap();
+            let twin = if a.cols() > a.rows() { serial::Csrc::from_csr(&a.transpose()) } else { serial::Csrc::from_csr(&a) };
+            assert_eq!(c.download().unwrap(), twin, "{name}: the build");
+            assert_eq!(c.footprint_bytes(), twin.footprint_bytes(), "{name}");
+            assert_eq!(c.is_transpose_view(), a.cols() > a.rows());
+            let mut pair = CsrPair::new(gpu, da).unwrap();
+            let mut cs = CuSparseProducts::new(gpu, DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
+            for k in [1usize, 2, 3, 4, 7, 16] {
+                for op in [Op::NoTranspose, Op::Transpose] {
+                    let (xn, on) = lens(&a, op);
+                    let x = random_vec::<T>(r, xn * k);
+                    let out0 = random_vec::<T>(r, on * k);
+                    let (one, half, m34) = (T::from_f64(1.0), T::from_f64(0.5), T::from_f64(-0.75));
+                    check(gpu, &mut c, &a, op, one, &x, k, T::default(), &out0, &format!("csrc {name}"));
+                    check(gpu, &mut c, &a, op, m34, &x, k, half, &out0, &format!("csrc {name}"));
+                    let first = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
+                    let again = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
+                    assert!(first.iter().zip(&again).all(|(p, q)| p.bit_pattern() == q.bit_pattern()), "{name} {op:?} k={k}: the pair gave other bits the second time");
+                    check(gpu, &mut pair, &a, op, m34, &x, k, half, &out0, &format!("pair {name}"));
+                    if k <= 4 {
+                        check(gpu, &mut cs, &a, op, m34, &x, k, half, &out0, &format!("cusparse {name}"));
+                    }
+                    cases += 1;
+                }
+            }
+        }
+    }
+    cases
+}
+
+gpu_test!(fn every_product_matches_the_twin_f64(gpu) {
+    let (mut r, _seed) = rng();
+    assert!(every_product::<f64>(gpu, &mut r) >= 100);
+});
+
+gpu_test!(fn every_product_matches_the_twin_f32(gpu) {
+    let (mut r, _seed) = rng();
+    assert!(every_product::<f32>(gpu, &mut r) >= 100);
+});
+
+gpu_test!(fn nan_and_infinity_propagate(gpu) {
+    let (mut r, _seed) = rng();
+    let a = gen::tall_skinny::<f64>(3000, 50, 8, 5).unwrap();
+    let mut c = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
+    for op in [Op::NoTranspose, Op::Transpose] {
+        let (xn, on) = lens(&a, op);
+        let mut x = random_vec::<f64>(&mut r, xn * 3);
+        x[7] = f64::NAN;
+        x[xn + 3] = f64::INFINITY;
+        check(gpu, &mut c, &a, op, 2.0, &x, 3, 0.0, &vec![0.0; on * 3], "nan/inf");
+    }
+});
+
+gpu_test!(fn errors_are_values(gpu) {
+    let a = gen::uniform::<f64>(300, 20, 1000, 1).unwrap();
+    let mut c = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
+    let (x, mut y) = (gpu.alloc::<f64>(20).unwrap(), gpu.alloc::<f64>(300).unwrap());
+    assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &x, 0, 0.0, &mut y), Err(Error::BadVectorCount { k: 0 })));
+    assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &x, 17, 0.0, &mut y), Err(Error::BadVectorCount { k: 17 })));
+    assert!(matches!(c.multiply(Op::Transpose, 1.0, &x, 1, 0.0, &mut y), Err(Error::LengthMismatch { what: "x", expected: 300, actual: 20, .. })));
+    let (x, mut y) = (gpu.alloc::<f64>(40).unwrap(), gpu.alloc::<f64>(601).unwrap());
+    assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &x, 2, 0.0, &mut y), Err(Error::LengthMismatch { what: "out", expected: 600, .. })));
+    let parts = sptrans_matrix::device::DeviceCsrParts::<f64> { ptr: gpu.upload(&[0u32, 1, 2]).unwrap(), idx: gpu.upload(&[0u32, 1]).unwrap(), vals: None };
+    let pattern = DeviceCsr::from_parts(gpu, 2, 2, parts).unwrap();
+    assert!(matches!(DeviceCsrc::from_csr(gpu, &pattern), Err(Error::NoValues)));
+    assert!(matches!(CsrPair::new(gpu, pattern), Err(Error::NoValues)));
+    // 300 rows: 2 row blocks, 3 pointers; 13 bytes per f64 nonzero.
+    assert_eq!(c.footprint_bytes(), 4 * 3 + 13 * 1000);
+});
+
+/// The twin's CSRC-order product agrees with the specification, and the constructor refuses
+/// broken layouts (no GPU needed).
+#[test]
+fn twin_products_and_validation() {
+    let (mut r, _seed) = rng();
+    for scale in [1u64, 33, 300, 3000] {
+        for (name, a) in matrices::<f64>(&mut r, scale) {
+            let c = serial::Csrc::from_csr(&a);
+            let (p, rr, j, v) = c.parts();
+            assert_eq!(serial::Csrc::try_new(a.rows(), a.cols(), p.to_vec(), rr.to_vec(), j.to_vec(), v.to_vec()).unwrap(), c, "{name}");
+            for k in [1usize, 3, 16] {
+                for op in [Op::NoTranspose, Op::Transpose] {
+                    let (xn, on) = lens(&a, op);
+                    let x = random_vec::<f64>(&mut r, xn * k);
+                    let out0 = random_vec::<f64>(&mut r, on * k);
+                    let (mut got, mut want) = (out0.clone(), out0.clone());
+                    c.multiply(op, -0.5, &x, k, 2.0, &mut got);
+                    serial::multiply(&a, op, -0.5, &x, k, 2.0, &mut want);
+                    let bound = serial::error_bound(&a, op, -0.5, &x, k, 2.0, &out0);
+                    gpu_spmv::serial::within(&got, &want, &bound).unwrap_or_else(|e| panic!("{name} {op:?} k={k}: {e}"));
+                }
+            }
+            if a.nnz() >= 2 && a.cols() >= 2 {
+                // A column past the end; a block not sorted by column; a row past the matrix.
+                let mut jj = j.to_vec();
+                jj[0] = a.cols() as u32;
+                assert!(serial::Csrc::try_new(a.rows(), a.cols(), p.to_vec(), rr.to_vec(), jj, v.to_vec()).is_err(), "{name}");
+                let g = p.windows(2).position(|w| w[1] - w[0] >= 2 && j[w[0] as usize] != j[w[1] as usize - 1]);
+                if let Some(g) = g {
+                    let mut jj = j.to_vec();
+                    jj.swap(p[g] as usize, p[g + 1] as usize - 1);
+                    assert!(matches!(serial::Csrc::try_new(a.rows(), a.cols(), p.to_vec(), rr.to_vec(), jj, v.to_vec()), Err(Error::Invalid(_))), "{name}");
+                }
+            }
+        }
+    }
+    assert!(serial::Csrc::<f64>::try_new(10, 10, vec![0, 1], vec![10], vec![0], vec![1.0]).is_err());
+    assert!(serial::Csrc::<f64>::try_new(10, 10, vec![0], vec![], vec![], vec![]).is_err());
+}

@@ -1,0 +1,248 @@
+//! Kernels of PTX module `csrc`.
+use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
+use gpu_device::thread::{block_dim_x, block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
+use gpu_device::warp::lane_id;
+use spmv_kernels::combine;
+use spmv_kernels::reduce::{block_sum, group_sum, Segments};
+
+use crate::BLOCK_ROWS;
+
+gpu_device::dynamic_shared!(CSRC_DYNAMIC: u8);
+gpu_device::static_shared!(CSRC_SUM: [f64; 32]);
+
+/// `p[g] = ptr[min(g · BLOCK_ROWS, rows)]` for `g ≤ blocks`: the first nonzero of each row block.
+///
+/// # Safety
+/// `ptr` holds `rows + 1` entries; `p` holds `blocks + 1`; any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn csrc_block_ptr(rows: u64, blocks: u64, ptr: *const u32, p: *mut u32) {
+    let mut g = index_1d_u64();
+    while g <= blocks {
+        // SAFETY: g <= blocks; the row index is clamped to rows.
+        unsafe { *p.add(g as usize) = *ptr.add((g * BLOCK_ROWS as u64).min(rows) as usize) };
+        g += grid_size_1d();
+    }
+}
+
+macro_rules! csrc_kernels {
+    ($t:ty, $atomic:ident, $gather:ident, $ax:ident, $scale:ident, $atu:ident, $warp:ident, $block:ident) => {
+        /// After the stable sort by column inside each row block (`perm[h]` = the CSR position
+        /// of sorted entry `h`): `r[h] = row_of[perm[h]] mod BLOCK_ROWS`, `v[h] = vals[perm[h]]`.
+        ///
+        /// # Safety
+        /// `perm` a permutation of `0..nnz`; `row_of`, `vals`, `r`, `v` hold `nnz`; any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $gather(nnz: u64, perm: *const u32, row_of: *const u32, vals: *const $t, r: *mut u8, v: *mut $t) {
+            let mut h = index_1d_u64();
+            while h < nnz {
+                // SAFETY: h < nnz, perm[h] < nnz.
+                unsafe {
+                    let q = *perm.add(h as usize) as usize;
+                    *r.add(h as usize) = (*row_of.add(q) % BLOCK_ROWS) as u8;
+                    *v.add(h as usize) = *vals.add(q);
+                }
+                h += grid_size_1d();
+            }
+        }
+
+        /// `Y = alpha · A · X + beta · Y` (`Y` not read when `beta == 0`): one block per row block
+        /// (grid-stride), its `BLOCK_ROWS × k` partial rows in shared memory, added by shared
+        /// atomics, then written to `Y` once, coalesced.
+        ///
+        /// # Safety
+        /// A valid CSRC (`p` of `blocks + 1` nondecreasing entries, rows inside the matrix,
+        /// columns below `cols`); `x` holds `cols · k` values, `y` `rows · k`; `1 ≤ k ≤ MAX_K`;
+        /// dynamic shared memory of `k · BLOCK_ROWS` values; a 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $ax(rows: u64, cols: u64, k: u32, blocks: u64, p: *const u32, r: *const u8, j: *const u32, v: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+            let sh = CSRC_DYNAMIC::ptr() as *mut $t;
+            let (tid, nt) = (thread_idx_x(), block_dim_x());
+            let n_sh = k * BLOCK_ROWS;
+            let mut g = block_idx_x() as u64;
+            while g < blocks {
+                // SAFETY: shared indices below n_sh; g < blocks; h inside the row block; rows
+                // and columns in range by the caller's valid CSRC.
+                unsafe {
+                    let mut i = tid;
+                    while i < n_sh {
+                        *sh.add(i as usize) = 0.0;
+                        i += nt;
+                    }
+                    sync_threads();
+                    let (h0, h1) = (*p.add(g as usize), *p.add(g as usize + 1));
+                    let mut h = h0 + tid;
+                    while h < h1 {
+                        let (rr, a) = (*r.add(h as usize) as u32, *v.add(h as usize));
+                        let xs = x.add(*j.add(h as usize) as usize);
+                        let mut c = 0;
+                        while c < k {
+                            $atomic(sh.add((c * BLOCK_ROWS + rr) as usize), a * *xs.add(c as usize * cols as usize));
+                            c += 1;
+                        }
+                        h += nt;
+                    }
+                    sync_threads();
+                    let r0 = g * BLOCK_ROWS as u64;
+                    let mut i = tid;
+                    while i < n_sh {
+                        let row = r0 + (i % BLOCK_ROWS) as u64;
+                        if row < rows {
+                            let yp = y.add((row + (i / BLOCK_ROWS) as u64 * rows) as usize);
+                            let old = if beta == 0.0 { 0.0 } else { *yp };
+                            *yp = combine(alpha, *sh.add(i as usize), beta, old);
+                        }
+                        i += nt;
+                    }
+                    sync_threads();
+                }
+                g += grid_dim_x() as u64;
+            }
+        }
+
+        /// `out = beta · out` over `n` values (`out = 0` when `beta == 0`, not reading it), before
+        /// the transposed product.
+        ///
+        /// # Safety
+        /// `out` holds `n` values; any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $scale(n: u64, beta: $t, out: *mut $t) {
+            let mut i = index_1d_u64();
+            while i < n {
+                // SAFETY: i < n.
+                unsafe { *out.add(i as usize) = if beta == 0.0 { 0.0 } else { beta * *out.add(i as usize) } };
+                i += grid_size_1d();
+            }
+        }
+
+        /// `V += alpha · Aᵀ · U`: one block per row block (grid-stride); each warp takes 32
+        /// consecutive nonzeros at a time, lane `l` forms `U[row][c] · v` for its nonzero, lanes
+        /// with the same column are summed by the warp's segmented sum and the first lane of
+        /// each run adds the run's sum to `V[col][c]` by a global atomic.
+        ///
+        /// # Safety
+        /// A valid CSRC as for the direct product; `u` holds `rows · k` values, `out` `cols · k`;
+        /// `1 ≤ k ≤ MAX_K`; blocks of whole warps; a 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $atu(rows: u64, cols: u64, k: u32, blocks: u64, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, alpha: $t, out: *mut $t) {
+            let lane = lane_id();
+            let (warp, warps) = (thread_idx_x() / 32, block_dim_x() / 32);
+            let mut g = block_idx_x() as u64;
+            while g < blocks {
+                // SAFETY: g < blocks; h inside the row block when valid; rows and columns in
+                // range by the caller's valid CSRC; invalid lanes read nothing.
+                unsafe {
+                    let (h0, h1) = (*p.add(g as usize), *p.add(g as usize + 1));
+                    let r0 = g * BLOCK_ROWS as u64;
+                    // Warp-uniform trip count, so that the shuffles see every lane.
+                    let mut base = h0 + warp * 32;
+                    while base < h1 {
+                        let h = base + lane;
+                        let valid = h < h1;
+                        let (col, row, a) = if valid { (*j.add(h as usize), r0 + *r.add(h as usize) as u64, *v.add(h as usize)) } else { (u32::MAX, 0, 0.0) };
+                        let seg = Segments::new(col);
+                        let lead = valid && seg.head();
+                        let mut c = 0;
+                        while c < k {
+                            let t = if valid { a * *u.add((row + c as u64 * rows) as usize) } else { 0.0 };
+                            let s = seg.sum(t);
+                            if lead {
+                                $atomic(out.add((col as u64 + c as u64 * cols) as usize), alpha * s);
+                            }
+                            c += 1;
+                        }
+                        base += warps * 32;
+                    }
+                }
+                g += grid_dim_x() as u64;
+            }
+        }
+
+        /// Deterministic `Y = alpha · A · X + beta · Y` on a CSR: one warp per row
+        /// (grid-stride), lanes striding the row with `k` sums each, then a shuffle reduction per
+        /// vector in lane order: the same bits every run.
+        ///
+        /// # Safety
+        /// A valid CSR (`ptr` of `rows + 1` from 0, nondecreasing; `idx` < `cols`); `x` holds
+        /// `cols · k` values, `y` `rows · k`; `1 ≤ k ≤ MAX_K`; blocks of whole warps.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $warp(rows: u64, cols: u64, k: u32, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+            let lane = lane_id();
+            let mut row = index_1d_u64() / 32;
+            let warps = grid_size_1d() / 32;
+            while row < rows {
+                // SAFETY: row < rows (warp-uniform); the caller's valid CSR and sizes.
+                unsafe {
+                    let (b, e) = (*ptr.add(row as usize), *ptr.add(row as usize + 1));
+                    let mut acc = [0.0 as $t; 16];
+                    let mut h = b + lane;
+                    while h < e {
+                        let a = *vals.add(h as usize);
+                        let xs = x.add(*idx.add(h as usize) as usize);
+                        gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                            if (c as u32) < k {
+                                acc[c] += a * *xs.add(c * cols as usize);
+                            }
+                        });
+                        h += 32;
+                    }
+                    gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                        if (c as u32) < k {
+                            let s = group_sum(acc[c], 32);
+                            if lane == 0 {
+                                let yp = y.add((row + c as u64 * rows) as usize);
+                                let old = if beta == 0.0 { 0.0 } else { *yp };
+                                *yp = combine(alpha, s, beta, old);
+                            }
+                        }
+                    });
+                }
+                row += warps;
+            }
+        }
+
+        /// As the warp kernel with one block per row (grid-stride), for long rows: the block's
+        /// threads stride the row, then a block sum per vector in thread order (deterministic).
+        ///
+        /// # Safety
+        /// As the warp kernel; blocks of whole warps, at most 1024 threads.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $block(rows: u64, cols: u64, k: u32, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+            let temp = CSRC_SUM::ptr() as *mut $t;
+            let (tid, nt) = (thread_idx_x(), block_dim_x());
+            let mut row = block_idx_x() as u64;
+            while row < rows {
+                // SAFETY: row < rows (block-uniform); the caller's valid CSR and sizes; temp
+                // holds 32 values of either type.
+                unsafe {
+                    let (b, e) = (*ptr.add(row as usize), *ptr.add(row as usize + 1));
+                    let mut acc = [0.0 as $t; 16];
+                    let mut h = b + tid;
+                    while h < e {
+                        let a = *vals.add(h as usize);
+                        let xs = x.add(*idx.add(h as usize) as usize);
+                        gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                            if (c as u32) < k {
+                                acc[c] += a * *xs.add(c * cols as usize);
+                            }
+                        });
+                        h += nt;
+                    }
+                    gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                        if (c as u32) < k {
+                            let s = block_sum(temp, acc[c]);
+                            if tid == 0 {
+                                let yp = y.add((row + c as u64 * rows) as usize);
+                                let old = if beta == 0.0 { 0.0 } else { *yp };
+                                *yp = combine(alpha, s, beta, old);
+                            }
+                        }
+                    });
+                }
+                row += grid_dim_x() as u64;
+            }
+        }
+    };
+}
+
+csrc_kernels!(f32, atomic_add_f32, csrc_gather_f32, csrc_ax_f32, csrc_scale_f32, csrc_atu_f32, csrc_csr_warp_f32, csrc_csr_block_f32);
+csrc_kernels!(f64, atomic_add_f64, csrc_gather_f64, csrc_ax_f64, csrc_scale_f64, csrc_atu_f64, csrc_csr_warp_f64, csrc_csr_block_f64);

@@ -1,0 +1,47 @@
+//! CSRC (compressed sparse row/column; Aliaga, Anzt, Quintana-Ortí & Tomás, CCPE 2023) on the
+//! GPU (host side: crate `gpu-csrc`). Rows are cut into row blocks of [`BLOCK_ROWS`]; `p[g]` is
+//! the first nonzero of row block `g`, `r` each nonzero's row inside its block (a `u8`), `j`
+//! and `v` its column and value; inside a row block the nonzeros are sorted by column (stable).
+//!
+//! Dense blocks are column-major and packed: `X` is `cols × k` (`X[c][i]` at `i + c · cols`),
+//! `Y` is `rows × k`, `U` is `rows × k`, `V` is `cols × k`, with `k ≤` [`MAX_K`].
+//!
+//! - `csrc_block_ptr` and `csrc_gather_{f32,f64}`: the build from CSR (between them, the host
+//!   sorts each row block's (column, position) pairs by column with `gpu-segsort`).
+//! - `csrc_ax_{f32,f64}`: `Y = alpha · A · X + beta · Y`, one block per row block, partial rows
+//!   in shared memory by shared atomic adds, `Y` written once and coalesced (paper, Figure 3).
+//!   Shared atomics: **not bit-reproducible**.
+//! - `csrc_scale_{f32,f64}` then `csrc_atu_{f32,f64}`: `V = beta · V`, then `V += alpha · Aᵀ ·
+//!   U`, one block per row block; consecutive lanes with the same column combined by a warp
+//!   segmented sum (`spmv_kernels::reduce::Segments`), one global atomic add per run (paper,
+//!   Figure 4 and Listing 1). Global atomics: **not bit-reproducible**.
+//! - `csrc_csr_warp_{f32,f64}` and `csrc_csr_block_{f32,f64}`: `Y = alpha · A · X + beta · Y` on
+//!   a plain CSR, a warp (or a block) per row summing in a fixed order: **deterministic**. Run on
+//!   A and on a stored transpose of A, they are the deterministic products.
+#![no_std]
+#![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
+#![deny(missing_docs)]
+
+/// Threads per block of every kernel here.
+pub const NT: u32 = 256;
+
+/// Rows per row block (the paper's `b`): 256, so a row inside its block fits in a `u8`.
+pub const BLOCK_ROWS: u32 = 256;
+
+/// The most vectors (columns of `X` or `U`) one product takes.
+pub const MAX_K: u32 = 16;
+
+/// Row blocks of a matrix with `rows` rows.
+///
+/// ```
+/// assert_eq!(csrc_kernels::row_blocks(0), 0);
+/// assert_eq!(csrc_kernels::row_blocks(256), 1);
+/// assert_eq!(csrc_kernels::row_blocks(257), 2);
+/// ```
+#[inline(always)]
+pub const fn row_blocks(rows: u64) -> u64 {
+    rows.div_ceil(BLOCK_ROWS as u64)
+}
+
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod kernels;
