@@ -74,7 +74,7 @@ fn main() {
     println!("\n| matrix | nnz | CSRC MB (CSR MB) | build CSRC ms | pair build ms | transpose ms |");
     println!("|---|---|---|---|---|---|");
     let mut detail = String::new();
-    detail.push_str("| matrix | k | op | csrc ms | cuSPARSE ms | explicit ms | pair ms | spmv-auto ms | csrc GB/s (% copy) | csrc ÷ cuSPARSE | explicit pays off after |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    detail.push_str("| matrix | k | op | csrc ms | csrc global-atomics ms | cuSPARSE ms | explicit ms | pair ms | spmv-auto ms | csrc GB/s (% copy) | csrc ÷ cuSPARSE | explicit pays off after |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (name, make) in suite(quick) {
         let a = make();
         let (m, n, nnz) = (a.rows(), a.cols(), a.nnz());
@@ -107,6 +107,11 @@ fn main() {
                 let x = gpu.upload(&(0..xn as usize * k).map(|i| ((i % 17) as f64 - 8.0) / 8.0).collect::<Vec<_>>()).expect("x");
                 let mut out = gpu.alloc::<f64>(on as usize * k).expect("out");
                 let t_csrc = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("csrc"));
+                // The transposed product with global atomics only (the paper's kernel).
+                let budget = c.transposed_shared_bytes();
+                c.set_transposed_shared_bytes(0);
+                let t_global = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("csrc"));
+                c.set_transposed_shared_bytes(budget);
                 let t_cs = median_ms(&timer, reps, || cs.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("cusparse"));
                 let t_ex = median_ms(&timer, reps, || explicit.multiply(op.flip(), 1.0, &x, k, 0.0, &mut out).expect("explicit"));
                 let t_pair = median_ms(&timer, reps, || pair.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("pair"));
@@ -115,13 +120,13 @@ fn main() {
                 let gbs = |t: f64| bytes / (t * 1e-3) / 1e9;
                 let pays = if op == Op::Transpose && t_cs > t_ex { format!("{:.0}", (transpose_ms / (t_cs - t_ex)).ceil()) } else { "—".into() };
                 detail.push_str(&format!(
-                    "| {name} | {k} | {opname} | {t_csrc:.4} | {t_cs:.4} | {t_ex:.4} | {t_pair:.4} | {} | {:.0} ({:.0}%) | {:.2}× | {pays} |\n",
+                    "| {name} | {k} | {opname} | {t_csrc:.4} | {t_global:.4} | {t_cs:.4} | {t_ex:.4} | {t_pair:.4} | {} | {:.0} ({:.0}%) | {:.2}× | {pays} |\n",
                     t_spmv.map(|t| format!("{t:.4}")).unwrap_or_default(),
                     gbs(t_csrc),
                     100.0 * gbs(t_csrc) / copy,
                     t_cs / t_csrc
                 ));
-                for (imp, t) in [("csrc", Some(t_csrc)), ("cusparse", Some(t_cs)), ("explicit", Some(t_ex)), ("pair", Some(t_pair)), ("spmv-auto", t_spmv)] {
+                for (imp, t) in [("csrc", Some(t_csrc)), ("csrc-global", Some(t_global)), ("cusparse", Some(t_cs)), ("explicit", Some(t_ex)), ("pair", Some(t_pair)), ("spmv-auto", t_spmv)] {
                     if let Some(t) = t {
                         rows.push(Row { matrix: name.to_string(), k, op: opname, imp, ms: t, gbs: gbs(t) });
                     }

@@ -13,6 +13,11 @@ pub(crate) struct Kernels {
     pub ax: Kernel,
     pub scale: Kernel,
     pub atu: Kernel,
+    pub atu_shared: Kernel,
+    /// Dynamic shared memory `atu_shared` may use: half an SM's (less the 1 KiB a block
+    /// reserves), so that two blocks fit, and no more than a block may opt in to.
+    pub shared_budget: u32,
+    pub sm_count: u32,
     pub csr_warp: Kernel,
     pub csr_block: Kernel,
 }
@@ -21,8 +26,17 @@ impl Kernels {
     pub fn load<T: SpmvValue>(gpu: &Gpu) -> Result<Self> {
         let k = |phase: &str| gpu.kernel(&crate::MODULE, &format!("csrc_{phase}_{}", T::NAME));
         // The direct product's shared memory is at most 16 vectors of f64 for 256 rows: 32 KiB,
-        // under the default 48 KiB.
+        // under the default 48 KiB; so is the global transposed product's staging of U.
+        let props = gpu.props();
+        let shared_budget = (props.shared_per_sm / 2).saturating_sub(1024).min(props.shared_per_block_optin).max(props.shared_per_block);
+        let atu_shared = k("atu_shared")?;
+        if shared_budget > props.shared_per_block {
+            atu_shared.set_max_dynamic_shared(shared_budget)?;
+        }
         Ok(Self {
+            atu_shared,
+            shared_budget,
+            sm_count: props.sm_count.max(1),
             block_ptr: gpu.kernel(&crate::MODULE, "csrc_block_ptr")?,
             gather: k("gather")?,
             ax: k("ax")?,
@@ -63,12 +77,34 @@ pub(crate) unsafe fn ax<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, rows: u64, cols: 
     Ok(())
 }
 
-/// `V = alpha · Aᵀ · U + beta · V` on the stored CSRC: the scale, then the atomic product.
+/// Threads per block of the shared-memory transposed product.
+const NT_SHARED: u32 = 512;
+
+/// How the transposed product runs for `cols` columns and `k` vectors of `value_bytes`: `Some(kc)`
+/// for the shared-memory kernel, `kc` vectors per pass (passes of equal size), or `None` for the
+/// global-atomic kernel (one row of `V` does not fit the budget).
+pub(crate) fn atu_passes(cols: u64, k: u32, value_bytes: u64, budget: u32) -> Option<u32> {
+    let per_vector = (cols + BLOCK_ROWS as u64) * value_bytes;
+    let fit = (budget as u64 / per_vector).min(k as u64) as u32;
+    // One vector per pass re-reads the matrix per vector: on the H100 that lost to the global
+    // kernel from 4 vectors on (12471 columns of f64: 0.87 vs 0.83 ms at k = 4, 3.45 vs 2.76 ms
+    // at k = 16) and won at 1 and 2 (0.22 vs 0.31 ms, 0.44 vs 0.53 ms); 3 per pass (4284
+    // columns) won at every k (1.10 vs 1.44 ms at k = 16).
+    if fit == 0 || (fit == 1 && k > 2) {
+        return None;
+    }
+    let passes = k.div_ceil(fit);
+    Some(k.div_ceil(passes))
+}
+
+/// `V = alpha · Aᵀ · U + beta · V` on the stored CSRC: the scale, then the shared-memory product
+/// in passes of vectors when a column of `V` fits ([`atu_passes`]), else the global-atomic one.
 ///
 /// # Safety
-/// As [`ax`], with `u` holding `rows · k` values and `out` `cols · k`.
+/// As [`ax`], with `u` holding `rows · k` values and `out` `cols · k`. `budget` caps the
+/// shared-memory kernel's bytes (0: the global kernel).
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, rows: u64, cols: u64, k: u32, p: u64, r: u64, j: u64, v: u64, u: u64, alpha: T, beta: T, out: u64) -> Result<()> {
+pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, budget: u32, rows: u64, cols: u64, k: u32, p: u64, r: u64, j: u64, v: u64, u: u64, alpha: T, beta: T, out: u64) -> Result<()> {
     let n = cols * k as u64;
     if n > 0 {
         // SAFETY: csrc_scale_T(n, beta, out): out holds cols · k = n values.
@@ -78,9 +114,34 @@ pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, rows: u64, cols:
     if blocks == 0 || n == 0 {
         return Ok(());
     }
-    // SAFETY: csrc_atu_T(rows, cols, k, blocks, p, r, j, v, u, alpha, out): the caller's valid
-    // CSRC and dense blocks; blocks of NT threads (whole warps).
-    unsafe { kn.atu.args(gpu.stream()).arg(&rows).arg(&cols).arg(&k).arg(&blocks).arg(&p).arg(&r).arg(&j).arg(&v).arg(&u).arg(&alpha).arg(&out).launch(per_block(blocks))? };
+    let vb = T::BYTES as u64;
+    match atu_passes(cols, k, vb, budget.min(kn.shared_budget)) {
+        Some(kc) => {
+            let mut c0 = 0;
+            while c0 < k {
+                let kp = kc.min(k - c0);
+                let bytes = ((cols + BLOCK_ROWS as u64) * kp as u64 * vb) as u32;
+                let per_sm = (gpu.props().shared_per_sm / (bytes + 1024)).clamp(1, 2048 / NT_SHARED);
+                let mut cfg = grid_1d(blocks, NT_SHARED, 1, kn.sm_count * per_sm);
+                cfg.shared_mem_bytes = bytes;
+                let (up, op) = (u + c0 as u64 * rows * vb, out + c0 as u64 * cols * vb);
+                // SAFETY: csrc_atu_shared_T(rows, cols, kp, blocks, p, r, j, v, u, alpha, out):
+                // the caller's valid CSRC; vectors c0 .. c0 + kp of U (rows each) and of V (cols
+                // each) lie inside the caller's blocks; dynamic shared memory of (cols +
+                // BLOCK_ROWS) · kp values, within the budget allowed at load.
+                unsafe { kn.atu_shared.args(gpu.stream()).arg(&rows).arg(&cols).arg(&kp).arg(&blocks).arg(&p).arg(&r).arg(&j).arg(&v).arg(&up).arg(&alpha).arg(&op).launch(cfg)? };
+                c0 += kp;
+            }
+        }
+        None => {
+            let mut cfg = per_block(blocks);
+            cfg.shared_mem_bytes = BLOCK_ROWS * k * T::BYTES as u32;
+            // SAFETY: csrc_atu_T(rows, cols, k, blocks, p, r, j, v, u, alpha, out): the caller's
+            // valid CSRC and dense blocks; blocks of NT threads (whole warps); dynamic shared
+            // memory of BLOCK_ROWS · k values (at most 32 KiB).
+            unsafe { kn.atu.args(gpu.stream()).arg(&rows).arg(&cols).arg(&k).arg(&blocks).arg(&p).arg(&r).arg(&j).arg(&v).arg(&u).arg(&alpha).arg(&out).launch(cfg)? };
+        }
+    }
     Ok(())
 }
 
@@ -104,4 +165,26 @@ pub(crate) unsafe fn csr<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, rows: u64, cols:
     // caller's valid CSR and dense blocks; blocks of NT threads (whole warps, ≤ 1024).
     unsafe { kernel.args(gpu.stream()).arg(&rows).arg(&cols).arg(&k).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)? };
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::atu_passes;
+
+    #[test]
+    fn passes_are_even_and_fit() {
+        // 4284 columns of f64: 36 KiB a vector; 113 KiB hold 3, so 16 vectors go in 6 passes
+        // of 3 (the last of 1).
+        let budget = 113 * 1024;
+        assert_eq!(atu_passes(4284, 16, 8, budget), Some(3));
+        assert_eq!(atu_passes(4284, 2, 8, budget), Some(2));
+        assert_eq!(atu_passes(64, 16, 8, budget), Some(16));
+        // 10 vectors that fit 4 at a time: 3 passes of 4, 4, 2.
+        assert_eq!(atu_passes(100, 10, 8, (356 * 8 * 4) as u32), Some(4));
+        assert_eq!(atu_passes(100_000, 1, 8, budget), None);
+        assert_eq!(atu_passes(64, 1, 8, 0), None);
+        // One vector per pass: only for one or two vectors.
+        assert_eq!(atu_passes(12471, 2, 8, budget), Some(1));
+        assert_eq!(atu_passes(12471, 4, 8, budget), None);
+    }
 }

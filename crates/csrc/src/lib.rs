@@ -156,6 +156,8 @@ pub struct DeviceCsrc<T: SpmvValue> {
     /// The stored matrix is `Aᵀ`.
     transposed: bool,
     nnz: u64,
+    /// Shared-memory bytes the transposed product may use (0: global atomics only).
+    atu_budget: u32,
     p: CudaSlice<u32>,
     r: CudaSlice<u8>,
     j: CudaSlice<u32>,
@@ -205,12 +207,28 @@ impl<T: SpmvValue> DeviceCsrc<T> {
             unsafe { k.gather.args(gpu.stream()).arg(&nnz).arg(&perm).arg(&row_of).arg(vals).arg(&mut r).arg(&mut v).launch(launch::grid(gpu, nnz))? };
         }
         let (rows, cols) = if transposed { (a.cols(), a.rows()) } else { (a.rows(), a.cols()) };
-        Ok(Self { gpu: gpu.clone(), k, rows, cols, transposed, nnz, p, r, j, v })
+        let atu_budget = k.shared_budget;
+        Ok(Self { gpu: gpu.clone(), k, rows, cols, transposed, nnz, atu_budget, p, r, j, v })
     }
 
     /// Nonzeros.
     pub fn nnz(&self) -> u64 {
         self.nnz
+    }
+
+    /// Caps the shared memory of the transposed product (of the stored matrix): when one column
+    /// of the result (`cols` values of the stored matrix, plus 256 staged rows) fits in `bytes`,
+    /// each block accumulates the result in shared memory and adds it to global memory once,
+    /// in passes of as many vectors as fit; otherwise every run of equal columns is one global
+    /// atomic. The default, and the most allowed, is half an SM's shared memory (113 KiB on an
+    /// H100); 0 forces the global kernel. For tests and tuning.
+    pub fn set_transposed_shared_bytes(&mut self, bytes: u32) {
+        self.atu_budget = bytes.min(self.k.shared_budget);
+    }
+
+    /// The shared-memory cap of the transposed product ([`DeviceCsrc::set_transposed_shared_bytes`]).
+    pub fn transposed_shared_bytes(&self) -> u32 {
+        self.atu_budget
     }
 
     /// Whether the stored matrix is `Aᵀ` (`A` has more columns than rows).
@@ -272,7 +290,7 @@ impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
         unsafe {
             match stored_op {
                 Op::NoTranspose => launch::ax(&self.gpu, &self.k, sr, sc, k as u32, p, r, j, v, xp, alpha, beta, op_),
-                Op::Transpose => launch::atu(&self.gpu, &self.k, sr, sc, k as u32, p, r, j, v, xp, alpha, beta, op_),
+                Op::Transpose => launch::atu(&self.gpu, &self.k, self.atu_budget, sr, sc, k as u32, p, r, j, v, xp, alpha, beta, op_),
             }
         }
     }

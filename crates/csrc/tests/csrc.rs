@@ -80,6 +80,8 @@ fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
             assert_eq!(c.download().unwrap(), twin, "{name}: the build");
             assert_eq!(c.footprint_bytes(), twin.footprint_bytes(), "{name}");
             assert_eq!(c.is_transpose_view(), a.cols() > a.rows());
+            let default_budget = c.transposed_shared_bytes();
+            assert!(default_budget >= 48 * 1024);
             let mut pair = CsrPair::new(gpu, da).unwrap();
             let mut cs = CuSparseProducts::new(gpu, DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
             for k in [1usize, 2, 3, 4, 7, 16] {
@@ -88,8 +90,16 @@ fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                     let x = random_vec::<T>(r, xn * k);
                     let out0 = random_vec::<T>(r, on * k);
                     let (one, half, m34) = (T::from_f64(1.0), T::from_f64(0.5), T::from_f64(-0.75));
-                    check(gpu, &mut c, &a, op, one, &x, k, T::default(), &out0, &format!("csrc {name}"));
-                    check(gpu, &mut c, &a, op, m34, &x, k, half, &out0, &format!("csrc {name}"));
+                    // The transposed product's three ways: shared memory in one pass (default),
+                    // in passes of 3 vectors, and global atomics only.
+                    let stored_cols = if c.is_transpose_view() { a.rows() } else { a.cols() };
+                    let budgets = [default_budget, ((stored_cols + BLOCK_ROWS as u64) * 3 * T::BYTES as u64).min(u32::MAX as u64) as u32, 0];
+                    for budget in budgets {
+                        c.set_transposed_shared_bytes(budget);
+                        check(gpu, &mut c, &a, op, one, &x, k, T::default(), &out0, &format!("csrc {name} budget {budget}"));
+                        check(gpu, &mut c, &a, op, m34, &x, k, half, &out0, &format!("csrc {name} budget {budget}"));
+                    }
+                    c.set_transposed_shared_bytes(default_budget);
                     let first = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
                     let again = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
                     assert!(first.iter().zip(&again).all(|(p, q)| p.bit_pattern() == q.bit_pattern()), "{name} {op:?} k={k}: the pair gave other bits the second time");

@@ -1,5 +1,5 @@
 //! Kernels of PTX module `csrc`.
-use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
+use gpu_device::atomic::{red_add_f32, red_add_f64, red_shared_add_f32, red_shared_add_f64};
 use gpu_device::thread::{block_dim_x, block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 use gpu_device::warp::lane_id;
 use spmv_kernels::combine;
@@ -25,7 +25,7 @@ pub unsafe extern "ptx-kernel" fn csrc_block_ptr(rows: u64, blocks: u64, ptr: *c
 }
 
 macro_rules! csrc_kernels {
-    ($t:ty, $atomic:ident, $gather:ident, $ax:ident, $scale:ident, $atu:ident, $warp:ident, $block:ident) => {
+    ($t:ty, $red:ident, $red_shared:ident, $gather:ident, $ax:ident, $scale:ident, $walk:ident, $atu:ident, $atu_shared:ident, $warp:ident, $block:ident) => {
         /// After the stable sort by column inside each row block (`perm[h]` = the CSR position
         /// of sorted entry `h`): `r[h] = row_of[perm[h]] mod BLOCK_ROWS`, `v[h] = vals[perm[h]]`.
         ///
@@ -76,7 +76,7 @@ macro_rules! csrc_kernels {
                         let xs = x.add(*j.add(h as usize) as usize);
                         let mut c = 0;
                         while c < k {
-                            $atomic(sh.add((c * BLOCK_ROWS + rr) as usize), a * *xs.add(c as usize * cols as usize));
+                            $red_shared(sh.add((c * BLOCK_ROWS + rr) as usize), a * *xs.add(c as usize * cols as usize));
                             c += 1;
                         }
                         h += nt;
@@ -114,46 +114,117 @@ macro_rules! csrc_kernels {
             }
         }
 
-        /// `V += alpha · Aᵀ · U`: one block per row block (grid-stride); each warp takes 32
+        /// One row block `g` of `Aᵀ · U`: the block stages the block's rows of `U` in shared
+        /// memory (`ush`, `BLOCK_ROWS · k` values, coalesced), then each warp takes 32
         /// consecutive nonzeros at a time, lane `l` forms `U[row][c] · v` for its nonzero, lanes
         /// with the same column are summed by the warp's segmented sum and the first lane of
-        /// each run adds the run's sum to `V[col][c]` by a global atomic.
+        /// each run calls `add(col, c, sum)`. Synchronizes the block twice.
+        ///
+        /// # Safety
+        /// A valid CSRC; `g` below its row-block count (block-uniform); `u` holds `rows · k`
+        /// values; `ush` points to `BLOCK_ROWS · k` values of shared memory; every thread of the
+        /// block calls it; blocks of whole warps.
+        #[inline(always)]
+        unsafe fn $walk(g: u64, rows: u64, k: u32, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, ush: *mut $t, add: impl Fn(u32, u32, $t)) {
+            let (tid, nt) = (thread_idx_x(), block_dim_x());
+            let lane = lane_id();
+            let (warp, warps) = (tid / 32, nt / 32);
+            let r0 = g * BLOCK_ROWS as u64;
+            // SAFETY: staged rows below rows, shared indices below BLOCK_ROWS · k; h inside the
+            // row block when valid; invalid lanes read nothing.
+            unsafe {
+                let mut i = tid;
+                while i < BLOCK_ROWS * k {
+                    let row = r0 + (i % BLOCK_ROWS) as u64;
+                    *ush.add(i as usize) = if row < rows { *u.add((row + (i / BLOCK_ROWS) as u64 * rows) as usize) } else { 0.0 };
+                    i += nt;
+                }
+                sync_threads();
+                let (h0, h1) = (*p.add(g as usize), *p.add(g as usize + 1));
+                // Warp-uniform trip count, so that the shuffles see every lane.
+                let mut base = h0 + warp * 32;
+                while base < h1 {
+                    let h = base + lane;
+                    let valid = h < h1;
+                    let (col, rr, a) = if valid { (*j.add(h as usize), *r.add(h as usize) as u32, *v.add(h as usize)) } else { (u32::MAX, 0, 0.0) };
+                    let seg = Segments::new(col);
+                    let lead = valid && seg.head();
+                    let mut c = 0;
+                    while c < k {
+                        let t = if valid { a * *ush.add((c * BLOCK_ROWS + rr) as usize) } else { 0.0 };
+                        let s = seg.sum(t);
+                        if lead {
+                            add(col, c, s);
+                        }
+                        c += 1;
+                    }
+                    base += warps * 32;
+                }
+                sync_threads();
+            }
+        }
+
+        /// `V += alpha · Aᵀ · U` with global atomics: one block per row block (grid-stride),
+        /// each run of equal columns in a warp added by one `red.add` (paper, Figure 4).
         ///
         /// # Safety
         /// A valid CSRC as for the direct product; `u` holds `rows · k` values, `out` `cols · k`;
-        /// `1 ≤ k ≤ MAX_K`; blocks of whole warps; a 1-D grid.
+        /// `1 ≤ k ≤ MAX_K`; dynamic shared memory of `BLOCK_ROWS · k` values; blocks of whole
+        /// warps; a 1-D grid.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $atu(rows: u64, cols: u64, k: u32, blocks: u64, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, alpha: $t, out: *mut $t) {
-            let lane = lane_id();
-            let (warp, warps) = (thread_idx_x() / 32, block_dim_x() / 32);
+            let ush = CSRC_DYNAMIC::ptr() as *mut $t;
             let mut g = block_idx_x() as u64;
             while g < blocks {
-                // SAFETY: g < blocks; h inside the row block when valid; rows and columns in
-                // range by the caller's valid CSRC; invalid lanes read nothing.
-                unsafe {
-                    let (h0, h1) = (*p.add(g as usize), *p.add(g as usize + 1));
-                    let r0 = g * BLOCK_ROWS as u64;
-                    // Warp-uniform trip count, so that the shuffles see every lane.
-                    let mut base = h0 + warp * 32;
-                    while base < h1 {
-                        let h = base + lane;
-                        let valid = h < h1;
-                        let (col, row, a) = if valid { (*j.add(h as usize), r0 + *r.add(h as usize) as u64, *v.add(h as usize)) } else { (u32::MAX, 0, 0.0) };
-                        let seg = Segments::new(col);
-                        let lead = valid && seg.head();
-                        let mut c = 0;
-                        while c < k {
-                            let t = if valid { a * *u.add((row + c as u64 * rows) as usize) } else { 0.0 };
-                            let s = seg.sum(t);
-                            if lead {
-                                $atomic(out.add((col as u64 + c as u64 * cols) as usize), alpha * s);
-                            }
-                            c += 1;
-                        }
-                        base += warps * 32;
-                    }
-                }
+                // SAFETY: the caller's valid CSRC and sizes; out indices col + c · cols with
+                // col < cols, c < k.
+                unsafe { $walk(g, rows, k, p, r, j, v, u, ush, |col, c, s| $red(out.add((col as u64 + c as u64 * cols) as usize), alpha * s)) };
                 g += grid_dim_x() as u64;
+            }
+        }
+
+        /// `V += alpha · Aᵀ · U` through shared memory, for `cols · k` values that fit there:
+        /// each block accumulates `V` in shared memory over the row blocks it takes
+        /// (grid-stride; runs of equal columns added by one shared `red.add`), then adds its
+        /// nonzero entries to `out` by global `red.add`: global atomics fall from one per run to
+        /// `cols · k` per block. The host runs it once per group of vectors that fits.
+        ///
+        /// # Safety
+        /// As the global kernel, with dynamic shared memory of `(cols + BLOCK_ROWS) · k` values.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $atu_shared(rows: u64, cols: u64, k: u32, blocks: u64, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, alpha: $t, out: *mut $t) {
+            let vsh = CSRC_DYNAMIC::ptr() as *mut $t;
+            let n_v = cols * k as u64;
+            // SAFETY: the staging area follows the cols · k accumulators.
+            let ush = unsafe { vsh.add(n_v as usize) };
+            let (tid, nt) = (thread_idx_x() as u64, block_dim_x() as u64);
+            // SAFETY: shared indices below cols · k.
+            unsafe {
+                let mut i = tid;
+                while i < n_v {
+                    *vsh.add(i as usize) = 0.0;
+                    i += nt;
+                }
+            }
+            sync_threads();
+            let mut g = block_idx_x() as u64;
+            while g < blocks {
+                // SAFETY: the caller's valid CSRC and sizes; shared indices col + c · cols below
+                // cols · k.
+                unsafe { $walk(g, rows, k, p, r, j, v, u, ush, |col, c, s| $red_shared(vsh.add((col as u64 + c as u64 * cols) as usize), s)) };
+                g += grid_dim_x() as u64;
+            }
+            // $walk ended with a barrier: every accumulator is final.
+            // SAFETY: i below cols · k, the size of out and of the accumulators.
+            unsafe {
+                let mut i = tid;
+                while i < n_v {
+                    let s = *vsh.add(i as usize);
+                    if s != 0.0 || s != s {
+                        $red(out.add(i as usize), alpha * s);
+                    }
+                    i += nt;
+                }
             }
         }
 
@@ -244,5 +315,5 @@ macro_rules! csrc_kernels {
     };
 }
 
-csrc_kernels!(f32, atomic_add_f32, csrc_gather_f32, csrc_ax_f32, csrc_scale_f32, csrc_atu_f32, csrc_csr_warp_f32, csrc_csr_block_f32);
-csrc_kernels!(f64, atomic_add_f64, csrc_gather_f64, csrc_ax_f64, csrc_scale_f64, csrc_atu_f64, csrc_csr_warp_f64, csrc_csr_block_f64);
+csrc_kernels!(f32, red_add_f32, red_shared_add_f32, csrc_gather_f32, csrc_ax_f32, csrc_scale_f32, atu_walk_f32, csrc_atu_f32, csrc_atu_shared_f32, csrc_csr_warp_f32, csrc_csr_block_f32);
+csrc_kernels!(f64, red_add_f64, red_shared_add_f64, csrc_gather_f64, csrc_ax_f64, csrc_scale_f64, atu_walk_f64, csrc_atu_f64, csrc_atu_shared_f64, csrc_csr_warp_f64, csrc_csr_block_f64);

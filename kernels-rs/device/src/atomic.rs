@@ -115,3 +115,40 @@ pub unsafe fn st_relaxed_u64(ptr: *mut u64, val: u64) {
         );
     }
 }
+
+macro_rules! red_float {
+    ($($(#[$doc:meta])* $name:ident: $t:ty => $asm:literal, $class:ident;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `ptr` must be a valid, aligned address (of the state space the instruction names).
+        #[inline(always)]
+        pub unsafe fn $name(ptr: *mut $t, val: $t) {
+            // SAFETY: the caller guarantees a valid, aligned address.
+            unsafe {
+                core::arch::asm!(
+                    $asm,
+                    p = in(reg64) ptr, v = in($class) val,
+                    options(nostack, preserves_flags),
+                );
+            }
+        }
+    )*};
+}
+
+red_float! {
+    /// `atomicAdd` on an `f32` without a result (`red.add.f32`, CC 2.0+), through a generic
+    /// address: the thread does not wait for the old value. Not bit-reproducible, as
+    /// [`atomic_add_f32`].
+    red_add_f32: f32 => "red.add.f32 [{p}], {v};", reg32;
+    /// `atomicAdd` on an `f64` without a result (`red.add.f64`, CC 6.0+), through a generic
+    /// address.
+    red_add_f64: f64 => "red.add.f64 [{p}], {v};", reg64;
+    /// [`red_add_f32`] on shared memory: the generic address is turned into a shared-window one
+    /// (`cvta.to.shared`) and added by `red.shared.add.f32`, which skips the generic path's
+    /// state-space check. `ptr` must point into shared memory.
+    red_shared_add_f32: f32 => "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; red.shared.add.f32 [s], {v}; }}", reg32;
+    /// [`red_add_f64`] on shared memory (`red.shared.add.f64`, CC 6.0+). `ptr` must point into
+    /// shared memory.
+    red_shared_add_f64: f64 => "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; red.shared.add.f64 [s], {v}; }}", reg64;
+}
