@@ -1,5 +1,6 @@
 //! Finding NVIDIA's vendor libraries at run time, for the baselines the crates compare against
-//! (cuSPARSE: `gpu-transpose`'s `csr2cscEx2`, `gpu-spmv`'s `cusparseSpMV`). The loader's usual
+//! (cuSPARSE: `gpu-transpose`'s `csr2cscEx2`, `gpu-spmv`'s `cusparseSpMV`, `gpu-csrc`'s SpMM)
+//! and the dense algebra built on (cuBLAS: `gpu-svd`). The loader's usual
 //! search (sonames, `LD_LIBRARY_PATH`, the system's directories) and an environment variable to
 //! point elsewhere; a missing library is an error value, never cudarc's panic.
 use std::path::PathBuf;
@@ -8,15 +9,31 @@ use std::sync::OnceLock;
 /// Environment variable naming the cuSPARSE shared library to load (a full path), tried first.
 pub const CUSPARSE_LIB_ENV: &str = "SPTRANS_CUSPARSE_LIB";
 
+/// Environment variable naming the cuBLAS shared library to load (a full path), tried first.
+pub const CUBLAS_LIB_ENV: &str = "SPTRANS_CUBLAS_LIB";
+
 /// Loads cuSPARSE so that cudarc's loader finds it; `Ok(description)` or why not.
 fn load() -> &'static std::result::Result<String, String> {
     static LIB: OnceLock<std::result::Result<String, String>> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let names = cudarc::get_lib_name_candidates("cusparse");
+    LIB.get_or_init(|| load_library("cusparse", CUSPARSE_LIB_ENV))
+}
+
+/// Loads cuBLAS so that cudarc's loader finds it; `Ok(description)` or why not.
+fn load_cublas() -> &'static std::result::Result<String, String> {
+    static LIB: OnceLock<std::result::Result<String, String>> = OnceLock::new();
+    LIB.get_or_init(|| load_library("cublas", CUBLAS_LIB_ENV))
+}
+
+/// Loads library `lib` (cudarc's name: `cusparse`, `cublas`) by the path in `env` or by the
+/// loader's search, keeping it loaded; `Ok(description)` or why not.
+fn load_library(lib: &str, env: &str) -> std::result::Result<String, String> {
+    {
+        let names = cudarc::get_lib_name_candidates(lib);
         // cudarc dlopens these names; if one already loads, cudarc will find it.
         let by_name = |names: &[String]| {
             names.iter().find_map(|n| {
-                // SAFETY: loading cuSPARSE runs its initializers, which have no preconditions.
+                // SAFETY: loading an NVIDIA library runs its initializers, which have no
+                // preconditions.
                 unsafe { libloading::Library::new(n) }.ok().map(|l| {
                     std::mem::forget(l);
                     n.clone()
@@ -26,8 +43,9 @@ fn load() -> &'static std::result::Result<String, String> {
         let mut tried = Vec::new();
         // The user's path first, loaded and kept loaded, so that cudarc's dlopen by soname
         // (libcusparse.so.12) finds it; then the loader's usual search.
-        if let Some(path) = std::env::var_os(CUSPARSE_LIB_ENV).map(PathBuf::from) {
-            // SAFETY: loading cuSPARSE runs its initializers, which have no preconditions.
+        if let Some(path) = std::env::var_os(env).map(PathBuf::from) {
+            // SAFETY: loading an NVIDIA library runs its initializers, which have no
+            // preconditions.
             match unsafe { libloading::Library::new(&path) } {
                 Ok(l) => {
                     std::mem::forget(l);
@@ -42,8 +60,8 @@ fn load() -> &'static std::result::Result<String, String> {
         if let Some(n) = by_name(&names) {
             return Ok(n);
         }
-        Err(format!("libcusparse not found on the loader path (tried {} names){}; set {CUSPARSE_LIB_ENV} to its full path", names.len(), if tried.is_empty() { String::new() } else { format!(" nor usable at: {}", tried.join("; ")) }))
-    })
+        Err(format!("lib{lib} not found on the loader path (tried {} names){}; set {env} to its full path", names.len(), if tried.is_empty() { String::new() } else { format!(" nor usable at: {}", tried.join("; ")) }))
+    }
 }
 
 /// Whether cuSPARSE can be loaded, and from where.
@@ -57,3 +75,15 @@ pub fn cusparse_library() -> std::result::Result<&'static str, &'static str> {
     }
 }
 
+
+/// Whether cuBLAS can be loaded, and from where (as [`cusparse_library`], with
+/// [`CUBLAS_LIB_ENV`]).
+///
+/// # Errors
+/// Why the library cannot be loaded (the names and paths tried).
+pub fn cublas_library() -> std::result::Result<&'static str, &'static str> {
+    match load_cublas() {
+        Ok(s) => Ok(s.as_str()),
+        Err(e) => Err(e.as_str()),
+    }
+}

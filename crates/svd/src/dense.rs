@@ -1,0 +1,131 @@
+//! Small dense algebra on the host, column-major `Vec<f64>`: the block Cholesky with its
+//! deficiency test, the inverse of an upper-triangular block, and the SVD of the block
+//! bidiagonal matrix (faer). Blocks are at most `MAX_K × MAX_K`; the bidiagonal matrix is at most
+//! a few hundred square.
+
+/// Cholesky `G = RᵀR` of a symmetric `b × b` Gram matrix, `R` upper triangular; `Err(columns)`
+/// lists the columns whose vectors are (numerically) dependent on the earlier ones: a diagonal
+/// entry `G_ii ≤ abs²` (a zero vector), or a pivot below `1e-14 · G_ii` (the part independent of
+/// the earlier columns lost in rounding: Cholesky of a Gram matrix squares the condition
+/// number).
+pub(crate) fn cholesky(g: &[f64], b: usize, abs: f64) -> Result<Vec<f64>, Vec<usize>> {
+    let mut r = vec![0.0; b * b];
+    let mut bad = Vec::new();
+    for j in 0..b {
+        for i in 0..=j {
+            let mut s = g[i + j * b];
+            for l in 0..i {
+                s -= r[l + i * b] * r[l + j * b];
+            }
+            if i == j {
+                let gjj = g[j + j * b];
+                if !(gjj > abs * abs) || !(s > 1e-14 * gjj) {
+                    bad.push(j);
+                    // Go on with a unit pivot, to find every bad column in one pass.
+                    r[j + j * b] = 1.0;
+                } else {
+                    r[j + j * b] = s.sqrt();
+                }
+            } else {
+                r[i + j * b] = s / r[i + i * b];
+            }
+        }
+    }
+    if bad.is_empty() { Ok(r) } else { Err(bad) }
+}
+
+/// The inverse of an upper-triangular `b × b` matrix with a nonzero diagonal.
+pub(crate) fn inv_upper(r: &[f64], b: usize) -> Vec<f64> {
+    let mut x = vec![0.0; b * b];
+    for j in 0..b {
+        x[j + j * b] = 1.0 / r[j + j * b];
+        for i in (0..j).rev() {
+            let mut s = 0.0;
+            for l in i + 1..=j {
+                s += r[i + l * b] * x[l + j * b];
+            }
+            x[i + j * b] = -s / r[i + i * b];
+        }
+    }
+    x
+}
+
+/// `Xᵀ` of a column-major `rows × cols` matrix.
+pub(crate) fn transpose(x: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    let mut t = vec![0.0; rows * cols];
+    for j in 0..cols {
+        for i in 0..rows {
+            t[j + i * cols] = x[i + j * rows];
+        }
+    }
+    t
+}
+
+/// The SVD of a square `k × k` matrix: `(U, σ, V)` with `σ` nonincreasing, `U` and `V` column-major.
+///
+/// # Errors
+/// When faer's iteration does not converge (a message).
+pub(crate) fn svd(a: &[f64], k: usize) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>), String> {
+    if k == 0 {
+        return Ok((vec![], vec![], vec![]));
+    }
+    let m = faer::Mat::<f64>::from_fn(k, k, |i, j| a[i + j * k]);
+    let s = m.svd().map_err(|e| format!("the SVD of the {k} × {k} bidiagonal matrix did not converge: {e:?}"))?;
+    let sig: Vec<f64> = (0..k).map(|i| s.S().column_vector()[i]).collect();
+    let mut order: Vec<usize> = (0..k).collect();
+    order.sort_by(|&x, &y| sig[y].total_cmp(&sig[x]));
+    let (u, v) = (s.U(), s.V());
+    let mut uo = vec![0.0; k * k];
+    let mut vo = vec![0.0; k * k];
+    for (c, &o) in order.iter().enumerate() {
+        for i in 0..k {
+            uo[i + c * k] = u[(i, o)];
+            vo[i + c * k] = v[(i, o)];
+        }
+    }
+    Ok((uo, order.iter().map(|&o| sig[o]).collect(), vo))
+}
+
+/// A deterministic pseudo-random generator (SplitMix64) for start blocks and replacement
+/// vectors, so that the GPU run and its twin start from the same vectors.
+pub(crate) struct SplitMix(pub u64);
+
+impl SplitMix {
+    /// Uniform in `[-1, 1)`.
+    pub fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+
+    /// `n` values.
+    pub fn vec(&mut self, n: usize) -> Vec<f64> {
+        (0..n).map(|_| self.next()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cholesky_inverse_and_svd() {
+        // G = RᵀR for R = [[2, 1], [0, 3]].
+        let g = [4.0, 2.0, 2.0, 10.0];
+        let r = cholesky(&g, 2, 1e-300).unwrap();
+        assert!((r[0] - 2.0).abs() < 1e-15 && (r[2] - 1.0).abs() < 1e-15 && (r[3] - 3.0).abs() < 1e-15 && r[1] == 0.0);
+        let x = inv_upper(&r, 2);
+        assert!((x[0] - 0.5).abs() < 1e-15 && (x[2] + 1.0 / 6.0).abs() < 1e-15 && (x[3] - 1.0 / 3.0).abs() < 1e-15);
+        // Dependent second column; a zero first column.
+        assert_eq!(cholesky(&[1.0, 2.0, 2.0, 4.0], 2, 1e-300), Err(vec![1]));
+        assert_eq!(cholesky(&[0.0, 0.0, 0.0, 1.0], 2, 1e-10), Err(vec![0]));
+        let (u, s, v) = svd(&[3.0, 0.0, 0.0, 5.0], 2).unwrap();
+        assert!((s[0] - 5.0).abs() < 1e-14 && (s[1] - 3.0).abs() < 1e-14);
+        assert!((u[1].abs() - 1.0).abs() < 1e-14 && (v[1].abs() - 1.0).abs() < 1e-14);
+        let mut r = SplitMix(1);
+        assert!(r.vec(1000).iter().all(|x| (-1.0..1.0).contains(x)));
+    }
+}

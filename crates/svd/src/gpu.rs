@@ -1,0 +1,155 @@
+//! The GPU's backend: products on CSRC (`gpu-csrc`), dense blocks in device memory, the block
+//! operations by cuBLAS `dgemm` on the GPU's stream; only `b × b` and `K × b` coefficient blocks
+//! cross to the host.
+use std::ffi::c_int;
+
+use cudarc::cublas::{result as blas, safe::CudaBlas, sys as blas_sys};
+use gpu_csrc::{DeviceCsrc, Op, Products};
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use gpu_runtime::Gpu;
+
+use crate::lanczos::Backend;
+use crate::{Error, Result};
+
+/// A column-major device block.
+pub(crate) struct GpuBlock {
+    rows: usize,
+    data: CudaSlice<f64>,
+}
+
+pub(crate) struct GpuBackend<'a> {
+    gpu: Gpu,
+    c: &'a mut DeviceCsrc<f64>,
+    /// The operator is `Aᵀ` (a wide matrix).
+    transposed: bool,
+    blas: CudaBlas,
+    /// Coefficients and dot products (`K × b` at most), grown on demand.
+    small: CudaSlice<f64>,
+}
+
+fn blas_err(call: &'static str) -> impl FnOnce(cudarc::cublas::result::CublasError) -> Error {
+    move |e| Error::Cublas { call, status: format!("{:?}", e.0) }
+}
+
+impl<'a> GpuBackend<'a> {
+    pub fn new(gpu: &Gpu, c: &'a mut DeviceCsrc<f64>, transposed: bool) -> Result<Self> {
+        gpu_runtime::vendor::cublas_library().map_err(|e| Error::CublasUnavailable(e.to_string()))?;
+        gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuBLAS"))?;
+        let blas = CudaBlas::new(gpu.stream().clone()).map_err(blas_err("cublasCreate"))?;
+        let small = gpu.alloc::<f64>(1024)?;
+        Ok(Self { gpu: gpu.clone(), c, transposed, blas, small })
+    }
+
+    fn small(&mut self, len: usize) -> Result<()> {
+        if self.small.len() < len {
+            self.small = self.gpu.alloc::<f64>(len.next_power_of_two())?;
+        }
+        Ok(())
+    }
+
+    /// `C = op(X) · Y` on raw addresses (column-major, leading dimensions given).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm(&self, tx: bool, m: usize, n: usize, k: usize, alpha: f64, x: u64, ldx: usize, y: u64, ldy: usize, beta: f64, c: u64, ldc: usize) -> Result<()> {
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        let t = if tx { blas_sys::cublasOperation_t::CUBLAS_OP_T } else { blas_sys::cublasOperation_t::CUBLAS_OP_N };
+        let nn = blas_sys::cublasOperation_t::CUBLAS_OP_N;
+        // SAFETY: the caller's blocks hold the addressed columns; host scalars.
+        unsafe { blas::dgemm(*self.blas.handle(), t, nn, m as c_int, n as c_int, k as c_int, &alpha, x as *const f64, ldx.max(1) as c_int, y as *const f64, ldy.max(1) as c_int, &beta, c as *mut f64, ldc.max(1) as c_int) }.map_err(blas_err("cublasDgemm"))
+    }
+
+    fn addr(&self, b: &GpuBlock, c0: usize) -> u64 {
+        b.data.device_ptr(self.gpu.stream()).0 + (c0 * b.rows * 8) as u64
+    }
+
+    fn upload_small(&mut self, coef: &[f64]) -> Result<u64> {
+        self.small(coef.len())?;
+        let mut v = self.small.slice_mut(0..coef.len());
+        self.gpu.stream().memcpy_htod(coef, &mut v).map_err(gpu_runtime::Error::driver("uploading coefficients"))?;
+        Ok(self.small.device_ptr(self.gpu.stream()).0)
+    }
+}
+
+impl Backend for GpuBackend<'_> {
+    type Block = GpuBlock;
+
+    fn shape(&self) -> (usize, usize) {
+        let (r, c) = (self.c.rows() as usize, self.c.cols() as usize);
+        if self.transposed { (c, r) } else { (r, c) }
+    }
+
+    fn alloc(&mut self, rows: usize, cols: usize) -> Result<GpuBlock> {
+        Ok(GpuBlock { rows, data: self.gpu.alloc_zeros::<f64>((rows * cols).max(1))? })
+    }
+
+    fn set(&mut self, blk: &mut GpuBlock, c0: usize, k: usize, data: &[f64]) -> Result<()> {
+        let rows = blk.rows;
+        let mut v = blk.data.slice_mut(c0 * rows..(c0 + k) * rows);
+        self.gpu.stream().memcpy_htod(data, &mut v).map_err(gpu_runtime::Error::driver("uploading a block"))?;
+        Ok(())
+    }
+
+    fn get(&mut self, blk: &GpuBlock, c0: usize, k: usize) -> Result<Vec<f64>> {
+        let rows = blk.rows;
+        Ok(self.gpu.download(&blk.data.slice(c0 * rows..(c0 + k) * rows))?)
+    }
+
+    fn product(&mut self, op: Op, x: &GpuBlock, x0: usize, out: &mut GpuBlock, o0: usize, k: usize) -> Result<()> {
+        let op = if self.transposed { op.flip() } else { op };
+        let xv = x.data.slice(x0 * x.rows..(x0 + k) * x.rows);
+        let rows = out.rows;
+        let mut ov = out.data.slice_mut(o0 * rows..(o0 + k) * rows);
+        Ok(self.c.multiply(op, 1.0, &xv, k, 0.0, &mut ov)?)
+    }
+
+    fn dot(&mut self, x: &GpuBlock, x0: usize, c: usize, y: &GpuBlock, y0: usize, k: usize) -> Result<Vec<f64>> {
+        if c == 0 || k == 0 {
+            return Ok(vec![0.0; c * k]);
+        }
+        self.small(c * k)?;
+        let s = self.small.device_ptr_mut(self.gpu.stream()).0;
+        let (xa, ya) = (self.addr(x, x0), self.addr(y, y0));
+        // SAFETY: columns x0 .. x0 + c of x and y0 .. y0 + k of y, both of x.rows rows; small
+        // holds c · k.
+        unsafe { self.gemm(true, c, k, x.rows, 1.0, xa, x.rows, ya, y.rows, 0.0, s, c)? };
+        Ok(self.gpu.download(&self.small.slice(0..c * k))?)
+    }
+
+    fn update_within(&mut self, blk: &mut GpuBlock, y0: usize, k: usize, x0: usize, c: usize, coef: &[f64]) -> Result<()> {
+        if c == 0 || k == 0 {
+            return Ok(());
+        }
+        let s = self.upload_small(coef)?;
+        let (xa, ya) = (self.addr(blk, x0), self.addr(blk, y0));
+        // SAFETY: disjoint column ranges of one block of blk.rows rows; coef c × k.
+        unsafe { self.gemm(false, blk.rows, k, c, 1.0, xa, blk.rows, s, c, 1.0, ya, blk.rows) }
+    }
+
+    fn combine(&mut self, out: &mut GpuBlock, o0: usize, k: usize, x: &GpuBlock, x0: usize, c: usize, coef: &[f64]) -> Result<()> {
+        if k == 0 {
+            return Ok(());
+        }
+        let s = self.upload_small(coef)?;
+        let (xa, oa) = (self.addr(x, x0), self.addr(out, o0));
+        // SAFETY: columns of two blocks of the same row count; coef c × k.
+        unsafe { self.gemm(false, out.rows, k, c, 1.0, xa, x.rows, s, c, 0.0, oa, out.rows) }
+    }
+
+    fn copy_within(&mut self, blk: &mut GpuBlock, s0: usize, d0: usize, k: usize) -> Result<()> {
+        let rows = blk.rows;
+        let (mut lo, hi) = blk.data.split_at_mut(s0 * rows);
+        let sv = hi.slice(0..k * rows);
+        let mut dv = lo.slice_mut(d0 * rows..(d0 + k) * rows);
+        self.gpu.stream().memcpy_dtod(&sv, &mut dv).map_err(gpu_runtime::Error::driver("copying columns"))?;
+        Ok(())
+    }
+
+    fn copy(&mut self, src: &GpuBlock, s0: usize, dst: &mut GpuBlock, d0: usize, k: usize) -> Result<()> {
+        let rows = src.rows;
+        let sv = src.data.slice(s0 * rows..(s0 + k) * rows);
+        let mut dv = dst.data.slice_mut(d0 * rows..(d0 + k) * rows);
+        self.gpu.stream().memcpy_dtod(&sv, &mut dv).map_err(gpu_runtime::Error::driver("copying a block"))?;
+        Ok(())
+    }
+}

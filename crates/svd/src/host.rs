@@ -1,0 +1,111 @@
+//! The twin's backend: the same algorithm on the host, products by the CSRC twin
+//! (`gpu_csrc::serial::Csrc::multiply`), dense operations as plain loops.
+use gpu_csrc::serial::Csrc;
+use gpu_csrc::Op;
+
+use crate::lanczos::Backend;
+use crate::Result;
+
+/// A column-major host block.
+pub(crate) struct HostBlock {
+    rows: usize,
+    data: Vec<f64>,
+}
+
+pub(crate) struct HostBackend<'a> {
+    pub c: &'a Csrc<f64>,
+    /// The operator is the stored matrix's transpose (a wide matrix).
+    pub transposed: bool,
+}
+
+impl HostBlock {
+    fn cols(&self, c0: usize, k: usize) -> &[f64] {
+        &self.data[c0 * self.rows..(c0 + k) * self.rows]
+    }
+}
+
+impl Backend for HostBackend<'_> {
+    type Block = HostBlock;
+
+    fn shape(&self) -> (usize, usize) {
+        let (r, c) = (self.c.rows() as usize, self.c.cols() as usize);
+        if self.transposed { (c, r) } else { (r, c) }
+    }
+
+    fn alloc(&mut self, rows: usize, cols: usize) -> Result<HostBlock> {
+        Ok(HostBlock { rows, data: vec![0.0; rows * cols] })
+    }
+
+    fn set(&mut self, blk: &mut HostBlock, c0: usize, k: usize, data: &[f64]) -> Result<()> {
+        let rows = blk.rows;
+        blk.data[c0 * rows..(c0 + k) * rows].copy_from_slice(data);
+        Ok(())
+    }
+
+    fn get(&mut self, blk: &HostBlock, c0: usize, k: usize) -> Result<Vec<f64>> {
+        Ok(blk.cols(c0, k).to_vec())
+    }
+
+    fn product(&mut self, op: Op, x: &HostBlock, x0: usize, out: &mut HostBlock, o0: usize, k: usize) -> Result<()> {
+        let stored = if self.transposed { op.flip() } else { op };
+        let rows = out.rows;
+        self.c.multiply(stored, 1.0, x.cols(x0, k), k, 0.0, &mut out.data[o0 * rows..(o0 + k) * rows]);
+        Ok(())
+    }
+
+    fn dot(&mut self, x: &HostBlock, x0: usize, c: usize, y: &HostBlock, y0: usize, k: usize) -> Result<Vec<f64>> {
+        let rows = x.rows;
+        let mut out = vec![0.0; c * k];
+        for j in 0..k {
+            let yc = &y.data[(y0 + j) * rows..(y0 + j + 1) * rows];
+            for i in 0..c {
+                let xc = &x.data[(x0 + i) * rows..(x0 + i + 1) * rows];
+                out[i + j * c] = xc.iter().zip(yc).map(|(a, b)| a * b).sum();
+            }
+        }
+        Ok(out)
+    }
+
+    fn update_within(&mut self, blk: &mut HostBlock, y0: usize, k: usize, x0: usize, c: usize, coef: &[f64]) -> Result<()> {
+        let rows = blk.rows;
+        for j in 0..k {
+            for i in 0..c {
+                let w = coef[i + j * c];
+                if w != 0.0 {
+                    for t in 0..rows {
+                        blk.data[t + (y0 + j) * rows] += w * blk.data[t + (x0 + i) * rows];
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn combine(&mut self, out: &mut HostBlock, o0: usize, k: usize, x: &HostBlock, x0: usize, c: usize, coef: &[f64]) -> Result<()> {
+        let rows = out.rows;
+        for j in 0..k {
+            let col = &mut out.data[(o0 + j) * rows..(o0 + j + 1) * rows];
+            col.iter_mut().for_each(|v| *v = 0.0);
+            for i in 0..c {
+                let w = coef[i + j * c];
+                let xc = &x.data[(x0 + i) * rows..(x0 + i + 1) * rows];
+                for (v, a) in col.iter_mut().zip(xc) {
+                    *v += w * a;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn copy_within(&mut self, blk: &mut HostBlock, s0: usize, d0: usize, k: usize) -> Result<()> {
+        let rows = blk.rows;
+        blk.data.copy_within(s0 * rows..(s0 + k) * rows, d0 * rows);
+        Ok(())
+    }
+
+    fn copy(&mut self, src: &HostBlock, s0: usize, dst: &mut HostBlock, d0: usize, k: usize) -> Result<()> {
+        let rows = src.rows;
+        dst.data[d0 * rows..(d0 + k) * rows].copy_from_slice(src.cols(s0, k));
+        Ok(())
+    }
+}

@@ -1,0 +1,298 @@
+//! The algorithm, written once over a [`Backend`] (the GPU's, or the host's for the twin): block
+//! Golub–Kahan–Lanczos bidiagonalization with one-sided full reorthogonalization and basic
+//! restart (Aliaga, Anzt, Quintana-Ortí & Tomás 2023, Figure 6; Golub & Kahan 1965; one-sided
+//! reorthogonalization after Simon & Zha 2000).
+//!
+//! With `A` of `m × n` (`m ≥ n`; a wide matrix is handled as its transpose by the backend), block
+//! size `b` and `p` steps, `K = p b`:
+//!
+//! ```text
+//! P₁ = orthonormal random n × b
+//! Q₁ R₁ = A P₁                                    (QR)
+//! for j = 1 … p:
+//!     W = Aᵀ Q_j − P_j R_jᵀ,  reorthogonalized against P₁ … P_j (classical Gram–Schmidt, twice)
+//!     j = p: stop (W gives the residuals)
+//!     P_{j+1} L = W,  S_j = Lᵀ                    (QR)
+//!     Q_{j+1} R_{j+1} = A P_{j+1} − Q_j S_j       (QR; Q is not reorthogonalized)
+//! B = upper block bidiagonal (R_j on the diagonal, S_j above);  B = U Σ Vᵀ
+//! σ_i ≈ Σ_ii,  v_i = P V e_i,  u_i = Q U e_i;  A v_i = σ_i u_i,  Aᵀ u_i − σ_i v_i = W U_p e_i
+//! converged when ‖W U_p e_i‖ ≤ tol · σ₁ for i < r; else restart
+//! ```
+//!
+//! The restart keeps the `l` leading Ritz triplets (the wanted ones and half of the others) and
+//! goes on from the residual block, as the thick restart of Baglama & Reichel (2005) and Wu &
+//! Simon (2000): `P = [V_l, P₁ …]`, `Q = [U_l, Q₁ …]`, `B` starting with `diag(σ_l)` coupled to the
+//! first new block by `C = U_lᵀ A P₁`. (A restart from only `b` Ritz vectors, the paper's basic
+//! restart, lost the triplets past the `b`-th at each restart in our tests.)
+//!
+//! QR is CholeskyQR2 (two passes of Gram matrix, Cholesky, `W R⁻¹`) on the backend, with `R =
+//! Qᵀ W` computed at the end; columns found dependent (a zero vector: `A` rank-deficient, or an
+//! invariant subspace reached) are replaced by random vectors orthogonalized against the basis.
+use gpu_csrc::Op;
+
+use crate::dense::{self, SplitMix};
+use crate::{Config, Error, Result, Svd};
+
+/// What the algorithm needs from a machine: column-major dense blocks (`rows × cols`, columns
+/// addressed by index), products with the sparse matrix, and three dense operations.
+pub(crate) trait Backend {
+    /// A dense column-major block store.
+    type Block;
+    /// `(m, n)` of the operator (`m ≥ n`).
+    fn shape(&self) -> (usize, usize);
+    /// A block of `rows × cols` (contents unspecified).
+    fn alloc(&mut self, rows: usize, cols: usize) -> Result<Self::Block>;
+    /// Writes `data` (`rows × k`) into columns `c0 .. c0 + k`.
+    fn set(&mut self, blk: &mut Self::Block, c0: usize, k: usize, data: &[f64]) -> Result<()>;
+    /// Reads columns `c0 .. c0 + k`.
+    fn get(&mut self, blk: &Self::Block, c0: usize, k: usize) -> Result<Vec<f64>>;
+    /// `out[:, o0 .. o0 + k] = op(A) · x[:, x0 .. x0 + k]` (`k ≤ 16`).
+    fn product(&mut self, op: Op, x: &Self::Block, x0: usize, out: &mut Self::Block, o0: usize, k: usize) -> Result<()>;
+    /// `x[:, x0 .. x0 + c]ᵀ · y[:, y0 .. y0 + k]` (`c × k`, on the host).
+    fn dot(&mut self, x: &Self::Block, x0: usize, c: usize, y: &Self::Block, y0: usize, k: usize) -> Result<Vec<f64>>;
+    /// `y[:, y0 .. y0 + k] += x[:, x0 .. x0 + c] · coef` with `x` columns of the same block,
+    /// disjoint from the updated ones.
+    fn update_within(&mut self, blk: &mut Self::Block, y0: usize, k: usize, x0: usize, c: usize, coef: &[f64]) -> Result<()>;
+    /// `out[:, o0 .. o0 + k] = x[:, x0 .. x0 + c] · coef` (`coef` `c × k`), another block.
+    fn combine(&mut self, out: &mut Self::Block, o0: usize, k: usize, x: &Self::Block, x0: usize, c: usize, coef: &[f64]) -> Result<()>;
+    /// Columns `s0 .. s0 + k` of `blk` copied to `d0 .. d0 + k` (`d0 + k ≤ s0`).
+    fn copy_within(&mut self, blk: &mut Self::Block, s0: usize, d0: usize, k: usize) -> Result<()>;
+    /// `dst[:, d0 .. d0 + k] = src[:, s0 .. s0 + k]`.
+    fn copy(&mut self, src: &Self::Block, s0: usize, dst: &mut Self::Block, d0: usize, k: usize) -> Result<()>;
+}
+
+/// The Krylov sizes for `r` wanted triplets: `(b, p)` with `K = p b ≤ n`, `K ≥ r`. When the
+/// wanted dimension reaches `n`, the whole space is spanned (`K = n`, with the largest block
+/// size up to `b` that divides `n`): one cycle is then exact.
+pub(crate) fn sizes(cfg: &Config, n: usize) -> (usize, usize) {
+    let r = cfg.rank;
+    let b = cfg.block.min(n).max(1);
+    let want = cfg.krylov.unwrap_or((4 * r).max(64)).max(r + b);
+    if want >= n {
+        let b = (1..=b).rev().find(|d| n % d == 0).unwrap_or(1);
+        return (b, n / b);
+    }
+    let k = want.div_ceil(b) * b;
+    if k > n {
+        return (1, n);
+    }
+    (b, k / b)
+}
+
+/// Two passes of classical Gram–Schmidt of columns `c0 .. c0 + k` against `0 .. prior`.
+fn cgs2<B: Backend>(be: &mut B, blk: &mut B::Block, prior: usize, c0: usize, k: usize) -> Result<()> {
+    if prior == 0 {
+        return Ok(());
+    }
+    for _ in 0..2 {
+        let c = be.dot(blk, 0, prior, blk, c0, k)?;
+        let neg: Vec<f64> = c.iter().map(|x| -x).collect();
+        be.update_within(blk, c0, k, 0, prior, &neg)?;
+    }
+    Ok(())
+}
+
+/// Orthonormalizes columns `c0 .. c0 + b` of `blk` (of `rows` rows), returning `R` (`b × b`) with
+/// `W₀ ≈ Q R` for the columns `W₀` on entry; `tmp` holds at least `2 b` columns of `rows`.
+/// Dependent columns are replaced by random ones orthogonalized against `0 .. prior`.
+#[allow(clippy::too_many_arguments)]
+fn qr<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, rows: usize, c0: usize, b: usize, prior: usize, abs: f64, rng: &mut SplitMix) -> Result<Vec<f64>> {
+    be.copy(blk, c0, tmp, 0, b)?;
+    let mut attempts = 0;
+    'outer: loop {
+        for _pass in 0..2 {
+            let g = be.dot(blk, c0, b, blk, c0, b)?;
+            match dense::cholesky(&g, b, abs) {
+                Ok(r) => {
+                    let inv = dense::inv_upper(&r, b);
+                    be.combine(tmp, b, b, blk, c0, b, &inv)?;
+                    be.copy(tmp, b, blk, c0, b)?;
+                }
+                Err(bad) => {
+                    attempts += 1;
+                    if attempts > 8 || rows <= prior {
+                        return Err(Error::Internal(format!("could not extend an orthonormal basis of {prior} vectors in dimension {rows}")));
+                    }
+                    for j in bad {
+                        let v = rng.vec(rows);
+                        be.set(blk, c0 + j, 1, &v)?;
+                    }
+                    cgs2(be, blk, prior, c0, b)?;
+                    continue 'outer;
+                }
+            }
+        }
+        break;
+    }
+    // R = Qᵀ W₀.
+    be.dot(blk, c0, b, tmp, 0, b)
+}
+
+/// Runs the algorithm; the backend's operator is `m × n` with `m ≥ n`. `a_norm` is `‖A‖_F` (the
+/// scale of the dependence test).
+pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progress: impl FnMut(usize, f64)) -> Result<Svd> {
+    let (m, n) = be.shape();
+    let r = cfg.rank;
+    let (b, p) = sizes(cfg, n);
+    let kk = p * b;
+    // Ritz triplets kept at a restart: the wanted ones and half of the rest, leaving room for at
+    // least one block.
+    let keep = (r + (kk - r.min(kk)) / 2).min(kk.saturating_sub(b)).max(r.min(kk.saturating_sub(b)));
+    let abs = 1e-13 * a_norm.max(f64::MIN_POSITIVE.sqrt());
+    let mut rng = SplitMix(cfg.seed);
+    let mut pb = be.alloc(n, kk + b)?;
+    let mut qb = be.alloc(m, kk)?;
+    let tw = kk.max(2 * b);
+    let mut tn = be.alloc(n, tw)?;
+    let mut tm = be.alloc(m, tw)?;
+    let start = rng.vec(n * b);
+    be.set(&mut pb, 0, b, &start)?;
+    qr(be, &mut pb, &mut tn, n, 0, b, 0, abs, &mut rng)?;
+    let mut products = 0usize;
+    let mut restarts = 0usize;
+    // Kept Ritz triplets: l of them (σ, and the coupling C of the next block, l × b).
+    let mut l = 0usize;
+    let mut kept_sigma: Vec<f64> = Vec::new();
+    let mut coupling: Vec<f64> = Vec::new();
+    loop {
+        let steps = (kk - l) / b;
+        let kt = l + steps * b;
+        let mut bm = vec![0.0; kt * kt];
+        let place = |bm: &mut Vec<f64>, r0: usize, c0: usize, rows: usize, cols: usize, blk: &[f64]| {
+            for j in 0..cols {
+                for i in 0..rows {
+                    bm[(r0 + i) + (c0 + j) * kt] = blk[i + j * rows];
+                }
+            }
+        };
+        for (i, &s) in kept_sigma.iter().enumerate() {
+            bm[i + i * kt] = s;
+        }
+        // Q_1 R_1 = A P_1 − U_l C.
+        be.product(Op::NoTranspose, &pb, l, &mut qb, l, b)?;
+        products += 1;
+        if l > 0 {
+            let neg: Vec<f64> = coupling.iter().map(|x| -x).collect();
+            be.update_within(&mut qb, l, b, 0, l, &neg)?;
+            place(&mut bm, 0, l, l, b, &coupling);
+        }
+        let mut rj = qr(be, &mut qb, &mut tm, m, l, b, l, abs, &mut rng)?;
+        place(&mut bm, l, l, b, b, &rj);
+        let mut wgram = vec![0.0; b * b];
+        for j in 0..steps {
+            let (pj, pn) = (l + j * b, l + (j + 1) * b);
+            // W = Aᵀ Q_j − P_j R_jᵀ, reorthogonalized against every P column so far.
+            be.product(Op::Transpose, &qb, pj, &mut pb, pn, b)?;
+            products += 1;
+            let neg_rt: Vec<f64> = dense::transpose(&rj, b, b).iter().map(|x| -x).collect();
+            be.update_within(&mut pb, pn, b, pj, b, &neg_rt)?;
+            cgs2(be, &mut pb, pn, pn, b)?;
+            if j + 1 == steps {
+                wgram = be.dot(&pb, pn, b, &pb, pn, b)?;
+                break;
+            }
+            let lq = qr(be, &mut pb, &mut tn, n, pn, b, pn, abs, &mut rng)?;
+            let sj = dense::transpose(&lq, b, b);
+            place(&mut bm, pj, pn, b, b, &sj);
+            // Q_{j+1} R_{j+1} = A P_{j+1} − Q_j S_j.
+            be.product(Op::NoTranspose, &pb, pn, &mut qb, pn, b)?;
+            products += 1;
+            let neg_s: Vec<f64> = sj.iter().map(|x| -x).collect();
+            be.update_within(&mut qb, pn, b, pj, b, &neg_s)?;
+            rj = qr(be, &mut qb, &mut tm, m, pn, b, pn, abs, &mut rng)?;
+            place(&mut bm, pn, pn, b, b, &rj);
+        }
+        let (u, sig, v) = dense::svd(&bm, kt).map_err(Error::Internal)?;
+        // Residual estimates ‖W y_i‖ = sqrt(y_iᵀ (WᵀW) y_i), y_i the last b entries of U e_i.
+        let y = |i: usize| -> Vec<f64> { (0..b).map(|t| u[(kt - b + t) + i * kt]).collect() };
+        let est: Vec<f64> = (0..r)
+            .map(|i| {
+                let yi = y(i);
+                let mut s = 0.0;
+                for x in 0..b {
+                    for z in 0..b {
+                        s += yi[x] * wgram[x + z * b] * yi[z];
+                    }
+                }
+                s.max(0.0).sqrt()
+            })
+            .collect();
+        let worst = est.iter().cloned().fold(0.0, f64::max);
+        let converged = worst <= cfg.tol * sig[0] || sig[0] == 0.0 || kt >= n;
+        progress(restarts, if sig[0] > 0.0 { worst / sig[0] } else { 0.0 });
+        if converged || restarts >= cfg.max_restarts {
+            return finish(be, cfg, &pb, &qb, &mut tn, &mut tm, kt, &u, &sig, &v, est, converged, restarts, products, b, p);
+        }
+        // Thick restart: keep `keep` Ritz triplets, continue from the residual block W.
+        let wl = qr(be, &mut pb, &mut tn, n, kt, b, kt, abs, &mut rng)?;
+        be.combine(&mut tn, 0, keep, &pb, 0, kt, &v[..kt * keep])?;
+        be.copy(&tn, 0, &mut pb, 0, keep)?;
+        be.combine(&mut tm, 0, keep, &qb, 0, kt, &u[..kt * keep])?;
+        be.copy(&tm, 0, &mut qb, 0, keep)?;
+        be.copy_within(&mut pb, kt, keep, b)?;
+        // Aᵀ U_l = V_l Σ_l + P_next Cᵀ with Cᵀ = L [y_1 … y_l].
+        coupling = vec![0.0; keep * b];
+        for i in 0..keep {
+            let yi = y(i);
+            for t in 0..b {
+                coupling[i + t * keep] = (0..b).map(|s| wl[t + s * b] * yi[s]).sum();
+            }
+        }
+        kept_sigma = sig[..keep].to_vec();
+        l = keep;
+        restarts += 1;
+    }
+}
+
+/// The answer: `σ₁ … σ_r`, the Ritz vectors, and their residuals computed anew with the
+/// products (`sqrt(‖A v − σ u‖² + ‖Aᵀ u − σ v‖²)`, `u` normalized).
+#[allow(clippy::too_many_arguments)]
+fn finish<B: Backend>(be: &mut B, cfg: &Config, pb: &B::Block, qb: &B::Block, tn: &mut B::Block, tm: &mut B::Block, kk: usize, u: &[f64], sig: &[f64], v: &[f64], est: Vec<f64>, converged: bool, restarts: usize, mut products: usize, b: usize, p: usize) -> Result<Svd> {
+    let (m, n) = be.shape();
+    let r = cfg.rank;
+    let mut residual = Vec::with_capacity(r);
+    let (mut uall, mut vall) = (Vec::with_capacity(m * r), Vec::with_capacity(n * r));
+    let mut c0 = 0;
+    // In chunks of b vectors (the temporaries' width), each needing two products.
+    while c0 < r {
+        let k = b.min(r - c0);
+        be.combine(tn, 0, k, pb, 0, kk, &v[c0 * kk..(c0 + k) * kk])?; // v_i = P V e_i
+        be.combine(tm, 0, k, qb, 0, kk, &u[c0 * kk..(c0 + k) * kk])?; // Q U e_i
+        be.product(Op::NoTranspose, tn, 0, tm, b, k)?; // A v_i
+        be.product(Op::Transpose, tm, 0, tn, b, k)?; // Aᵀ Q U e_i
+        products += 2;
+        let (vv, uu) = (be.get(tn, 0, k)?, be.get(tm, 0, k)?);
+        let (av, atu) = (be.get(tm, b, k)?, be.get(tn, b, k)?);
+        for i in 0..k {
+            let s = sig[c0 + i];
+            let nu = uu[i * m..(i + 1) * m].iter().map(|x| x * x).sum::<f64>().sqrt();
+            let inv = if nu > 0.0 { 1.0 / nu } else { 0.0 };
+            let e1: f64 = (0..m).map(|t| (av[t + i * m] - s * uu[t + i * m] * inv).powi(2)).sum();
+            let e2: f64 = (0..n).map(|t| (atu[t + i * n] * inv - s * vv[t + i * n]).powi(2)).sum();
+            residual.push((e1 + e2).sqrt());
+            uall.extend(uu[i * m..(i + 1) * m].iter().map(|x| x * inv));
+            vall.extend_from_slice(&vv[i * n..(i + 1) * n]);
+        }
+        c0 += k;
+    }
+    Ok(Svd { sigma: sig[..r].to_vec(), residual, estimate: est, u: uall, v: vall, converged, restarts, products, block: b, steps: p })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sizes;
+    use crate::Config;
+
+    #[test]
+    fn krylov_sizes() {
+        let c = |rank, block, krylov| Config { rank, block, krylov, ..Config::default() };
+        assert_eq!(sizes(&c(16, 4, None), 4284), (4, 16));
+        assert_eq!(sizes(&c(16, 4, Some(250)), 4284), (4, 63));
+        // The whole space: 30 = 3 · 10; 31 is prime.
+        assert_eq!(sizes(&c(16, 4, None), 30), (3, 10));
+        assert_eq!(sizes(&c(5, 4, None), 31), (1, 31));
+        assert_eq!(sizes(&c(1, 1, None), 1), (1, 1));
+        // 62 wanted of 64 at b = 4: 64 is reachable exactly.
+        assert_eq!(sizes(&c(2, 4, Some(62)), 64), (4, 16));
+    }
+}

@@ -1,0 +1,177 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+
+/// The runtime this crate is built on, re-exported so that one dependency is enough.
+pub use gpu_runtime;
+pub use gpu_runtime::Gpu;
+
+mod dense;
+mod gpu;
+mod host;
+mod lanczos;
+
+use gpu_csrc::serial::Csrc;
+use gpu_csrc::{DeviceCsrc, MAX_K};
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::Csr;
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A driver, memory or launch error, wherever it arose.
+    #[error(transparent)]
+    Runtime(#[from] gpu_runtime::Error),
+    /// From the CSRC build or products.
+    #[error(transparent)]
+    Csrc(gpu_csrc::Error),
+    /// More singular triplets asked for than the matrix has.
+    #[error("{rank} singular values asked of a {rows} × {cols} matrix (at most min(rows, cols) = {})", rows.min(cols))]
+    RankTooLarge {
+        /// Triplets asked for.
+        rank: usize,
+        /// Rows.
+        rows: u64,
+        /// Columns.
+        cols: u64,
+    },
+    /// A setting out of its range.
+    #[error("invalid SVD setting: {0}")]
+    Config(String),
+    /// cuBLAS could not be loaded.
+    #[error("cuBLAS is not available: {0}")]
+    CublasUnavailable(String),
+    /// A cuBLAS call failed.
+    #[error("{call} failed: {status}")]
+    Cublas {
+        /// The call.
+        call: &'static str,
+        /// Its status.
+        status: String,
+    },
+    /// A numerical step that should not fail did (a message).
+    #[error("svd: {0}")]
+    Internal(String),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+gpu_runtime::lift_errors!(gpu_csrc => Csrc);
+
+/// Settings of the truncated SVD.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Singular triplets wanted (`r`), the largest.
+    pub rank: usize,
+    /// Block size `b` (vectors per product), `1 ..= 16`.
+    pub block: usize,
+    /// Stop when every wanted triplet's residual `‖Aᵀu − σv‖` (estimated from the recurrence) is at
+    /// most `tol · σ₁`.
+    pub tol: f64,
+    /// Restarts before giving up (the answer then says `converged == false`).
+    pub max_restarts: usize,
+    /// Krylov dimension `K` per cycle (rounded up to a multiple of `b`, at most `min(m, n)`);
+    /// `None`: `max(4 r, 64)`.
+    pub krylov: Option<usize>,
+    /// Seed of the random start block.
+    pub seed: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self { rank: 16, block: 4, tol: 1e-8, max_restarts: 100, krylov: None, seed: 0x5eed }
+    }
+}
+
+impl Config {
+    fn check(&self, rows: u64, cols: u64) -> Result<()> {
+        if self.rank == 0 || self.rank as u64 > rows.min(cols) {
+            return Err(Error::RankTooLarge { rank: self.rank, rows, cols });
+        }
+        if self.block == 0 || self.block > MAX_K as usize {
+            return Err(Error::Config(format!("block size {} (1 to {MAX_K})", self.block)));
+        }
+        if !(self.tol > 0.0 && self.tol.is_finite()) {
+            return Err(Error::Config(format!("tolerance {} (a positive number)", self.tol)));
+        }
+        Ok(())
+    }
+}
+
+/// The answer: `σ₁ ≥ … ≥ σ_r` with their triplets.
+#[derive(Debug, Clone)]
+pub struct Svd {
+    /// The singular values, nonincreasing.
+    pub sigma: Vec<f64>,
+    /// Each triplet's residual computed with the products at the end: `sqrt(‖A v − σ u‖² +
+    /// ‖Aᵀ u − σ v‖²)`, with `u`, `v` of unit length.
+    pub residual: Vec<f64>,
+    /// The recurrence's estimate `‖Aᵀ u − σ v‖` the stopping test used.
+    pub estimate: Vec<f64>,
+    /// Left singular vectors, `rows × r` column-major.
+    pub u: Vec<f64>,
+    /// Right singular vectors, `cols × r` column-major.
+    pub v: Vec<f64>,
+    /// Whether every estimate met `tol · σ₁` (otherwise the restart cap was reached).
+    pub converged: bool,
+    /// Restarts made.
+    pub restarts: usize,
+    /// Block products (`A X` or `Aᵀ U`) made.
+    pub products: usize,
+    /// Block size used.
+    pub block: usize,
+    /// Lanczos steps per cycle (`K = steps · block`).
+    pub steps: usize,
+}
+
+fn frobenius(a: &Csr<u32, f64>) -> f64 {
+    a.vals().iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// Swaps `u` and `v` of an answer computed on `Aᵀ`.
+fn untranspose(mut s: Svd, transposed: bool) -> Svd {
+    if transposed {
+        std::mem::swap(&mut s.u, &mut s.v);
+    }
+    s
+}
+
+/// The truncated SVD on the GPU: products on CSRC ([`gpu_csrc::DeviceCsrc`], built here from
+/// `a`), the Krylov bases in device memory, block operations by cuBLAS, the small SVD of the
+/// block bidiagonal matrix on the host (faer). `progress(restart, worst relative residual)` is
+/// called after every cycle.
+///
+/// # Errors
+/// [`Error::RankTooLarge`], [`Error::Config`]; [`Error::CublasUnavailable`]; CSRC, cuBLAS, driver
+/// errors, out of memory.
+pub fn svd(gpu: &Gpu, a: &DeviceCsr<f64>, cfg: &Config, progress: impl FnMut(usize, f64)) -> Result<Svd> {
+    cfg.check(a.rows(), a.cols())?;
+    let transposed = a.cols() > a.rows();
+    let norm = {
+        let v = gpu.download(a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?)?;
+        v.iter().take(a.nnz() as usize).map(|x| x * x).sum::<f64>().sqrt()
+    };
+    let mut c = DeviceCsrc::from_csr(gpu, a)?;
+    let mut be = gpu::GpuBackend::new(gpu, &mut c, transposed)?;
+    let s = lanczos::run(&mut be, cfg, norm, progress)?;
+    Ok(untranspose(s, transposed))
+}
+
+/// The serial twin: the same algorithm (same start block, same steps) with the CSRC twin's
+/// products and host dense algebra.
+pub mod serial {
+    use super::*;
+
+    /// The truncated SVD of `a` on the host (see [`crate::svd`]).
+    ///
+    /// # Errors
+    /// [`Error::RankTooLarge`], [`Error::Config`], [`Error::Internal`].
+    pub fn svd(a: &Csr<u32, f64>, cfg: &Config, progress: impl FnMut(usize, f64)) -> Result<Svd> {
+        cfg.check(a.rows(), a.cols())?;
+        let c = Csrc::from_csr(a);
+        let transposed = a.cols() > a.rows();
+        let mut be = host::HostBackend { c: &c, transposed };
+        let s = lanczos::run(&mut be, cfg, frobenius(a), progress)?;
+        Ok(untranspose(s, transposed))
+    }
+}

@@ -1,0 +1,147 @@
+//! The truncated SVD against a dense SVD (faer) on small matrices — tall, wide, square, rank
+//! deficient, zero, 1 × 1 — to `1e-10 · σ₁`, the GPU against the twin on larger ones, residuals
+//! checked, the errors and a run that hits the restart cap (an answer that says so, no hang).
+use gpu_svd::{serial, svd, Config, Error, Svd};
+use gpu_testkit::{gpu_test, rng, Gpu};
+use rand::rngs::StdRng;
+use rand::Rng;
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{gen, Csr};
+
+fn from_dense(m: usize, n: usize, d: &[f64]) -> Csr<u32, f64> {
+    let (mut ptr, mut idx, mut vals) = (vec![0u32], vec![], vec![]);
+    for i in 0..m {
+        for j in 0..n {
+            if d[i * n + j] != 0.0 {
+                idx.push(j as u32);
+                vals.push(d[i * n + j]);
+            }
+        }
+        ptr.push(idx.len() as u32);
+    }
+    Csr::try_new(m as u64, n as u64, ptr, idx, vals).unwrap()
+}
+
+fn dense_sigma(a: &Csr<u32, f64>) -> Vec<f64> {
+    let (m, n) = (a.rows() as usize, a.cols() as usize);
+    let mut d = faer::Mat::<f64>::zeros(m, n);
+    for i in 0..m {
+        for k in a.ptr()[i] as usize..a.ptr()[i + 1] as usize {
+            d[(i, a.idx()[k] as usize)] = a.vals()[k];
+        }
+    }
+    let s = d.svd().unwrap();
+    let mut v: Vec<f64> = (0..m.min(n)).map(|i| s.S().column_vector()[i]).collect();
+    v.sort_by(|x, y| y.total_cmp(x));
+    v
+}
+
+fn small_cases(r: &mut StdRng) -> Vec<(String, Csr<u32, f64>, usize)> {
+    let s: u64 = r.random();
+    let mut out = vec![
+        ("uniform 300x60".to_string(), gen::uniform(300, 60, 2000, s).unwrap(), 10),
+        ("uniform wide 40x250".to_string(), gen::uniform(40, 250, 1500, s ^ 1).unwrap(), 8),
+        ("tall-skinny 500x30".to_string(), gen::tall_skinny(500, 30, 4, s ^ 2).unwrap(), 16),
+        ("laplacian2d 9".to_string(), gen::laplacian_2d(9).unwrap(), 5),
+        ("square 7x7 all".to_string(), gen::uniform(7, 7, 30, s ^ 3).unwrap(), 7),
+        ("1x1".to_string(), Csr::try_new(1, 1, vec![0, 1], vec![0], vec![-2.5]).unwrap(), 1),
+        ("zero 50x20".to_string(), Csr::try_new(50, 20, vec![0; 51], vec![], vec![]).unwrap(), 4),
+    ];
+    // Rank 3: a sum of three outer products; ask for 6.
+    let (m, n) = (120, 40);
+    let mut d = vec![0.0; m * n];
+    for _ in 0..3 {
+        let (x, y): (Vec<f64>, Vec<f64>) = ((0..m).map(|_| r.random_range(-1.0..1.0)).collect(), (0..n).map(|_| r.random_range(-1.0..1.0)).collect());
+        for i in 0..m {
+            for j in 0..n {
+                d[i * n + j] += x[i] * y[j];
+            }
+        }
+    }
+    out.push(("rank 3 120x40".to_string(), from_dense(m, n, &d), 6));
+    out
+}
+
+fn check_against_dense(name: &str, a: &Csr<u32, f64>, s: &Svd, rank: usize) {
+    let want = dense_sigma(a);
+    let s1 = want.first().copied().unwrap_or(0.0);
+    assert!(s.converged, "{name}: not converged");
+    assert_eq!(s.sigma.len(), rank);
+    for (i, (&g, &w)) in s.sigma.iter().zip(&want).enumerate() {
+        assert!((g - w).abs() <= 1e-10 * s1.max(f64::MIN_POSITIVE), "{name}: σ{} = {g:e}, dense {w:e}", i + 1);
+        assert!(s.residual[i] <= 1e-7 * s1.max(1e-300) + 1e-300, "{name}: residual {} of σ{}", s.residual[i], i + 1);
+    }
+    assert_eq!(s.u.len(), a.rows() as usize * rank);
+    assert_eq!(s.v.len(), a.cols() as usize * rank);
+}
+
+fn cfg(rank: usize) -> Config {
+    Config { rank, tol: 1e-12, ..Config::default() }
+}
+
+#[test]
+fn twin_matches_a_dense_svd() {
+    let (mut r, _seed) = rng();
+    for (name, a, rank) in small_cases(&mut r) {
+        let s = serial::svd(&a, &cfg(rank), |_, _| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+        check_against_dense(&name, &a, &s, rank);
+    }
+}
+
+#[test]
+fn bad_settings_are_errors() {
+    let a = gen::uniform::<f64>(30, 20, 100, 1).unwrap();
+    assert!(matches!(serial::svd(&a, &cfg(21), |_, _| {}), Err(Error::RankTooLarge { rank: 21, rows: 30, cols: 20 })));
+    assert!(matches!(serial::svd(&a, &cfg(0), |_, _| {}), Err(Error::RankTooLarge { .. })));
+    assert!(matches!(serial::svd(&a, &Config { block: 17, ..cfg(2) }, |_, _| {}), Err(Error::Config(_))));
+    assert!(matches!(serial::svd(&a, &Config { tol: 0.0, ..cfg(2) }, |_, _| {}), Err(Error::Config(_))));
+    assert!(matches!(serial::svd(&a, &Config { tol: f64::NAN, ..cfg(2) }, |_, _| {}), Err(Error::Config(_))));
+    let empty = Csr::<u32, f64>::try_new(0, 5, vec![0], vec![], vec![]).unwrap();
+    assert!(matches!(serial::svd(&empty, &cfg(1), |_, _| {}), Err(Error::RankTooLarge { .. })));
+}
+
+/// A run stopped by the restart cap says so, with its estimates, instead of hanging.
+#[test]
+fn the_restart_cap_is_reported() {
+    let a = gen::uniform::<f64>(3000, 400, 20_000, 9).unwrap();
+    let c = Config { rank: 10, block: 2, krylov: Some(12), max_restarts: 2, tol: 1e-14, ..Config::default() };
+    let mut calls = 0;
+    let s = serial::svd(&a, &c, |_, _| calls += 1).unwrap();
+    assert!(!s.converged);
+    assert_eq!(s.restarts, 2);
+    assert_eq!(calls, 3);
+    assert!(s.estimate.iter().any(|&e| e > 1e-14 * s.sigma[0]));
+}
+
+fn gpu_run(gpu: &Gpu, a: &Csr<u32, f64>, c: &Config) -> Svd {
+    svd(gpu, &DeviceCsr::upload(gpu, a).unwrap(), c, |_, _| {}).unwrap()
+}
+
+gpu_test!(fn gpu_matches_a_dense_svd(gpu) {
+    let (mut r, _seed) = rng();
+    for (name, a, rank) in small_cases(&mut r) {
+        let s = gpu_run(gpu, &a, &cfg(rank));
+        check_against_dense(&name, &a, &s, rank);
+    }
+});
+
+gpu_test!(fn gpu_matches_the_twin(gpu) {
+    let (mut r, _seed) = rng();
+    let s: u64 = r.random();
+    let cases = [
+        ("tall-skinny 20000x300", gen::tall_skinny::<f64>(20_000, 300, 6, s).unwrap()),
+        ("uniform wide 800x6000", gen::uniform::<f64>(800, 6000, 40_000, s ^ 5).unwrap()),
+    ];
+    for (name, a) in &cases {
+        let c = Config { rank: 6, block: 3, tol: 1e-10, ..Config::default() };
+        let g = gpu_run(gpu, a, &c);
+        let t = serial::svd(a, &c, |_, _| {}).unwrap();
+        assert!(g.converged && t.converged, "{name}");
+        for i in 0..6 {
+            assert!((g.sigma[i] - t.sigma[i]).abs() <= 1e-8 * t.sigma[0], "{name}: σ{} GPU {:e} twin {:e}", i + 1, g.sigma[i], t.sigma[i]);
+            assert!(g.residual[i] <= 1e-8 * g.sigma[0], "{name}: residual {:e}", g.residual[i]);
+        }
+    }
+    let e = svd(gpu, &DeviceCsr::upload(gpu, &cases[0].1).unwrap(), &cfg(301), |_, _| {});
+    assert!(matches!(e, Err(Error::RankTooLarge { .. })));
+});
