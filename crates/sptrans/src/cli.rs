@@ -28,6 +28,9 @@ pub enum Command {
     /// Benchmark every SpMV format against cuSPARSE (f64 and f32): time, GB/s, speedup,
     /// conversion time, footprint; CSV and an SVG chart.
     SpmvBench(SpmvBenchArgs),
+    /// Truncated SVD: the k largest singular values with their residuals, by block Lanczos on
+    /// CSRC (the serial twin without a GPU).
+    Svd(SvdArgs),
     /// Show the driver, the device, cuSPARSE, the embedded PTX and the device toolchain.
     Info(InfoArgs),
 }
@@ -251,6 +254,35 @@ pub struct SpmvArgs {
     /// on a difference.
     #[arg(long)]
     pub check: bool,
+    /// Host memory the command may use (as `transpose --max-memory`).
+    #[arg(long, value_parser = parse_bytes)]
+    pub max_memory: Option<u64>,
+}
+
+/// `sptrans svd`.
+#[derive(Debug, Args)]
+pub struct SvdArgs {
+    /// The matrix (.mtx or .mtx.gz; `-` for standard input); real or integer values.
+    pub input: PathBuf,
+    /// Singular values wanted (the largest), at most min(rows, cols).
+    #[arg(short = 'k', long = "rank", default_value_t = 16)]
+    pub rank: usize,
+    /// Block size: vectors per product (1 to 16).
+    #[arg(long, default_value_t = 4)]
+    pub block: usize,
+    /// Stop when every residual ‖Aᵀu − σv‖ is at most tol · σ₁.
+    #[arg(long, default_value_t = 1e-8)]
+    pub tol: f64,
+    /// Cycles at most (each up to the Krylov dimension in block steps, then a restart);
+    /// reaching it without converging is an error (exit code 1) after printing what it has.
+    #[arg(long = "max-iter", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_iter: u64,
+    /// Krylov dimension per cycle (default: max(4k, 64)).
+    #[arg(long)]
+    pub krylov: Option<usize>,
+    /// Where to write σ₁ … σ_k, one per line (`-`: standard output).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
     /// Host memory the command may use (as `transpose --max-memory`).
     #[arg(long, value_parser = parse_bytes)]
     pub max_memory: Option<u64>,

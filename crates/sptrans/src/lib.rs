@@ -7,6 +7,7 @@ mod files;
 pub mod info;
 pub mod spmv;
 pub mod spmv_bench;
+pub mod svd;
 
 use std::path::PathBuf;
 
@@ -35,6 +36,12 @@ pub enum Error {
     /// An SpMV plan or product failed.
     #[error(transparent)]
     Spmv(#[from] gpu_spmv::Error),
+    /// The truncated SVD failed.
+    #[error(transparent)]
+    Svd(#[from] gpu_svd::Error),
+    /// The truncated SVD reached its restart cap.
+    #[error("{0}")]
+    NotConverged(String),
     /// A GPU runtime error.
     #[error(transparent)]
     Runtime(#[from] gpu_runtime::Error),
@@ -82,6 +89,7 @@ pub fn run(cli: Cli) -> Result<()> {
         cli::Command::Bench(a) => bench::bench(&a),
         cli::Command::Spmv(a) => spmv::spmv(&a),
         cli::Command::SpmvBench(a) => spmv_bench::bench(&a),
+        cli::Command::Svd(a) => svd::svd(&a),
         cli::Command::Info(a) => info::info(&a),
     }
 }

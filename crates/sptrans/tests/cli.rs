@@ -262,3 +262,29 @@ gpu_test!(fn spmv_bench_writes_table_csv_and_chart(_gpu) {
     assert!(text.lines().skip(1).all(|l| !l.contains("wrong result")));
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
 });
+
+/// `sptrans svd` on a matrix whose singular values are known (a scaled permutation padded with
+/// zero rows and columns: σ = 7, 5, 3, 2, 1, 0), its errors, and the restart cap.
+#[test]
+fn svd_finds_known_singular_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("perm.mtx");
+    let entries = [(1, 4, 3.0), (3, 1, -7.0), (4, 6, 2.0), (6, 2, 5.0), (8, 3, -1.0)];
+    let mut text = String::from("%%MatrixMarket matrix coordinate real general\n9 6 5\n");
+    for (i, j, v) in entries {
+        text.push_str(&format!("{i} {j} {v}\n"));
+    }
+    std::fs::write(&p, text).unwrap();
+    let out = dir.path().join("sigma.txt");
+    sptrans().args(["svd", "-k", "6", "--block", "2", "-o"]).arg(&out).arg(&p).assert().success().stdout(predicate::str::contains("residual")).stderr(no_panic());
+    let sigma: Vec<f64> = std::fs::read_to_string(&out).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    let want = [7.0, 5.0, 3.0, 2.0, 1.0, 0.0];
+    assert_eq!(sigma.len(), 6);
+    for (s, w) in sigma.iter().zip(want) {
+        assert!((s - w).abs() <= 1e-12 * 7.0, "σ {s} vs {w}");
+    }
+    sptrans().args(["svd", "-k", "7"]).arg(&p).assert().code(1).stderr(predicate::str::contains("at most min(rows, cols) = 6").and(no_panic()));
+    sptrans().args(["svd", "-k", "2", "--block", "17"]).arg(&p).assert().code(1).stderr(predicate::str::contains("block size 17").and(no_panic()));
+    let big = gen_file(dir.path(), "u.mtx", &["uniform", "2000", "300", "12000"]);
+    sptrans().args(["svd", "-k", "8", "--tol", "1e-15", "--max-iter", "1", "--krylov", "16"]).arg(&big).assert().code(1).stderr(predicate::str::contains("did not converge in 1 cycles").and(no_panic()));
+}

@@ -1,0 +1,69 @@
+//! `sptrans svd`: the k largest singular values of a Matrix Market matrix with their residuals,
+//! by block Lanczos on CSRC on the GPU (`gpu-svd`), or by its serial twin without one (said so).
+use std::io::Write;
+
+use gpu_svd::Config;
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{mm, Csr};
+
+use crate::cli::SvdArgs;
+use crate::files::{host_limit, write_with};
+use crate::{Error, Result};
+
+/// Runs the command.
+///
+/// # Errors
+/// Unreadable or malformed files, bad settings (k > min(rows, cols), block, tolerance), GPU
+/// errors, and [`Error::NotConverged`] at the restart cap (after printing what it has).
+pub fn svd(args: &SvdArgs) -> Result<()> {
+    let path = &args.input;
+    let a: Csr<u32, f64> = mm::Input::open(path).and_then(|i| i.read_csr(host_limit(args.max_memory))).map_err(|source| Error::Matrix { path: path.clone(), source })?;
+    eprintln!("A: {} × {}, {} nonzeros", a.rows(), a.cols(), a.nnz());
+    let cfg = Config { rank: args.rank, block: args.block, tol: args.tol, max_restarts: args.max_iter.max(1) as usize - 1, krylov: args.krylov, ..Config::default() };
+    let progress = |restart: usize, worst: f64| eprintln!("  cycle {}: largest residual / σ₁ = {worst:.2e}", restart + 1);
+    let t0 = std::time::Instant::now();
+    let (s, on) = match crate::open_gpu() {
+        Ok(gpu) => {
+            let da = DeviceCsr::upload(&gpu, &a)?;
+            (gpu_svd::svd(&gpu, &da, &cfg, progress)?, format!("on {}", gpu.props().name))
+        }
+        Err(why) => {
+            eprintln!("no GPU ({why}): the serial twin computes the SVD");
+            (gpu_svd::serial::svd(&a, &cfg, progress)?, "by the serial twin".to_string())
+        }
+    };
+    eprintln!(
+        "{} cycles ({} restarts), {} block products of {} vectors, Krylov dimension {}, {:.3} s {on}",
+        s.restarts + 1,
+        s.restarts,
+        s.products,
+        s.block,
+        s.block * s.steps,
+        t0.elapsed().as_secs_f64()
+    );
+    println!("{:>4}  {:>24}  {:>10}  {:>12}", "i", "sigma", "residual", "residual/σ₁");
+    for (i, (sg, r)) in s.sigma.iter().zip(&s.residual).enumerate() {
+        println!("{:>4}  {sg:>24.16e}  {r:>10.2e}  {:>12.2e}", i + 1, if s.sigma[0] > 0.0 { r / s.sigma[0] } else { 0.0 });
+    }
+    if let Some(out) = &args.output {
+        write_with(out, |w: &mut dyn Write| {
+            for sg in &s.sigma {
+                writeln!(w, "{sg:.17e}").map_err(|e| e.to_string())?;
+            }
+            Ok(())
+        })?;
+        if out.as_os_str() != "-" {
+            eprintln!("wrote {}", out.display());
+        }
+    }
+    if !s.converged {
+        let worst = s.estimate.iter().cloned().fold(0.0, f64::max);
+        return Err(Error::NotConverged(format!(
+            "did not converge in {} cycles: the largest residual estimate is {worst:.2e} = {:.2e} σ₁, above --tol {:e} (raise --max-iter or --krylov, or loosen --tol)",
+            s.restarts + 1,
+            if s.sigma[0] > 0.0 { worst / s.sigma[0] } else { 0.0 },
+            args.tol
+        )));
+    }
+    Ok(())
+}

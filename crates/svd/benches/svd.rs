@@ -1,0 +1,60 @@
+//! `cargo bench -p gpu-svd`: the truncated SVD (k = 16) of tall matrices on the GPU, wall time
+//! including the CSRC build (the matrix already on the device), for block sizes 4 and 8 and
+//! tolerances 1e-8 and 1e-10; σ, residuals, restarts, products. With `SPTRANS_SVD_DUMP=dir` it
+//! also writes each matrix (`<name>.ptr.u32`, `.idx.u32`, `.vals.f64`, `.meta`) and our σ
+//! (`<name>.ours.txt`, from the block 4, tol 1e-10 run) for `benches/peers/svd_peers.py`, which
+//! times CuPy `svds` and `torch.svd_lowrank` on the same matrix in the same session and
+//! measures every answer against the eigenvalues of `AᵀA`. `SPTRANS_SVD_QUICK=1`: a small
+//! matrix.
+use gpu_runtime::Gpu;
+use gpu_svd::{svd, Config};
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{gen, Csr};
+
+fn dump(dir: &str, name: &str, a: &Csr<u32, f64>) {
+    let bytes = |v: &[u8], ext: &str| std::fs::write(format!("{dir}/{name}.{ext}"), v).expect("dump");
+    bytes(&a.ptr().iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(), "ptr.u32");
+    bytes(&a.idx().iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(), "idx.u32");
+    bytes(&a.vals().iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>(), "vals.f64");
+    std::fs::write(format!("{dir}/{name}.meta"), format!("{} {} {}\n", a.rows(), a.cols(), a.nnz())).expect("dump");
+}
+
+fn main() {
+    let gpu = match Gpu::first() {
+        Ok(g) => g,
+        Err(e) => return eprintln!("gpu-svd bench skipped: {e}"),
+    };
+    let quick = std::env::var("SPTRANS_SVD_QUICK").is_ok_and(|v| v == "1");
+    let dir = std::env::var("SPTRANS_SVD_DUMP").ok();
+    let mats: Vec<(&str, Csr<u32, f64>)> = if quick {
+        vec![("tall-20k-300", gen::tall_skinny(20_000, 300, 8, 2).expect("gen"))]
+    } else {
+        vec![("tall-1M-4284", gen::tall_skinny(1_000_000, 4284, 11, 2).expect("gen")), ("rail4284-like", gen::uniform(1_092_610, 4284, 11_279_748, 4).expect("gen"))]
+    };
+    println!("device: {}", gpu.props().name);
+    println!("| matrix | block | tol | seconds | restarts | products | converged | σ₁ | σ₁₆ | max residual / σ₁ |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (name, a) in &mats {
+        if let Some(d) = &dir {
+            dump(d, name, a);
+        }
+        let da = DeviceCsr::upload(&gpu, a).expect("upload");
+        gpu.synchronize().expect("sync");
+        // One warm-up (module loading, cuBLAS handle).
+        let _ = svd(&gpu, &da, &Config { rank: 4, max_restarts: 0, ..Config::default() }, |_, _| {});
+        for (block, tol) in [(4, 1e-8), (4, 1e-10), (8, 1e-8), (8, 1e-10)] {
+            let cfg = Config { rank: 16, block, tol, ..Config::default() };
+            let t0 = std::time::Instant::now();
+            let s = svd(&gpu, &da, &cfg, |_, _| {}).expect("svd");
+            gpu.synchronize().expect("sync");
+            let secs = t0.elapsed().as_secs_f64();
+            let worst = s.residual.iter().cloned().fold(0.0, f64::max) / s.sigma[0];
+            println!("| {name} | {block} | {tol:e} | {secs:.3} | {} | {} | {} | {:.12e} | {:.12e} | {worst:.1e} |", s.restarts, s.products, s.converged, s.sigma[0], s.sigma[15]);
+            if let (Some(d), 4, true) = (&dir, block, tol < 1e-9) {
+                let text: String = s.sigma.iter().map(|x| format!("{x:.17e}\n")).collect();
+                std::fs::write(format!("{d}/{name}.ours.txt"), text).expect("dump");
+                std::fs::write(format!("{d}/{name}.ours-seconds.txt"), format!("{secs}\n")).expect("dump");
+            }
+        }
+    }
+}
