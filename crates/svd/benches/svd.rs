@@ -32,8 +32,8 @@ fn main() {
         vec![("tall-1M-4284", gen::tall_skinny(1_000_000, 4284, 11, 2).expect("gen")), ("rail4284-like", gen::uniform(1_092_610, 4284, 11_279_748, 4).expect("gen"))]
     };
     println!("device: {}", gpu.props().name);
-    println!("| matrix | block | tol | seconds | restarts | products | converged | σ₁ | σ₁₆ | max residual / σ₁ |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| matrix | block | Krylov dim | tol | seconds | restarts | products | converged | σ₁ | σ₁₆ | max residual / σ₁ |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, a) in &mats {
         if let Some(d) = &dir {
             dump(d, name, a);
@@ -42,19 +42,29 @@ fn main() {
         gpu.synchronize().expect("sync");
         // One warm-up (module loading, cuBLAS handle).
         let _ = svd(&gpu, &da, &Config { rank: 4, max_restarts: 0, ..Config::default() }, |_, _| {});
-        for (block, tol) in [(4, 1e-8), (4, 1e-10), (8, 1e-8), (8, 1e-10)] {
-            let cfg = Config { rank: 16, block, tol, ..Config::default() };
+        let runs = [(4, 1e-8, None), (4, 1e-10, None), (4, 1e-10, Some(128)), (8, 1e-10, Some(128)), (8, 1e-10, Some(256)), (16, 1e-10, Some(256))];
+        let only_profile = std::env::var("SPTRANS_SVD_ONLY_PROFILE").is_ok_and(|v| v == "1");
+        for (block, tol, krylov) in runs.into_iter().filter(|_| !only_profile) {
+            let cfg = Config { rank: 16, block, tol, krylov, ..Config::default() };
             let t0 = std::time::Instant::now();
             let s = svd(&gpu, &da, &cfg, |_, _| {}).expect("svd");
             gpu.synchronize().expect("sync");
             let secs = t0.elapsed().as_secs_f64();
             let worst = s.residual.iter().cloned().fold(0.0, f64::max) / s.sigma[0];
-            println!("| {name} | {block} | {tol:e} | {secs:.3} | {} | {} | {} | {:.12e} | {:.12e} | {worst:.1e} |", s.restarts, s.products, s.converged, s.sigma[0], s.sigma[15]);
-            if let (Some(d), 4, true) = (&dir, block, tol < 1e-9) {
+            println!("| {name} | {block} | {} | {tol:e} | {secs:.3} | {} | {} | {} | {:.12e} | {:.12e} | {worst:.1e} |", block * s.steps, s.restarts, s.products, s.converged, s.sigma[0], s.sigma[15]);
+            if let (Some(d), 4, true, None) = (&dir, block, tol < 1e-9, krylov) {
                 let text: String = s.sigma.iter().map(|x| format!("{x:.17e}\n")).collect();
                 std::fs::write(format!("{d}/{name}.ours.txt"), text).expect("dump");
                 std::fs::write(format!("{d}/{name}.ours-seconds.txt"), format!("{secs}\n")).expect("dump");
             }
+        }
+        if only_profile || std::env::var("SPTRANS_SVD_BENCH_PROFILE").is_ok_and(|v| v == "1") {
+            // One more run with every backend operation synchronized and timed.
+            std::env::set_var("SPTRANS_SVD_PROFILE", "1");
+            let t0 = std::time::Instant::now();
+            let s = svd(&gpu, &da, &Config { rank: 16, block: 4, tol: 1e-10, ..Config::default() }, |_, _| {}).expect("svd");
+            eprintln!("{name}: profiled run {:.3} s, {} restarts", t0.elapsed().as_secs_f64(), s.restarts);
+            std::env::remove_var("SPTRANS_SVD_PROFILE");
         }
     }
 }

@@ -25,6 +25,39 @@ pub(crate) struct GpuBackend<'a> {
     blas: CudaBlas,
     /// Coefficients and dot products (`K × b` at most), grown on demand.
     small: CudaSlice<f64>,
+    /// `SPTRANS_SVD_PROFILE=1`: seconds and calls per operation (each synchronized), printed
+    /// to stderr when the backend is dropped.
+    profile: Option<std::collections::BTreeMap<&'static str, (f64, usize)>>,
+}
+
+impl Drop for GpuBackend<'_> {
+    fn drop(&mut self) {
+        if let Some(p) = &self.profile {
+            let total: f64 = p.values().map(|v| v.0).sum();
+            eprintln!("svd profile ({total:.3} s in backend operations):");
+            for (op, (secs, calls)) in p {
+                eprintln!("  {op:>14}: {secs:.4} s in {calls} calls ({:.1} µs each)", 1e6 * secs / *calls as f64);
+            }
+        }
+    }
+}
+
+/// Times `$body` under the profile (synchronizing before and after).
+macro_rules! timed {
+    ($self:ident, $name:literal, $body:expr) => {{
+        if $self.profile.is_some() {
+            $self.gpu.synchronize()?;
+        }
+        let t0 = std::time::Instant::now();
+        let out = $body;
+        if let Some(p) = $self.profile.as_mut() {
+            $self.gpu.synchronize()?;
+            let e = p.entry($name).or_insert((0.0, 0));
+            e.0 += t0.elapsed().as_secs_f64();
+            e.1 += 1;
+        }
+        out
+    }};
 }
 
 fn blas_err(call: &'static str) -> impl FnOnce(cudarc::cublas::result::CublasError) -> Error {
@@ -37,7 +70,8 @@ impl<'a> GpuBackend<'a> {
         gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuBLAS"))?;
         let blas = CudaBlas::new(gpu.stream().clone()).map_err(blas_err("cublasCreate"))?;
         let small = gpu.alloc::<f64>(1024)?;
-        Ok(Self { gpu: gpu.clone(), c, transposed, blas, small })
+        let profile = std::env::var("SPTRANS_SVD_PROFILE").is_ok_and(|v| v == "1").then(Default::default);
+        Ok(Self { gpu: gpu.clone(), c, transposed, blas, small, profile })
     }
 
     fn small(&mut self, len: usize) -> Result<()> {
@@ -57,6 +91,21 @@ impl<'a> GpuBackend<'a> {
         let nn = blas_sys::cublasOperation_t::CUBLAS_OP_N;
         // SAFETY: the caller's blocks hold the addressed columns; host scalars.
         unsafe { blas::dgemm(*self.blas.handle(), t, nn, m as c_int, n as c_int, k as c_int, &alpha, x as *const f64, ldx.max(1) as c_int, y as *const f64, ldy.max(1) as c_int, &beta, c as *mut f64, ldc.max(1) as c_int) }.map_err(blas_err("cublasDgemm"))
+    }
+
+    /// The 2-norm of a device vector (cuBLAS `dnrm2`).
+    pub fn norm(&self, x: &impl DevicePtr<f64>) -> Result<f64> {
+        let n = x.len();
+        if n == 0 {
+            return Ok(0.0);
+        }
+        let (p, _p) = x.device_ptr(self.gpu.stream());
+        let mut out = 0.0f64;
+        // SAFETY: a device vector of n values; the result is written to a host scalar (host
+        // pointer mode) when the call returns.
+        let st = unsafe { blas_sys::cublasDnrm2_v2(*self.blas.handle(), n as c_int, p as *const f64, 1, &mut out) };
+        st.result().map_err(|e| Error::Cublas { call: "cublasDnrm2", status: format!("{:?}", e.0) })?;
+        Ok(out)
     }
 
     fn addr(&self, b: &GpuBlock, c0: usize) -> u64 {
@@ -84,26 +133,33 @@ impl Backend for GpuBackend<'_> {
     }
 
     fn set(&mut self, blk: &mut GpuBlock, c0: usize, k: usize, data: &[f64]) -> Result<()> {
+        timed!(self, "set", (|| -> Result<_> {
         let rows = blk.rows;
         let mut v = blk.data.slice_mut(c0 * rows..(c0 + k) * rows);
         self.gpu.stream().memcpy_htod(data, &mut v).map_err(gpu_runtime::Error::driver("uploading a block"))?;
         Ok(())
+        })())
     }
 
     fn get(&mut self, blk: &GpuBlock, c0: usize, k: usize) -> Result<Vec<f64>> {
+        timed!(self, "get", (|| -> Result<_> {
         let rows = blk.rows;
         Ok(self.gpu.download(&blk.data.slice(c0 * rows..(c0 + k) * rows))?)
+        })())
     }
 
     fn product(&mut self, op: Op, x: &GpuBlock, x0: usize, out: &mut GpuBlock, o0: usize, k: usize) -> Result<()> {
+        timed!(self, "product", (|| -> Result<_> {
         let op = if self.transposed { op.flip() } else { op };
         let xv = x.data.slice(x0 * x.rows..(x0 + k) * x.rows);
         let rows = out.rows;
         let mut ov = out.data.slice_mut(o0 * rows..(o0 + k) * rows);
         Ok(self.c.multiply(op, 1.0, &xv, k, 0.0, &mut ov)?)
+        })())
     }
 
     fn dot(&mut self, x: &GpuBlock, x0: usize, c: usize, y: &GpuBlock, y0: usize, k: usize) -> Result<Vec<f64>> {
+        timed!(self, "dot", (|| -> Result<_> {
         if c == 0 || k == 0 {
             return Ok(vec![0.0; c * k]);
         }
@@ -114,9 +170,11 @@ impl Backend for GpuBackend<'_> {
         // holds c · k.
         unsafe { self.gemm(true, c, k, x.rows, 1.0, xa, x.rows, ya, y.rows, 0.0, s, c)? };
         Ok(self.gpu.download(&self.small.slice(0..c * k))?)
+        })())
     }
 
     fn update_within(&mut self, blk: &mut GpuBlock, y0: usize, k: usize, x0: usize, c: usize, coef: &[f64]) -> Result<()> {
+        timed!(self, "update_within", (|| -> Result<_> {
         if c == 0 || k == 0 {
             return Ok(());
         }
@@ -124,9 +182,11 @@ impl Backend for GpuBackend<'_> {
         let (xa, ya) = (self.addr(blk, x0), self.addr(blk, y0));
         // SAFETY: disjoint column ranges of one block of blk.rows rows; coef c × k.
         unsafe { self.gemm(false, blk.rows, k, c, 1.0, xa, blk.rows, s, c, 1.0, ya, blk.rows) }
+        })())
     }
 
     fn combine(&mut self, out: &mut GpuBlock, o0: usize, k: usize, x: &GpuBlock, x0: usize, c: usize, coef: &[f64]) -> Result<()> {
+        timed!(self, "combine", (|| -> Result<_> {
         if k == 0 {
             return Ok(());
         }
@@ -134,22 +194,44 @@ impl Backend for GpuBackend<'_> {
         let (xa, oa) = (self.addr(x, x0), self.addr(out, o0));
         // SAFETY: columns of two blocks of the same row count; coef c × k.
         unsafe { self.gemm(false, out.rows, k, c, 1.0, xa, x.rows, s, c, 0.0, oa, out.rows) }
+        })())
+    }
+
+    fn project_out(&mut self, blk: &mut GpuBlock, prior: usize, c0: usize, k: usize) -> Result<()> {
+        timed!(self, "project_out", (|| -> Result<_> {
+            if prior == 0 || k == 0 {
+                return Ok(());
+            }
+            self.small(prior * k)?;
+            let s = self.small.device_ptr_mut(self.gpu.stream()).0;
+            let (xa, ya, rows) = (self.addr(blk, 0), self.addr(blk, c0), blk.rows);
+            // SAFETY: columns 0 .. prior and c0 .. c0 + k (disjoint) of one block of `rows` rows;
+            // small holds prior · k: C = Xᵀ y, then y −= X C, in stream order.
+            unsafe {
+                self.gemm(true, prior, k, rows, 1.0, xa, rows, ya, rows, 0.0, s, prior)?;
+                self.gemm(false, rows, k, prior, -1.0, xa, rows, s, prior, 1.0, ya, rows)
+            }
+        })())
     }
 
     fn copy_within(&mut self, blk: &mut GpuBlock, s0: usize, d0: usize, k: usize) -> Result<()> {
+        timed!(self, "copy_within", (|| -> Result<_> {
         let rows = blk.rows;
         let (mut lo, hi) = blk.data.split_at_mut(s0 * rows);
         let sv = hi.slice(0..k * rows);
         let mut dv = lo.slice_mut(d0 * rows..(d0 + k) * rows);
         self.gpu.stream().memcpy_dtod(&sv, &mut dv).map_err(gpu_runtime::Error::driver("copying columns"))?;
         Ok(())
+        })())
     }
 
     fn copy(&mut self, src: &GpuBlock, s0: usize, dst: &mut GpuBlock, d0: usize, k: usize) -> Result<()> {
+        timed!(self, "copy", (|| -> Result<_> {
         let rows = src.rows;
         let sv = src.data.slice(s0 * rows..(s0 + k) * rows);
         let mut dv = dst.data.slice_mut(d0 * rows..(d0 + k) * rows);
         self.gpu.stream().memcpy_dtod(&sv, &mut dv).map_err(gpu_runtime::Error::driver("copying a block"))?;
         Ok(())
+        })())
     }
 }

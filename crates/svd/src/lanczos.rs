@@ -57,6 +57,13 @@ pub(crate) trait Backend {
     fn combine(&mut self, out: &mut Self::Block, o0: usize, k: usize, x: &Self::Block, x0: usize, c: usize, coef: &[f64]) -> Result<()>;
     /// Columns `s0 .. s0 + k` of `blk` copied to `d0 .. d0 + k` (`d0 + k ≤ s0`).
     fn copy_within(&mut self, blk: &mut Self::Block, s0: usize, d0: usize, k: usize) -> Result<()>;
+    /// One classical Gram–Schmidt pass: `y -= X (Xᵀ y)` for `y` = columns `c0 .. c0 + k` and
+    /// `X` = columns `0 .. prior` of the same block (the coefficients may stay on the device).
+    fn project_out(&mut self, blk: &mut Self::Block, prior: usize, c0: usize, k: usize) -> Result<()> {
+        let c = self.dot(blk, 0, prior, blk, c0, k)?;
+        let neg: Vec<f64> = c.iter().map(|x| -x).collect();
+        self.update_within(blk, c0, k, 0, prior, &neg)
+    }
     /// `dst[:, d0 .. d0 + k] = src[:, s0 .. s0 + k]`.
     fn copy(&mut self, src: &Self::Block, s0: usize, dst: &mut Self::Block, d0: usize, k: usize) -> Result<()>;
 }
@@ -85,9 +92,7 @@ fn cgs2<B: Backend>(be: &mut B, blk: &mut B::Block, prior: usize, c0: usize, k: 
         return Ok(());
     }
     for _ in 0..2 {
-        let c = be.dot(blk, 0, prior, blk, c0, k)?;
-        let neg: Vec<f64> = c.iter().map(|x| -x).collect();
-        be.update_within(blk, c0, k, 0, prior, &neg)?;
+        be.project_out(blk, prior, c0, k)?;
     }
     Ok(())
 }
@@ -251,30 +256,38 @@ fn finish<B: Backend>(be: &mut B, cfg: &Config, pb: &B::Block, qb: &B::Block, tn
     let (m, n) = be.shape();
     let r = cfg.rank;
     let mut residual = Vec::with_capacity(r);
-    let (mut uall, mut vall) = (Vec::with_capacity(m * r), Vec::with_capacity(n * r));
+    let (mut uall, mut vall) = (Vec::new(), Vec::new());
     let mut c0 = 0;
-    // In chunks of b vectors (the temporaries' width), each needing two products.
+    // In chunks of b vectors (the temporaries hold 2 b columns), each needing two products; the
+    // residual vectors are formed and measured on the backend.
     while c0 < r {
         let k = b.min(r - c0);
         be.combine(tn, 0, k, pb, 0, kk, &v[c0 * kk..(c0 + k) * kk])?; // v_i = P V e_i
-        be.combine(tm, 0, k, qb, 0, kk, &u[c0 * kk..(c0 + k) * kk])?; // Q U e_i
+        be.combine(tm, 0, k, qb, 0, kk, &u[c0 * kk..(c0 + k) * kk])?; // Q U e_i = ‖u_i‖ u_i
+        let gu = be.dot(tm, 0, k, tm, 0, k)?;
+        let nu: Vec<f64> = (0..k).map(|i| gu[i * (k + 1)].max(0.0).sqrt()).collect();
         be.product(Op::NoTranspose, tn, 0, tm, b, k)?; // A v_i
-        be.product(Op::Transpose, tm, 0, tn, b, k)?; // Aᵀ Q U e_i
+        be.product(Op::Transpose, tm, 0, tn, b, k)?; // ‖u_i‖ Aᵀ u_i
         products += 2;
-        let (vv, uu) = (be.get(tn, 0, k)?, be.get(tm, 0, k)?);
-        let (av, atu) = (be.get(tm, b, k)?, be.get(tn, b, k)?);
+        let diag = |f: &dyn Fn(usize) -> f64| -> Vec<f64> { (0..k * k).map(|x| if x % (k + 1) == 0 { f(x / (k + 1)) } else { 0.0 }).collect() };
+        let inv = |i: usize| if nu[i] > 0.0 { 1.0 / nu[i] } else { 0.0 };
+        be.update_within(tm, b, k, 0, k, &diag(&|i| -sig[c0 + i] * inv(i)))?; // A v − σ u
+        be.update_within(tn, b, k, 0, k, &diag(&|i| -sig[c0 + i] * nu[i]))?; // ‖u‖ (Aᵀ u − σ v)
+        let (d1, d2) = (be.dot(tm, b, k, tm, b, k)?, be.dot(tn, b, k, tn, b, k)?);
         for i in 0..k {
-            let s = sig[c0 + i];
-            let nu = uu[i * m..(i + 1) * m].iter().map(|x| x * x).sum::<f64>().sqrt();
-            let inv = if nu > 0.0 { 1.0 / nu } else { 0.0 };
-            let e1: f64 = (0..m).map(|t| (av[t + i * m] - s * uu[t + i * m] * inv).powi(2)).sum();
-            let e2: f64 = (0..n).map(|t| (atu[t + i * n] * inv - s * vv[t + i * n]).powi(2)).sum();
+            let (e1, e2) = (d1[i * (k + 1)].max(0.0), d2[i * (k + 1)].max(0.0) * inv(i) * inv(i));
             residual.push((e1 + e2).sqrt());
-            uall.extend(uu[i * m..(i + 1) * m].iter().map(|x| x * inv));
-            vall.extend_from_slice(&vv[i * n..(i + 1) * n]);
+        }
+        if cfg.vectors {
+            let (uu, vv) = (be.get(tm, 0, k)?, be.get(tn, 0, k)?);
+            for i in 0..k {
+                uall.extend(uu[i * m..(i + 1) * m].iter().map(|x| x * inv(i)));
+            }
+            vall.extend_from_slice(&vv);
         }
         c0 += k;
     }
+    let _ = n;
     Ok(Svd { sigma: sig[..r].to_vec(), residual, estimate: est, u: uall, v: vall, converged, restarts, products, block: b, steps: p })
 }
 

@@ -75,11 +75,14 @@ pub struct Config {
     pub krylov: Option<usize>,
     /// Seed of the random start block.
     pub seed: u64,
+    /// Return the singular vectors ([`Svd::u`], [`Svd::v`]; copied to the host, `(rows + cols)
+    /// · r` values).
+    pub vectors: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { rank: 16, block: 4, tol: 1e-8, max_restarts: 100, krylov: None, seed: 0x5eed }
+        Self { rank: 16, block: 4, tol: 1e-8, max_restarts: 100, krylov: None, seed: 0x5eed, vectors: false }
     }
 }
 
@@ -108,9 +111,9 @@ pub struct Svd {
     pub residual: Vec<f64>,
     /// The recurrence's estimate `‖Aᵀ u − σ v‖` the stopping test used.
     pub estimate: Vec<f64>,
-    /// Left singular vectors, `rows × r` column-major.
+    /// Left singular vectors, `rows × r` column-major (empty unless [`Config::vectors`]).
     pub u: Vec<f64>,
-    /// Right singular vectors, `cols × r` column-major.
+    /// Right singular vectors, `cols × r` column-major (empty unless [`Config::vectors`]).
     pub v: Vec<f64>,
     /// Whether every estimate met `tol · σ₁` (otherwise the restart cap was reached).
     pub converged: bool,
@@ -147,12 +150,10 @@ fn untranspose(mut s: Svd, transposed: bool) -> Svd {
 pub fn svd(gpu: &Gpu, a: &DeviceCsr<f64>, cfg: &Config, progress: impl FnMut(usize, f64)) -> Result<Svd> {
     cfg.check(a.rows(), a.cols())?;
     let transposed = a.cols() > a.rows();
-    let norm = {
-        let v = gpu.download(a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?)?;
-        v.iter().take(a.nnz() as usize).map(|x| x * x).sum::<f64>().sqrt()
-    };
+    let vals = a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?;
     let mut c = DeviceCsrc::from_csr(gpu, a)?;
     let mut be = gpu::GpuBackend::new(gpu, &mut c, transposed)?;
+    let norm = be.norm(&vals.slice(0..a.nnz() as usize))?;
     let s = lanczos::run(&mut be, cfg, norm, progress)?;
     Ok(untranspose(s, transposed))
 }

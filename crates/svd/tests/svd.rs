@@ -71,12 +71,29 @@ fn check_against_dense(name: &str, a: &Csr<u32, f64>, s: &Svd, rank: usize) {
         assert!((g - w).abs() <= 1e-10 * s1.max(f64::MIN_POSITIVE), "{name}: σ{} = {g:e}, dense {w:e}", i + 1);
         assert!(s.residual[i] <= 1e-7 * s1.max(1e-300) + 1e-300, "{name}: residual {} of σ{}", s.residual[i], i + 1);
     }
-    assert_eq!(s.u.len(), a.rows() as usize * rank);
-    assert_eq!(s.v.len(), a.cols() as usize * rank);
+    // The vectors, checked on the host: unit length, and A v = σ u, Aᵀ u = σ v.
+    let (m, n) = (a.rows() as usize, a.cols() as usize);
+    assert_eq!(s.u.len(), m * rank);
+    assert_eq!(s.v.len(), n * rank);
+    let at = a.transpose();
+    for i in 0..rank {
+        let (u, v) = (&s.u[i * m..(i + 1) * m], &s.v[i * n..(i + 1) * n]);
+        let mut av = vec![0.0; m];
+        gpu_spmv::serial::spmv(a, 1.0, v, 0.0, &mut av);
+        let mut atu = vec![0.0; n];
+        gpu_spmv::serial::spmv(&at, 1.0, u, 0.0, &mut atu);
+        let nv = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        assert!((nv - 1.0).abs() < 1e-10, "{name}: ‖v{}‖ = {nv}", i + 1);
+        let r1: f64 = av.iter().zip(u).map(|(x, y)| (x - s.sigma[i] * y).powi(2)).sum();
+        let r2: f64 = atu.iter().zip(v).map(|(x, y)| (x - s.sigma[i] * y).powi(2)).sum();
+        let host = (r1 + r2).sqrt();
+        assert!(host <= 1e-7 * s1.max(1e-300) + 1e-300, "{name}: host residual {host:e} of σ{}", i + 1);
+        assert!((host - s.residual[i]).abs() <= 1e-9 * s1.max(1e-300) + 1e-300, "{name}: residual {:e} reported, {host:e} on the host", s.residual[i]);
+    }
 }
 
 fn cfg(rank: usize) -> Config {
-    Config { rank, tol: 1e-12, ..Config::default() }
+    Config { rank, tol: 1e-12, vectors: true, ..Config::default() }
 }
 
 #[test]
