@@ -50,6 +50,17 @@ pub(crate) fn inv_upper(r: &[f64], b: usize) -> Vec<f64> {
     x
 }
 
+/// The product of two upper-triangular `b × b` matrices.
+pub(crate) fn mul_upper(x: &[f64], y: &[f64], b: usize) -> Vec<f64> {
+    let mut z = vec![0.0; b * b];
+    for j in 0..b {
+        for i in 0..=j {
+            z[i + j * b] = (i..=j).map(|l| x[i + l * b] * y[l + j * b]).sum();
+        }
+    }
+    z
+}
+
 /// `Xᵀ` of a column-major `rows × cols` matrix.
 pub(crate) fn transpose(x: &[f64], rows: usize, cols: usize) -> Vec<f64> {
     let mut t = vec![0.0; rows * cols];
@@ -118,6 +129,8 @@ mod tests {
         let r = cholesky(&g, 2, 1e-300).unwrap();
         assert!((r[0] - 2.0).abs() < 1e-15 && (r[2] - 1.0).abs() < 1e-15 && (r[3] - 3.0).abs() < 1e-15 && r[1] == 0.0);
         let x = inv_upper(&r, 2);
+        let id = mul_upper(&r, &x, 2);
+        assert!((id[0] - 1.0).abs() < 1e-15 && id[2].abs() < 1e-15 && (id[3] - 1.0).abs() < 1e-15);
         assert!((x[0] - 0.5).abs() < 1e-15 && (x[2] + 1.0 / 6.0).abs() < 1e-15 && (x[3] - 1.0 / 3.0).abs() < 1e-15);
         // Dependent second column; a zero first column.
         assert_eq!(cholesky(&[1.0, 2.0, 2.0, 4.0], 2, 1e-300), Err(vec![1]));

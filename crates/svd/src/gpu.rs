@@ -25,6 +25,9 @@ pub(crate) struct GpuBackend<'a> {
     blas: CudaBlas,
     /// Coefficients and dot products (`K × b` at most), grown on demand.
     small: CudaSlice<f64>,
+    /// Per-chunk partial dot products of tall blocks, and ones to add them up.
+    partial: CudaSlice<f64>,
+    ones: CudaSlice<f64>,
     /// `SPTRANS_SVD_PROFILE=1`: seconds and calls per operation (each synchronized), printed
     /// to stderr when the backend is dropped.
     profile: Option<std::collections::BTreeMap<&'static str, (f64, usize)>>,
@@ -60,6 +63,13 @@ macro_rules! timed {
     }};
 }
 
+/// A dot product `Xᵀ Y` of blocks of at least `DOT_SPLIT` rows and at most 256 results is cut into
+/// up to `DOT_CHUNKS` row chunks: one strided-batched `dgemm` for the chunks' partial products,
+/// one `dgemv` adding them up (and one `dgemm` for the leftover rows). A single `dgemm` of such a
+/// shape (4 × 4 results over a million rows) keeps few SMs busy.
+const DOT_SPLIT: usize = 1 << 16;
+const DOT_CHUNKS: usize = 256;
+
 fn blas_err(call: &'static str) -> impl FnOnce(cudarc::cublas::result::CublasError) -> Error {
     move |e| Error::Cublas { call, status: format!("{:?}", e.0) }
 }
@@ -70,8 +80,10 @@ impl<'a> GpuBackend<'a> {
         gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuBLAS"))?;
         let blas = CudaBlas::new(gpu.stream().clone()).map_err(blas_err("cublasCreate"))?;
         let small = gpu.alloc::<f64>(1024)?;
+        let partial = gpu.alloc::<f64>(DOT_CHUNKS * 256)?;
+        let ones = gpu.upload(&[1.0f64; DOT_CHUNKS])?;
         let profile = std::env::var("SPTRANS_SVD_PROFILE").is_ok_and(|v| v == "1").then(Default::default);
-        Ok(Self { gpu: gpu.clone(), c, transposed, blas, small, profile })
+        Ok(Self { gpu: gpu.clone(), c, transposed, blas, small, partial, ones, profile })
     }
 
     fn small(&mut self, len: usize) -> Result<()> {
@@ -166,9 +178,34 @@ impl Backend for GpuBackend<'_> {
         self.small(c * k)?;
         let s = self.small.device_ptr_mut(self.gpu.stream()).0;
         let (xa, ya) = (self.addr(x, x0), self.addr(y, y0));
-        // SAFETY: columns x0 .. x0 + c of x and y0 .. y0 + k of y, both of x.rows rows; small
-        // holds c · k.
-        unsafe { self.gemm(true, c, k, x.rows, 1.0, xa, x.rows, ya, y.rows, 0.0, s, c)? };
+        let rows = x.rows;
+        if rows >= DOT_SPLIT && c * k <= 256 {
+            let nb = (rows / 4096).min(DOT_CHUNKS);
+            let ch = rows / nb;
+            let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
+            let ones = self.ones.device_ptr(self.gpu.stream()).0;
+            let (t, nn) = (blas_sys::cublasOperation_t::CUBLAS_OP_T, blas_sys::cublasOperation_t::CUBLAS_OP_N);
+            let h = *self.blas.handle();
+            let (one, zero) = (1.0f64, 0.0f64);
+            // SAFETY: chunk i is rows i·ch .. (i + 1)·ch of both blocks (lda = rows); partial
+            // holds nb · c · k ≤ 256 · 256 results; ones holds nb ones; small holds c · k.
+            unsafe {
+                blas_sys::cublasDgemmStridedBatched(h, t, nn, c as c_int, k as c_int, ch as c_int, &one, xa as *const f64, rows as c_int, ch as i64, ya as *const f64, rows as c_int, ch as i64, &zero, part as *mut f64, c as c_int, (c * k) as i64, nb as c_int)
+                    .result()
+                    .map_err(|e| Error::Cublas { call: "cublasDgemmStridedBatched", status: format!("{:?}", e.0) })?;
+                blas_sys::cublasDgemv_v2(h, nn, (c * k) as c_int, nb as c_int, &one, part as *const f64, (c * k) as c_int, ones as *const f64, 1, &zero, s as *mut f64, 1)
+                    .result()
+                    .map_err(|e| Error::Cublas { call: "cublasDgemv", status: format!("{:?}", e.0) })?;
+                let done = nb * ch;
+                if done < rows {
+                    self.gemm(true, c, k, rows - done, 1.0, xa + (done * 8) as u64, rows, ya + (done * 8) as u64, rows, 1.0, s, c)?;
+                }
+            }
+        } else {
+            // SAFETY: columns x0 .. x0 + c of x and y0 .. y0 + k of y, both of x.rows rows;
+            // small holds c · k.
+            unsafe { self.gemm(true, c, k, rows, 1.0, xa, rows, ya, y.rows, 0.0, s, c)? };
+        }
         Ok(self.gpu.download(&self.small.slice(0..c * k))?)
         })())
     }

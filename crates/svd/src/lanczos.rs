@@ -74,7 +74,7 @@ pub(crate) trait Backend {
 pub(crate) fn sizes(cfg: &Config, n: usize) -> (usize, usize) {
     let r = cfg.rank;
     let b = cfg.block.min(n).max(1);
-    let want = cfg.krylov.unwrap_or((4 * r).max(64)).max(r + b);
+    let want = cfg.krylov.unwrap_or((8 * r).max(128)).max(r + b);
     if want >= n {
         let b = (1..=b).rev().find(|d| n % d == 0).unwrap_or(1);
         return (b, n / b);
@@ -99,9 +99,23 @@ fn cgs2<B: Backend>(be: &mut B, blk: &mut B::Block, prior: usize, c0: usize, k: 
 
 /// Orthonormalizes columns `c0 .. c0 + b` of `blk` (of `rows` rows), returning `R` (`b × b`) with
 /// `W₀ ≈ Q R` for the columns `W₀` on entry; `tmp` holds at least `2 b` columns of `rows`.
-/// Dependent columns are replaced by random ones orthogonalized against `0 .. prior`.
+///
+/// The usual path is CholeskyQR2 ping-ponging between `blk` and `tmp` (`R = R₂ R₁`, two Gram
+/// matrices and two products, no copies). When a Gram matrix shows dependent columns, `blk`
+/// still holds `W₀`: it is kept in `tmp`, the dependent columns are replaced by random ones
+/// orthogonalized against `0 .. prior`, CholeskyQR2 is repeated, and `R = Qᵀ W₀`.
 #[allow(clippy::too_many_arguments)]
 fn qr<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, rows: usize, c0: usize, b: usize, prior: usize, abs: f64, rng: &mut SplitMix) -> Result<Vec<f64>> {
+    let g = be.dot(blk, c0, b, blk, c0, b)?;
+    if let Ok(r1) = dense::cholesky(&g, b, abs) {
+        be.combine(tmp, 0, b, blk, c0, b, &dense::inv_upper(&r1, b))?;
+        let g2 = be.dot(tmp, 0, b, tmp, 0, b)?;
+        if let Ok(r2) = dense::cholesky(&g2, b, abs.min(1e-8)) {
+            be.combine(blk, c0, b, tmp, 0, b, &dense::inv_upper(&r2, b))?;
+            return Ok(dense::mul_upper(&r2, &r1, b));
+        }
+    }
+    // Dependent columns: blk still holds W₀.
     be.copy(blk, c0, tmp, 0, b)?;
     let mut attempts = 0;
     'outer: loop {
@@ -299,10 +313,11 @@ mod tests {
     #[test]
     fn krylov_sizes() {
         let c = |rank, block, krylov| Config { rank, block, krylov, ..Config::default() };
-        assert_eq!(sizes(&c(16, 4, None), 4284), (4, 16));
+        assert_eq!(sizes(&c(16, 4, None), 4284), (4, 32));
         assert_eq!(sizes(&c(16, 4, Some(250)), 4284), (4, 63));
         // The whole space: 30 = 3 · 10; 31 is prime.
         assert_eq!(sizes(&c(16, 4, None), 30), (3, 10));
+        assert_eq!(sizes(&c(16, 4, Some(64)), 4284), (4, 16));
         assert_eq!(sizes(&c(5, 4, None), 31), (1, 31));
         assert_eq!(sizes(&c(1, 1, None), 1), (1, 1));
         // 62 wanted of 64 at b = 4: 64 is reachable exactly.

@@ -71,7 +71,7 @@ pub struct Config {
     /// Restarts before giving up (the answer then says `converged == false`).
     pub max_restarts: usize,
     /// Krylov dimension `K` per cycle (rounded up to a multiple of `b`, at most `min(m, n)`);
-    /// `None`: `max(4 r, 64)`.
+    /// `None`: `max(8 r, 128)`.
     pub krylov: Option<usize>,
     /// Seed of the random start block.
     pub seed: u64,

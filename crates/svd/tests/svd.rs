@@ -148,6 +148,8 @@ gpu_test!(fn gpu_matches_the_twin(gpu) {
     let cases = [
         ("tall-skinny 20000x300", gen::tall_skinny::<f64>(20_000, 300, 6, s).unwrap()),
         ("uniform wide 800x6000", gen::uniform::<f64>(800, 6000, 40_000, s ^ 5).unwrap()),
+        // Past 2^16 rows: the chunked dot products, with leftover rows.
+        ("tall-skinny 70001x150", gen::tall_skinny::<f64>(70_001, 150, 5, s ^ 7).unwrap()),
     ];
     for (name, a) in &cases {
         let c = Config { rank: 6, block: 3, tol: 1e-10, ..Config::default() };
