@@ -158,12 +158,17 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
     // least one block.
     let keep = (r + (kk - r.min(kk)) / 2).min(kk.saturating_sub(b)).max(r.min(kk.saturating_sub(b)));
     let abs = 1e-13 * a_norm.max(f64::MIN_POSITIVE.sqrt());
+    let profile = std::env::var("SPTRANS_SVD_PROFILE").is_ok_and(|v| v == "1");
+    let t_alloc = std::time::Instant::now();
     let mut rng = SplitMix(cfg.seed);
     let mut pb = be.alloc(n, kk + b)?;
     let mut qb = be.alloc(m, kk)?;
     let tw = kk.max(2 * b);
     let mut tn = be.alloc(n, tw)?;
     let mut tm = be.alloc(m, tw)?;
+    if profile {
+        eprintln!("  bases allocated: {:.2} ms", t_alloc.elapsed().as_secs_f64() * 1e3);
+    }
     let start = rng.vec(n * b);
     be.set(&mut pb, 0, b, &start)?;
     qr(be, &mut pb, &mut tn, n, 0, b, 0, abs, &mut rng)?;
@@ -221,7 +226,11 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
             rj = qr(be, &mut qb, &mut tm, m, pn, b, pn, abs, &mut rng)?;
             place(&mut bm, pn, pn, b, b, &rj);
         }
+        let t_svd = std::time::Instant::now();
         let (u, sig, v) = dense::svd(&bm, kt).map_err(Error::Internal)?;
+        if profile {
+            eprintln!("  small SVD of {kt} × {kt}: {:.2} ms", t_svd.elapsed().as_secs_f64() * 1e3);
+        }
         // Residual estimates ‖W y_i‖ = sqrt(y_iᵀ (WᵀW) y_i), y_i the last b entries of U e_i.
         let y = |i: usize| -> Vec<f64> { (0..b).map(|t| u[(kt - b + t) + i * kt]).collect() };
         let est: Vec<f64> = (0..r)
@@ -240,7 +249,12 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
         let converged = worst <= cfg.tol * sig[0] || sig[0] == 0.0 || kt >= n;
         progress(restarts, if sig[0] > 0.0 { worst / sig[0] } else { 0.0 });
         if converged || restarts >= cfg.max_restarts {
-            return finish(be, cfg, &pb, &qb, &mut tn, &mut tm, kt, &u, &sig, &v, est, converged, restarts, products, b, p);
+            let t_fin = std::time::Instant::now();
+            let out = finish(be, cfg, &pb, &qb, &mut tn, &mut tm, kt, &u, &sig, &v, est, converged, restarts, products, b, p);
+            if profile {
+                eprintln!("  finish: {:.2} ms", t_fin.elapsed().as_secs_f64() * 1e3);
+            }
+            return out;
         }
         // Thick restart: keep `keep` Ritz triplets, continue from the residual block W.
         let wl = qr(be, &mut pb, &mut tn, n, kt, b, kt, abs, &mut rng)?;

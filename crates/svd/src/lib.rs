@@ -151,9 +151,14 @@ pub fn svd(gpu: &Gpu, a: &DeviceCsr<f64>, cfg: &Config, progress: impl FnMut(usi
     cfg.check(a.rows(), a.cols())?;
     let transposed = a.cols() > a.rows();
     let vals = a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?;
+    let t0 = std::time::Instant::now();
     let mut c = DeviceCsrc::from_csr(gpu, a)?;
     let mut be = gpu::GpuBackend::new(gpu, &mut c, transposed)?;
     let norm = be.norm(&vals.slice(0..a.nnz() as usize))?;
+    if std::env::var("SPTRANS_SVD_PROFILE").is_ok_and(|v| v == "1") {
+        gpu.synchronize()?;
+        eprintln!("  CSRC build, cuBLAS handle, norm: {:.2} ms", t0.elapsed().as_secs_f64() * 1e3);
+    }
     let s = lanczos::run(&mut be, cfg, norm, progress)?;
     Ok(untranspose(s, transposed))
 }
