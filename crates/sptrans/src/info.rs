@@ -7,8 +7,8 @@ use crate::cli::InfoArgs;
 use crate::Result;
 
 /// The PTX modules this binary embeds, one per primitive crate.
-pub fn modules() -> [&'static PtxModule; 9] {
-    [&gpu_runtime::selftest::MODULE, &gpu_scan::MODULE, &gpu_ptr2idx::MODULE, &gpu_histogram::MODULE, &gpu_radix::MODULE, &gpu_segsort::MODULE, &gpu_segmerge::MODULE, &gpu_spmv::MODULE, &gpu_transpose::MODULE]
+pub fn modules() -> [&'static PtxModule; 10] {
+    [&gpu_runtime::selftest::MODULE, &gpu_scan::MODULE, &gpu_ptr2idx::MODULE, &gpu_histogram::MODULE, &gpu_radix::MODULE, &gpu_segsort::MODULE, &gpu_segmerge::MODULE, &gpu_spmv::MODULE, &gpu_csrc::MODULE, &gpu_transpose::MODULE]
 }
 
 /// Where the device toolchain's parts are (`cargo xtask setup-ptx-toolchain` installs them).
