@@ -12,7 +12,8 @@
 //! - `spmv-auto` (k = 1, `A·x` only): gpu-spmv's `Format::Auto`.
 //!
 //! GB/s use one byte model for all (CSR read once, `x` and `y` once: `nnz (4 + 8) + 4 (m + 1) +
-//! 8 k (m + n)`). The table goes to stdout; `SPTRANS_CSRC_CSV=path` writes the rows as CSV;
+//! 8 k (m + n)`). The table goes to stdout; `SPTRANS_CSRC_CSV=path` writes the rows as CSV,
+//! `SPTRANS_CSRC_PLOT=path.svg` a chart of each product's speedup over cuSPARSE by k;
 //! `SPTRANS_CSRC_QUICK=1` runs a small suite (for a smoke test).
 use gpu_csrc::{CsrPair, CuSparseProducts, DeviceCsrc, Op, Products};
 use gpu_runtime::{Gpu, GpuTimer};
@@ -74,7 +75,7 @@ fn main() {
     println!("\n| matrix | nnz | CSRC MB (CSR MB) | build CSRC ms | pair build ms | transpose ms |");
     println!("|---|---|---|---|---|---|");
     let mut detail = String::new();
-    detail.push_str("| matrix | k | op | csrc ms | csrc global-atomics ms | cuSPARSE ms | explicit ms | pair ms | spmv-auto ms | csrc GB/s (% copy) | csrc ÷ cuSPARSE | explicit pays off after |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    detail.push_str("| matrix | k | op | csrc ms | csrc global-atomics ms | csrc 227 KiB ms | cuSPARSE ms | explicit ms | pair ms | spmv-auto ms | csrc GB/s (% copy) | csrc ÷ cuSPARSE | explicit pays off after |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (name, make) in suite(quick) {
         let a = make();
         let (m, n, nnz) = (a.rows(), a.cols(), a.nnz());
@@ -111,6 +112,9 @@ fn main() {
                 let budget = c.transposed_shared_bytes();
                 c.set_transposed_shared_bytes(0);
                 let t_global = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("csrc"));
+                // The largest shared budget (one block per SM, fewer passes).
+                c.set_transposed_shared_bytes(u32::MAX);
+                let t_big = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("csrc"));
                 c.set_transposed_shared_bytes(budget);
                 let t_cs = median_ms(&timer, reps, || cs.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("cusparse"));
                 let t_ex = median_ms(&timer, reps, || explicit.multiply(op.flip(), 1.0, &x, k, 0.0, &mut out).expect("explicit"));
@@ -120,13 +124,13 @@ fn main() {
                 let gbs = |t: f64| bytes / (t * 1e-3) / 1e9;
                 let pays = if op == Op::Transpose && t_cs > t_ex { format!("{:.0}", (transpose_ms / (t_cs - t_ex)).ceil()) } else { "—".into() };
                 detail.push_str(&format!(
-                    "| {name} | {k} | {opname} | {t_csrc:.4} | {t_global:.4} | {t_cs:.4} | {t_ex:.4} | {t_pair:.4} | {} | {:.0} ({:.0}%) | {:.2}× | {pays} |\n",
+                    "| {name} | {k} | {opname} | {t_csrc:.4} | {t_global:.4} | {t_big:.4} | {t_cs:.4} | {t_ex:.4} | {t_pair:.4} | {} | {:.0} ({:.0}%) | {:.2}× | {pays} |\n",
                     t_spmv.map(|t| format!("{t:.4}")).unwrap_or_default(),
                     gbs(t_csrc),
                     100.0 * gbs(t_csrc) / copy,
                     t_cs / t_csrc
                 ));
-                for (imp, t) in [("csrc", Some(t_csrc)), ("csrc-global", Some(t_global)), ("cusparse", Some(t_cs)), ("explicit", Some(t_ex)), ("pair", Some(t_pair)), ("spmv-auto", t_spmv)] {
+                for (imp, t) in [("csrc", Some(t_csrc)), ("csrc-global", Some(t_global)), ("csrc-227k", Some(t_big)), ("cusparse", Some(t_cs)), ("explicit", Some(t_ex)), ("pair", Some(t_pair)), ("spmv-auto", t_spmv)] {
                     if let Some(t) = t {
                         rows.push(Row { matrix: name.to_string(), k, op: opname, imp, ms: t, gbs: gbs(t) });
                     }
@@ -157,6 +161,9 @@ fn main() {
         }
         println!("| {k} | {:.2}× | {:.2} | {:.2}× |", geo(&t1), geo(&t2), geo(&t3));
     }
+    if let Ok(path) = std::env::var("SPTRANS_CSRC_PLOT") {
+        plot(&path, &rows, &mats).expect("plot");
+    }
     if let Ok(path) = std::env::var("SPTRANS_CSRC_CSV") {
         let mut s = String::from("matrix,k,op,implementation,ms,gbs\n");
         for r in &rows {
@@ -164,4 +171,36 @@ fn main() {
         }
         std::fs::write(&path, s).expect("csv");
     }
+}
+
+/// Speedup of CSRC over cuSPARSE (same run) for each matrix and product, by k: one line per
+/// matrix and product, log scale.
+fn plot(path: &str, rows: &[Row], mats: &[String]) -> Result<(), String> {
+    use plotters::prelude::*;
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let find = |mat: &str, k: usize, op: &str, imp: &str| rows.iter().find(|r| r.matrix == mat && r.k == k && r.op == op && r.imp == imp).map(|r| r.ms);
+    let root = SVGBackend::new(path, (1000, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("gpu-csrc: speedup over cuSPARSE SpMV/SpMM on CSR, same run (f64, H100; log scale)", ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d((0.8f64..20.0).log_scale(), (0.3f64..50.0).log_scale())
+        .map_err(|x| e(&x))?;
+    chart.configure_mesh().x_desc("vectors k").y_desc("× cuSPARSE").draw().map_err(|x| e(&x))?;
+    let mut i = 0;
+    for mat in mats {
+        for (op, dash) in [("Aᵀ·U", false), ("A·X", true)] {
+            let pts: Vec<(f64, f64)> = KS.iter().filter_map(|&k| Some((k as f64, find(mat, k, op, "cusparse")? / find(mat, k, op, "csrc")?))).collect();
+            let color = Palette99::pick(i / 2).to_rgba();
+            let style = if dash { color.stroke_width(1) } else { color.stroke_width(3) };
+            chart.draw_series(LineSeries::new(pts.clone(), style)).map_err(|x| e(&x))?.label(format!("{mat} {op}")).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|x| e(&x))?;
+            i += 1;
+        }
+    }
+    chart.draw_series(LineSeries::new([(0.8, 1.0), (20.0, 1.0)], BLACK.stroke_width(1))).map_err(|x| e(&x))?;
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).position(SeriesLabelPosition::UpperRight).draw().map_err(|x| e(&x))?;
+    root.present().map_err(|x| e(&x))
 }

@@ -14,9 +14,12 @@ pub(crate) struct Kernels {
     pub scale: Kernel,
     pub atu: Kernel,
     pub atu_shared: Kernel,
-    /// Dynamic shared memory `atu_shared` may use: half an SM's (less the 1 KiB a block
-    /// reserves), so that two blocks fit, and no more than a block may opt in to.
+    /// Dynamic shared memory `atu_shared` may use: what a block may opt in to (227 KiB on an
+    /// H100).
     pub shared_budget: u32,
+    /// The default cap: half an SM's shared memory (less the 1 KiB a block reserves), so that
+    /// two blocks fit.
+    pub shared_default: u32,
     pub sm_count: u32,
     pub csr_warp: Kernel,
     pub csr_block: Kernel,
@@ -28,7 +31,8 @@ impl Kernels {
         // The direct product's shared memory is at most 16 vectors of f64 for 256 rows: 32 KiB,
         // under the default 48 KiB; so is the global transposed product's staging of U.
         let props = gpu.props();
-        let shared_budget = (props.shared_per_sm / 2).saturating_sub(1024).min(props.shared_per_block_optin).max(props.shared_per_block);
+        let shared_budget = props.shared_per_block_optin.max(props.shared_per_block);
+        let shared_default = (props.shared_per_sm / 2).saturating_sub(1024).min(shared_budget).max(props.shared_per_block);
         let atu_shared = k("atu_shared")?;
         if shared_budget > props.shared_per_block {
             atu_shared.set_max_dynamic_shared(shared_budget)?;
@@ -36,6 +40,7 @@ impl Kernels {
         Ok(Self {
             atu_shared,
             shared_budget,
+            shared_default,
             sm_count: props.sm_count.max(1),
             block_ptr: gpu.kernel(&crate::MODULE, "csrc_block_ptr")?,
             gather: k("gather")?,
@@ -122,7 +127,9 @@ pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, budget: u32, row
                 let kp = kc.min(k - c0);
                 let bytes = ((cols + BLOCK_ROWS as u64) * kp as u64 * vb) as u32;
                 let per_sm = (gpu.props().shared_per_sm / (bytes + 1024)).clamp(1, 2048 / NT_SHARED);
-                let mut cfg = grid_1d(blocks, NT_SHARED, 1, kn.sm_count * per_sm);
+                // One block per SM: twice the threads.
+                let nt = if per_sm == 1 { 2 * NT_SHARED } else { NT_SHARED };
+                let mut cfg = grid_1d(blocks, nt, 1, kn.sm_count * per_sm);
                 cfg.shared_mem_bytes = bytes;
                 let (up, op) = (u + c0 as u64 * rows * vb, out + c0 as u64 * cols * vb);
                 // SAFETY: csrc_atu_shared_T(rows, cols, kp, blocks, p, r, j, v, u, alpha, out):

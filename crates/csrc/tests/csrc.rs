@@ -90,10 +90,10 @@ fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                     let x = random_vec::<T>(r, xn * k);
                     let out0 = random_vec::<T>(r, on * k);
                     let (one, half, m34) = (T::from_f64(1.0), T::from_f64(0.5), T::from_f64(-0.75));
-                    // The transposed product's three ways: shared memory in one pass (default),
-                    // in passes of 3 vectors, and global atomics only.
+                    // The transposed product's ways: shared memory with the default cap, with the
+                    // largest (one block per SM), in passes of 3 vectors, and global atomics only.
                     let stored_cols = if c.is_transpose_view() { a.rows() } else { a.cols() };
-                    let budgets = [default_budget, ((stored_cols + BLOCK_ROWS as u64) * 3 * T::BYTES as u64).min(u32::MAX as u64) as u32, 0];
+                    let budgets = [default_budget, u32::MAX, ((stored_cols + BLOCK_ROWS as u64) * 3 * T::BYTES as u64).min(u32::MAX as u64) as u32, 0];
                     for budget in budgets {
                         c.set_transposed_shared_bytes(budget);
                         check(gpu, &mut c, &a, op, one, &x, k, T::default(), &out0, &format!("csrc {name} budget {budget}"));
