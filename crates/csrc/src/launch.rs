@@ -17,9 +17,6 @@ pub(crate) struct Kernels {
     /// Dynamic shared memory `atu_shared` may use: what a block may opt in to (227 KiB on an
     /// H100).
     pub shared_budget: u32,
-    /// The default cap: half an SM's shared memory (less the 1 KiB a block reserves), so that
-    /// two blocks fit.
-    pub shared_default: u32,
     pub sm_count: u32,
     pub csr_warp: Kernel,
     pub csr_block: Kernel,
@@ -32,7 +29,6 @@ impl Kernels {
         // under the default 48 KiB; so is the global transposed product's staging of U.
         let props = gpu.props();
         let shared_budget = props.shared_per_block_optin.max(props.shared_per_block);
-        let shared_default = (props.shared_per_sm / 2).saturating_sub(1024).min(shared_budget).max(props.shared_per_block);
         let atu_shared = k("atu_shared")?;
         if shared_budget > props.shared_per_block {
             atu_shared.set_max_dynamic_shared(shared_budget)?;
@@ -40,7 +36,6 @@ impl Kernels {
         Ok(Self {
             atu_shared,
             shared_budget,
-            shared_default,
             sm_count: props.sm_count.max(1),
             block_ptr: gpu.kernel(&crate::MODULE, "csrc_block_ptr")?,
             gather: k("gather")?,
@@ -91,10 +86,11 @@ const NT_SHARED: u32 = 512;
 pub(crate) fn atu_passes(cols: u64, k: u32, value_bytes: u64, budget: u32) -> Option<u32> {
     let per_vector = (cols + BLOCK_ROWS as u64) * value_bytes;
     let fit = (budget as u64 / per_vector).min(k as u64) as u32;
-    // One vector per pass re-reads the matrix per vector: on the H100 that lost to the global
-    // kernel from 4 vectors on (12471 columns of f64: 0.87 vs 0.83 ms at k = 4, 3.45 vs 2.76 ms
-    // at k = 16) and won at 1 and 2 (0.22 vs 0.31 ms, 0.44 vs 0.53 ms); 3 per pass (4284
-    // columns) won at every k (1.10 vs 1.44 ms at k = 16).
+    // One vector per pass re-reads the matrix per vector: on the H100 (with 113 KiB) that lost
+    // to the global kernel from 4 vectors on (12471 columns of f64: 0.87 vs 0.83 ms at k = 4,
+    // 3.45 vs 2.76 ms at k = 16) and won at 1 and 2 (0.22 vs 0.31 ms, 0.44 vs 0.53 ms); 2 per
+    // pass (12471 columns in 227 KiB) won at every k (2.63 vs 2.80 ms at k = 16), 3 per pass
+    // (4284 columns) too (1.10 vs 1.44 ms at k = 16).
     if fit == 0 || (fit == 1 && k > 2) {
         return None;
     }

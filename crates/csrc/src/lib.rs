@@ -207,7 +207,7 @@ impl<T: SpmvValue> DeviceCsrc<T> {
             unsafe { k.gather.args(gpu.stream()).arg(&nnz).arg(&perm).arg(&row_of).arg(vals).arg(&mut r).arg(&mut v).launch(launch::grid(gpu, nnz))? };
         }
         let (rows, cols) = if transposed { (a.cols(), a.rows()) } else { (a.rows(), a.cols()) };
-        let atu_budget = k.shared_default;
+        let atu_budget = k.shared_budget;
         Ok(Self { gpu: gpu.clone(), k, rows, cols, transposed, nnz, atu_budget, p, r, j, v })
     }
 
@@ -220,9 +220,10 @@ impl<T: SpmvValue> DeviceCsrc<T> {
     /// of the result (`cols` values of the stored matrix, plus 256 staged rows) fits in `bytes`,
     /// each block accumulates the result in shared memory and adds it to global memory once,
     /// in passes of as many vectors as fit; otherwise every run of equal columns is one global
-    /// atomic. The default is half an SM's shared memory (113 KiB on an H100: two blocks of 512
-    /// threads per SM); the most is what a block may opt in to (227 KiB: one block of 1024
-    /// threads per SM, fewer passes); 0 forces the global kernel. For tests and tuning.
+    /// atomic. The default, and the most, is what a block may opt in to (227 KiB on an H100: one
+    /// block of 1024 threads per SM, the fewest passes; on the H100 it was as fast as half that
+    /// with two blocks per SM, or up to 1.3× faster where it saved passes: BENCHMARKS.md); 0
+    /// forces the global kernel. For tests and tuning.
     pub fn set_transposed_shared_bytes(&mut self, bytes: u32) {
         self.atu_budget = bytes.min(self.k.shared_budget);
     }

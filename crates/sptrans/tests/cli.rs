@@ -163,7 +163,7 @@ fn bench_writes_tables_csv_and_plot() {
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("matrix,rows,cols,nnz,algorithm,median_ms"));
     let gpu = gpu_testkit::shared_gpu().is_ok();
-    assert_eq!(lines.len() - 1, if gpu { 2 * 6 } else { 2 }, "{text}");
+    assert_eq!(lines.len() - 1, if gpu { 2 * sptrans::bench::DEFAULT_ALGOS.len() } else { 2 }, "{text}");
     assert!(lines[1..].iter().all(|l| l.contains(",true,")), "every run checked against the twin:\n{text}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     // Files as the suite, a bad suite entry.
