@@ -42,9 +42,16 @@ impl<T: SpmvValue> CuSparseProducts<T> {
     /// A handle on `gpu`'s stream and a descriptor of `a`, which the plan keeps.
     ///
     /// # Errors
-    /// [`Error::CuSparseUnavailable`], [`Error::NoValues`], cuSPARSE errors.
+    /// [`Error::CuSparseUnavailable`], [`Error::NoValues`], cuSPARSE errors; a matrix with more
+    /// than `i32::MAX` rows, columns or nonzeros (cuSPARSE's 32-bit indices) is
+    /// [`Error::CuSparse`] naming the size.
     pub fn new(gpu: &Gpu, a: DeviceCsr<T>) -> Result<Self> {
         gpu_runtime::vendor::cusparse_library().map_err(|e| Error::CuSparseUnavailable(e.to_string()))?;
+        for (what, n) in [("rows", a.rows()), ("columns", a.cols()), ("nonzeros", a.nnz())] {
+            if n > i32::MAX as u64 {
+                return Err(Error::CuSparse { call: "cusparseCreateCsr", status: format!("{n} {what}: more than its 32-bit indices hold") });
+            }
+        }
         gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
         let stream = gpu.stream();
         let (rows, cols, nnz) = (a.rows() as i64, a.cols() as i64, a.nnz() as i64);

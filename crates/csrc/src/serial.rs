@@ -169,6 +169,14 @@ pub fn csrc_bytes(rows: u64, nnz: u64, value_bytes: u64) -> u64 {
     4 * (row_blocks(rows) + 1) + nnz * (1 + 4 + value_bytes)
 }
 
+/// `op(A)` as a CSR: `A` itself, or its transpose made by the host (`Csr::transpose`).
+fn op_matrix<T: SpmvValue>(a: &Csr<u32, T>, op: Op) -> std::borrow::Cow<'_, Csr<u32, T>> {
+    match op {
+        Op::NoTranspose => std::borrow::Cow::Borrowed(a),
+        Op::Transpose => std::borrow::Cow::Owned(a.transpose()),
+    }
+}
+
 /// The specification: `out = alpha · op(A) · x + beta · out` for `k` vectors, each column the
 /// serial SpMV of `gpu_spmv::serial::spmv` on `A` or on its transpose (rows summed in CSR order);
 /// `out` is not read when `beta == 0`.
@@ -176,19 +184,12 @@ pub fn csrc_bytes(rows: u64, nnz: u64, value_bytes: u64) -> u64 {
 /// # Panics
 /// When `x` or `out` do not hold `k` vectors of the right length.
 pub fn multiply<T: SpmvValue>(a: &Csr<u32, T>, op: Op, alpha: T, x: &[T], k: usize, beta: T, out: &mut [T]) {
-    let t;
-    let b = match op {
-        Op::NoTranspose => a,
-        Op::Transpose => {
-            t = a.transpose();
-            &t
-        }
-    };
+    let b = op_matrix(a, op);
     let (xn, on) = (b.cols() as usize, b.rows() as usize);
     assert_eq!(x.len(), xn * k, "x holds {k} vectors of {xn}");
     assert_eq!(out.len(), on * k, "out holds {k} vectors of {on}");
     for c in 0..k {
-        gpu_spmv::serial::spmv(b, alpha, &x[c * xn..(c + 1) * xn], beta, &mut out[c * on..(c + 1) * on]);
+        gpu_spmv::serial::spmv(&b, alpha, &x[c * xn..(c + 1) * xn], beta, &mut out[c * on..(c + 1) * on]);
     }
 }
 
@@ -197,14 +198,7 @@ pub fn multiply<T: SpmvValue>(a: &Csr<u32, T>, op: Op, alpha: T, x: &[T], k: usi
 /// magnitude `|alpha| Σ |a x| + |beta y_old|`, `l` the row's length in `op(A)`), since both sum
 /// each entry's products in some order in `T`.
 pub fn error_bound<T: SpmvValue>(a: &Csr<u32, T>, op: Op, alpha: T, x: &[T], k: usize, beta: T, out_old: &[T]) -> Vec<f64> {
-    let t;
-    let b = match op {
-        Op::NoTranspose => a,
-        Op::Transpose => {
-            t = a.transpose();
-            &t
-        }
-    };
+    let b = op_matrix(a, op);
     let (xn, on) = (b.cols() as usize, b.rows() as usize);
-    (0..k).flat_map(|c| gpu_spmv::serial::error_bound(b, alpha, &x[c * xn..(c + 1) * xn], beta, &out_old[c * on..(c + 1) * on])).collect()
+    (0..k).flat_map(|c| gpu_spmv::serial::error_bound(&b, alpha, &x[c * xn..(c + 1) * xn], beta, &out_old[c * on..(c + 1) * on])).collect()
 }

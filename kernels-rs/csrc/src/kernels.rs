@@ -25,7 +25,7 @@ pub unsafe extern "ptx-kernel" fn csrc_block_ptr(rows: u64, blocks: u64, ptr: *c
 }
 
 macro_rules! csrc_kernels {
-    ($t:ty, $red:ident, $red_shared:ident, $gather:ident, $ax:ident, $scale:ident, $walk:ident, $atu:ident, $atu_shared:ident, $warp:ident, $block:ident) => {
+    ($t:ty, $red:ident, $red_shared:ident, $gather:ident, $ax:ident, $scale:ident, $walk:ident, $atu:ident, $atu_shared:ident, $row_sums:ident, $warp:ident, $block:ident) => {
         /// After the stable sort by column inside each row block (`perm[h]` = the CSR position
         /// of sorted entry `h`): `r[h] = row_of[perm[h]] mod BLOCK_ROWS`, `v[h] = vals[perm[h]]`.
         ///
@@ -228,6 +228,33 @@ macro_rules! csrc_kernels {
             }
         }
 
+        /// This thread's share of row `row`'s `k` sums (nonzeros `first`, `first + stride`, … of
+        /// the row, in order; entries past `k` stay 0).
+        ///
+        /// # Safety
+        /// A valid CSR with `row` below its row count; `x` holds `cols · k` values; `k ≤ 16`.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $row_sums(row: u64, first: u32, stride: u32, cols: u64, k: u32, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t) -> [$t; 16] {
+            let mut acc = [0.0 as $t; 16];
+            // SAFETY: h inside the row; columns below cols, so x entries below cols · k.
+            unsafe {
+                let (b, e) = (*ptr.add(row as usize), *ptr.add(row as usize + 1));
+                let mut h = b + first;
+                while h < e {
+                    let a = *vals.add(h as usize);
+                    let xs = x.add(*idx.add(h as usize) as usize);
+                    gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                        if (c as u32) < k {
+                            acc[c] += a * *xs.add(c * cols as usize);
+                        }
+                    });
+                    h += stride;
+                }
+            }
+            acc
+        }
+
         /// Deterministic `Y = alpha · A · X + beta · Y` on a CSR: one warp per row
         /// (grid-stride), lanes striding the row with `k` sums each, then a shuffle reduction per
         /// vector in lane order: the same bits every run.
@@ -243,19 +270,7 @@ macro_rules! csrc_kernels {
             while row < rows {
                 // SAFETY: row < rows (warp-uniform); the caller's valid CSR and sizes.
                 unsafe {
-                    let (b, e) = (*ptr.add(row as usize), *ptr.add(row as usize + 1));
-                    let mut acc = [0.0 as $t; 16];
-                    let mut h = b + lane;
-                    while h < e {
-                        let a = *vals.add(h as usize);
-                        let xs = x.add(*idx.add(h as usize) as usize);
-                        gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
-                            if (c as u32) < k {
-                                acc[c] += a * *xs.add(c * cols as usize);
-                            }
-                        });
-                        h += 32;
-                    }
+                    let acc = $row_sums(row, lane, 32, cols, k, ptr, idx, vals, x);
                     gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                         if (c as u32) < k {
                             let s = group_sum(acc[c], 32);
@@ -285,19 +300,7 @@ macro_rules! csrc_kernels {
                 // SAFETY: row < rows (block-uniform); the caller's valid CSR and sizes; temp
                 // holds 32 values of either type.
                 unsafe {
-                    let (b, e) = (*ptr.add(row as usize), *ptr.add(row as usize + 1));
-                    let mut acc = [0.0 as $t; 16];
-                    let mut h = b + tid;
-                    while h < e {
-                        let a = *vals.add(h as usize);
-                        let xs = x.add(*idx.add(h as usize) as usize);
-                        gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
-                            if (c as u32) < k {
-                                acc[c] += a * *xs.add(c * cols as usize);
-                            }
-                        });
-                        h += nt;
-                    }
+                    let acc = $row_sums(row, tid, nt, cols, k, ptr, idx, vals, x);
                     gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                         if (c as u32) < k {
                             let s = block_sum(temp, acc[c]);
@@ -315,5 +318,5 @@ macro_rules! csrc_kernels {
     };
 }
 
-csrc_kernels!(f32, red_add_f32, red_shared_add_f32, csrc_gather_f32, csrc_ax_f32, csrc_scale_f32, atu_walk_f32, csrc_atu_f32, csrc_atu_shared_f32, csrc_csr_warp_f32, csrc_csr_block_f32);
-csrc_kernels!(f64, red_add_f64, red_shared_add_f64, csrc_gather_f64, csrc_ax_f64, csrc_scale_f64, atu_walk_f64, csrc_atu_f64, csrc_atu_shared_f64, csrc_csr_warp_f64, csrc_csr_block_f64);
+csrc_kernels!(f32, red_add_f32, red_shared_add_f32, csrc_gather_f32, csrc_ax_f32, csrc_scale_f32, atu_walk_f32, csrc_atu_f32, csrc_atu_shared_f32, row_sums_f32, csrc_csr_warp_f32, csrc_csr_block_f32);
+csrc_kernels!(f64, red_add_f64, red_shared_add_f64, csrc_gather_f64, csrc_ax_f64, csrc_scale_f64, atu_walk_f64, csrc_atu_f64, csrc_atu_shared_f64, row_sums_f64, csrc_csr_warp_f64, csrc_csr_block_f64);
