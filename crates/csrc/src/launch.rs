@@ -18,6 +18,7 @@ pub(crate) struct Kernels {
     /// H100).
     pub shared_budget: u32,
     pub sm_count: u32,
+    pub csr_thread: Kernel,
     pub csr_warp: Kernel,
     pub csr_block: Kernel,
 }
@@ -42,6 +43,7 @@ impl Kernels {
             ax: k("ax")?,
             scale: k("scale")?,
             atu: k("atu")?,
+            csr_thread: k("csr_thread")?,
             csr_warp: k("csr_warp")?,
             csr_block: k("csr_block")?,
         })
@@ -148,12 +150,14 @@ pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, budget: u32, row
     Ok(())
 }
 
-/// Rows at least this long (on average) get a block each in the deterministic CSR product, a
-/// warp each below.
+/// Rows at least this long (on average) get a block each in the deterministic CSR product.
 pub(crate) const BLOCK_ROW_MIN: u64 = 512;
+/// Rows at least this long (on average) and shorter than [`BLOCK_ROW_MIN`] get a warp each; rows
+/// shorter, a thread each.
+pub(crate) const WARP_ROW_MIN: u64 = 32;
 
-/// Deterministic `Y = alpha · A · X + beta · Y` on a CSR: a warp per row, or a block per row when
-/// the mean row holds [`BLOCK_ROW_MIN`] or more nonzeros.
+/// Deterministic `Y = alpha · A · X + beta · Y` on a CSR: a thread, a warp or a block per row by
+/// the mean row length ([`WARP_ROW_MIN`], [`BLOCK_ROW_MIN`]).
 ///
 /// # Safety
 /// `ptr`, `idx`, `vals` are the device arrays of a valid CSR of `rows × cols` with `nnz`
@@ -163,8 +167,14 @@ pub(crate) unsafe fn csr<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, rows: u64, cols:
     if rows == 0 {
         return Ok(());
     }
-    let (kernel, cfg) = if nnz >= BLOCK_ROW_MIN * rows { (&kn.csr_block, per_block(rows)) } else { (&kn.csr_warp, grid_1d(rows * 32, NT, NT as u64, i32::MAX as u32)) };
-    // SAFETY: csrc_csr_{warp,block}_T(rows, cols, k, ptr, idx, vals, x, alpha, beta, y): the
+    let (kernel, cfg) = if nnz >= BLOCK_ROW_MIN * rows {
+        (&kn.csr_block, per_block(rows))
+    } else if nnz >= WARP_ROW_MIN * rows {
+        (&kn.csr_warp, grid_1d(rows * 32, NT, NT as u64, i32::MAX as u32))
+    } else {
+        (&kn.csr_thread, grid(gpu, rows))
+    };
+    // SAFETY: csrc_csr_{thread,warp,block}_T(rows, cols, k, ptr, idx, vals, x, alpha, beta, y): the
     // caller's valid CSR and dense blocks; blocks of NT threads (whole warps, ≤ 1024).
     unsafe { kernel.args(gpu.stream()).arg(&rows).arg(&cols).arg(&k).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)? };
     Ok(())

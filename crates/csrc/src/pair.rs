@@ -1,5 +1,6 @@
 //! The deterministic option: `A` and a stored transpose `Aᵀ` in CSR (made by `gpu-transpose`),
-//! each product a fixed-order CSR product (a warp per row, or a block per row for long rows), so
+//! each product a fixed-order CSR product (a thread, a warp or a block per row by the rows' mean
+//! length), so
 //! the same inputs give the same bits on every run. The cost: twice the memory of one CSR, the
 //! transpose at build time, and rows of `Aᵀ` that are long and few for tall matrices (a block
 //! each; BENCHMARKS.md has the times).

@@ -25,7 +25,7 @@ pub unsafe extern "ptx-kernel" fn csrc_block_ptr(rows: u64, blocks: u64, ptr: *c
 }
 
 macro_rules! csrc_kernels {
-    ($t:ty, $red:ident, $red_shared:ident, $gather:ident, $ax:ident, $scale:ident, $walk:ident, $atu:ident, $atu_shared:ident, $row_sums:ident, $warp:ident, $block:ident) => {
+    ($t:ty, $red:ident, $red_shared:ident, $gather:ident, $ax:ident, $scale:ident, $walk:ident, $atu:ident, $atu_shared:ident, $row_sums:ident, $thread:ident, $warp:ident, $block:ident) => {
         /// After the stable sort by column inside each row block (`perm[h]` = the CSR position
         /// of sorted entry `h`): `r[h] = row_of[perm[h]] mod BLOCK_ROWS`, `v[h] = vals[perm[h]]`.
         ///
@@ -286,6 +286,30 @@ macro_rules! csrc_kernels {
             }
         }
 
+        /// As the warp kernel with one thread per row (grid-stride), for short rows: the row's
+        /// products summed in order (deterministic).
+        ///
+        /// # Safety
+        /// As the warp kernel; any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $thread(rows: u64, cols: u64, k: u32, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+            let mut row = index_1d_u64();
+            while row < rows {
+                // SAFETY: row < rows; the caller's valid CSR and sizes.
+                unsafe {
+                    let acc = $row_sums(row, 0, 1, cols, k, ptr, idx, vals, x);
+                    gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                        if (c as u32) < k {
+                            let yp = y.add((row + c as u64 * rows) as usize);
+                            let old = if beta == 0.0 { 0.0 } else { *yp };
+                            *yp = combine(alpha, acc[c], beta, old);
+                        }
+                    });
+                }
+                row += grid_size_1d();
+            }
+        }
+
         /// As the warp kernel with one block per row (grid-stride), for long rows: the block's
         /// threads stride the row, then a block sum per vector in thread order (deterministic).
         ///
@@ -318,5 +342,5 @@ macro_rules! csrc_kernels {
     };
 }
 
-csrc_kernels!(f32, red_add_f32, red_shared_add_f32, csrc_gather_f32, csrc_ax_f32, csrc_scale_f32, atu_walk_f32, csrc_atu_f32, csrc_atu_shared_f32, row_sums_f32, csrc_csr_warp_f32, csrc_csr_block_f32);
-csrc_kernels!(f64, red_add_f64, red_shared_add_f64, csrc_gather_f64, csrc_ax_f64, csrc_scale_f64, atu_walk_f64, csrc_atu_f64, csrc_atu_shared_f64, row_sums_f64, csrc_csr_warp_f64, csrc_csr_block_f64);
+csrc_kernels!(f32, red_add_f32, red_shared_add_f32, csrc_gather_f32, csrc_ax_f32, csrc_scale_f32, atu_walk_f32, csrc_atu_f32, csrc_atu_shared_f32, row_sums_f32, csrc_csr_thread_f32, csrc_csr_warp_f32, csrc_csr_block_f32);
+csrc_kernels!(f64, red_add_f64, red_shared_add_f64, csrc_gather_f64, csrc_ax_f64, csrc_scale_f64, atu_walk_f64, csrc_atu_f64, csrc_atu_shared_f64, row_sums_f64, csrc_csr_thread_f64, csrc_csr_warp_f64, csrc_csr_block_f64);

@@ -15,8 +15,9 @@
 //!   U`, one block per row block; consecutive lanes with the same column combined by a warp
 //!   segmented sum (`spmv_kernels::reduce::Segments`), one global atomic add per run (paper,
 //!   Figure 4 and Listing 1). Global atomics: **not bit-reproducible**.
-//! - `csrc_csr_warp_{f32,f64}` and `csrc_csr_block_{f32,f64}`: `Y = alpha · A · X + beta · Y` on
-//!   a plain CSR, a warp (or a block) per row summing in a fixed order: **deterministic**. Run on
+//! - `csrc_csr_thread_{f32,f64}`, `csrc_csr_warp_{f32,f64}` and `csrc_csr_block_{f32,f64}`:
+//!   `Y = alpha · A · X + beta · Y` on a plain CSR, a thread, a warp or a block per row summing in
+//!   a fixed order: **deterministic**. Run on
 //!   A and on a stored transpose of A, they are the deterministic products.
 #![no_std]
 #![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
