@@ -1,0 +1,28 @@
+//! For ncu: `profile MATRIX K` builds one tall-suite matrix (`64`, `4284` or `100k`: 1M × 64,
+//! 1M × 4284, 2M × 100k) and runs each product (A·X, then Aᵀ·U) three times with K vectors (f64).
+//! `ncu --kernel-name regex:csrc_ --launch-skip 4 --launch-count 4 target/release/examples/profile 4284 16`
+use gpu_csrc::{DeviceCsrc, Op, Products};
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::gen;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let k: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(4);
+    let a = match args.get(1).map(String::as_str).unwrap_or("4284") {
+        "64" => gen::tall_skinny::<f64>(1_000_000, 64, 10, 1)?,
+        "100k" => gen::tall_skinny::<f64>(2_000_000, 100_000, 4, 3)?,
+        _ => gen::tall_skinny::<f64>(1_000_000, 4284, 11, 2)?,
+    };
+    let gpu = gpu_csrc::Gpu::first()?;
+    let mut c = DeviceCsrc::from_csr(&gpu, &DeviceCsr::upload(&gpu, &a)?)?;
+    for op in [Op::NoTranspose, Op::Transpose] {
+        let (xn, on) = if op == Op::NoTranspose { (a.cols(), a.rows()) } else { (a.rows(), a.cols()) };
+        let x = gpu.upload(&vec![1.0f64; xn as usize * k])?;
+        let mut out = gpu.alloc::<f64>(on as usize * k)?;
+        for _ in 0..3 {
+            c.multiply(op, 1.0, &x, k, 0.0, &mut out)?;
+        }
+    }
+    gpu.synchronize()?;
+    Ok(())
+}
