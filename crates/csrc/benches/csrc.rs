@@ -24,7 +24,10 @@ use sptrans_matrix::{gen, Csr};
 
 const KS: [usize; 5] = [1, 2, 4, 8, 16];
 
-fn suite(quick: bool) -> Vec<(&'static str, Box<dyn Fn() -> Csr<u32, f64>>)> {
+/// A named generator of a suite matrix.
+type Maker = (&'static str, Box<dyn Fn() -> Csr<u32, f64>>);
+
+fn suite(quick: bool) -> Vec<Maker> {
     if quick {
         return vec![("tall 20k x 64, 10/row", Box::new(|| gen::tall_skinny(20_000, 64, 10, 1).expect("gen"))), ("wide 3k x 50k", Box::new(|| gen::uniform(3_000, 50_000, 200_000, 2).expect("gen")))];
     }

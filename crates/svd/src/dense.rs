@@ -19,7 +19,9 @@ pub(crate) fn cholesky(g: &[f64], b: usize, abs: f64) -> Result<Vec<f64>, Vec<us
             }
             if i == j {
                 let gjj = g[j + j * b];
-                if !(gjj > abs * abs) || !(s > 1e-14 * gjj) {
+                // NaN counts as dependent too.
+                let independent = gjj > abs * abs && s > 1e-14 * gjj;
+                if !independent {
                     bad.push(j);
                     // Go on with a unit pivot, to find every bad column in one pass.
                     r[j + j * b] = 1.0;
@@ -72,11 +74,14 @@ pub(crate) fn transpose(x: &[f64], rows: usize, cols: usize) -> Vec<f64> {
     t
 }
 
+/// `(U, σ, V)`, column-major.
+pub(crate) type SvdParts = (Vec<f64>, Vec<f64>, Vec<f64>);
+
 /// The SVD of a square `k × k` matrix: `(U, σ, V)` with `σ` nonincreasing, `U` and `V` column-major.
 ///
 /// # Errors
 /// When faer's iteration does not converge (a message).
-pub(crate) fn svd(a: &[f64], k: usize) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>), String> {
+pub(crate) fn svd(a: &[f64], k: usize) -> Result<SvdParts, String> {
     if k == 0 {
         return Ok((vec![], vec![], vec![]));
     }

@@ -54,6 +54,7 @@ pub(crate) trait Backend {
     /// disjoint from the updated ones.
     fn update_within(&mut self, blk: &mut Self::Block, y0: usize, k: usize, x0: usize, c: usize, coef: &[f64]) -> Result<()>;
     /// `out[:, o0 .. o0 + k] = x[:, x0 .. x0 + c] · coef` (`coef` `c × k`), another block.
+    #[allow(clippy::too_many_arguments)]
     fn combine(&mut self, out: &mut Self::Block, o0: usize, k: usize, x: &Self::Block, x0: usize, c: usize, coef: &[f64]) -> Result<()>;
     /// Columns `s0 .. s0 + k` of `blk` copied to `d0 .. d0 + k` (`d0 + k ≤ s0`).
     fn copy_within(&mut self, blk: &mut Self::Block, s0: usize, d0: usize, k: usize) -> Result<()>;
@@ -281,7 +282,7 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
 /// products (`sqrt(‖A v − σ u‖² + ‖Aᵀ u − σ v‖²)`, `u` normalized).
 #[allow(clippy::too_many_arguments)]
 fn finish<B: Backend>(be: &mut B, cfg: &Config, pb: &B::Block, qb: &B::Block, tn: &mut B::Block, tm: &mut B::Block, kk: usize, u: &[f64], sig: &[f64], v: &[f64], est: Vec<f64>, converged: bool, restarts: usize, mut products: usize, b: usize, p: usize) -> Result<Svd> {
-    let (m, n) = be.shape();
+    let (m, _) = be.shape();
     let r = cfg.rank;
     let mut residual = Vec::with_capacity(r);
     let (mut uall, mut vall) = (Vec::new(), Vec::new());
@@ -315,7 +316,6 @@ fn finish<B: Backend>(be: &mut B, cfg: &Config, pb: &B::Block, qb: &B::Block, tn
         }
         c0 += k;
     }
-    let _ = n;
     Ok(Svd { sigma: sig[..r].to_vec(), residual, estimate: est, u: uall, v: vall, converged, restarts, products, block: b, steps: p })
 }
 
