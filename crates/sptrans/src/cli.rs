@@ -268,7 +268,7 @@ pub struct SvdArgs {
     #[arg(short = 'k', long = "rank", default_value_t = 16)]
     pub rank: usize,
     /// Block size: vectors per product (1 to 16).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 2)]
     pub block: usize,
     /// Stop when every residual ‖Aᵀu − σv‖ is at most tol · σ₁.
     #[arg(long, default_value_t = 1e-8)]

@@ -107,9 +107,31 @@ fn cgs2<B: Backend>(be: &mut B, blk: &mut B::Block, prior: usize, c0: usize, k: 
 /// orthogonalized against `0 .. prior`, CholeskyQR2 is repeated, and `R = Qᵀ W₀`.
 #[allow(clippy::too_many_arguments)]
 fn qr<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, rows: usize, c0: usize, b: usize, prior: usize, abs: f64, rng: &mut SplitMix) -> Result<Vec<f64>> {
+    qr_passes(be, blk, tmp, rows, c0, b, prior, abs, rng, false)
+}
+
+/// Frobenius-norm condition number of `R₁` above which the one-pass QR of the left side takes a
+/// second pass: one CholeskyQR pass leaves the columns orthogonal to about `cond² · ε`
+/// (1e-10 here).
+const ONE_PASS_COND: f64 = 1e3;
+
+/// [`qr`]; with `one_pass`, a first pass whose `R₁` has a Frobenius condition number below
+/// [`ONE_PASS_COND`] is kept as it is (the left side `Q`, which the one-sided
+/// reorthogonalization leaves alone anyway: half its QR cost).
+#[allow(clippy::too_many_arguments)]
+fn qr_passes<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, rows: usize, c0: usize, b: usize, prior: usize, abs: f64, rng: &mut SplitMix, one_pass: bool) -> Result<Vec<f64>> {
     let g = be.dot(blk, c0, b, blk, c0, b)?;
     if let Ok(r1) = dense::cholesky(&g, b, abs) {
-        be.combine(tmp, 0, b, blk, c0, b, &dense::inv_upper(&r1, b))?;
+        let inv1 = dense::inv_upper(&r1, b);
+        if one_pass {
+            let fro = |x: &[f64]| x.iter().map(|v| v * v).sum::<f64>().sqrt();
+            if fro(&r1) * fro(&inv1) < ONE_PASS_COND {
+                be.combine(tmp, 0, b, blk, c0, b, &inv1)?;
+                be.copy(tmp, 0, blk, c0, b)?;
+                return Ok(r1);
+            }
+        }
+        be.combine(tmp, 0, b, blk, c0, b, &inv1)?;
         let g2 = be.dot(tmp, 0, b, tmp, 0, b)?;
         if let Ok(r2) = dense::cholesky(&g2, b, abs.min(1e-8)) {
             be.combine(blk, c0, b, tmp, 0, b, &dense::inv_upper(&r2, b))?;
@@ -224,7 +246,7 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
             products += 1;
             let neg_s: Vec<f64> = sj.iter().map(|x| -x).collect();
             be.update_within(&mut qb, pn, b, pj, b, &neg_s)?;
-            rj = qr(be, &mut qb, &mut tm, m, pn, b, pn, abs, &mut rng)?;
+            rj = qr_passes(be, &mut qb, &mut tm, m, pn, b, pn, abs, &mut rng, true)?;
             place(&mut bm, pn, pn, b, b, &rj);
         }
         let t_svd = std::time::Instant::now();

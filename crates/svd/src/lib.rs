@@ -63,7 +63,8 @@ gpu_runtime::lift_errors!(gpu_csrc => Csrc);
 pub struct Config {
     /// Singular triplets wanted (`r`), the largest.
     pub rank: usize,
-    /// Block size `b` (vectors per product), `1 ..= 16`.
+    /// Block size `b` (vectors per product), `1 ..= 16`; default 2 (on the H100, k = 16 of a
+    /// 1M × 4284 matrix: 0.18 s at b = 2, 0.20 s at 4, 0.24 s at 1, 0.30 s at 8).
     pub block: usize,
     /// Stop when every wanted triplet's residual `‖Aᵀu − σv‖` (estimated from the recurrence) is at
     /// most `tol · σ₁`.
@@ -82,7 +83,7 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Self { rank: 16, block: 4, tol: 1e-8, max_restarts: 100, krylov: None, seed: 0x5eed, vectors: false }
+        Self { rank: 16, block: 2, tol: 1e-8, max_restarts: 100, krylov: None, seed: 0x5eed, vectors: false }
     }
 }
 
