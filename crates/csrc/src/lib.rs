@@ -238,15 +238,15 @@ impl<T: SpmvValue> DeviceCsrc<T> {
         self.transposed
     }
 
-    /// Rows of the stored matrix (`A`'s, or `Aᵀ`'s for a transpose view).
-    fn stored_rows(&self) -> u64 {
-        if self.transposed { self.cols } else { self.rows }
+    /// Shape of the stored matrix (`A`'s, or `Aᵀ`'s for a transpose view).
+    fn stored_shape(&self) -> (u64, u64) {
+        if self.transposed { (self.cols, self.rows) } else { (self.rows, self.cols) }
     }
 
     /// Device bytes of the four arrays ([`serial::csrc_bytes`]); CSR takes `4 (rows + 1) + nnz
     /// (4 + value bytes)`.
     pub fn footprint_bytes(&self) -> u64 {
-        serial::csrc_bytes(self.stored_rows(), self.nnz, T::BYTES as u64)
+        serial::csrc_bytes(self.stored_shape().0, self.nnz, T::BYTES as u64)
     }
 
     /// Copies the stored matrix (of `A`, or of `Aᵀ` for a transpose view) to the host type,
@@ -256,7 +256,7 @@ impl<T: SpmvValue> DeviceCsrc<T> {
     /// Driver errors; [`Error::Invalid`] if the arrays broke the layout (a bug).
     pub fn download(&self) -> Result<Csrc<T>> {
         let n = self.nnz as usize;
-        let (sr, sc) = if self.transposed { (self.cols, self.rows) } else { (self.rows, self.cols) };
+        let (sr, sc) = self.stored_shape();
         let (mut r, mut j, mut v) = (self.gpu.download(&self.r)?, self.gpu.download(&self.j)?, self.gpu.download(&self.v)?);
         // Device arrays hold at least one entry: an empty matrix's are buffers of one.
         r.truncate(n);
@@ -284,7 +284,7 @@ impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
         let (v, _v) = self.v.device_ptr(&stream);
         let (xp, _x) = x.device_ptr(&stream);
         let (op_, _o) = out.device_ptr_mut(&stream);
-        let (sr, sc) = if self.transposed { (self.cols, self.rows) } else { (self.rows, self.cols) };
+        let (sr, sc) = self.stored_shape();
         let stored_op = if self.transposed { op.flip() } else { op };
         // SAFETY: the arrays of a CSRC built from a valid CSR of sr × sc; check_dense checked x
         // and out hold k vectors of op(A)'s lengths, which are the stored matrix's for
