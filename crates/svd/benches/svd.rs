@@ -4,8 +4,8 @@
 //! also writes each matrix (`<name>.ptr.u32`, `.idx.u32`, `.vals.f64`, `.meta`) and our σ
 //! (`<name>.ours.txt`, from the block 2, tol 1e-10 run) for `benches/peers/svd_peers.py`, which
 //! times CuPy `svds` and `torch.svd_lowrank` on the same matrix in the same session and
-//! measures every answer against the eigenvalues of `AᵀA`. `SPTRANS_SVD_QUICK=1`: a small
-//! matrix.
+//! measures every answer against the eigenvalues of `AᵀA`. `SPTRANS_SVD_CSV=path` writes the
+//! table as CSV. `SPTRANS_SVD_QUICK=1`: a small matrix.
 use gpu_runtime::Gpu;
 use gpu_svd::{svd, Config};
 use sptrans_matrix::device::DeviceCsr;
@@ -32,6 +32,7 @@ fn main() {
         vec![("tall-1M-4284", gen::tall_skinny(1_000_000, 4284, 11, 2).expect("gen")), ("rail4284-like", gen::uniform(1_092_610, 4284, 11_279_748, 4).expect("gen"))]
     };
     println!("device: {}", gpu.props().name);
+    let mut csv = String::from("matrix,block,krylov,tol,seconds,restarts,products,converged,sigma1,sigma16,max_residual_over_sigma1\n");
     println!("| matrix | block | Krylov dim | tol | seconds | restarts | products | converged | σ₁ | σ₁₆ | max residual / σ₁ |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, a) in &mats {
@@ -59,6 +60,7 @@ fn main() {
             let (secs, s) = (times[1], s.expect("three runs"));
             let worst = s.residual.iter().cloned().fold(0.0, f64::max) / s.sigma[0];
             println!("| {name} | {block} | {} | {tol:e} | {secs:.3} | {} | {} | {} | {:.12e} | {:.12e} | {worst:.1e} |", block * s.steps, s.restarts, s.products, s.converged, s.sigma[0], s.sigma[15]);
+            csv.push_str(&format!("{name},{block},{},{tol:e},{secs:.6},{},{},{},{:.17e},{:.17e},{worst:.3e}\n", block * s.steps, s.restarts, s.products, s.converged, s.sigma[0], s.sigma[15]));
             if let (Some(d), 2, true, None) = (&dir, block, tol < 1e-9, krylov) {
                 let text: String = s.sigma.iter().map(|x| format!("{x:.17e}\n")).collect();
                 std::fs::write(format!("{d}/{name}.ours.txt"), text).expect("dump");
@@ -73,5 +75,8 @@ fn main() {
             eprintln!("{name}: profiled run {:.3} s, {} restarts", t0.elapsed().as_secs_f64(), s.restarts);
             std::env::remove_var("SPTRANS_SVD_PROFILE");
         }
+    }
+    if let Ok(path) = std::env::var("SPTRANS_SVD_CSV") {
+        std::fs::write(&path, csv).expect("csv");
     }
 }
