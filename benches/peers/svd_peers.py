@@ -50,7 +50,7 @@ def errors(sig, ref):
 d = sys.argv[1]
 names = sys.argv[2:] or sorted({f.split(".")[0] for f in os.listdir(d) if f.endswith(".meta")})
 print(f"device: {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}; cupy {cp.__version__}; torch {torch.__version__}")
-rows = []
+results = []
 print("| matrix | method | seconds | max relative σ error (top 16) | sptrans faster by |")
 print("|---|---|---|---|---|")
 for name in names:
@@ -63,19 +63,19 @@ for name in names:
     ours = np.array([float(x) for x in open(f"{d}/{name}.ours.txt")])
     ours_s = float(open(f"{d}/{name}.ours-seconds.txt").read())
     print(f"| {name} | sptrans (block 2, tol 1e-10) | {ours_s:.3f} | {errors(ours, ref):.1e} | 1 |")
-    rows.append((name, "sptrans", ours_s, errors(ours, ref)))
+    results.append((name, "sptrans", ours_s, errors(ours, ref)))
     t, (_, s, _) = timed(lambda: csl.svds(a, k=K))
     print(f"| {name} | CuPy svds(k=16) | {t:.3f} | {errors(cp.asnumpy(s), ref):.1e} | {t / ours_s:.1f}× |")
-    rows.append((name, "cupy-svds", t, errors(cp.asnumpy(s), ref)))
+    results.append((name, "cupy-svds", t, errors(cp.asnumpy(s), ref)))
     rows = torch.repeat_interleave(torch.arange(m, device="cuda"), torch.from_numpy(np.diff(ptr)).cuda())
     at = torch.sparse_coo_tensor(torch.stack([rows, torch.from_numpy(idx).cuda()]), torch.from_numpy(vals).cuda(), (m, n)).coalesce()
     t, (_, s, _) = timed(lambda: torch.svd_lowrank(at, q=K, niter=2))
     print(f"| {name} | torch.svd_lowrank(q=16, niter=2) | {t:.3f} | {errors(s.cpu().numpy(), ref):.1e} | {t / ours_s:.1f}× |")
-    rows.append((name, "torch-svd-lowrank", t, errors(s.cpu().numpy(), ref)))
+    results.append((name, "torch-svd-lowrank", t, errors(s.cpu().numpy(), ref)))
     print(f"| {name} | reference σ₁, σ₁₆ | | {ref[0]:.12e}, {ref[-1]:.12e} | |")
 
 if os.environ.get("SPTRANS_SVD_PEERS_CSV"):
     with open(os.environ["SPTRANS_SVD_PEERS_CSV"], "w") as f:
         f.write("matrix,method,seconds,max_relative_sigma_error\n")
-        for r in rows:
+        for r in results:
             f.write(f"{r[0]},{r[1]},{r[2]:.6f},{r[3]:.3e}\n")
