@@ -149,7 +149,7 @@ impl<T: SpmvValue> Products<T> for CuSparseProducts<T> {
             let on = if op == Op::NoTranspose { rows } else { cols };
             let (op_, _o) = out.device_ptr_mut(self.gpu.stream());
             // SAFETY: out holds on · k values (checked); an empty product only scales it.
-            return unsafe { launch::atu(&self.gpu, &self.k, 0, 0, on, k as u32, 0, 0, 0, 0, 0, alpha, beta, op_) };
+            return unsafe { launch::scale(&self.gpu, &self.k, on * k as u64, beta, op_) };
         }
         self.gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
         let stream = self.gpu.stream().clone();

@@ -17,7 +17,6 @@ pub(crate) struct Kernels {
     /// Dynamic shared memory `atu_shared` may use: what a block may opt in to (227 KiB on an
     /// H100).
     pub shared_budget: u32,
-    pub sm_count: u32,
     pub csr_thread: Kernel,
     pub csr_warp: Kernel,
     pub csr_block: Kernel,
@@ -37,7 +36,6 @@ impl Kernels {
         Ok(Self {
             atu_shared,
             shared_budget,
-            sm_count: props.sm_count.max(1),
             block_ptr: gpu.kernel(&crate::MODULE, "csrc_block_ptr")?,
             gather: k("gather")?,
             ax: k("ax")?,
@@ -79,6 +77,18 @@ pub(crate) unsafe fn ax<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, rows: u64, cols: 
     Ok(())
 }
 
+/// `out = beta · out` over `n` values (`out = 0` when `beta == 0`, not read).
+///
+/// # Safety
+/// `out` holds `n` values of `T`.
+pub(crate) unsafe fn scale<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, n: u64, beta: T, out: u64) -> Result<()> {
+    if n > 0 {
+        // SAFETY: csrc_scale_T(n, beta, out): out holds n values (the caller's contract).
+        unsafe { kn.scale.args(gpu.stream()).arg(&n).arg(&beta).arg(&out).launch(grid(gpu, n))? };
+    }
+    Ok(())
+}
+
 /// Threads per block of the shared-memory transposed product.
 const NT_SHARED: u32 = 512;
 
@@ -109,10 +119,8 @@ pub(crate) fn atu_passes(cols: u64, k: u32, value_bytes: u64, budget: u32) -> Op
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, budget: u32, rows: u64, cols: u64, k: u32, p: u64, r: u64, j: u64, v: u64, u: u64, alpha: T, beta: T, out: u64) -> Result<()> {
     let n = cols * k as u64;
-    if n > 0 {
-        // SAFETY: csrc_scale_T(n, beta, out): out holds cols · k = n values.
-        unsafe { kn.scale.args(gpu.stream()).arg(&n).arg(&beta).arg(&out).launch(grid(gpu, n))? };
-    }
+    // SAFETY: out holds cols · k = n values.
+    unsafe { scale(gpu, kn, n, beta, out)? };
     let blocks = csrc_kernels::row_blocks(rows);
     if blocks == 0 || n == 0 {
         return Ok(());
@@ -127,7 +135,7 @@ pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, budget: u32, row
                 let per_sm = (gpu.props().shared_per_sm / (bytes + 1024)).clamp(1, 2048 / NT_SHARED);
                 // One block per SM: twice the threads.
                 let nt = if per_sm == 1 { 2 * NT_SHARED } else { NT_SHARED };
-                let mut cfg = grid_1d(blocks, nt, 1, kn.sm_count * per_sm);
+                let mut cfg = grid_1d(blocks, nt, 1, gpu.props().sm_count.max(1) * per_sm);
                 cfg.shared_mem_bytes = bytes;
                 let (up, op) = (u + c0 as u64 * rows * vb, out + c0 as u64 * cols * vb);
                 // SAFETY: csrc_atu_shared_T(rows, cols, kp, blocks, p, r, j, v, u, alpha, out):

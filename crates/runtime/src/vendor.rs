@@ -27,41 +27,39 @@ fn load_cublas() -> &'static std::result::Result<String, String> {
 /// Loads library `lib` (cudarc's name: `cusparse`, `cublas`) by the path in `env` or by the
 /// loader's search, keeping it loaded; `Ok(description)` or why not.
 fn load_library(lib: &str, env: &str) -> std::result::Result<String, String> {
-    {
-        let names = cudarc::get_lib_name_candidates(lib);
-        // cudarc dlopens these names; if one already loads, cudarc will find it.
-        let by_name = |names: &[String]| {
-            names.iter().find_map(|n| {
-                // SAFETY: loading an NVIDIA library runs its initializers, which have no
-                // preconditions.
-                unsafe { libloading::Library::new(n) }.ok().map(|l| {
-                    std::mem::forget(l);
-                    n.clone()
-                })
-            })
-        };
-        let mut tried = Vec::new();
-        // The user's path first, loaded and kept loaded, so that cudarc's dlopen by soname
-        // (libcusparse.so.12) finds it; then the loader's usual search.
-        if let Some(path) = std::env::var_os(env).map(PathBuf::from) {
+    let names = cudarc::get_lib_name_candidates(lib);
+    // cudarc dlopens these names; if one already loads, cudarc will find it.
+    let by_name = |names: &[String]| {
+        names.iter().find_map(|n| {
             // SAFETY: loading an NVIDIA library runs its initializers, which have no
             // preconditions.
-            match unsafe { libloading::Library::new(&path) } {
-                Ok(l) => {
-                    std::mem::forget(l);
-                    if let Some(n) = by_name(&names) {
-                        return Ok(format!("{} (as {n})", path.display()));
-                    }
-                    tried.push(format!("{}: loaded, but its soname is none of cudarc's names", path.display()));
+            unsafe { libloading::Library::new(n) }.ok().map(|l| {
+                std::mem::forget(l);
+                n.clone()
+            })
+        })
+    };
+    let mut tried = Vec::new();
+    // The user's path first, loaded and kept loaded, so that cudarc's dlopen by soname
+    // (libcusparse.so.12) finds it; then the loader's usual search.
+    if let Some(path) = std::env::var_os(env).map(PathBuf::from) {
+        // SAFETY: loading an NVIDIA library runs its initializers, which have no
+        // preconditions.
+        match unsafe { libloading::Library::new(&path) } {
+            Ok(l) => {
+                std::mem::forget(l);
+                if let Some(n) = by_name(&names) {
+                    return Ok(format!("{} (as {n})", path.display()));
                 }
-                Err(e) => tried.push(format!("{}: {e}", path.display())),
+                tried.push(format!("{}: loaded, but its soname is none of cudarc's names", path.display()));
             }
+            Err(e) => tried.push(format!("{}: {e}", path.display())),
         }
-        if let Some(n) = by_name(&names) {
-            return Ok(n);
-        }
-        Err(format!("lib{lib} not found on the loader path (tried {} names){}; set {env} to its full path", names.len(), if tried.is_empty() { String::new() } else { format!(" nor usable at: {}", tried.join("; ")) }))
     }
+    if let Some(n) = by_name(&names) {
+        return Ok(n);
+    }
+    Err(format!("lib{lib} not found on the loader path (tried {} names){}; set {env} to its full path", names.len(), if tried.is_empty() { String::new() } else { format!(" nor usable at: {}", tried.join("; ")) }))
 }
 
 /// Whether cuSPARSE can be loaded, and from where.
@@ -69,12 +67,8 @@ fn load_library(lib: &str, env: &str) -> std::result::Result<String, String> {
 /// # Errors
 /// Why the library cannot be loaded (the names and paths tried).
 pub fn cusparse_library() -> std::result::Result<&'static str, &'static str> {
-    match load() {
-        Ok(s) => Ok(s.as_str()),
-        Err(e) => Err(e.as_str()),
-    }
+    as_strs(load())
 }
-
 
 /// Whether cuBLAS can be loaded, and from where (as [`cusparse_library`], with
 /// [`CUBLAS_LIB_ENV`]).
@@ -82,7 +76,11 @@ pub fn cusparse_library() -> std::result::Result<&'static str, &'static str> {
 /// # Errors
 /// Why the library cannot be loaded (the names and paths tried).
 pub fn cublas_library() -> std::result::Result<&'static str, &'static str> {
-    match load_cublas() {
+    as_strs(load_cublas())
+}
+
+fn as_strs(r: &'static std::result::Result<String, String>) -> std::result::Result<&'static str, &'static str> {
+    match r {
         Ok(s) => Ok(s.as_str()),
         Err(e) => Err(e.as_str()),
     }

@@ -116,7 +116,7 @@ impl<'a> GpuBackend<'a> {
         // SAFETY: a device vector of n values; the result is written to a host scalar (host
         // pointer mode) when the call returns.
         let st = unsafe { blas_sys::cublasDnrm2_v2(*self.blas.handle(), n as c_int, p as *const f64, 1, &mut out) };
-        st.result().map_err(|e| Error::Cublas { call: "cublasDnrm2", status: format!("{:?}", e.0) })?;
+        st.result().map_err(blas_err("cublasDnrm2"))?;
         Ok(out)
     }
 
@@ -192,10 +192,10 @@ impl Backend for GpuBackend<'_> {
             unsafe {
                 blas_sys::cublasDgemmStridedBatched(h, t, nn, c as c_int, k as c_int, ch as c_int, &one, xa as *const f64, rows as c_int, ch as i64, ya as *const f64, rows as c_int, ch as i64, &zero, part as *mut f64, c as c_int, (c * k) as i64, nb as c_int)
                     .result()
-                    .map_err(|e| Error::Cublas { call: "cublasDgemmStridedBatched", status: format!("{:?}", e.0) })?;
+                    .map_err(blas_err("cublasDgemmStridedBatched"))?;
                 blas_sys::cublasDgemv_v2(h, nn, (c * k) as c_int, nb as c_int, &one, part as *const f64, (c * k) as c_int, ones as *const f64, 1, &zero, s as *mut f64, 1)
                     .result()
-                    .map_err(|e| Error::Cublas { call: "cublasDgemv", status: format!("{:?}", e.0) })?;
+                    .map_err(blas_err("cublasDgemv"))?;
                 let done = nb * ch;
                 if done < rows {
                     self.gemm(true, c, k, rows - done, 1.0, xa + (done * 8) as u64, rows, ya + (done * 8) as u64, rows, 1.0, s, c)?;
