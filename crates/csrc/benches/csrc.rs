@@ -2,8 +2,10 @@
 //! suite, every implementation in the same run, median of `SPTRANS_CSRC_REPS` (default 20)
 //! GPU-event timed products after a warm-up:
 //!
-//! - `csrc`: [`DeviceCsrc`] (shared atomics for `A·X`, segmented warp sums and global atomics for
-//!   `Aᵀ·U`);
+//! - `csrc`: [`DeviceCsrc`] (shared atomics for `A·X`; for `Aᵀ·U`, `V` in shared memory when a
+//!   column fits, else global atomics, walked by warp segments for one vector and by lane groups
+//!   when 4 vectors fit in shared memory, [`Walk::Auto`]); beside it, `Aᵀ·U` by each walk with
+//!   the shared-memory budget and with global atomics only (for A·X, one kernel: the same time repeated);
 //! - `cusparse`: `cusparseSpMV` / `cusparseSpMM` on CSR, `NON_TRANSPOSE` and `TRANSPOSE`;
 //! - `explicit`: `Aᵀ` made once by our transposer (`Algorithm::Auto`), then cuSPARSE's
 //!   non-transposed product on it; the transpose's time and the number of products after which
@@ -15,7 +17,7 @@
 //! 8 k (m + n)`). The table goes to stdout; `SPTRANS_CSRC_CSV=path` writes the rows as CSV,
 //! `SPTRANS_CSRC_PLOT=path.svg` a chart of each product's speedup over cuSPARSE by k;
 //! `SPTRANS_CSRC_QUICK=1` runs a small suite (for a smoke test).
-use gpu_csrc::{CsrPair, CuSparseProducts, DeviceCsrc, Op, Products};
+use gpu_csrc::{CsrPair, CuSparseProducts, DeviceCsrc, Op, Products, Walk};
 use gpu_runtime::{Gpu, GpuTimer};
 use gpu_spmv::{Format, Spmv};
 use gpu_transpose::{Algorithm, Transposer};
@@ -78,7 +80,7 @@ fn main() {
     println!("\n| matrix | nnz | CSRC MB (CSR MB) | build CSRC ms | pair build ms | transpose ms |");
     println!("|---|---|---|---|---|---|");
     let mut detail = String::new();
-    detail.push_str("| matrix | k | op | csrc ms | csrc global-atomics ms | csrc 113 KiB ms | cuSPARSE ms | explicit ms | pair ms | spmv-auto ms | csrc GB/s (% copy) | csrc ÷ cuSPARSE | explicit pays off after |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    detail.push_str("| matrix | k | op | csrc ms | segments ms | groups ms | segments global ms | groups global ms | cuSPARSE ms | explicit ms | pair ms | spmv-auto ms | csrc GB/s (% copy) | csrc ÷ cuSPARSE | explicit pays off after |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (name, make) in suite(quick) {
         let a = make();
         let (m, n, nnz) = (a.rows(), a.cols(), a.nnz());
@@ -111,14 +113,18 @@ fn main() {
                 let x = gpu.upload(&(0..xn as usize * k).map(|i| ((i % 17) as f64 - 8.0) / 8.0).collect::<Vec<_>>()).expect("x");
                 let mut out = gpu.alloc::<f64>(on as usize * k).expect("out");
                 let t_csrc = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("csrc"));
-                // The transposed product with global atomics only (the paper's kernel).
+                // Each walk with the default shared budget and with global atomics only (the
+                // paper's kernel is warp segments with global atomics).
                 let budget = c.transposed_shared_bytes();
-                c.set_transposed_shared_bytes(0);
-                let t_global = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("csrc"));
-                // Half the shared budget (two blocks per SM, more passes).
-                c.set_transposed_shared_bytes((gpu.props().shared_per_sm / 2).saturating_sub(1024));
-                let t_big = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("csrc"));
-                c.set_transposed_shared_bytes(budget);
+                let mut walk_ms = |walk: Walk, bytes: u32| {
+                    c.set_transposed_walk(walk);
+                    c.set_transposed_shared_bytes(bytes);
+                    let t = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("csrc"));
+                    c.set_transposed_walk(Walk::Auto);
+                    c.set_transposed_shared_bytes(budget);
+                    t
+                };
+                let (t_seg, t_grp, t_seg_global, t_grp_global) = if op == Op::NoTranspose { (t_csrc, t_csrc, t_csrc, t_csrc) } else { (walk_ms(Walk::WarpSegments, budget), walk_ms(Walk::LaneGroups, budget), walk_ms(Walk::WarpSegments, 0), walk_ms(Walk::LaneGroups, 0)) };
                 let t_cs = median_ms(&timer, reps, || cs.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("cusparse"));
                 let t_ex = median_ms(&timer, reps, || explicit.multiply(op.flip(), 1.0, &x, k, 0.0, &mut out).expect("explicit"));
                 let t_pair = median_ms(&timer, reps, || pair.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("pair"));
@@ -127,13 +133,13 @@ fn main() {
                 let gbs = |t: f64| bytes / (t * 1e-3) / 1e9;
                 let pays = if op == Op::Transpose && t_cs > t_ex { format!("{:.0}", (transpose_ms / (t_cs - t_ex)).ceil()) } else { "—".into() };
                 detail.push_str(&format!(
-                    "| {name} | {k} | {opname} | {t_csrc:.4} | {t_global:.4} | {t_big:.4} | {t_cs:.4} | {t_ex:.4} | {t_pair:.4} | {} | {:.0} ({:.0}%) | {:.2}× | {pays} |\n",
+                    "| {name} | {k} | {opname} | {t_csrc:.4} | {t_seg:.4} | {t_grp:.4} | {t_seg_global:.4} | {t_grp_global:.4} | {t_cs:.4} | {t_ex:.4} | {t_pair:.4} | {} | {:.0} ({:.0}%) | {:.2}× | {pays} |\n",
                     t_spmv.map(|t| format!("{t:.4}")).unwrap_or_default(),
                     gbs(t_csrc),
                     100.0 * gbs(t_csrc) / copy,
                     t_cs / t_csrc
                 ));
-                for (imp, t) in [("csrc", Some(t_csrc)), ("csrc-global", Some(t_global)), ("csrc-half-shared", Some(t_big)), ("cusparse", Some(t_cs)), ("explicit", Some(t_ex)), ("pair", Some(t_pair)), ("spmv-auto", t_spmv)] {
+                for (imp, t) in [("csrc", Some(t_csrc)), ("csrc-segments", Some(t_seg)), ("csrc-groups", Some(t_grp)), ("csrc-segments-global", Some(t_seg_global)), ("csrc-groups-global", Some(t_grp_global)), ("cusparse", Some(t_cs)), ("explicit", Some(t_ex)), ("pair", Some(t_pair)), ("spmv-auto", t_spmv)] {
                     if let Some(t) = t {
                         rows.push(Row { matrix: name.to_string(), k, op: opname, imp, ms: t, gbs: gbs(t) });
                     }

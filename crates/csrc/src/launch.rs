@@ -14,6 +14,9 @@ pub(crate) struct Kernels {
     pub scale: Kernel,
     pub atu: Kernel,
     pub atu_shared: Kernel,
+    pub atu_group: Kernel,
+    pub atu_finish: Kernel,
+    pub atu_group_shared: Kernel,
     /// Dynamic shared memory `atu_shared` may use: what a block may opt in to (227 KiB on an
     /// H100).
     pub shared_budget: u32,
@@ -29,12 +32,16 @@ impl Kernels {
         // under the default 48 KiB; so is the global transposed product's staging of U.
         let props = gpu.props();
         let shared_budget = props.shared_per_block_optin.max(props.shared_per_block);
-        let atu_shared = k("atu_shared")?;
+        let (atu_shared, atu_group_shared) = (k("atu_shared")?, k("atu_group_shared")?);
         if shared_budget > props.shared_per_block {
             atu_shared.set_max_dynamic_shared(shared_budget)?;
+            atu_group_shared.set_max_dynamic_shared(shared_budget)?;
         }
         Ok(Self {
             atu_shared,
+            atu_group_shared,
+            atu_group: k("atu_group")?,
+            atu_finish: k("atu_finish")?,
             shared_budget,
             block_ptr: gpu.kernel(&crate::MODULE, "csrc_block_ptr")?,
             gather: k("gather")?,
@@ -110,24 +117,79 @@ pub(crate) fn atu_passes(cols: u64, k: u32, value_bytes: u64, budget: u32) -> Op
     Some(k.div_ceil(passes))
 }
 
-/// `V = alpha · Aᵀ · U + beta · V` on the stored CSRC: the scale, then the shared-memory product
-/// in passes of vectors when a column of `V` fits ([`atu_passes`]), else the global-atomic one.
+/// How one transposed product runs ([`atu_plan`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AtuPlan {
+    /// `V` in shared memory, in passes of `kp` vectors, by lane groups or warp segments.
+    Shared { kp: u32, grouped: bool },
+    /// Global atomics into `V`, by warp segments (the paper's kernel).
+    Global,
+    /// Global atomics by lane groups into a row-major scratch of `cols · k` values, then
+    /// `V = alpha · W + beta · V`.
+    GlobalGrouped,
+}
+
+/// The plan for `k` vectors of `value_bytes` over `cols` columns with `budget` bytes of shared
+/// memory. Warp segments: [`atu_passes`] (shared when it fits, else global). Lane groups: shared
+/// in passes of the largest power of two of vectors that fits (no idle lanes), else the
+/// row-major scratch. `Walk::Auto` picks by the H100 benchmark (f64, k = 1 … 16, BENCHMARKS.md):
+///
+/// - one vector: warp segments;
+/// - lane groups in shared memory when at least 4 vectors fit and they take at most 2 passes
+///   (1M × 4284 at k = 4: 0.23 against 0.27 ms by segments; 1M × 64 at k = 16: 0.30 against
+///   0.45 ms by the scratch);
+/// - warp segments in shared memory for up to 4 vectors when at least 2 fit (1M × 4284 at k = 2:
+///   0.14 against 0.19 ms by groups; 12,471 columns at k = 4: 0.66 against 0.73 ms by the
+///   scratch);
+/// - otherwise lane groups into the row-major scratch (100k columns at k = 16: 0.75 against
+///   2.05 ms by segments with global atomics; 12,471 columns at k = 16: 1.57 against 2.62 ms by
+///   segments in 8 passes; 4284 columns at k = 16: 0.78 against 0.88 ms by groups in 4 passes).
+pub(crate) fn atu_plan(cols: u64, k: u32, value_bytes: u64, budget: u32, walk: crate::Walk) -> AtuPlan {
+    let fit = (budget as u64 / ((cols + BLOCK_ROWS as u64) * value_bytes)).min(k as u64) as u32;
+    let segments = || match atu_passes(cols, k, value_bytes, budget) {
+        Some(kp) => AtuPlan::Shared { kp, grouped: false },
+        None => AtuPlan::Global,
+    };
+    let groups = || if fit == 0 { AtuPlan::GlobalGrouped } else { AtuPlan::Shared { kp: 1 << fit.ilog2(), grouped: true } };
+    match walk {
+        crate::Walk::WarpSegments => segments(),
+        crate::Walk::LaneGroups => groups(),
+        crate::Walk::Auto if k == 1 => segments(),
+        crate::Walk::Auto if fit >= 4 && k.div_ceil(1 << fit.ilog2()) <= 2 => groups(),
+        crate::Walk::Auto if fit >= 2 && k <= 4 => segments(),
+        crate::Walk::Auto => AtuPlan::GlobalGrouped,
+    }
+}
+
+/// `V = alpha · Aᵀ · U + beta · V` on the stored CSRC by `plan` ([`atu_plan`]).
 ///
 /// # Safety
-/// As [`ax`], with `u` holding `rows · k` values and `out` `cols · k`. `budget` caps the
-/// shared-memory kernel's bytes (0: the global kernel).
+/// As [`ax`], with `u` holding `rows · k` values and `out` `cols · k`; `plan` made by
+/// [`atu_plan`] for these `cols` and `k` with a budget within the one allowed at load;
+/// `scratch` holding `cols · k` zeros for [`AtuPlan::GlobalGrouped`].
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, budget: u32, rows: u64, cols: u64, k: u32, p: u64, r: u64, j: u64, v: u64, u: u64, alpha: T, beta: T, out: u64) -> Result<()> {
+pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, plan: AtuPlan, rows: u64, cols: u64, k: u32, p: u64, r: u64, j: u64, v: u64, u: u64, alpha: T, beta: T, out: u64, scratch: u64) -> Result<()> {
     let n = cols * k as u64;
+    let blocks = csrc_kernels::row_blocks(rows);
+    if plan == AtuPlan::GlobalGrouped && blocks > 0 && n > 0 {
+        let mut cfg = per_block(blocks);
+        cfg.shared_mem_bytes = BLOCK_ROWS * k * T::BYTES as u32;
+        // SAFETY: csrc_atu_group_T(rows, k, blocks, p, r, j, v, u, w): the caller's valid CSRC
+        // and dense blocks, scratch of cols · k values; blocks of NT threads (a multiple of 16);
+        // dynamic shared memory of BLOCK_ROWS · k values (at most 32 KiB).
+        unsafe { kn.atu_group.args(gpu.stream()).arg(&rows).arg(&k).arg(&blocks).arg(&p).arg(&r).arg(&j).arg(&v).arg(&u).arg(&scratch).launch(cfg)? };
+        // SAFETY: csrc_atu_finish_T(cols, k, alpha, beta, w, out): both hold cols · k values.
+        unsafe { kn.atu_finish.args(gpu.stream()).arg(&cols).arg(&k).arg(&alpha).arg(&beta).arg(&scratch).arg(&out).launch(grid(gpu, n))? };
+        return Ok(());
+    }
     // SAFETY: out holds cols · k = n values.
     unsafe { scale(gpu, kn, n, beta, out)? };
-    let blocks = csrc_kernels::row_blocks(rows);
     if blocks == 0 || n == 0 {
         return Ok(());
     }
     let vb = T::BYTES as u64;
-    match atu_passes(cols, k, vb, budget.min(kn.shared_budget)) {
-        Some(kc) => {
+    match plan {
+        AtuPlan::Shared { kp: kc, grouped } => {
             let mut c0 = 0;
             while c0 < k {
                 let kp = kc.min(k - c0);
@@ -138,15 +200,17 @@ pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, budget: u32, row
                 let mut cfg = grid_1d(blocks, nt, 1, gpu.props().sm_count.max(1) * per_sm);
                 cfg.shared_mem_bytes = bytes;
                 let (up, op) = (u + c0 as u64 * rows * vb, out + c0 as u64 * cols * vb);
-                // SAFETY: csrc_atu_shared_T(rows, cols, kp, blocks, p, r, j, v, u, alpha, out):
-                // the caller's valid CSRC; vectors c0 .. c0 + kp of U (rows each) and of V (cols
-                // each) lie inside the caller's blocks; dynamic shared memory of (cols +
-                // BLOCK_ROWS) · kp values, within the budget allowed at load.
-                unsafe { kn.atu_shared.args(gpu.stream()).arg(&rows).arg(&cols).arg(&kp).arg(&blocks).arg(&p).arg(&r).arg(&j).arg(&v).arg(&up).arg(&alpha).arg(&op).launch(cfg)? };
+                let kernel = if grouped { &kn.atu_group_shared } else { &kn.atu_shared };
+                // SAFETY: csrc_atu_shared_T or csrc_atu_group_shared_T(rows, cols, kp, blocks, p,
+                // r, j, v, u, alpha, out) (blocks of 512 or 1024 threads): the caller's valid CSRC;
+                // vectors c0 .. c0 + kp of U (rows each) and of V (cols each) lie inside the
+                // caller's blocks; dynamic shared memory of (cols + BLOCK_ROWS) · kp values,
+                // within the budget allowed at load (the plan's kp fits it).
+                unsafe { kernel.args(gpu.stream()).arg(&rows).arg(&cols).arg(&kp).arg(&blocks).arg(&p).arg(&r).arg(&j).arg(&v).arg(&up).arg(&alpha).arg(&op).launch(cfg)? };
                 c0 += kp;
             }
         }
-        None => {
+        _ => {
             let mut cfg = per_block(blocks);
             cfg.shared_mem_bytes = BLOCK_ROWS * k * T::BYTES as u32;
             // SAFETY: csrc_atu_T(rows, cols, k, blocks, p, r, j, v, u, alpha, out): the caller's
@@ -190,7 +254,33 @@ pub(crate) unsafe fn csr<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, rows: u64, cols:
 
 #[cfg(test)]
 mod tests {
-    use super::atu_passes;
+    use super::{atu_passes, atu_plan, AtuPlan};
+    use crate::Walk;
+
+    #[test]
+    fn auto_plans_follow_the_benchmark() {
+        let budget = 227 * 1024;
+        let plan = |cols, k| atu_plan(cols, k, 8, budget, Walk::Auto);
+        let shared = |kp, grouped| AtuPlan::Shared { kp, grouped };
+        // The tall suite's shapes at 227 KiB: 64, 4284, 12,471 and 100k columns.
+        assert_eq!(plan(64, 1), shared(1, false));
+        assert_eq!(plan(100_000, 1), AtuPlan::Global);
+        assert_eq!(plan(64, 16), shared(16, true));
+        assert_eq!(plan(4284, 2), shared(2, false));
+        assert_eq!(plan(4284, 4), shared(4, true));
+        assert_eq!(plan(4284, 8), shared(4, true));
+        assert_eq!(plan(4284, 16), AtuPlan::GlobalGrouped);
+        assert_eq!(plan(12471, 2), shared(2, false));
+        assert_eq!(plan(12471, 4), shared(2, false));
+        assert_eq!(plan(12471, 8), AtuPlan::GlobalGrouped);
+        assert_eq!(plan(100_000, 2), AtuPlan::GlobalGrouped);
+        // Forced walks; no shared memory.
+        assert_eq!(atu_plan(4284, 16, 8, budget, Walk::LaneGroups), shared(4, true));
+        assert_eq!(atu_plan(4284, 3, 8, budget, Walk::LaneGroups), shared(2, true));
+        assert_eq!(atu_plan(4284, 16, 8, budget, Walk::WarpSegments), shared(6, false));
+        assert_eq!(atu_plan(4284, 16, 8, 0, Walk::LaneGroups), AtuPlan::GlobalGrouped);
+        assert_eq!(atu_plan(4284, 16, 8, 0, Walk::WarpSegments), AtuPlan::Global);
+    }
 
     #[test]
     fn passes_are_even_and_fit() {

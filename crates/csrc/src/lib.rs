@@ -140,6 +140,27 @@ pub(crate) fn check_dense(rows: u64, cols: u64, op: Op, x_len: usize, k: usize, 
     Ok(())
 }
 
+/// How the transposed product of a [`DeviceCsrc`] walks the nonzeros of a row block (sorted by
+/// column). Both give the same sums up to rounding (neither is bit-reproducible).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Walk {
+    /// The faster on the H100 benchmark for the shape: [`Walk::WarpSegments`] for one vector,
+    /// and for up to 4 when 2 fit in shared memory; [`Walk::LaneGroups`] otherwise (in shared
+    /// memory when at least 4 vectors fit and take at most 2 passes, else into the scratch).
+    #[default]
+    Auto,
+    /// The paper's: each lane takes a nonzero, lanes with the same column are summed by a warp
+    /// segmented sum (shuffles, once per vector) and the first lane of each run adds the sum
+    /// atomically.
+    WarpSegments,
+    /// A group of lanes per contiguous chunk of the row block, one lane per vector (`k` rounded
+    /// up to a power of two): each run of equal columns is summed in a register; with the result
+    /// in shared memory (in passes of a power of two of vectors), only runs shared with a
+    /// neighbouring chunk need an atomic; otherwise the atomics go to a row-major scratch of
+    /// `cols · k` values kept by the [`DeviceCsrc`] (allocated at the first such product).
+    LaneGroups,
+}
+
 /// A matrix in CSRC on the GPU (see [`Csrc`]), with its products ([`Products`]). A matrix with
 /// more columns than rows is stored as the CSRC of its transpose (the paper's transpose view,
 /// [`DeviceCsrc::is_transpose_view`]), so its row blocks are always the long dimension; the
@@ -158,6 +179,10 @@ pub struct DeviceCsrc<T: SpmvValue> {
     nnz: u64,
     /// Shared-memory bytes the transposed product may use (0: global atomics only).
     atu_budget: u32,
+    /// How the transposed product walks a row block.
+    walk: Walk,
+    /// The row-major scratch of the global lane-group product, grown on demand.
+    scratch: Option<CudaSlice<T>>,
     p: CudaSlice<u32>,
     r: CudaSlice<u8>,
     j: CudaSlice<u32>,
@@ -208,7 +233,7 @@ impl<T: SpmvValue> DeviceCsrc<T> {
         }
         let (rows, cols) = if transposed { (a.cols(), a.rows()) } else { (a.rows(), a.cols()) };
         let atu_budget = k.shared_budget;
-        Ok(Self { gpu: gpu.clone(), k, rows, cols, transposed, nnz, atu_budget, p, r, j, v })
+        Ok(Self { gpu: gpu.clone(), k, rows, cols, transposed, nnz, atu_budget, walk: Walk::Auto, scratch: None, p, r, j, v })
     }
 
     /// Nonzeros.
@@ -231,6 +256,17 @@ impl<T: SpmvValue> DeviceCsrc<T> {
     /// The shared-memory cap of the transposed product ([`DeviceCsrc::set_transposed_shared_bytes`]).
     pub fn transposed_shared_bytes(&self) -> u32 {
         self.atu_budget
+    }
+
+    /// Chooses how the transposed product (of the stored matrix) walks a row block ([`Walk`]);
+    /// the default is [`Walk::Auto`]. For tests and tuning.
+    pub fn set_transposed_walk(&mut self, walk: Walk) {
+        self.walk = walk;
+    }
+
+    /// How the transposed product walks a row block ([`DeviceCsrc::set_transposed_walk`]).
+    pub fn transposed_walk(&self) -> Walk {
+        self.walk
     }
 
     /// Whether the stored matrix is `Aᵀ` (`A` has more columns than rows).
@@ -286,13 +322,28 @@ impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
         let (op_, _o) = out.device_ptr_mut(&stream);
         let (sr, sc) = self.stored_shape();
         let stored_op = if self.transposed { op.flip() } else { op };
+        let plan = launch::atu_plan(sc, k as u32, T::BYTES as u64, self.atu_budget, self.walk);
+        let need = sc as usize * k;
+        let grouped_global = stored_op == Op::Transpose && plan == launch::AtuPlan::GlobalGrouped && need > 0;
+        if grouped_global && self.scratch.as_ref().is_none_or(|s| s.len() < need) {
+            self.scratch = None;
+            self.scratch = Some(self.gpu.alloc::<T>(need)?);
+        }
+        let (sp, _s) = match self.scratch.as_mut() {
+            Some(s) if grouped_global => {
+                self.gpu.memset_bytes(&mut s.slice_mut(0..need), 0)?;
+                let (a, g) = s.device_ptr_mut(&stream);
+                (a, Some(g))
+            }
+            _ => (0, None),
+        };
         // SAFETY: the arrays of a CSRC built from a valid CSR of sr × sc; check_dense checked x
         // and out hold k vectors of op(A)'s lengths, which are the stored matrix's for
         // stored_op; 1 ≤ k ≤ MAX_K.
         unsafe {
             match stored_op {
                 Op::NoTranspose => launch::ax(&self.gpu, &self.k, sr, sc, k as u32, p, r, j, v, xp, alpha, beta, op_),
-                Op::Transpose => launch::atu(&self.gpu, &self.k, self.atu_budget, sr, sc, k as u32, p, r, j, v, xp, alpha, beta, op_),
+                Op::Transpose => launch::atu(&self.gpu, &self.k, plan, sr, sc, k as u32, p, r, j, v, xp, alpha, beta, op_, sp),
             }
         }
     }

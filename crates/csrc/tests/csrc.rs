@@ -6,7 +6,7 @@
 //! 2^k ± 1), a dense column and a dense row, empty shapes; `CsrPair` bit-identical across runs;
 //! NaN and infinity propagated; the errors. The twin's own CSRC-order product is checked against
 //! the specification on any machine.
-use gpu_csrc::{serial, CsrPair, CuSparseProducts, DeviceCsrc, Error, Op, Products, SpmvValue, BLOCK_ROWS};
+use gpu_csrc::{serial, CsrPair, CuSparseProducts, DeviceCsrc, Error, Op, Products, SpmvValue, Walk, BLOCK_ROWS};
 use gpu_testkit::{gpu_test, max_len, rng, Gpu, POISON_BYTE};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -91,14 +91,19 @@ fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                     let out0 = random_vec::<T>(r, on * k);
                     let (one, half, m34) = (T::from_f64(1.0), T::from_f64(0.5), T::from_f64(-0.75));
                     // The transposed product's ways: shared memory with the default cap, with the
-                    // largest (one block per SM), in passes of 3 vectors, and global atomics only.
+                    // largest (one block per SM), in passes of 3 vectors, and global atomics only;
+                    // each by warp segments and by lane groups.
                     let stored_cols = if c.is_transpose_view() { a.rows() } else { a.cols() };
                     let budgets = [default_budget, u32::MAX, ((stored_cols + BLOCK_ROWS as u64) * 3 * T::BYTES as u64).min(u32::MAX as u64) as u32, 0];
-                    for budget in budgets {
-                        c.set_transposed_shared_bytes(budget);
-                        check(gpu, &mut c, &a, op, one, &x, k, T::default(), &out0, &format!("csrc {name} budget {budget}"));
-                        check(gpu, &mut c, &a, op, m34, &x, k, half, &out0, &format!("csrc {name} budget {budget}"));
+                    for walk in [Walk::Auto, Walk::WarpSegments, Walk::LaneGroups] {
+                        c.set_transposed_walk(walk);
+                        for budget in budgets {
+                            c.set_transposed_shared_bytes(budget);
+                            check(gpu, &mut c, &a, op, one, &x, k, T::default(), &out0, &format!("csrc {name} budget {budget} {walk:?}"));
+                            check(gpu, &mut c, &a, op, m34, &x, k, half, &out0, &format!("csrc {name} budget {budget} {walk:?}"));
+                        }
                     }
+                    c.set_transposed_walk(Walk::Auto);
                     c.set_transposed_shared_bytes(default_budget);
                     let first = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
                     let again = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));

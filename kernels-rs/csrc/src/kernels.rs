@@ -1,11 +1,13 @@
 //! Kernels of PTX module `csrc`.
 use gpu_device::atomic::{red_add_f32, red_add_f64, red_shared_add_f32, red_shared_add_f64};
+use gpu_device::shared::{ld_shared_f32, ld_shared_f64, st_shared_f32, st_shared_f64};
 use gpu_device::thread::{block_dim_x, block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
+use gpu_device::mem::ldg_u32;
 use gpu_device::warp::lane_id;
 use spmv_kernels::combine;
 use spmv_kernels::reduce::{block_sum, group_sum, Segments};
 
-use crate::BLOCK_ROWS;
+use crate::{group_width, BLOCK_ROWS};
 
 gpu_device::dynamic_shared!(CSRC_DYNAMIC: u8);
 gpu_device::static_shared!(CSRC_SUM: [f64; 32]);
@@ -25,7 +27,7 @@ pub unsafe extern "ptx-kernel" fn csrc_block_ptr(rows: u64, blocks: u64, ptr: *c
 }
 
 macro_rules! csrc_kernels {
-    ($t:ty, $red:ident, $red_shared:ident, $gather:ident, $ax:ident, $scale:ident, $walk:ident, $atu:ident, $atu_shared:ident, $row_sums:ident, $thread:ident, $warp:ident, $block:ident) => {
+    ($t:ty, $red:ident, $red_shared:ident, $ld_sh:ident, $st_sh:ident, $gather:ident, $ax:ident, $scale:ident, $walk:ident, $atu:ident, $atu_shared:ident, $v_start:ident, $gwalk:ident, $atu_group:ident, $atu_finish:ident, $atu_group_shared:ident, $row_sums:ident, $thread:ident, $warp:ident, $block:ident) => {
         /// After the stable sort by column inside each row block (`perm[h]` = the CSR position
         /// of sorted entry `h`): `r[h] = row_of[perm[h]] mod BLOCK_ROWS`, `v[h] = vals[perm[h]]`.
         ///
@@ -183,6 +185,29 @@ macro_rules! csrc_kernels {
             }
         }
 
+        /// The start of the shared-memory transposed products: `(vsh, ush, cols · k)`, the
+        /// `cols · k` accumulators at the start of the dynamic shared memory, zeroed, and the
+        /// staging area of `BLOCK_ROWS · k` values after them. Synchronizes the block.
+        ///
+        /// # Safety
+        /// Dynamic shared memory of `(cols + BLOCK_ROWS) · k` values; every thread of the block
+        /// calls it.
+        #[inline(always)]
+        unsafe fn $v_start(cols: u64, k: u32) -> (*mut $t, *mut $t, u64) {
+            let vsh = CSRC_DYNAMIC::ptr() as *mut $t;
+            let n_v = cols * k as u64;
+            // SAFETY: shared indices below cols · k; the staging area follows them.
+            unsafe {
+                let mut i = thread_idx_x() as u64;
+                while i < n_v {
+                    $st_sh(vsh.add(i as usize), 0.0);
+                    i += block_dim_x() as u64;
+                }
+                sync_threads();
+                (vsh, vsh.add(n_v as usize), n_v)
+            }
+        }
+
         /// `V += alpha · Aᵀ · U` through shared memory, for `cols · k` values that fit there:
         /// each block accumulates `V` in shared memory over the row blocks it takes
         /// (grid-stride; runs of equal columns added by one shared `red.add`), then adds its
@@ -193,20 +218,9 @@ macro_rules! csrc_kernels {
         /// As the global kernel, with dynamic shared memory of `(cols + BLOCK_ROWS) · k` values.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $atu_shared(rows: u64, cols: u64, k: u32, blocks: u64, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, alpha: $t, out: *mut $t) {
-            let vsh = CSRC_DYNAMIC::ptr() as *mut $t;
-            let n_v = cols * k as u64;
-            // SAFETY: the staging area follows the cols · k accumulators.
-            let ush = unsafe { vsh.add(n_v as usize) };
+            // SAFETY: the caller's dynamic shared memory of (cols + BLOCK_ROWS) · k values.
+            let (vsh, ush, n_v) = unsafe { $v_start(cols, k) };
             let (tid, nt) = (thread_idx_x() as u64, block_dim_x() as u64);
-            // SAFETY: shared indices below cols · k.
-            unsafe {
-                let mut i = tid;
-                while i < n_v {
-                    *vsh.add(i as usize) = 0.0;
-                    i += nt;
-                }
-            }
-            sync_threads();
             let mut g = block_idx_x() as u64;
             while g < blocks {
                 // SAFETY: the caller's valid CSRC and sizes; shared indices col + c · cols below
@@ -220,6 +234,156 @@ macro_rules! csrc_kernels {
                 let mut i = tid;
                 while i < n_v {
                     let s = *vsh.add(i as usize);
+                    if s != 0.0 || s != s {
+                        $red(out.add(i as usize), alpha * s);
+                    }
+                    i += nt;
+                }
+            }
+        }
+
+        /// One row block `g` of `Aᵀ · U` by groups of lanes, one lane per vector: the block
+        /// stages the row block's rows of `U` in shared memory (`ush[row · k + c]`), then cuts the
+        /// row block's nonzeros into one contiguous chunk per group of [`group_width`]`(k)` lanes.
+        /// Each group walks its chunk in column order, lane `c` summing `U[row][c] · v` in a
+        /// register while the column stays the same, and hands each run's sum to
+        /// `flush(col, c, sum, shared)`; `shared` is true when a neighbouring chunk holds the same
+        /// column (only a chunk's first and last runs can be), false when no other group of the
+        /// block adds to that column in this row block. No shuffles, and no atomics inside a
+        /// chunk. Synchronizes the block twice.
+        ///
+        /// # Safety
+        /// A valid CSRC; `g` below its row-block count (block-uniform); `u` holds `rows · k`
+        /// values; `ush` points to `BLOCK_ROWS · k` values of shared memory; `1 ≤ k ≤ MAX_K`;
+        /// every thread of the block calls it; blocks of a multiple of 16 threads.
+        #[inline(always)]
+        unsafe fn $gwalk(g: u64, rows: u64, k: u32, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, ush: *mut $t, flush: impl Fn(u32, u32, $t, bool)) {
+            let (tid, nt) = (thread_idx_x(), block_dim_x());
+            let gw = group_width(k);
+            let (c, group, groups) = (tid % gw, (tid / gw) as u64, (nt / gw) as u64);
+            let r0 = g * BLOCK_ROWS as u64;
+            // SAFETY: staged rows below rows, shared indices below BLOCK_ROWS · k (lanes c ≥ k
+            // walk nothing); h inside the row block; the caller's valid CSRC.
+            unsafe {
+                let mut i = tid;
+                while i < BLOCK_ROWS * k {
+                    let (rr, cc) = (i % BLOCK_ROWS, i / BLOCK_ROWS);
+                    let row = r0 + rr as u64;
+                    $st_sh(ush.add((rr * k + cc) as usize), if row < rows { *u.add((row + cc as u64 * rows) as usize) } else { 0.0 });
+                    i += nt;
+                }
+                sync_threads();
+                let (h0, h1) = (*p.add(g as usize) as u64, *p.add(g as usize + 1) as u64);
+                let chunk = (h1 - h0).div_ceil(groups);
+                let s = (h0 + group * chunk).min(h1);
+                let e = (s + chunk).min(h1);
+                if c < k && s < e {
+                    let mut col = ldg_u32(j.add(s as usize));
+                    // The first run is shared when the chunk before ends in the same column.
+                    let mut shared = s > h0 && ldg_u32(j.add(s as usize - 1)) == col;
+                    let mut acc: $t = 0.0;
+                    let mut h = s;
+                    while h < e {
+                        let jh = ldg_u32(j.add(h as usize));
+                        if jh != col {
+                            flush(col, c, acc, shared);
+                            (acc, col, shared) = (0.0, jh, false);
+                        }
+                        acc += *v.add(h as usize) * $ld_sh(ush.add((*r.add(h as usize) as u32 * k + c) as usize));
+                        h += 1;
+                    }
+                    // The last run is shared when the chunk after starts in the same column.
+                    flush(col, c, acc, shared || (e < h1 && ldg_u32(j.add(e as usize)) == col));
+                }
+                sync_threads();
+            }
+        }
+
+        /// `W += Aᵀ · U` into a **row-major** scratch `w` (`W[col][c]` at `col · k + c`) with
+        /// global atomics, by groups of lanes ([`group_width`]`(k)` lanes, one per vector, each
+        /// group walking a contiguous chunk of the row block): one `red.add` per run of equal
+        /// columns in a chunk and vector, a group's lanes on consecutive addresses (one cache
+        /// line for up to 16 vectors of f64). One block per row block (grid-stride); the
+        /// finishing kernel turns `W` into `V`.
+        ///
+        /// # Safety
+        /// As the global kernel `csrc_atu`, with `w` holding `cols · k` values and blocks of a
+        /// multiple of 16 threads.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $atu_group(rows: u64, k: u32, blocks: u64, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, w: *mut $t) {
+            let ush = CSRC_DYNAMIC::ptr() as *mut $t;
+            let mut g = block_idx_x() as u64;
+            while g < blocks {
+                // SAFETY: the caller's valid CSRC and sizes; w indices col · k + c with
+                // col < cols, c < k.
+                unsafe { $gwalk(g, rows, k, p, r, j, v, u, ush, |col, c, s, _| $red(w.add((col as u64 * k as u64 + c as u64) as usize), s)) };
+                g += grid_dim_x() as u64;
+            }
+        }
+
+        /// `V = alpha · W + beta · V` (`V` not read when `beta == 0`) for the row-major `W`
+        /// (`cols × k`, `W[col][c]` at `col · k + c`) and the column-major `V`, in the order of
+        /// `V`.
+        ///
+        /// # Safety
+        /// `w` and `out` hold `cols · k` values; any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $atu_finish(cols: u64, k: u32, alpha: $t, beta: $t, w: *const $t, out: *mut $t) {
+            let n = cols * k as u64;
+            let mut i = index_1d_u64();
+            while i < n {
+                let (c, col) = (i / cols, i % cols);
+                // SAFETY: i and col · k + c below cols · k.
+                unsafe {
+                    let o = out.add(i as usize);
+                    let old = if beta == 0.0 { 0.0 } else { *o };
+                    *o = combine(alpha, *w.add((col * k as u64 + c) as usize), beta, old);
+                }
+                i += grid_size_1d();
+            }
+        }
+
+        /// `V += alpha · Aᵀ · U` through shared memory by groups of lanes, for `cols · k` values
+        /// that fit: each block accumulates `V` in shared memory (`vsh[col · k + c]`, a group's
+        /// lanes on consecutive banks) over the row blocks it takes (grid-stride); a run that no
+        /// other group touches in its row block is added with a plain load and store, a run shared
+        /// with a neighbouring chunk with a shared atomic; then the block adds its nonzero
+        /// entries to `out` by global `red.add`. The host runs it once per group of vectors
+        /// that fits.
+        ///
+        /// # Safety
+        /// As the global kernel `csrc_atu`, with dynamic shared memory of `(cols + BLOCK_ROWS) · k`
+        /// values and blocks of a multiple of 16 threads.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $atu_group_shared(rows: u64, cols: u64, k: u32, blocks: u64, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, alpha: $t, out: *mut $t) {
+            // SAFETY: the caller's dynamic shared memory of (cols + BLOCK_ROWS) · k values.
+            let (vsh, ush, n_v) = unsafe { $v_start(cols, k) };
+            let (tid, nt) = (thread_idx_x() as u64, block_dim_x() as u64);
+            let mut g = block_idx_x() as u64;
+            while g < blocks {
+                // SAFETY: the caller's valid CSRC and sizes; shared indices col · k + c below
+                // cols · k. A run not shared with another chunk is this group's alone until the
+                // walk's closing barrier, so its plain read-modify-write cannot race.
+                unsafe {
+                    $gwalk(g, rows, k, p, r, j, v, u, ush, |col, c, s, shared| {
+                        let a = vsh.add((col as u64 * k as u64 + c as u64) as usize);
+                        if shared {
+                            $red_shared(a, s);
+                        } else {
+                            $st_sh(a, $ld_sh(a) + s);
+                        }
+                    })
+                };
+                g += grid_dim_x() as u64;
+            }
+            // $gwalk ended with a barrier: every accumulator is final. In the order of out
+            // (coalesced atomics), reading the accumulators at a stride of k.
+            // SAFETY: i below cols · k, the size of out and of the accumulators.
+            unsafe {
+                let mut i = tid;
+                while i < n_v {
+                    let (c, col) = (i / cols, i % cols);
+                    let s = $ld_sh(vsh.add((col * k as u64 + c) as usize));
                     if s != 0.0 || s != s {
                         $red(out.add(i as usize), alpha * s);
                     }
@@ -342,5 +506,5 @@ macro_rules! csrc_kernels {
     };
 }
 
-csrc_kernels!(f32, red_add_f32, red_shared_add_f32, csrc_gather_f32, csrc_ax_f32, csrc_scale_f32, atu_walk_f32, csrc_atu_f32, csrc_atu_shared_f32, row_sums_f32, csrc_csr_thread_f32, csrc_csr_warp_f32, csrc_csr_block_f32);
-csrc_kernels!(f64, red_add_f64, red_shared_add_f64, csrc_gather_f64, csrc_ax_f64, csrc_scale_f64, atu_walk_f64, csrc_atu_f64, csrc_atu_shared_f64, row_sums_f64, csrc_csr_thread_f64, csrc_csr_warp_f64, csrc_csr_block_f64);
+csrc_kernels!(f32, red_add_f32, red_shared_add_f32, ld_shared_f32, st_shared_f32, csrc_gather_f32, csrc_ax_f32, csrc_scale_f32, atu_walk_f32, csrc_atu_f32, csrc_atu_shared_f32, v_start_f32, group_walk_f32, csrc_atu_group_f32, csrc_atu_finish_f32, csrc_atu_group_shared_f32, row_sums_f32, csrc_csr_thread_f32, csrc_csr_warp_f32, csrc_csr_block_f32);
+csrc_kernels!(f64, red_add_f64, red_shared_add_f64, ld_shared_f64, st_shared_f64, csrc_gather_f64, csrc_ax_f64, csrc_scale_f64, atu_walk_f64, csrc_atu_f64, csrc_atu_shared_f64, v_start_f64, group_walk_f64, csrc_atu_group_f64, csrc_atu_finish_f64, csrc_atu_group_shared_f64, row_sums_f64, csrc_csr_thread_f64, csrc_csr_warp_f64, csrc_csr_block_f64);

@@ -15,6 +15,12 @@
 //!   U`, one block per row block; consecutive lanes with the same column combined by a warp
 //!   segmented sum (`spmv_kernels::reduce::Segments`), one global atomic add per run (paper,
 //!   Figure 4 and Listing 1). Global atomics: **not bit-reproducible**.
+//! - `csrc_atu_group_shared_{f32,f64}`, and `csrc_atu_group_{f32,f64}` then
+//!   `csrc_atu_finish_{f32,f64}`: the transposed product by groups of [`group_width`]`(k)`
+//!   lanes, one lane per vector, each group walking a contiguous chunk of its row block and
+//!   summing each run of equal columns in a register: no shuffles; with `V` in shared memory no
+//!   atomics for runs inside a chunk; in global memory, atomics into a row-major scratch (a
+//!   group's adds on one cache line), then `V = alpha · W + beta · V`.
 //! - `csrc_csr_thread_{f32,f64}`, `csrc_csr_warp_{f32,f64}` and `csrc_csr_block_{f32,f64}`:
 //!   `Y = alpha · A · X + beta · Y` on a plain CSR, a thread, a warp or a block per row summing in
 //!   a fixed order: **deterministic**. Run on
@@ -31,6 +37,19 @@ pub const BLOCK_ROWS: u32 = 256;
 
 /// The most vectors (columns of `X` or `U`) one product takes.
 pub const MAX_K: u32 = 16;
+
+/// Lanes per group in the grouped transposed products (`csrc_atu_group*`): `k` rounded up to a
+/// power of two, one lane per vector.
+///
+/// ```
+/// assert_eq!(csrc_kernels::group_width(1), 1);
+/// assert_eq!(csrc_kernels::group_width(3), 4);
+/// assert_eq!(csrc_kernels::group_width(16), 16);
+/// ```
+#[inline(always)]
+pub const fn group_width(k: u32) -> u32 {
+    k.next_power_of_two()
+}
 
 /// Row blocks of a matrix with `rows` rows.
 ///

@@ -10,7 +10,7 @@
 //! |---|---|
 //! | [`thread`] | thread/block/grid indices, `sync_threads` |
 //! | [`warp`] | lane id, shuffles (up/down/idx/xor), ballot, vote, match-any |
-//! | [`shared`] | static and dynamic shared memory declarations ([`static_shared!`], [`dynamic_shared!`]) |
+//! | [`shared`] | static and dynamic shared memory declarations ([`static_shared!`], [`dynamic_shared!`]), `ld.shared`/`st.shared` through their pointers |
 //! | [`atomic`] | global and shared atomics |
 //! | [`mem`] | read-only (non-coherent) global loads |
 //! | [`intrinsics`] | popc, clz, ffs, brev |

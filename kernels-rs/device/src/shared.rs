@@ -67,3 +67,50 @@ macro_rules! dynamic_shared {
         }
     };
 }
+
+macro_rules! shared_access {
+    ($($(#[$doc:meta])* $ld:ident, $st:ident: $t:ty => $ptx:literal, $class:ident;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// `ptr` must be a valid, aligned generic address inside this block's shared memory.
+        #[inline(always)]
+        pub unsafe fn $ld(ptr: *const $t) -> $t {
+            let r: $t;
+            // SAFETY: the caller guarantees a valid, aligned shared-memory address.
+            unsafe {
+                core::arch::asm!(
+                    concat!("{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; ld.shared.", $ptx, " {r}, [s]; }}"),
+                    r = out($class) r, p = in(reg64) ptr,
+                    options(readonly, nostack, preserves_flags),
+                );
+            }
+            r
+        }
+
+        /// The store matching the load above (`st.shared`).
+        ///
+        /// # Safety
+        /// `ptr` must be a valid, aligned generic address inside this block's shared memory.
+        #[inline(always)]
+        pub unsafe fn $st(ptr: *mut $t, val: $t) {
+            // SAFETY: the caller guarantees a valid, aligned shared-memory address.
+            unsafe {
+                core::arch::asm!(
+                    concat!("{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; st.shared.", $ptx, " [s], {v}; }}"),
+                    p = in(reg64) ptr, v = in($class) val,
+                    options(nostack, preserves_flags),
+                );
+            }
+        }
+    )*};
+}
+
+shared_access! {
+    /// Loads an `f32` from shared memory through a generic pointer made by [`static_shared!`] or
+    /// [`dynamic_shared!`] (`cvta.to.shared`, then `ld.shared`): the `LDS` the compiler cannot
+    /// pick itself when the pointer came from inline assembly (a plain read is a generic `LD`).
+    ld_shared_f32, st_shared_f32: f32 => "f32", reg32;
+    /// [`ld_shared_f32`] for an `f64`.
+    ld_shared_f64, st_shared_f64: f64 => "f64", reg64;
+}
