@@ -1,6 +1,6 @@
-//! For ncu: `profile MATRIX K` builds one tall-suite matrix (`64`, `4284` or `100k`: 1M × 64,
+//! For ncu: `csrc_profile MATRIX K` builds one tall-suite matrix (`64`, `4284` or `100k`: 1M × 64,
 //! 1M × 4284, 2M × 100k) and runs each product (A·X, then Aᵀ·U) three times with K vectors (f64).
-//! `ncu --kernel-name regex:csrc_ --launch-skip 4 --launch-count 4 target/release/examples/profile 4284 16`
+//! `ncu --kernel-name regex:csrc_ --launch-skip 4 --launch-count 4 target/release/examples/csrc_profile 4284 16`
 use gpu_csrc::{DeviceCsrc, Op, Products};
 use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::gen;
