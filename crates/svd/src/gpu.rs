@@ -1,12 +1,14 @@
 //! The GPU's backend: products on CSRC (`gpu-csrc`), dense blocks in device memory, the block
-//! operations by cuBLAS `dgemm` on the GPU's stream; only `b × b` and `K × b` coefficient blocks
-//! cross to the host.
+//! operations on the GPU's stream by the tall-skinny kernels of PTX module `svd` (Gram matrices
+//! and right products of blocks of up to 16 columns) or cuBLAS `dgemm` (wider ones); only
+//! coefficient blocks and per-block partial sums cross to the host.
 use std::ffi::c_int;
 
 use cudarc::cublas::{result as blas, safe::CudaBlas, sys as blas_sys};
 use gpu_csrc::{DeviceCsrc, Op, Products};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::Gpu;
+use gpu_runtime::{grid_1d, Gpu, Kernel};
+use svd_kernels::{MAX_COLS, MAX_PAIRS, NT};
 
 use crate::lanczos::Backend;
 use crate::{Error, Result};
@@ -28,6 +30,11 @@ pub(crate) struct GpuBackend<'a> {
     /// Per-chunk partial dot products of tall blocks, and ones to add them up.
     partial: CudaSlice<f64>,
     ones: CudaSlice<f64>,
+    /// The tall-skinny kernels (`svd_gram_f64`, `svd_mul_f64`) and the most blocks a Gram launch
+    /// takes (its partial sums fit `partial`).
+    gram: Kernel,
+    mul: Kernel,
+    gram_blocks: u32,
     /// `SPTRANS_SVD_PROFILE=1`: seconds and calls per operation (each synchronized), printed
     /// to stderr when the backend is dropped.
     profile: Option<std::collections::BTreeMap<&'static str, (f64, usize)>>,
@@ -83,7 +90,10 @@ impl<'a> GpuBackend<'a> {
         let partial = gpu.alloc::<f64>(DOT_CHUNKS * 256)?;
         let ones = gpu.upload(&[1.0f64; DOT_CHUNKS])?;
         let profile = std::env::var("SPTRANS_SVD_PROFILE").is_ok_and(|v| v == "1").then(Default::default);
-        Ok(Self { gpu: gpu.clone(), c, transposed, blas, small, partial, ones, profile })
+        let (gram, mul) = (gpu.kernel(&crate::MODULE, "svd_gram_f64")?, gpu.kernel(&crate::MODULE, "svd_mul_f64")?);
+        // Two blocks per SM; their partial sums (MAX_PAIRS each) fit `partial`.
+        let gram_blocks = (2 * gpu.props().sm_count.max(1)).min((DOT_CHUNKS * 256 / MAX_PAIRS as usize) as u32);
+        Ok(Self { gpu: gpu.clone(), c, transposed, blas, small, partial, ones, gram, mul, gram_blocks, profile })
     }
 
     fn small(&mut self, len: usize) -> Result<()> {
@@ -129,6 +139,37 @@ impl<'a> GpuBackend<'a> {
         let mut v = self.small.slice_mut(0..coef.len());
         self.gpu.stream().memcpy_htod(coef, &mut v).map_err(gpu_runtime::Error::driver("uploading coefficients"))?;
         Ok(self.small.device_ptr(self.gpu.stream()).0)
+    }
+}
+
+impl GpuBackend<'_> {
+    /// `Xᵀ Y` (`c × k`, `c · k ≤ MAX_PAIRS`) of two blocks of `rows` rows by `svd_gram_f64`: per-block
+    /// partial sums, added on the host in block order (the same bits every run).
+    fn gram_small(&mut self, rows: usize, xa: u64, c: usize, ya: u64, k: usize) -> Result<Vec<f64>> {
+        let pairs = c * k;
+        let cfg = grid_1d(rows as u64, NT, NT as u64 * 4, self.gram_blocks);
+        let blocks = cfg.grid_dim.0 as usize;
+        let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
+        let (rows64, c32, k32) = (rows as u64, c as u32, k as u32);
+        // SAFETY: svd_gram_f64(rows, c, k, x, y, partial): columns of two blocks of `rows` rows
+        // (leading dimension rows); c · k ≤ MAX_PAIRS; partial holds DOT_CHUNKS · 256 ≥ blocks ·
+        // MAX_PAIRS values (gram_blocks); blocks of NT threads.
+        unsafe { self.gram.args(self.gpu.stream()).arg(&rows64).arg(&c32).arg(&k32).arg(&xa).arg(&ya).arg(&part).launch(cfg)? };
+        let sums = self.gpu.download(&self.partial.slice(0..blocks * pairs))?;
+        Ok((0..pairs).map(|p| (0..blocks).map(|b| sums[b * pairs + p]).sum()).collect())
+    }
+
+    /// `Y = X · coef` (or `+= ` with `accumulate`) by `svd_mul_f64`, `X` of `c` and `Y` of `k ≤
+    /// MAX_COLS` columns of `rows` rows; `X` may be `Y` when `c = k`.
+    #[allow(clippy::too_many_arguments)]
+    fn mul_small(&mut self, rows: usize, xa: u64, c: usize, coef: &[f64], accumulate: bool, ya: u64, k: usize) -> Result<()> {
+        let s = self.upload_small(coef)?;
+        let (rows64, c32, k32, acc) = (rows as u64, c as u32, k as u32, accumulate as u32);
+        let cfg = grid_1d(rows as u64, NT, NT as u64 * 4, 4 * self.gpu.props().sm_count.max(1));
+        // SAFETY: svd_mul_f64(rows, c, k, x, coef, accumulate, y): the caller's columns (disjoint
+        // or the same with c = k), c, k ≤ MAX_COLS; coef holds c · k values.
+        unsafe { self.mul.args(self.gpu.stream()).arg(&rows64).arg(&c32).arg(&k32).arg(&xa).arg(&s).arg(&acc).arg(&ya).launch(cfg)? };
+        Ok(())
     }
 }
 
@@ -179,6 +220,9 @@ impl Backend for GpuBackend<'_> {
         let s = self.small.device_ptr_mut(self.gpu.stream()).0;
         let (xa, ya) = (self.addr(x, x0), self.addr(y, y0));
         let rows = x.rows;
+        if c * k <= MAX_PAIRS as usize && y.rows == rows && rows > 0 {
+            return self.gram_small(rows, xa, c, ya, k);
+        }
         if rows >= DOT_SPLIT && c * k <= 256 {
             let nb = (rows / 4096).min(DOT_CHUNKS);
             let ch = rows / nb;
@@ -215,8 +259,11 @@ impl Backend for GpuBackend<'_> {
         if c == 0 || k == 0 {
             return Ok(());
         }
-        let s = self.upload_small(coef)?;
         let (xa, ya) = (self.addr(blk, x0), self.addr(blk, y0));
+        if c <= MAX_COLS as usize && k <= MAX_COLS as usize {
+            return self.mul_small(blk.rows, xa, c, coef, true, ya, k);
+        }
+        let s = self.upload_small(coef)?;
         // SAFETY: disjoint column ranges of one block of blk.rows rows; coef c × k.
         unsafe { self.gemm(false, blk.rows, k, c, 1.0, xa, blk.rows, s, c, 1.0, ya, blk.rows) }
         })())
@@ -227,8 +274,11 @@ impl Backend for GpuBackend<'_> {
         if k == 0 {
             return Ok(());
         }
-        let s = self.upload_small(coef)?;
         let (xa, oa) = (self.addr(x, x0), self.addr(out, o0));
+        if c <= MAX_COLS as usize && k <= MAX_COLS as usize && c > 0 {
+            return self.mul_small(out.rows, xa, c, coef, false, oa, k);
+        }
+        let s = self.upload_small(coef)?;
         // SAFETY: columns of two blocks of the same row count; coef c × k.
         unsafe { self.gemm(false, out.rows, k, c, 1.0, xa, x.rows, s, c, 0.0, oa, out.rows) }
         })())
@@ -249,6 +299,18 @@ impl Backend for GpuBackend<'_> {
                 self.gemm(false, rows, k, prior, -1.0, xa, rows, s, prior, 1.0, ya, rows)
             }
         })())
+    }
+
+    fn mul_in_place(&mut self, blk: &mut GpuBlock, c0: usize, b: usize, coef: &[f64], tmp: &mut GpuBlock) -> Result<()> {
+        if b == 0 {
+            return Ok(());
+        }
+        if b > MAX_COLS as usize {
+            self.combine(tmp, 0, b, blk, c0, b, coef)?;
+            return self.copy(tmp, 0, blk, c0, b);
+        }
+        let a = self.addr(blk, c0);
+        timed!(self, "mul_in_place", self.mul_small(blk.rows, a, b, coef, false, a, b))
     }
 
     fn copy_within(&mut self, blk: &mut GpuBlock, s0: usize, d0: usize, k: usize) -> Result<()> {

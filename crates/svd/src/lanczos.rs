@@ -65,6 +65,13 @@ pub(crate) trait Backend {
         let neg: Vec<f64> = c.iter().map(|x| -x).collect();
         self.update_within(blk, c0, k, 0, prior, &neg)
     }
+    /// `blk[:, c0 .. c0 + b] = blk[:, c0 .. c0 + b] · coef` (`coef` `b × b`); `tmp` (at least `b`
+    /// columns of the same rows) may be used as workspace. By default a combine into `tmp` and a
+    /// copy back.
+    fn mul_in_place(&mut self, blk: &mut Self::Block, c0: usize, b: usize, coef: &[f64], tmp: &mut Self::Block) -> Result<()> {
+        self.combine(tmp, 0, b, blk, c0, b, coef)?;
+        self.copy(tmp, 0, blk, c0, b)
+    }
     /// `dst[:, d0 .. d0 + k] = src[:, s0 .. s0 + k]`.
     fn copy(&mut self, src: &Self::Block, s0: usize, dst: &mut Self::Block, d0: usize, k: usize) -> Result<()>;
 }
@@ -126,8 +133,7 @@ fn qr_passes<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, row
         if one_pass {
             let fro = |x: &[f64]| x.iter().map(|v| v * v).sum::<f64>().sqrt();
             if fro(&r1) * fro(&inv1) < ONE_PASS_COND {
-                be.combine(tmp, 0, b, blk, c0, b, &inv1)?;
-                be.copy(tmp, 0, blk, c0, b)?;
+                be.mul_in_place(blk, c0, b, &inv1, tmp)?;
                 return Ok(r1);
             }
         }

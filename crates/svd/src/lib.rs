@@ -5,12 +5,16 @@
 pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
+/// The PTX of the tall-skinny block kernels (`kernels-rs/svd`), loaded by the GPU backend.
+pub static MODULE: PtxModule = PtxModule::new("svd", include_str!("../ptx/svd.ptx"));
+
 mod dense;
 mod gpu;
 mod host;
 mod lanczos;
 
 use gpu_csrc::serial::Csrc;
+use gpu_runtime::PtxModule;
 use gpu_csrc::{DeviceCsrc, MAX_K};
 use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::Csr;

@@ -1,0 +1,77 @@
+//! Kernels of PTX module `svd`.
+use gpu_device::thread::{block_idx_x, grid_size_1d, index_1d_u64, thread_idx_x};
+use spmv_kernels::reduce::block_sum;
+
+gpu_device::static_shared!(SVD_SUM: [f64; 32]);
+
+/// `partial[blk · c · k + a + b · c] = Σ_i X[i][a] · Y[i][b]` over the rows `i` this block takes
+/// (grid-stride by thread), for `a < c`, `b < k`.
+///
+/// # Safety
+/// `x` holds `rows · c` values and `y` `rows · k` (leading dimension `rows`); `c · k ≤ MAX_PAIRS`,
+/// `c, k ≥ 1`; `partial` holds `grid · c · k` values; blocks of at most 1024 threads, whole warps.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn svd_gram_f64(rows: u64, c: u32, k: u32, x: *const f64, y: *const f64, partial: *mut f64) {
+    let pairs = c * k;
+    let mut acc = [0.0f64; 16];
+    let mut i = index_1d_u64();
+    while i < rows {
+        // SAFETY: i < rows; columns below c and k.
+        unsafe {
+            gpu_device::unroll!(p in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                if (p as u32) < pairs {
+                    let (a, b) = (p as u32 % c, p as u32 / c);
+                    acc[p] += *x.add((i + a as u64 * rows) as usize) * *y.add((i + b as u64 * rows) as usize);
+                }
+            });
+        }
+        i += grid_size_1d();
+    }
+    let temp = SVD_SUM::ptr() as *mut f64;
+    gpu_device::unroll!(p in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+        if (p as u32) < pairs {
+            // SAFETY: every thread of the block calls it (pairs is uniform); temp holds 32.
+            let s = unsafe { block_sum(temp, acc[p]) };
+            if thread_idx_x() == 0 {
+                // SAFETY: the block's slot of pairs values.
+                unsafe { *partial.add((block_idx_x() * pairs + p as u32) as usize) = s };
+            }
+        }
+    });
+}
+
+/// `Y[i][b] = Σ_a X[i][a] · C[a + b · c] (+ Y[i][b] when accumulate)`, a thread per row
+/// (grid-stride). A thread reads its whole row of `X` before writing its row of `Y`, so `x` may
+/// equal `y` when `c = k`.
+///
+/// # Safety
+/// `x` holds `rows · c` values and `y` `rows · k` (leading dimension `rows`), either disjoint or
+/// the same block with `c = k`; `coef` holds `c · k`; `1 ≤ c, k ≤ MAX_COLS`; any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn svd_mul_f64(rows: u64, c: u32, k: u32, x: *const f64, coef: *const f64, accumulate: u32, y: *mut f64) {
+    let mut i = index_1d_u64();
+    while i < rows {
+        let mut xr = [0.0f64; 16];
+        // SAFETY: i < rows; columns below c and k; coef below c · k.
+        unsafe {
+            gpu_device::unroll!(a in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                if (a as u32) < c {
+                    xr[a] = *x.add((i + a as u64 * rows) as usize);
+                }
+            });
+            let mut b = 0;
+            while b < k {
+                let mut s = 0.0;
+                gpu_device::unroll!(a in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                    if (a as u32) < c {
+                        s += xr[a] * *coef.add((a as u32 + b * c) as usize);
+                    }
+                });
+                let yp = y.add((i + b as u64 * rows) as usize);
+                *yp = if accumulate != 0 { *yp + s } else { s };
+                b += 1;
+            }
+        }
+        i += grid_size_1d();
+    }
+}
