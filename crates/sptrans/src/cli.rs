@@ -277,7 +277,7 @@ pub struct SvdArgs {
     /// reaching it without converging is an error (exit code 1) after printing what it has.
     #[arg(long = "max-iter", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_iter: u64,
-    /// Krylov dimension per cycle (default: max(8k, 128)).
+    /// Krylov dimension per cycle (default: max(6k, 96)).
     #[arg(long)]
     pub krylov: Option<usize>,
     /// Where to write σ₁ … σ_k, one per line (`-`: standard output).

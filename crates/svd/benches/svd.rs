@@ -43,7 +43,7 @@ fn main() {
         gpu.synchronize().expect("sync");
         // One warm-up (module loading, cuBLAS handle).
         let _ = svd(&gpu, &da, &Config { rank: 4, max_restarts: 0, ..Config::default() }, |_, _| {});
-        let runs = [(1, 1e-10, None), (2, 1e-10, None), (4, 1e-8, None), (4, 1e-10, None), (4, 1e-10, Some(64)), (4, 1e-10, Some(256)), (8, 1e-10, Some(256))];
+        let runs = [(1, 1e-10, None), (2, 1e-10, None), (2, 1e-10, Some(128)), (2, 1e-10, Some(160)), (4, 1e-8, None), (4, 1e-10, None), (4, 1e-10, Some(64)), (4, 1e-10, Some(256)), (8, 1e-10, Some(256))];
         let only_profile = std::env::var("SPTRANS_SVD_ONLY_PROFILE").is_ok_and(|v| v == "1");
         for (block, tol, krylov) in runs.into_iter().filter(|_| !only_profile) {
             let cfg = Config { rank: 16, block, tol, krylov, ..Config::default() };

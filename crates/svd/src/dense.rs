@@ -4,62 +4,25 @@
 //! a few hundred square.
 
 /// Cholesky `G = RᵀR` of a symmetric `b × b` Gram matrix, `R` upper triangular; `Err(columns)`
-/// lists the columns whose vectors are (numerically) dependent on the earlier ones: a diagonal
-/// entry `G_ii ≤ abs²` (a zero vector), or a pivot below `1e-14 · G_ii` (the part independent of
-/// the earlier columns lost in rounding: Cholesky of a Gram matrix squares the condition
-/// number).
+/// lists the columns whose vectors are (numerically) dependent on the earlier ones
+/// ([`svd_kernels::qr::cholesky`], the code the device runs too).
 pub(crate) fn cholesky(g: &[f64], b: usize, abs: f64) -> Result<Vec<f64>, Vec<usize>> {
     let mut r = vec![0.0; b * b];
-    let mut bad = Vec::new();
-    for j in 0..b {
-        for i in 0..=j {
-            let mut s = g[i + j * b];
-            for l in 0..i {
-                s -= r[l + i * b] * r[l + j * b];
-            }
-            if i == j {
-                let gjj = g[j + j * b];
-                // NaN counts as dependent too.
-                let independent = gjj > abs * abs && s > 1e-14 * gjj;
-                if !independent {
-                    bad.push(j);
-                    // Go on with a unit pivot, to find every bad column in one pass.
-                    r[j + j * b] = 1.0;
-                } else {
-                    r[j + j * b] = s.sqrt();
-                }
-            } else {
-                r[i + j * b] = s / r[i + i * b];
-            }
-        }
-    }
-    if bad.is_empty() { Ok(r) } else { Err(bad) }
+    let bad = svd_kernels::qr::cholesky(g, b, abs, &mut r, f64::sqrt);
+    if bad == 0 { Ok(r) } else { Err((0..b).filter(|j| bad >> j & 1 == 1).collect()) }
 }
 
 /// The inverse of an upper-triangular `b × b` matrix with a nonzero diagonal.
 pub(crate) fn inv_upper(r: &[f64], b: usize) -> Vec<f64> {
     let mut x = vec![0.0; b * b];
-    for j in 0..b {
-        x[j + j * b] = 1.0 / r[j + j * b];
-        for i in (0..j).rev() {
-            let mut s = 0.0;
-            for l in i + 1..=j {
-                s += r[i + l * b] * x[l + j * b];
-            }
-            x[i + j * b] = -s / r[i + i * b];
-        }
-    }
+    svd_kernels::qr::inv_upper(r, b, &mut x);
     x
 }
 
 /// The product of two upper-triangular `b × b` matrices.
 pub(crate) fn mul_upper(x: &[f64], y: &[f64], b: usize) -> Vec<f64> {
     let mut z = vec![0.0; b * b];
-    for j in 0..b {
-        for i in 0..=j {
-            z[i + j * b] = (i..=j).map(|l| x[i + l * b] * y[l + j * b]).sum();
-        }
-    }
+    svd_kernels::qr::mul_upper(x, y, b, &mut z);
     z
 }
 

@@ -8,6 +8,7 @@ use cudarc::cublas::{result as blas, safe::CudaBlas, sys as blas_sys};
 use gpu_csrc::{DeviceCsrc, Op, Products};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use gpu_runtime::{grid_1d, Gpu, Kernel};
+use svd_kernels::qr::slot::{self, SLOT};
 use svd_kernels::{MAX_COLS, MAX_PAIRS, NT};
 
 use crate::lanczos::Backend;
@@ -34,7 +35,10 @@ pub(crate) struct GpuBackend<'a> {
     /// takes (its partial sums fit `partial`).
     gram: Kernel,
     mul: Kernel,
+    qr_step: Kernel,
     gram_blocks: u32,
+    /// The QR slots (`svd_kernels::qr::slot::SLOT` values each).
+    slots: CudaSlice<f64>,
     /// `SPTRANS_SVD_PROFILE=1`: seconds and calls per operation (each synchronized), printed
     /// to stderr when the backend is dropped.
     profile: Option<std::collections::BTreeMap<&'static str, (f64, usize)>>,
@@ -91,9 +95,11 @@ impl<'a> GpuBackend<'a> {
         let ones = gpu.upload(&[1.0f64; DOT_CHUNKS])?;
         let profile = std::env::var("SPTRANS_SVD_PROFILE").is_ok_and(|v| v == "1").then(Default::default);
         let (gram, mul) = (gpu.kernel(&crate::MODULE, "svd_gram_f64")?, gpu.kernel(&crate::MODULE, "svd_mul_f64")?);
+        let qr_step = gpu.kernel(&crate::MODULE, "svd_qr_step_f64")?;
+        let slots = gpu.alloc::<f64>(SLOT)?;
         // Two blocks per SM; their partial sums (MAX_PAIRS each) fit `partial`.
         let gram_blocks = (2 * gpu.props().sm_count.max(1)).min((DOT_CHUNKS * 256 / MAX_PAIRS as usize) as u32);
-        Ok(Self { gpu: gpu.clone(), c, transposed, blas, small, partial, ones, gram, mul, gram_blocks, profile })
+        Ok(Self { gpu: gpu.clone(), c, transposed, blas, small, partial, ones, gram, mul, qr_step, gram_blocks, slots, profile })
     }
 
     fn small(&mut self, len: usize) -> Result<()> {
@@ -151,25 +157,51 @@ impl GpuBackend<'_> {
         let blocks = cfg.grid_dim.0 as usize;
         let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
         let (rows64, c32, k32) = (rows as u64, c as u32, k as u32);
-        // SAFETY: svd_gram_f64(rows, c, k, x, y, partial): columns of two blocks of `rows` rows
-        // (leading dimension rows); c · k ≤ MAX_PAIRS; partial holds DOT_CHUNKS · 256 ≥ blocks ·
-        // MAX_PAIRS values (gram_blocks); blocks of NT threads.
-        unsafe { self.gram.args(self.gpu.stream()).arg(&rows64).arg(&c32).arg(&k32).arg(&xa).arg(&ya).arg(&part).launch(cfg)? };
+        // SAFETY: as in `gram_launch`.
+        unsafe { self.gram_launch(cfg, rows64, c32, k32, xa, ya, part, 0)? };
         let sums = self.gpu.download(&self.partial.slice(0..blocks * pairs))?;
         Ok((0..pairs).map(|p| (0..blocks).map(|b| sums[b * pairs + p]).sum()).collect())
     }
 
-    /// `Y = X · coef` (or `+= ` with `accumulate`) by `svd_mul_f64`, `X` of `c` and `Y` of `k ≤
-    /// MAX_COLS` columns of `rows` rows; `X` may be `Y` when `c = k`.
+    /// Launches `svd_gram_f64(rows, c, k, x, y, partial, skip)`.
+    ///
+    /// # Safety
+    /// Columns of two blocks of `rows` rows (leading dimension rows) at `xa` and `ya`; `c · k ≤
+    /// MAX_PAIRS`; `part` holds `cfg`'s blocks · c · k values; `skip` 0 or a device value.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gram_launch(&self, cfg: gpu_runtime::cudarc::driver::LaunchConfig, rows: u64, c: u32, k: u32, xa: u64, ya: u64, part: u64, skip: u64) -> Result<()> {
+        // SAFETY: the caller's contract; blocks of NT threads.
+        unsafe { self.gram.args(self.gpu.stream()).arg(&rows).arg(&c).arg(&k).arg(&xa).arg(&ya).arg(&part).arg(&skip).launch(cfg)? };
+        Ok(())
+    }
+
+    /// Launches `svd_mul_f64`: `Y = X · C` (or `+=` with `accumulate`), `X` of `c` and `Y` of `k
+    /// ≤ MAX_COLS` columns of `rows` rows, `C` at device address `coef`; skipped when `*skip == 0`.
+    ///
+    /// # Safety
+    /// The columns lie inside their blocks, disjoint or the same with `c = k`; `coef` holds `c ·
+    /// k` values; `skip` 0 or a device value.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn mul_launch(&self, rows: usize, xa: u64, c: usize, coef: u64, accumulate: bool, ya: u64, k: usize, skip: u64) -> Result<()> {
+        let (rows64, c32, k32, acc) = (rows as u64, c as u32, k as u32, accumulate as u32);
+        let cfg = grid_1d(rows as u64, NT, NT as u64 * 4, 4 * self.gpu.props().sm_count.max(1));
+        // SAFETY: svd_mul_f64(rows, c, k, x, coef, accumulate, y, skip): the caller's contract.
+        unsafe { self.mul.args(self.gpu.stream()).arg(&rows64).arg(&c32).arg(&k32).arg(&xa).arg(&coef).arg(&acc).arg(&ya).arg(&skip).launch(cfg)? };
+        Ok(())
+    }
+
+    /// `Y = X · coef` (or `+= ` with `accumulate`) with `coef` from the host.
     #[allow(clippy::too_many_arguments)]
     fn mul_small(&mut self, rows: usize, xa: u64, c: usize, coef: &[f64], accumulate: bool, ya: u64, k: usize) -> Result<()> {
         let s = self.upload_small(coef)?;
-        let (rows64, c32, k32, acc) = (rows as u64, c as u32, k as u32, accumulate as u32);
-        let cfg = grid_1d(rows as u64, NT, NT as u64 * 4, 4 * self.gpu.props().sm_count.max(1));
-        // SAFETY: svd_mul_f64(rows, c, k, x, coef, accumulate, y): the caller's columns (disjoint
-        // or the same with c = k), c, k ≤ MAX_COLS; coef holds c · k values.
-        unsafe { self.mul.args(self.gpu.stream()).arg(&rows64).arg(&c32).arg(&k32).arg(&xa).arg(&s).arg(&acc).arg(&ya).launch(cfg)? };
-        Ok(())
+        // SAFETY: the callers pass columns of their blocks (disjoint, or the same with c = k), c,
+        // k ≤ MAX_COLS; small holds c · k values.
+        unsafe { self.mul_launch(rows, xa, c, s, accumulate, ya, k, 0) }
+    }
+
+    /// Device address of slot `s`'s value at `off`.
+    fn slot_addr(&self, s: usize, off: usize) -> u64 {
+        self.slots.device_ptr(self.gpu.stream()).0 + ((s * SLOT + off) * 8) as u64
     }
 }
 
@@ -311,6 +343,59 @@ impl Backend for GpuBackend<'_> {
         }
         let a = self.addr(blk, c0);
         timed!(self, "mul_in_place", self.mul_small(blk.rows, a, b, coef, false, a, b))
+    }
+
+    fn reserve_slots(&mut self, n: usize) -> Result<()> {
+        if self.slots.len() < n * SLOT {
+            self.slots = self.gpu.alloc::<f64>(n.max(1) * SLOT)?;
+        }
+        Ok(())
+    }
+
+    fn qr_fast(&mut self, blk: &mut GpuBlock, rows: usize, c0: usize, b: usize, s: usize, one_pass: bool, abs: f64) -> Result<()> {
+        if b * b > MAX_PAIRS as usize || rows == 0 || (s + 1) * SLOT > self.slots.len() {
+            return Err(crate::Error::Internal(format!("qr_fast: block of {b} columns, {rows} rows, slot {s}")));
+        }
+        timed!(self, "qr_fast", (|| -> Result<_> {
+        let a = self.addr(blk, c0);
+        let cfg = grid_1d(rows as u64, NT, NT as u64 * 4, self.gram_blocks);
+        let blocks = cfg.grid_dim.0;
+        let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
+        let (slot0, need2) = (self.slot_addr(s, 0), self.slot_addr(s, slot::NEED2));
+        let (b32, one) = (b as u32, one_pass as u32);
+        let step = gpu_runtime::cudarc::driver::LaunchConfig { grid_dim: (1, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        for pass in 1..=2u32 {
+            let skip = if pass == 2 { need2 } else { 0 };
+            let inv = self.slot_addr(s, if pass == 1 { slot::INV1 } else { slot::INV2 });
+            // SAFETY: columns c0 .. c0 + b of blk (rows rows); b · b ≤ MAX_PAIRS; partial holds
+            // gram_blocks · MAX_PAIRS values; the slot (checked above) holds SLOT values, its
+            // NEED2 at `need2`. svd_qr_step_f64(blocks, b, partial, abs, pass, one_pass, slot):
+            // one block of 256 ≥ b · b threads. Then the in-place right product by the pass's
+            // inverse in the slot (c = k = b).
+            unsafe {
+                self.gram_launch(cfg, rows as u64, b32, b32, a, a, part, skip)?;
+                self.qr_step.args(self.gpu.stream()).arg(&blocks).arg(&b32).arg(&part).arg(&abs).arg(&pass).arg(&one).arg(&slot0).launch(step)?;
+                self.mul_launch(rows, a, b, inv, false, a, b, skip)?;
+            }
+        }
+        Ok(())
+        })())
+    }
+
+    fn update_neg_rt(&mut self, blk: &mut GpuBlock, y0: usize, x0: usize, b: usize, s: usize) -> Result<()> {
+        if b > MAX_COLS as usize || (s + 1) * SLOT > self.slots.len() {
+            return Err(crate::Error::Internal(format!("update_neg_rt: block of {b} columns, slot {s}")));
+        }
+        let (xa, ya, coef) = (self.addr(blk, x0), self.addr(blk, y0), self.slot_addr(s, slot::NEG_RT));
+        // SAFETY: disjoint column ranges of one block; the slot's −Rᵀ of b · b values.
+        timed!(self, "update_neg_rt", unsafe { self.mul_launch(blk.rows, xa, b, coef, true, ya, b, 0) })
+    }
+
+    fn fetch_slots(&mut self, n: usize, b: usize) -> Result<Vec<(Vec<f64>, bool)>> {
+        timed!(self, "fetch_slots", (|| -> Result<_> {
+        let all = self.gpu.download(&self.slots.slice(0..(n * SLOT).min(self.slots.len())))?;
+        Ok(all.chunks(SLOT).map(|v| (v[slot::R..slot::R + b * b].to_vec(), v[slot::BAD] != 0.0)).collect())
+        })())
     }
 
     fn copy_within(&mut self, blk: &mut GpuBlock, s0: usize, d0: usize, k: usize) -> Result<()> {

@@ -16,6 +16,24 @@ pub(crate) struct HostBackend<'a> {
     pub c: &'a Csrc<f64>,
     /// The operator is the stored matrix's transpose (a wide matrix).
     pub transposed: bool,
+    /// The QR slots (`svd_kernels::qr::slot::SLOT` values each).
+    pub slots: Vec<Vec<f64>>,
+}
+
+impl HostBackend<'_> {
+    /// Columns `c0 .. c0 + b` times a `b × b` matrix, in place.
+    fn mul_in_place_host(blk: &mut HostBlock, c0: usize, b: usize, coef: &[f64]) {
+        let rows = blk.rows;
+        let mut row = vec![0.0; b];
+        for t in 0..rows {
+            for (a, v) in row.iter_mut().enumerate() {
+                *v = blk.data[t + (c0 + a) * rows];
+            }
+            for j in 0..b {
+                blk.data[t + (c0 + j) * rows] = (0..b).map(|a| row[a] * coef[a + j * b]).sum();
+            }
+        }
+    }
 }
 
 impl HostBlock {
@@ -95,6 +113,37 @@ impl Backend for HostBackend<'_> {
             }
         }
         Ok(())
+    }
+
+    fn reserve_slots(&mut self, n: usize) -> Result<()> {
+        self.slots = vec![vec![0.0; svd_kernels::qr::slot::SLOT]; n];
+        Ok(())
+    }
+
+    fn qr_fast(&mut self, blk: &mut HostBlock, _rows: usize, c0: usize, b: usize, s: usize, one_pass: bool, abs: f64) -> Result<()> {
+        use svd_kernels::qr::{qr_step, slot};
+        for pass in 1..=2u32 {
+            if pass == 2 && self.slots[s][slot::NEED2] == 0.0 {
+                break;
+            }
+            let g = self.dot(blk, c0, b, blk, c0, b)?;
+            qr_step(&g, b, abs, pass, one_pass, &mut self.slots[s], f64::sqrt);
+            let off = if pass == 1 { slot::INV1 } else { slot::INV2 };
+            let inv = self.slots[s][off..off + b * b].to_vec();
+            Self::mul_in_place_host(blk, c0, b, &inv);
+        }
+        Ok(())
+    }
+
+    fn update_neg_rt(&mut self, blk: &mut HostBlock, y0: usize, x0: usize, b: usize, s: usize) -> Result<()> {
+        let off = svd_kernels::qr::slot::NEG_RT;
+        let coef = self.slots[s][off..off + b * b].to_vec();
+        self.update_within(blk, y0, b, x0, b, &coef)
+    }
+
+    fn fetch_slots(&mut self, n: usize, b: usize) -> Result<Vec<(Vec<f64>, bool)>> {
+        use svd_kernels::qr::slot;
+        Ok(self.slots[..n].iter().map(|v| (v[slot::R..slot::R + b * b].to_vec(), v[slot::BAD] != 0.0)).collect())
     }
 
     fn copy_within(&mut self, blk: &mut HostBlock, s0: usize, d0: usize, k: usize) -> Result<()> {

@@ -72,6 +72,18 @@ pub(crate) trait Backend {
         self.combine(tmp, 0, b, blk, c0, b, coef)?;
         self.copy(tmp, 0, blk, c0, b)
     }
+    /// Room for `n` QR slots ([`Backend::qr_fast`]); earlier contents may be lost.
+    fn reserve_slots(&mut self, n: usize) -> Result<()>;
+    /// CholeskyQR of columns `c0 .. c0 + b` (of `rows` rows) in place with no host round trip:
+    /// [`svd_kernels::qr::qr_step`] for each pass (the second skipped when `one_pass` and the first
+    /// is well conditioned), `R` and `−Rᵀ` left in slot `s`. Dependent columns only raise the
+    /// slot's flag ([`Backend::fetch_slots`]): the block is then unusable.
+    #[allow(clippy::too_many_arguments)]
+    fn qr_fast(&mut self, blk: &mut Self::Block, rows: usize, c0: usize, b: usize, s: usize, one_pass: bool, abs: f64) -> Result<()>;
+    /// `blk[:, y0 .. y0 + b] += blk[:, x0 .. x0 + b] · (−R_sᵀ)` with slot `s`'s `R`.
+    fn update_neg_rt(&mut self, blk: &mut Self::Block, y0: usize, x0: usize, b: usize, s: usize) -> Result<()>;
+    /// Slots `0 .. n`: each one's `R` (`b × b`) and whether it found dependent columns.
+    fn fetch_slots(&mut self, n: usize, b: usize) -> Result<Vec<(Vec<f64>, bool)>>;
     /// `dst[:, d0 .. d0 + k] = src[:, s0 .. s0 + k]`.
     fn copy(&mut self, src: &Self::Block, s0: usize, dst: &mut Self::Block, d0: usize, k: usize) -> Result<()>;
 }
@@ -82,7 +94,7 @@ pub(crate) trait Backend {
 pub(crate) fn sizes(cfg: &Config, n: usize) -> (usize, usize) {
     let r = cfg.rank;
     let b = cfg.block.min(n).max(1);
-    let want = cfg.krylov.unwrap_or((8 * r).max(128)).max(r + b);
+    let want = cfg.krylov.unwrap_or((6 * r).max(96)).max(r + b);
     if want >= n {
         let b = (1..=b).rev().find(|d| n % d == 0).unwrap_or(1);
         return (b, n / b);
@@ -117,10 +129,7 @@ fn qr<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, rows: usiz
     qr_passes(be, blk, tmp, rows, c0, b, prior, abs, rng, false)
 }
 
-/// Frobenius-norm condition number of `R₁` above which the one-pass QR of the left side takes a
-/// second pass: one CholeskyQR pass leaves the columns orthogonal to about `cond² · ε`
-/// (1e-10 here).
-const ONE_PASS_COND: f64 = 1e3;
+use svd_kernels::qr::ONE_PASS_COND;
 
 /// [`qr`]; with `one_pass`, a first pass whose `R₁` has a Frobenius condition number below
 /// [`ONE_PASS_COND`] is kept as it is (the left side `Q`, which the one-sided
@@ -176,6 +185,146 @@ fn qr_passes<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, row
     be.dot(blk, c0, b, tmp, 0, b)
 }
 
+
+/// The sizes of one cycle: the operator's `m × n`, `l` kept Ritz triplets, `steps` block steps of
+/// `b`, and the dependence scale `abs`.
+struct Cycle {
+    m: usize,
+    n: usize,
+    l: usize,
+    steps: usize,
+    b: usize,
+    abs: f64,
+}
+
+impl Cycle {
+    /// The order of the cycle's bidiagonal matrix.
+    fn kt(&self) -> usize {
+        self.l + self.steps * self.b
+    }
+
+    /// The cycle's `kt × kt` block-bidiagonal matrix before its blocks: the kept `σ` on the
+    /// diagonal and the coupling `C` (`l × b`) beside them.
+    fn start_matrix(&self, kept_sigma: &[f64], coupling: &[f64]) -> Vec<f64> {
+        let kt = self.kt();
+        let mut bm = vec![0.0; kt * kt];
+        for (i, &s) in kept_sigma.iter().enumerate() {
+            bm[i + i * kt] = s;
+        }
+        if self.l > 0 {
+            place(&mut bm, kt, 0, self.l, self.l, self.b, coupling);
+        }
+        bm
+    }
+}
+
+/// Writes the `rows × cols` block `blk` into the `kt × kt` matrix `bm` at `(r0, c0)`.
+fn place(bm: &mut [f64], kt: usize, r0: usize, c0: usize, rows: usize, cols: usize, blk: &[f64]) {
+    for j in 0..cols {
+        for i in 0..rows {
+            bm[(r0 + i) + (c0 + j) * kt] = blk[i + j * rows];
+        }
+    }
+}
+
+/// One cycle of the bidiagonalization with every QR on the backend ([`Backend::qr_fast`]): no
+/// host round trip until the cycle's end, where the `R` blocks are fetched to build the
+/// bidiagonal matrix. `None` when a QR found dependent columns (or the block is wider than the
+/// fast QR takes, `b² > 16`): the caller runs [`careful_cycle`] from the same start (this one
+/// wrote only columns past the cycle's first block of `P` and of `Q` from `l` on).
+#[allow(clippy::too_many_arguments)]
+fn fast_cycle<B: Backend>(be: &mut B, cy: &Cycle, pb: &mut B::Block, qb: &mut B::Block, kept_sigma: &[f64], coupling: &[f64], products: &mut usize) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
+    let Cycle { m, n, l, steps, b, abs } = *cy;
+    if b * b > svd_kernels::MAX_PAIRS as usize || steps == 0 {
+        return Ok(None);
+    }
+    // Q_1 R_1 = A P_1 − U_l C.
+    be.product(Op::NoTranspose, pb, l, qb, l, b)?;
+    *products += 1;
+    if l > 0 {
+        let neg: Vec<f64> = coupling.iter().map(|x| -x).collect();
+        be.update_within(qb, l, b, 0, l, &neg)?;
+    }
+    // Slot 2j: R_j (the Q side); slot 2j + 1: the P side's L_j, with S_j = L_jᵀ.
+    be.qr_fast(qb, m, l, b, 0, false, abs)?;
+    let mut wgram = vec![0.0; b * b];
+    for j in 0..steps {
+        let (pj, pn) = (l + j * b, l + (j + 1) * b);
+        // W = Aᵀ Q_j − P_j R_jᵀ, reorthogonalized against every P column so far.
+        be.product(Op::Transpose, qb, pj, pb, pn, b)?;
+        *products += 1;
+        be.update_neg_rt(pb, pn, pj, b, 2 * j)?;
+        cgs2(be, pb, pn, pn, b)?;
+        if j + 1 == steps {
+            wgram = be.dot(pb, pn, b, pb, pn, b)?;
+            break;
+        }
+        be.qr_fast(pb, n, pn, b, 2 * j + 1, false, abs)?;
+        // Q_{j+1} R_{j+1} = A P_{j+1} − Q_j S_j.
+        be.product(Op::NoTranspose, pb, pn, qb, pn, b)?;
+        *products += 1;
+        be.update_neg_rt(qb, pn, pj, b, 2 * j + 1)?;
+        be.qr_fast(qb, m, pn, b, 2 * j + 2, true, abs)?;
+    }
+    let slots = be.fetch_slots(2 * steps - 1, b)?;
+    if slots.iter().any(|(_, bad)| *bad) {
+        return Ok(None);
+    }
+    let kt = cy.kt();
+    let mut bm = cy.start_matrix(kept_sigma, coupling);
+    place(&mut bm, kt, l, l, b, b, &slots[0].0);
+    for j in 0..steps - 1 {
+        let (pj, pn) = (l + j * b, l + (j + 1) * b);
+        place(&mut bm, kt, pj, pn, b, b, &dense::transpose(&slots[2 * j + 1].0, b, b));
+        place(&mut bm, kt, pn, pn, b, b, &slots[2 * j + 2].0);
+    }
+    Ok(Some((bm, wgram)))
+}
+
+/// One cycle with the host taking every QR decision: dependent columns replaced by random vectors
+/// ([`qr`]). Returns the bidiagonal matrix and the last residual block's Gram matrix.
+#[allow(clippy::too_many_arguments)]
+fn careful_cycle<B: Backend>(be: &mut B, cy: &Cycle, pb: &mut B::Block, qb: &mut B::Block, tn: &mut B::Block, tm: &mut B::Block, kept_sigma: &[f64], coupling: &[f64], products: &mut usize, rng: &mut SplitMix) -> Result<(Vec<f64>, Vec<f64>)> {
+    let Cycle { m, n, l, steps, b, abs } = *cy;
+    let kt = cy.kt();
+    let mut bm = cy.start_matrix(kept_sigma, coupling);
+    let place = |bm: &mut Vec<f64>, r0: usize, c0: usize, rows: usize, cols: usize, blk: &[f64]| place(bm, kt, r0, c0, rows, cols, blk);
+    // Q_1 R_1 = A P_1 − U_l C.
+    be.product(Op::NoTranspose, pb, l, qb, l, b)?;
+    *products += 1;
+    if l > 0 {
+        let neg: Vec<f64> = coupling.iter().map(|x| -x).collect();
+        be.update_within(qb, l, b, 0, l, &neg)?;
+    }
+    let mut rj = qr(be, qb, tm, m, l, b, l, abs, rng)?;
+    place(&mut bm, l, l, b, b, &rj);
+    let mut wgram = vec![0.0; b * b];
+    for j in 0..steps {
+        let (pj, pn) = (l + j * b, l + (j + 1) * b);
+        // W = Aᵀ Q_j − P_j R_jᵀ, reorthogonalized against every P column so far.
+        be.product(Op::Transpose, qb, pj, pb, pn, b)?;
+        *products += 1;
+        let neg_rt: Vec<f64> = dense::transpose(&rj, b, b).iter().map(|x| -x).collect();
+        be.update_within(pb, pn, b, pj, b, &neg_rt)?;
+        cgs2(be, pb, pn, pn, b)?;
+        if j + 1 == steps {
+            wgram = be.dot(pb, pn, b, pb, pn, b)?;
+            break;
+        }
+        let lq = qr(be, pb, tn, n, pn, b, pn, abs, rng)?;
+        let sj = dense::transpose(&lq, b, b);
+        place(&mut bm, pj, pn, b, b, &sj);
+        // Q_{j+1} R_{j+1} = A P_{j+1} − Q_j S_j.
+        be.product(Op::NoTranspose, pb, pn, qb, pn, b)?;
+        *products += 1;
+        let neg_s: Vec<f64> = sj.iter().map(|x| -x).collect();
+        be.update_within(qb, pn, b, pj, b, &neg_s)?;
+        rj = qr_passes(be, qb, tm, m, pn, b, pn, abs, rng, true)?;
+        place(&mut bm, pn, pn, b, b, &rj);
+    }
+    Ok((bm, wgram))
+}
+
 /// Runs the algorithm; the backend's operator is `m × n` with `m ≥ n`. `a_norm` is `‖A‖_F` (the
 /// scale of the dependence test).
 pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progress: impl FnMut(usize, f64)) -> Result<Svd> {
@@ -195,6 +344,8 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
     let tw = kk.max(2 * b);
     let mut tn = be.alloc(n, tw)?;
     let mut tm = be.alloc(m, tw)?;
+    // The fast cycles' QR slots: two per step.
+    be.reserve_slots(2 * p + 1)?;
     if profile {
         eprintln!("  bases allocated: {:.2} ms", t_alloc.elapsed().as_secs_f64() * 1e3);
     }
@@ -210,51 +361,16 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
     loop {
         let steps = (kk - l) / b;
         let kt = l + steps * b;
-        let mut bm = vec![0.0; kt * kt];
-        let place = |bm: &mut Vec<f64>, r0: usize, c0: usize, rows: usize, cols: usize, blk: &[f64]| {
-            for j in 0..cols {
-                for i in 0..rows {
-                    bm[(r0 + i) + (c0 + j) * kt] = blk[i + j * rows];
+        let cyc = Cycle { m, n, l, steps, b, abs };
+        let (bm, wgram) = match fast_cycle(be, &cyc, &mut pb, &mut qb, &kept_sigma, &coupling, &mut products)? {
+            Some(done) => done,
+            None => {
+                if profile {
+                    eprintln!("  cycle {restarts}: dependent columns (or a block over 4 wide); redone with host QR decisions");
                 }
+                careful_cycle(be, &cyc, &mut pb, &mut qb, &mut tn, &mut tm, &kept_sigma, &coupling, &mut products, &mut rng)?
             }
         };
-        for (i, &s) in kept_sigma.iter().enumerate() {
-            bm[i + i * kt] = s;
-        }
-        // Q_1 R_1 = A P_1 − U_l C.
-        be.product(Op::NoTranspose, &pb, l, &mut qb, l, b)?;
-        products += 1;
-        if l > 0 {
-            let neg: Vec<f64> = coupling.iter().map(|x| -x).collect();
-            be.update_within(&mut qb, l, b, 0, l, &neg)?;
-            place(&mut bm, 0, l, l, b, &coupling);
-        }
-        let mut rj = qr(be, &mut qb, &mut tm, m, l, b, l, abs, &mut rng)?;
-        place(&mut bm, l, l, b, b, &rj);
-        let mut wgram = vec![0.0; b * b];
-        for j in 0..steps {
-            let (pj, pn) = (l + j * b, l + (j + 1) * b);
-            // W = Aᵀ Q_j − P_j R_jᵀ, reorthogonalized against every P column so far.
-            be.product(Op::Transpose, &qb, pj, &mut pb, pn, b)?;
-            products += 1;
-            let neg_rt: Vec<f64> = dense::transpose(&rj, b, b).iter().map(|x| -x).collect();
-            be.update_within(&mut pb, pn, b, pj, b, &neg_rt)?;
-            cgs2(be, &mut pb, pn, pn, b)?;
-            if j + 1 == steps {
-                wgram = be.dot(&pb, pn, b, &pb, pn, b)?;
-                break;
-            }
-            let lq = qr(be, &mut pb, &mut tn, n, pn, b, pn, abs, &mut rng)?;
-            let sj = dense::transpose(&lq, b, b);
-            place(&mut bm, pj, pn, b, b, &sj);
-            // Q_{j+1} R_{j+1} = A P_{j+1} − Q_j S_j.
-            be.product(Op::NoTranspose, &pb, pn, &mut qb, pn, b)?;
-            products += 1;
-            let neg_s: Vec<f64> = sj.iter().map(|x| -x).collect();
-            be.update_within(&mut qb, pn, b, pj, b, &neg_s)?;
-            rj = qr_passes(be, &mut qb, &mut tm, m, pn, b, pn, abs, &mut rng, true)?;
-            place(&mut bm, pn, pn, b, b, &rj);
-        }
         let t_svd = std::time::Instant::now();
         let (u, sig, v) = dense::svd(&bm, kt).map_err(Error::Internal)?;
         if profile {
@@ -355,7 +471,7 @@ mod tests {
     #[test]
     fn krylov_sizes() {
         let c = |rank, block, krylov| Config { rank, block, krylov, ..Config::default() };
-        assert_eq!(sizes(&c(16, 4, None), 4284), (4, 32));
+        assert_eq!(sizes(&c(16, 4, None), 4284), (4, 24));
         assert_eq!(sizes(&c(16, 4, Some(250)), 4284), (4, 63));
         // The whole space: 30 = 3 · 10; 31 is prime.
         assert_eq!(sizes(&c(16, 4, None), 30), (3, 10));

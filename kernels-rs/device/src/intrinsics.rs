@@ -1,4 +1,4 @@
-//! Bit intrinsics (all CC 1.0+; they compile to single PTX instructions).
+//! Bit intrinsics (all CC 1.0+) and the f64 square root: each compiles to a single PTX instruction.
 
 /// `__popc`: number of set bits.
 #[inline(always)]
@@ -32,4 +32,13 @@ pub fn ffs(x: u32) -> u32 {
 #[inline(always)]
 pub fn brev(x: u32) -> u32 {
     x.reverse_bits()
+}
+
+/// `sqrt` of an `f64`, correctly rounded (`sqrt.rn.f64`, CC 1.3+): `core` has no square root.
+#[inline(always)]
+pub fn sqrt_f64(x: f64) -> f64 {
+    let r: f64;
+    // SAFETY: a pure arithmetic instruction.
+    unsafe { core::arch::asm!("sqrt.rn.f64 {r}, {x};", r = out(reg64) r, x = in(reg64) x, options(pure, nomem, nostack, preserves_flags)) };
+    r
 }

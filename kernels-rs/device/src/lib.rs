@@ -13,7 +13,7 @@
 //! | [`shared`] | static and dynamic shared memory declarations ([`static_shared!`], [`dynamic_shared!`]), `ld.shared`/`st.shared` through their pointers |
 //! | [`atomic`] | global and shared atomics |
 //! | [`mem`] | read-only (non-coherent) global loads |
-//! | [`intrinsics`] | popc, clz, ffs, brev |
+//! | [`intrinsics`] | popc, clz, ffs, brev, `sqrt_f64` |
 //!
 //! Off the GPU (host builds, used for unit tests of pure helpers) the intrinsics are absent; the
 //! pure partition math in kernel crates still compiles and runs.

@@ -4,14 +4,29 @@ use spmv_kernels::reduce::block_sum;
 
 gpu_device::static_shared!(SVD_SUM: [f64; 32]);
 
+/// Whether a kernel given the flag `skip` (null: never) returns at once: `*skip == 0`.
+///
+/// # Safety
+/// `skip` null or a valid device address.
+#[inline(always)]
+unsafe fn skipped(skip: *const f64) -> bool {
+    // SAFETY: the caller's valid or null pointer.
+    !skip.is_null() && unsafe { *skip } == 0.0
+}
+
 /// `partial[blk · c · k + a + b · c] = Σ_i X[i][a] · Y[i][b]` over the rows `i` this block takes
-/// (grid-stride by thread), for `a < c`, `b < k`.
+/// (grid-stride by thread), for `a < c`, `b < k`; nothing when `*skip == 0` (`skip` non-null).
 ///
 /// # Safety
 /// `x` holds `rows · c` values and `y` `rows · k` (leading dimension `rows`); `c · k ≤ MAX_PAIRS`,
-/// `c, k ≥ 1`; `partial` holds `grid · c · k` values; blocks of at most 1024 threads, whole warps.
+/// `c, k ≥ 1`; `partial` holds `grid · c · k` values; `skip` null or one value; blocks of at most
+/// 1024 threads, whole warps.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn svd_gram_f64(rows: u64, c: u32, k: u32, x: *const f64, y: *const f64, partial: *mut f64) {
+pub unsafe extern "ptx-kernel" fn svd_gram_f64(rows: u64, c: u32, k: u32, x: *const f64, y: *const f64, partial: *mut f64, skip: *const f64) {
+    // SAFETY: the caller's pointer; the flag is the same for the whole grid.
+    if unsafe { skipped(skip) } {
+        return;
+    }
     let pairs = c * k;
     let mut acc = [0.0f64; 16];
     let mut i = index_1d_u64();
@@ -41,14 +56,19 @@ pub unsafe extern "ptx-kernel" fn svd_gram_f64(rows: u64, c: u32, k: u32, x: *co
 }
 
 /// `Y[i][b] = Σ_a X[i][a] · C[a + b · c] (+ Y[i][b] when accumulate)`, a thread per row
-/// (grid-stride). A thread reads its whole row of `X` before writing its row of `Y`, so `x` may
-/// equal `y` when `c = k`.
+/// (grid-stride); nothing when `*skip == 0` (`skip` non-null). A thread reads its whole row of
+/// `X` before writing its row of `Y`, so `x` may equal `y` when `c = k`.
 ///
 /// # Safety
 /// `x` holds `rows · c` values and `y` `rows · k` (leading dimension `rows`), either disjoint or
-/// the same block with `c = k`; `coef` holds `c · k`; `1 ≤ c, k ≤ MAX_COLS`; any 1-D grid.
+/// the same block with `c = k`; `coef` holds `c · k` (on the device); `1 ≤ c, k ≤ MAX_COLS`;
+/// `skip` null or one value; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn svd_mul_f64(rows: u64, c: u32, k: u32, x: *const f64, coef: *const f64, accumulate: u32, y: *mut f64) {
+pub unsafe extern "ptx-kernel" fn svd_mul_f64(rows: u64, c: u32, k: u32, x: *const f64, coef: *const f64, accumulate: u32, y: *mut f64, skip: *const f64) {
+    // SAFETY: the caller's pointer; the flag is the same for the whole grid.
+    if unsafe { skipped(skip) } {
+        return;
+    }
     let mut i = index_1d_u64();
     while i < rows {
         let mut xr = [0.0f64; 16];
@@ -73,5 +93,43 @@ pub unsafe extern "ptx-kernel" fn svd_mul_f64(rows: u64, c: u32, k: u32, x: *con
             }
         }
         i += grid_size_1d();
+    }
+}
+
+gpu_device::static_shared!(SVD_GRAM: [f64; 256]);
+
+/// One pass of a CholeskyQR step on the device ([`crate::qr::qr_step`]): the `b × b` Gram matrix
+/// summed from `blocks` partial sums of `svd_gram_f64` (one thread per entry, in block order:
+/// the same bits every run), then the step's small algebra on thread 0 into `slot`. Pass 2 does
+/// nothing unless pass 1 set the slot's `NEED2`.
+///
+/// # Safety
+/// `partial` holds `blocks · b · b` values; `slot` holds `qr::slot::SLOT` values (for pass 2,
+/// those pass 1 wrote); `1 ≤ b ≤ MAX_COLS`; one block of at least `b · b` threads.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn svd_qr_step_f64(blocks: u32, b: u32, partial: *const f64, abs: f64, pass: u32, one_pass: u32, slot: *mut f64) {
+    use crate::qr::{qr_step, slot as s};
+    // SAFETY: slot holds SLOT values.
+    if pass == 2 && unsafe { *slot.add(s::NEED2) } == 0.0 {
+        return;
+    }
+    let g = SVD_GRAM::ptr() as *mut f64;
+    let (t, pairs) = (thread_idx_x(), b * b);
+    if t < pairs {
+        let mut sum = 0.0;
+        let mut blk = 0;
+        while blk < blocks {
+            // SAFETY: blk · pairs + t below blocks · pairs.
+            sum += unsafe { *partial.add((blk * pairs + t) as usize) };
+            blk += 1;
+        }
+        // SAFETY: t < pairs ≤ 256.
+        unsafe { *g.add(t as usize) = sum };
+    }
+    gpu_device::thread::sync_threads();
+    if t == 0 {
+        // SAFETY: the shared Gram matrix of pairs values and the caller's slot of SLOT values.
+        let (gs, sl) = unsafe { (core::slice::from_raw_parts(g, pairs as usize), core::slice::from_raw_parts_mut(slot, s::SLOT)) };
+        qr_step(gs, b as usize, abs, pass, one_pass != 0, sl, gpu_device::intrinsics::sqrt_f64);
     }
 }

@@ -9,6 +9,10 @@
 //! - `svd_mul_f64`: `Y = X · C` or `Y = X · C + Y` (`C` of `c × k`, on the device); each thread
 //!   reads its row of `X` before writing its row of `Y`, so `X` may be `Y` (with `c = k`: an
 //!   in-place right product, `W R⁻¹` of a QR).
+//! - `svd_qr_step_f64`: one CholeskyQR pass's small algebra on the device ([`qr::qr_step`] on
+//!   the Gram matrix summed from the partial sums in block order), so that a QR needs no host
+//!   round trip: its `R`, `−Rᵀ` and right factors stay in a device slot, read by `svd_mul_f64`,
+//!   and the second pass's kernels skip themselves when the slot says it does not run.
 #![no_std]
 #![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
 #![deny(missing_docs)]
@@ -21,6 +25,8 @@ pub const MAX_COLS: u32 = 16;
 
 /// The most entries of one Gram matrix (`c · k`).
 pub const MAX_PAIRS: u32 = 16;
+
+pub mod qr;
 
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;
