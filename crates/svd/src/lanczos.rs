@@ -19,7 +19,7 @@
 //! converged when ‖W U_p e_i‖ ≤ tol · σ₁ for i < r; else restart
 //! ```
 //!
-//! The restart keeps the `l` leading Ritz triplets (the wanted ones and half of the others) and
+//! The restart keeps the `l` leading Ritz triplets (the wanted ones and a quarter of the others) and
 //! goes on from the residual block, as the thick restart of Baglama & Reichel (2005) and Wu &
 //! Simon (2000): `P = [V_l, P₁ …]`, `Q = [U_l, Q₁ …]`, `B` starting with `diag(σ_l)` coupled to the
 //! first new block by `C = U_lᵀ A P₁`. (A restart from only `b` Ritz vectors, the paper's basic
@@ -332,9 +332,10 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
     let r = cfg.rank;
     let (b, p) = sizes(cfg, n);
     let kk = p * b;
-    // Ritz triplets kept at a restart: the wanted ones and half of the rest, leaving room for at
-    // least one block.
-    let keep = (r + (kk - r.min(kk)) / 2).min(kk.saturating_sub(b)).max(r.min(kk.saturating_sub(b)));
+    // Ritz triplets kept at a restart: the wanted ones and a quarter of the rest, leaving room
+    // for at least one block. On the H100 (k = 16, Krylov 96, block 2) keeping a fifth to a third
+    // of the rest was fastest (0.112–0.123 s on 1M × 4284), a half 0.131 s, four fifths 0.182 s.
+    let keep = (r + (kk - r.min(kk)) / 4).min(kk.saturating_sub(b)).max(r.min(kk.saturating_sub(b)));
     let abs = 1e-13 * a_norm.max(f64::MIN_POSITIVE.sqrt());
     let profile = std::env::var("SPTRANS_SVD_PROFILE").is_ok_and(|v| v == "1");
     let t_alloc = std::time::Instant::now();
