@@ -396,7 +396,7 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
         progress(restarts, if sig[0] > 0.0 { worst / sig[0] } else { 0.0 });
         if converged || restarts >= cfg.max_restarts {
             let t_fin = std::time::Instant::now();
-            let out = finish(be, cfg, &pb, &qb, &mut tn, &mut tm, kt, &u, &sig, &v, est, converged, restarts, products, b, p);
+            let out = finish(be, cfg, &pb, &qb, &mut tn, &mut tm, tw, kt, &u, &sig, &v, est, converged, restarts, products, b, p);
             if profile {
                 eprintln!("  finish: {:.2} ms", t_fin.elapsed().as_secs_f64() * 1e3);
             }
@@ -426,28 +426,31 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
 /// The answer: `σ₁ … σ_r`, the Ritz vectors, and their residuals computed anew with the
 /// products (`sqrt(‖A v − σ u‖² + ‖Aᵀ u − σ v‖²)`, `u` normalized).
 #[allow(clippy::too_many_arguments)]
-fn finish<B: Backend>(be: &mut B, cfg: &Config, pb: &B::Block, qb: &B::Block, tn: &mut B::Block, tm: &mut B::Block, kk: usize, u: &[f64], sig: &[f64], v: &[f64], est: Vec<f64>, converged: bool, restarts: usize, mut products: usize, b: usize, p: usize) -> Result<Svd> {
+fn finish<B: Backend>(be: &mut B, cfg: &Config, pb: &B::Block, qb: &B::Block, tn: &mut B::Block, tm: &mut B::Block, tw: usize, kk: usize, u: &[f64], sig: &[f64], v: &[f64], est: Vec<f64>, converged: bool, restarts: usize, mut products: usize, b: usize, p: usize) -> Result<Svd> {
     let (m, _) = be.shape();
     let r = cfg.rank;
     let mut residual = Vec::with_capacity(r);
     let (mut uall, mut vall) = (Vec::new(), Vec::new());
     let mut c0 = 0;
-    // In chunks of b vectors (the temporaries hold 2 b columns), each needing two products; the
+    // In chunks of b, or 4 when b is smaller (the temporaries hold `tw ≥ 2 b` columns: a chunk's
+    // vectors, then their products; 4 × 4 Gram matrices still take the tall-skinny kernel, 16 × 16
+    // ones made the finish slower, 8.2 against 6.0 ms), each chunk needing two products; the
     // residual vectors are formed and measured on the backend.
+    let ch = b.max(4.min(tw / 2));
     while c0 < r {
-        let k = b.min(r - c0);
+        let k = ch.min(r - c0);
         be.combine(tn, 0, k, pb, 0, kk, &v[c0 * kk..(c0 + k) * kk])?; // v_i = P V e_i
         be.combine(tm, 0, k, qb, 0, kk, &u[c0 * kk..(c0 + k) * kk])?; // Q U e_i = ‖u_i‖ u_i
         let gu = be.dot(tm, 0, k, tm, 0, k)?;
         let nu: Vec<f64> = (0..k).map(|i| gu[i * (k + 1)].max(0.0).sqrt()).collect();
-        be.product(Op::NoTranspose, tn, 0, tm, b, k)?; // A v_i
-        be.product(Op::Transpose, tm, 0, tn, b, k)?; // ‖u_i‖ Aᵀ u_i
+        be.product(Op::NoTranspose, tn, 0, tm, k, k)?; // A v_i
+        be.product(Op::Transpose, tm, 0, tn, k, k)?; // ‖u_i‖ Aᵀ u_i
         products += 2;
         let diag = |f: &dyn Fn(usize) -> f64| -> Vec<f64> { (0..k * k).map(|x| if x % (k + 1) == 0 { f(x / (k + 1)) } else { 0.0 }).collect() };
         let inv = |i: usize| if nu[i] > 0.0 { 1.0 / nu[i] } else { 0.0 };
-        be.update_within(tm, b, k, 0, k, &diag(&|i| -sig[c0 + i] * inv(i)))?; // A v − σ u
-        be.update_within(tn, b, k, 0, k, &diag(&|i| -sig[c0 + i] * nu[i]))?; // ‖u‖ (Aᵀ u − σ v)
-        let (d1, d2) = (be.dot(tm, b, k, tm, b, k)?, be.dot(tn, b, k, tn, b, k)?);
+        be.update_within(tm, k, k, 0, k, &diag(&|i| -sig[c0 + i] * inv(i)))?; // A v − σ u
+        be.update_within(tn, k, k, 0, k, &diag(&|i| -sig[c0 + i] * nu[i]))?; // ‖u‖ (Aᵀ u − σ v)
+        let (d1, d2) = (be.dot(tm, k, k, tm, k, k)?, be.dot(tn, k, k, tn, k, k)?);
         for i in 0..k {
             let (e1, e2) = (d1[i * (k + 1)].max(0.0), d2[i * (k + 1)].max(0.0) * inv(i) * inv(i));
             residual.push((e1 + e2).sqrt());
