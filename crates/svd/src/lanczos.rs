@@ -227,68 +227,68 @@ fn place(bm: &mut [f64], kt: usize, r0: usize, c0: usize, rows: usize, cols: usi
     }
 }
 
-/// One cycle of the bidiagonalization with every QR on the backend ([`Backend::qr_fast`]): no
-/// host round trip until the cycle's end, where the `R` blocks are fetched to build the
-/// bidiagonal matrix. `None` when a QR found dependent columns (or the block is wider than the
-/// fast QR takes, `b² > 16`): the caller runs [`careful_cycle`] from the same start (this one
-/// wrote only columns past the cycle's first block of `P` and of `Q` from `l` on).
-#[allow(clippy::too_many_arguments)]
-fn fast_cycle<B: Backend>(be: &mut B, cy: &Cycle, pb: &mut B::Block, qb: &mut B::Block, kept_sigma: &[f64], coupling: &[f64], products: &mut usize) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
-    let Cycle { m, n, l, steps, b, abs } = *cy;
-    if b * b > svd_kernels::MAX_PAIRS as usize || steps == 0 {
-        return Ok(None);
-    }
-    // Q_1 R_1 = A P_1 − U_l C.
-    be.product(Op::NoTranspose, pb, l, qb, l, b)?;
-    *products += 1;
-    if l > 0 {
-        let neg: Vec<f64> = coupling.iter().map(|x| -x).collect();
-        be.update_within(qb, l, b, 0, l, &neg)?;
-    }
-    // Slot 2j: R_j (the Q side); slot 2j + 1: the P side's L_j, with S_j = L_jᵀ.
-    be.qr_fast(qb, m, l, b, 0, false, abs)?;
-    let mut wgram = vec![0.0; b * b];
-    for j in 0..steps {
-        let (pj, pn) = (l + j * b, l + (j + 1) * b);
-        // W = Aᵀ Q_j − P_j R_jᵀ, reorthogonalized against every P column so far.
-        be.product(Op::Transpose, qb, pj, pb, pn, b)?;
-        *products += 1;
-        be.update_neg_rt(pb, pn, pj, b, 2 * j)?;
-        cgs2(be, pb, pn, pn, b)?;
-        if j + 1 == steps {
-            wgram = be.dot(pb, pn, b, pb, pn, b)?;
-            break;
-        }
-        be.qr_fast(pb, n, pn, b, 2 * j + 1, false, abs)?;
-        // Q_{j+1} R_{j+1} = A P_{j+1} − Q_j S_j.
-        be.product(Op::NoTranspose, pb, pn, qb, pn, b)?;
-        *products += 1;
-        be.update_neg_rt(qb, pn, pj, b, 2 * j + 1)?;
-        be.qr_fast(qb, m, pn, b, 2 * j + 2, true, abs)?;
-    }
-    let slots = be.fetch_slots(2 * steps - 1, b)?;
-    if slots.iter().any(|(_, bad)| *bad) {
-        return Ok(None);
-    }
-    let kt = cy.kt();
-    let mut bm = cy.start_matrix(kept_sigma, coupling);
-    place(&mut bm, kt, l, l, b, b, &slots[0].0);
-    for j in 0..steps - 1 {
-        let (pj, pn) = (l + j * b, l + (j + 1) * b);
-        place(&mut bm, kt, pj, pn, b, b, &dense::transpose(&slots[2 * j + 1].0, b, b));
-        place(&mut bm, kt, pn, pn, b, b, &slots[2 * j + 2].0);
-    }
-    Ok(Some((bm, wgram)))
+/// How a cycle's QR factorizations run, and where their `R` factors go. Both number them as
+/// the backend's slots: `2 j` is `R_j` (the `Q` side), `2 j + 1` is `L_j` (the `P` side, with
+/// `S_j = L_jᵀ`).
+enum QrWay<'a, B: Backend> {
+    /// On the backend with no host round trip ([`Backend::qr_fast`]); dependent columns only
+    /// flag their slot, read at the cycle's end.
+    Backend,
+    /// With the host taking every decision ([`qr_passes`]: dependent columns replaced by random
+    /// vectors); the factors kept here.
+    Host { tn: &'a mut B::Block, tm: &'a mut B::Block, rng: &'a mut SplitMix, r: Vec<Vec<f64>> },
 }
 
-/// One cycle with the host taking every QR decision: dependent columns replaced by random vectors
-/// ([`qr`]). Returns the bidiagonal matrix and the last residual block's Gram matrix.
+impl<B: Backend> QrWay<'_, B> {
+    /// QR of columns `c0 .. c0 + b` of `blk` (`rows` rows; `q_side` for the left basis, which
+    /// may keep a well-conditioned first pass with `one_pass`), `R` into slot `s`.
+    #[allow(clippy::too_many_arguments)]
+    fn qr(&mut self, be: &mut B, blk: &mut B::Block, q_side: bool, rows: usize, c0: usize, b: usize, s: usize, one_pass: bool, abs: f64) -> Result<()> {
+        match self {
+            QrWay::Backend => be.qr_fast(blk, rows, c0, b, s, one_pass, abs),
+            QrWay::Host { tn, tm, rng, r } => {
+                let tmp = if q_side { tm } else { tn };
+                let f = qr_passes(be, blk, tmp, rows, c0, b, c0, abs, rng, one_pass)?;
+                if r.len() <= s {
+                    r.resize(s + 1, Vec::new());
+                }
+                r[s] = f;
+                Ok(())
+            }
+        }
+    }
+
+    /// `blk[:, y0 .. y0 + b] += blk[:, x0 .. x0 + b] · (−R_sᵀ)`.
+    fn sub_rt(&mut self, be: &mut B, blk: &mut B::Block, y0: usize, x0: usize, b: usize, s: usize) -> Result<()> {
+        match self {
+            QrWay::Backend => be.update_neg_rt(blk, y0, x0, b, s),
+            QrWay::Host { r, .. } => {
+                let neg: Vec<f64> = dense::transpose(&r[s], b, b).iter().map(|x| -x).collect();
+                be.update_within(blk, y0, b, x0, b, &neg)
+            }
+        }
+    }
+
+    /// The `R` factors of slots `0 .. n`, or `None` when one of them found dependent columns.
+    fn factors(&mut self, be: &mut B, n: usize, b: usize) -> Result<Option<Vec<Vec<f64>>>> {
+        match self {
+            QrWay::Backend => {
+                let slots = be.fetch_slots(n, b)?;
+                Ok((!slots.iter().any(|(_, bad)| *bad)).then(|| slots.into_iter().map(|(f, _)| f).collect()))
+            }
+            QrWay::Host { r, .. } => Ok(Some(std::mem::take(r))),
+        }
+    }
+}
+
+/// One cycle of the bidiagonalization, its QR factorizations the `way` says. With
+/// [`QrWay::Backend`], `None` when a QR found dependent columns: the caller runs the cycle again
+/// with [`QrWay::Host`] from the same start (a cycle writes only columns past its first block of
+/// `P`, and of `Q` from `l` on). Returns the bidiagonal matrix and the last residual block's Gram
+/// matrix.
 #[allow(clippy::too_many_arguments)]
-fn careful_cycle<B: Backend>(be: &mut B, cy: &Cycle, pb: &mut B::Block, qb: &mut B::Block, tn: &mut B::Block, tm: &mut B::Block, kept_sigma: &[f64], coupling: &[f64], products: &mut usize, rng: &mut SplitMix) -> Result<(Vec<f64>, Vec<f64>)> {
+fn cycle<B: Backend>(be: &mut B, cy: &Cycle, pb: &mut B::Block, qb: &mut B::Block, kept_sigma: &[f64], coupling: &[f64], products: &mut usize, mut way: QrWay<'_, B>) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
     let Cycle { m, n, l, steps, b, abs } = *cy;
-    let kt = cy.kt();
-    let mut bm = cy.start_matrix(kept_sigma, coupling);
-    let place = |bm: &mut Vec<f64>, r0: usize, c0: usize, rows: usize, cols: usize, blk: &[f64]| place(bm, kt, r0, c0, rows, cols, blk);
     // Q_1 R_1 = A P_1 − U_l C.
     be.product(Op::NoTranspose, pb, l, qb, l, b)?;
     *products += 1;
@@ -296,33 +296,38 @@ fn careful_cycle<B: Backend>(be: &mut B, cy: &Cycle, pb: &mut B::Block, qb: &mut
         let neg: Vec<f64> = coupling.iter().map(|x| -x).collect();
         be.update_within(qb, l, b, 0, l, &neg)?;
     }
-    let mut rj = qr(be, qb, tm, m, l, b, l, abs, rng)?;
-    place(&mut bm, l, l, b, b, &rj);
+    way.qr(be, qb, true, m, l, b, 0, false, abs)?;
     let mut wgram = vec![0.0; b * b];
     for j in 0..steps {
         let (pj, pn) = (l + j * b, l + (j + 1) * b);
         // W = Aᵀ Q_j − P_j R_jᵀ, reorthogonalized against every P column so far.
         be.product(Op::Transpose, qb, pj, pb, pn, b)?;
         *products += 1;
-        let neg_rt: Vec<f64> = dense::transpose(&rj, b, b).iter().map(|x| -x).collect();
-        be.update_within(pb, pn, b, pj, b, &neg_rt)?;
+        way.sub_rt(be, pb, pn, pj, b, 2 * j)?;
         cgs2(be, pb, pn, pn, b)?;
         if j + 1 == steps {
             wgram = be.dot(pb, pn, b, pb, pn, b)?;
             break;
         }
-        let lq = qr(be, pb, tn, n, pn, b, pn, abs, rng)?;
-        let sj = dense::transpose(&lq, b, b);
-        place(&mut bm, pj, pn, b, b, &sj);
+        way.qr(be, pb, false, n, pn, b, 2 * j + 1, false, abs)?;
         // Q_{j+1} R_{j+1} = A P_{j+1} − Q_j S_j.
         be.product(Op::NoTranspose, pb, pn, qb, pn, b)?;
         *products += 1;
-        let neg_s: Vec<f64> = sj.iter().map(|x| -x).collect();
-        be.update_within(qb, pn, b, pj, b, &neg_s)?;
-        rj = qr_passes(be, qb, tm, m, pn, b, pn, abs, rng, true)?;
-        place(&mut bm, pn, pn, b, b, &rj);
+        way.sub_rt(be, qb, pn, pj, b, 2 * j + 1)?;
+        way.qr(be, qb, true, m, pn, b, 2 * j + 2, true, abs)?;
     }
-    Ok((bm, wgram))
+    let Some(r) = way.factors(be, (2 * steps).saturating_sub(1), b)? else {
+        return Ok(None);
+    };
+    let kt = cy.kt();
+    let mut bm = cy.start_matrix(kept_sigma, coupling);
+    place(&mut bm, kt, l, l, b, b, &r[0]);
+    for j in 0..steps.saturating_sub(1) {
+        let (pj, pn) = (l + j * b, l + (j + 1) * b);
+        place(&mut bm, kt, pj, pn, b, b, &dense::transpose(&r[2 * j + 1], b, b));
+        place(&mut bm, kt, pn, pn, b, b, &r[2 * j + 2]);
+    }
+    Ok(Some((bm, wgram)))
 }
 
 /// Runs the algorithm; the backend's operator is `m × n` with `m ≥ n`. `a_norm` is `‖A‖_F` (the
@@ -363,13 +368,17 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
         let steps = (kk - l) / b;
         let kt = l + steps * b;
         let cyc = Cycle { m, n, l, steps, b, abs };
-        let (bm, wgram) = match fast_cycle(be, &cyc, &mut pb, &mut qb, &kept_sigma, &coupling, &mut products)? {
+        // Every QR on the backend when its fast path takes the block (b² ≤ 16); again with the
+        // host's decisions when a QR found dependent columns.
+        let fast = if b * b <= svd_kernels::MAX_PAIRS as usize && steps > 0 { cycle(be, &cyc, &mut pb, &mut qb, &kept_sigma, &coupling, &mut products, QrWay::Backend)? } else { None };
+        let (bm, wgram) = match fast {
             Some(done) => done,
             None => {
                 if profile {
                     eprintln!("  cycle {restarts}: dependent columns (or a block over 4 wide); redone with host QR decisions");
                 }
-                careful_cycle(be, &cyc, &mut pb, &mut qb, &mut tn, &mut tm, &kept_sigma, &coupling, &mut products, &mut rng)?
+                let host = QrWay::Host { tn: &mut tn, tm: &mut tm, rng: &mut rng, r: Vec::new() };
+                cycle(be, &cyc, &mut pb, &mut qb, &kept_sigma, &coupling, &mut products, host)?.ok_or_else(|| Error::Internal("a cycle with host QR decisions reported dependent columns".into()))?
             }
         };
         let t_svd = std::time::Instant::now();
