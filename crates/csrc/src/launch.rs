@@ -99,12 +99,22 @@ pub(crate) unsafe fn scale<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, n: u64, beta: 
 /// Threads per block of the shared-memory transposed product.
 const NT_SHARED: u32 = 512;
 
+/// Shared memory one vector of the shared-memory transposed products takes: its `cols`
+/// accumulators and `BLOCK_ROWS` staged rows of `U`.
+fn shared_per_vector(cols: u64, value_bytes: u64) -> u64 {
+    (cols + BLOCK_ROWS as u64) * value_bytes
+}
+
+/// Vectors (at most `k`) whose shared memory fits `budget` bytes.
+fn shared_fit(cols: u64, k: u32, value_bytes: u64, budget: u32) -> u32 {
+    (budget as u64 / shared_per_vector(cols, value_bytes)).min(k as u64) as u32
+}
+
 /// How the transposed product runs for `cols` columns and `k` vectors of `value_bytes`: `Some(kc)`
 /// for the shared-memory kernel, `kc` vectors per pass (passes of equal size), or `None` for the
 /// global-atomic kernel (one row of `V` does not fit the budget).
 pub(crate) fn atu_passes(cols: u64, k: u32, value_bytes: u64, budget: u32) -> Option<u32> {
-    let per_vector = (cols + BLOCK_ROWS as u64) * value_bytes;
-    let fit = (budget as u64 / per_vector).min(k as u64) as u32;
+    let fit = shared_fit(cols, k, value_bytes, budget);
     // One vector per pass re-reads the matrix per vector: on the H100 (with 113 KiB) that lost
     // to the global kernel from 4 vectors on (12471 columns of f64: 0.87 vs 0.83 ms at k = 4,
     // 3.45 vs 2.76 ms at k = 16) and won at 1 and 2 (0.22 vs 0.31 ms, 0.44 vs 0.53 ms); 2 per
@@ -145,7 +155,7 @@ pub(crate) enum AtuPlan {
 ///   2.05 ms by segments with global atomics; 12,471 columns at k = 16: 1.57 against 2.62 ms by
 ///   segments in 8 passes; 4284 columns at k = 16: 0.78 against 0.88 ms by groups in 4 passes).
 pub(crate) fn atu_plan(cols: u64, k: u32, value_bytes: u64, budget: u32, walk: crate::Walk) -> AtuPlan {
-    let fit = (budget as u64 / ((cols + BLOCK_ROWS as u64) * value_bytes)).min(k as u64) as u32;
+    let fit = shared_fit(cols, k, value_bytes, budget);
     let segments = || match atu_passes(cols, k, value_bytes, budget) {
         Some(kp) => AtuPlan::Shared { kp, grouped: false },
         None => AtuPlan::Global,
@@ -193,7 +203,7 @@ pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, plan: AtuPlan, r
             let mut c0 = 0;
             while c0 < k {
                 let kp = kc.min(k - c0);
-                let bytes = ((cols + BLOCK_ROWS as u64) * kp as u64 * vb) as u32;
+                let bytes = (shared_per_vector(cols, vb) * kp as u64) as u32;
                 let per_sm = (gpu.props().shared_per_sm / (bytes + 1024)).clamp(1, 2048 / NT_SHARED);
                 // One block per SM: twice the threads.
                 let nt = if per_sm == 1 { 2 * NT_SHARED } else { NT_SHARED };
