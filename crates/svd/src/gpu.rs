@@ -153,7 +153,7 @@ impl GpuBackend<'_> {
     /// partial sums, added on the host in block order (the same bits every run).
     fn gram_small(&mut self, rows: usize, xa: u64, c: usize, ya: u64, k: usize) -> Result<Vec<f64>> {
         let pairs = c * k;
-        let cfg = grid_1d(rows as u64, NT, NT as u64 * 4, self.gram_blocks);
+        let cfg = self.gram_cfg(rows);
         let blocks = cfg.grid_dim.0 as usize;
         let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
         let (rows64, c32, k32) = (rows as u64, c as u32, k as u32);
@@ -161,6 +161,12 @@ impl GpuBackend<'_> {
         unsafe { self.gram_launch(cfg, rows64, c32, k32, xa, ya, part, 0)? };
         let sums = self.gpu.download(&self.partial.slice(0..blocks * pairs))?;
         Ok((0..pairs).map(|p| (0..blocks).map(|b| sums[b * pairs + p]).sum()).collect())
+    }
+
+    /// The grid of `svd_gram_f64` over `rows` rows: at most `gram_blocks` blocks, whose partial
+    /// sums fit `partial`.
+    fn gram_cfg(&self, rows: usize) -> gpu_runtime::cudarc::driver::LaunchConfig {
+        grid_1d(rows as u64, NT, NT as u64 * 4, self.gram_blocks)
     }
 
     /// Launches `svd_gram_f64(rows, c, k, x, y, partial, skip)`.
@@ -248,13 +254,13 @@ impl Backend for GpuBackend<'_> {
         if c == 0 || k == 0 {
             return Ok(vec![0.0; c * k]);
         }
-        self.small(c * k)?;
-        let s = self.small.device_ptr_mut(self.gpu.stream()).0;
         let (xa, ya) = (self.addr(x, x0), self.addr(y, y0));
         let rows = x.rows;
         if c * k <= MAX_PAIRS as usize && y.rows == rows && rows > 0 {
             return self.gram_small(rows, xa, c, ya, k);
         }
+        self.small(c * k)?;
+        let s = self.small.device_ptr_mut(self.gpu.stream()).0;
         if rows >= DOT_SPLIT && c * k <= 256 {
             let nb = (rows / 4096).min(DOT_CHUNKS);
             let ch = rows / nb;
@@ -333,14 +339,12 @@ impl Backend for GpuBackend<'_> {
         })())
     }
 
-    fn mul_in_place(&mut self, blk: &mut GpuBlock, c0: usize, b: usize, coef: &[f64], tmp: &mut GpuBlock) -> Result<()> {
+    fn mul_in_place(&mut self, blk: &mut GpuBlock, c0: usize, b: usize, coef: &[f64]) -> Result<()> {
         if b == 0 {
             return Ok(());
         }
-        if b > MAX_COLS as usize {
-            self.combine(tmp, 0, b, blk, c0, b, coef)?;
-            return self.copy(tmp, 0, blk, c0, b);
-        }
+        // A block has at most MAX_K ≤ MAX_COLS columns (`Config::check`).
+        const _: () = assert!(MAX_COLS >= gpu_csrc::MAX_K);
         let a = self.addr(blk, c0);
         timed!(self, "mul_in_place", self.mul_small(blk.rows, a, b, coef, false, a, b))
     }
@@ -358,7 +362,7 @@ impl Backend for GpuBackend<'_> {
         }
         timed!(self, "qr_fast", (|| -> Result<_> {
         let a = self.addr(blk, c0);
-        let cfg = grid_1d(rows as u64, NT, NT as u64 * 4, self.gram_blocks);
+        let cfg = self.gram_cfg(rows);
         let blocks = cfg.grid_dim.0;
         let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
         let (slot0, need2) = (self.slot_addr(s, 0), self.slot_addr(s, slot::NEED2));

@@ -20,22 +20,6 @@ pub(crate) struct HostBackend<'a> {
     pub slots: Vec<Vec<f64>>,
 }
 
-impl HostBackend<'_> {
-    /// Columns `c0 .. c0 + b` times a `b × b` matrix, in place.
-    fn mul_in_place_host(blk: &mut HostBlock, c0: usize, b: usize, coef: &[f64]) {
-        let rows = blk.rows;
-        let mut row = vec![0.0; b];
-        for t in 0..rows {
-            for (a, v) in row.iter_mut().enumerate() {
-                *v = blk.data[t + (c0 + a) * rows];
-            }
-            for j in 0..b {
-                blk.data[t + (c0 + j) * rows] = (0..b).map(|a| row[a] * coef[a + j * b]).sum();
-            }
-        }
-    }
-}
-
 impl HostBlock {
     fn cols(&self, c0: usize, k: usize) -> &[f64] {
         &self.data[c0 * self.rows..(c0 + k) * self.rows]
@@ -115,6 +99,20 @@ impl Backend for HostBackend<'_> {
         Ok(())
     }
 
+    fn mul_in_place(&mut self, blk: &mut HostBlock, c0: usize, b: usize, coef: &[f64]) -> Result<()> {
+        let rows = blk.rows;
+        let mut row = vec![0.0; b];
+        for t in 0..rows {
+            for (a, v) in row.iter_mut().enumerate() {
+                *v = blk.data[t + (c0 + a) * rows];
+            }
+            for j in 0..b {
+                blk.data[t + (c0 + j) * rows] = (0..b).map(|a| row[a] * coef[a + j * b]).sum();
+            }
+        }
+        Ok(())
+    }
+
     fn reserve_slots(&mut self, n: usize) -> Result<()> {
         self.slots = vec![vec![0.0; svd_kernels::qr::slot::SLOT]; n];
         Ok(())
@@ -130,7 +128,7 @@ impl Backend for HostBackend<'_> {
             qr_step(&g, b, abs, pass, one_pass, &mut self.slots[s], f64::sqrt);
             let off = if pass == 1 { slot::INV1 } else { slot::INV2 };
             let inv = self.slots[s][off..off + b * b].to_vec();
-            Self::mul_in_place_host(blk, c0, b, &inv);
+            self.mul_in_place(blk, c0, b, &inv)?;
         }
         Ok(())
     }

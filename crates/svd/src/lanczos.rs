@@ -65,13 +65,8 @@ pub(crate) trait Backend {
         let neg: Vec<f64> = c.iter().map(|x| -x).collect();
         self.update_within(blk, c0, k, 0, prior, &neg)
     }
-    /// `blk[:, c0 .. c0 + b] = blk[:, c0 .. c0 + b] · coef` (`coef` `b × b`); `tmp` (at least `b`
-    /// columns of the same rows) may be used as workspace. By default a combine into `tmp` and a
-    /// copy back.
-    fn mul_in_place(&mut self, blk: &mut Self::Block, c0: usize, b: usize, coef: &[f64], tmp: &mut Self::Block) -> Result<()> {
-        self.combine(tmp, 0, b, blk, c0, b, coef)?;
-        self.copy(tmp, 0, blk, c0, b)
-    }
+    /// `blk[:, c0 .. c0 + b] = blk[:, c0 .. c0 + b] · coef` (`coef` `b × b`, `b ≤ MAX_K`).
+    fn mul_in_place(&mut self, blk: &mut Self::Block, c0: usize, b: usize, coef: &[f64]) -> Result<()>;
     /// Room for `n` QR slots ([`Backend::qr_fast`]); earlier contents may be lost.
     fn reserve_slots(&mut self, n: usize) -> Result<()>;
     /// CholeskyQR of columns `c0 .. c0 + b` (of `rows` rows) in place with no host round trip:
@@ -118,7 +113,7 @@ fn cgs2<B: Backend>(be: &mut B, blk: &mut B::Block, prior: usize, c0: usize, k: 
 }
 
 /// Orthonormalizes columns `c0 .. c0 + b` of `blk` (of `rows` rows), returning `R` (`b × b`) with
-/// `W₀ ≈ Q R` for the columns `W₀` on entry; `tmp` holds at least `2 b` columns of `rows`.
+/// `W₀ ≈ Q R` for the columns `W₀` on entry; `tmp` holds at least `b` columns of `rows`.
 ///
 /// The usual path is CholeskyQR2 ping-ponging between `blk` and `tmp` (`R = R₂ R₁`, two Gram
 /// matrices and two products, no copies). When a Gram matrix shows dependent columns, `blk`
@@ -142,7 +137,7 @@ fn qr_passes<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, row
         if one_pass {
             let fro = |x: &[f64]| x.iter().map(|v| v * v).sum::<f64>().sqrt();
             if fro(&r1) * fro(&inv1) < ONE_PASS_COND {
-                be.mul_in_place(blk, c0, b, &inv1, tmp)?;
+                be.mul_in_place(blk, c0, b, &inv1)?;
                 return Ok(r1);
             }
         }
@@ -161,9 +156,7 @@ fn qr_passes<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, row
             let g = be.dot(blk, c0, b, blk, c0, b)?;
             match dense::cholesky(&g, b, abs) {
                 Ok(r) => {
-                    let inv = dense::inv_upper(&r, b);
-                    be.combine(tmp, b, b, blk, c0, b, &inv)?;
-                    be.copy(tmp, b, blk, c0, b)?;
+                    be.mul_in_place(blk, c0, b, &dense::inv_upper(&r, b))?;
                 }
                 Err(bad) => {
                     attempts += 1;
