@@ -367,14 +367,14 @@ impl Backend for GpuBackend<'_> {
         let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
         let (slot0, need2) = (self.slot_addr(s, 0), self.slot_addr(s, slot::NEED2));
         let (b32, one) = (b as u32, one_pass as u32);
-        let step = gpu_runtime::cudarc::driver::LaunchConfig { grid_dim: (1, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let step = gpu_runtime::cudarc::driver::LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
         for pass in 1..=2u32 {
             let skip = if pass == 2 { need2 } else { 0 };
             let inv = self.slot_addr(s, if pass == 1 { slot::INV1 } else { slot::INV2 });
             // SAFETY: columns c0 .. c0 + b of blk (rows rows); b · b ≤ MAX_PAIRS; partial holds
             // gram_blocks · MAX_PAIRS values; the slot (checked above) holds SLOT values, its
             // NEED2 at `need2`. svd_qr_step_f64(blocks, b, partial, abs, pass, one_pass, slot):
-            // one block of 256 ≥ b · b threads. Then the in-place right product by the pass's
+            // one block of 32 ≥ MAX_PAIRS ≥ b · b threads. Then the in-place right product by the pass's
             // inverse in the slot (c = k = b).
             unsafe {
                 self.gram_launch(cfg, rows as u64, b32, b32, a, a, part, skip)?;

@@ -120,6 +120,9 @@ impl Backend for HostBackend<'_> {
 
     fn qr_fast(&mut self, blk: &mut HostBlock, _rows: usize, c0: usize, b: usize, s: usize, one_pass: bool, abs: f64) -> Result<()> {
         use svd_kernels::qr::{qr_step, slot};
+        if b * b > svd_kernels::MAX_PAIRS as usize || s >= self.slots.len() {
+            return Err(crate::Error::Internal(format!("qr_fast: block of {b} columns, slot {s}")));
+        }
         for pass in 1..=2u32 {
             if pass == 2 && self.slots[s][slot::NEED2] == 0.0 {
                 break;

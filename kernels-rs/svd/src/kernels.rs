@@ -96,7 +96,7 @@ pub unsafe extern "ptx-kernel" fn svd_mul_f64(rows: u64, c: u32, k: u32, x: *con
     }
 }
 
-gpu_device::static_shared!(SVD_GRAM: [f64; 256]);
+gpu_device::static_shared!(SVD_GRAM: [f64; crate::MAX_PAIRS as usize]);
 
 /// One pass of a CholeskyQR step on the device ([`crate::qr::qr_step`]): the `b × b` Gram matrix
 /// summed from `blocks` partial sums of `svd_gram_f64` (one thread per entry, in block order:
@@ -105,7 +105,7 @@ gpu_device::static_shared!(SVD_GRAM: [f64; 256]);
 ///
 /// # Safety
 /// `partial` holds `blocks · b · b` values; `slot` holds `qr::slot::SLOT` values (for pass 2,
-/// those pass 1 wrote); `1 ≤ b ≤ MAX_COLS`; one block of at least `b · b` threads.
+/// those pass 1 wrote); `1 ≤ b`, `b · b ≤ MAX_PAIRS`; one block of at least `b · b` threads.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn svd_qr_step_f64(blocks: u32, b: u32, partial: *const f64, abs: f64, pass: u32, one_pass: u32, slot: *mut f64) {
     use crate::qr::{qr_step, slot as s};
@@ -123,7 +123,7 @@ pub unsafe extern "ptx-kernel" fn svd_qr_step_f64(blocks: u32, b: u32, partial: 
             sum += unsafe { *partial.add((blk * pairs + t) as usize) };
             blk += 1;
         }
-        // SAFETY: t < pairs ≤ 256.
+        // SAFETY: t < pairs ≤ MAX_PAIRS.
         unsafe { *g.add(t as usize) = sum };
     }
     gpu_device::thread::sync_threads();

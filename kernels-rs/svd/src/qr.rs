@@ -1,24 +1,28 @@
 //! The small algebra of one CholeskyQR step, pure and shared: the device's `svd_qr_step_f64`
 //! runs it on one thread, the host (gpu-svd's `dense` module and the twin) runs the same code, so
 //! both take the same decisions. Matrices are `b × b`, column-major with leading dimension `b`,
-//! `b ≤ MAX_COLS`. `core` has no square root: the caller passes one.
+//! `b ≤ MAX_COLS` ([`qr_step`]: `b · b ≤ MAX_PAIRS`). `core` has no square root: the caller passes
+//! one.
 
-/// Where a QR step leaves its results in a slot of `SLOT` values (offsets).
+/// Where a QR step leaves its results in a slot of `SLOT` values (offsets): four matrices of at
+/// most `MAX_PAIRS` values, then two flags.
 pub mod slot {
+    use crate::MAX_PAIRS;
+    const M: usize = MAX_PAIRS as usize;
     /// `R` (upper triangular; of both passes, `R₂ R₁`).
     pub const R: usize = 0;
     /// `−Rᵀ`, the coefficients of the next update (`W −= P Rᵀ`, `Q −= Q S` with `S = Lᵀ`).
-    pub const NEG_RT: usize = 256;
+    pub const NEG_RT: usize = M;
     /// `R₁⁻¹`, the first pass's right factor.
-    pub const INV1: usize = 512;
+    pub const INV1: usize = 2 * M;
     /// `R₂⁻¹`, the second pass's right factor.
-    pub const INV2: usize = 768;
+    pub const INV2: usize = 3 * M;
     /// 1.0 when a Cholesky factorization found dependent columns (the block is then unusable).
-    pub const BAD: usize = 1024;
+    pub const BAD: usize = 4 * M;
     /// 1.0 when the second pass runs.
-    pub const NEED2: usize = 1025;
+    pub const NEED2: usize = 4 * M + 1;
     /// Values per slot.
-    pub const SLOT: usize = 1040;
+    pub const SLOT: usize = 4 * M + 2;
 }
 
 /// Frobenius-norm condition number of `R₁` below which a one-pass QR keeps its first pass:
@@ -100,10 +104,11 @@ fn sum_sq(v: &[f64], n: usize) -> f64 {
 /// `one_pass` and `R₁`'s Frobenius condition number is below [`ONE_PASS_COND`]); pass 2 (only
 /// when it runs): `R₂` (its dependence test at `min(abs, 1e-8)`), `R₂⁻¹` and `R = R₂ R₁`. Both
 /// write `−Rᵀ` and raise the `BAD` flag on dependent columns (then with unit pivots: the block
-/// is unusable, the caller must start over).
+/// is unusable, the caller must start over). `b · b ≤ MAX_PAIRS`.
 pub fn qr_step(g: &[f64], b: usize, abs: f64, pass: u32, one_pass: bool, slot: &mut [f64], sqrt: impl Fn(f64) -> f64 + Copy) {
-    let mut r = [0.0f64; 256];
-    let mut inv = [0.0f64; 256];
+    const M: usize = crate::MAX_PAIRS as usize;
+    let mut r = [0.0f64; M];
+    let mut inv = [0.0f64; M];
     let bad = if pass == 1 {
         let bad = cholesky(g, b, abs, &mut r, sqrt);
         inv_upper(&r, b, &mut inv);
@@ -117,7 +122,7 @@ pub fn qr_step(g: &[f64], b: usize, abs: f64, pass: u32, one_pass: bool, slot: &
         let bad = cholesky(g, b, if abs < 1e-8 { abs } else { 1e-8 }, &mut r, sqrt);
         inv_upper(&r, b, &mut inv);
         slot[slot::INV2..slot::INV2 + b * b].copy_from_slice(&inv[..b * b]);
-        let mut rr = [0.0f64; 256];
+        let mut rr = [0.0f64; M];
         mul_upper(&r, &slot[slot::R..slot::R + b * b], b, &mut rr);
         slot[slot::R..slot::R + b * b].copy_from_slice(&rr[..b * b]);
         bad
