@@ -423,3 +423,83 @@ impl Backend for GpuBackend<'_> {
         })())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The GPU backend's block operations (the tall-skinny kernels and the device QR) against the
+    //! twin's (`HostBackend`), on fresh random blocks of awkward row counts, outputs poisoned
+    //! with NaN where they are written without being read.
+    use super::*;
+    use crate::host::HostBackend;
+    use gpu_testkit::{gpu_test, max_len, rng};
+    use rand::Rng;
+    use sptrans_matrix::{device::DeviceCsr, gen};
+
+    /// `|g − h| ≤ bound(i)` for every entry, with NaN failing.
+    fn close(what: &str, g: &[f64], h: &[f64], bound: impl Fn(usize) -> f64) {
+        assert_eq!(g.len(), h.len(), "{what}");
+        for (i, (x, y)) in g.iter().zip(h).enumerate() {
+            assert!((x - y).abs() <= bound(i), "{what}: entry {i}: GPU {x:e}, twin {y:e}, bound {:e}", bound(i));
+        }
+    }
+
+    gpu_test!(fn block_operations_match_the_twin(gpu) {
+        let (mut r, _seed) = rng();
+        let a = gen::uniform::<f64>(64, 8, 100, r.random()).unwrap();
+        let twin = gpu_csrc::serial::Csrc::from_csr(&a);
+        let mut dc = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
+        let mut gb = GpuBackend::new(gpu, &mut dc, false).unwrap();
+        let mut hb = HostBackend { c: &twin, transposed: false, slots: Vec::new() };
+        gb.reserve_slots(1).unwrap();
+        hb.reserve_slots(1).unwrap();
+        let eps = f64::EPSILON;
+        for rows in [1usize, 2, 31, 32, 33, 255, 257, 1023, 4097, 70_001] {
+            if rows > max_len() {
+                continue;
+            }
+            for b in 1..=4usize {
+                // Columns 0 .. b: X; b .. 2b: Y; 2b .. 3b: Z.
+                let data: Vec<f64> = (0..rows * 3 * b).map(|_| r.random_range(-1.0..1.0)).collect();
+                let coef: Vec<f64> = (0..b * b).map(|_| r.random_range(-1.0..1.0)).collect();
+                let (mut gx, mut hx) = (gb.alloc(rows, 3 * b).unwrap(), hb.alloc(rows, 3 * b).unwrap());
+                gb.set(&mut gx, 0, 3 * b, &data).unwrap();
+                hb.set(&mut hx, 0, 3 * b, &data).unwrap();
+                let col = |c: usize, i: usize| data[i + c * rows];
+                let what = |op: &str| format!("{op}, {rows} rows, b = {b}");
+                // Xᵀ Y (the Gram kernel: b² ≤ 16): 2γ_rows · Σ|x||y| ≤ rows · ε · Σ|x||y|.
+                let (g, h) = (gb.dot(&gx, 0, b, &gx, b, b).unwrap(), hb.dot(&hx, 0, b, &hx, b, b).unwrap());
+                close(&what("dot"), &g, &h, |p| rows as f64 * eps * (0..rows).map(|i| (col(p % b, i) * col(b + p / b, i)).abs()).sum::<f64>());
+                // A fresh block poisoned with NaN: Y = X · coef, every entry written.
+                let (mut go, mut ho) = (gb.alloc(rows, b).unwrap(), hb.alloc(rows, b).unwrap());
+                gb.set(&mut go, 0, b, &vec![f64::NAN; rows * b]).unwrap();
+                gb.combine(&mut go, 0, b, &gx, 0, b, &coef).unwrap();
+                hb.combine(&mut ho, 0, b, &hx, 0, b, &coef).unwrap();
+                let mul_bound = |i: usize, j: usize, old: f64| (b + 1) as f64 * eps * ((0..b).map(|a| (col(a, i) * coef[a + j * b]).abs()).sum::<f64>() + old.abs());
+                close(&what("combine"), &gb.get(&go, 0, b).unwrap(), &hb.get(&ho, 0, b).unwrap(), |e| mul_bound(e % rows, e / rows, 0.0));
+                // Z += X · coef, then Y = Y · coef in place.
+                gb.update_within(&mut gx, 2 * b, b, 0, b, &coef).unwrap();
+                hb.update_within(&mut hx, 2 * b, b, 0, b, &coef).unwrap();
+                close(&what("update_within"), &gb.get(&gx, 2 * b, b).unwrap(), &hb.get(&hx, 2 * b, b).unwrap(), |e| mul_bound(e % rows, e / rows, col(2 * b + e / rows, e % rows)));
+                gb.mul_in_place(&mut gx, b, b, &coef).unwrap();
+                hb.mul_in_place(&mut hx, b, b, &coef).unwrap();
+                let in_place = |i: usize, j: usize| (b + 1) as f64 * eps * (0..b).map(|a| (col(b + a, i) * coef[a + j * b]).abs()).sum::<f64>();
+                close(&what("mul_in_place"), &gb.get(&gx, b, b).unwrap(), &hb.get(&hx, b, b).unwrap(), |e| in_place(e % rows, e / rows));
+                // The device QR of X (two passes) against the twin's: fewer rows than columns must
+                // flag dependence on both; from 31 rows on (random columns, well conditioned) Q
+                // and R agree to 1e-10 (the Gram sums differ in order, and CholeskyQR squares the
+                // condition number).
+                gb.qr_fast(&mut gx, rows, 0, b, 0, false, 1e-13).unwrap();
+                hb.qr_fast(&mut hx, rows, 0, b, 0, false, 1e-13).unwrap();
+                let (gs, hs) = (gb.fetch_slots(1, b).unwrap(), hb.fetch_slots(1, b).unwrap());
+                if rows < b {
+                    assert!(gs[0].1 && hs[0].1, "{}: dependence not flagged", what("qr_fast"));
+                } else if rows >= 31 {
+                    assert!(!gs[0].1 && !hs[0].1, "{}: dependence flagged", what("qr_fast"));
+                    let rmax = hs[0].0.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+                    close(&what("qr_fast R"), &gs[0].0, &hs[0].0, |_| 1e-10 * rmax);
+                    close(&what("qr_fast Q"), &gb.get(&gx, 0, b).unwrap(), &hb.get(&hx, 0, b).unwrap(), |_| 1e-10);
+                }
+            }
+        }
+    });
+}
