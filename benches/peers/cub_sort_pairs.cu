@@ -4,26 +4,34 @@
 // `cargo bench -p gpu-radix` does in place with its restoring copy subtracted.
 // Build and run on the GPU host:
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/cub_sort_pairs benches/peers/cub_sort_pairs.cu
-//   /tmp/cub_sort_pairs
+//   /tmp/cub_sort_pairs            (every case)
+//   /tmp/cub_sort_pairs BITS LOG2_N  (one case, e.g. under ncu)
 // Prints one line per case: bits, log2 n, median ms of 20 timed runs after 3 warm-ups, and the
 // workspace CUB asked for.
 #include <cub/cub.cuh>
 #include <algorithm>
 #include <cstdio>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
 #define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
 
-int main() {
+int main(int argc, char** argv) {
+    // One case when asked (bits, log2 n), else all of them.
+    std::vector<int> bit_cases{24, 32}, n_cases{20, 22, 24, 26};
+    if (argc == 3) {
+        bit_cases = {std::atoi(argv[1])};
+        n_cases = {std::atoi(argv[2])};
+    }
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     std::printf("device: %s; CUB %d.%d.%d\n", prop.name, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
     std::printf("bits,log2_n,median_ms,temp_bytes\n");
     std::mt19937 rng(9);
-    for (int bits : {24, 32}) {
-        for (int log_n : {20, 22, 24, 26}) {
+    for (int bits : bit_cases) {
+        for (int log_n : n_cases) {
             size_t n = size_t(1) << log_n;
             std::vector<uint32_t> keys(n), vals(n);
             for (size_t i = 0; i < n; ++i) {

@@ -9,16 +9,8 @@ macro_rules! ldg {
         /// `ptr` must be a valid, aligned global-memory address not written during the kernel.
         #[inline(always)]
         pub unsafe fn $name(ptr: *const $t) -> $t {
-            let r: $t;
-            // SAFETY: the caller guarantees a valid, aligned, read-only global address.
-            unsafe {
-                core::arch::asm!(
-                    concat!("ld.global.nc.", $ptx, " {r}, [{p}];"),
-                    r = out($class) r, p = in(reg64) ptr,
-                    options(readonly, nostack, preserves_flags),
-                );
-            }
-            r
+            // SAFETY: forwarded.
+            unsafe { <$t as GlobalWord>::ldg(ptr) }
         }
     )*};
 }
@@ -53,4 +45,80 @@ pub unsafe fn ldg_u32x4(ptr: *const u32) -> [u32; 4] {
         );
     }
     [a, b, c, d]
+}
+
+/// Types loaded from and stored to global memory with `ld.global.nc` ([`ldg`]) and `st.global`
+/// ([`stg`]).
+pub trait GlobalWord: Copy {
+    /// `ld.global.nc` of the value at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must be a valid, aligned global-memory address not written during the kernel.
+    unsafe fn ldg(ptr: *const Self) -> Self;
+    /// `st.global` of `v` at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must be a valid, aligned global-memory address.
+    unsafe fn stg(ptr: *mut Self, v: Self);
+}
+
+macro_rules! global_word {
+    ($($t:ty => $ptx:literal, $class:ident;)*) => {$(
+        impl GlobalWord for $t {
+            #[inline(always)]
+            unsafe fn ldg(ptr: *const Self) -> Self {
+                let r: $t;
+                // SAFETY: the caller guarantees a valid, aligned, read-only global address.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("ld.global.nc.", $ptx, " {r}, [{p}];"),
+                        r = out($class) r, p = in(reg64) ptr,
+                        options(readonly, nostack, preserves_flags),
+                    );
+                }
+                r
+            }
+
+            #[inline(always)]
+            unsafe fn stg(ptr: *mut Self, v: Self) {
+                // SAFETY: the caller guarantees a valid, aligned global address.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("st.global.", $ptx, " [{p}], {v};"),
+                        p = in(reg64) ptr, v = in($class) v,
+                        options(nostack, preserves_flags),
+                    );
+                }
+            }
+        }
+    )*};
+}
+
+global_word! {
+    u32 => "u32", reg32;
+    i32 => "s32", reg32;
+    u64 => "u64", reg64;
+    f32 => "f32", reg32;
+    f64 => "f64", reg64;
+}
+
+/// `st.global` of `v` at `ptr` (a plain store through a kernel's pointer argument is a generic
+/// `ST`: nvcc marks those pointers global, rustc does not).
+///
+/// # Safety
+/// `ptr` must be a valid, aligned global-memory address.
+#[inline(always)]
+pub unsafe fn stg<T: GlobalWord>(ptr: *mut T, v: T) {
+    // SAFETY: forwarded.
+    unsafe { T::stg(ptr, v) }
+}
+
+/// `ld.global.nc` of the value at `ptr` ([`GlobalWord::ldg`]).
+///
+/// # Safety
+/// `ptr` must be a valid, aligned global-memory address not written during the kernel.
+#[inline(always)]
+pub unsafe fn ldg<T: GlobalWord>(ptr: *const T) -> T {
+    // SAFETY: forwarded.
+    unsafe { T::ldg(ptr) }
 }

@@ -25,7 +25,7 @@ macro_rules! onesweep_kernel {
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name(keys_in: *const u32, first_in: *const u32, second_in: *const $t, n: u64, shift: u32, bits: u32, pass: u32, counts: *const u32, status: *mut u64, counter: *mut u32, keys_out: *mut u32, first_out: *mut u32, second_out: *mut $t) {
             // SAFETY: the caller's contract (the launch sizes the dynamic shared memory).
-            unsafe { onesweep(keys_in, first_in, second_in, n, shift, bits, pass, counts, status, counter, keys_out, first_out, second_out, RX_STAGE::ptr()) }
+            unsafe { onesweep::<$t>(keys_in, first_in, second_in, n, shift, bits, pass, counts, status, counter, keys_out, first_out, second_out, RX_STAGE::smem()) }
         }
     };
 }

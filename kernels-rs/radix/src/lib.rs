@@ -6,12 +6,13 @@
 //! - **one kernel per pass** ([`tile::onesweep`]): each tile of [`NV`] keys ranks its keys among
 //!   equal digits in input order (warp match-rank, then per-warp counters: stable), publishes its
 //!   digit counts and adds up those of the tiles before it by decoupled look-back (no upsweep, no
-//!   spine), stages the tile in shared memory in digit order and writes it out in runs of equal
-//!   digits, with the payloads.
+//!   spine; one thread per digit, the digits' offsets by block-wide warp scans), stages the tile
+//!   in shared memory in digit order and writes it out in runs of equal digits, with the
+//!   payloads. Shared memory is addressed in the shared window (`gpu_device::shared::Smem`:
+//!   `LDS`/`STS`/`ATOMS`), global stores are `st.global`.
 //!
 //! The building blocks are public for other kernels: [`warp::match_rank`] (from
-//! `histogram-kernels`), [`tile::exclusive_scan_digit_counts`] (one warp scans a tile's digit
-//! counts), [`tile::histogram`] and [`tile::onesweep`].
+//! `histogram-kernels`), [`tile::histogram`] and [`tile::onesweep`].
 //!
 //! Kernels (feature `kernels`): `radix_histogram`, `radix_onesweep_v4`, `radix_onesweep_v8`
 //! (the second payload's width; null pointers skip a payload or the keys' output; dynamic shared
@@ -43,6 +44,7 @@ pub const fn stage_bytes(second_bytes: u32) -> u32 {
     let area = if second_bytes > 4 { second_bytes } else { 4 };
     NV * (4 + area)
 }
+
 
 /// Digit `(key >> shift) & (2^bits - 1)` of one pass.
 ///

@@ -4,10 +4,13 @@
 //! over the tiles before them, and write their keys in runs. They use this module's static shared
 //! arrays, so a kernel calls at most one of them.
 use gpu_device::atomic::{atomic_add_u32, ld_relaxed_u64, red_add_u32, st_relaxed_u64};
+use gpu_device::shared::{Smem, SmemWord};
 use gpu_device::intrinsics::popc;
-use gpu_device::mem::{ldg_u32, ldg_u32x4};
+use gpu_device::mem::{ldg, ldg_u32, ldg_u32x4, stg, GlobalWord};
 use gpu_device::thread::{block_idx_x, sync_threads, thread_idx_x};
 use gpu_device::warp::{inclusive_sum_u32, lane_id, shfl_idx_sync, FULL_MASK};
+use core::mem::MaybeUninit;
+
 use gpu_device::{static_shared, unroll};
 
 use crate::warp::{leader, match_rank};
@@ -15,12 +18,17 @@ use crate::{digit, pass_digit, HIST_PASSES, MAX_BITS, NT, NV, VT};
 
 const WARPS: usize = (NT / 32) as usize;
 const RADIX: usize = 1 << MAX_BITS;
-const _: () = assert!(VT == 8, "each_item! lists 8 indices");
+/// Most items per thread (the unrolled item loop lists this many indices).
+const MAX_VT: usize = 16;
+const _: () = assert!(VT as usize <= MAX_VT && NT as usize == RADIX, "onesweep: one thread per digit");
 
-/// The per-thread item loop, unrolled ([`unroll!`]) over the `VT` item indices.
+/// The per-thread item loop over `$vt` items, unrolled ([`unroll!`]; indices past `$vt` are
+/// compiled out).
 macro_rules! each_item {
-    ($i:ident $body:block) => {
-        unroll!($i in [0, 1, 2, 3, 4, 5, 6, 7] $body)
+    ($vt:ident, $i:ident $body:block) => {
+        unroll!($i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+            if $i < $vt $body
+        })
     };
 }
 
@@ -30,6 +38,8 @@ static_shared!(RX_WARP: [u32; WARPS * RADIX]);
 static_shared!(RX_START: [u32; RADIX]);
 static_shared!(RX_BASE: [u32; RADIX]);
 static_shared!(RX_TILE: [u32; 4]);
+// The warps' totals of the two digit scans (global counts, the tile's counts).
+static_shared!(RX_TOTALS: [u32; 2 * WARPS]);
 
 /// Digit counts of up to [`HIST_PASSES`] passes in one read of the keys: pass `p < passes`
 /// counts digit `(key >> (shift0 + p * per)) & mask` (its bits cut at `end`) into
@@ -43,21 +53,21 @@ static_shared!(RX_TILE: [u32; 4]);
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn histogram(keys: *const u32, n: u64, chunk: u64, shift0: u32, per: u32, passes: u32, end: u32, hist: *mut u32) {
     let tid = thread_idx_x();
-    let h = RX_HIST::ptr();
+    let h = RX_HIST::smem();
     let slots = passes as usize * RADIX;
     // SAFETY: shared indices < slots <= HIST_PASSES * RADIX; key indices < n; global counts
     // indices < passes * RADIX.
     unsafe {
         let mut i = tid as usize;
         while i < slots {
-            *h.add(i) = 0;
+            h.add(i).st(0);
             i += NT as usize;
         }
         sync_threads();
         let count = |key: u32| {
             for p in 0..passes {
                 let (shift, bits) = pass_digit(shift0, per, p, end);
-                red_add_u32(h.add(p as usize * RADIX + digit(key, shift, bits) as usize), 1);
+                h.add(p as usize * RADIX + digit(key, shift, bits) as usize).red_add(1);
             }
         };
         let begin = block_idx_x() as u64 * chunk;
@@ -89,38 +99,11 @@ pub unsafe fn histogram(keys: *const u32, n: u64, chunk: u64, shift0: u32, per: 
         sync_threads();
         let mut i = tid as usize;
         while i < slots {
-            let c = *h.add(i);
+            let c = h.add(i).ld();
             if c != 0 {
                 red_add_u32(hist.add(i), c);
             }
             i += NT as usize;
-        }
-    }
-}
-
-/// The exclusive scan of a tile's `RADIX` digit counts in `start` (shared), by one warp:
-/// `RADIX / 32` digits a lane, a warp `shfl_up` scan of the lanes' sums. (gpu-scan's Blelloch
-/// block scan, with a barrier per level, made the whole pass 15% slower.)
-///
-/// # Safety
-/// Called by warp 0 only (all 32 lanes); `start` holds `RADIX` shared words.
-#[inline(always)]
-pub unsafe fn exclusive_scan_digit_counts(start: *mut u32) {
-    let lane = lane_id();
-    let first = lane as usize * (RADIX / 32);
-    let last = first + RADIX / 32;
-    // SAFETY: indices < RADIX.
-    unsafe {
-        let mut sum = 0u32;
-        for d in first..last {
-            sum += *start.add(d);
-        }
-        let inc = inclusive_sum_u32(sum);
-        let mut run = inc - sum;
-        for d in first..last {
-            let c = *start.add(d);
-            *start.add(d) = run;
-            run += c;
         }
     }
 }
@@ -134,63 +117,80 @@ const fn status_word(pass: u32, inclusive: bool, count: u32) -> u64 {
     ((tag as u64) << 32) | count as u64
 }
 
+/// Items whose ranking atomics are in flight together (at most 4: the broadcast loop lists 4).
+const RANK_GROUP: usize = 4;
+
 /// Items of a tile each look-back step reads per digit.
 const LOOK_BACK: usize = 4;
 
-/// Moves one payload of a tile: each thread loads its items (warp-striped from `seg`, all loads
-/// in flight), stores them at `pos` in `area`, and after a barrier writes slots
-/// `tid + j * NT` below `count` to their place (`place(k).1`).
+/// Loads one payload's items of this thread (warp-striped from `seg`, all in flight; items from
+/// `left` on, past the end, stay uninitialized).
 ///
 /// # Safety
-/// As [`onesweep`]'s: `input` and `output` hold `n` items; `pos` and `place` as there;
-/// `area` is shared memory of `NV` items; every thread of the block calls it.
+/// `input` holds `seg + left` items at least.
+#[inline(always)]
+unsafe fn load_items<V: GlobalWord, const IT: usize>(input: *const V, seg: u64, left: u32, lane: u32) -> [MaybeUninit<V>; IT] {
+    let mut vals = [MaybeUninit::uninit(); IT];
+    let at = input.wrapping_add(seg as usize);
+    each_item!(IT, i {
+        let j = i as u32 * 32 + lane;
+        if j < left {
+            // SAFETY: seg + j < n.
+            vals[i] = MaybeUninit::new(unsafe { ldg(at.add(j as usize)) });
+        }
+    });
+    vals
+}
+
+/// Moves one payload of a tile: each thread stores its loaded items `vals` at `pos` in `area`,
+/// and after a barrier writes slots `tid + j * NT` below `count` to their place (`place(k).1`).
+///
+/// # Safety
+/// As [`onesweep`]'s: `output` holds `n` items; `vals` from [`load_items`] with the same `seg`;
+/// `pos` and `place` as there; `area` is shared memory of a tile's items; every thread of the
+/// block calls it.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn stage_payload<V: Copy>(input: *const V, output: *mut V, n: u64, seg: u64, lane: u32, tid: u32, count: u32, pos: &[u32; VT as usize], place: impl Fn(u32) -> (u32, usize), area: *mut V) {
+unsafe fn stage_payload<V: SmemWord + GlobalWord, const IT: usize>(vals: &[MaybeUninit<V>; IT], output: *mut V, left: u32, lane: u32, tid: u32, count: u32, pos: &[u32; IT], place: impl Fn(u32) -> (u32, usize), area: Smem<V>) {
     // SAFETY: global indices checked against n and count (<= n - tile start); shared indices
-    // < NV.
+    // < the tile's items.
     unsafe {
-        let mut vals: [core::mem::MaybeUninit<V>; VT as usize] = [core::mem::MaybeUninit::uninit(); VT as usize];
-        each_item!(i {
-            let k = seg + (i as u64) * 32 + lane as u64;
-            if k < n {
-                vals[i] = core::mem::MaybeUninit::new(*input.add(k as usize));
-            }
-        });
-        each_item!(i {
-            let k = seg + (i as u64) * 32 + lane as u64;
-            if k < n {
-                *area.add(pos[i] as usize) = vals[i].assume_init();
+        each_item!(IT, i {
+            if i as u32 * 32 + lane < left {
+                area.add(pos[i] as usize).st(vals[i].assume_init());
             }
         });
         sync_threads();
         let mut k = tid;
         while k < count {
-            *output.add(place(k).1) = *area.add(k as usize);
+            stg(output.add(place(k).1), area.add(k as usize).ld());
             k += NT;
         }
         sync_threads();
     }
 }
 
-/// One stable pass by digit `(key >> shift) & (2^bits - 1)`, onesweep: each block takes the next
+/// One stable pass by digit `(key >> shift) & (2^bits - 1)`, onesweep, in tiles of [`NV`] keys
+/// ([`NT`] threads of [`VT`] items; one thread per possible digit): each block takes the next
 /// tile from `counter`, ranks its keys among equal digits in input order (warp match-rank, then
 /// per-warp counters), publishes its digit counts in `status` and adds up the counts of the tiles
 /// before it (decoupled look-back, one thread per digit), stages the tile in digit order in
 /// `stage` and writes it out in runs of equal digits, to the digit's start (the exclusive scan of
-/// `counts`, this pass's digit counts over all keys) plus the tiles before it. Any of `keys_out`,
-/// `first_in`/`first_out` (a `u32` payload) and `second_in`/`second_out` (a `V` payload) may be
-/// null: that part is not moved.
+/// `counts`, this pass's digit counts over all keys) plus the tiles before it. Any of
+/// `keys_out`, `first_in`/`first_out` (a `u32` payload) and `second_in`/`second_out` (a `V`
+/// payload) may be null: that part is not moved.
+/// (Loading the payloads with the keys, in flight during the ranking, spilled registers and
+/// was 12% slower on an H100.)
 ///
 /// # Safety
 /// `ceil(n / NV)` blocks of `NT` threads; inputs and outputs hold `n` items, no output overlaps
-/// an input; `counts` holds `2^bits` words counting this pass's digits of the `n` keys;
-/// `status` holds `2^bits * ceil(n / NV)` words holding no tag of `pass` or later, `counter`
-/// is 0; `bits <= MAX_BITS`; a payload's input and output are both null or both valid; `stage`
-/// is shared memory of [`crate::stage_bytes`]`(size_of::<V>())` bytes, 16-byte aligned.
+/// an input; `counts` holds `2^bits` words counting this pass's digits of the `n` keys; `status`
+/// holds `2^bits * ceil(n / NV)` words holding no tag of `pass` or later, `counter` is 0;
+/// `bits <= MAX_BITS`; a payload's input and output are both null or both valid; `stage` is
+/// shared memory of [`crate::stage_bytes`]`(size_of::<V>())` bytes, 16-byte aligned.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn onesweep<V: Copy>(
+pub unsafe fn onesweep<V: SmemWord + GlobalWord>(
     keys_in: *const u32,
     first_in: *const u32,
     second_in: *const V,
@@ -204,162 +204,178 @@ pub unsafe fn onesweep<V: Copy>(
     keys_out: *mut u32,
     first_out: *mut u32,
     second_out: *mut V,
-    stage: *mut u8,
+    stage: Smem<u8>,
 ) {
+    const IT: usize = VT as usize;
     let (tid, lane) = (thread_idx_x(), lane_id());
     let warp = (tid / 32) as usize;
     let radix = 1u32 << bits;
-    let (wh, start, base, slot) = (RX_WARP::ptr(), RX_START::ptr(), RX_BASE::ptr(), RX_TILE::ptr());
+    let r = radix as usize;
+    // This thread's digit.
+    let d = tid as usize;
+    let (wh, start, base, tot, slot) = (RX_WARP::smem(), RX_START::smem(), RX_BASE::smem(), RX_TOTALS::smem(), RX_TILE::smem());
     // The keys after the payload area (which takes the widest payload).
-    let skeys = stage.wrapping_add(NV as usize * core::mem::size_of::<V>().max(4)) as *mut u32;
-    // SAFETY: shared indices stay below their arrays' lengths (digits < RADIX, tile positions
-    // < NV); global indices are checked against n; status indices < radix * tiles (the tile
-    // comes from the counter, one per block).
+    let skeys = stage.byte_add(NV as usize * core::mem::size_of::<V>().max(4)).cast::<u32>();
+    // SAFETY: shared indices stay below their arrays' lengths (digits < RADIX = NT, per-warp
+    // counters < WARPS * radix, tile positions < NV, totals < 2 * WARPS); global indices are
+    // checked against n; status indices < radix * tiles (the tile comes from the counter, one per
+    // block).
     unsafe {
         if tid == 0 {
-            *slot = atomic_add_u32(counter, 1);
+            slot.st(atomic_add_u32(counter, 1));
         }
         let mut i = tid as usize;
-        while i < WARPS * RADIX {
-            *wh.add(i) = 0;
+        while i < WARPS * r {
+            wh.add(i).st(0);
             i += NT as usize;
         }
-        let mut d = tid;
-        while d < RADIX as u32 {
-            *base.add(d as usize) = if d < radix { ldg_u32(counts.add(d as usize)) } else { 0 };
-            d += NT;
-        }
+        // This pass's count of this thread's digit over all keys.
+        let total = if d < r { ldg_u32(counts.add(d)) } else { 0 };
         sync_threads();
-        let t = *slot as u64;
-        if warp == 0 {
-            // The digits' starts over all keys.
-            exclusive_scan_digit_counts(base);
-        }
+        let t = slot.ld() as u64;
+        let row = status.add((t * radix as u64) as usize);
         // Warp-striped: warp w holds positions seg + i * 32 + lane, in index order.
-        let seg = t * NV as u64 + warp as u64 * 32 * VT as u64;
-        let mut keys = [0u32; VT as usize];
-        let mut ranks = [0u32; VT as usize];
+        let seg = t * NV as u64 + warp as u64 * 32 * IT as u64;
+        // This warp's items from `left` on are past the end.
+        let left = n.saturating_sub(seg).min(32 * IT as u64) as u32;
+        let mut keys = [0u32; IT];
+        let mut ranks = [0u32; IT];
         // All loads first, so they are in flight together (the ranking below is a chain of
         // warp-synchronous steps).
-        each_item!(i {
-            let k = seg + (i as u64) * 32 + lane as u64;
-            if k < n {
-                keys[i] = ldg_u32(keys_in.add(k as usize));
+        let kin = keys_in.wrapping_add(seg as usize);
+        each_item!(IT, i {
+            let j = i as u32 * 32 + lane;
+            if j < left {
+                keys[i] = ldg_u32(kin.add(j as usize));
             }
         });
-        each_item!(i {
-            let k = seg + (i as u64) * 32 + lane as u64;
-            let valid = k < n;
+        // Ranking, in groups of RANK_GROUP items: each item's match and its group leader's
+        // atomic, so that a group's atomics are in flight together (a warp's shared-memory
+        // atomics run in instruction order, so earlier items rank first: stable); then the
+        // broadcasts of their old counts.
+        let mut old = [0u32; RANK_GROUP];
+        let mut lead = [0u32; RANK_GROUP];
+        each_item!(IT, i {
+            let valid = (i as u32) * 32 + lane < left;
             // Past the end each lane is a group of its own.
-            let d = if valid { digit(keys[i], shift, bits) } else { RADIX as u32 + lane };
-            let (peers, r) = match_rank(d);
-            let at = wh.add(warp * RADIX + (d as usize & (RADIX - 1)));
-            // The group's leader adds the group to the warp's count of its digit; the old count,
-            // broadcast, is where the group starts. (A warp's shared-memory atomics run in
-            // instruction order, so earlier items rank first: stable.)
-            let old = if valid && r == 0 { atomic_add_u32(at, popc(peers)) } else { 0 };
-            ranks[i] = shfl_idx_sync(FULL_MASK, old, leader(peers)) + r;
+            let dg = if valid { digit(keys[i], shift, bits) } else { RADIX as u32 + lane };
+            let (peers, rank) = match_rank(dg);
+            let g = i % RANK_GROUP;
+            old[g] = 0;
+            if valid && rank == 0 {
+                old[g] = wh.add(warp * r + dg as usize).atomic_add(popc(peers));
+            }
+            lead[g] = leader(peers) | (rank << 8);
+            if g == RANK_GROUP - 1 || i == IT - 1 {
+                unroll!(j in [0, 1, 2, 3] {
+                    if j <= g {
+                        ranks[i - g + j] = shfl_idx_sync(FULL_MASK, old[j], lead[j] & 31) + (lead[j] >> 8);
+                    }
+                });
+            }
         });
         sync_threads();
-        // Per digit: exclusive offsets over the warps and the tile's count, published at once.
-        let row = status.add((t * radix as u64) as usize);
-        let mut d = tid as usize;
-        while d < RADIX {
-            let mut run = 0u32;
+        // This digit: exclusive offsets over the warps and the tile's count, published at once.
+        let mut run = 0u32;
+        if d < r {
             for w in 0..WARPS {
-                let c = *wh.add(w * RADIX + d);
-                *wh.add(w * RADIX + d) = run;
+                let c = wh.add(w * r + d).ld();
+                wh.add(w * r + d).st(run);
                 run += c;
             }
-            *start.add(d) = run;
-            if d < radix as usize {
-                st_relaxed_u64(row.add(d), status_word(pass, t == 0, run));
-            }
-            d += NT as usize;
+            st_relaxed_u64(row.add(d), status_word(pass, t == 0, run));
         }
-        // Look back: the counts of each digit in the tiles before this one, from the nearest
+        // Block-wide exclusive scans over the digits (a thread each) of the global counts and of
+        // the tile's: warp scans now, the warps' totals added after the look-back's barrier.
+        let (total_inc, run_inc) = (inclusive_sum_u32(total), inclusive_sum_u32(run));
+        if lane == 31 {
+            tot.add(warp).st(total_inc);
+            tot.add(WARPS + warp).st(run_inc);
+        }
+        // Look back: the counts of this digit in the tiles before this one, from the nearest
         // inclusive count, LOOK_BACK tiles a step (independent loads in flight: a walk of one
         // tile a step was bound by the memory latency chain). Tiles come from the counter in
         // order, so every tile looked at is running or done and publishes (forward progress).
-        if t > 0 {
+        let mut before = 0u32;
+        if t > 0 && d < r {
             let (own, through) = (status_word(pass, false, 0) >> 32, status_word(pass, true, 0) >> 32);
-            let mut d = tid as usize;
-            while d < radix as usize {
-                let mut before = 0u32;
-                // Tiles below `j` are still to add.
-                let mut j = t;
-                loop {
-                    let mut words = [0u64; LOOK_BACK];
-                    unroll!(q in [0, 1, 2, 3] {
-                        if j > q as u64 {
-                            words[q] = ld_relaxed_u64(status.add(((j - 1 - q as u64) * radix as u64) as usize + d));
-                        }
-                    });
-                    // Add the ready words in order, up to the first inclusive one or the first
-                    // not yet published (tile 0's word is inclusive, so the walk ends there).
-                    let (mut used, mut done, mut stalled) = (0u64, false, false);
-                    unroll!(q in [0, 1, 2, 3] {
-                        if !done && !stalled {
-                            let tag = words[q] >> 32;
-                            if tag < own {
-                                stalled = true;
-                            } else {
-                                before += words[q] as u32;
-                                used += 1;
-                                done = tag == through;
-                            }
-                        }
-                    });
-                    // (`stalled` only stops the adding; the next step re-reads from there.)
-                    let _ = stalled;
-                    if done {
-                        break;
+            // Tiles below `j` are still to add.
+            let mut j = t;
+            loop {
+                let mut words = [0u64; LOOK_BACK];
+                unroll!(q in [0, 1, 2, 3] {
+                    if j > q as u64 {
+                        words[q] = ld_relaxed_u64(status.add(((j - 1 - q as u64) * radix as u64) as usize + d));
                     }
-                    j -= used;
+                });
+                // Add the ready words in order, up to the first inclusive one or the first not
+                // yet published (tile 0's word is inclusive, so the walk ends there).
+                let (mut used, mut done, mut stalled) = (0u64, false, false);
+                unroll!(q in [0, 1, 2, 3] {
+                    if !done && !stalled {
+                        let tag = words[q] >> 32;
+                        if tag < own {
+                            stalled = true;
+                        } else {
+                            before += words[q] as u32;
+                            used += 1;
+                            done = tag == through;
+                        }
+                    }
+                });
+                // (`stalled` only stops the adding; the next step re-reads from there.)
+                let _ = stalled;
+                if done {
+                    break;
                 }
-                st_relaxed_u64(row.add(d), status_word(pass, true, before + *start.add(d)));
-                *base.add(d) += before;
-                d += NT as usize;
+                j -= used;
             }
+            st_relaxed_u64(row.add(d), status_word(pass, true, before + run));
         }
         sync_threads();
-        if warp == 0 {
-            exclusive_scan_digit_counts(start);
+        let (mut total_pre, mut run_pre) = (0u32, 0u32);
+        for w in 0..warp {
+            total_pre += tot.add(w).ld();
+            run_pre += tot.add(WARPS + w).ld();
         }
+        // The digit's start in the tile, and its global start less that (a staged slot's place
+        // is one add).
+        let tile_start = run_pre + run_inc - run;
+        start.add(d).st(tile_start);
+        base.add(d).st((total_pre + total_inc - total).wrapping_add(before).wrapping_sub(tile_start));
         sync_threads();
         // Each item's place in the tile in digit order; then the keys staged there.
-        let mut pos = [0u32; VT as usize];
-        each_item!(i {
-            let k = seg + (i as u64) * 32 + lane as u64;
-            if k < n {
-                let d = digit(keys[i], shift, bits) as usize;
-                pos[i] = *start.add(d) + *wh.add(warp * RADIX + d) + ranks[i];
-                *skeys.add(pos[i] as usize) = keys[i];
+        let mut pos = [0u32; IT];
+        each_item!(IT, i {
+            if (i as u32) * 32 + lane < left {
+                let dg = digit(keys[i], shift, bits) as usize;
+                pos[i] = start.add(dg).ld() + wh.add(warp * r + dg).ld() + ranks[i];
+                skeys.add(pos[i] as usize).st(keys[i]);
             }
         });
         sync_threads();
-        // Keys out in runs of equal digits: slot k goes to its digit's base plus its offset in
-        // the digit's run.
+        // Keys out in runs of equal digits: slot k goes to its digit's base plus k.
         let count = (n - t * NV as u64).min(NV as u64) as u32;
         let place = |k: u32| -> (u32, usize) {
-            let key = *skeys.add(k as usize);
-            let d = digit(key, shift, bits) as usize;
-            (key, (*base.add(d) + (k - *start.add(d))) as usize)
+            let key = skeys.add(k as usize).ld();
+            (key, base.add(digit(key, shift, bits) as usize).ld().wrapping_add(k) as usize)
         };
         if !keys_out.is_null() {
             let mut k = tid;
             while k < count {
                 let (key, at) = place(k);
-                *keys_out.add(at) = key;
+                stg(keys_out.add(at), key);
                 k += NT;
             }
         }
         // Each payload: all loads in flight, staged through one shared area, written in runs.
         if !first_in.is_null() {
-            stage_payload(first_in, first_out, n, seg, lane, tid, count, &pos, place, stage as *mut u32);
+            let firsts = load_items::<u32, IT>(first_in, seg, left, lane);
+            stage_payload::<u32, IT>(&firsts, first_out, left, lane, tid, count, &pos, place, stage.cast::<u32>());
         }
         if !second_in.is_null() {
-            stage_payload(second_in, second_out, n, seg, lane, tid, count, &pos, place, stage as *mut V);
+            let seconds = load_items::<V, IT>(second_in, seg, left, lane);
+            stage_payload::<V, IT>(&seconds, second_out, left, lane, tid, count, &pos, place, stage.cast::<V>());
         }
     }
 }
