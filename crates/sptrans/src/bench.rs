@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::{mm, Csr};
 
-use crate::cli::BenchArgs;
+use crate::cli::{BenchArgs, Precision};
 use crate::{Error, Result};
 
 /// The algorithms `bench` runs by default, in table order.
@@ -18,10 +18,36 @@ pub const DEFAULT_ALGOS: [Algorithm; 7] = [Algorithm::Serial, Algorithm::ScanTra
 /// The serial twin runs at most this many timed repetitions.
 pub const SERIAL_MAX_REPS: usize = 3;
 
-/// A matrix to run: name and loader.
+/// A matrix to run: name and loader (f32 values; f64 runs widen them, exactly).
 struct Source {
     name: String,
     load: Box<dyn Fn() -> Result<Csr<u32, f32>>>,
+}
+
+/// The value types `bench` runs (`--values`): widening from the f32 sources, and the bits that
+/// the check against the twin compares.
+trait BenchValue: gpu_runtime::Payload + sptrans_matrix::Value {
+    fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, Self>>;
+    fn bits(self) -> u64;
+}
+
+impl BenchValue for f32 {
+    fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, f32>> {
+        Ok(a)
+    }
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+}
+
+impl BenchValue for f64 {
+    fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, f64>> {
+        let (rows, cols, ptr, idx, vals) = a.into_parts();
+        Ok(Csr::try_new_sorted(rows, cols, ptr, idx, vals.into_iter().map(f64::from).collect())?)
+    }
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
 }
 
 fn from_suite(s: SuiteMatrix) -> Source {
@@ -91,6 +117,14 @@ fn skipped_csv_row(name: &str, why: &str) -> String {
 
 /// `sptrans bench`.
 pub fn bench(args: &BenchArgs) -> Result<()> {
+    match args.values {
+        Precision::F32 => bench_typed::<f32>(args),
+        Precision::F64 => bench_typed::<f64>(args),
+    }
+}
+
+fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
+    let vb = std::mem::size_of::<T>() as u64;
     let gpu = match crate::open_gpu() {
         Ok(g) => Some(g),
         Err(why) => {
@@ -129,7 +163,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     eprintln!("suite: {}", suite_label(args, gpu.is_some()));
     for src in &srcs {
         pb.set_message(format!("{}: loading", src.name));
-        let a = match (src.load)() {
+        let a = match (src.load)().and_then(T::widen) {
             Ok(a) => a,
             Err(e) => {
                 // On stderr directly: the progress bar hides its messages when stderr is not a
@@ -158,7 +192,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
                 records.push(rec(Ok(time_serial(&a, args.reps.min(SERIAL_MAX_REPS))), Some(0), true));
             } else if let (Some((g, da, out)), Some(t)) = (dev.as_mut(), t.as_mut()) {
                 let r = run_gpu(t, g, algo, da, out, &want, args);
-                let ws = t.workspace_bytes(algo, shape.0, shape.1, shape.2, 4).ok();
+                let ws = t.workspace_bytes(algo, shape.0, shape.1, shape.2, vb as usize).ok();
                 match r {
                     Ok(st) => records.push(rec(Ok(st), ws, true)),
                     Err(e) => {
@@ -174,7 +208,8 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     if records.is_empty() {
         println!("no matrix of {} could be read", suite_label(args, gpu.is_some()));
     } else {
-        print!("{}", tables(&records, &algos, copy));
+        eprintln!("values: {} ({vb} bytes)", std::any::type_name::<T>());
+        print!("{}", tables(&records, &algos, copy, vb));
     }
     if !skipped.is_empty() {
         println!("\nSkipped ({} of {} matrices):", skipped.len(), srcs.len());
@@ -183,7 +218,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         }
     }
     if let Some(p) = &args.csv {
-        let mut text = csv(&records, copy);
+        let mut text = csv(&records, copy, vb);
         for (name, why) in &skipped {
             text.push_str(&skipped_csv_row(name, why));
         }
@@ -205,7 +240,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
 
 /// Checks `algo` against the twin once, then times it; the output buffers `out` are reused
 /// (taken, and put back when the run succeeds).
-fn run_gpu(t: &mut Transposer, gpu: &gpu_runtime::Gpu, algo: Algorithm, da: &DeviceCsr<f32>, out: &mut Option<DeviceCsrParts<f32>>, want: &Csr<u32, f32>, args: &BenchArgs) -> Result<Stats> {
+fn run_gpu<T: BenchValue>(t: &mut Transposer, gpu: &gpu_runtime::Gpu, algo: Algorithm, da: &DeviceCsr<T>, out: &mut Option<DeviceCsrParts<T>>, want: &Csr<u32, T>, args: &BenchArgs) -> Result<Stats> {
     let mut parts = match out.take() {
         Some(p) => p,
         None => t.alloc_output(da)?,
@@ -213,7 +248,7 @@ fn run_gpu(t: &mut Transposer, gpu: &gpu_runtime::Gpu, algo: Algorithm, da: &Dev
     gpu.memset_bytes(&mut parts.idx, 0xAB)?;
     let res = t.transpose_into(algo, da, parts)?;
     let got = res.download(gpu)?;
-    let same = got.ptr() == want.ptr() && got.idx() == want.idx() && got.vals().iter().map(|v| v.to_bits()).eq(want.vals().iter().map(|v| v.to_bits()));
+    let same = got.ptr() == want.ptr() && got.idx() == want.idx() && got.vals().iter().map(|v| v.bits()).eq(want.vals().iter().map(|v| v.bits()));
     if !same {
         return Err(Error::CheckFailed(format!("{algo} differs from the serial twin")));
     }

@@ -217,6 +217,9 @@ pub struct BenchArgs {
     /// Do not draw a progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Value type of the matrices (f64: the f32 values widened exactly).
+    #[arg(long, value_enum, default_value_t = Precision::F32)]
+    pub values: Precision,
 }
 
 fn parse_format(s: &str) -> Result<gpu_spmv::Format, String> {

@@ -166,6 +166,15 @@ fn bench_writes_tables_csv_and_plot() {
     assert_eq!(lines.len() - 1, if gpu { 2 * sptrans::bench::DEFAULT_ALGOS.len() } else { 2 }, "{text}");
     assert!(lines[1..].iter().all(|l| l.contains(",true,")), "every run checked against the twin:\n{text}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    // f64 values: every run checked against the twin of the widened matrix; 24 B per nonzero.
+    let out = sptrans().args(["bench", "--quiet", "--reps", "2", "--warmup", "1", "--values", "f64", "--suite"]).arg(&mats).arg("--csv").arg(&csv).assert().success().stderr(predicate::str::contains("values: f64").and(no_panic())).get_output().clone();
+    if gpu {
+        assert!(String::from_utf8_lossy(&out.stdout).contains("(24 B per nonzero"), "{}", String::from_utf8_lossy(&out.stdout));
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count() - 1, if gpu { 2 * sptrans::bench::DEFAULT_ALGOS.len() } else { 2 }, "{text}");
+    assert!(text.lines().skip(1).all(|l| l.contains(",true,")), "every f64 run checked against the twin:\n{text}");
+    sptrans().args(["bench", "--values", "f16", "--suite", "small"]).assert().failure().stderr(predicate::str::contains("f16").and(no_panic()));
     // Files as the suite, a bad suite entry.
     sptrans().args(["bench", "--quiet", "--reps", "1", "--algos", "serial", "--suite"]).arg(mats.join("b.mtx")).assert().success().stdout(predicate::str::contains("b.mtx"));
     sptrans().args(["bench", "--suite", "/nonexistent/dir"]).assert().failure().code(1).stderr(predicate::str::contains("not default, small").and(no_panic()));

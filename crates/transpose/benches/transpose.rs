@@ -94,7 +94,7 @@ fn bench(c: &mut Criterion) {
         records.push(record(Algorithm::Serial, Ok(time_serial(&a, if nnz > 20_000_000 { 1 } else { 3 })), Some(0)));
     }
     let algos: Vec<Algorithm> = std::iter::once(Algorithm::Serial).chain(GPU_ALGOS).collect();
-    print!("{}", tables(&records, &algos, Some(copy)));
+    print!("{}", tables(&records, &algos, Some(copy), 4));
     streams_overlap(&gpu);
 }
 
