@@ -60,21 +60,18 @@ impl Algorithm {
     }
 
     /// `Auto` becomes a concrete algorithm for an `m × n` matrix with `nnz` nonzeros; the others
-    /// stay. The rule follows BENCHMARKS.md (H100): ScanTrans up to [`AUTO_SCAN_MAX_NNZ`]
-    /// nonzeros (fewest launches), RadixTrans above (faster than cuSPARSE on 7 of the 9
-    /// suite matrices, 0.84× at worst).
-    pub fn resolve(self, _m: u64, _n: u64, nnz: u64) -> Algorithm {
+    /// stay. The rule follows BENCHMARKS.md (H100, 2026-11-24): RadixTrans everywhere. It was
+    /// the fastest of ours on every suite matrix (1.18–2.53× cuSPARSE; BucketTrans ties it on
+    /// the 64-column matrix only) and on 60 of the 66 small matrices, where ScanTrans took a
+    /// median 1.07× RadixTrans's time (0.89× at its best). Until then ScanTrans had the matrices
+    /// of up to 100k nonzeros.
+    pub fn resolve(self, _m: u64, _n: u64, _nnz: u64) -> Algorithm {
         match self {
-            Algorithm::Auto if nnz <= AUTO_SCAN_MAX_NNZ => Algorithm::ScanTrans,
             Algorithm::Auto => Algorithm::RadixTrans,
             a => a,
         }
     }
 }
-
-/// `Auto` picks ScanTrans up to this many nonzeros: on the real matrices of 15 to 84k nonzeros
-/// it measured 1.8–2.4× faster than cuSPARSE and MergeTrans (launch latency dominates).
-pub const AUTO_SCAN_MAX_NNZ: u64 = 100_000;
 
 
 impl std::fmt::Display for Algorithm {

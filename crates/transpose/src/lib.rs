@@ -26,7 +26,7 @@ use gpu_radix::RadixSort;
 use gpu_segsort::Segsort;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 
-pub use algorithm::{Algorithm, AUTO_SCAN_MAX_NNZ};
+pub use algorithm::Algorithm;
 pub use gpu_runtime::vendor::{cusparse_library, CUSPARSE_LIB_ENV};
 pub use error::{Error, Result};
 /// The value payload the kernels move beside their keys (4 or 8 bytes; `u8` stands for pattern

@@ -1,4 +1,5 @@
 //! Kernels of PTX module `ptr2idx`.
+use gpu_device::mem::{ldg_u32, stg};
 use gpu_device::static_shared;
 use gpu_device::thread::{block_idx_x, index_1d_u64, grid_size_1d, sync_threads, thread_idx_x};
 
@@ -35,7 +36,8 @@ pub unsafe extern "ptx-kernel" fn ptr2idx_partition(offsets: *const u32, m: u64,
 pub unsafe extern "ptx-kernel" fn ptr2idx_expand(offsets: *const u32, m: u64, nnz: u64, splits: *const u64, out: *mut u32) {
     let t = block_idx_x() as u64;
     let tid = thread_idx_x();
-    let (ends, rows) = (P2I_ENDS::ptr(), P2I_ROWS::ptr());
+    // Shared-window addresses (LDS/STS; generic pointers cost 64-bit math and generic LD/ST).
+    let (ends, rows) = (P2I_ENDS::smem(), P2I_ROWS::smem());
     // SAFETY: every shared index is < NV; global indices are checked against m and nnz.
     unsafe {
         let d0 = (t * NV as u64).min(m + nnz);
@@ -47,13 +49,13 @@ pub unsafe extern "ptx-kernel" fn ptr2idx_expand(offsets: *const u32, m: u64, nn
         let b_count = ((d1 - d0) as u32 - a_count).min(nnz.saturating_sub(j0) as u32);
         let mut k = tid;
         while k < a_count {
-            *ends.add(k as usize) = *offsets.add((i0 + k as u64) as usize + 1);
+            ends.add(k as usize).st(ldg_u32(offsets.add((i0 + k as u64) as usize + 1)));
             k += NT;
         }
         sync_threads();
         // This thread's VT merge items start at local diagonal tid * VT.
         let diag = (tid * VT).min(a_count + b_count) as u64;
-        let ends_at = |i: u64| (*ends.add(i as usize) as u64).wrapping_sub(j0);
+        let ends_at = |i: u64| (ends.add(i as usize).ld() as u64).wrapping_sub(j0);
         let mut ai = merge_path(ends_at, a_count as u64, b_count as u64, diag) as u32;
         let mut bi = diag as u32 - ai;
         for _ in 0..VT {
@@ -64,14 +66,14 @@ pub unsafe extern "ptx-kernel" fn ptr2idx_expand(offsets: *const u32, m: u64, nn
             if take_end {
                 ai += 1;
             } else {
-                *rows.add(bi as usize) = (i0 + ai as u64) as u32;
+                rows.add(bi as usize).st((i0 + ai as u64) as u32);
                 bi += 1;
             }
         }
         sync_threads();
         let mut k = tid;
         while k < b_count {
-            *out.add((j0 + k as u64) as usize) = *rows.add(k as usize);
+            stg(out.add((j0 + k as u64) as usize), rows.add(k as usize).ld());
             k += NT;
         }
     }

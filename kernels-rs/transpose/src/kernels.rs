@@ -1,5 +1,5 @@
 //! Kernels of PTX module `transpose`.
-use gpu_device::mem::ldg_u32;
+use gpu_device::mem::{ldg_u32, ldg_u32x4, stg};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 
 use crate::bucket::bucket_pass;
@@ -20,25 +20,51 @@ pub unsafe extern "ptx-kernel" fn transpose_iota(perm: *mut u32, nnz: u64) {
 }
 
 /// The column pointer (`n + 1` words) from the `nnz` sorted column indices ([`sorted_ptr_range`]).
+/// Each thread takes 4 consecutive keys a step with one 16-byte load (and the key before them),
+/// so that a warp has 512 bytes in flight: one key a thread a step was bound by the load
+/// latency at about 1 TB/s on an H100.
 ///
 /// # Safety
 /// `keys` holds `nnz` sorted words `< n`, `ptr` holds `n + 1`; any 1-D grid.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn transpose_sorted_ptr(keys: *const u32, nnz: u64, n: u64, ptr: *mut u32) {
-    let mut i = index_1d_u64();
-    let last = nnz.max(1);
-    while i < last {
-        // SAFETY: sorted_ptr_range reads keys below nnz and returns ranges within 0..=n.
+    let quads = nnz.div_ceil(4).max(1);
+    let aligned = (keys as usize) % 16 == 0;
+    let mut q = index_1d_u64();
+    while q < quads {
+        let i0 = 4 * q;
+        // w[0] = keys[i0 - 1], w[1 + j] = keys[i0 + j] (those below nnz).
+        let mut w = [0u32; 5];
+        // SAFETY: every index read is below nnz; sorted_ptr_range returns ranges within
+        // 0..=n and reads keys i - 1 (for i > 0) and i only, that is w[0..=4].
         unsafe {
-            let (head, tail) = sorted_ptr_range(&|k| ldg_u32(keys.add(k as usize)), nnz, n, i);
-            for c in head {
-                *ptr.add(c as usize) = i as u32;
+            if i0 > 0 && i0 <= nnz {
+                w[0] = ldg_u32(keys.add(i0 as usize - 1));
             }
-            for c in tail {
-                *ptr.add(c as usize) = nnz as u32;
+            if aligned && i0 + 4 <= nnz {
+                let [a, b, c, d] = ldg_u32x4(keys.add(i0 as usize));
+                w[1..].copy_from_slice(&[a, b, c, d]);
+            } else {
+                for j in 0..4 {
+                    if i0 + j < nnz {
+                        w[1 + j as usize] = ldg_u32(keys.add((i0 + j) as usize));
+                    }
+                }
+            }
+            for j in 0..4u64 {
+                let i = i0 + j;
+                if i < nnz.max(1) {
+                    let (head, tail) = sorted_ptr_range(&|k| w[(k + 1 - i0) as usize], nnz, n, i);
+                    for c in head {
+                        stg(ptr.add(c as usize), i as u32);
+                    }
+                    for c in tail {
+                        stg(ptr.add(c as usize), nnz as u32);
+                    }
+                }
             }
         }
-        i += grid_size_1d();
+        q += grid_size_1d();
     }
 }
 
