@@ -98,3 +98,14 @@ pub fn thread_fence_block() {
     // SAFETY: a fence has no preconditions.
     unsafe { core::arch::asm!("membar.cta;") }
 }
+
+/// `__nanosleep(ns)`: suspends the thread for about `ns` nanoseconds (at most 1 ms; the hardware
+/// picks a duration in `[0, 2 ns]`). For backoff in spin loops, so that waiting warps leave the
+/// issue slots to working ones. CC 7.0+.
+#[inline(always)]
+pub fn nanosleep(ns: u32) {
+    // SAFETY: `nanosleep` has no memory effects and no preconditions.
+    unsafe {
+        core::arch::asm!("nanosleep.u32 {n};", n = in(reg32) ns, options(nomem, nostack, preserves_flags));
+    }
+}

@@ -160,3 +160,16 @@ pub fn inclusive_sum_u32(v: u32) -> u32 {
     }
     inc
 }
+
+/// Sum of `v` over the lanes of a full warp, in every lane (`log2(32)` `shfl.bfly` steps; with
+/// `u32` wrapping adds the order does not matter). All 32 lanes must call it. CC 3.0+.
+#[inline(always)]
+pub fn sum_u32(v: u32) -> u32 {
+    let mut s = v;
+    let mut m = 16;
+    while m > 0 {
+        s = s.wrapping_add(shfl_xor_sync(FULL_MASK, s, m));
+        m /= 2;
+    }
+    s
+}

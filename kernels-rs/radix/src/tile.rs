@@ -7,8 +7,9 @@ use gpu_device::atomic::{atomic_add_u32, ld_relaxed_u64, red_add_u32, st_relaxed
 use gpu_device::shared::{Smem, SmemWord};
 use gpu_device::intrinsics::popc;
 use gpu_device::mem::{ldg, ldg_u32, ldg_u32x4, stg, GlobalWord};
-use gpu_device::thread::{block_idx_x, sync_threads, thread_idx_x};
+use gpu_device::thread::{block_idx_x, nanosleep, sync_threads, thread_idx_x};
 use gpu_device::warp::{inclusive_sum_u32, lane_id, shfl_idx_sync, FULL_MASK};
+use gpu_device::warp::sum_u32 as warp_sum_u32;
 use core::mem::MaybeUninit;
 
 use gpu_device::{static_shared, unroll};
@@ -119,6 +120,9 @@ const fn status_word(pass: u32, inclusive: bool, count: u32) -> u64 {
 
 /// Items whose ranking atomics are in flight together (at most 4: the broadcast loop lists 4).
 const RANK_GROUP: usize = 4;
+
+/// The look-back's backoff when no predecessor word is ready.
+const LOOK_BACK_SLEEP_NS: u32 = 64;
 
 /// Items of a tile each look-back step reads per digit.
 const LOOK_BACK: usize = 4;
@@ -327,21 +331,23 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord>(
                         }
                     }
                 });
-                // (`stalled` only stops the adding; the next step re-reads from there.)
-                let _ = stalled;
                 if done {
                     break;
+                }
+                // A predecessor has not published yet: back off before re-reading, so that the
+                // spinning warps leave the issue slots to the working ones.
+                if stalled && used == 0 {
+                    nanosleep(LOOK_BACK_SLEEP_NS);
                 }
                 j -= used;
             }
             st_relaxed_u64(row.add(d), status_word(pass, true, before + run));
         }
         sync_threads();
-        let (mut total_pre, mut run_pre) = (0u32, 0u32);
-        for w in 0..warp {
-            total_pre += tot.add(w).ld();
-            run_pre += tot.add(WARPS + w).ld();
-        }
+        // The warps before this one: lane w < warp holds warp w's totals, summed across the warp.
+        let mine = (lane as usize) < warp;
+        let (tw, rw) = if mine { (tot.add(lane as usize).ld(), tot.add(WARPS + lane as usize).ld()) } else { (0, 0) };
+        let (total_pre, run_pre) = (warp_sum_u32(tw), warp_sum_u32(rw));
         // The digit's start in the tile, and its global start less that (a staged slot's place
         // is one add).
         let tile_start = run_pre + run_inc - run;
