@@ -19,12 +19,14 @@ pub static MODULE: PtxModule = PtxModule::new("radix", include_str!("../ptx/radi
 /// Most keys one call sorts (offsets are 32-bit).
 pub const MAX_LEN: u64 = u32::MAX as u64;
 
-/// Default largest digit (bits per pass): fewest passes of at most 9 bits, balanced. On an H100,
-/// 2^26 pairs with 24-bit keys sort in 2.88 ms as 3 passes of 8 bits and 3.31 ms as 4 of 6;
-/// 32-bit keys in 3.84 ms as 4 passes of 8 and 4.35 ms as 5 of 7 (`cargo bench -p gpu-radix`, its
-/// digit sweep); RadixTrans on 17-bit columns (uniform 100k², 10M) takes 0.520 ms as 2 passes of
-/// 9 bits and 0.559 ms as 3 of 6 (`sptrans bench --radix-bits`; BENCHMARKS.md).
-pub const DEFAULT_MAX_BITS: u32 = 9;
+/// Default largest digit (bits per pass): fewest passes of at most 8 bits, balanced. A 9-bit pass
+/// ranks 512 digits per tile (a thread each, summing 16 warps' counters), which made it 1.27×
+/// the time of an 8-bit pass on an H100 (238 against 188 µs on 10M keys under ncu); RadixTrans on
+/// 17- and 18-bit columns took 0.480 and 0.287 ms as 3 passes of 6 bits against 0.505 and 0.327
+/// as 2 of 9 (uniform 100k² and 150k × 200k; `sptrans bench --radix-bits 8` and `9`, same run,
+/// 2026-11-24), and the same on wider columns, where both give the same passes. 24- and 32-bit
+/// keys take 3 and 4 passes of 8 either way.
+pub const DEFAULT_MAX_BITS: u32 = 8;
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

@@ -199,7 +199,7 @@ pub struct BenchArgs {
     /// BucketTrans's partition width in bits, 1 to 9 (default 9): more buckets, shorter runs.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=9))]
     pub bucket_bits: Option<u32>,
-    /// RadixTrans's largest digit in bits, 1 to 9 (default 9): fewer, wider passes.
+    /// RadixTrans's largest digit in bits, 1 to 9 (default 8): fewer, wider passes.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=9))]
     pub radix_bits: Option<u32>,
     /// Timed runs per matrix and algorithm (GPU; the serial twin runs at most 3).

@@ -61,9 +61,9 @@ impl Algorithm {
 
     /// `Auto` becomes a concrete algorithm for an `m × n` matrix with `nnz` nonzeros; the others
     /// stay. The rule follows BENCHMARKS.md (H100, 2026-11-24): RadixTrans everywhere. It was
-    /// the fastest of ours on every suite matrix (1.18–2.53× cuSPARSE; BucketTrans ties it on
-    /// the 64-column matrix only) and on 60 of the 66 small matrices, where ScanTrans took a
-    /// median 1.07× RadixTrans's time (0.89× at its best). Until then ScanTrans had the matrices
+    /// the fastest of ours on every suite matrix (1.24–2.52× cuSPARSE; BucketTrans ties it on
+    /// the 64-column matrix only) and on 55 of the 66 small matrices, where ScanTrans took a
+    /// median 1.08× RadixTrans's time (0.94× at its best). Until then ScanTrans had the matrices
     /// of up to 100k nonzeros.
     pub fn resolve(self, _m: u64, _n: u64, _nnz: u64) -> Algorithm {
         match self {
