@@ -11,6 +11,7 @@
 //!
 //! Deterministic except for the rows cut in pieces.
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
+use gpu_device::mem::{ldg, ldg_u32};
 use gpu_device::thread::{block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 
 use crate::reduce::{block_sum, group_sum};
@@ -91,22 +92,23 @@ macro_rules! adaptive_kernels {
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $adaptive(blocks: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t, block_row: *const u32, block_nz: *const u32) {
             let tid = thread_idx_x();
-            let prod: *mut $t = $prod::ptr();
+            // Shared-window address (LDS/STS), read-only loads through ld.global.nc.
+            let prod = $prod::smem();
             let temp: *mut $t = $temp::ptr();
             let mut b = block_idx_x() as u64;
             while b < blocks {
                 // SAFETY: entries b, b + 1 exist; nonzeros z0..z1 and rows r0..r1 lie inside the
                 // CSR; staged products below ADAPTIVE_NV (a multi-row block has fewer).
                 unsafe {
-                    let (r0, r1) = (*block_row.add(b as usize) as u64, *block_row.add(b as usize + 1) as u64);
-                    let (z0, z1) = (*block_nz.add(b as usize) as u64, *block_nz.add(b as usize + 1) as u64);
-                    let piece = r1 == r0 || z0 != *ptr.add(r0 as usize) as u64;
+                    let (r0, r1) = (ldg_u32(block_row.add(b as usize)) as u64, ldg_u32(block_row.add(b as usize + 1)) as u64);
+                    let (z0, z1) = (ldg_u32(block_nz.add(b as usize)) as u64, ldg_u32(block_nz.add(b as usize + 1)) as u64);
+                    let piece = r1 == r0 || z0 != ldg_u32(ptr.add(r0 as usize)) as u64;
                     if piece || r1 - r0 == 1 {
                         // One row or a piece of one: the whole block strides it.
                         let mut sum: $t = 0.0;
                         let mut k = z0 + tid as u64;
                         while k < z1 {
-                            sum += *vals.add(k as usize) * *x.add(*idx.add(k as usize) as usize);
+                            sum += ldg(vals.add(k as usize)) * ldg(x.add(ldg_u32(idx.add(k as usize)) as usize));
                             k += NT as u64;
                         }
                         let total = block_sum(temp, sum);
@@ -123,7 +125,7 @@ macro_rules! adaptive_kernels {
                         // CSR-stream.
                         let mut k = z0 + tid as u64;
                         while k < z1 {
-                            *prod.add((k - z0) as usize) = *vals.add(k as usize) * *x.add(*idx.add(k as usize) as usize);
+                            prod.add((k - z0) as usize).st(ldg(vals.add(k as usize)) * ldg(x.add(ldg_u32(idx.add(k as usize)) as usize)));
                             k += NT as u64;
                         }
                         sync_threads();
@@ -135,10 +137,10 @@ macro_rules! adaptive_kernels {
                         let mut sum: $t = 0.0;
                         if row < n_rows {
                             let r = r0 + row as u64;
-                            let (b0, e0) = (*ptr.add(r as usize) as u64 - z0, *ptr.add(r as usize + 1) as u64 - z0);
+                            let (b0, e0) = (ldg_u32(ptr.add(r as usize)) as u64 - z0, ldg_u32(ptr.add(r as usize + 1)) as u64 - z0);
                             let mut k = b0 + lane as u64;
                             while k < e0 {
-                                sum += *prod.add(k as usize);
+                                sum += prod.add(k as usize).ld();
                                 k += lanes as u64;
                             }
                         }

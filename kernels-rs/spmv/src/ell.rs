@@ -1,6 +1,7 @@
 //! ELL kernels of PTX module `spmv`: rows padded to one width, stored column-major (slot
 //! `(r, k)` at `k · rows + r`, so a warp's threads read consecutive slots); padding has column
 //! [`ELL_PAD`] and value 0 and comes after a row's entries.
+use gpu_device::mem::ldg;
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 
 use crate::{combine, ELL_PAD};
@@ -55,7 +56,7 @@ macro_rules! ell_kernels {
                         if c == ELL_PAD {
                             break;
                         }
-                        sum += *val.add(s) * *x.add(c as usize);
+                        sum += ldg(val.add(s)) * ldg(x.add(c as usize));
                         k += 1;
                     }
                     let old = if beta == 0.0 { 0.0 } else { *y.add(r as usize) };

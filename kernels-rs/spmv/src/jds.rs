@@ -2,6 +2,7 @@
 //! `d`-th entries of the sorted rows stored together as jagged diagonal `d`
 //! (`jd_ptr[d] .. jd_ptr[d + 1]`, one entry per row longer than `d`), and `perm` mapping a
 //! sorted position back to its row.
+use gpu_device::mem::{ldg, ldg_u32};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 
 use crate::{combine, jds_rows_longer};
@@ -104,7 +105,7 @@ macro_rules! jds_kernels {
                             break;
                         }
                         let s = (start + i) as usize;
-                        sum += *val.add(s) * *x.add(*col.add(s) as usize);
+                        sum += ldg(val.add(s)) * ldg(x.add(ldg_u32(col.add(s)) as usize));
                         start = end;
                         d += 1;
                     }

@@ -1,4 +1,5 @@
 //! Kernels of PTX module `spmv`.
+use gpu_device::mem::{ldg, ldg_u32};
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::warp::{lane_id, shfl_down_sync, FULL_MASK};
@@ -21,7 +22,7 @@ macro_rules! spmv_kernels {
                     let (b, e) = (*ptr.add(r as usize) as usize, *ptr.add(r as usize + 1) as usize);
                     let mut sum: $t = 0.0;
                     for k in b..e {
-                        sum += *vals.add(k) * *x.add(*idx.add(k) as usize);
+                        sum += ldg(vals.add(k)) * ldg(x.add(ldg_u32(idx.add(k)) as usize));
                     }
                     let old = if beta == 0.0 { 0.0 } else { *y.add(r as usize) };
                     *y.add(r as usize) = combine(alpha, sum, beta, old);
@@ -47,7 +48,7 @@ macro_rules! spmv_kernels {
                     let mut sum: $t = 0.0;
                     let mut k = b + lane;
                     while k < e {
-                        sum += *vals.add(k) * *x.add(*idx.add(k) as usize);
+                        sum += ldg(vals.add(k)) * ldg(x.add(ldg_u32(idx.add(k)) as usize));
                         k += 32;
                     }
                     let mut d = 16;
@@ -89,7 +90,7 @@ macro_rules! spmv_kernels {
             while k < nnz {
                 // SAFETY: k < nnz; indices in range by the caller's contract.
                 unsafe {
-                    let v = alpha * *vals.add(k as usize) * *x.add(*col.add(k as usize) as usize);
+                    let v = alpha * ldg(vals.add(k as usize)) * ldg(x.add(ldg_u32(col.add(k as usize)) as usize));
                     $atomic(y.add(*row.add(k as usize) as usize), v);
                 }
                 k += grid_size_1d();

@@ -1,5 +1,6 @@
 //! Merge-path CSR kernels of PTX module `spmv` (Merrill & Garland, SC'16): the partition (once
 //! per matrix), the split-row scaling and the walk.
+use gpu_device::mem::{ldg, ldg_u32};
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
 use gpu_device::thread::{block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 use gpu_device::warp::{shfl_down_sync, shfl_up_sync, FULL_MASK};
@@ -107,7 +108,7 @@ macro_rules! merge_kernels {
                 while i < n_k {
                     let k = (k_begin + i) as usize;
                     // SAFETY: k < nnz; the column is below x's length; i < NV.
-                    unsafe { *prod.add(i as usize) = *vals.add(k) * *x.add(*idx.add(k) as usize) };
+                    unsafe { *prod.add(i as usize) = ldg(vals.add(k)) * ldg(x.add(ldg_u32(idx.add(k)) as usize)) };
                     i += NT as u64;
                 }
                 let n_r = (r_end + 1).min(rows).saturating_sub(r_begin);

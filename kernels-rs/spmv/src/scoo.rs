@@ -4,6 +4,7 @@
 //! slice as a `u16`. One block per slice adds the products into [`SCOO_LANES`] shared-memory
 //! copies of the slice's rows (thread `t` into copy `t mod SCOO_LANES`, fewer collisions), then
 //! sums the copies and writes `y` once. Shared atomics: **not bit-reproducible**.
+use gpu_device::mem::{ldg, ldg_u32};
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
 use gpu_device::thread::{block_dim_x, block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 
@@ -74,7 +75,7 @@ macro_rules! scoo_kernels {
                     let (z0, z1) = (*slice_ptr.add(s as usize) as u64, *slice_ptr.add(s as usize + 1) as u64);
                     let mut k = z0 + tid as u64;
                     while k < z1 {
-                        let v = *val.add(k as usize) * *x.add(*col.add(k as usize) as usize);
+                        let v = ldg(val.add(k as usize)) * ldg(x.add(ldg_u32(col.add(k as usize)) as usize));
                         $atomic(sh.add((lane_base + *row16.add(k as usize) as u32) as usize), v);
                         k += nt as u64;
                     }
