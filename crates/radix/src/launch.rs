@@ -56,6 +56,19 @@ pub(crate) fn layout(n: u64, carry: Carry, first_copies: u64) -> Layout {
     sweep_layout_after(l, n)
 }
 
+/// The scratch of a sort whose outputs serve as one of the two ping-pong sets: one temporary of
+/// the keys and of each payload, then the sweep state.
+pub(crate) fn layout_one(n: u64, carry: Carry) -> Layout {
+    if n == 0 {
+        return Layout::new();
+    }
+    let mut l = Layout::new().add(4 * n);
+    if carry.first {
+        l = l.add(4 * n);
+    }
+    sweep_layout_after(l.add(n * carry.second_bytes as u64), n)
+}
+
 /// The scratch of a single pass out of place ([`crate::RadixSort::partition_into_with`]).
 pub(crate) fn pass_layout(n: u64) -> Layout {
     if n == 0 {

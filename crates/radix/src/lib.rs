@@ -52,6 +52,12 @@ pub enum Error {
         /// Largest supported.
         max: u64,
     },
+    /// A first payload sorted in place needs an even number of passes.
+    #[error("radix: the first payload can be sorted in place only in an even number of passes ({passes} here)")]
+    OddPasses {
+        /// Passes the sort takes.
+        passes: u32,
+    },
     /// Payloads of a size the kernels do not move.
     #[error("radix: payloads of {bytes} bytes are not supported (4 or 8)")]
     UnsupportedPayload {
@@ -242,6 +248,99 @@ impl RadixSort {
         unsafe { self.run(n, end_bit, input, output, [t0, t1], carry, scratch) }
     }
 
+    /// Scratch bytes of [`RadixSort::sort_into_outputs_with`] and
+    /// [`RadixSort::sort_into_outputs_first_in_place_with`]: one temporary copy of the keys and of
+    /// each payload (the outputs serve as the other ping-pong copy), then the sweep state.
+    pub fn outputs_workspace_bytes(n: u64, carry: Carry) -> u64 {
+        launch::layout_one(n, carry).bytes()
+    }
+
+    /// Out of place with up to two payloads, as [`RadixSort::sort_into_with`], but with the
+    /// outputs as one of the two ping-pong copies, so that the scratch holds one copy instead of
+    /// two ([`RadixSort::outputs_workspace_bytes`]). Every input is left as it is.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::UnsupportedPayload`], [`Error::TooLarge`],
+    /// [`gpu_runtime::Error::ScratchTooSmall`], runtime errors.
+    #[allow(clippy::type_complexity)]
+    pub fn sort_into_outputs_with<V: Payload>(
+        &mut self,
+        keys_in: &impl DevicePtr<u32>,
+        keys_out: &mut impl DevicePtrMut<u32>,
+        first: Option<(&impl DevicePtr<u32>, &mut impl DevicePtrMut<u32>)>,
+        second: Option<(&impl DevicePtr<V>, &mut impl DevicePtrMut<V>)>,
+        end_bit: u32,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let io = out_of_place(&stream, keys_in, keys_out, first, second)?;
+        // SAFETY: every address holds n items of its type (checked by out_of_place); outputs are
+        // distinct mutable borrows, so no output aliases an input.
+        unsafe { self.run_via_outputs(io.n, end_bit, io.input, io.output, io.carry, scratch) }
+    }
+
+    /// As [`RadixSort::sort_into_outputs_with`], with the first payload sorted in place in
+    /// `first` (its values are read from it and the sorted ones written back): possible only
+    /// when the sort takes an even number of passes ([`RadixSort::passes`]), where the first pass
+    /// writes the temporaries. RadixTrans uses it to expand the rows straight into its output.
+    ///
+    /// # Errors
+    /// [`Error::OddPasses`], and as [`RadixSort::sort_into_outputs_with`].
+    #[allow(clippy::type_complexity)]
+    pub fn sort_into_outputs_first_in_place_with<V: Payload>(
+        &mut self,
+        keys_in: &impl DevicePtr<u32>,
+        keys_out: &mut impl DevicePtrMut<u32>,
+        first: &mut impl DevicePtrMut<u32>,
+        second: Option<(&impl DevicePtr<V>, &mut impl DevicePtrMut<V>)>,
+        end_bit: u32,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
+        let n = check_len(keys_in.len())?;
+        same_len(n, keys_out.len(), "keys_out")?;
+        same_len(n, first.len(), "first")?;
+        let (passes, _) = self.passes(end_bit);
+        if n > 0 && passes % 2 == 1 {
+            return Err(Error::OddPasses { passes });
+        }
+        let stream = self.gpu.stream().clone();
+        let (ki, _a) = keys_in.device_ptr(&stream);
+        let (ko, _b) = keys_out.device_ptr_mut(&stream);
+        let (f, _c) = first.device_ptr_mut(&stream);
+        let second_present = second.is_some();
+        let (si, so, _g34) = pair_ptrs(n, second, ["second input", "second output"], &stream)?;
+        let second_bytes = if second_present { payload_bytes::<V>()? } else { 0 };
+        let carry = Carry { first: true, second_bytes };
+        let input = launch::Bufs { keys: ki, first: f, second: si };
+        let output = launch::Bufs { keys: ko, first: f, second: so };
+        // SAFETY: every address holds n items of its type (checked above); the first payload's
+        // input is its output, which an even pass count reads in pass 0 (writing the
+        // temporaries) and writes from pass 1 on; no other output aliases an input.
+        unsafe { self.run_via_outputs(n, end_bit, input, output, carry, scratch) }
+    }
+
+    /// The passes with the outputs as one ping-pong copy and one scratch temporary as the other,
+    /// ordered so that the last pass writes the outputs: an even pass count starts in the
+    /// temporary, an odd one in the outputs.
+    ///
+    /// # Safety
+    /// Every address of `input` and `output` holds `n` items of its type (0 for an absent
+    /// payload, the same in both); no output aliases an input, except a first payload's (read
+    /// only by pass 0, which writes the temporary, when the pass count is even).
+    unsafe fn run_via_outputs(&mut self, n: u64, end_bit: u32, input: launch::Bufs, output: launch::Bufs, carry: Carry, scratch: &mut Scratch<'_>) -> Result<()> {
+        scratch.require(Self::outputs_workspace_bytes(n, carry))?;
+        if n == 0 {
+            return Ok(());
+        }
+        let sb = carry.second_bytes as u64;
+        let temp = launch::Bufs { keys: scratch.take(4 * n)?, first: if carry.first { scratch.take(4 * n)? } else { 0 }, second: scratch.take(n * sb)? };
+        let (passes, _) = self.passes(end_bit);
+        let temps = if passes % 2 == 0 { [temp, output] } else { [output, temp] };
+        // SAFETY: forwarded; pass p writes temps[p % 2] or the output (last) and reads the input
+        // (p = 0) or temps[(p - 1) % 2], never the buffer it writes.
+        unsafe { self.run(n, end_bit, input, output, temps, carry, scratch) }
+    }
+
     /// Scratch bytes of [`RadixSort::partition_into_with`] for `n` keys: the sweep state (no
     /// ping-pong copies: one pass goes straight to the outputs).
     pub fn partition_workspace_bytes(n: u64) -> u64 {
@@ -269,33 +368,23 @@ impl RadixSort {
         bits: u32,
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
-        let n = check_len(keys_in.len())?;
-        same_len(n, keys_out.len(), "keys_out")?;
         if bits > MAX_BITS || shift + bits > 32 {
             return Err(Error::TooLarge { len: u64::from(shift + bits), max: 32 });
         }
         let stream = self.gpu.stream().clone();
-        let (ki, _a) = keys_in.device_ptr(&stream);
-        let (ko, _b) = keys_out.device_ptr_mut(&stream);
-        let first_present = first.is_some();
-        let (fi, fo, _g12) = pair_ptrs(n, first, ["first input", "first output"], &stream)?;
-        let second_present = second.is_some();
-        let (si, so, _g34) = pair_ptrs(n, second, ["second input", "second output"], &stream)?;
-        let second_bytes = if second_present { payload_bytes::<V>()? } else { 0 };
+        let io = out_of_place(&stream, keys_in, keys_out, first, second)?;
+        let n = io.n;
         scratch.require(Self::partition_workspace_bytes(n))?;
         if n == 0 {
             return Ok(());
         }
-        let carry = Carry { first: first_present, second_bytes };
         let sweep = launch::Sweep::new(&self.gpu, scratch, n, 1, bits)?;
-        let src = launch::Bufs { keys: ki, first: fi, second: si };
-        let dst = launch::Bufs { keys: ko, first: fo, second: so };
-        // SAFETY: every address holds n items of its type (checked above); outputs are distinct
-        // mutable borrows, so they alias no input; the sweep is fresh, for n keys and one pass,
-        // and counts the input's digits before the pass.
+        // SAFETY: every address holds n items of its type (checked by out_of_place); outputs are
+        // distinct mutable borrows, so they alias no input; the sweep is fresh, for n keys and one
+        // pass, and counts the input's digits before the pass.
         unsafe {
-            launch::histogram(&self.gpu, &self.k, ki, n, shift, bits, 1, shift + bits, &sweep)?;
-            launch::pass(&self.gpu, &self.k, n, shift, bits, 0, src, dst, carry, &sweep)
+            launch::histogram(&self.gpu, &self.k, io.input.keys, n, shift, bits, 1, shift + bits, &sweep)?;
+            launch::pass(&self.gpu, &self.k, n, shift, bits, 0, io.input, io.output, io.carry, &sweep)
         }
     }
 
@@ -354,6 +443,43 @@ impl RadixSort {
         let gpu = self.gpu.clone();
         ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, f)
     }
+}
+
+/// The device addresses of an out-of-place call with up to two `(input, output)` payload pairs
+/// (checked to hold `n` items each), its carry, and the guards that keep the buffers ordered on
+/// the stream while the kernels use them.
+struct OutOfPlace<'a> {
+    n: u64,
+    input: launch::Bufs,
+    output: launch::Bufs,
+    carry: Carry,
+    _guards: (SyncOnDrop<'a>, SyncOnDrop<'a>, PairGuards<'a>, PairGuards<'a>),
+}
+
+#[allow(clippy::type_complexity)]
+fn out_of_place<'a, V: Payload>(
+    stream: &'a CudaStream,
+    keys_in: &'a impl DevicePtr<u32>,
+    keys_out: &'a mut impl DevicePtrMut<u32>,
+    first: Option<(&'a impl DevicePtr<u32>, &'a mut impl DevicePtrMut<u32>)>,
+    second: Option<(&'a impl DevicePtr<V>, &'a mut impl DevicePtrMut<V>)>,
+) -> Result<OutOfPlace<'a>> {
+    let n = check_len(keys_in.len())?;
+    same_len(n, keys_out.len(), "keys_out")?;
+    let (ki, ga) = keys_in.device_ptr(stream);
+    let (ko, gb) = keys_out.device_ptr_mut(stream);
+    let first_present = first.is_some();
+    let (fi, fo, g12) = pair_ptrs(n, first, ["first input", "first output"], stream)?;
+    let second_present = second.is_some();
+    let (si, so, g34) = pair_ptrs(n, second, ["second input", "second output"], stream)?;
+    let second_bytes = if second_present { payload_bytes::<V>()? } else { 0 };
+    Ok(OutOfPlace {
+        n,
+        input: launch::Bufs { keys: ki, first: fi, second: si },
+        output: launch::Bufs { keys: ko, first: fo, second: so },
+        carry: Carry { first: first_present, second_bytes },
+        _guards: (ga, gb, g12, g34),
+    })
 }
 
 /// The guards that keep a payload pair's buffers ordered on the stream while the kernels use them.

@@ -75,6 +75,50 @@ gpu_test!(fn every_digit_width_and_out_of_place_with_two_payloads(gpu) {
     assert_eq!(sort.allocated_bytes(), 0, "lent scratch only");
 });
 
+gpu_test!(fn outputs_as_ping_pong_match_the_twin(gpu) {
+    let (mut r, _seed) = rng();
+    let mut sort = RadixSort::new(gpu).unwrap();
+    // 1 to 6 passes (even and odd), sizes around a tile, first payload separate and in place.
+    for (c, &(n, end, bits)) in [(1usize, 5u32, 8u32), (NV as usize - 1, 17, 8), (NV as usize + 1, 17, 9), (100_003, 24, 8), (70_001, 32, 8), (50_000, 30, 5), (3, 0, 8)].iter().enumerate() {
+        if n > max_len() {
+            continue;
+        }
+        sort.set_max_digit_bits(Some(bits));
+        let passes = sort.passes(end).0;
+        let k: Vec<u32> = (0..n).map(|_| r.random::<u32>() & serial::mask(end)).collect();
+        let first: Vec<u32> = (0..n).map(|_| r.random()).collect();
+        let second: Vec<f32> = (0..n).map(|_| r.random()).collect();
+        let (ek, ef, es) = serial::sort_triples(&k, &first, &second, end);
+        let (keys_in, first_in, second_in) = (gpu.upload(&k).unwrap(), gpu.upload(&first).unwrap(), gpu.upload(&second).unwrap());
+        let (mut keys_out, mut first_out, mut second_out) = (gpu.alloc::<u32>(n).unwrap(), gpu.alloc::<u32>(n).unwrap(), gpu.alloc::<f32>(n).unwrap());
+        for b in [&mut keys_out, &mut first_out] {
+            gpu.memset_bytes(b, POISON_BYTE).unwrap();
+        }
+        gpu.memset_bytes(&mut second_out, POISON_BYTE).unwrap();
+        let bytes = RadixSort::outputs_workspace_bytes(n as u64, Carry { first: true, second_bytes: 4 });
+        assert!(bytes < RadixSort::into_workspace_bytes(n as u64, Carry { first: true, second_bytes: 4 }), "one copy fewer");
+        let mut mine = gpu.alloc::<u8>(bytes as usize).unwrap();
+        let what = format!("case {c}: n={n} end={end} bits={bits} passes={passes}");
+        sort.sort_into_outputs_with(&keys_in, &mut keys_out, Some((&first_in, &mut first_out)), Some((&second_in, &mut second_out)), end, &mut Scratch::new(&mut mine, gpu.stream())).unwrap();
+        assert!(gpu.download(&keys_out).unwrap() == ek, "keys {what}");
+        assert!(gpu.download(&first_out).unwrap() == ef, "first {what}");
+        assert!(gpu.download(&second_out).unwrap().iter().map(|x| x.to_bits()).eq(es.iter().map(|x| x.to_bits())), "second {what}");
+        assert_eq!(gpu.download(&first_in).unwrap(), first, "inputs are kept {what}");
+        // The first payload in place: an even pass count only.
+        let mut in_place = gpu.upload(&first).unwrap();
+        gpu.memset_bytes(&mut keys_out, POISON_BYTE).unwrap();
+        let res = sort.sort_into_outputs_first_in_place_with(&keys_in, &mut keys_out, &mut in_place, Some((&second_in, &mut second_out)), end, &mut Scratch::new(&mut mine, gpu.stream()));
+        if passes % 2 == 0 {
+            res.unwrap();
+            assert!(gpu.download(&in_place).unwrap() == ef, "first in place {what}");
+            assert!(gpu.download(&keys_out).unwrap() == ek, "keys, first in place {what}");
+        } else {
+            assert!(matches!(res, Err(Error::OddPasses { .. })), "{what}: {res:?}");
+        }
+    }
+    assert_eq!(sort.allocated_bytes(), 0, "lent scratch only");
+});
+
 gpu_test!(fn one_pass_partitions_by_any_digit(gpu) {
     let (mut r, _seed) = rng();
     let mut sort = RadixSort::new(gpu).unwrap();

@@ -1,7 +1,10 @@
 //! RadixTrans: the column indices sorted by the radix sort primitive (`gpu-radix`: an LSD sort
 //! by the bits that columns below `n` use), carrying each nonzero's row (from ptr2idx) and value
 //! straight into the output; the column pointer from the sorted columns by boundary detection.
-//! Each pass is ScanTrans on one digit with the tiles as partitions.
+//! Each pass is ScanTrans on one digit with the tiles as partitions. The output arrays serve as
+//! one of the sort's two ping-pong copies (`RadixSort::sort_into_outputs_with`); with an even
+//! number of passes ptr2idx writes the rows straight into the output's row indices, which the
+//! first pass sorts from in place.
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_radix::{bits_below, Carry, RadixSort};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
@@ -15,23 +18,41 @@ fn carry(vb: u64) -> Carry {
     Carry { first: true, second_bytes: vb as usize }
 }
 
-/// The scratch of one call, in carving order: the row of every nonzero (ptr2idx; the sort
-/// consumes it as one of its ping-pong buffers), the sorted columns, then ptr2idx's and the
-/// sort's scratch.
-pub(crate) fn workspace_bytes(d: Dims, vb: u64) -> u64 {
-    Layout::new().add(4 * d.nnz).add(4 * d.nnz).add(Ptr2Idx::workspace_bytes(d.m, d.nnz)).add(RadixSort::into_workspace_bytes(d.nnz, carry(vb))).bytes()
+/// Whether the sort of `n` columns takes an even number of passes (then the rows go straight
+/// into the output).
+fn even_passes(radix: &RadixSort, n: u64) -> bool {
+    radix.passes(bits_below(n)).0 % 2 == 0
+}
+
+/// The scratch of one call, in carving order: the sorted columns, the row of every nonzero
+/// (only with an odd number of passes), then ptr2idx's and the sort's scratch (one temporary
+/// copy: the output is the other).
+pub(crate) fn workspace_bytes(radix: &RadixSort, d: Dims, vb: u64) -> u64 {
+    let rows = if even_passes(radix, d.n) { 0 } else { 4 * d.nnz };
+    Layout::new().add(4 * d.nnz).add(rows).add(Ptr2Idx::workspace_bytes(d.m, d.nnz)).add(RadixSort::outputs_workspace_bytes(d.nnz, carry(vb))).bytes()
 }
 
 pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
     let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
-    let mut rows = scratch.slice::<u32>(d.nnz as usize)?;
     let mut sorted = scratch.slice::<u32>(d.nnz as usize)?;
-    t.ptr2idx.run_with(a.ptr(), &mut rows, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
-    let mut sub = scratch.sub(RadixSort::into_workspace_bytes(d.nnz, carry(vb)))?;
     let end = bits_below(d.n);
-    match (a.vals(), out.vals.as_mut()) {
-        (Some(v), Some(o)) => t.radix.sort_into_with(a.idx(), &mut sorted, Some((&mut rows, &mut out.idx)), Some((v, o)), end, &mut sub)?,
-        _ => t.radix.sort_into_with(a.idx(), &mut sorted, Some((&mut rows, &mut out.idx)), None::<(&CudaSlice<T>, &mut CudaSlice<T>)>, end, &mut sub)?,
+    let none = None::<(&CudaSlice<T>, &mut CudaSlice<T>)>;
+    if even_passes(&t.radix, d.n) {
+        // The rows straight into the output's row indices; the first pass sorts from there.
+        t.ptr2idx.run_with(a.ptr(), &mut out.idx, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
+        let mut sub = scratch.sub(RadixSort::outputs_workspace_bytes(d.nnz, carry(vb)))?;
+        match (a.vals(), out.vals.as_mut()) {
+            (Some(v), Some(o)) => t.radix.sort_into_outputs_first_in_place_with(a.idx(), &mut sorted, &mut out.idx, Some((v, o)), end, &mut sub)?,
+            _ => t.radix.sort_into_outputs_first_in_place_with(a.idx(), &mut sorted, &mut out.idx, none, end, &mut sub)?,
+        }
+    } else {
+        let mut rows = scratch.slice::<u32>(d.nnz as usize)?;
+        t.ptr2idx.run_with(a.ptr(), &mut rows, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
+        let mut sub = scratch.sub(RadixSort::outputs_workspace_bytes(d.nnz, carry(vb)))?;
+        match (a.vals(), out.vals.as_mut()) {
+            (Some(v), Some(o)) => t.radix.sort_into_outputs_with(a.idx(), &mut sorted, Some((&rows, &mut out.idx)), Some((v, o)), end, &mut sub)?,
+            _ => t.radix.sort_into_outputs_with(a.idx(), &mut sorted, Some((&rows, &mut out.idx)), none, end, &mut sub)?,
+        }
     }
     let stream = t.gpu.stream().clone();
     let (s, _s) = sorted.device_ptr(&stream);
