@@ -38,15 +38,16 @@ fn sweep_layout_after(l: Layout, n: u64) -> Layout {
     l.add(4 * MAX_PASSES * (1 + RADIX)).add(8 * RADIX * tiles(n))
 }
 
-/// The scratch of a sort of `n` keys carrying `carry`, in carving order: two ping-pong
-/// temporaries (keys, first payload when `first_copies` is 2, second payload: the out-of-place
-/// sort gets its second first-payload copy from the caller), then the sweep state.
-pub(crate) fn layout(n: u64, carry: Carry, first_copies: u64) -> Layout {
+/// The scratch of a sort of `n` keys carrying `carry`, in carving order: `copies` ping-pong
+/// temporaries ([`take_copy`]: keys, the first payload in the first `first_copies` of them, the
+/// second payload; the out-of-place sort gets its second first-payload copy from the caller, and
+/// a sort into its outputs takes one copy, the outputs being the other), then the sweep state.
+pub(crate) fn layout(n: u64, carry: Carry, copies: u64, first_copies: u64) -> Layout {
     if n == 0 {
         return Layout::new();
     }
     let mut l = Layout::new();
-    for copy in 0..2 {
+    for copy in 0..copies {
         l = l.add(4 * n);
         if carry.first && copy < first_copies {
             l = l.add(4 * n);
@@ -56,17 +57,12 @@ pub(crate) fn layout(n: u64, carry: Carry, first_copies: u64) -> Layout {
     sweep_layout_after(l, n)
 }
 
-/// The scratch of a sort whose outputs serve as one of the two ping-pong sets: one temporary of
-/// the keys and of each payload, then the sweep state.
-pub(crate) fn layout_one(n: u64, carry: Carry) -> Layout {
-    if n == 0 {
-        return Layout::new();
-    }
-    let mut l = Layout::new().add(4 * n);
-    if carry.first {
-        l = l.add(4 * n);
-    }
-    sweep_layout_after(l.add(n * carry.second_bytes as u64), n)
+/// Carves one temporary copy in [`layout`]'s order: the keys, the first payload (when `carry`
+/// has one and `with_first`; else 0) and the second payload (0 bytes when absent).
+pub(crate) fn take_copy(scratch: &mut Scratch<'_>, n: u64, carry: Carry, with_first: bool) -> Result<Bufs> {
+    let keys = scratch.take(4 * n)?;
+    let first = if carry.first && with_first { scratch.take(4 * n)? } else { 0 };
+    Ok(Bufs { keys, first, second: scratch.take(n * carry.second_bytes as u64)? })
 }
 
 /// The scratch of a single pass out of place ([`crate::RadixSort::partition_into_with`]).

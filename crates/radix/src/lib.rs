@@ -8,7 +8,7 @@ pub use gpu_runtime::Gpu;
 mod launch;
 pub mod serial;
 
-use gpu_runtime::cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
+use gpu_runtime::cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
 use gpu_runtime::{Kernel, Payload, PtxModule, Scratch, ScratchBuf};
 
 pub use radix_kernels::{bits_below, digit, pass_digit, passes, stage_bytes, HIST_PASSES, MAX_BITS, NT, NV, VT};
@@ -133,13 +133,13 @@ impl RadixSort {
     /// keys and of each payload, then the sweep state (every pass's digit counts and one
     /// look-back status word per digit and tile of [`NV`] keys: 1 byte per key).
     pub fn workspace_bytes(n: u64, carry: Carry) -> u64 {
-        launch::layout(n, carry, 2).bytes()
+        launch::layout(n, carry, 2, 2).bytes()
     }
 
     /// Scratch bytes of [`RadixSort::sort_into_with`], whose first payload's input serves as one
     /// of its two ping-pong copies (so one copy less than [`RadixSort::workspace_bytes`]).
     pub fn into_workspace_bytes(n: u64, carry: Carry) -> u64 {
-        launch::layout(n, carry, 1).bytes()
+        launch::layout(n, carry, 2, 1).bytes()
     }
 
     /// Sorts `keys` in place, stably, by their low `end_bit` bits (32: the whole key; bits above
@@ -239,10 +239,10 @@ impl RadixSort {
         }
         let input = launch::Bufs { keys: ki, first: fi, second: si };
         let output = launch::Bufs { keys: ko, first: fo, second: so };
-        let t0 = launch::Bufs { keys: scratch.take(4 * n)?, first: if carry.first { scratch.take(4 * n)? } else { 0 }, second: scratch.take(n * second_bytes as u64)? };
+        let t0 = launch::take_copy(scratch, n, carry, true)?;
         // The first payload's input is the second ping-pong copy: pass 0 reads it whole before
         // pass 1 writes it.
-        let t1 = launch::Bufs { keys: scratch.take(4 * n)?, first: fi, second: scratch.take(n * second_bytes as u64)? };
+        let t1 = launch::Bufs { first: fi, ..launch::take_copy(scratch, n, carry, false)? };
         // SAFETY: every address holds n items of its type (checked above or carved for n);
         // outputs do not alias inputs or temporaries (distinct borrows and carved regions).
         unsafe { self.run(n, end_bit, input, output, [t0, t1], carry, scratch) }
@@ -252,7 +252,7 @@ impl RadixSort {
     /// [`RadixSort::sort_into_outputs_first_in_place_with`]: one temporary copy of the keys and of
     /// each payload (the outputs serve as the other ping-pong copy), then the sweep state.
     pub fn outputs_workspace_bytes(n: u64, carry: Carry) -> u64 {
-        launch::layout_one(n, carry).bytes()
+        launch::layout(n, carry, 1, 1).bytes()
     }
 
     /// Out of place with up to two payloads, as [`RadixSort::sort_into_with`], but with the
@@ -296,27 +296,19 @@ impl RadixSort {
         end_bit: u32,
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
-        let n = check_len(keys_in.len())?;
-        same_len(n, keys_out.len(), "keys_out")?;
-        same_len(n, first.len(), "first")?;
+        let stream = self.gpu.stream().clone();
+        let mut io = out_of_place(&stream, keys_in, keys_out, None::<(&CudaSlice<u32>, &mut CudaSlice<u32>)>, second)?;
+        same_len(io.n, first.len(), "first")?;
         let (passes, _) = self.passes(end_bit);
-        if n > 0 && passes % 2 == 1 {
+        if io.n > 0 && passes % 2 == 1 {
             return Err(Error::OddPasses { passes });
         }
-        let stream = self.gpu.stream().clone();
-        let (ki, _a) = keys_in.device_ptr(&stream);
-        let (ko, _b) = keys_out.device_ptr_mut(&stream);
         let (f, _c) = first.device_ptr_mut(&stream);
-        let second_present = second.is_some();
-        let (si, so, _g34) = pair_ptrs(n, second, ["second input", "second output"], &stream)?;
-        let second_bytes = if second_present { payload_bytes::<V>()? } else { 0 };
-        let carry = Carry { first: true, second_bytes };
-        let input = launch::Bufs { keys: ki, first: f, second: si };
-        let output = launch::Bufs { keys: ko, first: f, second: so };
+        (io.input.first, io.output.first, io.carry.first) = (f, f, true);
         // SAFETY: every address holds n items of its type (checked above); the first payload's
         // input is its output, which an even pass count reads in pass 0 (writing the
         // temporaries) and writes from pass 1 on; no other output aliases an input.
-        unsafe { self.run_via_outputs(n, end_bit, input, output, carry, scratch) }
+        unsafe { self.run_via_outputs(io.n, end_bit, io.input, io.output, io.carry, scratch) }
     }
 
     /// The passes with the outputs as one ping-pong copy and one scratch temporary as the other,
@@ -332,8 +324,7 @@ impl RadixSort {
         if n == 0 {
             return Ok(());
         }
-        let sb = carry.second_bytes as u64;
-        let temp = launch::Bufs { keys: scratch.take(4 * n)?, first: if carry.first { scratch.take(4 * n)? } else { 0 }, second: scratch.take(n * sb)? };
+        let temp = launch::take_copy(scratch, n, carry, true)?;
         let (passes, _) = self.passes(end_bit);
         let temps = if passes % 2 == 0 { [temp, output] } else { [output, temp] };
         // SAFETY: forwarded; pass p writes temps[p % 2] or the output (last) and reads the input
@@ -398,11 +389,7 @@ impl RadixSort {
         if n == 0 {
             return Ok(());
         }
-        let sb = carry.second_bytes as u64;
-        let mut temp = || -> Result<launch::Bufs> {
-            Ok(launch::Bufs { keys: scratch.take(4 * n)?, first: if carry.first { scratch.take(4 * n)? } else { 0 }, second: scratch.take(n * sb)? })
-        };
-        let (t0, t1) = (temp()?, temp()?);
+        let (t0, t1) = (launch::take_copy(scratch, n, carry, true)?, launch::take_copy(scratch, n, carry, true)?);
         let (passes, _) = self.passes(end_bit);
         if passes == 1 {
             // SAFETY: forwarded; t0 is a distinct region of n items of each kind.

@@ -36,23 +36,21 @@ pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut De
     let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
     let mut sorted = scratch.slice::<u32>(d.nnz as usize)?;
     let end = bits_below(d.n);
-    let none = None::<(&CudaSlice<T>, &mut CudaSlice<T>)>;
+    // The values (none for a pattern matrix) travel as the second payload.
+    let second: Option<(&CudaSlice<T>, &mut CudaSlice<T>)> = match (a.vals(), out.vals.as_mut()) {
+        (Some(v), Some(o)) => Some((v, o)),
+        _ => None,
+    };
     if even_passes(&t.radix, d.n) {
         // The rows straight into the output's row indices; the first pass sorts from there.
         t.ptr2idx.run_with(a.ptr(), &mut out.idx, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
         let mut sub = scratch.sub(RadixSort::outputs_workspace_bytes(d.nnz, carry(vb)))?;
-        match (a.vals(), out.vals.as_mut()) {
-            (Some(v), Some(o)) => t.radix.sort_into_outputs_first_in_place_with(a.idx(), &mut sorted, &mut out.idx, Some((v, o)), end, &mut sub)?,
-            _ => t.radix.sort_into_outputs_first_in_place_with(a.idx(), &mut sorted, &mut out.idx, none, end, &mut sub)?,
-        }
+        t.radix.sort_into_outputs_first_in_place_with(a.idx(), &mut sorted, &mut out.idx, second, end, &mut sub)?;
     } else {
         let mut rows = scratch.slice::<u32>(d.nnz as usize)?;
         t.ptr2idx.run_with(a.ptr(), &mut rows, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
         let mut sub = scratch.sub(RadixSort::outputs_workspace_bytes(d.nnz, carry(vb)))?;
-        match (a.vals(), out.vals.as_mut()) {
-            (Some(v), Some(o)) => t.radix.sort_into_outputs_with(a.idx(), &mut sorted, Some((&rows, &mut out.idx)), Some((v, o)), end, &mut sub)?,
-            _ => t.radix.sort_into_outputs_with(a.idx(), &mut sorted, Some((&rows, &mut out.idx)), none, end, &mut sub)?,
-        }
+        t.radix.sort_into_outputs_with(a.idx(), &mut sorted, Some((&rows, &mut out.idx)), second, end, &mut sub)?;
     }
     let stream = t.gpu.stream().clone();
     let (s, _s) = sorted.device_ptr(&stream);
