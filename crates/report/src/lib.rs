@@ -44,7 +44,7 @@ pub fn median(r: Option<&Record>) -> Option<f64> {
 }
 
 /// The text tables: times, speedups, bandwidth (values of `value_bytes` bytes) and workspace.
-pub fn tables(records: &[Record], algos: &[Algorithm], copy: Option<f64>, value_bytes: u64) -> String {
+pub fn tables(records: &[Record], algos: &[Algorithm], copy: Option<f64>, value_bytes: usize) -> String {
     let mut s = String::new();
     let mats = matrices(records);
     let head = |s: &mut String, first: &str, cols: &[String]| {
@@ -85,7 +85,7 @@ pub fn tables(records: &[Record], algos: &[Algorithm], copy: Option<f64>, value_
         let _ = writeln!(s, "\nEffective bandwidth GB/s ({} B per nonzero + pointers), % of copy ({}), workspace MB", 2 * (4 + value_bytes), copy.map_or("not measured".into(), |c| format!("{c:.0} GB/s")));
         head(&mut s, "matrix", &gpu_algos.iter().map(|a| a.name().to_string()).collect::<Vec<_>>());
         for (m, shape) in &mats {
-            let bytes = bytes_moved(shape.0, shape.1, shape.2, value_bytes as usize) as f64;
+            let bytes = bytes_moved(shape.0, shape.1, shape.2, value_bytes) as f64;
             let cells: Vec<String> = gpu_algos
                 .iter()
                 .map(|&a| match find(records, m, a) {
@@ -109,7 +109,7 @@ pub fn tables(records: &[Record], algos: &[Algorithm], copy: Option<f64>, value_
 }
 
 /// Every record as a CSV line (with a header).
-pub fn csv(records: &[Record], copy: Option<f64>, value_bytes: u64) -> String {
+pub fn csv(records: &[Record], copy: Option<f64>, value_bytes: usize) -> String {
     let mut s = String::from("matrix,rows,cols,nnz,algorithm,median_ms,min_ms,max_ms,reps,gb_per_s,copy_fraction,speedup_vs_serial,speedup_vs_cusparse,workspace_bytes,checked,error\n");
     for r in records {
         let (m, n, nnz) = r.shape;
@@ -119,7 +119,7 @@ pub fn csv(records: &[Record], copy: Option<f64>, value_bytes: u64) -> String {
         let name = r.matrix.replace('"', "'");
         match &r.result {
             Ok(st) => {
-                let gbs = bytes_moved(m, n, nnz, value_bytes as usize) as f64 / (st.median_ms * 1e-3) / 1e9;
+                let gbs = bytes_moved(m, n, nnz, value_bytes) as f64 / (st.median_ms * 1e-3) / 1e9;
                 let _ = writeln!(
                     s,
                     "\"{name}\",{m},{n},{nnz},{},{:.6},{:.6},{:.6},{},{gbs:.3},{},{},{},{},{},",

@@ -24,19 +24,14 @@ struct Source {
     load: Box<dyn Fn() -> Result<Csr<u32, f32>>>,
 }
 
-/// The value types `bench` runs (`--values`): widening from the f32 sources, and the bits that
-/// the check against the twin compares.
+/// The value types `bench` runs (`--values`), widened from the f32 sources.
 trait BenchValue: gpu_runtime::Payload + sptrans_matrix::Value {
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, Self>>;
-    fn bits(self) -> u64;
 }
 
 impl BenchValue for f32 {
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, f32>> {
         Ok(a)
-    }
-    fn bits(self) -> u64 {
-        self.to_bits() as u64
     }
 }
 
@@ -44,9 +39,6 @@ impl BenchValue for f64 {
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, f64>> {
         let (rows, cols, ptr, idx, vals) = a.into_parts();
         Ok(Csr::try_new_sorted(rows, cols, ptr, idx, vals.into_iter().map(f64::from).collect())?)
-    }
-    fn bits(self) -> u64 {
-        self.to_bits()
     }
 }
 
@@ -124,7 +116,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
 }
 
 fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
-    let vb = std::mem::size_of::<T>() as u64;
+    let vb = std::mem::size_of::<T>();
     let gpu = match crate::open_gpu() {
         Ok(g) => Some(g),
         Err(why) => {
@@ -192,7 +184,7 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
                 records.push(rec(Ok(time_serial(&a, args.reps.min(SERIAL_MAX_REPS))), Some(0), true));
             } else if let (Some((g, da, out)), Some(t)) = (dev.as_mut(), t.as_mut()) {
                 let r = run_gpu(t, g, algo, da, out, &want, args);
-                let ws = t.workspace_bytes(algo, shape.0, shape.1, shape.2, vb as usize).ok();
+                let ws = t.workspace_bytes(algo, shape.0, shape.1, shape.2, vb).ok();
                 match r {
                     Ok(st) => records.push(rec(Ok(st), ws, true)),
                     Err(e) => {
@@ -248,8 +240,7 @@ fn run_gpu<T: BenchValue>(t: &mut Transposer, gpu: &gpu_runtime::Gpu, algo: Algo
     gpu.memset_bytes(&mut parts.idx, 0xAB)?;
     let res = t.transpose_into(algo, da, parts)?;
     let got = res.download(gpu)?;
-    let same = got.ptr() == want.ptr() && got.idx() == want.idx() && got.vals().iter().map(|v| v.bits()).eq(want.vals().iter().map(|v| v.bits()));
-    if !same {
+    if !got.same_bits(want) {
         return Err(Error::CheckFailed(format!("{algo} differs from the serial twin")));
     }
     let (stats, parts) = time_gpu(t, algo, da, res.into_parts(), args.warmup, args.reps)?;
