@@ -100,7 +100,7 @@ pub fn thread_fence_block() {
 }
 
 /// `__nanosleep(ns)`: suspends the thread for about `ns` nanoseconds (at most 1 ms; the hardware
-/// picks a duration in `[0, 2 ns]`). For backoff in spin loops, so that waiting warps leave the
+/// picks a duration in `[0, 2 · ns]`). For backoff in spin loops, so that waiting warps leave the
 /// issue slots to working ones. CC 7.0+.
 #[inline(always)]
 pub fn nanosleep(ns: u32) {

@@ -73,12 +73,7 @@ pub unsafe extern "ptx-kernel" fn runtime_block_sum_u32(
     thread::sync_threads();
     if tid < WARP_SIZE {
         // SAFETY: reads the NWARPS sums written before the barrier.
-        let mut w = if (tid as usize) < NWARPS { unsafe { *warp_sums.add(tid as usize) } } else { 0 };
-        let mut d = WARP_SIZE / 2;
-        while d > 0 {
-            w = w.wrapping_add(warp::shfl_xor_sync(warp::FULL_MASK, w, d));
-            d /= 2;
-        }
+        let w = warp::sum_u32(if (tid as usize) < NWARPS { unsafe { *warp_sums.add(tid as usize) } } else { 0 });
         if tid == 0 {
             let b = thread::block_idx_x() as usize;
             // SAFETY: one slot per block; `total` is a valid global word.
