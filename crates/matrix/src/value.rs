@@ -39,7 +39,8 @@ pub enum Raw<'a> {
     Pattern,
 }
 
-/// Plain-old-data values of a sparse matrix: `f32`, `f64`, `i32`, `i64`, [`Complex32`],
+/// Plain-old-data values of a sparse matrix: `f32`, `f64`, `half::f16`, `half::bf16`, the
+/// integers `i8` to `i128` and `u8` to `u128` (not `u32`/`u64`: indices), [`Complex32`],
 /// [`Complex64`], and `()` for pattern matrices (no values are stored: `Vec<()>` is free).
 pub trait Value: Copy + PartialEq + std::fmt::Debug + Default + Send + Sync + 'static {
     /// The field this type is written as.
@@ -179,8 +180,44 @@ macro_rules! int_value {
         }
     };
 }
+int_value!(i8, "i8");
+int_value!(u8, "u8");
+int_value!(i16, "i16");
+int_value!(u16, "u16");
 int_value!(i32, "i32");
 int_value!(i64, "i64");
+int_value!(i128, "i128");
+int_value!(u128, "u128");
+
+macro_rules! half_value {
+    ($t:ty, $name:literal) => {
+        impl Value for $t {
+            const FIELD: Field = Field::Real;
+            fn add(self, o: Self) -> Self { self + o }
+            fn neg(self) -> Self { -self }
+            fn conj(self) -> Self { self }
+            fn is_zero(self) -> bool { self.to_f32() == 0.0 }
+            fn bit_pattern(self) -> u128 { self.to_bits() as u128 }
+            fn one() -> Self { <$t>::ONE }
+            fn from_f64(x: f64) -> Self { <$t>::from_f64(x) }
+            fn from_raw(raw: Raw<'_>) -> Result<Self, String> {
+                // Rounded once, from the token's f64 (exact for every value the writer spells).
+                let x = f64::from_raw(raw).map_err(|e| e.replace("f64", $name))?;
+                let v = <$t>::from_f64(x);
+                if v.is_infinite() && x.is_finite() {
+                    return Err(format!("value {x} does not fit {} (out of range)", $name));
+                }
+                Ok(v)
+            }
+            fn write_tokens(self, out: &mut String) {
+                // Every half value is an f32 exactly; its shortest f32 spelling reads back to it.
+                write_float(self.to_f32(), out);
+            }
+        }
+    };
+}
+half_value!(half::f16, "f16");
+half_value!(half::bf16, "bf16");
 
 macro_rules! complex_value {
     ($t:ty, $f:ty, $name:literal) => {

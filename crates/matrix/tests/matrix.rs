@@ -62,6 +62,22 @@ fn write_read_round_trips_bit_identical() {
     round_trip(&Csr::try_new(1, 5, vec![0, 5], vec![0, 1, 2, 3, 4], vals).unwrap());
     round_trip(&Csr::<u32, f32>::try_new(1, 3, vec![0, 3], vec![0, 1, 2], vec![f32::MAX, -f32::MIN_POSITIVE, 0.1]).unwrap());
     round_trip(&Csr::<u32, f64>::try_new(0, 4, vec![0], vec![], vec![]).unwrap());
+    // The narrow and wide integers at their extremes (past 2^53 exactly), every f16 and bf16 bit
+    // pattern that is not a NaN (their shortest f32 spelling reads back to the same bits).
+    round_trip(&Csr::<u32, i8>::try_new(1, 3, vec![0, 3], vec![0, 1, 2], vec![i8::MIN, -1, i8::MAX]).unwrap());
+    round_trip(&Csr::<u32, u16>::try_new(1, 2, vec![0, 2], vec![0, 1], vec![0, u16::MAX]).unwrap());
+    round_trip(&Csr::<u32, i128>::try_new(1, 3, vec![0, 3], vec![0, 1, 2], vec![i128::MIN, (1 << 53) + 1, i128::MAX]).unwrap());
+    round_trip(&Csr::<u32, u128>::try_new(1, 2, vec![0, 2], vec![0, 1], vec![u128::MAX, 1]).unwrap());
+    let row = |n: usize| (vec![0, n as u32], (0..n as u32).collect::<Vec<u32>>());
+    let f16s: Vec<half::f16> = (0..=u16::MAX).map(half::f16::from_bits).filter(|v| !v.is_nan()).collect();
+    let (p, i) = row(f16s.len());
+    round_trip(&Csr::try_new(1, f16s.len() as u64, p, i, f16s).unwrap());
+    let bf16s: Vec<half::bf16> = (0..=u16::MAX).map(half::bf16::from_bits).filter(|v| !v.is_nan()).collect();
+    let (p, i) = row(bf16s.len());
+    round_trip(&Csr::try_new(1, bf16s.len() as u64, p, i, bf16s).unwrap());
+    // Out of range for the type: an error naming it, not a wrapped or infinite value.
+    assert!(mm::parse::<u32, i8>(b"%%MatrixMarket matrix coordinate integer general\n1 1 1\n1 1 128\n").unwrap_err().to_string().contains("i8"));
+    assert!(mm::parse::<u32, half::f16>(b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1e6\n").unwrap_err().to_string().contains("f16"));
 }
 
 #[test]

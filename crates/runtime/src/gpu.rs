@@ -386,7 +386,7 @@ macro_rules! any_bits {
         unsafe impl AnyBits for $t {}
     )*};
 }
-any_bits!(u8, i8, u16, i16, u32, i32, u64, i64, usize, isize, f32, f64);
+any_bits!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, usize, isize, f32, f64, half::f16, half::bf16);
 
 /// Bytes of `len` elements of `T`, or [`Error::TooLarge`] when that overflows.
 ///
@@ -425,8 +425,10 @@ fn read_props(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceProps> {
 }
 
 /// A value payload that kernels move beside their keys (sorts, transposers, formats): every bit
-/// pattern is a value ([`AnyBits`]), zero bits are zero, and `BYTES` selects the kernel variant
-/// (4 or 8 bytes move on the GPU; `u8` stands for "no values", as in pattern matrices).
+/// pattern is a value ([`AnyBits`]), zero bits are zero, and `BYTES` selects the kernel variant:
+/// 4 and 8 bytes move with the keys; 1, 2 and 16 bytes (`u8`, `i8`, `u16`, `i16`, `f16`, `bf16`,
+/// `u128`, `i128`: a `Complex<f64>`'s bits) move by a permutation gathered at the end (gpu-transpose).
+/// `u8` also stands for "no values", as in pattern matrices.
 ///
 /// # Safety
 /// `BYTES` is `size_of::<Self>()`, and any bit pattern of that size is a valid `Self`.
@@ -443,4 +445,4 @@ macro_rules! payload {
         }
     )*};
 }
-payload!(u8, u32, i32, f32, u64, i64, f64);
+payload!(u8, i8, u16, i16, u32, i32, f32, u64, i64, f64, u128, i128, half::f16, half::bf16);

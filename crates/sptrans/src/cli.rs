@@ -217,9 +217,25 @@ pub struct BenchArgs {
     /// Do not draw a progress bar.
     #[arg(long)]
     pub quiet: bool,
-    /// Value type of the matrices (f64: the f32 values widened exactly).
-    #[arg(long, value_enum, default_value_t = Precision::F32)]
-    pub values: Precision,
+    /// Value type of the matrices (the sources' f32 values converted: f64 and c64 exactly, f16
+    /// and i8 rounded).
+    #[arg(long, value_enum, default_value_t = BenchValues::F32)]
+    pub values: BenchValues,
+}
+
+/// Value types `sptrans bench` moves (`--values`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchValues {
+    /// f32 (4 bytes).
+    F32,
+    /// f64 (8 bytes).
+    F64,
+    /// IEEE half (2 bytes).
+    F16,
+    /// 8-bit integers (1 byte).
+    I8,
+    /// `Complex<f64>` (16 bytes; the f32 value as the real part, moved as its bits).
+    C64,
 }
 
 fn parse_format(s: &str) -> Result<gpu_spmv::Format, String> {

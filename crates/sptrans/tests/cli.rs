@@ -174,7 +174,17 @@ fn bench_writes_tables_csv_and_plot() {
     let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(text.lines().count() - 1, if gpu { 2 * sptrans::bench::DEFAULT_ALGOS.len() } else { 2 }, "{text}");
     assert!(text.lines().skip(1).all(|l| l.contains(",true,")), "every f64 run checked against the twin:\n{text}");
-    sptrans().args(["bench", "--values", "f16", "--suite", "small"]).assert().failure().stderr(predicate::str::contains("f16").and(no_panic()));
+    // Complex<f64> (16 bytes, moved by a permutation) and 1-byte values: checked against the
+    // twin too; 40 and 10 B per nonzero.
+    for (v, bytes) in [("c64", 40), ("i8", 10)] {
+        let out = sptrans().args(["bench", "--quiet", "--reps", "2", "--warmup", "1", "--values", v, "--suite"]).arg(&mats).arg("--csv").arg(&csv).assert().success().stderr(predicate::str::contains("values: ").and(no_panic())).get_output().clone();
+        if gpu {
+            assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("({bytes} B per nonzero")), "{}", String::from_utf8_lossy(&out.stdout));
+        }
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert!(text.lines().skip(1).all(|l| l.contains(",true,")), "every {v} run checked against the twin:\n{text}");
+    }
+    sptrans().args(["bench", "--values", "f128", "--suite", "small"]).assert().failure().stderr(predicate::str::contains("f128").and(no_panic()));
     // Files as the suite, a bad suite entry.
     sptrans().args(["bench", "--quiet", "--reps", "1", "--algos", "serial", "--suite"]).arg(mats.join("b.mtx")).assert().success().stdout(predicate::str::contains("b.mtx"));
     sptrans().args(["bench", "--suite", "/nonexistent/dir"]).assert().failure().code(1).stderr(predicate::str::contains("not default, small").and(no_panic()));

@@ -51,7 +51,14 @@ impl Call {
 
     fn kind(&self) -> (sys::cudaDataType, sys::cusparseAction_t) {
         // csr2cscEx2 moves value bits; 4-byte integers travel as f32, 8-byte ones as f64.
-        let ty = if self.value_bytes == 8 { sys::cudaDataType::CUDA_R_64F } else { sys::cudaDataType::CUDA_R_32F };
+        // Only the width matters (values are moved, not computed on).
+        let ty = match self.value_bytes {
+            1 => sys::cudaDataType::CUDA_R_8I,
+            2 => sys::cudaDataType::CUDA_R_16F,
+            8 => sys::cudaDataType::CUDA_R_64F,
+            16 => sys::cudaDataType::CUDA_C_64F,
+            _ => sys::cudaDataType::CUDA_R_32F,
+        };
         let action = if self.value_bytes == 0 { sys::cusparseAction_t::CUSPARSE_ACTION_SYMBOLIC } else { sys::cusparseAction_t::CUSPARSE_ACTION_NUMERIC };
         (ty, action)
     }

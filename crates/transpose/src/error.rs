@@ -45,8 +45,9 @@ pub enum Error {
         /// The largest allowed.
         max: u64,
     },
-    /// Values of this size are not supported (4 and 8 bytes are; pattern matrices have none).
-    #[error("values of {bytes} bytes are not supported (4 or 8 bytes, or a pattern matrix)")]
+    /// Values of this size are unsupported (1, 2, 4, 8 and 16 bytes are; pattern matrices have
+    /// none), or cuSPARSE cannot take them.
+    #[error("values of {bytes} bytes are unsupported here (1, 2, 4, 8 or 16 bytes, or a pattern matrix; cuSPARSE may refuse some)")]
     UnsupportedValue {
         /// Size of one value.
         bytes: usize,

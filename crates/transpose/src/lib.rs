@@ -16,6 +16,7 @@ mod merge_trans;
 mod radix_trans;
 mod scan_trans;
 pub mod serial;
+mod wide;
 
 use gpu_histogram::Histogram;
 use gpu_ptr2idx::Ptr2Idx;
@@ -29,8 +30,9 @@ use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 pub use algorithm::Algorithm;
 pub use gpu_runtime::vendor::{cusparse_library, CUSPARSE_LIB_ENV};
 pub use error::{Error, Result};
-/// The value payload the kernels move beside their keys (4 or 8 bytes; `u8` stands for pattern
-/// matrices, whose values are absent). It lives in `gpu-runtime` so that every crate can use it.
+/// The value payload the transposers move: 4 and 8 bytes beside the keys, 1, 2 and 16 bytes by
+/// a permutation gathered at the end (`u8` also stands for pattern matrices, whose values are
+/// absent). It lives in `gpu-runtime` so that every crate can use it.
 pub use gpu_runtime::Payload;
 /// RadixTrans's default largest digit (the radix primitive's default).
 pub use gpu_radix::DEFAULT_MAX_BITS as RADIX_DEFAULT_BITS;
@@ -48,6 +50,8 @@ struct Kernels {
     scatter: [Kernel; 2],
     gather: [Kernel; 2],
     bucket: [Kernel; 2],
+    /// `transpose_permute_v{1,2,16}` ([`wide`]).
+    permute: [Kernel; 3],
 }
 
 /// A reusable transposition plan: loaded kernels, the primitives' plans, and one workspace
@@ -93,6 +97,7 @@ impl Transposer {
                 scatter: [k("transpose_scatter_v4")?, k("transpose_scatter_v8")?],
                 gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
                 bucket: [bucket_kernel(gpu, "transpose_bucket_v4", 4)?, bucket_kernel(gpu, "transpose_bucket_v8", 8)?],
+                permute: [k("transpose_permute_v1")?, k("transpose_permute_v2")?, k("transpose_permute_v16")?],
             },
             ptr2idx: Ptr2Idx::new(gpu)?,
             hist: Histogram::new(gpu)?,
@@ -168,7 +173,13 @@ impl Transposer {
         if nnz == 0 {
             return Ok(0);
         }
-        Ok(match algo.resolve(m, n, nnz) {
+        let algo = algo.resolve(m, n, nnz);
+        if wide::is_wide(value_bytes) && !matches!(algo, Algorithm::Serial | Algorithm::CuSparse) {
+            // Positions (4 bytes) move instead, then one gather ([`wide`]).
+            let inner = self.workspace_bytes(algo, m, n, nnz, 4)?;
+            return Ok(wide::workspace_bytes(nnz, inner));
+        }
+        Ok(match algo {
             Algorithm::Serial | Algorithm::Auto => 0,
             Algorithm::ScanTrans => scan_trans::workspace_bytes(self, d)?,
             Algorithm::MergeTrans => merge_trans::workspace_bytes(self, d),
@@ -236,7 +247,7 @@ impl Transposer {
     pub fn transpose_into_with<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, mut out: DeviceCsrParts<T>, scratch: &mut Scratch<'_>) -> Result<DeviceCsr<T>> {
         let d = dims(a)?;
         check_output(a, &out, d)?;
-        if a.vals().is_some() && T::BYTES != 4 && T::BYTES != 8 {
+        if a.vals().is_some() && !matches!(T::BYTES, 1 | 2 | 4 | 8 | 16) {
             return Err(Error::UnsupportedValue { bytes: T::BYTES });
         }
         let algo = algo.resolve(d.m, d.n, d.nnz);
@@ -248,20 +259,30 @@ impl Transposer {
             // Every algorithm's answer, without launching anything (cuSPARSE would leave the
             // pointer of n = 0 unwritten).
             self.gpu.memset_bytes(&mut out.ptr, 0)?;
+        } else if wide::is_wide(vb) && algo != Algorithm::CuSparse {
+            wide::run(self, algo, a, &mut out, d, scratch)?;
         } else {
-            match algo {
-                Algorithm::ScanTrans => scan_trans::run(self, a, &mut out, d, scratch)?,
-                Algorithm::MergeTrans => merge_trans::run(self, a, &mut out, d, scratch)?,
-                Algorithm::CooChain => coo_chain::run(self, a, &mut out, d, scratch)?,
-                Algorithm::RadixTrans => radix_trans::run(self, a, &mut out, d, scratch)?,
-                Algorithm::BucketTrans => bucket_trans::run(self, a, &mut out, d, scratch)?,
-                Algorithm::CuSparse => cusparse::run(self, a, &mut out, d, scratch)?,
-                Algorithm::Serial | Algorithm::Auto => return Err(Error::Runtime(gpu_runtime::Error::Internal("unresolved transposition algorithm"))),
-            }
+            self.run_algorithm(algo, a, &mut out, d, scratch)?;
         }
         // SAFETY: every algorithm writes the CSR of the transpose of a valid `a` (tested bit for
         // bit against the twin): pointer of n + 1 from 0 to nnz, row indices < m, values moved.
         Ok(unsafe { DeviceCsr::from_parts_unchecked(d.n, d.m, out) })
+    }
+}
+
+impl Transposer {
+    /// Runs one resolved GPU algorithm (values of 4 or 8 bytes, or none; cuSPARSE takes its
+    /// own widths) on a non-empty matrix.
+    fn run_algorithm<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+        match algo {
+            Algorithm::ScanTrans => scan_trans::run(self, a, out, d, scratch),
+            Algorithm::MergeTrans => merge_trans::run(self, a, out, d, scratch),
+            Algorithm::CooChain => coo_chain::run(self, a, out, d, scratch),
+            Algorithm::RadixTrans => radix_trans::run(self, a, out, d, scratch),
+            Algorithm::BucketTrans => bucket_trans::run(self, a, out, d, scratch),
+            Algorithm::CuSparse => cusparse::run(self, a, out, d, scratch),
+            Algorithm::Serial | Algorithm::Auto => Err(Error::Runtime(gpu_runtime::Error::Internal("unresolved transposition algorithm"))),
+        }
     }
 }
 

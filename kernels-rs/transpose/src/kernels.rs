@@ -151,3 +151,31 @@ bucket_kernel!(transpose_bucket_v8, u64);
 
 move_kernels!(transpose_scatter_v4, transpose_gather_v4, u32);
 move_kernels!(transpose_scatter_v8, transpose_gather_v8, u64);
+
+/// Sixteen bytes moved as one (a `Complex<f64>`, a `u128`): `ld`/`st.v2.u64`.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+pub struct Bytes16([u64; 2]);
+
+macro_rules! permute_kernel {
+    ($name:ident, $t:ty, $what:literal) => {
+        #[doc = concat!("`out[j] = vals[perm[j]]` for `j < nnz`, ", $what, ": values of a width the sorts do not carry, moved by the permutation that the algorithm carried instead (each nonzero's position).")]
+        ///
+        /// # Safety
+        /// `perm` holds `nnz` indices below `nnz`; `vals` and `out` hold `nnz` items and do not
+        /// overlap; any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(nnz: u64, perm: *const u32, vals: *const $t, out: *mut $t) {
+            let mut j = index_1d_u64();
+            while j < nnz {
+                // SAFETY: j < nnz and perm[j] < nnz.
+                unsafe { *out.add(j as usize) = *vals.add(ldg_u32(perm.add(j as usize)) as usize) };
+                j += grid_size_1d();
+            }
+        }
+    };
+}
+
+permute_kernel!(transpose_permute_v1, u8, "1-byte values");
+permute_kernel!(transpose_permute_v2, u16, "2-byte values");
+permute_kernel!(transpose_permute_v16, Bytes16, "16-byte values");

@@ -10,6 +10,8 @@
 //! - `transpose_sorted_ptr`: the column pointer from the sorted column indices by boundary
 //!   detection ([`sorted_ptr_range`]): no atomics, one write per pointer.
 //! - `transpose_iota`: `perm[j] = j`.
+//! - `transpose_permute_v{1,2,16}`: `out[j] = vals[perm[j]]`, for values of the widths the sorts
+//!   do not carry (every algorithm moves each nonzero's position instead, then this).
 //!
 //! - `transpose_bucket_v{4,8}` (BucketTrans): one block per bucket of column groups, nonzeros
 //!   partitioned by bucket ranked among their group in input order and written to their final

@@ -1,0 +1,80 @@
+//! Values of the widths the kernels do not carry (1, 2 and 16 bytes: `u8`, `i8`, `u16`, `i16`,
+//! `f16`, `bf16`, `u128`, `i128`): the algorithm transposes the matrix with each nonzero's
+//! position (`0..nnz`, a `u32`) as its value, so that the output's "values" are the permutation;
+//! one gather kernel (`transpose_permute_v{1,2,16}`) then moves the real values by it. Every
+//! GPU algorithm gets these widths this way, at the price of `8·nnz` bytes of workspace and one
+//! gather.
+use std::mem::ManuallyDrop;
+
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use gpu_runtime::scratch::Layout;
+use gpu_runtime::{Payload, Scratch};
+use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+
+use crate::{grid, Algorithm, Dims, Error, Result, Transposer};
+
+/// Whether values of `bytes` bytes take this path (4 and 8 move with the keys; 0 is a pattern).
+pub(crate) fn is_wide(bytes: usize) -> bool {
+    !matches!(bytes, 0 | 4 | 8)
+}
+
+/// The kernel of a width: 0, 1, 2 for 1, 2 and 16 bytes.
+fn variant(bytes: usize) -> Result<usize> {
+    match bytes {
+        1 => Ok(0),
+        2 => Ok(1),
+        16 => Ok(2),
+        _ => Err(Error::UnsupportedValue { bytes }),
+    }
+}
+
+/// The scratch of one call, in carving order: the positions, the permutation, then the
+/// algorithm's own for 4-byte values (`inner`).
+pub(crate) fn workspace_bytes(nnz: u64, inner: u64) -> u64 {
+    Layout::new().add(4 * nnz).add(4 * nnz).add(inner).bytes()
+}
+
+/// A `CudaSlice` over `len` items of someone else's device memory, never freed (the caller
+/// wraps it in `ManuallyDrop`; the context's event tracking is off, so it owns nothing else).
+///
+/// # Safety
+/// `ptr` holds `len` items of `T` and outlives every use of the view.
+unsafe fn view<T>(t: &Transposer, ptr: u64, len: usize) -> ManuallyDrop<CudaSlice<T>> {
+    // SAFETY: the caller's contract.
+    ManuallyDrop::new(unsafe { t.gpu.stream().upgrade_device_ptr::<T>(ptr, len) })
+}
+
+/// Transposes `a`, whose values are `T::BYTES` = 1, 2 or 16 bytes wide, with `algo` (a GPU
+/// algorithm, resolved) into `out`.
+pub(crate) fn run<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+    let k = variant(T::BYTES)?;
+    let (Some(vals), Some(out_vals)) = (a.vals(), out.vals.as_mut()) else {
+        return Err(Error::Runtime(gpu_runtime::Error::Internal("wide values path without values")));
+    };
+    let nnz = d.nnz as usize;
+    let stream = t.gpu.stream().clone();
+    let pos = scratch.take(4 * d.nnz)?;
+    let perm = scratch.take(4 * d.nnz)?;
+    // SAFETY: transpose_iota(perm, nnz): `pos` holds nnz words.
+    unsafe { t.k.iota.args(&stream).arg(&pos).arg(&d.nnz).launch(grid(t.gpu.props().sm_count, d.nnz))? };
+    let (ptr_in, _g1) = a.ptr().device_ptr(&stream);
+    let (idx_in, _g2) = a.idx().device_ptr(&stream);
+    let (ptr_out, _g3) = out.ptr.device_ptr_mut(&stream);
+    let (idx_out, _g4) = out.idx.device_ptr_mut(&stream);
+    // SAFETY: the views cover `a`'s pointer and indices (read only: `a` is borrowed for the whole
+    // call), `out`'s (borrowed mutably for the whole call) and the two scratch arrays of nnz
+    // words; none is freed (ManuallyDrop) and none outlives this function. The input view keeps
+    // `a`'s invariants (same pointer and indices; the values are nnz positions).
+    let (a32, mut o32) = unsafe {
+        let parts = DeviceCsrParts { ptr: ManuallyDrop::into_inner(view::<u32>(t, ptr_in, d.m as usize + 1)), idx: ManuallyDrop::into_inner(view::<u32>(t, idx_in, nnz)), vals: Some(ManuallyDrop::into_inner(view::<u32>(t, pos, nnz))) };
+        let outs = DeviceCsrParts { ptr: ManuallyDrop::into_inner(view::<u32>(t, ptr_out, d.n as usize + 1)), idx: ManuallyDrop::into_inner(view::<u32>(t, idx_out, nnz)), vals: Some(ManuallyDrop::into_inner(view::<u32>(t, perm, nnz))) };
+        (ManuallyDrop::new(DeviceCsr::from_parts_unchecked(d.m, d.n, parts)), ManuallyDrop::new(outs))
+    };
+    t.run_algorithm(algo, &a32, &mut o32, d, scratch)?;
+    let (v, _g5) = vals.device_ptr(&stream);
+    let (o, _g6) = out_vals.device_ptr_mut(&stream);
+    // SAFETY: transpose_permute_v*(nnz, perm, vals, out): perm holds a permutation of 0..nnz
+    // (the positions, transposed); vals and out hold nnz items of this width and do not overlap.
+    unsafe { t.k.permute[k].args(&stream).arg(&d.nnz).arg(&perm).arg(&v).arg(&o).launch(grid(t.gpu.props().sm_count, d.nnz))? };
+    Ok(())
+}
