@@ -141,6 +141,27 @@ macro_rules! compressed {
                 Ok(Self { rows, cols, ptr, idx, vals })
             }
 
+            /// As `try_new`, from pointer and index arrays of another integer type (`i32` and
+            /// `i64` as PyTorch and SciPy hold them, `u64`, `u32`): each entry is converted, and
+            /// a negative one, or one above the index type, is an error naming the array and the
+            /// position.
+            ///
+            /// # Errors
+            /// [`Error::BadIndexValue`], then as `try_new`.
+            pub fn try_from_indices<J: Copy + Into<i128>>(rows: u64, cols: u64, ptr: &[J], idx: &[J], vals: Vec<T>) -> Result<Self> {
+                let narrow = |what: &'static str, a: &[J]| -> Result<Vec<I>> {
+                    let mut out = crate::formats::try_filled(0, I::default(), "converted indices")?;
+                    out.try_reserve_exact(a.len()).map_err(|_| Error::HostMemory { bytes: (a.len() * std::mem::size_of::<I>()) as u64, what: "converted indices" })?;
+                    for (k, &v) in a.iter().enumerate() {
+                        let v: i128 = v.into();
+                        let fit = u64::try_from(v).ok().and_then(I::from_u64);
+                        out.push(fit.ok_or(Error::BadIndexValue { what, position: k as u64, value: v, max: I::MAX })?);
+                    }
+                    Ok(out)
+                };
+                Self::try_new(rows, cols, narrow("pointer", ptr)?, narrow("index", idx)?, vals)
+            }
+
             /// Number of rows.
             pub fn rows(&self) -> u64 { self.rows }
             /// Number of columns.

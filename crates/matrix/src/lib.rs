@@ -61,6 +61,19 @@ pub enum Error {
         /// Position in the index array.
         position: u64,
     },
+    /// An entry of a caller's pointer or index array (e.g. PyTorch's or SciPy's `int64`) is
+    /// negative or does not fit the index type.
+    #[error("{what} at position {position} is {value}: {}", if *value < 0 { "negative".to_string() } else { format!("above the index type's maximum {max}") })]
+    BadIndexValue {
+        /// Which array (`pointer` or `index`).
+        what: &'static str,
+        /// Position in that array.
+        position: u64,
+        /// The entry.
+        value: i128,
+        /// The index type's largest value.
+        max: u64,
+    },
     /// A size does not fit the index type.
     #[error("{what} = {value} is too large for the index type (max {max})")]
     TooLarge {

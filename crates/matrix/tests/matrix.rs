@@ -19,6 +19,18 @@ fn constructor_errors() {
     assert!(Csr::<u64, f64>::try_new(3, 1 << 40, vec![0, 0, 0, 0], vec![], vec![]).is_ok(), "u64 indices hold 2^40");
     assert!(matches!(Coo::<u32, f64>::try_new(2, 2, vec![0], vec![0, 1], vec![1.0]), Err(Error::LengthMismatch { .. })));
     assert!(matches!(Coo::<u32, f64>::try_new(2, 2, vec![2], vec![0], vec![1.0]), Err(Error::IndexOutOfRange { .. })));
+    // Signed and wide index arrays (PyTorch's and SciPy's int32/int64): converted, or an error
+    // naming the array and the position.
+    let a = Csr::<u32, f64>::try_from_indices(2, 3, &[0i64, 1, 3], &[2i64, 0, 1], vec![1.0, 2.0, 3.0]).unwrap();
+    assert_eq!((a.ptr(), a.idx()), (&[0u32, 1, 3][..], &[2u32, 0, 1][..]));
+    assert_eq!(Csr::<u32, f64>::try_from_indices(2, 3, &[0i32, 1, 3], &[2i32, 0, 1], vec![1.0, 2.0, 3.0]).unwrap(), a);
+    let err = e(Csr::try_from_indices(2, 3, &[0i64, 1, 3], &[2i64, -4, 1], vec![1.0, 2.0, 3.0]));
+    assert!(matches!(err, Error::BadIndexValue { what: "index", position: 1, value: -4, .. }), "{err}");
+    assert!(err.to_string().contains("index at position 1 is -4: negative"), "{err}");
+    assert!(matches!(e(Csr::try_from_indices(1, 3, &[0i64, -1], &[], vec![])), Error::BadIndexValue { what: "pointer", position: 1, value: -1, .. }));
+    let err = e(Csr::try_from_indices(1, 3, &[0u64, 1], &[1u64 << 32], vec![1.0]));
+    assert!(matches!(err, Error::BadIndexValue { what: "index", position: 0, .. }) && err.to_string().contains("maximum 4294967295"), "{err}");
+    assert!(matches!(e(Csr::try_from_indices(1, 3, &[0i64, 1], &[3i64], vec![1.0])), Error::IndexOutOfRange { position: 0, index: 3, bound: 3 }));
     // Empty shapes are valid.
     for (m, n) in [(0, 0), (0, 5), (5, 0)] {
         let a = Csr::<u32, f32>::try_new(m, n, vec![0; m as usize + 1], vec![], vec![]).unwrap();

@@ -142,20 +142,7 @@ fn device_refusal(msg: String) -> sptrans_matrix::Error {
 pub fn transpose(args: &TransposeArgs) -> Result<()> {
     let input = mm::Input::open(&args.input).map_err(mat_err(&args.input))?;
     let field = input.header().field;
-    if field == Field::Complex && args.algo.is_gpu() && args.algo != Algorithm::Auto {
-        return Err(Error::Usage(format!(
-            "--algo {}: complex values (16 bytes) are transposed by the serial twin only (the GPU transposers move 4- and 8-byte values); use --algo auto or serial",
-            args.algo
-        )));
-    }
-    let mut target = if field == Field::Complex {
-        if args.algo == Algorithm::Auto {
-            eprintln!("complex values (16 bytes): auto uses the serial twin (the GPU transposers move 4- and 8-byte values)");
-        }
-        Target::Serial("serial twin (complex values)")
-    } else {
-        Target::choose(args.algo)?
-    };
+    let mut target = Target::choose(args.algo)?;
     match field {
         Field::Real => {
             let a = input.read_csr_checked::<f64>(&mut memory_check::<f64>(args, &mut target, 8)).map_err(mat_err(&args.input))?;
@@ -171,8 +158,37 @@ pub fn transpose(args: &TransposeArgs) -> Result<()> {
         }
         Field::Complex => {
             let a = input.read_csr_checked::<Complex64>(&mut memory_check::<Complex64>(args, &mut target, 16)).map_err(mat_err(&args.input))?;
+            run_complex(args, a, target)
+        }
+    }
+}
+
+/// A complex value's 16 bytes as a `u128` (real part low): the GPU moves bits, and
+/// `num_complex::Complex64` has no cudarc `DeviceRepr`.
+fn complex_bits(z: Complex64) -> u128 {
+    (u128::from(z.im.to_bits()) << 64) | u128::from(z.re.to_bits())
+}
+
+fn complex_from_bits(b: u128) -> Complex64 {
+    Complex64::new(f64::from_bits(b as u64), f64::from_bits((b >> 64) as u64))
+}
+
+/// Complex values: on the GPU as their bits (16-byte values), checked and written as complex.
+fn run_complex(args: &TransposeArgs, a: Csr<u32, Complex64>, target: Target) -> Result<()> {
+    match target {
+        Target::Serial(how) => {
             let at = a.try_transpose().map_err(mat_err(&args.input))?;
-            finish(args, &a, at, "the serial twin (complex values)", false)
+            finish(args, &a, at, how, false)
+        }
+        Target::Gpu { gpu, mut plan, algo } => {
+            let bits = Csr::try_new(a.rows(), a.cols(), a.ptr().to_vec(), a.idx().to_vec(), a.vals().iter().map(|&z| complex_bits(z)).collect()).map_err(mat_err(&args.input))?;
+            let da = DeviceCsr::upload(&gpu, &bits)?;
+            drop(bits);
+            let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
+            let out = plan.transpose_new(algo, &da)?.download(&gpu)?;
+            let (rows, cols, ptr, idx, vals) = out.into_parts();
+            let at = Csr::try_new(rows, cols, ptr, idx, vals.into_iter().map(complex_from_bits).collect()).map_err(|e| Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}")))?;
+            finish(args, &a, at, &format!("{algo} on {} (complex values as 16-byte bits)", gpu.props().name), true)
         }
     }
 }
