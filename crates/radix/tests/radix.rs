@@ -1,4 +1,4 @@
-//! gpu-radix against its serial twin: keys alone, with 4- and 8-byte values, out of place with two
+//! gpu-radix against its serial twin: keys alone, with 4-, 8- and 16-byte values, out of place with two
 //! payloads; end bits 0, 1, 7, 9, 17, 24, 31, 32 (one pass and several, even and odd counts);
 //! every digit width; awkward sizes (tile ± 1, 2^k ± 1, ...) up to 10^7; key distributions that
 //! show stability (few distinct, all equal) and high bits that must not count; poisoned outputs;
@@ -36,6 +36,12 @@ gpu_test!(fn keys_and_pairs_match_the_twin(gpu) {
         sort.sort_pairs(&mut dk, &mut dv, end).unwrap();
         let (ek, ev) = serial::sort_pairs(&k, &v64, end);
         assert!(gpu.download(&dk).unwrap() == ek && gpu.download(&dv).unwrap() == ev, "pairs u64 n={n} {dist} end={end}");
+        // 16-byte values (two 8-byte halves through the stage), distinct in both halves.
+        let v128: Vec<u128> = (0..n as u128).map(|x| (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) << 64) | (x ^ 0xA5A5)).collect();
+        let (mut dk, mut dv) = (gpu.upload(&k).unwrap(), gpu.upload(&v128).unwrap());
+        sort.sort_pairs(&mut dk, &mut dv, end).unwrap();
+        let (ek, ev) = serial::sort_pairs(&k, &v128, end);
+        assert!(gpu.download(&dk).unwrap() == ek && gpu.download(&dv).unwrap() == ev, "pairs u128 n={n} {dist} end={end}");
     }
 });
 

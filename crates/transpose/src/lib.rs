@@ -174,7 +174,7 @@ impl Transposer {
             return Ok(0);
         }
         let algo = algo.resolve(m, n, nnz);
-        if wide::is_wide(value_bytes) && !matches!(algo, Algorithm::Serial | Algorithm::CuSparse) {
+        if wide::by_positions(&self.radix, algo, value_bytes, n) {
             // Positions (4 bytes) move instead, then one gather ([`wide`]).
             let inner = self.workspace_bytes(algo, m, n, nnz, 4)?;
             return Ok(wide::workspace_bytes(nnz, inner));
@@ -259,7 +259,7 @@ impl Transposer {
             // Every algorithm's answer, without launching anything (cuSPARSE would leave the
             // pointer of n = 0 unwritten).
             self.gpu.memset_bytes(&mut out.ptr, 0)?;
-        } else if wide::is_wide(vb) && algo != Algorithm::CuSparse {
+        } else if wide::by_positions(&self.radix, algo, vb, d.n) {
             wide::run(self, algo, a, &mut out, d, scratch)?;
         } else {
             self.run_algorithm(algo, a, &mut out, d, scratch)?;
@@ -271,8 +271,8 @@ impl Transposer {
 }
 
 impl Transposer {
-    /// Runs one resolved GPU algorithm (values of 4 or 8 bytes, or none; cuSPARSE takes its
-    /// own widths) on a non-empty matrix.
+    /// Runs one resolved GPU algorithm (values of 4 or 8 bytes, or none; 16 in RadixTrans;
+    /// cuSPARSE takes its own widths) on a non-empty matrix.
     fn run_algorithm<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
         match algo {
             Algorithm::ScanTrans => scan_trans::run(self, a, out, d, scratch),

@@ -16,19 +16,20 @@ pub unsafe extern "ptx-kernel" fn radix_histogram(keys: *const u32, n: u64, chun
 }
 
 macro_rules! onesweep_kernel {
-    ($name:ident, $t:ty) => {
-        /// [`onesweep`] with a second payload of this width; dynamic shared memory of
-        /// `stage_bytes(size_of::<payload>())`.
+    ($name:ident, $t:ty, $h:literal, $bytes:literal) => {
+        #[doc = concat!("[`onesweep`] with a second payload of ", $bytes, " bytes; dynamic shared memory of `stage_bytes(", $bytes, ")`.")]
         ///
         /// # Safety
-        /// As [`onesweep`].
+        /// As [`onesweep`] (the second payload's arrays hold `n` items of this width).
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name(keys_in: *const u32, first_in: *const u32, second_in: *const $t, n: u64, shift: u32, bits: u32, pass: u32, counts: *const u32, status: *mut u64, counter: *mut u32, keys_out: *mut u32, first_out: *mut u32, second_out: *mut $t) {
             // SAFETY: the caller's contract (the launch sizes the dynamic shared memory).
-            unsafe { onesweep::<$t>(keys_in, first_in, second_in, n, shift, bits, pass, counts, status, counter, keys_out, first_out, second_out, RX_STAGE::smem()) }
+            unsafe { onesweep::<$t, $h>(keys_in, first_in, second_in, n, shift, bits, pass, counts, status, counter, keys_out, first_out, second_out, RX_STAGE::smem()) }
         }
     };
 }
 
-onesweep_kernel!(radix_onesweep_v4, u32);
-onesweep_kernel!(radix_onesweep_v8, u64);
+onesweep_kernel!(radix_onesweep_v4, u32, 1, 4);
+onesweep_kernel!(radix_onesweep_v8, u64, 1, 8);
+// 16-byte items as two 8-byte halves, staged one after the other.
+onesweep_kernel!(radix_onesweep_v16, u64, 2, 16);

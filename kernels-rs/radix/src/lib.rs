@@ -1,5 +1,5 @@
 //! Stable LSD radix sort of `u32` keys on the GPU, onesweep (Adinets & Merrill 2022), carrying
-//! up to two payloads (a `u32` one and a 4- or 8-byte one). Host side: crate `gpu-radix`.
+//! up to two payloads (a `u32` one and a 4-, 8- or 16-byte one). Host side: crate `gpu-radix`.
 //!
 //! - **histogram** ([`tile::histogram`]): one read of the keys counts the digits of up to
 //!   [`HIST_PASSES`] passes at once (shared-memory counts, then global atomics);
@@ -14,8 +14,9 @@
 //! The building blocks are public for other kernels: [`warp::match_rank`] (from
 //! `histogram-kernels`), [`tile::histogram`] and [`tile::onesweep`].
 //!
-//! Kernels (feature `kernels`): `radix_histogram`, `radix_onesweep_v4`, `radix_onesweep_v8`
-//! (the second payload's width; null pointers skip a payload or the keys' output; dynamic shared
+//! Kernels (feature `kernels`): `radix_histogram`, `radix_onesweep_v4`, `radix_onesweep_v8`,
+//! `radix_onesweep_v16` (the second payload's width; 16-byte items move as two 8-byte halves;
+//! null pointers skip a payload or the keys' output; dynamic shared
 //! memory of [`stage_bytes`]).
 #![no_std]
 #![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
@@ -33,15 +34,16 @@ pub const MAX_BITS: u32 = 9;
 pub const HIST_PASSES: u32 = 4;
 
 /// Bytes of dynamic shared memory of a `radix_onesweep_*` launch with a second payload of
-/// `second_bytes` bytes (0, 4 or 8): one area for the payloads, staged one after the other
-/// (the widest of them), then the tile's keys.
+/// `second_bytes` bytes (0, 4, 8 or 16): one area for the payloads, staged one after the other
+/// (the widest of them; 16-byte items in two 8-byte halves), then the tile's keys.
 ///
 /// ```
 /// assert_eq!(radix_kernels::stage_bytes(8), radix_kernels::NV * 12);
+/// assert_eq!(radix_kernels::stage_bytes(16), radix_kernels::NV * 12);
 /// assert_eq!(radix_kernels::stage_bytes(0), radix_kernels::NV * 8);
 /// ```
 pub const fn stage_bytes(second_bytes: u32) -> u32 {
-    let area = if second_bytes > 4 { second_bytes } else { 4 };
+    let area = if second_bytes > 4 { 8 } else { 4 };
     NV * (4 + area)
 }
 

@@ -129,19 +129,20 @@ const LOOK_BACK_SLEEP_NS: u32 = 64;
 const LOOK_BACK: usize = 4;
 
 /// Loads one payload's items of this thread (warp-striped from `seg`, all in flight; items from
-/// `left` on, past the end, stay uninitialized).
+/// `left` on, past the end, stay uninitialized). Item `k` is `input[k * H + half]`: `H = 2`
+/// reads one 8-byte half of 16-byte items.
 ///
 /// # Safety
-/// `input` holds `seg + left` items at least.
+/// `input` holds `(seg + left) * H` words at least; `half < H`.
 #[inline(always)]
-unsafe fn load_items<V: GlobalWord, const IT: usize>(input: *const V, seg: u64, left: u32, lane: u32) -> [MaybeUninit<V>; IT] {
+unsafe fn load_items<V: GlobalWord, const IT: usize, const H: usize>(input: *const V, seg: u64, left: u32, lane: u32, half: usize) -> [MaybeUninit<V>; IT] {
     let mut vals = [MaybeUninit::uninit(); IT];
-    let at = input.wrapping_add(seg as usize);
+    let at = input.wrapping_add(seg as usize * H + half);
     each_item!(IT, i {
         let j = i as u32 * 32 + lane;
         if j < left {
-            // SAFETY: seg + j < n.
-            vals[i] = MaybeUninit::new(unsafe { ldg(at.add(j as usize)) });
+            // SAFETY: (seg + j) * H + half < n * H.
+            vals[i] = MaybeUninit::new(unsafe { ldg(at.add(j as usize * H)) });
         }
     });
     vals
@@ -163,18 +164,19 @@ unsafe fn stage_items<V: SmemWord, const IT: usize>(vals: &[MaybeUninit<V>; IT],
     });
 }
 
-/// Writes this thread's staged slots `tid + j * NT` below `count` of `area` to `output[at[j]]`.
+/// Writes this thread's staged slots `tid + j * NT` below `count` of `area` to
+/// `output[at[j] * H + half]` (one half of 16-byte items when `H = 2`).
 ///
 /// # Safety
-/// `at[j]` is below `output`'s length for each slot below `count`; `area` holds the staged
-/// tile.
+/// `at[j] * H + half` is below `output`'s length for each slot below `count`; `area` holds the
+/// staged tile.
 #[inline(always)]
-unsafe fn write_slots<V: SmemWord + GlobalWord, const IT: usize>(output: *mut V, at: &[u32; IT], tid: u32, count: u32, area: Smem<V>) {
+unsafe fn write_slots<V: SmemWord + GlobalWord, const IT: usize, const H: usize>(output: *mut V, at: &[u32; IT], tid: u32, count: u32, area: Smem<V>, half: usize) {
     each_item!(IT, j {
         let k = tid + j as u32 * NT;
         if k < count {
             // SAFETY: the caller's contract.
-            unsafe { stg(output.add(at[j] as usize), area.add(k as usize).ld()) };
+            unsafe { stg(output.add(at[j] as usize * H + half), area.add(k as usize).ld()) };
         }
     });
 }
@@ -199,7 +201,7 @@ unsafe fn write_slots<V: SmemWord + GlobalWord, const IT: usize>(output: *mut V,
 /// shared memory of [`crate::stage_bytes`]`(size_of::<V>())` bytes, 16-byte aligned.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn onesweep<V: SmemWord + GlobalWord>(
+pub unsafe fn onesweep<V: SmemWord + GlobalWord, const H: usize>(
     keys_in: *const u32,
     first_in: *const u32,
     second_in: *const V,
@@ -369,10 +371,10 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord>(
         // slots' places are kept for the payloads; the first payload's loads are in flight
         // meanwhile (on an H100 this and the next loads' placement made RadixTrans 4-8% faster).
         let count = (n - t * NV as u64).min(NV as u64) as u32;
-        let firsts = if first_in.is_null() { [MaybeUninit::uninit(); IT] } else { load_items::<u32, IT>(first_in, seg, left, lane) };
+        let firsts = if first_in.is_null() { [MaybeUninit::uninit(); IT] } else { load_items::<u32, IT, 1>(first_in, seg, left, lane, 0) };
         // Without a first payload the second one's loads go in flight here.
         let early = first_in.is_null() && !second_in.is_null();
-        let mut seconds = if early { load_items::<V, IT>(second_in, seg, left, lane) } else { [MaybeUninit::uninit(); IT] };
+        let mut seconds = if early { load_items::<V, IT, H>(second_in, seg, left, lane, 0) } else { [MaybeUninit::uninit(); IT] };
         let mut at = [0u32; IT];
         each_item!(IT, j {
             let k = tid + j as u32 * NT;
@@ -391,17 +393,25 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord>(
             stage_items(&firsts, left, lane, &pos, pay32);
         }
         if !early && !second_in.is_null() {
-            seconds = load_items::<V, IT>(second_in, seg, left, lane);
+            seconds = load_items::<V, IT, H>(second_in, seg, left, lane, 0);
         }
         if !first_in.is_null() {
             sync_threads();
-            write_slots(first_out, &at, tid, count, pay32);
+            write_slots::<u32, IT, 1>(first_out, &at, tid, count, pay32, 0);
             sync_threads();
         }
         if !second_in.is_null() {
             stage_items(&seconds, left, lane, &pos, pay);
             sync_threads();
-            write_slots(second_out, &at, tid, count, pay);
+            write_slots::<V, IT, H>(second_out, &at, tid, count, pay, 0);
+            // 16-byte items: the other half through the same area.
+            if H == 2 {
+                seconds = load_items::<V, IT, H>(second_in, seg, left, lane, 1);
+                sync_threads();
+                stage_items(&seconds, left, lane, &pos, pay);
+                sync_threads();
+                write_slots::<V, IT, H>(second_out, &at, tid, count, pay, 1);
+            }
         }
     }
 }
