@@ -87,6 +87,9 @@ pub enum FieldArg {
     Real,
     /// i64 values.
     Integer,
+    /// `Complex<f64>` values (the real generator's values, and imaginary parts from each entry's
+    /// position).
+    Complex,
     /// No values.
     Pattern,
 }

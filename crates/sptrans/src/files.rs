@@ -281,6 +281,11 @@ pub fn gen(args: &GenArgs) -> Result<()> {
         FieldArg::Real => save::<f64>(out, generate(&args.kind, args.seed).map_err(Error::Gen)?)?,
         FieldArg::Integer => save::<i64>(out, generate(&args.kind, args.seed).map_err(Error::Gen)?)?,
         FieldArg::Pattern => save::<()>(out, generate(&args.kind, args.seed).map_err(Error::Gen)?)?,
+        FieldArg::Complex => {
+            let (rows, cols, ptr, idx, vals) = generate::<f64>(&args.kind, args.seed).map_err(Error::Gen)?.into_parts();
+            let vals = vals.into_iter().enumerate().map(|(k, re)| Complex64::new(re, (k as f64 * 0.618_033_988_75).fract() - 0.5)).collect();
+            save::<Complex64>(out, Csr::try_new(rows, cols, ptr, idx, vals).map_err(Error::Gen)?)?
+        }
     };
     if out.as_os_str() != "-" {
         eprintln!("wrote {} ({rows} x {cols}, {nnz} nonzeros)", out.display());

@@ -68,6 +68,11 @@ fn gen_writes_every_kind_deterministically() {
     assert!(std::fs::read_to_string(&p).unwrap().starts_with("%%MatrixMarket matrix coordinate pattern general"));
     let p = gen_file(dir.path(), "int.mtx", &["banded", "10", "1", "1", "--field", "integer"]);
     assert!(std::fs::read_to_string(&p).unwrap().starts_with("%%MatrixMarket matrix coordinate integer general"));
+    // Complex: the real generator's pattern and values, imaginary parts not all zero.
+    let p = gen_file(dir.path(), "cplx.mtx", &["rmat", "6", "200", "--field", "complex", "--seed", "4"]);
+    let (c, r) = (mm::read_csr::<Complex64>(&p).unwrap(), mm::read_csr::<f64>(&gen_file(dir.path(), "cplx-re.mtx", &["rmat", "6", "200", "--seed", "4"])).unwrap());
+    assert_eq!((c.ptr(), c.idx()), (r.ptr(), r.idx()));
+    assert!(c.vals().iter().zip(r.vals()).all(|(z, &x)| z.re == x) && c.vals().iter().any(|z| z.im != 0.0));
     sptrans().args(["gen", "uniform", "3", "3", "3"]).assert().failure().code(1).stderr(predicate::str::contains("-o OUT.mtx"));
     sptrans().args(["gen", "uniform", "3", "3", "100", "-o"]).arg(dir.path().join("x.mtx")).assert().failure().code(1).stderr(predicate::str::contains("generating").and(no_panic()));
 }
