@@ -8,8 +8,8 @@ use crate::{stage_bytes, Carry, Result, HIST_PASSES, MAX_BITS, NT, NV};
 
 pub(crate) struct Kernels {
     pub histogram: Kernel,
-    /// By the second payload's width: `[4 bytes (or none), 8 bytes]`.
-    pub onesweep: [Kernel; 3],
+    /// By the second payload's width: `radix_onesweep_v{4 (or none),8,16,1,2}`.
+    pub onesweep: [Kernel; 5],
 }
 
 /// Device addresses of keys and payloads (0: absent).
@@ -133,6 +133,8 @@ pub(crate) unsafe fn pass(gpu: &Gpu, k: &Kernels, n: u64, shift: u32, bits: u32,
     let stream = gpu.stream();
     let t = tiles(n);
     let variant = match carry.second_bytes {
+        1 => 3,
+        2 => 4,
         16 => 2,
         8 => 1,
         _ => 0,
@@ -142,7 +144,7 @@ pub(crate) unsafe fn pass(gpu: &Gpu, k: &Kernels, n: u64, shift: u32, bits: u32,
     let (si, so) = if carry.second_bytes > 0 { (src.second, dst.second) } else { (0, 0) };
     let counts = sweep.hist + 4 * RADIX * pass as u64;
     let counter = sweep.counters + 4 * pass as u64;
-    // SAFETY: radix_onesweep_v{4,8,16}(keys_in, first_in, second_in, n, shift, bits, pass, counts,
+    // SAFETY: radix_onesweep_v{1,2,4,8,16}(keys_in, first_in, second_in, n, shift, bits, pass, counts,
     // status, counter, keys_out, first_out, second_out): `t` blocks of NT over n items each
     // (payloads null together), counts of this pass's digits, status of RADIX * t words with no
     // tag of this pass yet, a zeroed counter; the kernel's width matches the second payload and

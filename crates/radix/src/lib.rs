@@ -59,7 +59,7 @@ pub enum Error {
         passes: u32,
     },
     /// Payloads of a size the kernels do not move.
-    #[error("radix: payloads of {bytes} bytes are not supported (4, 8 or 16)")]
+    #[error("radix: payloads of {bytes} bytes are not supported (1, 2, 4, 8 or 16)")]
     UnsupportedPayload {
         /// Size of one payload item.
         bytes: usize,
@@ -77,7 +77,7 @@ impl Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// What a sort moves besides the keys: whether there is a `u32` first payload and how many bytes
-/// a second payload item has (0: none, 4, 8 or 16).
+/// a second payload item has (0: none, 1, 2, 4, 8 or 16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Carry {
     /// A `u32` payload travels with the keys.
@@ -102,8 +102,8 @@ impl RadixSort {
     /// [`Error::Runtime`] when a module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         let k = |name: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, name)?) };
-        let onesweep = [k("radix_onesweep_v4")?, k("radix_onesweep_v8")?, k("radix_onesweep_v16")?];
-        for (kernel, bytes) in onesweep.iter().zip([4, 8, 16]) {
+        let onesweep = [k("radix_onesweep_v4")?, k("radix_onesweep_v8")?, k("radix_onesweep_v16")?, k("radix_onesweep_v1")?, k("radix_onesweep_v2")?];
+        for (kernel, bytes) in onesweep.iter().zip([4, 8, 16, 1, 2]) {
             kernel.set_max_dynamic_shared(stage_bytes(bytes))?;
         }
         Ok(Self {
@@ -153,7 +153,7 @@ impl RadixSort {
         self.owned(bytes, |s, sc| s.sort_keys_with(keys, end_bit, sc))
     }
 
-    /// Sorts `keys` in place with `values` (4-, 8- or 16-byte items) moved along, stably by the keys'
+    /// Sorts `keys` in place with `values` (1-, 2-, 4-, 8- or 16-byte items) moved along, stably by the keys'
     /// low `end_bit` bits.
     ///
     /// # Errors
@@ -196,7 +196,7 @@ impl RadixSort {
     /// Out of place, with up to two payloads: the keys of `keys_in` stably sorted by their low
     /// `end_bit` bits into `keys_out`; `first = (input, output)` moves a `u32` payload, and its
     /// input is **consumed** (used as a ping-pong buffer: its contents are unspecified after the
-    /// call); `second = (input, output)` moves a 4-, 8- or 16-byte payload. Inputs other than
+    /// call); `second = (input, output)` moves a payload of 1, 2, 4, 8 or 16 bytes. Inputs other than
     /// `first`'s are left as they are. Scratch: [`RadixSort::into_workspace_bytes`].
     ///
     /// # Errors
@@ -342,7 +342,7 @@ impl RadixSort {
     /// One stable pass by the digit `(key >> shift) & (2^bits - 1)` (`bits <= MAX_BITS`), out of
     /// place: the keys of `keys_in` into `keys_out` grouped by digit in digit order, each group
     /// in input order (an MSD partition, or one LSD pass); `first` and `second` move a `u32` and
-    /// a 4-, 8- or 16-byte payload along. Inputs are left as they are. Scratch:
+    /// a payload of 1, 2, 4, 8 or 16 bytes along. Inputs are left as they are. Scratch:
     /// [`RadixSort::partition_workspace_bytes`].
     ///
     /// # Errors
@@ -486,7 +486,7 @@ fn pair_ptrs<'a, T>(n: u64, pair: Option<(&'a impl DevicePtr<T>, &'a mut impl De
 
 fn payload_bytes<V: Payload>() -> Result<usize> {
     match V::BYTES {
-        4 | 8 | 16 => Ok(V::BYTES),
+        1 | 2 | 4 | 8 | 16 => Ok(V::BYTES),
         bytes => Err(Error::UnsupportedPayload { bytes }),
     }
 }

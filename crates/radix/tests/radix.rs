@@ -1,4 +1,4 @@
-//! gpu-radix against its serial twin: keys alone, with 4-, 8- and 16-byte values, out of place with two
+//! gpu-radix against its serial twin: keys alone, with 1-, 2-, 4-, 8- and 16-byte values, out of place with two
 //! payloads; end bits 0, 1, 7, 9, 17, 24, 31, 32 (one pass and several, even and odd counts);
 //! every digit width; awkward sizes (tile ± 1, 2^k ± 1, ...) up to 10^7; key distributions that
 //! show stability (few distinct, all equal) and high bits that must not count; poisoned outputs;
@@ -36,6 +36,17 @@ gpu_test!(fn keys_and_pairs_match_the_twin(gpu) {
         sort.sort_pairs(&mut dk, &mut dv, end).unwrap();
         let (ek, ev) = serial::sort_pairs(&k, &v64, end);
         assert!(gpu.download(&dk).unwrap() == ek && gpu.download(&dv).unwrap() == ev, "pairs u64 n={n} {dist} end={end}");
+        // 1- and 2-byte values.
+        let v8: Vec<u8> = (0..n).map(|x| (x * 37 % 251) as u8).collect();
+        let (mut dk, mut dv) = (gpu.upload(&k).unwrap(), gpu.upload(&v8).unwrap());
+        sort.sort_pairs(&mut dk, &mut dv, end).unwrap();
+        let (ek, ev) = serial::sort_pairs(&k, &v8, end);
+        assert!(gpu.download(&dk).unwrap() == ek && gpu.download(&dv).unwrap() == ev, "pairs u8 n={n} {dist} end={end}");
+        let v16: Vec<u16> = (0..n).map(|x| (x * 40503 % 65521) as u16).collect();
+        let (mut dk, mut dv) = (gpu.upload(&k).unwrap(), gpu.upload(&v16).unwrap());
+        sort.sort_pairs(&mut dk, &mut dv, end).unwrap();
+        let (ek, ev) = serial::sort_pairs(&k, &v16, end);
+        assert!(gpu.download(&dk).unwrap() == ek && gpu.download(&dv).unwrap() == ev, "pairs u16 n={n} {dist} end={end}");
         // 16-byte values (two 8-byte halves through the stage), distinct in both halves.
         let v128: Vec<u128> = (0..n as u128).map(|x| (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) << 64) | (x ^ 0xA5A5)).collect();
         let (mut dk, mut dv) = (gpu.upload(&k).unwrap(), gpu.upload(&v128).unwrap());
@@ -166,8 +177,9 @@ gpu_test!(fn reported_workspace_is_allocated_and_errors_are_values(gpu) {
     assert_eq!(sort.allocated_bytes(), RadixSort::workspace_bytes(n as u64, Carry { first: false, second_bytes: 4 }));
     let mut short = gpu.alloc::<u32>(n - 1).unwrap();
     assert!(matches!(sort.sort_pairs(&mut k, &mut short, 17), Err(Error::LengthMismatch { what: "values", .. })));
+    // Every payload width is supported now (1, 2, 4, 8, 16 bytes: each `Payload` type).
     let mut bytes = gpu.alloc::<u8>(n).unwrap();
-    assert!(matches!(sort.sort_pairs(&mut k, &mut bytes, 17), Err(Error::UnsupportedPayload { bytes: 1 })));
+    sort.sort_pairs(&mut k, &mut bytes, 17).unwrap();
     let mut tiny = gpu.alloc::<u8>(64).unwrap();
     let mut s = Scratch::new(&mut tiny, gpu.stream());
     assert!(matches!(sort.sort_keys_with(&mut k, 32, &mut s), Err(Error::Runtime(gpu_runtime::Error::ScratchTooSmall { .. }))));

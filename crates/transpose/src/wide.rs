@@ -1,6 +1,6 @@
 //! Values of the widths the kernels do not carry (1 and 2 bytes: `u8`, `i8`, `u16`, `i16`, `f16`,
-//! `bf16`; 16 bytes, `u128`, `i128`, except in a one-pass RadixTrans, whose sort carries them):
-//! the algorithm transposes the matrix with each nonzero's
+//! `bf16`; 16 bytes, `u128`, `i128`), except in RadixTrans, whose sort carries 1 and 2 bytes, and
+//! 16 when it is one pass: the algorithm transposes the matrix with each nonzero's
 //! position (`0..nnz`, a `u32`) as its value, so that the output's "values" are the permutation;
 //! one gather kernel (`transpose_permute_v{1,2,16}`) then moves the real values by it. Every
 //! GPU algorithm gets these widths this way, at the price of `8·nnz` bytes of workspace and one
@@ -16,13 +16,15 @@ use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use crate::{grid, Algorithm, Dims, Error, Result, Transposer};
 
 /// Whether values of `bytes` bytes take this path with `algo` (resolved) on `n` columns: 4 and 8
-/// bytes move with the keys everywhere; 16 bytes move in RadixTrans's sort (two 8-byte halves a
-/// pass) when it is one pass, since each pass moves them twice (on the H100 the 64-column matrix
-/// took 0.43 ms so against 0.68 by positions, the 3-pass uniform 100k² 1.06 against 0.79); the
-/// serial twin and cuSPARSE take every width themselves; 0 is a pattern.
+/// bytes move with the keys everywhere; RadixTrans's sort also carries 1 and 2 bytes, and 16
+/// bytes (two 8-byte halves a pass) when it is one pass, since each pass moves them twice (on
+/// the H100 the 64-column matrix took 0.43 ms so against 0.68 by positions, the 3-pass uniform
+/// 100k² 1.06 against 0.79); the serial twin and cuSPARSE take every width themselves; 0 is a
+/// pattern.
 pub(crate) fn by_positions(radix: &RadixSort, algo: Algorithm, bytes: usize, n: u64) -> bool {
     match bytes {
         0 | 4 | 8 => false,
+        1 | 2 if algo == Algorithm::RadixTrans => false,
         16 if algo == Algorithm::RadixTrans && radix.passes(bits_below(n)).0 == 1 => false,
         _ => !matches!(algo, Algorithm::Serial | Algorithm::CuSparse),
     }

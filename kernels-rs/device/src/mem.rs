@@ -95,6 +95,8 @@ macro_rules! global_word {
 }
 
 global_word! {
+    u8 => "u8", reg16;
+    u16 => "u16", reg16;
     u32 => "u32", reg32;
     i32 => "s32", reg32;
     u64 => "u64", reg64;

@@ -227,6 +227,8 @@ macro_rules! smem_word {
 }
 
 smem_word! {
+    u8 => "u8", reg16;
+    u16 => "u16", reg16;
     u32 => "u32", reg32;
     u64 => "u64", reg64;
     f32 => "f32", reg32;

@@ -29,6 +29,8 @@ macro_rules! onesweep_kernel {
     };
 }
 
+onesweep_kernel!(radix_onesweep_v1, u8, 1, 1);
+onesweep_kernel!(radix_onesweep_v2, u16, 1, 2);
 onesweep_kernel!(radix_onesweep_v4, u32, 1, 4);
 onesweep_kernel!(radix_onesweep_v8, u64, 1, 8);
 // 16-byte items as two 8-byte halves, staged one after the other.

@@ -1,5 +1,5 @@
 //! Stable LSD radix sort of `u32` keys on the GPU, onesweep (Adinets & Merrill 2022), carrying
-//! up to two payloads (a `u32` one and a 4-, 8- or 16-byte one). Host side: crate `gpu-radix`.
+//! up to two payloads (a `u32` one and one of 1, 2, 4, 8 or 16 bytes). Host side: crate `gpu-radix`.
 //!
 //! - **histogram** ([`tile::histogram`]): one read of the keys counts the digits of up to
 //!   [`HIST_PASSES`] passes at once (shared-memory counts, then global atomics);
@@ -14,8 +14,8 @@
 //! The building blocks are public for other kernels: [`warp::match_rank`] (from
 //! `histogram-kernels`), [`tile::histogram`] and [`tile::onesweep`].
 //!
-//! Kernels (feature `kernels`): `radix_histogram`, `radix_onesweep_v4`, `radix_onesweep_v8`,
-//! `radix_onesweep_v16` (the second payload's width; 16-byte items move as two 8-byte halves;
+//! Kernels (feature `kernels`): `radix_histogram`, `radix_onesweep_v{1,2,4,8,16}` (the second
+//! payload's width in bytes; 16-byte items move as two 8-byte halves;
 //! null pointers skip a payload or the keys' output; dynamic shared
 //! memory of [`stage_bytes`]).
 #![no_std]
@@ -34,13 +34,15 @@ pub const MAX_BITS: u32 = 9;
 pub const HIST_PASSES: u32 = 4;
 
 /// Bytes of dynamic shared memory of a `radix_onesweep_*` launch with a second payload of
-/// `second_bytes` bytes (0, 4, 8 or 16): one area for the payloads, staged one after the other
-/// (the widest of them; 16-byte items in two 8-byte halves), then the tile's keys.
+/// `second_bytes` bytes (0, 1, 2, 4, 8 or 16): one area for the payloads, staged one after the
+/// other (the widest of them, at least the first payload's 4 bytes; 16-byte items in two 8-byte
+/// halves), then the tile's keys.
 ///
 /// ```
 /// assert_eq!(radix_kernels::stage_bytes(8), radix_kernels::NV * 12);
 /// assert_eq!(radix_kernels::stage_bytes(16), radix_kernels::NV * 12);
 /// assert_eq!(radix_kernels::stage_bytes(0), radix_kernels::NV * 8);
+/// assert_eq!(radix_kernels::stage_bytes(2), radix_kernels::NV * 8);
 /// ```
 pub const fn stage_bytes(second_bytes: u32) -> u32 {
     let area = if second_bytes > 4 { 8 } else { 4 };
