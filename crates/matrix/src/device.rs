@@ -5,6 +5,7 @@ use gpu_runtime::{AnyBits, Gpu, Scratch};
 
 use crate::formats::Csr;
 use crate::{Error, Result, Value};
+use num_complex::Complex64;
 
 /// Largest row or column count of a [`DeviceCsr`] (32-bit indices; the row pointer has
 /// `rows + 1` entries): `u32::MAX - 1`.
@@ -172,6 +173,48 @@ impl<T: Value + AnyBits> DeviceCsr<T> {
             None => vec![T::one(); self.idx.len()],
         };
         Csr::try_new(self.rows, self.cols, gpu.download(&self.ptr)?, gpu.download(&self.idx)?, vals)
+    }
+}
+
+/// A complex value's 16 bytes as a `u128` (real part in the low half), the form a
+/// `Complex<f64>` takes on the device (cudarc has no `DeviceRepr` for `num_complex` types; the
+/// GPU only moves the bits).
+///
+/// ```
+/// use sptrans_matrix::device::{complex_bits, complex_from_bits};
+/// let z = sptrans_matrix::num_complex::Complex64::new(1.5, -0.0);
+/// assert_eq!(complex_from_bits(complex_bits(z)).im.to_bits(), (-0.0f64).to_bits());
+/// ```
+pub fn complex_bits(z: Complex64) -> u128 {
+    (u128::from(z.im.to_bits()) << 64) | u128::from(z.re.to_bits())
+}
+
+/// The inverse of [`complex_bits`].
+pub fn complex_from_bits(b: u128) -> Complex64 {
+    Complex64::new(f64::from_bits(b as u64), f64::from_bits((b >> 64) as u64))
+}
+
+impl DeviceCsr<u128> {
+    /// Uploads a `Complex<f64>` matrix as its values' bits ([`complex_bits`]); every transposer
+    /// moves 16-byte values.
+    ///
+    /// # Errors
+    /// As [`DeviceCsr::upload`].
+    pub fn upload_complex(gpu: &Gpu, a: &Csr<u32, Complex64>) -> Result<Self> {
+        let bits: Vec<u128> = a.vals().iter().map(|&z| complex_bits(z)).collect();
+        let parts = DeviceCsrParts { ptr: gpu.upload(a.ptr())?, idx: gpu.upload(a.idx())?, vals: Some(gpu.upload(&bits)?) };
+        check_shape(a.rows(), a.cols(), &parts)?;
+        // SAFETY: `a` is a validated `Csr`, copied as is (values as their bits); sizes checked.
+        Ok(unsafe { Self::from_parts_unchecked(a.rows(), a.cols(), parts) })
+    }
+
+    /// Downloads a matrix of complex bits back as `Complex<f64>` values.
+    ///
+    /// # Errors
+    /// Device errors.
+    pub fn download_complex(&self, gpu: &Gpu) -> Result<Csr<u32, Complex64>> {
+        let (rows, cols, ptr, idx, vals) = self.download(gpu)?.into_parts();
+        Csr::try_new(rows, cols, ptr, idx, vals.into_iter().map(complex_from_bits).collect())
     }
 }
 

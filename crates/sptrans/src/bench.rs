@@ -26,16 +26,20 @@ struct Source {
 
 /// The value types `bench` runs (`--values`), widened from the f32 sources.
 trait BenchValue: gpu_runtime::Payload + sptrans_matrix::Value {
+    /// The name `--values` takes.
+    const NAME: &'static str;
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, Self>>;
 }
 
 impl BenchValue for f32 {
+    const NAME: &'static str = "f32";
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, f32>> {
         Ok(a)
     }
 }
 
 impl BenchValue for f64 {
+    const NAME: &'static str = "f64";
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, f64>> {
         let (rows, cols, ptr, idx, vals) = a.into_parts();
         Ok(Csr::try_new_sorted(rows, cols, ptr, idx, vals.into_iter().map(f64::from).collect())?)
@@ -49,12 +53,14 @@ fn convert<T: sptrans_matrix::Value>(a: Csr<u32, f32>, f: impl Fn(f32) -> T) -> 
 }
 
 impl BenchValue for half::f16 {
+    const NAME: &'static str = "f16";
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, half::f16>> {
         convert(a, half::f16::from_f32)
     }
 }
 
 impl BenchValue for i8 {
+    const NAME: &'static str = "i8";
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, i8>> {
         convert(a, |v| (v * 100.0) as i8)
     }
@@ -62,11 +68,9 @@ impl BenchValue for i8 {
 
 /// `Complex<f64>` as its 16 bytes (the device moves bits; `Complex64` has no cudarc `DeviceRepr`).
 impl BenchValue for u128 {
+    const NAME: &'static str = "c64, Complex<f64> as its bits";
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, u128>> {
-        convert(a, |v| {
-            let c = num_complex::Complex64::new(f64::from(v), 0.0);
-            (u128::from(c.im.to_bits()) << 64) | u128::from(c.re.to_bits())
-        })
+        convert(a, |v| sptrans_matrix::device::complex_bits(num_complex::Complex64::new(f64::from(v), 0.0)))
     }
 }
 
@@ -231,7 +235,7 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
     if records.is_empty() {
         println!("no matrix of {} could be read", suite_label(args, gpu.is_some()));
     } else {
-        eprintln!("values: {} ({vb} bytes)", std::any::type_name::<T>());
+        eprintln!("values: {} ({vb} bytes)", T::NAME);
         print!("{}", tables(&records, &algos, copy, vb));
     }
     if !skipped.is_empty() {

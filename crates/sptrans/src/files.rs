@@ -163,16 +163,6 @@ pub fn transpose(args: &TransposeArgs) -> Result<()> {
     }
 }
 
-/// A complex value's 16 bytes as a `u128` (real part low): the GPU moves bits, and
-/// `num_complex::Complex64` has no cudarc `DeviceRepr`.
-fn complex_bits(z: Complex64) -> u128 {
-    (u128::from(z.im.to_bits()) << 64) | u128::from(z.re.to_bits())
-}
-
-fn complex_from_bits(b: u128) -> Complex64 {
-    Complex64::new(f64::from_bits(b as u64), f64::from_bits((b >> 64) as u64))
-}
-
 /// Complex values: on the GPU as their bits (16-byte values), checked and written as complex.
 fn run_complex(args: &TransposeArgs, a: Csr<u32, Complex64>, target: Target) -> Result<()> {
     match target {
@@ -181,13 +171,9 @@ fn run_complex(args: &TransposeArgs, a: Csr<u32, Complex64>, target: Target) -> 
             finish(args, &a, at, how, false)
         }
         Target::Gpu { gpu, mut plan, algo } => {
-            let bits = Csr::try_new(a.rows(), a.cols(), a.ptr().to_vec(), a.idx().to_vec(), a.vals().iter().map(|&z| complex_bits(z)).collect()).map_err(mat_err(&args.input))?;
-            let da = DeviceCsr::upload(&gpu, &bits)?;
-            drop(bits);
+            let da = DeviceCsr::upload_complex(&gpu, &a)?;
             let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
-            let out = plan.transpose_new(algo, &da)?.download(&gpu)?;
-            let (rows, cols, ptr, idx, vals) = out.into_parts();
-            let at = Csr::try_new(rows, cols, ptr, idx, vals.into_iter().map(complex_from_bits).collect()).map_err(|e| Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}")))?;
+            let at = plan.transpose_new(algo, &da)?.download_complex(&gpu).map_err(|e| Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}")))?;
             finish(args, &a, at, &format!("{algo} on {} (complex values as 16-byte bits)", gpu.props().name), true)
         }
     }
