@@ -30,9 +30,10 @@ use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 pub use algorithm::Algorithm;
 pub use gpu_runtime::vendor::{cusparse_library, CUSPARSE_LIB_ENV};
 pub use error::{Error, Result};
-/// The value payload the transposers move: 4 and 8 bytes beside the keys, 1, 2 and 16 bytes by
-/// a permutation gathered at the end (`u8` also stands for pattern matrices, whose values are
-/// absent). It lives in `gpu-runtime` so that every crate can use it.
+/// The value payload the transposers move: 4 and 8 bytes beside the keys; 1, 2 and 16 bytes
+/// beside the keys in RadixTrans (16 when its sort is one pass) and otherwise by a permutation
+/// gathered at the end (`u8` also stands for pattern matrices, whose values are absent). It
+/// lives in `gpu-runtime` so that every crate can use it.
 pub use gpu_runtime::Payload;
 /// RadixTrans's default largest digit (the radix primitive's default).
 pub use gpu_radix::DEFAULT_MAX_BITS as RADIX_DEFAULT_BITS;
@@ -271,8 +272,9 @@ impl Transposer {
 }
 
 impl Transposer {
-    /// Runs one resolved GPU algorithm (values of 4 or 8 bytes, or none; 16 in RadixTrans;
-    /// cuSPARSE takes its own widths) on a non-empty matrix.
+    /// Runs one resolved GPU algorithm on a non-empty matrix: values of 4 or 8 bytes or none;
+    /// also 1, 2 and 16 bytes in RadixTrans ([`wide::by_positions`] says when); cuSPARSE takes
+    /// every width itself.
     fn run_algorithm<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
         match algo {
             Algorithm::ScanTrans => scan_trans::run(self, a, out, d, scratch),

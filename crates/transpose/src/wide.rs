@@ -18,7 +18,7 @@ use crate::{grid, Algorithm, Dims, Error, Result, Transposer};
 /// Whether values of `bytes` bytes take this path with `algo` (resolved) on `n` columns: 4 and 8
 /// bytes move with the keys everywhere; RadixTrans's sort also carries 1 and 2 bytes, and 16
 /// bytes (two 8-byte halves a pass) when it is one pass, since each pass moves them twice (on
-/// the H100 the 64-column matrix took 0.43 ms so against 0.68 by positions, the 3-pass uniform
+/// the H100 the 64-column matrix took 0.43 ms against 0.68 by positions, the 3-pass uniform
 /// 100k² 1.06 against 0.79); the serial twin and cuSPARSE take every width themselves; 0 is a
 /// pattern.
 pub(crate) fn by_positions(radix: &RadixSort, algo: Algorithm, bytes: usize, n: u64) -> bool {
