@@ -1,6 +1,7 @@
 //! Device counterparts: a CSR matrix in device memory that keeps the invariants of [`Csr`], so
 //! kernels may index with its pointers and column indices without bounds checks.
 use gpu_runtime::cudarc::driver::{CudaSlice, DeviceRepr};
+use gpu_runtime::check::SignedIndex;
 use gpu_runtime::{AnyBits, Gpu, Scratch};
 
 use crate::formats::Csr;
@@ -119,6 +120,28 @@ impl<T: DeviceRepr> DeviceCsr<T> {
         }
         // SAFETY: every invariant was checked above.
         Ok(unsafe { Self::from_parts_unchecked(rows, cols, parts) })
+    }
+
+    /// A `rows × cols` matrix from the caller's device index arrays of `i32` or `i64` (PyTorch's
+    /// `int32`/`int64` CSR tensors, SciPy's index arrays once on the device): both are narrowed
+    /// to `u32` on the GPU (new buffers; the inputs are left as they are), then validated as
+    /// [`DeviceCsr::from_parts`] does. A negative entry, or one above `u32::MAX`, is an error
+    /// naming the array and its position.
+    ///
+    /// # Errors
+    /// [`Error::BadIndexValue`], then as [`DeviceCsr::from_parts`]; out of memory.
+    pub fn from_signed_parts<S: SignedIndex>(gpu: &Gpu, rows: u64, cols: u64, ptr: &CudaSlice<S>, idx: &CudaSlice<S>, vals: Option<CudaSlice<T>>) -> Result<Self> {
+        let mut flags = gpu.alloc::<u8>(gpu_runtime::check::WORKSPACE_BYTES as usize)?;
+        let mut narrow = |what: &'static str, input: &CudaSlice<S>| -> Result<CudaSlice<u32>> {
+            let mut out = gpu.alloc::<u32>(input.len())?;
+            let mut scratch = Scratch::new(&mut flags, gpu.stream());
+            if let Some(f) = gpu_runtime::check::narrow_to_u32(gpu, input, &mut out, &mut scratch)? {
+                return Err(Error::BadIndexValue { what, position: f.position, value: f.value.into(), max: u32::MAX as u64 });
+            }
+            Ok(out)
+        };
+        let parts = DeviceCsrParts { ptr: narrow("pointer", ptr)?, idx: narrow("index", idx)?, vals };
+        Self::from_parts(gpu, rows, cols, parts)
     }
 
     /// A `rows × cols` matrix of the caller's device buffers, without validation.

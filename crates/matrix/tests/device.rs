@@ -1,5 +1,6 @@
 //! DeviceCsr: upload and download keep the matrix (and its invariants) exactly, for every
-//! device value type and for pattern matrices, including empty shapes.
+//! device value type and for pattern matrices, including empty shapes; signed (i32, i64) index
+//! arrays narrowed on the GPU or refused with the position.
 use gpu_testkit::gpu_test;
 use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::{gen, Csr};
@@ -20,4 +21,39 @@ gpu_test!(fn device_csr_round_trips(gpu) {
     assert!(d.vals().is_none());
     assert_eq!(gpu.download(d.ptr()).unwrap(), p.ptr());
     assert_eq!(gpu.download(d.idx()).unwrap(), p.idx());
+});
+
+gpu_test!(fn signed_index_arrays_narrow_on_the_gpu_or_name_the_bad_position(gpu) {
+    // PyTorch-style int64 / int32 device arrays: narrowed to u32 exactly, or refused with the
+    // array and the first bad position (a negative entry; one above u32::MAX; one >= cols,
+    // caught by the validation after narrowing).
+    use rand::Rng;
+    use sptrans_matrix::Error;
+    let (mut r, _g) = gpu_testkit::rng();
+    for scale in [1u64, 33, 1000, 100_000] {
+        let a = gen::uniform::<f32>(scale, scale + 3, 3 * scale, r.random()).unwrap();
+        let (p64, i64s): (Vec<i64>, Vec<i64>) = (a.ptr().iter().map(|&x| x as i64).collect(), a.idx().iter().map(|&x| x as i64).collect());
+        let vals = || Some(gpu.upload(a.vals()).unwrap());
+        let d = DeviceCsr::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&p64).unwrap(), &gpu.upload(&i64s).unwrap(), vals()).unwrap();
+        assert_eq!(d.download(gpu).unwrap(), a, "i64 scale {scale}");
+        let (p32, i32s): (Vec<i32>, Vec<i32>) = (p64.iter().map(|&x| x as i32).collect(), i64s.iter().map(|&x| x as i32).collect());
+        let d = DeviceCsr::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&p32).unwrap(), &gpu.upload(&i32s).unwrap(), vals()).unwrap();
+        assert_eq!(d.download(gpu).unwrap(), a, "i32 scale {scale}");
+        let at = r.random_range(0..i64s.len());
+        for (bad, what) in [(-1 - r.random_range(0..1_000i64), "negative"), (u32::MAX as i64 + 1 + r.random_range(0..1_000i64), "too large")] {
+            let mut idx = i64s.clone();
+            idx[at] = bad;
+            let e = DeviceCsr::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&p64).unwrap(), &gpu.upload(&idx).unwrap(), vals()).err().expect("refused");
+            assert!(matches!(e, Error::BadIndexValue { what: "index", position, value, .. } if position == at as u64 && value == bad as i128), "{what} at {at}: {e}");
+        }
+        let mut ptr = p64.clone();
+        let last = ptr.len() - 1;
+        ptr[last] = -5;
+        let e = DeviceCsr::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&ptr).unwrap(), &gpu.upload(&i64s).unwrap(), vals()).err().expect("refused");
+        assert!(matches!(e, Error::BadIndexValue { what: "pointer", value: -5, .. }), "{e}");
+        let mut idx = i64s.clone();
+        idx[at] = a.cols() as i64;
+        let e = DeviceCsr::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&p64).unwrap(), &gpu.upload(&idx).unwrap(), vals()).err().expect("refused");
+        assert!(matches!(e, Error::IndexOutOfRange { position, .. } if position == at as u64), "{e}");
+    }
 });

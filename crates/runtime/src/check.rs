@@ -1,5 +1,6 @@
 //! Validation of caller-provided device data on the GPU: a pointer array (starts at 0, never
-//! decreases, ends at the item count) and indices below a bound. Device types with invariants
+//! decreases, ends at the item count), indices below a bound, and signed index arrays (`i32`,
+//! `i64`) narrowed to `u32` ([`narrow_to_u32`]). Device types with invariants
 //! (`sptrans_matrix::device::DeviceCsr`, ...) run these in their checked constructors, so safe
 //! code cannot hand a kernel an index that reaches outside a buffer.
 use cudarc::driver::{DevicePtr, LaunchConfig};
@@ -167,4 +168,69 @@ fn word(gpu: &Gpu, buf: &impl DevicePtr<u32>, at: u64) -> Result<u32> {
     // SAFETY: `at` < the buffer's length (callers pass 0, m of m + 1 words, or a position < n).
     unsafe { gpu.read_raw(p + 4 * at, &mut w)? };
     Ok(w[0])
+}
+
+/// A caller's index type that [`narrow_to_u32`] takes: `i32` and `i64`, as PyTorch and SciPy
+/// hold indices.
+pub trait SignedIndex: crate::AnyBits + Default + Into<i64> {
+    /// The narrowing kernel of the type.
+    const KERNEL: &'static str;
+}
+
+impl SignedIndex for i64 {
+    const KERNEL: &'static str = "runtime_narrow_i64_u32";
+}
+
+impl SignedIndex for i32 {
+    const KERNEL: &'static str = "runtime_narrow_i32_u32";
+}
+
+/// An entry that does not fit `u32` (negative, or above `u32::MAX`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NarrowFault {
+    /// The first position holding one.
+    pub position: u64,
+    /// The entry found there.
+    pub value: i64,
+}
+
+/// Narrows `input` into `out` (of the same length) on the GPU and returns the first entry outside
+/// `0..=u32::MAX` (`None` when every entry fits; `out` is then the same numbers as `u32`).
+/// Enqueued on `gpu`'s stream, then synchronizes; takes [`WORKSPACE_BYTES`] of `scratch`.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] when the lengths differ, [`Error::TooLarge`] past 32-bit positions,
+/// [`Error::ScratchTooSmall`], and driver errors.
+pub fn narrow_to_u32<S: SignedIndex>(gpu: &Gpu, input: &impl DevicePtr<S>, out: &mut impl cudarc::driver::DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<Option<NarrowFault>> {
+    let n = input.len() as u64;
+    if out.len() as u64 != n {
+        return Err(Error::LengthMismatch { what: "narrowed output", expected: n, got: out.len() as u64 });
+    }
+    if n >= u32::MAX as u64 {
+        return Err(Error::TooLarge { what: "index array", len: n, max: u32::MAX as u64 - 1 });
+    }
+    if n == 0 {
+        return Ok(None);
+    }
+    let fl = scratch.take(4)?;
+    // SAFETY: the flag word just carved from the scratch.
+    unsafe { gpu.fill_raw(fl, 0xFF, 4)? };
+    let stream = gpu.stream();
+    let (i, _i) = input.device_ptr(stream);
+    let (o, _o) = out.device_ptr_mut(stream);
+    let k = gpu.kernel(&MODULE, S::KERNEL)?;
+    let cfg = grid_1d(n, NT, NT as u64 * 4, gpu.props().sm_count.max(1) * 8);
+    // SAFETY: runtime_narrow_*_u32(input, n, out, first_bad): input and out hold n items,
+    // n < 2^32, first_bad is the flag word.
+    unsafe { k.args(stream).arg(&i).arg(&n).arg(&o).arg(&fl).launch(cfg)? };
+    let mut got = [0u32];
+    // SAFETY: the flag word written above.
+    unsafe { gpu.read_raw(fl, &mut got)? };
+    if got[0] == u32::MAX {
+        return Ok(None);
+    }
+    let mut v = [S::default()];
+    // SAFETY: got[0] < n, a position of `input`.
+    unsafe { gpu.read_raw(i + (std::mem::size_of::<S>() as u64) * got[0] as u64, &mut v)? };
+    Ok(Some(NarrowFault { position: got[0] as u64, value: v[0].into() }))
 }

@@ -24,6 +24,8 @@ ldg! {
     ldg_f32: f32 => "f32", reg32;
     /// `__ldg` of a `u64`.
     ldg_u64: u64 => "u64", reg64;
+    /// `__ldg` of an `i64`.
+    ldg_i64: i64 => "s64", reg64;
     /// `__ldg` of an `f64`.
     ldg_f64: f64 => "f64", reg64;
 }
@@ -100,6 +102,7 @@ global_word! {
     u32 => "u32", reg32;
     i32 => "s32", reg32;
     u64 => "u64", reg64;
+    i64 => "s64", reg64;
     f32 => "f32", reg32;
     f64 => "f64", reg64;
 }

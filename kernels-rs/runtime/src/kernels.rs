@@ -149,3 +149,33 @@ pub unsafe extern "ptx-kernel" fn runtime_first_at_least_u32(values: *const u32,
         i += thread::grid_size_1d();
     }
 }
+
+macro_rules! narrow_kernel {
+    ($name:ident, $t:ty, $load:path) => {
+        /// A caller's signed index array narrowed to `u32`: `out[i] = input[i]` when it is in
+        /// `0..=u32::MAX`, else `*first_bad = min(i)` (and `out[i]` unspecified). Grid-stride,
+        /// any grid.
+        ///
+        /// # Safety
+        /// `input` and `out` hold `n` items, `n < 2^32`; `first_bad` is a valid global word.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(input: *const $t, n: u64, out: *mut u32, first_bad: *mut u32) {
+            let mut i = thread::index_1d_u64();
+            while i < n {
+                // SAFETY: i < n.
+                let v = unsafe { $load(input.add(i as usize)) } as i64;
+                if (0..=u32::MAX as i64).contains(&v) {
+                    // SAFETY: i < n.
+                    unsafe { mem::stg(out.add(i as usize), v as u32) };
+                } else {
+                    // SAFETY: a valid global word.
+                    unsafe { atomic::atomic_min_u32(first_bad, i as u32) };
+                }
+                i += thread::grid_size_1d();
+            }
+        }
+    };
+}
+
+narrow_kernel!(runtime_narrow_i64_u32, i64, mem::ldg_i64);
+narrow_kernel!(runtime_narrow_i32_u32, i32, mem::ldg_i32);
