@@ -58,6 +58,12 @@ pub enum Error {
         /// Passes the sort takes.
         passes: u32,
     },
+    /// A first payload started in the scratch needs an odd number of passes.
+    #[error("radix: the first payload can start in the scratch only in an odd number of passes ({passes} here)")]
+    EvenPasses {
+        /// Passes the sort takes.
+        passes: u32,
+    },
     /// Payloads of a size the kernels do not move.
     #[error("radix: payloads of {bytes} bytes are not supported (1, 2, 4, 8 or 16)")]
     UnsupportedPayload {
@@ -310,6 +316,60 @@ impl RadixSort {
         // input is its output, which an even pass count reads in pass 0 (writing the
         // temporaries) and writes from pass 1 on; no other output aliases an input.
         unsafe { self.run_via_outputs(io.n, end_bit, io.input, io.output, io.carry, scratch) }
+    }
+
+    /// The region of `scratch` where [`RadixSort::sort_into_outputs_first_in_scratch_with`] reads
+    /// its first payload: `n` words after the temporary keys, carved from a reborrow (the scratch
+    /// itself is not consumed). Write the payload there, then pass the same scratch to the sort.
+    ///
+    /// # Errors
+    /// [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn outputs_first_slice<'s>(scratch: &'s mut Scratch<'_>, n: usize) -> Result<gpu_runtime::scratch::ScratchSlice<'s, u32>> {
+        let mut view = scratch.reborrow();
+        view.take(4 * n as u64)?;
+        Ok(view.slice::<u32>(n)?)
+    }
+
+    /// As [`RadixSort::sort_into_outputs_with`], with the first payload's input already in the
+    /// scratch, in [`RadixSort::outputs_first_slice`] (its contents are consumed): possible only
+    /// when the sort takes an odd number of passes, where pass 0 reads the temporaries and writes
+    /// the outputs. RadixTrans uses it to expand the rows straight into the scratch (no separate
+    /// rows buffer).
+    ///
+    /// # Errors
+    /// [`Error::EvenPasses`], and as [`RadixSort::sort_into_outputs_with`].
+    #[allow(clippy::type_complexity)]
+    pub fn sort_into_outputs_first_in_scratch_with<V: Payload>(
+        &mut self,
+        keys_in: &impl DevicePtr<u32>,
+        keys_out: &mut impl DevicePtrMut<u32>,
+        first_out: &mut impl DevicePtrMut<u32>,
+        second: Option<(&impl DevicePtr<V>, &mut impl DevicePtrMut<V>)>,
+        end_bit: u32,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
+        let stream = self.gpu.stream().clone();
+        let mut io = out_of_place(&stream, keys_in, keys_out, None::<(&CudaSlice<u32>, &mut CudaSlice<u32>)>, second)?;
+        same_len(io.n, first_out.len(), "first")?;
+        let (passes, _) = self.passes(end_bit);
+        if io.n > 0 && passes % 2 == 0 {
+            return Err(Error::EvenPasses { passes });
+        }
+        let (f, _c) = first_out.device_ptr_mut(&stream);
+        (io.output.first, io.carry.first) = (f, true);
+        scratch.require(Self::outputs_workspace_bytes(io.n, io.carry))?;
+        if io.n == 0 {
+            return Ok(());
+        }
+        // The temporary copy, carved as `outputs_first_slice` carves it: its first payload is
+        // the input.
+        let temp = launch::take_copy(scratch, io.n, io.carry, true)?;
+        io.input.first = temp.first;
+        // SAFETY: every address holds n items of its type (checked above); with an odd pass
+        // count pass 0 reads the input (the temporaries' first payload) and writes the outputs,
+        // pass p > 0 reads temps[(p - 1) % 2] and writes temps[p % 2] or the outputs, never the
+        // buffer it reads.
+        unsafe { self.run(io.n, end_bit, io.input, io.output, [io.output, temp], io.carry, scratch) }
     }
 
     /// The passes with the outputs as one ping-pong copy and one scratch temporary as the other,

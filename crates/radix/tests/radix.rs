@@ -95,7 +95,8 @@ gpu_test!(fn every_digit_width_and_out_of_place_with_two_payloads(gpu) {
 gpu_test!(fn outputs_as_ping_pong_match_the_twin(gpu) {
     let (mut r, _seed) = rng();
     let mut sort = RadixSort::new(gpu).unwrap();
-    // 1 to 6 passes (even and odd), sizes around a tile, first payload separate and in place.
+    // 1 to 6 passes (even and odd), sizes around a tile, first payload separate, in place (even
+    // counts) and starting in the scratch (odd counts).
     for (c, &(n, end, bits)) in [(1usize, 5u32, 8u32), (NV as usize - 1, 17, 8), (NV as usize + 1, 17, 9), (100_003, 24, 8), (70_001, 32, 8), (50_000, 30, 5), (3, 0, 8)].iter().enumerate() {
         if n > max_len() {
             continue;
@@ -131,6 +132,19 @@ gpu_test!(fn outputs_as_ping_pong_match_the_twin(gpu) {
             assert!(gpu.download(&keys_out).unwrap() == ek, "keys, first in place {what}");
         } else {
             assert!(matches!(res, Err(Error::OddPasses { .. })), "{what}: {res:?}");
+        }
+        // The first payload starting in the scratch: an odd pass count only.
+        let mut s = Scratch::new(&mut mine, gpu.stream());
+        gpu.stream().memcpy_htod(&first, &mut RadixSort::outputs_first_slice(&mut s, n).unwrap()).unwrap();
+        gpu.memset_bytes(&mut keys_out, POISON_BYTE).unwrap();
+        gpu.memset_bytes(&mut first_out, POISON_BYTE).unwrap();
+        let res = sort.sort_into_outputs_first_in_scratch_with(&keys_in, &mut keys_out, &mut first_out, Some((&second_in, &mut second_out)), end, &mut s);
+        if passes % 2 == 1 {
+            res.unwrap();
+            assert!(gpu.download(&first_out).unwrap() == ef, "first from the scratch {what}");
+            assert!(gpu.download(&keys_out).unwrap() == ek, "keys, first from the scratch {what}");
+        } else {
+            assert!(matches!(res, Err(Error::EvenPasses { .. })), "{what}: {res:?}");
         }
     }
     assert_eq!(sort.allocated_bytes(), 0, "lent scratch only");

@@ -2,9 +2,9 @@
 //! by the bits that columns below `n` use), carrying each nonzero's row (from ptr2idx) and value
 //! straight into the output; the column pointer from the sorted columns by boundary detection.
 //! Each pass is ScanTrans on one digit with the tiles as partitions. The output arrays serve as
-//! one of the sort's two ping-pong copies (`RadixSort::sort_into_outputs_with`); with an even
-//! number of passes ptr2idx writes the rows straight into the output's row indices, which the
-//! first pass sorts from in place.
+//! one of the sort's two ping-pong copies (`RadixSort::sort_into_outputs_with`); ptr2idx writes
+//! the rows where the first pass reads them: into the output's row indices with an even number
+//! of passes, into the sort's temporary copy with an odd number (no rows buffer).
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_radix::{bits_below, Carry, RadixSort};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
@@ -24,12 +24,12 @@ fn even_passes(radix: &RadixSort, n: u64) -> bool {
     radix.passes(bits_below(n)).0 % 2 == 0
 }
 
-/// The scratch of one call, in carving order: the sorted columns, the row of every nonzero
-/// (only with an odd number of passes), then ptr2idx's and the sort's scratch (one temporary
-/// copy: the output is the other).
-pub(crate) fn workspace_bytes(radix: &RadixSort, d: Dims, vb: u64) -> u64 {
-    let rows = if even_passes(radix, d.n) { 0 } else { 4 * d.nnz };
-    Layout::new().add(4 * d.nnz).add(rows).add(Ptr2Idx::workspace_bytes(d.m, d.nnz)).add(RadixSort::outputs_workspace_bytes(d.nnz, carry(vb))).bytes()
+/// The scratch of one call, in carving order: the sorted columns, then ptr2idx's and the sort's
+/// scratch (one temporary copy: the output is the other). The rows need no buffer of their own:
+/// with an even number of passes ptr2idx writes them into the output's row indices, with an odd
+/// number into the sort's temporary copy.
+pub(crate) fn workspace_bytes(_radix: &RadixSort, d: Dims, vb: u64) -> u64 {
+    Layout::new().add(4 * d.nnz).add(Ptr2Idx::workspace_bytes(d.m, d.nnz)).add(RadixSort::outputs_workspace_bytes(d.nnz, carry(vb))).bytes()
 }
 
 pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
@@ -47,10 +47,11 @@ pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut De
         let mut sub = scratch.sub(RadixSort::outputs_workspace_bytes(d.nnz, carry(vb)))?;
         t.radix.sort_into_outputs_first_in_place_with(a.idx(), &mut sorted, &mut out.idx, second, end, &mut sub)?;
     } else {
-        let mut rows = scratch.slice::<u32>(d.nnz as usize)?;
-        t.ptr2idx.run_with(a.ptr(), &mut rows, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
+        // The rows straight into the sort's temporary copy, where its first pass reads them.
+        let mut expand = scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?;
         let mut sub = scratch.sub(RadixSort::outputs_workspace_bytes(d.nnz, carry(vb)))?;
-        t.radix.sort_into_outputs_with(a.idx(), &mut sorted, Some((&rows, &mut out.idx)), second, end, &mut sub)?;
+        t.ptr2idx.run_with(a.ptr(), &mut RadixSort::outputs_first_slice(&mut sub, d.nnz as usize)?, &mut expand)?;
+        t.radix.sort_into_outputs_first_in_scratch_with(a.idx(), &mut sorted, &mut out.idx, second, end, &mut sub)?;
     }
     let stream = t.gpu.stream().clone();
     let (s, _s) = sorted.device_ptr(&stream);
