@@ -304,12 +304,7 @@ impl RadixSort {
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
         let stream = self.gpu.stream().clone();
-        let mut io = out_of_place(&stream, keys_in, keys_out, None::<(&CudaSlice<u32>, &mut CudaSlice<u32>)>, second)?;
-        same_len(io.n, first.len(), "first")?;
-        let (passes, _) = self.passes(end_bit);
-        if io.n > 0 && passes % 2 == 1 {
-            return Err(Error::OddPasses { passes });
-        }
+        let mut io = self.placed_first(&stream, keys_in, keys_out, first.len(), second, end_bit, false)?;
         let (f, _c) = first.device_ptr_mut(&stream);
         (io.input.first, io.output.first, io.carry.first) = (f, f, true);
         // SAFETY: every address holds n items of its type (checked above); the first payload's
@@ -349,12 +344,7 @@ impl RadixSort {
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
         let stream = self.gpu.stream().clone();
-        let mut io = out_of_place(&stream, keys_in, keys_out, None::<(&CudaSlice<u32>, &mut CudaSlice<u32>)>, second)?;
-        same_len(io.n, first_out.len(), "first")?;
-        let (passes, _) = self.passes(end_bit);
-        if io.n > 0 && passes % 2 == 0 {
-            return Err(Error::EvenPasses { passes });
-        }
+        let mut io = self.placed_first(&stream, keys_in, keys_out, first_out.len(), second, end_bit, true)?;
         let (f, _c) = first_out.device_ptr_mut(&stream);
         (io.output.first, io.carry.first) = (f, true);
         scratch.require(Self::outputs_workspace_bytes(io.n, io.carry))?;
@@ -370,6 +360,29 @@ impl RadixSort {
         // pass p > 0 reads temps[(p - 1) % 2] and writes temps[p % 2] or the outputs, never the
         // buffer it reads.
         unsafe { self.run(io.n, end_bit, io.input, io.output, [io.output, temp], io.carry, scratch) }
+    }
+
+    /// The checks the two sorts with a placed first payload share: keys and second payload out of
+    /// place, the first payload's length, and the pass count's parity (odd when `odd`), refused
+    /// with [`Error::EvenPasses`] or [`Error::OddPasses`] otherwise.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn placed_first<'a, V: Payload>(
+        &self,
+        stream: &'a CudaStream,
+        keys_in: &'a impl DevicePtr<u32>,
+        keys_out: &'a mut impl DevicePtrMut<u32>,
+        first_len: usize,
+        second: Option<(&'a impl DevicePtr<V>, &'a mut impl DevicePtrMut<V>)>,
+        end_bit: u32,
+        odd: bool,
+    ) -> Result<OutOfPlace<'a>> {
+        let io = out_of_place(stream, keys_in, keys_out, None::<(&CudaSlice<u32>, &mut CudaSlice<u32>)>, second)?;
+        same_len(io.n, first_len, "first")?;
+        let (passes, _) = self.passes(end_bit);
+        if io.n > 0 && (passes % 2 == 1) != odd {
+            return Err(if odd { Error::EvenPasses { passes } } else { Error::OddPasses { passes } });
+        }
+        Ok(io)
     }
 
     /// The passes with the outputs as one ping-pong copy and one scratch temporary as the other,

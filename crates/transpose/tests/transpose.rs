@@ -249,11 +249,6 @@ gpu_test!(fn payloads_f64_i64_and_pattern(gpu) {
     }
 });
 
-/// A `Complex<f64>` of random bits (NaNs among them).
-fn num_complex_from(b: u128) -> sptrans_matrix::num_complex::Complex64 {
-    sptrans_matrix::device::complex_from_bits(b)
-}
-
 /// A matrix of `T` with random bit patterns as values (NaNs and infinities among the halves).
 fn random_bits<T: Value>(r: &mut StdRng, a: &Csr<u32, ()>, f: impl Fn(u128) -> T) -> Csr<u32, T> {
     let vals = (0..a.nnz()).map(|_| f(r.random::<u128>())).collect();
@@ -277,7 +272,7 @@ gpu_test!(fn payloads_of_1_2_and_16_bytes(gpu) {
             let i16s = random_bits(&mut r, &p, |b| b as i16);
             let w = random_bits(&mut r, &p, |b| b);
             // Complex<f64> through upload_complex / download_complex.
-            let z = random_bits(&mut r, &p, |b| num_complex_from(b));
+            let z = random_bits(&mut r, &p, sptrans_matrix::device::complex_from_bits);
             let dz = DeviceCsr::upload_complex(gpu, &z).unwrap();
             for algo in [Algorithm::RadixTrans, Algorithm::ScanTrans, Algorithm::CuSparse] {
                 let back = t.transpose_new(algo, &dz).unwrap().download_complex(gpu).unwrap();
