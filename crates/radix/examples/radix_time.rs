@@ -1,8 +1,7 @@
 //! Times `sort_pairs` (u32 keys, u32 values, in place) of 2^24 and 2^26 random pairs with 24- and
 //! 32-bit keys, copy of the input subtracted, and checks the 2^24 results against a host stable
-//! sort. The onesweep tile shape comes from `SPTRANS_RADIX_SHAPE` (a suffix of
-//! `radix_kernels::SHAPES`; empty: the default). `cargo run --release -p gpu-radix --example
-//! radix_shapes`.
+//! sort. `cargo run --release -p gpu-radix --example radix_time [BITS LOG2_N]` (one case, e.g.
+//! under ncu).
 use gpu_radix::RadixSort;
 use gpu_runtime::{Gpu, GpuTimer};
 use rand::{rngs::StdRng, Rng, SeedableRng};
