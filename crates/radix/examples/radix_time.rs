@@ -11,7 +11,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let timer = GpuTimer::new(&gpu)?;
     let mut sort = RadixSort::new(&gpu)?;
     let mut r = StdRng::seed_from_u64(5);
-    // `radix_shapes BITS LOG2_N`: one case (e.g. under ncu).
+    // `radix_time BITS LOG2_N`: one case (e.g. under ncu).
     let args: Vec<u32> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let (bit_cases, n_cases) = if let [b, l] = args[..] { (vec![b], vec![l]) } else { (vec![24u32, 32], vec![24u32, 26]) };
     for &bits in &bit_cases {
