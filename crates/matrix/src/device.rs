@@ -107,9 +107,13 @@ impl<T: DeviceRepr> DeviceCsr<T> {
     /// [`Error::LengthMismatch`], [`Error::TooLarge`], [`Error::BadPointers`] (position and
     /// what is wrong), [`Error::IndexOutOfRange`] (position, index, bound), device errors.
     pub fn from_parts(gpu: &Gpu, rows: u64, cols: u64, parts: DeviceCsrParts<T>) -> Result<Self> {
+        Self::validated(gpu, rows, cols, parts, &mut check_flags(gpu)?)
+    }
+
+    /// [`DeviceCsr::from_parts`] with its flag words in `flags` (of [`check_flags`]).
+    fn validated(gpu: &Gpu, rows: u64, cols: u64, parts: DeviceCsrParts<T>, flags: &mut CudaSlice<u8>) -> Result<Self> {
         check_shape(rows, cols, &parts)?;
-        let mut flags = gpu.alloc::<u8>(gpu_runtime::check::WORKSPACE_BYTES as usize)?;
-        let mut scratch = Scratch::new(&mut flags, gpu.stream());
+        let mut scratch = Scratch::new(flags, gpu.stream());
         let nnz = parts.idx.len() as u64;
         let (pf, xf) = gpu_runtime::check::offsets_and_indices(gpu, &parts.ptr, nnz, &parts.idx, cols, &mut scratch)?;
         if let Some(f) = pf {
@@ -131,7 +135,7 @@ impl<T: DeviceRepr> DeviceCsr<T> {
     /// # Errors
     /// [`Error::BadIndexValue`], then as [`DeviceCsr::from_parts`]; out of memory.
     pub fn from_signed_parts<S: SignedIndex>(gpu: &Gpu, rows: u64, cols: u64, ptr: &CudaSlice<S>, idx: &CudaSlice<S>, vals: Option<CudaSlice<T>>) -> Result<Self> {
-        let mut flags = gpu.alloc::<u8>(gpu_runtime::check::WORKSPACE_BYTES as usize)?;
+        let mut flags = check_flags(gpu)?;
         let mut narrow = |what: &'static str, input: &CudaSlice<S>| -> Result<CudaSlice<u32>> {
             let mut out = gpu.alloc::<u32>(input.len())?;
             let mut scratch = Scratch::new(&mut flags, gpu.stream());
@@ -141,7 +145,7 @@ impl<T: DeviceRepr> DeviceCsr<T> {
             Ok(out)
         };
         let parts = DeviceCsrParts { ptr: narrow("pointer", ptr)?, idx: narrow("index", idx)?, vals };
-        Self::from_parts(gpu, rows, cols, parts)
+        Self::validated(gpu, rows, cols, parts, &mut flags)
     }
 
     /// A `rows × cols` matrix of the caller's device buffers, without validation.
@@ -155,6 +159,11 @@ impl<T: DeviceRepr> DeviceCsr<T> {
     pub unsafe fn from_parts_unchecked(rows: u64, cols: u64, parts: DeviceCsrParts<T>) -> Self {
         Self { rows, cols, ptr: parts.ptr, idx: parts.idx, vals: parts.vals }
     }
+}
+
+/// The device words the GPU checks report through (`gpu_runtime::check`).
+fn check_flags(gpu: &Gpu) -> Result<CudaSlice<u8>> {
+    Ok(gpu.alloc::<u8>(gpu_runtime::check::WORKSPACE_BYTES as usize)?)
 }
 
 fn check_shape<T: DeviceRepr>(rows: u64, cols: u64, p: &DeviceCsrParts<T>) -> Result<()> {
@@ -236,8 +245,7 @@ impl DeviceCsr<u128> {
     /// # Errors
     /// Device errors.
     pub fn download_complex(&self, gpu: &Gpu) -> Result<Csr<u32, Complex64>> {
-        let (rows, cols, ptr, idx, vals) = self.download(gpu)?.into_parts();
-        Csr::try_new(rows, cols, ptr, idx, vals.into_iter().map(complex_from_bits).collect())
+        Ok(self.download(gpu)?.map_values(complex_from_bits))
     }
 }
 

@@ -150,12 +150,10 @@ macro_rules! compressed {
             /// [`Error::BadIndexValue`], then as `try_new`.
             pub fn try_from_indices<J: Copy + Into<i128>>(rows: u64, cols: u64, ptr: &[J], idx: &[J], vals: Vec<T>) -> Result<Self> {
                 let narrow = |what: &'static str, a: &[J]| -> Result<Vec<I>> {
-                    let mut out = crate::formats::try_filled(0, I::default(), "converted indices")?;
-                    out.try_reserve_exact(a.len()).map_err(|_| Error::HostMemory { bytes: (a.len() * std::mem::size_of::<I>()) as u64, what: "converted indices" })?;
-                    for (k, &v) in a.iter().enumerate() {
+                    let mut out = try_filled(a.len(), I::default(), "converted indices")?;
+                    for (k, (o, &v)) in out.iter_mut().zip(a).enumerate() {
                         let v: i128 = v.into();
-                        let fit = u64::try_from(v).ok().and_then(I::from_u64);
-                        out.push(fit.ok_or(Error::BadIndexValue { what, position: k as u64, value: v, max: I::MAX })?);
+                        *o = u64::try_from(v).ok().and_then(I::from_u64).ok_or(Error::BadIndexValue { what, position: k as u64, value: v, max: I::MAX })?;
                     }
                     Ok(out)
                 };
@@ -178,6 +176,11 @@ macro_rules! compressed {
             pub fn is_sorted_unique(&self) -> bool {
                 validate($major(self.rows, self.cols), $minor(self.rows, self.cols), &self.ptr, &self.idx, self.vals.len(), true).is_ok()
             }
+            /// The same pattern with every value mapped by `f` (in storage order).
+            pub fn map_values<U: Value>(self, f: impl FnMut(T) -> U) -> $ty<I, U> {
+                $ty { rows: self.rows, cols: self.cols, ptr: self.ptr, idx: self.idx, vals: self.vals.into_iter().map(f).collect() }
+            }
+
             /// The parts `(rows, cols, ptr, idx, vals)`.
             pub fn into_parts(self) -> (u64, u64, Vec<I>, Vec<I>, Vec<T>) {
                 (self.rows, self.cols, self.ptr, self.idx, self.vals)

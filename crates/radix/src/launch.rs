@@ -8,7 +8,7 @@ use crate::{stage_bytes, Carry, Result, HIST_PASSES, MAX_BITS, NT, NV};
 
 pub(crate) struct Kernels {
     pub histogram: Kernel,
-    /// By the second payload's width: `radix_onesweep_v{4 (or none),8,16,1,2}`.
+    /// By the second payload's width: `radix_onesweep_v{1,2,4 (or none),8,16}`.
     pub onesweep: [Kernel; 5],
 }
 
@@ -133,11 +133,11 @@ pub(crate) unsafe fn pass(gpu: &Gpu, k: &Kernels, n: u64, shift: u32, bits: u32,
     let stream = gpu.stream();
     let t = tiles(n);
     let variant = match carry.second_bytes {
-        1 => 3,
-        2 => 4,
-        16 => 2,
-        8 => 1,
-        _ => 0,
+        1 => 0,
+        2 => 1,
+        8 => 3,
+        16 => 4,
+        _ => 2,
     };
     let cfg = LaunchConfig { grid_dim: (t as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: stage_bytes(carry.second_bytes as u32) };
     let (fi, fo) = if carry.first { (src.first, dst.first) } else { (0, 0) };

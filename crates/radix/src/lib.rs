@@ -108,8 +108,8 @@ impl RadixSort {
     /// [`Error::Runtime`] when a module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         let k = |name: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, name)?) };
-        let onesweep = [k("radix_onesweep_v4")?, k("radix_onesweep_v8")?, k("radix_onesweep_v16")?, k("radix_onesweep_v1")?, k("radix_onesweep_v2")?];
-        for (kernel, bytes) in onesweep.iter().zip([4, 8, 16, 1, 2]) {
+        let onesweep = [k("radix_onesweep_v1")?, k("radix_onesweep_v2")?, k("radix_onesweep_v4")?, k("radix_onesweep_v8")?, k("radix_onesweep_v16")?];
+        for (kernel, bytes) in onesweep.iter().zip([1, 2, 4, 8, 16]) {
             kernel.set_max_dynamic_shared(stage_bytes(bytes))?;
         }
         Ok(Self {

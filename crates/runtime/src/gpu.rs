@@ -425,10 +425,10 @@ fn read_props(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceProps> {
 }
 
 /// A value payload that kernels move beside their keys (sorts, transposers, formats): every bit
-/// pattern is a value ([`AnyBits`]), zero bits are zero, and `BYTES` selects the kernel variant:
-/// 4 and 8 bytes move with the keys; 1, 2 and 16 bytes (`u8`, `i8`, `u16`, `i16`, `f16`, `bf16`,
-/// `u128`, `i128`: a `Complex<f64>`'s bits) move by a permutation gathered at the end (gpu-transpose).
-/// `u8` also stands for "no values", as in pattern matrices.
+/// pattern is a value ([`AnyBits`]), zero bits are zero, and `BYTES` (1, 2, 4, 8 or 16: `u8`,
+/// `i8`, `u16`, `i16`, `f16`, `bf16`, the 4- and 8-byte numbers, `u128`/`i128`, which hold a
+/// `Complex<f64>`'s bits) selects the kernel variant. `u8` also stands for "no values", as in
+/// pattern matrices.
 ///
 /// # Safety
 /// `BYTES` is `size_of::<Self>()`, and any bit pattern of that size is a valid `Self`.

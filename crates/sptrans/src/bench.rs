@@ -41,28 +41,21 @@ impl BenchValue for f32 {
 impl BenchValue for f64 {
     const NAME: &'static str = "f64";
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, f64>> {
-        let (rows, cols, ptr, idx, vals) = a.into_parts();
-        Ok(Csr::try_new_sorted(rows, cols, ptr, idx, vals.into_iter().map(f64::from).collect())?)
+        Ok(a.map_values(f64::from))
     }
-}
-
-/// Converts the values of an f32 matrix (its pattern kept).
-fn convert<T: sptrans_matrix::Value>(a: Csr<u32, f32>, f: impl Fn(f32) -> T) -> Result<Csr<u32, T>> {
-    let (rows, cols, ptr, idx, vals) = a.into_parts();
-    Ok(Csr::try_new_sorted(rows, cols, ptr, idx, vals.into_iter().map(f).collect())?)
 }
 
 impl BenchValue for half::f16 {
     const NAME: &'static str = "f16";
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, half::f16>> {
-        convert(a, half::f16::from_f32)
+        Ok(a.map_values(half::f16::from_f32))
     }
 }
 
 impl BenchValue for i8 {
     const NAME: &'static str = "i8";
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, i8>> {
-        convert(a, |v| (v * 100.0) as i8)
+        Ok(a.map_values(|v| (v * 100.0) as i8))
     }
 }
 
@@ -70,7 +63,7 @@ impl BenchValue for i8 {
 impl BenchValue for u128 {
     const NAME: &'static str = "c64, Complex<f64> as its bits";
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, u128>> {
-        convert(a, |v| sptrans_matrix::device::complex_bits(num_complex::Complex64::new(f64::from(v), 0.0)))
+        Ok(a.map_values(|v| sptrans_matrix::device::complex_bits(num_complex::Complex64::new(f64::from(v), 0.0))))
     }
 }
 

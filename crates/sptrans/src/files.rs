@@ -268,9 +268,12 @@ pub fn gen(args: &GenArgs) -> Result<()> {
         FieldArg::Integer => save::<i64>(out, generate(&args.kind, args.seed).map_err(Error::Gen)?)?,
         FieldArg::Pattern => save::<()>(out, generate(&args.kind, args.seed).map_err(Error::Gen)?)?,
         FieldArg::Complex => {
-            let (rows, cols, ptr, idx, vals) = generate::<f64>(&args.kind, args.seed).map_err(Error::Gen)?.into_parts();
-            let vals = vals.into_iter().enumerate().map(|(k, re)| Complex64::new(re, (k as f64 * 0.618_033_988_75).fract() - 0.5)).collect();
-            save::<Complex64>(out, Csr::try_new(rows, cols, ptr, idx, vals).map_err(Error::Gen)?)?
+            let mut k = 0u64;
+            let a = generate::<f64>(&args.kind, args.seed).map_err(Error::Gen)?.map_values(|re| {
+                k += 1;
+                Complex64::new(re, ((k - 1) as f64 * 0.618_033_988_75).fract() - 0.5)
+            });
+            save::<Complex64>(out, a)?
         }
     };
     if out.as_os_str() != "-" {

@@ -28,7 +28,7 @@ fn even_passes(radix: &RadixSort, n: u64) -> bool {
 /// scratch (one temporary copy: the output is the other). The rows need no buffer of their own:
 /// with an even number of passes ptr2idx writes them into the output's row indices, with an odd
 /// number into the sort's temporary copy.
-pub(crate) fn workspace_bytes(_radix: &RadixSort, d: Dims, vb: u64) -> u64 {
+pub(crate) fn workspace_bytes(d: Dims, vb: u64) -> u64 {
     Layout::new().add(4 * d.nnz).add(Ptr2Idx::workspace_bytes(d.m, d.nnz)).add(RadixSort::outputs_workspace_bytes(d.nnz, carry(vb))).bytes()
 }
 

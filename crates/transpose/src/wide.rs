@@ -46,14 +46,15 @@ pub(crate) fn workspace_bytes(nnz: u64, inner: u64) -> u64 {
     Layout::new().add(4 * nnz).add(4 * nnz).add(inner).bytes()
 }
 
-/// A `CudaSlice` over `len` items of someone else's device memory, never freed (the caller
-/// wraps it in `ManuallyDrop`; the context's event tracking is off, so it owns nothing else).
+/// A `CudaSlice` over `len` items of someone else's device memory (the context's event
+/// tracking is off, so it owns nothing but the address).
 ///
 /// # Safety
-/// `ptr` holds `len` items of `T` and outlives every use of the view.
-unsafe fn view<T>(t: &Transposer, ptr: u64, len: usize) -> ManuallyDrop<CudaSlice<T>> {
+/// `ptr` holds `len` items of `T` and outlives every use of the view; the view must never be
+/// dropped (it would free the memory): keep it inside a `ManuallyDrop`.
+unsafe fn view<T>(t: &Transposer, ptr: u64, len: usize) -> CudaSlice<T> {
     // SAFETY: the caller's contract.
-    ManuallyDrop::new(unsafe { t.gpu.stream().upgrade_device_ptr::<T>(ptr, len) })
+    unsafe { t.gpu.stream().upgrade_device_ptr::<T>(ptr, len) }
 }
 
 /// Transposes `a`, whose values are `T::BYTES` = 1, 2 or 16 bytes wide, with `algo` (a GPU
@@ -78,8 +79,8 @@ pub(crate) fn run<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr
     // words; none is freed (ManuallyDrop) and none outlives this function. The input view keeps
     // `a`'s invariants (same pointer and indices; the values are nnz positions).
     let (a32, mut o32) = unsafe {
-        let parts = DeviceCsrParts { ptr: ManuallyDrop::into_inner(view::<u32>(t, ptr_in, d.m as usize + 1)), idx: ManuallyDrop::into_inner(view::<u32>(t, idx_in, nnz)), vals: Some(ManuallyDrop::into_inner(view::<u32>(t, pos, nnz))) };
-        let outs = DeviceCsrParts { ptr: ManuallyDrop::into_inner(view::<u32>(t, ptr_out, d.n as usize + 1)), idx: ManuallyDrop::into_inner(view::<u32>(t, idx_out, nnz)), vals: Some(ManuallyDrop::into_inner(view::<u32>(t, perm, nnz))) };
+        let parts = DeviceCsrParts { ptr: view(t, ptr_in, d.m as usize + 1), idx: view(t, idx_in, nnz), vals: Some(view::<u32>(t, pos, nnz)) };
+        let outs = DeviceCsrParts { ptr: view(t, ptr_out, d.n as usize + 1), idx: view(t, idx_out, nnz), vals: Some(view::<u32>(t, perm, nnz)) };
         (ManuallyDrop::new(DeviceCsr::from_parts_unchecked(d.m, d.n, parts)), ManuallyDrop::new(outs))
     };
     t.run_algorithm(algo, &a32, &mut o32, d, scratch)?;

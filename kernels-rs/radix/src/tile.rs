@@ -188,14 +188,15 @@ unsafe fn write_slots<V: SmemWord + GlobalWord, const IT: usize, const H: usize>
 /// before it (decoupled look-back, one thread per digit), stages the tile in digit order in
 /// `stage` and writes it out in runs of equal digits, to the digit's start (the exclusive scan of
 /// `counts`, this pass's digit counts over all keys) plus the tiles before it. Any of
-/// `keys_out`, `first_in`/`first_out` (a `u32` payload) and `second_in`/`second_out` (a `V`
-/// payload) may be null: that part is not moved.
+/// `keys_out`, `first_in`/`first_out` (a `u32` payload) and `second_in`/`second_out` (items of
+/// `H` words of `V`: `H = 1`, or 2 for 16-byte items moved as two 8-byte halves through the
+/// same staging) may be null: that part is not moved.
 /// (Loading the payloads with the keys, in flight during the ranking, spilled registers and
 /// was 12% slower on an H100.)
 ///
 /// # Safety
-/// `ceil(n / NV)` blocks of `NT` threads; inputs and outputs hold `n` items, no output overlaps
-/// an input; `counts` holds `2^bits` words counting this pass's digits of the `n` keys; `status`
+/// `ceil(n / NV)` blocks of `NT` threads; inputs and outputs hold `n` items (`n * H` words of
+/// `V` for the second payload; `H` is 1 or 2), no output overlaps an input; `counts` holds `2^bits` words counting this pass's digits of the `n` keys; `status`
 /// holds `2^bits * ceil(n / NV)` words holding no tag of `pass` or later, `counter` is 0;
 /// `bits <= MAX_BITS`; a payload's input and output are both null or both valid; `stage` is
 /// shared memory of [`crate::stage_bytes`]`(size_of::<V>())` bytes, 16-byte aligned.
