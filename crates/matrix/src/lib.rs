@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 pub mod device;
+pub mod device64;
 mod formats;
 pub mod gen;
 pub mod mm;

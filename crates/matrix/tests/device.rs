@@ -57,3 +57,53 @@ gpu_test!(fn signed_index_arrays_narrow_on_the_gpu_or_name_the_bad_position(gpu)
         assert!(matches!(e, Error::IndexOutOfRange { position, .. } if position == at as u64), "{e}");
     }
 });
+
+gpu_test!(fn device_csr64_round_trips_and_validates_int64_arrays(gpu) {
+    // The 64-bit-pointer matrix: upload / download exact; PyTorch-style int64 pointer with
+    // int64 or int32 indices taken as they are or refused with the array and position (negative
+    // pointer or index, index above u32::MAX, index >= cols, a decreasing pointer, a pointer
+    // that does not end at nnz).
+    use rand::Rng;
+    use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
+    use sptrans_matrix::Error;
+    let (mut r, _g) = gpu_testkit::rng();
+    for scale in [1u64, 33, 1000, 100_000] {
+        let a32 = gen::uniform::<f32>(scale, scale + 3, 3 * scale, r.random()).unwrap();
+        let a = Csr::<u64, f32>::try_from_indices(a32.rows(), a32.cols(), a32.ptr(), a32.idx(), a32.vals().to_vec()).unwrap();
+        assert_eq!(DeviceCsr64::upload(gpu, &a).unwrap().download(gpu).unwrap(), a, "upload scale {scale}");
+        let p64: Vec<i64> = a.ptr().iter().map(|&x| x as i64).collect();
+        let i64s: Vec<i64> = a.idx().iter().map(|&x| x as i64).collect();
+        let i32s: Vec<i32> = a.idx().iter().map(|&x| x as i32).collect();
+        let vals = || Some(gpu.upload(a.vals()).unwrap());
+        let dp = gpu.upload(&p64).unwrap();
+        let d = DeviceCsr64::from_signed_parts(gpu, a.rows(), a.cols(), &dp, &gpu.upload(&i64s).unwrap(), vals()).unwrap();
+        assert_eq!(d.download(gpu).unwrap(), a, "i64 scale {scale}");
+        let d = DeviceCsr64::from_signed_parts(gpu, a.rows(), a.cols(), &dp, &gpu.upload(&i32s).unwrap(), vals()).unwrap();
+        assert_eq!(d.download(gpu).unwrap(), a, "i32 scale {scale}");
+        let at = r.random_range(0..i64s.len());
+        for bad in [-1 - r.random_range(0..1_000i64), u32::MAX as i64 + 1 + r.random_range(0..1_000i64)] {
+            let mut idx = i64s.clone();
+            idx[at] = bad;
+            let e = DeviceCsr64::from_signed_parts(gpu, a.rows(), a.cols(), &dp, &gpu.upload(&idx).unwrap(), vals()).err().expect("refused");
+            assert!(matches!(e, Error::BadIndexValue { what: "index", position, value, .. } if position == at as u64 && value == bad as i128), "{bad} at {at}: {e}");
+        }
+        let mut idx = i64s.clone();
+        idx[at] = a.cols() as i64;
+        let e = DeviceCsr64::from_signed_parts(gpu, a.rows(), a.cols(), &dp, &gpu.upload(&idx).unwrap(), vals()).err().expect("refused");
+        assert!(matches!(e, Error::IndexOutOfRange { position, .. } if position == at as u64), "{e}");
+        let pat = r.random_range(0..p64.len());
+        let mut ptr = p64.clone();
+        ptr[pat] = -7;
+        let e = DeviceCsr64::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&ptr).unwrap(), &gpu.upload(&i64s).unwrap(), vals()).err().expect("refused");
+        assert!(matches!(e, Error::BadIndexValue { what: "pointer", position, value: -7, .. } if position == pat as u64), "{e}");
+        // Unsigned parts: a pointer that decreases, one that ends short.
+        if a.rows() >= 2 && a.nnz() > 0 {
+            let mut ptr: Vec<u64> = a.ptr().to_vec();
+            let i = (1..ptr.len() - 1).find(|&i| ptr[i] > 0).unwrap_or(1);
+            ptr[i] = a.nnz() + 1;
+            let parts = DeviceCsr64Parts { ptr: gpu.upload(&ptr).unwrap(), idx: gpu.upload(&i32s.iter().map(|&x| x as u32).collect::<Vec<_>>()).unwrap(), vals: vals() };
+            let e = DeviceCsr64::from_parts(gpu, a.rows(), a.cols(), parts).err().expect("refused");
+            assert!(matches!(e, Error::BadPointers { index, .. } if index == i as u64 + 1), "{e}");
+        }
+    }
+});

@@ -72,17 +72,31 @@ pub struct IndexFault {
     pub bound: u64,
 }
 
-/// Checks on the GPU that `offsets` (`m + 1 >= 1` words) is a pointer array over `items` items
-/// and that every one of `indices` is below `bound`; returns the first fault of each (`None`
-/// when valid). Pass an empty `indices` to check the offsets alone. Enqueued on `gpu`'s stream,
-/// then synchronizes; takes [`WORKSPACE_BYTES`] of `scratch`.
+/// A pointer array's word: `u32` or `u64` (the row pointer of a matrix past `u32::MAX`
+/// nonzeros).
+pub trait OffsetWord: crate::AnyBits + Default + Into<u64> {
+    /// The kernel finding the first decrease.
+    const DECREASE: &'static str;
+}
+
+impl OffsetWord for u32 {
+    const DECREASE: &'static str = "runtime_first_decrease_u32";
+}
+
+impl OffsetWord for u64 {
+    const DECREASE: &'static str = "runtime_first_decrease_u64";
+}
+
+/// Checks on the GPU that `offsets` (`m + 1 >= 1` words of `u32` or `u64`) is a pointer array
+/// over `items` items and that every one of `indices` is below `bound`; returns the first fault
+/// of each (`None` when valid). Pass an empty `indices` to check the offsets alone. Enqueued on
+/// `gpu`'s stream, then synchronizes; takes [`WORKSPACE_BYTES`] of `scratch`.
 ///
 /// # Errors
-/// [`Error::LengthMismatch`] for empty offsets, [`Error::TooLarge`] past 32-bit positions,
-/// [`Error::ScratchTooSmall`], and driver errors.
-pub fn offsets_and_indices(
+/// [`Error::LengthMismatch`] for empty offsets, [`Error::ScratchTooSmall`], and driver errors.
+pub fn offsets_and_indices<O: OffsetWord>(
     gpu: &Gpu,
-    offsets: &impl DevicePtr<u32>,
+    offsets: &impl DevicePtr<O>,
     items: u64,
     indices: &impl DevicePtr<u32>,
     bound: u64,
@@ -96,14 +110,14 @@ pub fn offsets_and_indices(
 ///
 /// # Errors
 /// As [`offsets_and_indices`].
-pub fn offsets(gpu: &Gpu, offsets: &impl DevicePtr<u32>, items: u64, scratch: &mut Scratch<'_>) -> Result<Option<OffsetFault>> {
+pub fn offsets<O: OffsetWord>(gpu: &Gpu, offsets: &impl DevicePtr<O>, items: u64, scratch: &mut Scratch<'_>) -> Result<Option<OffsetFault>> {
     Ok(run(gpu, offsets, items, 0, 0, 0, scratch)?.0)
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run(
+fn run<O: OffsetWord>(
     gpu: &Gpu,
-    offsets: &impl DevicePtr<u32>,
+    offsets: &impl DevicePtr<O>,
     items: u64,
     ix: u64,
     n: u64,
@@ -111,62 +125,57 @@ fn run(
     scratch: &mut Scratch<'_>,
 ) -> Result<(Option<OffsetFault>, Option<IndexFault>)> {
     let m = (offsets.len() as u64).checked_sub(1).ok_or(Error::LengthMismatch { what: "offsets (at least 1 entry)", expected: 1, got: 0 })?;
-    for (what, len) in [("offsets", m), ("indices", n)] {
-        if len >= u32::MAX as u64 {
-            return Err(Error::TooLarge { what, len, max: u32::MAX as u64 - 1 });
-        }
-    }
-    let fl = scratch.take(8)?;
+    let fl = scratch.take(16)?;
     // SAFETY: the two flag words just carved from the scratch.
-    unsafe { gpu.fill_raw(fl, 0xFF, 8)? };
+    unsafe { gpu.fill_raw(fl, 0xFF, 16)? };
     let stream = gpu.stream();
     let max_blocks = gpu.props().sm_count.max(1) * 8;
     let (o, _o) = offsets.device_ptr(stream);
     let cfg = |len: u64| -> LaunchConfig { grid_1d(len, NT, NT as u64 * 4, max_blocks) };
     if m > 0 {
-        let k = gpu.kernel(&MODULE, "runtime_first_decrease_u32")?;
-        // SAFETY: runtime_first_decrease_u32(offsets, m, first_bad): offsets holds m + 1 words,
-        // first_bad is the first word of `flags`.
+        let k = gpu.kernel(&MODULE, O::DECREASE)?;
+        // SAFETY: runtime_first_decrease_*(offsets, m, first_bad): offsets holds m + 1 words of
+        // its type, first_bad is the first (8-byte) word of `flags`.
         unsafe { k.args(stream).arg(&o).arg(&m).arg(&fl).launch(cfg(m))? };
     }
     if n > 0 {
         let k = gpu.kernel(&MODULE, "runtime_first_at_least_u32")?;
-        let second = fl + 4;
+        let second = fl + 8;
         // SAFETY: runtime_first_at_least_u32(values, n, bound, first_bad): indices holds n
         // words, first_bad is the second word of `flags`.
         unsafe { k.args(stream).arg(&ix).arg(&n).arg(&bound).arg(&second).launch(cfg(n))? };
     }
-    let ends = [word(gpu, offsets, 0)?, word(gpu, offsets, m)?];
-    let mut got = [0u32; 2];
+    let ends: [u64; 2] = [word(gpu, offsets, 0)?.into(), word(gpu, offsets, m)?.into()];
+    let mut got = [0u64; 2];
     // SAFETY: the two flag words written above.
     unsafe { gpu.read_raw(fl, &mut got)? };
     let offset_fault = if ends[0] != 0 {
-        Some(OffsetFault::Start { value: ends[0] as u64 })
-    } else if got[0] != u32::MAX {
-        Some(OffsetFault::Decrease { position: got[0] as u64 + 1 })
-    } else if ends[1] as u64 != items {
-        Some(OffsetFault::End { position: m, value: ends[1] as u64, expected: items })
+        Some(OffsetFault::Start { value: ends[0] })
+    } else if got[0] != u64::MAX {
+        Some(OffsetFault::Decrease { position: got[0] + 1 })
+    } else if ends[1] != items {
+        Some(OffsetFault::End { position: m, value: ends[1], expected: items })
     } else {
         None
     };
     let index_fault = match got[1] {
-        u32::MAX => None,
+        u64::MAX => None,
         p => {
             let mut w = [0u32];
             // SAFETY: p < n, the length of the indices at `ix`.
-            unsafe { gpu.read_raw(ix + 4 * p as u64, &mut w)? };
-            Some(IndexFault { position: p as u64, value: w[0] as u64, bound })
+            unsafe { gpu.read_raw(ix + 4 * p, &mut w)? };
+            Some(IndexFault { position: p, value: w[0] as u64, bound })
         }
     };
     Ok((offset_fault, index_fault))
 }
 
 /// The word at `at` of a device buffer (`at < len`), downloaded.
-fn word(gpu: &Gpu, buf: &impl DevicePtr<u32>, at: u64) -> Result<u32> {
+fn word<O: OffsetWord>(gpu: &Gpu, buf: &impl DevicePtr<O>, at: u64) -> Result<O> {
     let (p, _g) = buf.device_ptr(gpu.stream());
-    let mut w = [0u32];
-    // SAFETY: `at` < the buffer's length (callers pass 0, m of m + 1 words, or a position < n).
-    unsafe { gpu.read_raw(p + 4 * at, &mut w)? };
+    let mut w = [O::default()];
+    // SAFETY: `at` < the buffer's length (callers pass 0, m of m + 1 words).
+    unsafe { gpu.read_raw(p + std::mem::size_of::<O>() as u64 * at, &mut w)? };
     Ok(w[0])
 }
 
@@ -185,7 +194,7 @@ impl SignedIndex for i32 {
     const KERNEL: &'static str = "runtime_narrow_i32_u32";
 }
 
-/// An entry that does not fit `u32` (negative, or above `u32::MAX`).
+/// An entry that does not fit the unsigned type (negative, or above its maximum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NarrowFault {
     /// The first position holding one.
@@ -199,38 +208,48 @@ pub struct NarrowFault {
 /// Enqueued on `gpu`'s stream, then synchronizes; takes [`WORKSPACE_BYTES`] of `scratch`.
 ///
 /// # Errors
-/// [`Error::LengthMismatch`] when the lengths differ, [`Error::TooLarge`] past 32-bit positions,
-/// [`Error::ScratchTooSmall`], and driver errors.
+/// [`Error::LengthMismatch`] when the lengths differ, [`Error::ScratchTooSmall`], and driver
+/// errors.
 pub fn narrow_to_u32<S: SignedIndex>(gpu: &Gpu, input: &impl DevicePtr<S>, out: &mut impl cudarc::driver::DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<Option<NarrowFault>> {
+    convert(gpu, S::KERNEL, input, out, scratch)
+}
+
+/// `i64` entries (a 64-bit pointer array from PyTorch or SciPy) into `u64` on the GPU; returns
+/// the first negative entry (`None` when there is none). As [`narrow_to_u32`] otherwise.
+///
+/// # Errors
+/// As [`narrow_to_u32`].
+pub fn unsign_i64(gpu: &Gpu, input: &impl DevicePtr<i64>, out: &mut impl cudarc::driver::DevicePtrMut<u64>, scratch: &mut Scratch<'_>) -> Result<Option<NarrowFault>> {
+    convert(gpu, "runtime_narrow_i64_u64", input, out, scratch)
+}
+
+fn convert<S: crate::AnyBits + Default + Into<i64>, U: crate::AnyBits>(gpu: &Gpu, kernel: &str, input: &impl DevicePtr<S>, out: &mut impl cudarc::driver::DevicePtrMut<U>, scratch: &mut Scratch<'_>) -> Result<Option<NarrowFault>> {
     let n = input.len() as u64;
     if out.len() as u64 != n {
         return Err(Error::LengthMismatch { what: "narrowed output", expected: n, got: out.len() as u64 });
     }
-    if n >= u32::MAX as u64 {
-        return Err(Error::TooLarge { what: "index array", len: n, max: u32::MAX as u64 - 1 });
-    }
     if n == 0 {
         return Ok(None);
     }
-    let fl = scratch.take(4)?;
+    let fl = scratch.take(8)?;
     // SAFETY: the flag word just carved from the scratch.
-    unsafe { gpu.fill_raw(fl, 0xFF, 4)? };
+    unsafe { gpu.fill_raw(fl, 0xFF, 8)? };
     let stream = gpu.stream();
     let (i, _i) = input.device_ptr(stream);
     let (o, _o) = out.device_ptr_mut(stream);
-    let k = gpu.kernel(&MODULE, S::KERNEL)?;
+    let k = gpu.kernel(&MODULE, kernel)?;
     let cfg = grid_1d(n, NT, NT as u64 * 4, gpu.props().sm_count.max(1) * 8);
-    // SAFETY: runtime_narrow_*_u32(input, n, out, first_bad): input and out hold n items,
-    // n < 2^32, first_bad is the flag word.
+    // SAFETY: runtime_narrow_*(input, n, out, first_bad): input and out hold n items of the
+    // kernel's types (the callers pair them), first_bad is the 8-byte flag word.
     unsafe { k.args(stream).arg(&i).arg(&n).arg(&o).arg(&fl).launch(cfg)? };
-    let mut got = [0u32];
+    let mut got = [0u64];
     // SAFETY: the flag word written above.
     unsafe { gpu.read_raw(fl, &mut got)? };
-    if got[0] == u32::MAX {
+    if got[0] == u64::MAX {
         return Ok(None);
     }
     let mut v = [S::default()];
     // SAFETY: got[0] < n, a position of `input`.
-    unsafe { gpu.read_raw(i + (std::mem::size_of::<S>() as u64) * got[0] as u64, &mut v)? };
-    Ok(Some(NarrowFault { position: got[0] as u64, value: v[0].into() }))
+    unsafe { gpu.read_raw(i + (std::mem::size_of::<S>() as u64) * got[0], &mut v)? };
+    Ok(Some(NarrowFault { position: got[0], value: v[0].into() }))
 }

@@ -2,14 +2,15 @@
 //! twin once per matrix and algorithm, then timed runs (GPU events); tables, CSV and an SVG chart.
 use std::path::{Path, PathBuf};
 
-use gpu_transpose::measure::{paper_suite, small_suite, time_gpu, time_serial, Stats, SuiteMatrix};
+use gpu_transpose::measure::{paper_suite, small_suite, time_gpu, time_gpu64, time_serial, Stats, SuiteMatrix};
 use sptrans_report::{csv, find, matrices, median, tables, Record};
 use gpu_transpose::{serial, Algorithm, Transposer};
 use indicatif::{ProgressBar, ProgressStyle};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
 use sptrans_matrix::{mm, Csr};
 
-use crate::cli::{BenchArgs, BenchValues};
+use crate::cli::{BenchArgs, BenchValues, IndexBits};
 use crate::{Error, Result};
 
 /// The algorithms `bench` runs by default, in table order.
@@ -200,7 +201,16 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
             (Some(g), Some(t)) if algos.iter().any(|x| x.is_gpu()) => {
                 let da = DeviceCsr::upload(g, &a)?;
                 let out = Some(t.alloc_output(&da)?);
-                Some((g, da, out))
+                let wide = match args.index {
+                    IndexBits::I32 => None,
+                    IndexBits::I64 => {
+                        let a64 = Csr::try_from_indices(a.rows(), a.cols(), a.ptr(), a.idx(), a.vals().to_vec())?;
+                        let d64 = DeviceCsr64::upload(g, &a64)?;
+                        let out64 = Some(t.alloc_output64(&d64)?);
+                        Some((d64, out64))
+                    }
+                };
+                Some((g, da, out, wide))
             }
             _ => None,
         };
@@ -210,9 +220,12 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
             let rec = |result, workspace, checked| Record { matrix: src.name.clone(), shape, algo, result, workspace, checked };
             if algo == Algorithm::Serial {
                 records.push(rec(Ok(time_serial(&a, args.reps.min(SERIAL_MAX_REPS))), Some(0), true));
-            } else if let (Some((g, da, out)), Some(t)) = (dev.as_mut(), t.as_mut()) {
-                let r = run_gpu(t, g, algo, da, out, &want, args);
-                let ws = t.workspace_bytes(algo, shape.0, shape.1, shape.2, vb).ok();
+            } else if let (Some((g, da, out, wide)), Some(t)) = (dev.as_mut(), t.as_mut()) {
+                let (r, ws) = match wide {
+                    // cuSPARSE takes no 64-bit pointer: it stays the 32-bit peer.
+                    Some((d64, out64)) if algo != Algorithm::CuSparse => (run_gpu64(t, g, algo, d64, out64, &want, args), t.workspace64_bytes(algo, shape.0, shape.1, shape.2, vb).ok()),
+                    _ => (run_gpu(t, g, algo, da, out, &want, args), t.workspace_bytes(algo, shape.0, shape.1, shape.2, vb).ok()),
+                };
                 match r {
                     Ok(st) => records.push(rec(Ok(st), ws, true)),
                     Err(e) => {
@@ -229,6 +242,9 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
         println!("no matrix of {} could be read", suite_label(args, gpu.is_some()));
     } else {
         eprintln!("values: {} ({vb} bytes)", T::NAME);
+        if args.index == IndexBits::I64 {
+            eprintln!("index: 64-bit row pointer (DeviceCsr64); cuSPARSE is its 32-bit self");
+        }
         print!("{}", tables(&records, &algos, copy, vb));
     }
     if !skipped.is_empty() {
@@ -272,6 +288,24 @@ fn run_gpu<T: BenchValue>(t: &mut Transposer, gpu: &gpu_runtime::Gpu, algo: Algo
         return Err(Error::CheckFailed(format!("{algo} differs from the serial twin")));
     }
     let (stats, parts) = time_gpu(t, algo, da, res.into_parts(), args.warmup, args.reps)?;
+    *out = Some(parts);
+    Ok(stats)
+}
+
+/// [`run_gpu`] on the 64-bit path: checked against the twin (widened), then timed.
+fn run_gpu64<T: BenchValue>(t: &mut Transposer, gpu: &gpu_runtime::Gpu, algo: Algorithm, da: &DeviceCsr64<T>, out: &mut Option<DeviceCsr64Parts<T>>, want: &Csr<u32, T>, args: &BenchArgs) -> Result<Stats> {
+    let mut parts = match out.take() {
+        Some(p) => p,
+        None => t.alloc_output64(da)?,
+    };
+    gpu.memset_bytes(&mut parts.idx, 0xAB)?;
+    let res = t.transpose64_into(algo, da, parts)?;
+    let got = res.download(gpu)?;
+    let want64 = Csr::try_from_indices(want.rows(), want.cols(), want.ptr(), want.idx(), want.vals().to_vec())?;
+    if !got.same_bits(&want64) {
+        return Err(Error::CheckFailed(format!("{algo} (64-bit) differs from the serial twin")));
+    }
+    let (stats, parts) = time_gpu64(t, algo, da, res.into_parts(), args.warmup, args.reps)?;
     *out = Some(parts);
     Ok(stats)
 }

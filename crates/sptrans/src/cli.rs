@@ -60,6 +60,10 @@ pub struct TransposeArgs {
     /// the system reports available). A matrix that needs more is refused before it is read.
     #[arg(long, value_parser = parse_bytes)]
     pub max_memory: Option<u64>,
+    /// Index width on the GPU: 32 (`u32` pointer and indices) or 64 (a `u64` row pointer:
+    /// `DeviceCsr64` and the 64-bit transposer, in chunks). The file is the same either way.
+    #[arg(long, value_enum, default_value_t = IndexBits::I32)]
+    pub index: IndexBits,
 }
 
 /// `123`, `500M`, `16G`, `1.5T` (powers of 1024; `k`, `M`, `G`, `T`, optional `B` / `iB`).
@@ -224,6 +228,22 @@ pub struct BenchArgs {
     /// and i8 rounded).
     #[arg(long, value_enum, default_value_t = BenchValues::F32)]
     pub values: BenchValues,
+    /// Index width of the transposed matrices: 32 (`u32` pointer and indices) or 64 (a `u64`
+    /// row pointer: `DeviceCsr64` and the 64-bit transposer). cuSPARSE takes no 64-bit
+    /// pointers: with 64 it still runs its 32-bit `csr2cscEx2` as the peer.
+    #[arg(long, value_enum, default_value_t = IndexBits::I32)]
+    pub index: IndexBits,
+}
+
+/// Index widths (`--index`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IndexBits {
+    /// `u32` pointers and indices.
+    #[value(name = "32")]
+    I32,
+    /// A `u64` row pointer (`u32` column indices: the narrowest type that holds the columns).
+    #[value(name = "64")]
+    I64,
 }
 
 /// Value types `sptrans bench` moves (`--values`).

@@ -10,7 +10,8 @@ use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::num_complex::Complex64;
 use sptrans_matrix::{gen, human_bytes, mm, Csr, Field, Value};
 
-use crate::cli::{FieldArg, GenArgs, GenKind, TransposeArgs};
+use crate::cli::{FieldArg, GenArgs, GenKind, IndexBits, TransposeArgs};
+use sptrans_matrix::device64::DeviceCsr64;
 use crate::{Error, Result};
 
 fn mat_err(path: &Path) -> impl FnOnce(sptrans_matrix::Error) -> Error + '_ {
@@ -171,10 +172,10 @@ fn run_complex(args: &TransposeArgs, a: Csr<u32, Complex64>, target: Target) -> 
             finish(args, &a, at, how, false)
         }
         Target::Gpu { gpu, mut plan, algo } => {
-            let da = DeviceCsr::upload_complex(&gpu, &a)?;
             let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
-            let at = plan.transpose_new(algo, &da)?.download_complex(&gpu).map_err(|e| Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}")))?;
-            finish(args, &a, at, &format!("{algo} on {} (complex values as 16-byte bits)", gpu.props().name), true)
+            let bits = a.clone().map_values(sptrans_matrix::device::complex_bits);
+            let at = on_gpu(args, &gpu, &mut plan, algo, &bits)?.map_values(sptrans_matrix::device::complex_from_bits);
+            finish(args, &a, at, &format!("{algo} on {}{} (complex values as 16-byte bits)", gpu.props().name, index_note(args)), true)
         }
     }
 }
@@ -186,11 +187,9 @@ fn run<T: Value + Payload>(args: &TransposeArgs, a: Csr<u32, T>, target: Target)
             finish(args, &a, at, how, false)
         }
         Target::Gpu { gpu, mut plan, algo } => {
-            let da = DeviceCsr::upload(&gpu, &a)?;
             let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
-            let out = plan.transpose_new(algo, &da)?;
-            let at = out.download(&gpu)?;
-            finish(args, &a, at, &format!("{algo} on {}", gpu.props().name), true)
+            let at = on_gpu(args, &gpu, &mut plan, algo, &a)?;
+            finish(args, &a, at, &format!("{algo} on {}{}", gpu.props().name, index_note(args)), true)
         }
     }
 }
@@ -202,13 +201,49 @@ fn run_pattern(args: &TransposeArgs, a: Csr<u32, ()>, target: Target) -> Result<
             finish(args, &a, at, how, false)
         }
         Target::Gpu { gpu, mut plan, algo } => {
-            let da = DeviceCsr::upload_pattern(&gpu, &a)?;
             let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
-            let out = plan.transpose_new(algo, &da)?;
-            let (ptr, idx) = (gpu.download(out.ptr())?, gpu.download(out.idx())?);
+            let (ptr, idx) = match args.index {
+                IndexBits::I32 => {
+                    let out = plan.transpose_new(algo, &DeviceCsr::upload_pattern(&gpu, &a)?)?;
+                    (gpu.download(out.ptr())?, gpu.download(out.idx())?)
+                }
+                IndexBits::I64 => {
+                    let out = plan.transpose64_new(algo, &DeviceCsr64::upload_pattern(&gpu, &widen(&a)?)?)?;
+                    (narrow(&gpu.download(out.ptr())?)?, gpu.download(out.idx())?)
+                }
+            };
             let nnz = idx.len();
-            let at = Csr::try_new(out.rows(), out.cols(), ptr, idx, vec![(); nnz]).map_err(|e| Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}")))?;
-            finish(args, &a, at, &format!("{algo} on {}", gpu.props().name), true)
+            let at = Csr::try_new(a.cols(), a.rows(), ptr, idx, vec![(); nnz]).map_err(|e| Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}")))?;
+            finish(args, &a, at, &format!("{algo} on {}{}", gpu.props().name, index_note(args)), true)
+        }
+    }
+}
+
+fn index_note(args: &TransposeArgs) -> &'static str {
+    match args.index {
+        IndexBits::I32 => "",
+        IndexBits::I64 => ", 64-bit row pointer",
+    }
+}
+
+fn widen<T: Value>(a: &Csr<u32, T>) -> Result<Csr<u64, T>> {
+    Ok(Csr::try_from_indices(a.rows(), a.cols(), a.ptr(), a.idx(), a.vals().to_vec())?)
+}
+
+/// A 64-bit pointer back to `u32` (the file's matrix has fewer than 2^32 entries: the reader
+/// refuses more).
+fn narrow(p: &[u64]) -> Result<Vec<u32>> {
+    p.iter().map(|&x| u32::try_from(x).map_err(|_| Error::CheckFailed(format!("pointer entry {x} does not fit u32")))).collect()
+}
+
+/// `a` transposed on the GPU with the `--index` width asked for.
+fn on_gpu<T: Value + Payload>(args: &TransposeArgs, gpu: &gpu_transpose::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u32, T>) -> Result<Csr<u32, T>> {
+    match args.index {
+        IndexBits::I32 => Ok(plan.transpose_new(algo, &DeviceCsr::upload(gpu, a)?)?.download(gpu)?),
+        IndexBits::I64 => {
+            let at = plan.transpose64_new(algo, &DeviceCsr64::upload(gpu, &widen(a)?)?)?.download(gpu)?;
+            let (m, n, ptr, idx, vals) = at.into_parts();
+            Ok(Csr::try_from_indices(m, n, &ptr, &idx, vals)?)
         }
     }
 }

@@ -316,3 +316,34 @@ fn svd_finds_known_singular_values() {
     let big = gen_file(dir.path(), "u.mtx", &["uniform", "2000", "300", "12000"]);
     sptrans().args(["svd", "-k", "8", "--tol", "1e-15", "--max-iter", "1", "--krylov", "16"]).arg(&big).assert().code(1).stderr(predicate::str::contains("did not converge in 1 cycles").and(no_panic()));
 }
+
+gpu_test!(fn index64_transpose_and_bench_on_the_gpu(_gpu) {
+    // `--index 64`: every field through the 64-bit row pointer, checked against the twin by the
+    // command and here; the bench's 64-bit runs checked against the twin too.
+    let dir = tempfile::tempdir().unwrap();
+    let real = gen_file(dir.path(), "real.mtx", &["rmat", "9", "5000"]);
+    let int = gen_file(dir.path(), "int.mtx", &["uniform", "70", "40", "500", "--field", "integer"]);
+    let pat = gen_file(dir.path(), "pat.mtx", &["dense-col", "80", "30", "200", "--field", "pattern"]);
+    let cplx = gen_file(dir.path(), "cplx.mtx", &["rmat", "6", "200", "--field", "complex"]);
+    for algo in ["radix", "scan", "cusparse", "auto"] {
+        let out = dir.path().join(format!("{algo}.mtx"));
+        sptrans().args(["transpose", "--check", "--index", "64", "--algo", algo]).arg(&real).arg("-o").arg(&out).assert().success().stderr(predicate::str::contains("64-bit row pointer").and(no_panic()));
+        transposed_equals_twin::<f64>(&real, &out);
+    }
+    let out = dir.path().join("t.mtx");
+    sptrans().args(["transpose", "--check", "--index", "64"]).arg(&int).arg("-o").arg(&out).assert().success();
+    transposed_equals_twin::<i64>(&int, &out);
+    sptrans().args(["transpose", "--check", "--index", "64"]).arg(&pat).arg("-o").arg(&out).assert().success();
+    transposed_equals_twin::<()>(&pat, &out);
+    sptrans().args(["transpose", "--check", "--index", "64"]).arg(&cplx).arg("-o").arg(&out).assert().success();
+    transposed_equals_twin::<Complex64>(&cplx, &out);
+    sptrans().args(["transpose", "--index", "16"]).arg(&real).arg("-o").arg(&out).assert().failure().code(2).stderr(predicate::str::contains("16"));
+    let csv = dir.path().join("r.csv");
+    let mats = dir.path().join("mats");
+    std::fs::create_dir(&mats).unwrap();
+    std::fs::copy(&real, mats.join("real.mtx")).unwrap();
+    let out = sptrans().args(["bench", "--quiet", "--reps", "2", "--warmup", "1", "--index", "64", "--algos", "radix,scan,cusparse", "--suite"]).arg(&mats).arg("--csv").arg(&csv).assert().success().stderr(predicate::str::contains("64-bit row pointer").and(no_panic())).get_output().clone();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count() - 1, 3, "{text}\n{}", String::from_utf8_lossy(&out.stdout));
+    assert!(text.lines().skip(1).all(|l| l.contains(",true,")), "every 64-bit run checked against the twin:\n{text}");
+});

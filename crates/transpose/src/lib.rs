@@ -11,6 +11,7 @@ mod bucket_trans;
 mod coo_chain;
 mod cusparse;
 mod error;
+pub mod index64;
 pub mod measure;
 mod merge_trans;
 mod radix_trans;
@@ -73,6 +74,8 @@ pub struct Transposer {
     parts: Option<u64>,
     bucket_hi: u32,
     own: ScratchBuf,
+    k64: index64::Kernels64,
+    chunk: u64,
 }
 
 /// Sizes of one transposition.
@@ -109,6 +112,8 @@ impl Transposer {
             bucket_hi: BUCKET_DEFAULT_HI,
             radix: RadixSort::new(gpu)?,
             own: ScratchBuf::default(),
+            k64: index64::Kernels64::load(gpu)?,
+            chunk: index64::DEFAULT_CHUNK_NNZ,
         })
     }
 

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use gpu_runtime::GpuTimer;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
 use sptrans_matrix::{gen, Csr, Value};
 
 use crate::{Algorithm, Payload, Result, Transposer};
@@ -49,20 +50,32 @@ pub fn bytes_moved(m: u64, n: u64, nnz: u64, value_bytes: usize) -> u64 {
 ///
 /// # Errors
 /// As [`Transposer::transpose_into`], and timer errors.
-pub fn time_gpu<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr<T>, mut out: DeviceCsrParts<T>, warmup: usize, reps: usize) -> Result<(Stats, DeviceCsrParts<T>)> {
+pub fn time_gpu<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr<T>, out: DeviceCsrParts<T>, warmup: usize, reps: usize) -> Result<(Stats, DeviceCsrParts<T>)> {
+    timed(t, algo, out, warmup, reps, |t, out| Ok(t.transpose_into(algo, a, out)?.into_parts()))
+}
+
+/// [`time_gpu`] for a matrix with a 64-bit row pointer ([`Transposer::transpose64_into`]).
+///
+/// # Errors
+/// As [`Transposer::transpose64_into`], and timer errors.
+pub fn time_gpu64<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr64<T>, out: DeviceCsr64Parts<T>, warmup: usize, reps: usize) -> Result<(Stats, DeviceCsr64Parts<T>)> {
+    timed(t, algo, out, warmup, reps, |t, out| Ok(t.transpose64_into(algo, a, out)?.into_parts()))
+}
+
+fn timed<P>(t: &mut Transposer, algo: Algorithm, mut out: P, warmup: usize, reps: usize, mut run: impl FnMut(&mut Transposer, P) -> Result<P>) -> Result<(Stats, P)> {
     let timer = GpuTimer::new(t.gpu())?;
     for _ in 0..warmup {
-        out = t.transpose_into(algo, a, out)?.into_parts();
+        out = run(t, out)?;
     }
     let mut ms = Vec::with_capacity(reps);
     for _ in 0..reps {
         if algo == Algorithm::Serial {
             let start = Instant::now();
-            out = t.transpose_into(algo, a, out)?.into_parts();
+            out = run(t, out)?;
             ms.push(start.elapsed().as_secs_f64() * 1e3);
         } else {
             timer.start()?;
-            out = t.transpose_into(algo, a, out)?.into_parts();
+            out = run(t, out)?;
             ms.push(timer.stop_ms()?);
         }
     }

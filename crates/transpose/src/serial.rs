@@ -181,6 +181,82 @@ pub fn coo_chain<T: Value>(a: &Csr<u32, T>) -> Moves {
     mv
 }
 
+/// The 64-bit twin: the CSR of `Aᵀ` for a matrix with `u64` indices.
+pub fn transpose64<T: Value>(a: &Csr<u64, T>) -> Csr<u64, T> {
+    a.transpose()
+}
+
+/// The 64-bit transposer's chunked path ([`crate::index64`]), step by step: chunks of `chunk`
+/// nonzeros cut where they fall ([`index64::chunk_rows`], [`index64::chunk_ptr`]), the output
+/// pointer as the sum of the chunks' 32-bit ones (index-to-pointers), each chunk transposed by
+/// the 32-bit twin and its entries put after the previous chunks' in each column. Equals
+/// [`transpose64`] for every `chunk >= 1` (tested on any machine).
+///
+/// # Panics
+/// When `a` has `2^32` or more columns or rows, or `chunk` is 0 or above `u32::MAX` (a model:
+/// the GPU path refuses those sizes with errors).
+pub fn chunked64<T: Value>(a: &Csr<u64, T>, chunk: u64) -> Csr<u64, T> {
+    use transpose_kernels::index64;
+    let (m, n, nnz) = (a.rows(), a.cols(), a.nnz());
+    let ptr = a.ptr();
+    let get = |i: u64| ptr[i as usize];
+    let idx32: Vec<u32> = a.idx().iter().map(|&j| u32::try_from(j).expect("column fits u32")).collect();
+    let spans: Vec<(u64, u64, u64, u64)> = (0..nnz.div_ceil(chunk))
+        .map(|c| {
+            let (k0, k1) = (c * chunk, ((c + 1) * chunk).min(nnz));
+            let (r0, r1) = index64::chunk_rows(&get, m, k0, k1);
+            (r0, r1, k0, k1)
+        })
+        .collect();
+    let (mut optr, mut cursor) = (vec![0u64; n as usize + 1], vec![0u64; n as usize]);
+    for &(_, _, k0, k1) in &spans {
+        let cp = hist::index_to_pointers(&idx32[k0 as usize..k1 as usize], n as u32);
+        for (j, &c) in cp.iter().enumerate() {
+            optr[j] += c as u64;
+            if j < n as usize {
+                cursor[j] += c as u64;
+            }
+        }
+    }
+    let (mut rows, mut vals) = (vec![0u64; nnz as usize], vec![T::default(); nnz as usize]);
+    for &(r0, r1, k0, k1) in &spans {
+        let cptr: Vec<u32> = (r0..=r1).map(|r| index64::chunk_ptr(ptr[r as usize], k0, k1)).collect();
+        let (k0, k1) = (k0 as usize, k1 as usize);
+        let chunk_csr = Csr::try_new(r1 - r0, n, cptr, idx32[k0..k1].to_vec(), a.vals()[k0..k1].to_vec()).expect("a chunk of a valid matrix is valid");
+        let t = chunk_csr.transpose();
+        for j in 0..n as usize {
+            let (s, e) = (t.ptr()[j] as usize, t.ptr()[j + 1] as usize);
+            for k in s..e {
+                let dst = (cursor[j] + (k - s) as u64) as usize;
+                rows[dst] = t.idx()[k] as u64 + r0;
+                vals[dst] = t.vals()[k];
+            }
+            cursor[j] += (e - s) as u64;
+        }
+    }
+    Csr::try_new(n, m, optr, rows, vals).expect("the chunked transpose is a valid matrix")
+}
+
+/// The `Serial` algorithm on a 64-bit device matrix: download, transpose, upload (synchronizes).
+pub(crate) fn run64<T: gpu_runtime::Payload>(t: &mut crate::Transposer, a: &sptrans_matrix::device64::DeviceCsr64<T>, out: &mut sptrans_matrix::device64::DeviceCsr64Parts<T>) -> Result<()> {
+    let gpu = t.gpu.clone();
+    let ptr = gpu.download(a.ptr())?;
+    let idx: Vec<u64> = gpu.download(a.idx())?.into_iter().map(u64::from).collect();
+    let pos: Vec<u64> = (0..idx.len() as u64).collect();
+    let (tp, ti, tpos) = sptrans_matrix::try_transpose_parts(a.rows(), a.cols(), &ptr, &idx, &pos)?;
+    let rows: Vec<u32> = ti.iter().map(|&r| r as u32).collect();
+    let stream = gpu.stream().clone();
+    let copy = |e| Error::Runtime(gpu_runtime::Error::driver("upload")(e));
+    stream.memcpy_htod(&tp, &mut out.ptr).map_err(copy)?;
+    stream.memcpy_htod(&rows, &mut out.idx).map_err(copy)?;
+    if let (Some(v), Some(ov)) = (a.vals(), out.vals.as_mut()) {
+        let v = gpu.download(v)?;
+        let moved: Vec<T> = tpos.iter().map(|&k| v[k as usize]).collect();
+        stream.memcpy_htod(&moved, ov).map_err(copy)?;
+    }
+    Ok(gpu.synchronize()?)
+}
+
 /// The `Serial` algorithm on the device: download, [`transpose_parts`], upload (synchronizes).
 pub(crate) fn run<T: gpu_runtime::Payload>(t: &mut crate::Transposer, a: &sptrans_matrix::device::DeviceCsr<T>, out: &mut sptrans_matrix::device::DeviceCsrParts<T>) -> Result<()> {
     let gpu = t.gpu.clone();

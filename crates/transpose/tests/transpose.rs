@@ -4,6 +4,9 @@
 //! the pipelines' models (built from the primitives' twins) on any machine.
 use std::path::PathBuf;
 
+mod common;
+
+use common::generated;
 use gpu_testkit::{gpu_test, rng, POISON_BYTE};
 use gpu_transpose::{serial, Algorithm, Error, Payload, Transposer};
 use rand::rngs::StdRng;
@@ -12,31 +15,6 @@ use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::{gen, mm, Csr, Value};
 
 const GPU_ALGOS: [Algorithm; 8] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::CooChain, Algorithm::CuSparse, Algorithm::Auto, Algorithm::Serial];
-
-/// A random matrix of every generator kind, at sizes drawn around `scale` nonzeros.
-fn generated<T: Value>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T>)> {
-    let s = r.random_range(0..u64::MAX);
-    let (m, n) = (r.random_range(1..=scale), r.random_range(1..=scale));
-    let nnz = r.random_range(0..=(m * n).min(4 * scale));
-    let k = r.random_range(1..=(scale as f64).sqrt() as u64 + 1);
-    let mut out = vec![
-        (format!("uniform {m}x{n} {nnz}"), gen::uniform::<T>(m, n, nnz, s)),
-        (format!("rmat scale {}", k.ilog2() + 4), gen::rmat::<T>(k.ilog2() + 4, 3 * scale, 0.57, 0.19, 0.19, s)),
-        (format!("laplacian2d {k}"), gen::laplacian_2d::<T>(k)),
-        (format!("laplacian3d {}", k.min(40)), gen::laplacian_3d::<T>(k.min(40))),
-        (format!("banded {m}"), gen::banded::<T>(m, k.min(m - 1).min(5), k.min(m - 1).min(3), s)),
-        (format!("tall-skinny {m}x{}", n.min(33)), gen::tall_skinny::<T>(m, n.min(33), n.min(33).min(5), s)),
-        (format!("dense row {m}x{n} {nnz}"), gen::dense_row::<T>(m, n, nnz.max(n), s)),
-        (format!("dense col {m}x{n} {nnz}"), gen::dense_col::<T>(m, n, nnz.max(m), s)),
-    ]
-    .into_iter()
-    .filter_map(|(name, a)| a.ok().map(|a| (name, a)))
-    .collect::<Vec<_>>();
-    for (m, n) in [(0u64, 0u64), (0, 5), (5, 0), (1, 1), (3, 4)] {
-        out.push((format!("empty {m}x{n}"), Csr::try_new(m, n, vec![0; m as usize + 1], vec![], vec![]).unwrap()));
-    }
-    out
-}
 
 fn mtx_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };

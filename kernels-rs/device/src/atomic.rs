@@ -36,6 +36,8 @@ atom! {
     atomic_max_u32: u32 => "max.u32", reg32;
     /// `atomicMin` on a `u32`.
     atomic_min_u32: u32 => "min.u32", reg32;
+    /// `atomicMin` on a `u64` (CC 3.5+).
+    atomic_min_u64: u64 => "min.u64", reg64;
     /// `atomicExch` on a `u32`.
     atomic_exch_u32: u32 => "exch.b32", reg32;
     /// `atomicAdd` on an `f32` (CC 2.0+). The order of concurrent adds is unspecified, so sums

@@ -113,63 +113,23 @@ pub unsafe extern "ptx-kernel" fn runtime_warp_scan_u32(input: *const u32, out: 
     }
 }
 
-/// Validation of a pointer array: `*first_bad = min(i)` over `i < m` with
-/// `offsets[i] > offsets[i + 1]` (left as it is when there is none). Grid-stride, any grid.
-///
-/// # Safety
-/// `offsets` holds `m + 1` words; `first_bad` is a valid global word.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn runtime_first_decrease_u32(offsets: *const u32, m: u64, first_bad: *mut u32) {
-    let mut i = thread::index_1d_u64();
-    while i < m {
-        // SAFETY: i < m, so i and i + 1 are inside the m + 1 words.
-        unsafe {
-            if mem::ldg_u32(offsets.add(i as usize)) > mem::ldg_u32(offsets.add(i as usize + 1)) {
-                atomic::atomic_min_u32(first_bad, i as u32);
-            }
-        }
-        i += thread::grid_size_1d();
-    }
-}
-
-/// Validation of indices against a bound: `*first_bad = min(i)` over `i < n` with
-/// `values[i] >= bound` (left as it is when there is none). Grid-stride, any grid.
-///
-/// # Safety
-/// `values` holds `n` words; `first_bad` is a valid global word.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn runtime_first_at_least_u32(values: *const u32, n: u64, bound: u64, first_bad: *mut u32) {
-    let mut i = thread::index_1d_u64();
-    while i < n {
-        // SAFETY: i < n.
-        if unsafe { mem::ldg_u32(values.add(i as usize)) } as u64 >= bound {
-            // SAFETY: a valid global word.
-            unsafe { atomic::atomic_min_u32(first_bad, i as u32) };
-        }
-        i += thread::grid_size_1d();
-    }
-}
-
-macro_rules! narrow_kernel {
-    ($name:ident, $t:ty, $load:path) => {
-        /// A caller's signed index array narrowed to `u32`: `out[i] = input[i]` when it is in
-        /// `0..=u32::MAX`, else `*first_bad = min(i)` (and `out[i]` unspecified). Grid-stride,
-        /// any grid.
+macro_rules! decrease_kernel {
+    ($name:ident, $t:ty) => {
+        /// Validation of a pointer array: `*first_bad = min(i)` over `i < m` with
+        /// `offsets[i] > offsets[i + 1]` (left as it is when there is none). Grid-stride, any
+        /// grid.
         ///
         /// # Safety
-        /// `input` and `out` hold `n` items, `n < 2^32`; `first_bad` is a valid global word.
+        /// `offsets` holds `m + 1` words; `first_bad` is a valid global word.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(input: *const $t, n: u64, out: *mut u32, first_bad: *mut u32) {
+        pub unsafe extern "ptx-kernel" fn $name(offsets: *const $t, m: u64, first_bad: *mut u64) {
             let mut i = thread::index_1d_u64();
-            while i < n {
-                // SAFETY: i < n.
-                let v = unsafe { $load(input.add(i as usize)) } as i64;
-                if (0..=u32::MAX as i64).contains(&v) {
-                    // SAFETY: i < n.
-                    unsafe { mem::stg(out.add(i as usize), v as u32) };
-                } else {
-                    // SAFETY: a valid global word.
-                    unsafe { atomic::atomic_min_u32(first_bad, i as u32) };
+            while i < m {
+                // SAFETY: i < m, so i and i + 1 are inside the m + 1 words.
+                unsafe {
+                    if mem::ldg(offsets.add(i as usize)) > mem::ldg(offsets.add(i as usize + 1)) {
+                        atomic::atomic_min_u64(first_bad, i);
+                    }
                 }
                 i += thread::grid_size_1d();
             }
@@ -177,5 +137,54 @@ macro_rules! narrow_kernel {
     };
 }
 
-narrow_kernel!(runtime_narrow_i64_u32, i64, mem::ldg_i64);
-narrow_kernel!(runtime_narrow_i32_u32, i32, mem::ldg_i32);
+decrease_kernel!(runtime_first_decrease_u32, u32);
+decrease_kernel!(runtime_first_decrease_u64, u64);
+
+/// Validation of indices against a bound: `*first_bad = min(i)` over `i < n` with
+/// `values[i] >= bound` (left as it is when there is none). Grid-stride, any grid.
+///
+/// # Safety
+/// `values` holds `n` words; `first_bad` is a valid global word.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn runtime_first_at_least_u32(values: *const u32, n: u64, bound: u64, first_bad: *mut u64) {
+    let mut i = thread::index_1d_u64();
+    while i < n {
+        // SAFETY: i < n.
+        if unsafe { mem::ldg_u32(values.add(i as usize)) } as u64 >= bound {
+            // SAFETY: a valid global word.
+            unsafe { atomic::atomic_min_u64(first_bad, i) };
+        }
+        i += thread::grid_size_1d();
+    }
+}
+
+macro_rules! narrow_kernel {
+    ($name:ident, $t:ty, $out:ty) => {
+        /// A caller's signed index array converted to an unsigned type: `out[i] = input[i]` when
+        /// it is in `0..=MAX` of the output type, else `*first_bad = min(i)` (and `out[i]`
+        /// unspecified). Grid-stride, any grid.
+        ///
+        /// # Safety
+        /// `input` and `out` hold `n` items; `first_bad` is a valid global word.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(input: *const $t, n: u64, out: *mut $out, first_bad: *mut u64) {
+            let mut i = thread::index_1d_u64();
+            while i < n {
+                // SAFETY: i < n.
+                let v = unsafe { mem::ldg(input.add(i as usize)) } as i64;
+                if v >= 0 && v as u64 <= <$out>::MAX as u64 {
+                    // SAFETY: i < n.
+                    unsafe { mem::stg(out.add(i as usize), v as $out) };
+                } else {
+                    // SAFETY: a valid global word.
+                    unsafe { atomic::atomic_min_u64(first_bad, i) };
+                }
+                i += thread::grid_size_1d();
+            }
+        }
+    };
+}
+
+narrow_kernel!(runtime_narrow_i64_u32, i64, u32);
+narrow_kernel!(runtime_narrow_i32_u32, i32, u32);
+narrow_kernel!(runtime_narrow_i64_u64, i64, u64);

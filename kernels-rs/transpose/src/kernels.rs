@@ -1,8 +1,10 @@
 //! Kernels of PTX module `transpose`.
-use gpu_device::mem::{ldg_u32, ldg_u32x4, stg};
+use gpu_device::mem::{ldg, ldg_u32, ldg_u32x4, stg};
+use gpu_device::{atomic, warp};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 
 use crate::bucket::bucket_pass;
+use crate::index64::{chunk_ptr, chunk_rows, entry_hashes, gen_col, gen_ptr};
 use crate::{scatter_slot, sorted_ptr_range};
 
 /// `perm[j] = j` for `j < nnz`.
@@ -179,3 +181,179 @@ macro_rules! permute_kernel {
 permute_kernel!(transpose_permute_v1, u8, "1-byte values");
 permute_kernel!(transpose_permute_v2, u16, "2-byte values");
 permute_kernel!(transpose_permute_v16, Bytes16, "16-byte values");
+
+/// The rows of each chunk of the 64-bit-pointer transposer: `rows[2c], rows[2c + 1]` =
+/// [`chunk_rows`] of chunk `c` (nonzeros `c·chunk .. min((c + 1)·chunk, nnz)`), for
+/// `c < chunks`.
+///
+/// # Safety
+/// `ptr` holds `m + 1` nondecreasing words from 0 to `nnz`; `chunks = ceil(nnz / chunk)`,
+/// `nnz > 0`; `rows` holds `2·chunks`. Any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_index64_chunk_rows(ptr: *const u64, m: u64, nnz: u64, chunk: u64, chunks: u64, rows: *mut u64) {
+    let mut c = index_1d_u64();
+    while c < chunks {
+        let k0 = c * chunk;
+        let k1 = if nnz - k0 < chunk { nnz } else { k0 + chunk };
+        // SAFETY: chunk_rows reads entries below m + 1; 2c + 1 < 2·chunks.
+        unsafe {
+            let (r0, r1) = chunk_rows(&|i| ldg(ptr.add(i as usize)), m, k0, k1);
+            stg(rows.add(2 * c as usize), r0);
+            stg(rows.add(2 * c as usize + 1), r1);
+        }
+        c += grid_size_1d();
+    }
+}
+
+/// A chunk's 32-bit row pointer: `out[i] =` [`chunk_ptr`]`(ptr[r0 + i], k0, k1)` for
+/// `i < len`.
+///
+/// # Safety
+/// `ptr` holds at least `r0 + len` words, `out` `len`; `k1 - k0 < 2^32`. Any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_index64_chunk_ptr(ptr: *const u64, r0: u64, len: u64, k0: u64, k1: u64, out: *mut u32) {
+    let mut i = index_1d_u64();
+    while i < len {
+        // SAFETY: r0 + i < r0 + len, i < len.
+        unsafe { stg(out.add(i as usize), chunk_ptr(ldg(ptr.add((r0 + i) as usize)), k0, k1)) };
+        i += grid_size_1d();
+    }
+}
+
+/// `acc[j] += part[j]` for `j < len` (the 64-bit column pointer as the sum of the chunks'
+/// 32-bit ones).
+///
+/// # Safety
+/// `acc` and `part` hold `len` words. Any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_index64_add_ptr(acc: *mut u64, part: *const u32, len: u64) {
+    let mut j = index_1d_u64();
+    while j < len {
+        // SAFETY: j < len.
+        unsafe { *acc.add(j as usize) += ldg_u32(part.add(j as usize)) as u64 };
+        j += grid_size_1d();
+    }
+}
+
+/// `cursor[j] += cp[j + 1] - cp[j]` for `j < n`: past a chunk's entries of each column.
+///
+/// # Safety
+/// `cursor` holds `n` words, `cp` `n + 1` nondecreasing. Any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_index64_advance(cursor: *mut u64, cp: *const u32, n: u64) {
+    let mut j = index_1d_u64();
+    while j < n {
+        // SAFETY: j < n, j + 1 <= n.
+        unsafe { *cursor.add(j as usize) += (ldg_u32(cp.add(j as usize + 1)) - ldg_u32(cp.add(j as usize))) as u64 };
+        j += grid_size_1d();
+    }
+}
+
+macro_rules! place_kernel {
+    ($name:ident, $t:ty) => {
+        /// A chunk's transpose put in place: entry `k < nnz` of the chunk's CSC (column
+        /// `col[k]`, local row `rows[k]`) goes to `cursor[col[k]] + (k - cp[col[k]])` of the
+        /// output, its row offset by `r0`; values move likewise unless `vals` is null.
+        ///
+        /// # Safety
+        /// `col`, `rows` (and `vals` unless null) hold `nnz` items; `col[k] < n`, `cp` holds
+        /// `n + 1` words with `cp[col[k]] <= k`; every destination is below the length of
+        /// `out_rows` (and `out_vals`), and distinct. Any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(nnz: u64, col: *const u32, cp: *const u32, cursor: *const u64, rows: *const u32, r0: u32, vals: *const $t, out_rows: *mut u32, out_vals: *mut $t) {
+            let mut k = index_1d_u64();
+            while k < nnz {
+                // SAFETY: the contract: k < nnz, col[k] < n, each destination in bounds.
+                unsafe {
+                    let j = ldg_u32(col.add(k as usize)) as usize;
+                    let dst = (ldg(cursor.add(j)) + (k - ldg_u32(cp.add(j)) as u64)) as usize;
+                    stg(out_rows.add(dst), ldg_u32(rows.add(k as usize)) + r0);
+                    if !vals.is_null() {
+                        *out_vals.add(dst) = *vals.add(k as usize);
+                    }
+                }
+                k += grid_size_1d();
+            }
+        }
+    };
+}
+
+place_kernel!(transpose_index64_place_v1, u8);
+place_kernel!(transpose_index64_place_v2, u16);
+place_kernel!(transpose_index64_place_v4, u32);
+place_kernel!(transpose_index64_place_v8, u64);
+place_kernel!(transpose_index64_place_v16, Bytes16);
+
+/// The test matrix of the 64-bit transposer, generated on the GPU: the row pointer
+/// (`ptr[r] =` [`gen_ptr`]`(r, m, nnz)`, `r <= m`) and the column indices
+/// (`idx[k] =` [`gen_col`]`(k, n, seed)`, `k < nnz`).
+///
+/// # Safety
+/// `ptr` holds `m + 1` words, `idx` `nnz`; `m, n > 0`. Any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_index64_generate(ptr: *mut u64, m: u64, idx: *mut u32, nnz: u64, n: u64, seed: u64) {
+    let mut k = index_1d_u64();
+    while k < nnz.max(m + 1) {
+        // SAFETY: each store is checked against its array's length.
+        unsafe {
+            if k <= m {
+                stg(ptr.add(k as usize), gen_ptr(k, m, nnz));
+            }
+            if k < nnz {
+                stg(idx.add(k as usize), gen_col(k, n, seed));
+            }
+        }
+        k += grid_size_1d();
+    }
+}
+
+/// A CSR (or CSC) matrix's fingerprint, one warp per row (column), grid-stride over the
+/// `majors`: `out[0]`, `out[1]` += the sums mod 2⁶⁴ of [`entry_hashes`]`(row, col)` over its
+/// entries (the row is the major index when `rows_major != 0`, else the minor one); `out[2]`
+/// += the entries below their predecessor in the same major (0 when every row, or column, is
+/// sorted).
+///
+/// # Safety
+/// `ptr` holds `majors + 1` nondecreasing words, `idx` `ptr[majors]`; `out` three words.
+/// Blocks of whole warps, any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_index64_fingerprint(ptr: *const u64, majors: u64, idx: *const u32, rows_major: u32, out: *mut u64) {
+    let lane = warp::lane_id() as u64;
+    let warps = grid_size_1d() / 32;
+    let mut i = index_1d_u64() / 32;
+    let (mut a, mut b, mut bad) = (0u64, 0u64, 0u64);
+    while i < majors {
+        // SAFETY: i < majors; every k read is in ptr[i]..ptr[i + 1] <= nnz.
+        unsafe {
+            let (start, end) = (ldg(ptr.add(i as usize)), ldg(ptr.add(i as usize + 1)));
+            let mut k = start + lane;
+            while k < end {
+                let minor = ldg_u32(idx.add(k as usize)) as u64;
+                let (r, c) = if rows_major != 0 { (i, minor) } else { (minor, i) };
+                let (ha, hb) = entry_hashes(r, c);
+                a = a.wrapping_add(ha);
+                b = b.wrapping_add(hb);
+                if k > start && (ldg_u32(idx.add(k as usize - 1)) as u64) > minor {
+                    bad += 1;
+                }
+                k += 32;
+            }
+        }
+        i += warps;
+    }
+    let mut off = 16;
+    while off > 0 {
+        a = a.wrapping_add(warp::shfl_down_sync(u32::MAX, a, off));
+        b = b.wrapping_add(warp::shfl_down_sync(u32::MAX, b, off));
+        bad += warp::shfl_down_sync(u32::MAX, bad, off);
+        off /= 2;
+    }
+    if lane == 0 {
+        // SAFETY: out holds three words.
+        unsafe {
+            atomic::atomic_add_u64(out, a);
+            atomic::atomic_add_u64(out.add(1), b);
+            atomic::atomic_add_u64(out.add(2), bad);
+        }
+    }
+}

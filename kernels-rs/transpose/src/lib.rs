@@ -126,6 +126,74 @@ pub const fn bucket_count(n: u64, pre: u32, low: u32) -> u64 {
     n.div_ceil(1 << pre).div_ceil(1 << low)
 }
 
+/// The 64-bit-pointer transposer's index math (`gpu_transpose::index64`): a matrix with a
+/// `u64` row pointer is transposed in chunks of at most `chunk` nonzeros by the 32-bit
+/// machinery; chunk `c` covers nonzeros `c·chunk .. min((c + 1)·chunk, nnz)`, which may start
+/// and end inside a row.
+pub mod index64 {
+    /// How many of `ptr[0..len]` (nondecreasing) are `<= key`.
+    pub fn upper_bound(ptr: &impl Fn(u64) -> u64, len: u64, key: u64) -> u64 {
+        let (mut lo, mut hi) = (0u64, len);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if ptr(mid) <= key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// The rows `r0..r1` that hold nonzeros `k0..k1` (`k0 < k1 <= nnz = ptr(m)`) of a row
+    /// pointer of `m + 1` entries: `r0` the row of nonzero `k0`, `r1 - 1` that of `k1 - 1`.
+    pub fn chunk_rows(ptr: &impl Fn(u64) -> u64, m: u64, k0: u64, k1: u64) -> (u64, u64) {
+        (upper_bound(ptr, m + 1, k0) - 1, upper_bound(ptr, m + 1, k1 - 1))
+    }
+
+    /// Entry `i` of a chunk's 32-bit row pointer: `ptr(r0 + i)` clamped to `k0..=k1`, less
+    /// `k0` (rows cut by the chunk's ends keep only their part inside it).
+    pub const fn chunk_ptr(p: u64, k0: u64, k1: u64) -> u32 {
+        let c = if p < k0 { k0 } else if p > k1 { k1 } else { p };
+        (c - k0) as u32
+    }
+
+    /// Row `r` of the generated test matrix with `m` rows and `nnz` nonzeros starts at this
+    /// nonzero: rows of `nnz / m` entries, the first `nnz % m` one longer.
+    pub const fn gen_ptr(r: u64, m: u64, nnz: u64) -> u64 {
+        let (q, rem) = (nnz / m, nnz % m);
+        r * q + if r < rem { r } else { rem }
+    }
+
+    /// SplitMix64's finalizer.
+    pub const fn mix_a(mut z: u64) -> u64 {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// MurmurHash3's 64-bit finalizer, on the key offset by a constant (independent of
+    /// [`mix_a`]).
+    pub const fn mix_b(z: u64) -> u64 {
+        let mut z = z ^ 0x9e37_79b9_7f4a_7c15;
+        z = (z ^ (z >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        z = (z ^ (z >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        z ^ (z >> 33)
+    }
+
+    /// Column `k` of the generated test matrix with `n` columns.
+    pub const fn gen_col(k: u64, n: u64, seed: u64) -> u32 {
+        (mix_a(k ^ mix_b(seed)) % n) as u32
+    }
+
+    /// The two hashes one entry `(row, col)` adds to a matrix's fingerprint (sums mod 2⁶⁴ over
+    /// the entries: equal for equal multisets of entries, whatever the order).
+    pub const fn entry_hashes(row: u64, col: u64) -> (u64, u64) {
+        let key = (row << 32) | col;
+        (mix_a(key), mix_b(key))
+    }
+}
+
 #[cfg(target_arch = "nvptx64")]
 pub mod bucket;
 

@@ -1,0 +1,226 @@
+//! A CSR matrix in device memory with a 64-bit row pointer: more than `u32::MAX` nonzeros (a
+//! graph of billions of edges), or a caller's `int64` CSR (PyTorch's default, SciPy's past
+//! 2³¹) taken as it is. Column indices stay `u32`, the narrowest type that holds the column
+//! count (at most [`MAX_DIM`](crate::device::MAX_DIM)): a caller's `i64` or `i32` column
+//! indices are narrowed on the GPU by [`DeviceCsr64::from_signed_parts`].
+use gpu_runtime::check::SignedIndex;
+use gpu_runtime::cudarc::driver::{CudaSlice, DeviceRepr};
+use gpu_runtime::{AnyBits, Gpu, Scratch};
+
+use crate::device::MAX_DIM;
+use crate::formats::Csr;
+use crate::{Error, Result, Value};
+
+/// A CSR matrix in device memory with a `u64` row pointer and `u32` column indices; `vals` is
+/// absent for pattern matrices.
+///
+/// Invariants, kept by every safe constructor: `rows, cols <= MAX_DIM`; the row pointer has
+/// `rows + 1` entries, starts at 0, never decreases and ends at `nnz`; every column index is
+/// below `cols`; the values, when present, number `nnz`. Column indices inside a row need not
+/// be sorted or unique. Built by [`DeviceCsr64::upload`], [`DeviceCsr64::from_parts`] (validated
+/// on the GPU), [`DeviceCsr64::from_signed_parts`] and the `unsafe`
+/// [`DeviceCsr64::from_parts_unchecked`].
+pub struct DeviceCsr64<T: DeviceRepr> {
+    rows: u64,
+    cols: u64,
+    ptr: CudaSlice<u64>,
+    idx: CudaSlice<u32>,
+    vals: Option<CudaSlice<T>>,
+}
+
+/// The buffers of a [`DeviceCsr64`] with no promise about their contents (as
+/// [`DeviceCsrParts`](crate::device::DeviceCsrParts) for the 32-bit matrix).
+pub struct DeviceCsr64Parts<T: DeviceRepr> {
+    /// Row pointer (`rows + 1` words).
+    pub ptr: CudaSlice<u64>,
+    /// Column indices (`nnz` words).
+    pub idx: CudaSlice<u32>,
+    /// Values (`nnz`), absent for pattern matrices.
+    pub vals: Option<CudaSlice<T>>,
+}
+
+impl<T: AnyBits> DeviceCsr64Parts<T> {
+    /// Buffers for a `rows × _` matrix with `nnz` nonzeros (contents unspecified), with values
+    /// when `with_values`.
+    ///
+    /// # Errors
+    /// Out of memory ([`Error::is_out_of_memory`]).
+    pub fn alloc(gpu: &Gpu, rows: u64, nnz: u64, with_values: bool) -> Result<Self> {
+        let len = |n: u64| usize::try_from(n).map_err(|_| Error::TooLarge { what: "device CSR length", value: n, max: usize::MAX as u64 });
+        Ok(Self {
+            ptr: gpu.alloc(len(rows + 1)?)?,
+            idx: gpu.alloc(len(nnz)?)?,
+            vals: if with_values { Some(gpu.alloc(len(nnz)?)?) } else { None },
+        })
+    }
+}
+
+impl<T: DeviceRepr> DeviceCsr64<T> {
+    /// Number of rows.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Number of columns.
+    pub fn cols(&self) -> u64 {
+        self.cols
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> u64 {
+        self.idx.len() as u64
+    }
+
+    /// The row pointer (`rows + 1` words).
+    pub fn ptr(&self) -> &CudaSlice<u64> {
+        &self.ptr
+    }
+
+    /// The column indices (`nnz` words).
+    pub fn idx(&self) -> &CudaSlice<u32> {
+        &self.idx
+    }
+
+    /// The values, `None` for a pattern matrix.
+    pub fn vals(&self) -> Option<&CudaSlice<T>> {
+        self.vals.as_ref()
+    }
+
+    /// Gives the buffers back.
+    pub fn into_parts(self) -> DeviceCsr64Parts<T> {
+        DeviceCsr64Parts { ptr: self.ptr, idx: self.idx, vals: self.vals }
+    }
+
+    /// A `rows × cols` matrix of the caller's device buffers, validated on the GPU (synchronizes
+    /// once): lengths, sizes, the row pointer (starts at 0, never decreases, ends at `nnz`) and
+    /// every column index (below `cols`). Errors name the first bad position.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`], [`Error::TooLarge`], [`Error::BadPointers`],
+    /// [`Error::IndexOutOfRange`], device errors.
+    pub fn from_parts(gpu: &Gpu, rows: u64, cols: u64, parts: DeviceCsr64Parts<T>) -> Result<Self> {
+        Self::validated(gpu, rows, cols, parts, &mut check_flags(gpu)?)
+    }
+
+    fn validated(gpu: &Gpu, rows: u64, cols: u64, parts: DeviceCsr64Parts<T>, flags: &mut CudaSlice<u8>) -> Result<Self> {
+        check_shape(rows, cols, &parts)?;
+        let mut scratch = Scratch::new(flags, gpu.stream());
+        let nnz = parts.idx.len() as u64;
+        let (pf, xf) = gpu_runtime::check::offsets_and_indices(gpu, &parts.ptr, nnz, &parts.idx, cols, &mut scratch)?;
+        if let Some(f) = pf {
+            return Err(Error::BadPointers { index: f.position(), reason: f.to_string() });
+        }
+        if let Some(f) = xf {
+            return Err(Error::IndexOutOfRange { position: f.position, index: f.value, bound: f.bound });
+        }
+        // SAFETY: every invariant was checked above.
+        Ok(unsafe { Self::from_parts_unchecked(rows, cols, parts) })
+    }
+
+    /// A `rows × cols` matrix from a caller's `i64` row pointer and `i32` or `i64` column
+    /// indices (PyTorch's `int64` CSR tensors): the pointer is taken as `u64`, the indices
+    /// narrowed to `u32`, on the GPU (new buffers; the inputs are left as they are), then
+    /// validated as [`DeviceCsr64::from_parts`] does. A negative entry, or an index above
+    /// `u32::MAX`, is an error naming the array and its position.
+    ///
+    /// # Errors
+    /// [`Error::BadIndexValue`], then as [`DeviceCsr64::from_parts`]; out of memory.
+    pub fn from_signed_parts<S: SignedIndex>(gpu: &Gpu, rows: u64, cols: u64, ptr: &CudaSlice<i64>, idx: &CudaSlice<S>, vals: Option<CudaSlice<T>>) -> Result<Self> {
+        let mut flags = check_flags(gpu)?;
+        let mut p = gpu.alloc::<u64>(ptr.len())?;
+        let mut scratch = Scratch::new(&mut flags, gpu.stream());
+        if let Some(f) = gpu_runtime::check::unsign_i64(gpu, ptr, &mut p, &mut scratch)? {
+            return Err(Error::BadIndexValue { what: "pointer", position: f.position, value: f.value.into(), max: u64::MAX });
+        }
+        let mut x = gpu.alloc::<u32>(idx.len())?;
+        let mut scratch = Scratch::new(&mut flags, gpu.stream());
+        if let Some(f) = gpu_runtime::check::narrow_to_u32(gpu, idx, &mut x, &mut scratch)? {
+            return Err(Error::BadIndexValue { what: "index", position: f.position, value: f.value.into(), max: u32::MAX as u64 });
+        }
+        Self::validated(gpu, rows, cols, DeviceCsr64Parts { ptr: p, idx: x, vals }, &mut flags)
+    }
+
+    /// A `rows × cols` matrix of the caller's device buffers, without validation.
+    ///
+    /// # Safety
+    /// The buffers must satisfy [`DeviceCsr64`]'s invariants (`rows, cols <= MAX_DIM`, `ptr` of
+    /// `rows + 1` nondecreasing words from 0 to `idx.len()`, every index below `cols`, `vals`
+    /// of `idx.len()` items when present) once the work already enqueued on the stream that
+    /// wrote them completes. Kernels index with them unchecked.
+    pub unsafe fn from_parts_unchecked(rows: u64, cols: u64, parts: DeviceCsr64Parts<T>) -> Self {
+        Self { rows, cols, ptr: parts.ptr, idx: parts.idx, vals: parts.vals }
+    }
+}
+
+impl<T: Value + AnyBits> DeviceCsr64<T> {
+    /// Uploads `a` (already valid: no device check); its `u64` column indices are narrowed to
+    /// `u32` on the host.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] for more than [`MAX_DIM`] rows or columns, device errors (out of
+    /// memory).
+    pub fn upload(gpu: &Gpu, a: &Csr<u64, T>) -> Result<Self> {
+        Self::upload_parts(gpu, a, Some(a.vals()))
+    }
+
+    fn upload_parts<U: Value>(gpu: &Gpu, a: &Csr<u64, U>, vals: Option<&[T]>) -> Result<Self> {
+        check_dims(a.rows(), a.cols())?;
+        // Every index is below cols <= MAX_DIM (a validated Csr), so it fits u32.
+        let idx: Vec<u32> = a.idx().iter().map(|&j| j as u32).collect();
+        let parts = DeviceCsr64Parts { ptr: gpu.upload(a.ptr())?, idx: gpu.upload(&idx)?, vals: vals.map(|v| gpu.upload(v)).transpose()? };
+        check_shape(a.rows(), a.cols(), &parts)?;
+        // SAFETY: `a` is a validated `Csr`, copied as is (indices narrowed without loss); sizes
+        // checked.
+        Ok(unsafe { Self::from_parts_unchecked(a.rows(), a.cols(), parts) })
+    }
+
+    /// Downloads back into a validated [`Csr`] with `u64` indices (values of one for a pattern
+    /// matrix).
+    ///
+    /// # Errors
+    /// Device errors.
+    pub fn download(&self, gpu: &Gpu) -> Result<Csr<u64, T>> {
+        let vals = match &self.vals {
+            Some(v) => gpu.download(v)?,
+            None => vec![T::one(); self.idx.len()],
+        };
+        let idx: Vec<u64> = gpu.download(&self.idx)?.into_iter().map(u64::from).collect();
+        Csr::try_new(self.rows, self.cols, gpu.download(&self.ptr)?, idx, vals)
+    }
+}
+
+impl DeviceCsr64<u8> {
+    /// Uploads the structure of a pattern matrix.
+    ///
+    /// # Errors
+    /// As [`DeviceCsr64::upload`].
+    pub fn upload_pattern(gpu: &Gpu, a: &Csr<u64, ()>) -> Result<Self> {
+        Self::upload_parts(gpu, a, None)
+    }
+}
+
+fn check_flags(gpu: &Gpu) -> Result<CudaSlice<u8>> {
+    Ok(gpu.alloc::<u8>(gpu_runtime::check::WORKSPACE_BYTES as usize)?)
+}
+
+fn check_dims(rows: u64, cols: u64) -> Result<()> {
+    for (what, value) in [("rows", rows), ("cols", cols)] {
+        if value > MAX_DIM {
+            return Err(Error::TooLarge { what, value, max: MAX_DIM });
+        }
+    }
+    Ok(())
+}
+
+fn check_shape<T: DeviceRepr>(rows: u64, cols: u64, p: &DeviceCsr64Parts<T>) -> Result<()> {
+    check_dims(rows, cols)?;
+    if p.ptr.len() as u64 != rows + 1 {
+        return Err(Error::LengthMismatch { what: "row pointer", expected: rows + 1, actual: p.ptr.len() as u64 });
+    }
+    if let Some(v) = &p.vals {
+        if v.len() != p.idx.len() {
+            return Err(Error::LengthMismatch { what: "values", expected: p.idx.len() as u64, actual: v.len() as u64 });
+        }
+    }
+    Ok(())
+}

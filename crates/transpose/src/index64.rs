@@ -1,0 +1,440 @@
+//! Matrices with a 64-bit row pointer ([`DeviceCsr64`]): more than `u32::MAX` nonzeros, or a
+//! caller's `int64` CSR. The 32-bit machinery does the work, in chunks of at most
+//! [`Transposer::chunk_nnz`] nonzeros ([`transpose_kernels::index64`]):
+//!
+//! - **One chunk** (every matrix below [`DEFAULT_CHUNK_NNZ`] nonzeros by default): the row
+//!   pointer is narrowed to a 32-bit copy, the chosen algorithm transposes straight into the
+//!   output's row indices and values, and its 32-bit column pointer is widened into the
+//!   output's. The extra work is `12·(m + 1) + 20·(n + 1)` bytes of traffic.
+//! - **Several chunks** (nonzeros `c·chunk .. (c + 1)·chunk`, cutting rows where they fall):
+//!   a first sweep sums the chunks' 32-bit column pointers (the histogram primitive) into the
+//!   64-bit output pointer; a second transposes each chunk into a 32-bit CSC and puts its
+//!   entries after the previous chunks' in each column (`transpose_index64_place_v*`). Chunks
+//!   cover increasing rows, so each column's rows stay sorted, and equal entries keep their
+//!   input order: the result is the serial twin's, bit for bit.
+//!
+//! Column and row indices stay `u32` (a [`DeviceCsr64`] has at most `MAX_DIM` rows and
+//! columns): the narrowest type that holds them.
+use std::mem::ManuallyDrop;
+
+use gpu_histogram::Histogram;
+use gpu_ptr2idx::Ptr2Idx;
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use gpu_runtime::scratch::Layout;
+use gpu_runtime::{Gpu, Payload, Scratch, ScratchBuf};
+use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts, MAX_NNZ};
+use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
+
+/// The index math of this path, shared with its kernels and the CPU model.
+pub use transpose_kernels::index64::{chunk_ptr, chunk_rows, entry_hashes, gen_col, gen_ptr, upper_bound};
+
+use crate::{grid, wide, Algorithm, Dims, Error, Result, Transposer, MODULE};
+
+/// Nonzeros a chunk holds at most by default: 2³⁰. A chunk's workspace is about
+/// `(4 + 4 + value bytes)·chunk` plus the algorithm's own for `chunk` nonzeros, so that the
+/// transpose of 2³² nonzeros fits an 80 GB GPU beside its input and output.
+pub const DEFAULT_CHUNK_NNZ: u64 = 1 << 30;
+
+/// The sizes of one 64-bit transposition: the matrix's, and its chunks'.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    m: u64,
+    n: u64,
+    nnz: u64,
+    chunk: u64,
+    chunks: u64,
+}
+
+impl Plan {
+    fn new(m: u64, n: u64, nnz: u64, chunk: u64) -> Self {
+        Self { m, n, nnz, chunk, chunks: nnz.div_ceil(chunk) }
+    }
+
+    /// The largest chunk.
+    fn c(&self) -> u64 {
+        self.nnz.min(self.chunk)
+    }
+}
+
+/// The kernels of the 64-bit path.
+pub(crate) struct Kernels64 {
+    chunk_rows: gpu_runtime::Kernel,
+    chunk_ptr: gpu_runtime::Kernel,
+    add_ptr: gpu_runtime::Kernel,
+    advance: gpu_runtime::Kernel,
+    /// `transpose_index64_place_v{1,2,4,8,16}`.
+    place: [gpu_runtime::Kernel; 5],
+}
+
+impl Kernels64 {
+    pub(crate) fn load(gpu: &Gpu) -> Result<Self> {
+        let k = |name| gpu.kernel(&MODULE, name);
+        Ok(Self {
+            chunk_rows: k("transpose_index64_chunk_rows")?,
+            chunk_ptr: k("transpose_index64_chunk_ptr")?,
+            add_ptr: k("transpose_index64_add_ptr")?,
+            advance: k("transpose_index64_advance")?,
+            place: [k("transpose_index64_place_v1")?, k("transpose_index64_place_v2")?, k("transpose_index64_place_v4")?, k("transpose_index64_place_v8")?, k("transpose_index64_place_v16")?],
+        })
+    }
+}
+
+/// The place kernel of a value width (pattern matrices use the 4-byte one without values).
+fn place_variant(bytes: usize) -> Result<usize> {
+    match bytes {
+        0 | 4 => Ok(2),
+        1 => Ok(0),
+        2 => Ok(1),
+        8 => Ok(3),
+        16 => Ok(4),
+        _ => Err(Error::UnsupportedValue { bytes }),
+    }
+}
+
+/// A `CudaSlice` over `len` items at `ptr` owned by someone else (as `wide::view`).
+///
+/// # Safety
+/// `ptr` holds `len` items of `T` and outlives every use of the view; the view must never be
+/// dropped: keep it inside a `ManuallyDrop`.
+unsafe fn view<T>(gpu: &Gpu, ptr: u64, len: usize) -> CudaSlice<T> {
+    // SAFETY: the caller's contract.
+    unsafe { gpu.stream().upgrade_device_ptr::<T>(ptr, len) }
+}
+
+impl Transposer {
+    /// The most nonzeros one chunk of a 64-bit transposition holds ([`DEFAULT_CHUNK_NNZ`]
+    /// unless set).
+    pub fn chunk_nnz(&self) -> u64 {
+        self.chunk
+    }
+
+    /// Sets the chunk size of 64-bit transpositions (`None`: [`DEFAULT_CHUNK_NNZ`]), clamped
+    /// to `1..=MAX_NNZ`. Smaller chunks need less workspace; tests use tiny ones to cut rows.
+    pub fn set_chunk_nnz(&mut self, chunk: Option<u64>) {
+        self.chunk = chunk.unwrap_or(DEFAULT_CHUNK_NNZ).clamp(1, MAX_NNZ);
+    }
+
+    /// Device bytes a 64-bit transposition ([`Transposer::transpose64_into`]) with `algo` needs
+    /// beyond its input and output, for an `m × n` matrix with `nnz` nonzeros of `value_bytes`
+    /// bytes (0 for pattern), at the current chunk size.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] past `MAX_DIM` rows or columns; as [`Transposer::workspace_bytes`].
+    pub fn workspace64_bytes(&mut self, algo: Algorithm, m: u64, n: u64, nnz: u64, value_bytes: usize) -> Result<u64> {
+        let p = self.plan(m, n, nnz)?;
+        let algo = algo.resolve(m, n, p.c());
+        if nnz == 0 || algo == Algorithm::Serial {
+            return Ok(0);
+        }
+        let inner = self.workspace_bytes(algo, m, n, p.c(), value_bytes)?;
+        let mut l = Layout::new().add(4 * (m + 1)).add(4 * (n + 1));
+        if p.chunks == 1 {
+            return Ok(l.add(inner).bytes());
+        }
+        l = l.add(16 * p.chunks).add(8 * n).add(4 * p.c()).add(value_bytes as u64 * p.c());
+        let tail = inner.max(Layout::new().add(4 * p.c()).add(Ptr2Idx::workspace_bytes(n, p.c())).bytes()).max(Histogram::pointers_workspace_bytes(n));
+        Ok(l.add(tail).bytes())
+    }
+
+    fn plan(&self, m: u64, n: u64, nnz: u64) -> Result<Plan> {
+        let max = sptrans_matrix::device::MAX_DIM;
+        for (what, v) in [("rows", m), ("cols", n)] {
+            if v > max {
+                return Err(Error::TooLarge { what, len: v, max });
+            }
+        }
+        Ok(Plan::new(m, n, nnz, self.chunk))
+    }
+
+    /// Output buffers of the transposed shape for `a` (contents unspecified).
+    ///
+    /// # Errors
+    /// Out of memory.
+    pub fn alloc_output64<T: Payload>(&self, a: &DeviceCsr64<T>) -> Result<DeviceCsr64Parts<T>> {
+        Ok(DeviceCsr64Parts::alloc(&self.gpu, a.cols(), a.nnz(), a.vals().is_some())?)
+    }
+
+    /// Allocates the output for `a` and transposes into it ([`Transposer::transpose64_into`]).
+    ///
+    /// # Errors
+    /// As [`Transposer::transpose64_into`].
+    pub fn transpose64_new<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr64<T>) -> Result<DeviceCsr64<T>> {
+        let out = self.alloc_output64(a)?;
+        self.transpose64_into(algo, a, out)
+    }
+
+    /// Transposes `a` (64-bit row pointer) into `out` (pointer of `n + 1`, `nnz` indices, values
+    /// exactly when `a` has them) with `algo` on each chunk, on the plan's own workspace. The
+    /// result equals [`Transposer::transpose_into`]'s (and the serial twin's) bit for bit.
+    /// Synchronizes once when there is more than one chunk (to read the chunks' rows).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for output buffers of the wrong size, [`Error::TooLarge`],
+    /// [`Error::UnsupportedValue`], runtime errors ([`Error::is_out_of_memory`]).
+    pub fn transpose64_into<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr64<T>, out: DeviceCsr64Parts<T>) -> Result<DeviceCsr64<T>> {
+        let vb = if a.vals().is_some() { T::BYTES } else { 0 };
+        let bytes = self.workspace64_bytes(algo, a.rows(), a.cols(), a.nnz(), vb)?;
+        let gpu = self.gpu.clone();
+        ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, |t, s| t.transpose64_into_with(algo, a, out, s))
+    }
+
+    /// [`Transposer::transpose64_into`] on caller-lent scratch of at least
+    /// [`Transposer::workspace64_bytes`].
+    ///
+    /// # Errors
+    /// As [`Transposer::transpose64_into`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn transpose64_into_with<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr64<T>, mut out: DeviceCsr64Parts<T>, scratch: &mut Scratch<'_>) -> Result<DeviceCsr64<T>> {
+        let p = self.plan(a.rows(), a.cols(), a.nnz())?;
+        let checks = [
+            ("output pointer length", p.n + 1, out.ptr.len() as u64),
+            ("output indices length", p.nnz, out.idx.len() as u64),
+            ("output values present", a.vals().is_some() as u64, out.vals.is_some() as u64),
+            ("output values length", out.vals.as_ref().map_or(0, |_| p.nnz), out.vals.as_ref().map_or(0, |v| v.len() as u64)),
+        ];
+        for (what, expected, actual) in checks {
+            if expected != actual {
+                return Err(Error::Shape { what, expected, actual });
+            }
+        }
+        let vb = if a.vals().is_some() { T::BYTES } else { 0 };
+        place_variant(vb)?;
+        let algo = algo.resolve(p.m, p.n, p.c());
+        scratch.require(self.workspace64_bytes(algo, p.m, p.n, p.nnz, vb)?)?;
+        if algo == Algorithm::Serial {
+            crate::serial::run64(self, a, &mut out)?;
+        } else if p.nnz == 0 {
+            self.gpu.memset_bytes(&mut out.ptr, 0)?;
+        } else if p.chunks == 1 {
+            self.one_chunk(algo, a, &mut out, p, scratch)?;
+        } else {
+            self.chunked(algo, a, &mut out, p, scratch)?;
+        }
+        // SAFETY: both paths write the CSR of the transpose of a valid `a` (tested bit for bit
+        // against the twin): pointer of n + 1 from 0 to nnz, row indices < m, values moved.
+        Ok(unsafe { DeviceCsr64::from_parts_unchecked(p.n, p.m, out) })
+    }
+
+    /// Runs one chunk (a valid 32-bit matrix) through `algo` into `o32`.
+    fn run_chunk<T: Payload>(&mut self, algo: Algorithm, a32: &DeviceCsr<T>, o32: &mut DeviceCsrParts<T>, scratch: &mut Scratch<'_>) -> Result<()> {
+        let d = Dims { m: a32.rows(), n: a32.cols(), nnz: a32.nnz() };
+        let vb = if a32.vals().is_some() { T::BYTES } else { 0 };
+        if wide::by_positions(&self.radix, algo, vb, d.n) {
+            wide::run(self, algo, a32, o32, d, scratch)
+        } else {
+            self.run_algorithm(algo, a32, o32, d, scratch)
+        }
+    }
+
+    /// Enqueues a chunk's 32-bit row pointer (rows `r0..r1`, nonzeros `k0..k1`) into `cptr`.
+    fn chunk_ptr<T: Payload>(&self, a: &DeviceCsr64<T>, (r0, r1, k0, k1): (u64, u64, u64, u64), cptr: u64) -> Result<()> {
+        let stream = self.gpu.stream();
+        let (ptr, _g) = a.ptr().device_ptr(stream);
+        let len = r1 - r0 + 1;
+        // SAFETY: transpose_index64_chunk_ptr(ptr, r0, len, k0, k1, out): a's pointer holds
+        // m + 1 >= r1 + 1 = r0 + len words; cptr holds m + 1 >= len (the workspace's first
+        // region); k1 - k0 <= chunk < 2^32.
+        unsafe { self.k64.chunk_ptr.args(stream).arg(&ptr).arg(&r0).arg(&len).arg(&k0).arg(&k1).arg(&cptr).launch(grid(self.gpu.props().sm_count, len))? };
+        Ok(())
+    }
+
+    /// `acc[0..len] += part[0..len]`.
+    fn add_ptr(&self, acc: u64, part: u64, len: u64) -> Result<()> {
+        let stream = self.gpu.stream();
+        // SAFETY: transpose_index64_add_ptr(acc, part, len): both hold len words (callers pass
+        // the output pointer or the cursor, and a chunk's column pointer, of n + 1 or n words).
+        unsafe { self.k64.add_ptr.args(stream).arg(&acc).arg(&part).arg(&len).launch(grid(self.gpu.props().sm_count, len))? };
+        Ok(())
+    }
+
+    fn one_chunk<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr64<T>, out: &mut DeviceCsr64Parts<T>, p: Plan, scratch: &mut Scratch<'_>) -> Result<()> {
+        let cptr = scratch.take(4 * (p.m + 1))?;
+        let cp = scratch.take(4 * (p.n + 1))?;
+        self.chunk_ptr(a, (0, p.m, 0, p.nnz), cptr)?;
+        let gpu = self.gpu.clone();
+        let stream = gpu.stream().clone();
+        let (idx, _g1) = a.idx().device_ptr(&stream);
+        let vals = a.vals().map(|v| v.device_ptr(&stream));
+        let (oidx, _g2) = out.idx.device_ptr_mut(&stream);
+        let ovals = out.vals.as_mut().map(|v| v.device_ptr_mut(&stream));
+        let (nnz, m, n) = (p.nnz as usize, p.m as usize, p.n as usize);
+        // SAFETY: the views cover the chunk pointer (m + 1 words of the workspace), a's indices
+        // and values (nnz items, borrowed for the whole call), out's indices and values (nnz,
+        // borrowed mutably) and the 32-bit column pointer (n + 1 words of the workspace); none
+        // is dropped (ManuallyDrop) or outlives this function. The 32-bit matrix is a's, with
+        // its pointer narrowed (nnz <= chunk <= MAX_NNZ), so it keeps DeviceCsr's invariants.
+        let (a32, mut o32) = unsafe {
+            let parts = DeviceCsrParts { ptr: view(&gpu, cptr, m + 1), idx: view(&gpu, idx, nnz), vals: vals.as_ref().map(|(v, _)| view::<T>(&gpu, *v, nnz)) };
+            let outs = DeviceCsrParts { ptr: view(&gpu, cp, n + 1), idx: view(&gpu, oidx, nnz), vals: ovals.as_ref().map(|(v, _)| view::<T>(&gpu, *v, nnz)) };
+            (ManuallyDrop::new(DeviceCsr::from_parts_unchecked(p.m, p.n, parts)), ManuallyDrop::new(outs))
+        };
+        self.run_chunk(algo, &a32, &mut o32, scratch)?;
+        self.gpu.memset_bytes(&mut out.ptr, 0)?;
+        let (optr, _g3) = out.ptr.device_ptr_mut(&stream);
+        self.add_ptr(optr, cp, p.n + 1)
+    }
+
+    fn chunked<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr64<T>, out: &mut DeviceCsr64Parts<T>, p: Plan, scratch: &mut Scratch<'_>) -> Result<()> {
+        let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
+        let gpu = self.gpu.clone();
+        let stream = gpu.stream().clone();
+        let sms = gpu.props().sm_count;
+        let cptr = scratch.take(4 * (p.m + 1))?;
+        let cp = scratch.take(4 * (p.n + 1))?;
+        let rows_at = scratch.take(16 * p.chunks)?;
+        let cursor = scratch.take(8 * p.n)?;
+        let cidx = scratch.take(4 * p.c())?;
+        let cvals = scratch.take(vb * p.c())?;
+        let (aptr, _g0) = a.ptr().device_ptr(&stream);
+        // SAFETY: transpose_index64_chunk_rows(ptr, m, nnz, chunk, chunks, rows): a's valid
+        // pointer (m + 1 words from 0 to nnz > 0), chunks = ceil(nnz / chunk), rows of
+        // 2·chunks words of the workspace.
+        unsafe { self.k64.chunk_rows.args(&stream).arg(&aptr).arg(&p.m).arg(&p.nnz).arg(&p.chunk).arg(&p.chunks).arg(&rows_at).launch(grid(sms, p.chunks))? };
+        let mut rows = vec![0u64; 2 * p.chunks as usize];
+        // SAFETY: the 2·chunks words just written (read_raw synchronizes the stream first).
+        unsafe { gpu.read_raw(rows_at, &mut rows)? };
+        let span = |c: u64| -> (u64, u64, u64, u64) {
+            let k0 = c * p.chunk;
+            (rows[2 * c as usize], rows[2 * c as usize + 1], k0, (k0 + p.chunk).min(p.nnz))
+        };
+        let (aidx, _g1) = a.idx().device_ptr(&stream);
+        let avals = a.vals().map(|v| v.device_ptr(&stream));
+        // Sweep 1: the output's column pointer (and the cursor, its first n words) as the sum
+        // of the chunks' 32-bit ones.
+        self.gpu.memset_bytes(&mut out.ptr, 0)?;
+        // SAFETY: the cursor's 8·n bytes of the workspace.
+        unsafe { gpu.fill_raw(cursor, 0, 8 * p.n)? };
+        let (optr, _g2) = out.ptr.device_ptr_mut(&stream);
+        for c in 0..p.chunks {
+            let (_, _, k0, k1) = span(c);
+            let keys = a.idx().slice(k0 as usize..k1 as usize);
+            // SAFETY: cp is n + 1 words of the workspace, dropped never (ManuallyDrop).
+            let mut cpv = ManuallyDrop::new(unsafe { view::<u32>(&gpu, cp, p.n as usize + 1) });
+            let mut sub = scratch.reborrow();
+            self.hist.pointers_with(&keys, &mut *cpv, false, &mut sub)?;
+            self.add_ptr(optr, cp, p.n + 1)?;
+            self.add_ptr(cursor, cp, p.n)?;
+        }
+        // Sweep 2: each chunk transposed, then put after the previous chunks' entries.
+        let k = place_variant(vb as usize)?;
+        let (oidx, _g3) = out.idx.device_ptr_mut(&stream);
+        let ovals = out.vals.as_mut().map(|v| v.device_ptr_mut(&stream).0).unwrap_or(0);
+        for c in 0..p.chunks {
+            let (r0, r1, k0, k1) = span(c);
+            let (rc, nc) = (r1 - r0, (k1 - k0) as usize);
+            self.chunk_ptr(a, (r0, r1, k0, k1), cptr)?;
+            // SAFETY: as in one_chunk: views of the chunk pointer (rc + 1 <= m + 1 words), a's
+            // indices and values from k0 (nc items), the chunk's CSC (cp, cidx, cvals of the
+            // workspace); never dropped. The chunk is a valid 32-bit matrix: its pointer runs
+            // from 0 to nc <= chunk <= MAX_NNZ over rc <= m rows, its indices are a's.
+            let (a32, mut o32) = unsafe {
+                let parts = DeviceCsrParts { ptr: view(&gpu, cptr, rc as usize + 1), idx: view(&gpu, aidx + 4 * k0, nc), vals: avals.as_ref().map(|(v, _)| view::<T>(&gpu, *v + vb * k0, nc)) };
+                let outs = DeviceCsrParts { ptr: view(&gpu, cp, p.n as usize + 1), idx: view(&gpu, cidx, nc), vals: avals.as_ref().map(|_| view::<T>(&gpu, cvals, nc)) };
+                (ManuallyDrop::new(DeviceCsr::from_parts_unchecked(rc, p.n, parts)), ManuallyDrop::new(outs))
+            };
+            let mut sub = scratch.reborrow();
+            self.run_chunk(algo, &a32, &mut o32, &mut sub)?;
+            // The chunk's transpose is enqueued; its workspace now holds each entry's column.
+            let mut sub = scratch.reborrow();
+            let mut cols = sub.slice::<u32>(nc)?;
+            let mut expand = sub.sub(Ptr2Idx::workspace_bytes(p.n, nc as u64))?;
+            self.ptr2idx.run_with(&o32.ptr, &mut cols, &mut expand)?;
+            let (colp, _g4) = cols.device_ptr(&stream);
+            let (nc64, r0u) = (nc as u64, r0 as u32);
+            let vals_in = if vb > 0 { cvals } else { 0 };
+            // SAFETY: transpose_index64_place_v*(nnz, col, cp, cursor, rows, r0, vals, out_rows,
+            // out_vals): the chunk's CSC (nc entries, columns < n from ptr2idx of its pointer
+            // cp of n + 1 words), the cursor (n words: the output pointer plus the previous
+            // chunks' counts, so each column's destinations lie in its output range, distinct);
+            // out's row indices and values (nnz items); values null for a pattern matrix.
+            unsafe { self.k64.place[k].args(&stream).arg(&nc64).arg(&colp).arg(&cp).arg(&cursor).arg(&cidx).arg(&r0u).arg(&vals_in).arg(&oidx).arg(&ovals).launch(grid(sms, nc64))? };
+            // SAFETY: transpose_index64_advance(cursor, cp, n): n words and n + 1 words.
+            unsafe { self.k64.advance.args(&stream).arg(&cursor).arg(&cp).arg(&p.n).launch(grid(sms, p.n))? };
+        }
+        Ok(())
+    }
+}
+
+/// A matrix's fingerprint: two sums mod 2⁶⁴ of independent 64-bit hashes of its entries
+/// `(row, col)` ([`transpose_kernels::index64::entry_hashes`]), equal for matrices with the same
+/// multiset of entries whatever their order, and the count of entries below their predecessor
+/// in the same row (or column). Checks a transpose too large for a host twin: the input's
+/// fingerprint by rows must equal the output's by columns, with no entry out of order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fingerprint {
+    /// Sum of the first hash.
+    pub a: u64,
+    /// Sum of the second hash.
+    pub b: u64,
+    /// Entries below their predecessor in the same row (CSR) or column (CSC).
+    pub unsorted: u64,
+}
+
+impl Fingerprint {
+    /// The fingerprint of a host matrix's entries, with `rows_major` as in [`fingerprint`]
+    /// (CPU; the specification of the GPU kernel).
+    pub fn of_host<T: sptrans_matrix::Value>(a: &sptrans_matrix::Csr<u64, T>, rows_major: bool) -> Self {
+        let mut f = Fingerprint::default();
+        for i in 0..a.rows() as usize {
+            let (s, e) = (a.ptr()[i] as usize, a.ptr()[i + 1] as usize);
+            for k in s..e {
+                let minor = a.idx()[k];
+                let (r, c) = if rows_major { (i as u64, minor) } else { (minor, i as u64) };
+                let (ha, hb) = transpose_kernels::index64::entry_hashes(r, c);
+                f.a = f.a.wrapping_add(ha);
+                f.b = f.b.wrapping_add(hb);
+                f.unsorted += u64::from(k > s && a.idx()[k - 1] > minor);
+            }
+        }
+        f
+    }
+}
+
+/// The fingerprint of `a` on the GPU, one warp per row: with `rows_major` its entries are
+/// `(i, idx)` (a CSR matrix), without, `(idx, i)` (a transpose's output read as the CSC of its
+/// input). Synchronizes.
+///
+/// # Errors
+/// Runtime errors.
+pub fn fingerprint<T: Payload>(gpu: &Gpu, a: &DeviceCsr64<T>, rows_major: bool) -> Result<Fingerprint> {
+    let k = gpu.kernel(&MODULE, "transpose_index64_fingerprint")?;
+    let mut out = gpu.alloc_zeros::<u64>(3)?;
+    let stream = gpu.stream();
+    let (p, _g1) = a.ptr().device_ptr(stream);
+    let (x, _g2) = a.idx().device_ptr(stream);
+    let (o, _g3) = out.device_ptr_mut(stream);
+    let (majors, rm) = (a.rows(), u32::from(rows_major));
+    // SAFETY: transpose_index64_fingerprint(ptr, majors, idx, rows_major, out): a valid matrix
+    // (rows + 1 pointer words, nnz indices), out of three words; blocks of 256 threads.
+    unsafe { k.args(stream).arg(&p).arg(&majors).arg(&x).arg(&rm).arg(&o).launch(gpu_runtime::grid_1d(32 * majors.max(1), crate::NT, crate::NT as u64, gpu.props().sm_count.max(1) * 16))? };
+    drop(_g3);
+    let got = gpu.download(&out)?;
+    Ok(Fingerprint { a: got[0], b: got[1], unsorted: got[2] })
+}
+
+/// An `m × n` pattern matrix with `nnz` nonzeros generated on the GPU (as large as memory
+/// allows: the test of transposes past 2³² nonzeros): rows of `nnz / m` entries (the first
+/// `nnz % m` one longer), columns hashed from each entry's position and `seed`
+/// ([`transpose_kernels::index64::gen_col`]; duplicates in a row may occur).
+///
+/// # Errors
+/// [`Error::TooLarge`] for `m` or `n` outside `1..=MAX_DIM`; out of memory.
+pub fn generate(gpu: &Gpu, m: u64, n: u64, nnz: u64, seed: u64) -> Result<DeviceCsr64<u8>> {
+    let max = sptrans_matrix::device::MAX_DIM;
+    for (what, v) in [("rows", m), ("cols", n)] {
+        if v == 0 || v > max {
+            return Err(Error::TooLarge { what, len: v, max });
+        }
+    }
+    let mut parts = DeviceCsr64Parts::<u8>::alloc(gpu, m, nnz, false)?;
+    let k = gpu.kernel(&MODULE, "transpose_index64_generate")?;
+    let stream = gpu.stream();
+    {
+        let (p, _g1) = parts.ptr.device_ptr_mut(stream);
+        let (x, _g2) = parts.idx.device_ptr_mut(stream);
+        // SAFETY: transpose_index64_generate(ptr, m, idx, nnz, n, seed): m + 1 and nnz words
+        // just allocated; m, n > 0.
+        unsafe { k.args(stream).arg(&p).arg(&m).arg(&x).arg(&nnz).arg(&n).arg(&seed).launch(grid(gpu.props().sm_count, nnz.max(m + 1)))? };
+    }
+    // SAFETY: gen_ptr runs from 0 (r = 0) to nnz (r = m), nondecreasing; gen_col < n.
+    Ok(unsafe { DeviceCsr64::from_parts_unchecked(m, n, parts) })
+}
