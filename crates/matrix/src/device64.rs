@@ -1,7 +1,7 @@
 //! A CSR matrix in device memory with a 64-bit row pointer: more than `u32::MAX` nonzeros (a
 //! graph of billions of edges), or a caller's `int64` CSR (PyTorch's default, SciPy's past
 //! 2³¹) taken as it is. Column indices stay `u32`, the narrowest type that holds the column
-//! count (at most [`MAX_DIM`](crate::device::MAX_DIM)): a caller's `i64` or `i32` column
+//! count (at most [`crate::device::MAX_DIM`]): a caller's `i64` or `i32` column
 //! indices are narrowed on the GPU by [`DeviceCsr64::from_signed_parts`].
 use gpu_runtime::check::SignedIndex;
 use gpu_runtime::cudarc::driver::{CudaSlice, DeviceRepr};

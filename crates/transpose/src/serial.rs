@@ -187,7 +187,7 @@ pub fn transpose64<T: Value>(a: &Csr<u64, T>) -> Csr<u64, T> {
 }
 
 /// The 64-bit transposer's chunked path ([`crate::index64`]), step by step: chunks of `chunk`
-/// nonzeros cut where they fall ([`index64::chunk_rows`], [`index64::chunk_ptr`]), the output
+/// nonzeros cut where they fall ([`crate::index64::chunk_rows`], [`crate::index64::chunk_ptr`]), the output
 /// pointer as the sum of the chunks' 32-bit ones (index-to-pointers), each chunk transposed by
 /// the 32-bit twin and its entries put after the previous chunks' in each column. Equals
 /// [`transpose64`] for every `chunk >= 1` (tested on any machine).
