@@ -613,8 +613,17 @@ impl Input {
     /// # Errors
     /// As [`Input::read_csr`], and `check`'s.
     pub fn read_csr_checked<T: Value>(self, check: &mut dyn FnMut(u64, u64, u64) -> Result<()>) -> Result<Csr<u32, T>> {
+        self.read_csr_checked_as::<u32, T>(check)
+    }
+
+    /// [`Input::read_csr_checked`] into index type `I`: with `u64`, files of more than
+    /// `u32::MAX` entries are read (streaming, as always).
+    ///
+    /// # Errors
+    /// As [`Input::read_csr_checked`]; [`Error::TooLarge`] for sizes past `I`.
+    pub fn read_csr_checked_as<I: Index, T: Value>(self, check: &mut dyn FnMut(u64, u64, u64) -> Result<()>) -> Result<Csr<I, T>> {
         let gzip = self.gzip;
-        parse_checked::<u32, T>(self.stream, self.size_hint, check).map_err(|e| gzip_context(e, gzip))?.try_into_csr()
+        parse_checked::<I, T>(self.stream, self.size_hint, check).map_err(|e| gzip_context(e, gzip))?.try_into_csr()
     }
 
     /// Reads the matrix into CSR (duplicates summed, columns sorted in each row); running out of

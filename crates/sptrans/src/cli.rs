@@ -60,8 +60,9 @@ pub struct TransposeArgs {
     /// the system reports available). A matrix that needs more is refused before it is read.
     #[arg(long, value_parser = parse_bytes)]
     pub max_memory: Option<u64>,
-    /// Index width on the GPU: 32 (`u32` pointer and indices) or 64 (a `u64` row pointer:
-    /// `DeviceCsr64` and the 64-bit transposer, in chunks). The file is the same either way.
+    /// Index width: 32 (`u32` pointer and indices) or 64 (the file read with `u64` indices, so
+    /// files of more than 2^32 entries are taken; on the GPU a `u64` row pointer, `DeviceCsr64`,
+    /// and the 64-bit transposer, in chunks). The output file is the same either way.
     #[arg(long, value_enum, default_value_t = IndexBits::I32)]
     pub index: IndexBits,
 }

@@ -21,7 +21,7 @@ fn mat_err(path: &Path) -> impl FnOnce(sptrans_matrix::Error) -> Error + '_ {
 /// Writes `a` as Matrix Market to `path`: standard output for `-`; otherwise a temporary file in
 /// the same directory, gzip when the name ends in `.gz`, renamed to `path` once complete (an
 /// interrupted or failed run leaves an earlier `path` untouched).
-pub(crate) fn write<T: Value>(path: &Path, a: &Csr<u32, T>) -> Result<()> {
+pub(crate) fn write<I: sptrans_matrix::Index, T: Value>(path: &Path, a: &Csr<I, T>) -> Result<()> {
     write_with(path, |w| mm::write_csr(w, a).map_err(|e| e.to_string()))
 }
 
@@ -95,21 +95,81 @@ impl Target {
     }
 }
 
-/// Host bytes of a CSR with `rows` rows, `nnz` entries and values of `vb` bytes.
-fn csr_bytes(rows: u64, nnz: u64, vb: u64) -> u64 {
-    rows.saturating_add(1).saturating_mul(4).saturating_add(nnz.saturating_mul(4 + vb))
+/// Host bytes of a CSR with `rows` rows, `nnz` entries, indices of `ib` bytes and values of `vb`.
+fn csr_bytes(rows: u64, nnz: u64, ib: u64, vb: u64) -> u64 {
+    rows.saturating_add(1).saturating_mul(ib).saturating_add(nnz.saturating_mul(ib + vb))
+}
+
+/// An index width `transpose` runs with (`--index`): the host matrix's index type, and how the
+/// GPU takes it (`DeviceCsr` for `u32`, `DeviceCsr64` for `u64`: files of more than `u32::MAX`
+/// entries are read, and transposed, with the latter).
+trait GpuIndex: sptrans_matrix::Index {
+    /// What the "transposed by" line adds.
+    const NOTE: &'static str;
+    /// Device bytes of the input or output (pointer and indices), values apart.
+    fn device_bytes(rows: u64, nnz: u64) -> u64;
+    /// The plan's workspace for this width.
+    fn workspace(plan: &mut Transposer, algo: Algorithm, rows: u64, cols: u64, nnz: u64, vb: usize) -> gpu_transpose::Result<u64>;
+    /// `a` transposed on the GPU.
+    fn on_gpu<T: Value + Payload>(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<Self, T>) -> Result<Csr<Self, T>>;
+    /// A pattern matrix transposed on the GPU.
+    fn on_gpu_pattern(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<Self, ()>) -> Result<Csr<Self, ()>>;
+}
+
+fn invalid(e: impl std::fmt::Display) -> Error {
+    Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}"))
+}
+
+impl GpuIndex for u32 {
+    const NOTE: &'static str = "";
+    fn device_bytes(rows: u64, nnz: u64) -> u64 {
+        csr_bytes(rows, nnz, 4, 0)
+    }
+    fn workspace(plan: &mut Transposer, algo: Algorithm, rows: u64, cols: u64, nnz: u64, vb: usize) -> gpu_transpose::Result<u64> {
+        plan.workspace_bytes(algo, rows, cols, nnz, vb)
+    }
+    fn on_gpu<T: Value + Payload>(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u32, T>) -> Result<Csr<u32, T>> {
+        plan.transpose_new(algo, &DeviceCsr::upload(gpu, a)?)?.download(gpu).map_err(invalid)
+    }
+    fn on_gpu_pattern(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u32, ()>) -> Result<Csr<u32, ()>> {
+        let out = plan.transpose_new(algo, &DeviceCsr::upload_pattern(gpu, a)?)?;
+        let (ptr, idx) = (gpu.download(out.ptr())?, gpu.download(out.idx())?);
+        let nnz = idx.len();
+        Csr::try_new(a.cols(), a.rows(), ptr, idx, vec![(); nnz]).map_err(invalid)
+    }
+}
+
+impl GpuIndex for u64 {
+    const NOTE: &'static str = ", 64-bit row pointer";
+    fn device_bytes(rows: u64, nnz: u64) -> u64 {
+        rows.saturating_add(1).saturating_mul(8).saturating_add(nnz.saturating_mul(4))
+    }
+    fn workspace(plan: &mut Transposer, algo: Algorithm, rows: u64, cols: u64, nnz: u64, vb: usize) -> gpu_transpose::Result<u64> {
+        plan.workspace64_bytes(algo, rows, cols, nnz, vb)
+    }
+    fn on_gpu<T: Value + Payload>(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u64, T>) -> Result<Csr<u64, T>> {
+        plan.transpose64_new(algo, &DeviceCsr64::upload(gpu, a)?)?.download(gpu).map_err(invalid)
+    }
+    fn on_gpu_pattern(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u64, ()>) -> Result<Csr<u64, ()>> {
+        let out = plan.transpose64_new(algo, &DeviceCsr64::upload_pattern(gpu, a)?)?;
+        let ptr = gpu.download(out.ptr())?;
+        let idx: Vec<u64> = gpu.download(out.idx())?.into_iter().map(u64::from).collect();
+        let nnz = idx.len();
+        Csr::try_new(a.cols(), a.rows(), ptr, idx, vec![(); nnz]).map_err(invalid)
+    }
 }
 
 /// The check run right after the input's size line: the host memory the whole command needs
 /// (reading, the transposed copy and its counting offsets, a `--check` copy) against
 /// `host_limit`, and for a GPU algorithm the device memory (input, output, workspace) against
 /// what the device has free. Refuses with the sizes, before anything large is allocated.
-fn memory_check<'a, T: Value>(args: &'a TransposeArgs, target: &'a mut Target, vb: u64) -> impl FnMut(u64, u64, u64) -> sptrans_matrix::Result<()> + 'a {
+fn memory_check<'a, I: GpuIndex, T: Value>(args: &'a TransposeArgs, target: &'a mut Target, vb: u64) -> impl FnMut(u64, u64, u64) -> sptrans_matrix::Result<()> + 'a {
     let limit = host_limit(args.max_memory);
+    let ib = std::mem::size_of::<I>() as u64;
     move |rows, cols, entries| {
-        let read = mm::read_bytes_estimate::<u32, T>(rows, entries);
-        let transposed = csr_bytes(cols, entries, vb) + cols.saturating_add(1).saturating_mul(8);
-        let checked = if args.check { csr_bytes(cols, entries, vb) + read } else { 0 };
+        let read = mm::read_bytes_estimate::<I, T>(rows, entries);
+        let transposed = csr_bytes(cols, entries, ib, vb) + cols.saturating_add(1).saturating_mul(8);
+        let checked = if args.check { csr_bytes(cols, entries, ib, vb) + read } else { 0 };
         let need = read.saturating_add(transposed).saturating_add(checked);
         if let Some(limit) = limit {
             if need > limit {
@@ -118,8 +178,8 @@ fn memory_check<'a, T: Value>(args: &'a TransposeArgs, target: &'a mut Target, v
         }
         if let Target::Gpu { gpu, plan, algo } = target {
             let algo = algo.resolve(rows, cols, entries);
-            let ws = plan.workspace_bytes(algo, rows, cols, entries, vb as usize).map_err(|e| device_refusal(e.to_string()))?;
-            let dev = csr_bytes(rows, entries, vb).saturating_add(csr_bytes(cols, entries, vb)).saturating_add(ws);
+            let ws = I::workspace(plan, algo, rows, cols, entries, vb as usize).map_err(|e| device_refusal(e.to_string()))?;
+            let dev = I::device_bytes(rows, entries).saturating_add(I::device_bytes(cols, entries)).saturating_add(entries.saturating_mul(2 * vb)).saturating_add(ws);
             let (free, _) = gpu.memory_info().map_err(sptrans_matrix::Error::Runtime)?;
             if dev > free {
                 return Err(device_refusal(format!(
@@ -141,31 +201,38 @@ fn device_refusal(msg: String) -> sptrans_matrix::Error {
 
 /// `sptrans transpose`.
 pub fn transpose(args: &TransposeArgs) -> Result<()> {
+    match args.index {
+        IndexBits::I32 => transpose_as::<u32>(args),
+        IndexBits::I64 => transpose_as::<u64>(args),
+    }
+}
+
+fn transpose_as<I: GpuIndex>(args: &TransposeArgs) -> Result<()> {
     let input = mm::Input::open(&args.input).map_err(mat_err(&args.input))?;
     let field = input.header().field;
     let mut target = Target::choose(args.algo)?;
     match field {
         Field::Real => {
-            let a = input.read_csr_checked::<f64>(&mut memory_check::<f64>(args, &mut target, 8)).map_err(mat_err(&args.input))?;
+            let a = input.read_csr_checked_as::<I, f64>(&mut memory_check::<I, f64>(args, &mut target, 8)).map_err(mat_err(&args.input))?;
             run(args, a, target)
         }
         Field::Integer => {
-            let a = input.read_csr_checked::<i64>(&mut memory_check::<i64>(args, &mut target, 8)).map_err(mat_err(&args.input))?;
+            let a = input.read_csr_checked_as::<I, i64>(&mut memory_check::<I, i64>(args, &mut target, 8)).map_err(mat_err(&args.input))?;
             run(args, a, target)
         }
         Field::Pattern => {
-            let a = input.read_csr_checked::<()>(&mut memory_check::<()>(args, &mut target, 0)).map_err(mat_err(&args.input))?;
+            let a = input.read_csr_checked_as::<I, ()>(&mut memory_check::<I, ()>(args, &mut target, 0)).map_err(mat_err(&args.input))?;
             run_pattern(args, a, target)
         }
         Field::Complex => {
-            let a = input.read_csr_checked::<Complex64>(&mut memory_check::<Complex64>(args, &mut target, 16)).map_err(mat_err(&args.input))?;
+            let a = input.read_csr_checked_as::<I, Complex64>(&mut memory_check::<I, Complex64>(args, &mut target, 16)).map_err(mat_err(&args.input))?;
             run_complex(args, a, target)
         }
     }
 }
 
 /// Complex values: on the GPU as their bits (16-byte values), checked and written as complex.
-fn run_complex(args: &TransposeArgs, a: Csr<u32, Complex64>, target: Target) -> Result<()> {
+fn run_complex<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, Complex64>, target: Target) -> Result<()> {
     match target {
         Target::Serial(how) => {
             let at = a.try_transpose().map_err(mat_err(&args.input))?;
@@ -174,13 +241,13 @@ fn run_complex(args: &TransposeArgs, a: Csr<u32, Complex64>, target: Target) -> 
         Target::Gpu { gpu, mut plan, algo } => {
             let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
             let bits = a.clone().map_values(sptrans_matrix::device::complex_bits);
-            let at = on_gpu(args, &gpu, &mut plan, algo, &bits)?.map_values(sptrans_matrix::device::complex_from_bits);
-            finish(args, &a, at, &format!("{algo} on {}{} (complex values as 16-byte bits)", gpu.props().name, index_note(args)), true)
+            let at = I::on_gpu(&gpu, &mut plan, algo, &bits)?.map_values(sptrans_matrix::device::complex_from_bits);
+            finish(args, &a, at, &format!("{algo} on {}{} (complex values as 16-byte bits)", gpu.props().name, I::NOTE), true)
         }
     }
 }
 
-fn run<T: Value + Payload>(args: &TransposeArgs, a: Csr<u32, T>, target: Target) -> Result<()> {
+fn run<I: GpuIndex, T: Value + Payload>(args: &TransposeArgs, a: Csr<I, T>, target: Target) -> Result<()> {
     match target {
         Target::Serial(how) => {
             let at = a.try_transpose().map_err(mat_err(&args.input))?;
@@ -188,13 +255,13 @@ fn run<T: Value + Payload>(args: &TransposeArgs, a: Csr<u32, T>, target: Target)
         }
         Target::Gpu { gpu, mut plan, algo } => {
             let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
-            let at = on_gpu(args, &gpu, &mut plan, algo, &a)?;
-            finish(args, &a, at, &format!("{algo} on {}{}", gpu.props().name, index_note(args)), true)
+            let at = I::on_gpu(&gpu, &mut plan, algo, &a)?;
+            finish(args, &a, at, &format!("{algo} on {}{}", gpu.props().name, I::NOTE), true)
         }
     }
 }
 
-fn run_pattern(args: &TransposeArgs, a: Csr<u32, ()>, target: Target) -> Result<()> {
+fn run_pattern<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, ()>, target: Target) -> Result<()> {
     match target {
         Target::Serial(how) => {
             let at = a.try_transpose().map_err(mat_err(&args.input))?;
@@ -202,60 +269,20 @@ fn run_pattern(args: &TransposeArgs, a: Csr<u32, ()>, target: Target) -> Result<
         }
         Target::Gpu { gpu, mut plan, algo } => {
             let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
-            let (ptr, idx) = match args.index {
-                IndexBits::I32 => {
-                    let out = plan.transpose_new(algo, &DeviceCsr::upload_pattern(&gpu, &a)?)?;
-                    (gpu.download(out.ptr())?, gpu.download(out.idx())?)
-                }
-                IndexBits::I64 => {
-                    let out = plan.transpose64_new(algo, &DeviceCsr64::upload_pattern(&gpu, &widen(&a)?)?)?;
-                    (narrow(&gpu.download(out.ptr())?)?, gpu.download(out.idx())?)
-                }
-            };
-            let nnz = idx.len();
-            let at = Csr::try_new(a.cols(), a.rows(), ptr, idx, vec![(); nnz]).map_err(|e| Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}")))?;
-            finish(args, &a, at, &format!("{algo} on {}{}", gpu.props().name, index_note(args)), true)
-        }
-    }
-}
-
-fn index_note(args: &TransposeArgs) -> &'static str {
-    match args.index {
-        IndexBits::I32 => "",
-        IndexBits::I64 => ", 64-bit row pointer",
-    }
-}
-
-fn widen<T: Value>(a: &Csr<u32, T>) -> Result<Csr<u64, T>> {
-    Ok(Csr::try_from_indices(a.rows(), a.cols(), a.ptr(), a.idx(), a.vals().to_vec())?)
-}
-
-/// A 64-bit pointer back to `u32` (the file's matrix has fewer than 2^32 entries: the reader
-/// refuses more).
-fn narrow(p: &[u64]) -> Result<Vec<u32>> {
-    p.iter().map(|&x| u32::try_from(x).map_err(|_| Error::CheckFailed(format!("pointer entry {x} does not fit u32")))).collect()
-}
-
-/// `a` transposed on the GPU with the `--index` width asked for.
-fn on_gpu<T: Value + Payload>(args: &TransposeArgs, gpu: &gpu_transpose::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u32, T>) -> Result<Csr<u32, T>> {
-    match args.index {
-        IndexBits::I32 => Ok(plan.transpose_new(algo, &DeviceCsr::upload(gpu, a)?)?.download(gpu)?),
-        IndexBits::I64 => {
-            let at = plan.transpose64_new(algo, &DeviceCsr64::upload(gpu, &widen(a)?)?)?.download(gpu)?;
-            let (m, n, ptr, idx, vals) = at.into_parts();
-            Ok(Csr::try_from_indices(m, n, &ptr, &idx, vals)?)
+            let at = I::on_gpu_pattern(&gpu, &mut plan, algo, &a)?;
+            finish(args, &a, at, &format!("{algo} on {}{}", gpu.props().name, I::NOTE), true)
         }
     }
 }
 
 /// An independent transpose for `--check`: the entries' coordinates swapped and compressed by
 /// sorting (COO → CSR), not the counting sort of the serial twin.
-fn independent_transpose<T: Value>(a: &Csr<u32, T>) -> sptrans_matrix::Result<Csr<u32, T>> {
+fn independent_transpose<I: GpuIndex, T: Value>(a: &Csr<I, T>) -> sptrans_matrix::Result<Csr<I, T>> {
     let coo = a.to_coo();
     sptrans_matrix::Coo::try_new(a.cols(), a.rows(), coo.col().to_vec(), coo.row().to_vec(), coo.vals().to_vec())?.try_into_csr()
 }
 
-fn finish<T: Value>(args: &TransposeArgs, a: &Csr<u32, T>, at: Csr<u32, T>, how: &str, on_gpu: bool) -> Result<()> {
+fn finish<I: GpuIndex, T: Value>(args: &TransposeArgs, a: &Csr<I, T>, at: Csr<I, T>, how: &str, on_gpu: bool) -> Result<()> {
     if args.check {
         // The GPU result is compared with the serial twin; the twin's own result with an
         // independent method (swap coordinates, sort), so --check never compares a result with
