@@ -49,6 +49,41 @@ pub unsafe fn ldg_u32x4(ptr: *const u32) -> [u32; 4] {
     [a, b, c, d]
 }
 
+/// `__ldg` of two `u64` with one 16-byte vector load (`ld.global.nc.v2.u64`). CC 3.5+.
+///
+/// # Safety
+/// `ptr` must be a valid, 16-byte aligned global-memory address of two words not written
+/// during the kernel.
+#[inline(always)]
+pub unsafe fn ldg_u64x2(ptr: *const u64) -> [u64; 2] {
+    let (a, b): (u64, u64);
+    // SAFETY: the caller guarantees a valid, aligned, read-only global address.
+    unsafe {
+        core::arch::asm!(
+            "ld.global.nc.v2.u64 {{{a}, {b}}}, [{p}];",
+            a = out(reg64) a, b = out(reg64) b, p = in(reg64) ptr,
+            options(readonly, nostack, preserves_flags),
+        );
+    }
+    [a, b]
+}
+
+/// Two `u64` stored with one 16-byte vector store (`st.global.v2.u64`).
+///
+/// # Safety
+/// `ptr` must be a valid, 16-byte aligned global-memory address of two words.
+#[inline(always)]
+pub unsafe fn stg_u64x2(ptr: *mut u64, v: [u64; 2]) {
+    // SAFETY: the caller guarantees a valid, aligned global address.
+    unsafe {
+        core::arch::asm!(
+            "st.global.v2.u64 [{p}], {{{a}, {b}}};",
+            p = in(reg64) ptr, a = in(reg64) v[0], b = in(reg64) v[1],
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
 /// Types loaded from and stored to global memory with `ld.global.nc` ([`ldg`]) and `st.global`
 /// ([`stg`]).
 pub trait GlobalWord: Copy {

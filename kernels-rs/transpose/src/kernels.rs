@@ -159,6 +159,38 @@ move_kernels!(transpose_scatter_v8, transpose_gather_v8, u64);
 #[repr(C, align(16))]
 pub struct Bytes16([u64; 2]);
 
+/// A value of a width the sorts do not carry, copied from `src` to `dst` with one load and one
+/// store (a plain `*dst = *src` of [`Bytes16`] compiled to two 8-byte load-store pairs, the
+/// second load waiting for the first store: two dependent trips to memory).
+trait Move: Copy {
+    /// `*dst = *src`.
+    ///
+    /// # Safety
+    /// Valid, aligned global addresses; `src` not written during the kernel.
+    unsafe fn copy(src: *const Self, dst: *mut Self);
+}
+
+impl Move for Bytes16 {
+    #[inline(always)]
+    unsafe fn copy(src: *const Self, dst: *mut Self) {
+        // SAFETY: forwarded; Bytes16 is 16-byte aligned.
+        unsafe { gpu_device::mem::stg_u64x2(dst.cast(), gpu_device::mem::ldg_u64x2(src.cast())) }
+    }
+}
+
+macro_rules! plain_move {
+    ($($t:ty),*) => {$(
+        impl Move for $t {
+            #[inline(always)]
+            unsafe fn copy(src: *const Self, dst: *mut Self) {
+                // SAFETY: forwarded.
+                unsafe { stg(dst, ldg(src)) }
+            }
+        }
+    )*};
+}
+plain_move!(u8, u16, u32, u64);
+
 macro_rules! permute_kernel {
     ($name:ident, $t:ty, $what:literal) => {
         #[doc = concat!("`out[j] = vals[perm[j]]` for `j < nnz`, ", $what, ": values of a width the sorts do not carry, moved by the permutation that the algorithm carried instead (each nonzero's position).")]
@@ -171,7 +203,7 @@ macro_rules! permute_kernel {
             let mut j = index_1d_u64();
             while j < nnz {
                 // SAFETY: j < nnz and perm[j] < nnz.
-                unsafe { *out.add(j as usize) = *vals.add(ldg_u32(perm.add(j as usize)) as usize) };
+                unsafe { Move::copy(vals.add(ldg_u32(perm.add(j as usize)) as usize), out.add(j as usize)) };
                 j += grid_size_1d();
             }
         }
@@ -269,7 +301,7 @@ macro_rules! place_kernel {
                     let dst = (ldg(cursor.add(j)) + (k - ldg_u32(cp.add(j)) as u64)) as usize;
                     stg(out_rows.add(dst), ldg_u32(rows.add(k as usize)) + r0);
                     if !vals.is_null() {
-                        *out_vals.add(dst) = *vals.add(k as usize);
+                        Move::copy(vals.add(k as usize), out_vals.add(dst));
                     }
                 }
                 k += grid_size_1d();
