@@ -207,3 +207,29 @@ gpu_test!(fn index64_errors(gpu) {
     assert!(matches!(t.transpose64_into(Algorithm::RadixTrans, &da, no_vals), Err(Error::Shape { .. })));
     assert!(matches!(t.workspace64_bytes(Algorithm::RadixTrans, 1 << 33, 5, 5, 4), Err(Error::TooLarge { what: "rows", .. })));
 });
+
+gpu_test!(fn index64_workspace_is_what_is_allocated_and_lent_scratch_suffices(gpu) {
+    // The plan's own workspace after a call equals workspace64_bytes (one chunk and several),
+    // and a caller's scratch of exactly that size is enough (carving order = layout order).
+    let (mut r, _g) = rng();
+    for (chunk, algo) in [(None, Algorithm::RadixTrans), (Some(777), Algorithm::RadixTrans), (Some(5000), Algorithm::ScanTrans), (Some(3), Algorithm::MergeTrans)] {
+        let a = wide(&sptrans_matrix::gen::rmat::<f64>(11, 20_000, 0.57, 0.19, 0.19, r.random()).unwrap());
+        let a = if chunk == Some(3) { wide(&sptrans_matrix::gen::uniform::<f64>(30, 20, 100, r.random()).unwrap()) } else { a };
+        let da = DeviceCsr64::upload(gpu, &a).unwrap();
+        let mut t = Transposer::new(gpu).unwrap();
+        t.set_chunk_nnz(chunk);
+        let need = t.workspace64_bytes(algo, a.rows(), a.cols(), a.nnz(), 8).unwrap();
+        let out = t.transpose64_new(algo, &da).unwrap();
+        assert_eq!(t.allocated_bytes(), need, "{chunk:?} {algo}: allocated");
+        assert!(out.download(gpu).unwrap().same_bits(&serial::transpose64(&a)));
+        let mut mine = gpu.alloc::<u8>(need as usize).unwrap();
+        let mut scratch = gpu_transpose::gpu_runtime::Scratch::new(&mut mine, gpu.stream());
+        let out = t.transpose64_into_with(algo, &da, poisoned(&t, &da), &mut scratch).unwrap();
+        assert!(out.download(gpu).unwrap().same_bits(&serial::transpose64(&a)), "{chunk:?} {algo}: on lent scratch");
+        if need > 0 {
+            let mut short = gpu.alloc::<u8>(need as usize - 1).unwrap();
+            let mut scratch = gpu_transpose::gpu_runtime::Scratch::new(&mut short, gpu.stream());
+            assert!(t.transpose64_into_with(algo, &da, poisoned(&t, &da), &mut scratch).is_err(), "{chunk:?} {algo}: short scratch refused");
+        }
+    }
+});
