@@ -202,7 +202,13 @@ fn device_refusal(msg: String) -> sptrans_matrix::Error {
 /// `sptrans transpose`.
 pub fn transpose(args: &TransposeArgs) -> Result<()> {
     match args.index {
-        IndexBits::I32 => transpose_as::<u32>(args),
+        IndexBits::I32 => transpose_as::<u32>(args).map_err(|e| match e {
+            // More entries than u32 holds: say how to take them.
+            Error::Matrix { path, source: sptrans_matrix::Error::Parse { line, msg } } if msg.contains("too large for the index type") => {
+                Error::Matrix { path, source: sptrans_matrix::Error::Parse { line, msg: format!("{msg}; --index 64 reads it with 64-bit indices") } }
+            }
+            e => e,
+        }),
         IndexBits::I64 => transpose_as::<u64>(args),
     }
 }

@@ -362,4 +362,10 @@ fn index64_reads_with_64_bit_indices_on_any_machine() {
         sptrans().args(["transpose", "--algo", "serial"]).arg(f).arg("-o").arg(&o32).assert().success();
         assert_eq!(std::fs::read(&o32).unwrap(), std::fs::read(&o64).unwrap(), "{}", f.display());
     }
+    // A file that declares more than u32::MAX entries: too large for 32-bit indices; with
+    // --index 64 it is taken, and here refused only for the memory it would need.
+    let big = dir.path().join("big.mtx");
+    std::fs::write(&big, "%%MatrixMarket matrix coordinate pattern general\n100000 100000 5000000000\n1 1\n").unwrap();
+    sptrans().args(["transpose", "--algo", "serial"]).arg(&big).arg("-o").arg(&o32).assert().failure().code(1).stderr(predicate::str::contains("5000000000").and(predicate::str::contains("too large")).and(predicate::str::contains("--index 64")).and(no_panic()));
+    sptrans().args(["transpose", "--algo", "serial", "--index", "64", "--max-memory", "1G"]).arg(&big).arg("-o").arg(&o64).assert().failure().code(1).stderr(predicate::str::contains("5000000000").and(predicate::str::contains("too large").not()).and(no_panic()));
 }
