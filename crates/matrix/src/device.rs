@@ -128,24 +128,21 @@ impl<T: DeviceRepr> DeviceCsr<T> {
 
     /// A `rows × cols` matrix from the caller's device index arrays of `i32` or `i64` (PyTorch's
     /// `int32`/`int64` CSR tensors, SciPy's index arrays once on the device): both are narrowed
-    /// to `u32` on the GPU (new buffers; the inputs are left as they are), then validated as
-    /// [`DeviceCsr::from_parts`] does. A negative entry, or one above `u32::MAX`, is an error
-    /// naming the array and its position.
+    /// to `u32` on the GPU (new buffers; the inputs are left as they are) and checked as they
+    /// are converted, with what [`DeviceCsr::from_parts`] checks (one read of each array, one
+    /// synchronization: `gpu_runtime::check::signed_csr`). A negative entry, or one above
+    /// `u32::MAX`, is an error naming the array and its position; pointer faults are reported
+    /// before index faults.
     ///
     /// # Errors
     /// [`Error::BadIndexValue`], then as [`DeviceCsr::from_parts`]; out of memory.
     pub fn from_signed_parts<S: SignedIndex>(gpu: &Gpu, rows: u64, cols: u64, ptr: &CudaSlice<S>, idx: &CudaSlice<S>, vals: Option<CudaSlice<T>>) -> Result<Self> {
-        let mut flags = check_flags(gpu)?;
-        let mut narrow = |what: &'static str, input: &CudaSlice<S>| -> Result<CudaSlice<u32>> {
-            let mut out = gpu.alloc::<u32>(input.len())?;
-            let mut scratch = Scratch::new(&mut flags, gpu.stream());
-            if let Some(f) = gpu_runtime::check::narrow_to_u32(gpu, input, &mut out, &mut scratch)? {
-                return Err(Error::BadIndexValue { what, position: f.position, value: f.value.into(), max: u32::MAX as u64 });
-            }
-            Ok(out)
-        };
-        let parts = DeviceCsrParts { ptr: narrow("pointer", ptr)?, idx: narrow("index", idx)?, vals };
-        Self::validated(gpu, rows, cols, parts, &mut flags)
+        let (ptr, idx, vals) = signed_parts::<S, S, u32, T>(gpu, rows, cols, ptr, idx, vals)?;
+        let parts = DeviceCsrParts { ptr, idx, vals };
+        check_shape(rows, cols, &parts)?;
+        // SAFETY: signed_parts checked every invariant on the GPU (pointer from 0 to nnz, never
+        // decreasing; indices below cols); sizes checked just above.
+        Ok(unsafe { Self::from_parts_unchecked(rows, cols, parts) })
     }
 
     /// A `rows × cols` matrix of the caller's device buffers, without validation.
@@ -160,6 +157,40 @@ impl<T: DeviceRepr> DeviceCsr<T> {
         Self { rows, cols, ptr: parts.ptr, idx: parts.idx, vals: parts.vals }
     }
 }
+
+/// A caller's signed CSR structure converted on the GPU into a pointer of `O` and `u32`
+/// indices, each entry checked as it is converted ([`gpu_runtime::check::signed_csr`]: one read
+/// of each array, one synchronization); the first fault becomes the error.
+pub(crate) fn signed_parts<P: SignedIndex, S: SignedIndex, O: gpu_runtime::check::OffsetWord, T: DeviceRepr>(gpu: &Gpu, rows: u64, cols: u64, ptr: &CudaSlice<P>, idx: &CudaSlice<S>, vals: Option<CudaSlice<T>>) -> Result<GenericParts<O, T>> {
+    for (what, value) in [("rows", rows), ("cols", cols)] {
+        if value > MAX_DIM {
+            return Err(Error::TooLarge { what, value, max: MAX_DIM });
+        }
+    }
+    if ptr.len() as u64 != rows + 1 {
+        return Err(Error::LengthMismatch { what: "row pointer", expected: rows + 1, actual: ptr.len() as u64 });
+    }
+    let mut flags = check_flags(gpu)?;
+    let (mut p, mut x) = (gpu.alloc::<O>(ptr.len())?, gpu.alloc::<u32>(idx.len())?);
+    let f = gpu_runtime::check::signed_csr(gpu, ptr, idx, cols, &mut p, &mut x, &mut Scratch::new(&mut flags, gpu.stream()))?;
+    if let Some(v) = f.pointer_value {
+        return Err(Error::BadIndexValue { what: "pointer", position: v.position, value: v.value.into(), max: O::MAX });
+    }
+    if let Some(pf) = f.pointer {
+        return Err(Error::BadPointers { index: pf.position(), reason: pf.to_string() });
+    }
+    if let Some(v) = f.index {
+        return Err(if v.value < 0 || v.value > u32::MAX as i64 {
+            Error::BadIndexValue { what: "index", position: v.position, value: v.value.into(), max: u32::MAX as u64 }
+        } else {
+            Error::IndexOutOfRange { position: v.position, index: v.value as u64, bound: cols }
+        });
+    }
+    Ok((p, x, vals))
+}
+
+/// Pointer, indices and values of some pointer type.
+pub(crate) type GenericParts<O, T> = (CudaSlice<O>, CudaSlice<u32>, Option<CudaSlice<T>>);
 
 /// The device words the GPU checks report through (`gpu_runtime::check`).
 fn check_flags(gpu: &Gpu) -> Result<CudaSlice<u8>> {

@@ -119,25 +119,21 @@ impl<T: DeviceRepr> DeviceCsr64<T> {
 
     /// A `rows × cols` matrix from a caller's `i64` row pointer and `i32` or `i64` column
     /// indices (PyTorch's `int64` CSR tensors): the pointer is taken as `u64`, the indices
-    /// narrowed to `u32`, on the GPU (new buffers; the inputs are left as they are), then
-    /// validated as [`DeviceCsr64::from_parts`] does. A negative entry, or an index above
-    /// `u32::MAX`, is an error naming the array and its position.
+    /// narrowed to `u32`, on the GPU (new buffers; the inputs are left as they are), each entry
+    /// checked as it is converted with what [`DeviceCsr64::from_parts`] checks (one read of each
+    /// array, one synchronization: `gpu_runtime::check::signed_csr`). A negative entry, or an
+    /// index above `u32::MAX`, is an error naming the array and its position; pointer faults
+    /// are reported before index faults.
     ///
     /// # Errors
     /// [`Error::BadIndexValue`], then as [`DeviceCsr64::from_parts`]; out of memory.
     pub fn from_signed_parts<S: SignedIndex>(gpu: &Gpu, rows: u64, cols: u64, ptr: &CudaSlice<i64>, idx: &CudaSlice<S>, vals: Option<CudaSlice<T>>) -> Result<Self> {
-        let mut flags = check_flags(gpu)?;
-        let mut p = gpu.alloc::<u64>(ptr.len())?;
-        let mut scratch = Scratch::new(&mut flags, gpu.stream());
-        if let Some(f) = gpu_runtime::check::unsign_i64(gpu, ptr, &mut p, &mut scratch)? {
-            return Err(Error::BadIndexValue { what: "pointer", position: f.position, value: f.value.into(), max: u64::MAX });
-        }
-        let mut x = gpu.alloc::<u32>(idx.len())?;
-        let mut scratch = Scratch::new(&mut flags, gpu.stream());
-        if let Some(f) = gpu_runtime::check::narrow_to_u32(gpu, idx, &mut x, &mut scratch)? {
-            return Err(Error::BadIndexValue { what: "index", position: f.position, value: f.value.into(), max: u32::MAX as u64 });
-        }
-        Self::validated(gpu, rows, cols, DeviceCsr64Parts { ptr: p, idx: x, vals }, &mut flags)
+        let (ptr, idx, vals) = crate::device::signed_parts::<i64, S, u64, T>(gpu, rows, cols, ptr, idx, vals)?;
+        let parts = DeviceCsr64Parts { ptr, idx, vals };
+        check_shape(rows, cols, &parts)?;
+        // SAFETY: signed_parts checked every invariant on the GPU (pointer from 0 to nnz, never
+        // decreasing; indices below cols); sizes checked just above.
+        Ok(unsafe { Self::from_parts_unchecked(rows, cols, parts) })
     }
 
     /// A `rows × cols` matrix of the caller's device buffers, without validation.

@@ -96,6 +96,18 @@ gpu_test!(fn device_csr64_round_trips_and_validates_int64_arrays(gpu) {
         ptr[pat] = -7;
         let e = DeviceCsr64::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&ptr).unwrap(), &gpu.upload(&i64s).unwrap(), vals()).err().expect("refused");
         assert!(matches!(e, Error::BadIndexValue { what: "pointer", position, value: -7, .. } if position == pat as u64), "{e}");
+        // A signed pointer that decreases, and one that ends short: BadPointers at the place.
+        if a.rows() >= 2 && a.nnz() > 0 {
+            let mut ptr = p64.clone();
+            let i = (1..ptr.len() - 1).find(|&i| ptr[i] > 0).unwrap_or(1);
+            ptr[i] = a.nnz() as i64 + 1;
+            let e = DeviceCsr64::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&ptr).unwrap(), &gpu.upload(&i64s).unwrap(), vals()).err().expect("refused");
+            assert!(matches!(e, Error::BadPointers { index, .. } if index == i as u64 + 1), "{e}");
+            let mut ptr = p64.clone();
+            *ptr.last_mut().unwrap() -= 1;
+            let e = DeviceCsr64::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&ptr).unwrap(), &gpu.upload(&i64s).unwrap(), vals()).err().expect("refused");
+            assert!(matches!(e, Error::BadPointers { index, .. } if index == a.rows()), "{e}");
+        }
         // Unsigned parts: a pointer that decreases, one that ends short.
         if a.rows() >= 2 && a.nnz() > 0 {
             let mut ptr: Vec<u64> = a.ptr().to_vec();

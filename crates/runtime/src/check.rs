@@ -77,14 +77,22 @@ pub struct IndexFault {
 pub trait OffsetWord: crate::AnyBits + Default + Into<u64> {
     /// The kernel finding the first decrease.
     const DECREASE: &'static str;
+    /// The type's name in kernel names (`u32`, `u64`).
+    const NAME: &'static str;
+    /// Its largest value.
+    const MAX: u64;
 }
 
 impl OffsetWord for u32 {
     const DECREASE: &'static str = "runtime_first_decrease_u32";
+    const NAME: &'static str = "u32";
+    const MAX: u64 = u32::MAX as u64;
 }
 
 impl OffsetWord for u64 {
     const DECREASE: &'static str = "runtime_first_decrease_u64";
+    const NAME: &'static str = "u64";
+    const MAX: u64 = u64::MAX;
 }
 
 /// Checks on the GPU that `offsets` (`m + 1 >= 1` words of `u32` or `u64`) is a pointer array
@@ -184,14 +192,18 @@ fn word<O: OffsetWord>(gpu: &Gpu, buf: &impl DevicePtr<O>, at: u64) -> Result<O>
 pub trait SignedIndex: crate::AnyBits + Default + Into<i64> {
     /// The narrowing kernel of the type.
     const KERNEL: &'static str;
+    /// The type's name in kernel names (`i32`, `i64`).
+    const NAME: &'static str;
 }
 
 impl SignedIndex for i64 {
     const KERNEL: &'static str = "runtime_narrow_i64_u32";
+    const NAME: &'static str = "i64";
 }
 
 impl SignedIndex for i32 {
     const KERNEL: &'static str = "runtime_narrow_i32_u32";
+    const NAME: &'static str = "i32";
 }
 
 /// An entry that does not fit the unsigned type (negative, or above its maximum).
@@ -252,4 +264,94 @@ fn convert<S: crate::AnyBits + Default + Into<i64>, U: crate::AnyBits>(gpu: &Gpu
     // SAFETY: got[0] < n, a position of `input`.
     unsafe { gpu.read_raw(i + (std::mem::size_of::<S>() as u64) * got[0], &mut v)? };
     Ok(Some(NarrowFault { position: got[0], value: v[0].into() }))
+}
+
+/// What [`signed_csr`] found: the first fault of each kind, by position (all `None`: the
+/// converted arrays are a valid CSR structure).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SignedCsrFaults {
+    /// The first pointer entry outside the output type (negative, or too large).
+    pub pointer_value: Option<NarrowFault>,
+    /// The pointer array's first fault (start, decrease, end), looked for when every entry fits.
+    pub pointer: Option<OffsetFault>,
+    /// The first index that is negative or not below the bound, as the caller gave it.
+    pub index: Option<NarrowFault>,
+}
+
+/// A caller's signed CSR structure (`i32`/`i64` pointer and indices, as PyTorch and SciPy hold
+/// them) converted and validated in one pass over each array, with one synchronization: the
+/// pointer into `out_offsets` (`u32` or `u64`), the indices into `out_indices` (`u32`), each
+/// entry checked as it is converted (pointer entries non-negative and fitting, never
+/// decreasing, from 0 to the index count; indices in `0..bound`, `bound <= 2^32`). Takes
+/// [`WORKSPACE_BYTES`] of `scratch`; the outputs are unspecified where a fault is reported.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] for outputs of other lengths or an empty pointer array,
+/// [`Error::ScratchTooSmall`], and driver errors.
+#[allow(clippy::too_many_arguments)]
+pub fn signed_csr<P: SignedIndex, S: SignedIndex, O: OffsetWord>(
+    gpu: &Gpu,
+    offsets: &impl DevicePtr<P>,
+    indices: &impl DevicePtr<S>,
+    bound: u64,
+    out_offsets: &mut impl cudarc::driver::DevicePtrMut<O>,
+    out_indices: &mut impl cudarc::driver::DevicePtrMut<u32>,
+    scratch: &mut Scratch<'_>,
+) -> Result<SignedCsrFaults> {
+    let m = (offsets.len() as u64).checked_sub(1).ok_or(Error::LengthMismatch { what: "offsets (at least 1 entry)", expected: 1, got: 0 })?;
+    let n = indices.len() as u64;
+    for (what, expected, got) in [("converted offsets", m + 1, out_offsets.len() as u64), ("converted indices", n, out_indices.len() as u64)] {
+        if expected != got {
+            return Err(Error::LengthMismatch { what, expected, got });
+        }
+    }
+    let fl = scratch.take(40)?;
+    // SAFETY: the five flag words just carved from the scratch.
+    unsafe { gpu.fill_raw(fl, 0xFF, 40)? };
+    let stream = gpu.stream();
+    let cfg = |len: u64| grid_1d(len, NT, NT as u64 * 4, gpu.props().sm_count.max(1) * 8);
+    let (o, _o) = offsets.device_ptr(stream);
+    let (oo, _oo) = out_offsets.device_ptr_mut(stream);
+    let k = gpu.kernel(&MODULE, &format!("runtime_offsets_{}_{}", P::NAME, O::NAME))?;
+    // SAFETY: runtime_offsets_*(input, m, out, flags): input and out hold m + 1 items of the
+    // kernel's types (named from P and O), flags the five words (the third is left alone).
+    unsafe { k.args(stream).arg(&o).arg(&m).arg(&oo).arg(&fl).launch(cfg(m + 1))? };
+    let (ix, _i) = indices.device_ptr(stream);
+    if n > 0 {
+        let (oi, _oi) = out_indices.device_ptr_mut(stream);
+        let k = gpu.kernel(&MODULE, &format!("runtime_indices_{}_u32", S::NAME))?;
+        let third = fl + 16;
+        // SAFETY: runtime_indices_*_u32(input, n, bound, out, first_bad): input and out hold n
+        // items, first_bad the third flag word.
+        unsafe { k.args(stream).arg(&ix).arg(&n).arg(&bound).arg(&oi).arg(&third).launch(cfg(n))? };
+    }
+    let mut got = [0u64; 5];
+    // SAFETY: the flag words written above (read_raw synchronizes first).
+    unsafe { gpu.read_raw(fl, &mut got)? };
+    let entry = |base: u64, size: u64, at: u64| -> Result<i64> {
+        let mut w = [0u8; 8];
+        // SAFETY: at < the array's length (a position the kernels reported).
+        unsafe { gpu.read_raw(base + size * at, &mut w[..size as usize])? };
+        Ok(if size == 8 { i64::from_le_bytes(w) } else { i32::from_le_bytes([w[0], w[1], w[2], w[3]]) as i64 })
+    };
+    let (ps, is) = (std::mem::size_of::<P>() as u64, std::mem::size_of::<S>() as u64);
+    let mut f = SignedCsrFaults::default();
+    if got[0] != u64::MAX {
+        f.pointer_value = Some(NarrowFault { position: got[0], value: entry(o, ps, got[0])? });
+    } else {
+        let (first, last) = (got[3] as i64, got[4] as i64);
+        f.pointer = if first != 0 {
+            Some(OffsetFault::Start { value: first as u64 })
+        } else if got[1] != u64::MAX {
+            Some(OffsetFault::Decrease { position: got[1] + 1 })
+        } else if last as u64 != n {
+            Some(OffsetFault::End { position: m, value: last as u64, expected: n })
+        } else {
+            None
+        };
+    }
+    if got[2] != u64::MAX {
+        f.index = Some(NarrowFault { position: got[2], value: entry(ix, is, got[2])? });
+    }
+    Ok(f)
 }

@@ -188,3 +188,76 @@ macro_rules! narrow_kernel {
 narrow_kernel!(runtime_narrow_i64_u32, i64, u32);
 narrow_kernel!(runtime_narrow_i32_u32, i32, u32);
 narrow_kernel!(runtime_narrow_i64_u64, i64, u64);
+
+macro_rules! signed_offsets_kernel {
+    ($name:ident, $t:ty, $out:ty) => {
+        /// A caller's signed pointer array converted and checked in one read: `out[i] =
+        /// input[i]` for `i <= m` when it is in `0..=MAX` of the output type (else
+        /// `flags[0] = min(i)`); `flags[1] = min(i)` over `i < m` with `input[i] > input[i + 1]`;
+        /// `flags[3]` and `flags[4]` get `input[0]` and `input[m]` (as `i64` bits), so that one
+        /// read of the flags gives the whole verdict. Grid-stride, any grid.
+        ///
+        /// # Safety
+        /// `input` and `out` hold `m + 1` items; `flags` five valid global words.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(input: *const $t, m: u64, out: *mut $out, flags: *mut u64) {
+            let mut i = thread::index_1d_u64();
+            while i <= m {
+                // SAFETY: i <= m, and i + 1 <= m when read.
+                unsafe {
+                    let v = mem::ldg(input.add(i as usize)) as i64;
+                    if v >= 0 && v as u64 <= <$out>::MAX as u64 {
+                        mem::stg(out.add(i as usize), v as $out);
+                    } else {
+                        atomic::atomic_min_u64(flags, i);
+                    }
+                    if i < m && v > mem::ldg(input.add(i as usize + 1)) as i64 {
+                        atomic::atomic_min_u64(flags.add(1), i);
+                    }
+                    if i == 0 {
+                        mem::stg(flags.add(3), v as u64);
+                    }
+                    if i == m {
+                        mem::stg(flags.add(4), v as u64);
+                    }
+                }
+                i += thread::grid_size_1d();
+            }
+        }
+    };
+}
+
+signed_offsets_kernel!(runtime_offsets_i64_u64, i64, u64);
+signed_offsets_kernel!(runtime_offsets_i64_u32, i64, u32);
+signed_offsets_kernel!(runtime_offsets_i32_u64, i32, u64);
+signed_offsets_kernel!(runtime_offsets_i32_u32, i32, u32);
+
+macro_rules! signed_indices_kernel {
+    ($name:ident, $t:ty) => {
+        /// A caller's signed index array narrowed and bounded in one read: `out[i] = input[i]`
+        /// when `0 <= input[i] < bound` (`bound <= 2^32`), else `*first_bad = min(i)`.
+        /// Grid-stride, any grid.
+        ///
+        /// # Safety
+        /// `input` and `out` hold `n` items; `first_bad` a valid global word.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(input: *const $t, n: u64, bound: u64, out: *mut u32, first_bad: *mut u64) {
+            let mut i = thread::index_1d_u64();
+            while i < n {
+                // SAFETY: i < n.
+                unsafe {
+                    let v = mem::ldg(input.add(i as usize)) as i64;
+                    if v >= 0 && (v as u64) < bound {
+                        mem::stg(out.add(i as usize), v as u32);
+                    } else {
+                        atomic::atomic_min_u64(first_bad, i);
+                    }
+                }
+                i += thread::grid_size_1d();
+            }
+        }
+    };
+}
+
+signed_indices_kernel!(runtime_indices_i64_u32, i64);
+signed_indices_kernel!(runtime_indices_i32_u32, i32);
