@@ -34,15 +34,17 @@ fn tiles(n: u64) -> u64 {
 /// digit counts (one region, so that one fill zeroes what a sort uses), then the look-back status
 /// words (one per digit and tile, reused by every pass: a pass's tag tells its words from
 /// earlier passes').
-fn sweep_layout_after(l: Layout, n: u64) -> Layout {
-    l.add(4 * MAX_PASSES * (1 + RADIX)).add(8 * RADIX * tiles(n))
+/// `per` is the widest digit the sort's passes use ([`MAX_BITS`] when unknown): the status words
+/// are `2^per` a tile.
+fn sweep_layout_after(l: Layout, n: u64, per: u32) -> Layout {
+    l.add(4 * MAX_PASSES * (1 + RADIX)).add(8 * (1u64 << per) * tiles(n))
 }
 
 /// The scratch of a sort of `n` keys carrying `carry`, in carving order: `copies` ping-pong
 /// temporaries ([`take_copy`]: keys, the first payload in the first `first_copies` of them, the
 /// second payload; the out-of-place sort gets its second first-payload copy from the caller, and
 /// a sort into its outputs takes one copy, the outputs being the other), then the sweep state.
-pub(crate) fn layout(n: u64, carry: Carry, copies: u64, first_copies: u64) -> Layout {
+pub(crate) fn layout(n: u64, carry: Carry, copies: u64, first_copies: u64, per: u32) -> Layout {
     if n == 0 {
         return Layout::new();
     }
@@ -54,7 +56,7 @@ pub(crate) fn layout(n: u64, carry: Carry, copies: u64, first_copies: u64) -> La
         }
         l = l.add(n * carry.second_bytes as u64);
     }
-    sweep_layout_after(l, n)
+    sweep_layout_after(l, n, per)
 }
 
 /// Carves one temporary copy in [`layout`]'s order: the keys, the first payload (when `carry`
@@ -70,7 +72,7 @@ pub(crate) fn pass_layout(n: u64) -> Layout {
     if n == 0 {
         return Layout::new();
     }
-    sweep_layout_after(Layout::new(), n)
+    sweep_layout_after(Layout::new(), n, MAX_BITS)
 }
 
 /// The carved sweep state.
@@ -87,7 +89,7 @@ impl Sweep {
     pub(crate) fn new(gpu: &Gpu, scratch: &mut Scratch<'_>, n: u64, passes: u32, per: u32) -> Result<Self> {
         let counters = scratch.take(4 * MAX_PASSES * (1 + RADIX))?;
         let hist = counters + 4 * MAX_PASSES;
-        let status = scratch.take(8 * RADIX * tiles(n))?;
+        let status = scratch.take(8 * (1u64 << per) * tiles(n))?;
         // SAFETY: both regions were just carved for these sizes and nothing else uses them; the
         // counters and the first `passes` passes' counts are the region's first bytes.
         unsafe {

@@ -140,13 +140,13 @@ impl RadixSort {
     /// keys and of each payload, then the sweep state (every pass's digit counts and one
     /// look-back status word per digit and tile of [`NV`] keys: 1 byte per key).
     pub fn workspace_bytes(n: u64, carry: Carry) -> u64 {
-        launch::layout(n, carry, 2, 2).bytes()
+        launch::layout(n, carry, 2, 2, MAX_BITS).bytes()
     }
 
     /// Scratch bytes of [`RadixSort::sort_into_with`], whose first payload's input serves as one
     /// of its two ping-pong copies (so one copy less than [`RadixSort::workspace_bytes`]).
     pub fn into_workspace_bytes(n: u64, carry: Carry) -> u64 {
-        launch::layout(n, carry, 2, 1).bytes()
+        launch::layout(n, carry, 2, 1, MAX_BITS).bytes()
     }
 
     /// Sorts `keys` in place, stably, by their low `end_bit` bits (32: the whole key; bits above
@@ -257,9 +257,18 @@ impl RadixSort {
 
     /// Scratch bytes of [`RadixSort::sort_into_outputs_with`] and
     /// [`RadixSort::sort_into_outputs_first_in_place_with`]: one temporary copy of the keys and of
-    /// each payload (the outputs serve as the other ping-pong copy), then the sweep state.
+    /// each payload (the outputs serve as the other ping-pong copy), then the sweep state; enough
+    /// for any key width ([`RadixSort::outputs_workspace_bytes_for`] is exact for one, and is
+    /// what these sorts require).
     pub fn outputs_workspace_bytes(n: u64, carry: Carry) -> u64 {
-        launch::layout(n, carry, 1, 1).bytes()
+        launch::layout(n, carry, 1, 1, MAX_BITS).bytes()
+    }
+
+    /// [`RadixSort::outputs_workspace_bytes`] for keys of `end_bit` bits with this plan's digit
+    /// width: the look-back status holds `2^bits` words a tile for the digits the passes use,
+    /// not `2^MAX_BITS` (1 byte per key at 9 bits; 0.125 at 6).
+    pub fn outputs_workspace_bytes_for(&self, n: u64, carry: Carry, end_bit: u32) -> u64 {
+        launch::layout(n, carry, 1, 1, self.passes(end_bit).1.min(MAX_BITS)).bytes()
     }
 
     /// Out of place with up to two payloads, as [`RadixSort::sort_into_with`], but with the
@@ -347,7 +356,7 @@ impl RadixSort {
         let mut io = self.placed_first(&stream, keys_in, keys_out, first_out.len(), second, end_bit, true)?;
         let (f, _c) = first_out.device_ptr_mut(&stream);
         (io.output.first, io.carry.first) = (f, true);
-        scratch.require(Self::outputs_workspace_bytes(io.n, io.carry))?;
+        scratch.require(self.outputs_workspace_bytes_for(io.n, io.carry, end_bit))?;
         if io.n == 0 {
             return Ok(());
         }
@@ -394,7 +403,7 @@ impl RadixSort {
     /// payload, the same in both); no output aliases an input, except a first payload's (read
     /// only by pass 0, which writes the temporary, when the pass count is even).
     unsafe fn run_via_outputs(&mut self, n: u64, end_bit: u32, input: launch::Bufs, output: launch::Bufs, carry: Carry, scratch: &mut Scratch<'_>) -> Result<()> {
-        scratch.require(Self::outputs_workspace_bytes(n, carry))?;
+        scratch.require(self.outputs_workspace_bytes_for(n, carry, end_bit))?;
         if n == 0 {
             return Ok(());
         }

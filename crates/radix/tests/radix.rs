@@ -113,7 +113,9 @@ gpu_test!(fn outputs_as_ping_pong_match_the_twin(gpu) {
             gpu.memset_bytes(b, POISON_BYTE).unwrap();
         }
         gpu.memset_bytes(&mut second_out, POISON_BYTE).unwrap();
-        let bytes = RadixSort::outputs_workspace_bytes(n as u64, Carry { first: true, second_bytes: 4 });
+        // Exactly the scratch sized for this key width (status words for its digits only).
+        let bytes = sort.outputs_workspace_bytes_for(n as u64, Carry { first: true, second_bytes: 4 }, end);
+        assert!(bytes <= RadixSort::outputs_workspace_bytes(n as u64, Carry { first: true, second_bytes: 4 }));
         assert!(bytes < RadixSort::into_workspace_bytes(n as u64, Carry { first: true, second_bytes: 4 }), "one copy fewer");
         let mut mine = gpu.alloc::<u8>(bytes as usize).unwrap();
         let what = format!("case {c}: n={n} end={end} bits={bits} passes={passes}");

@@ -190,7 +190,7 @@ impl Transposer {
             Algorithm::ScanTrans => scan_trans::workspace_bytes(self, d)?,
             Algorithm::MergeTrans => merge_trans::workspace_bytes(self, d),
             Algorithm::CooChain => coo_chain::workspace_bytes(self, d),
-            Algorithm::RadixTrans => radix_trans::workspace_bytes(d, value_bytes as u64),
+            Algorithm::RadixTrans => radix_trans::workspace_bytes(&self.radix, d, value_bytes as u64),
             Algorithm::BucketTrans => bucket_trans::workspace_bytes(d, value_bytes as u64, self.bucket_hi),
             Algorithm::CuSparse => cusparse::workspace_bytes(self, d, value_bytes)?,
         })
