@@ -41,29 +41,45 @@ fn sweep_layout_after(l: Layout, n: u64, per: u32) -> Layout {
 }
 
 /// The scratch of a sort of `n` keys carrying `carry`, in carving order: `copies` ping-pong
-/// temporaries ([`take_copy`]: keys, the first payload in the first `first_copies` of them, the
-/// second payload; the out-of-place sort gets its second first-payload copy from the caller, and
-/// a sort into its outputs takes one copy, the outputs being the other), then the sweep state.
+/// temporaries ([`take_copy`]: the first payload in the first `first_copies` of them, the keys,
+/// the second payload; the out-of-place sort gets its second first-payload copy from the caller,
+/// and a sort into its outputs takes one copy, the outputs being the other), then the sweep state
+/// for digits of up to `per` bits.
 pub(crate) fn layout(n: u64, carry: Carry, copies: u64, first_copies: u64, per: u32) -> Layout {
     if n == 0 {
         return Layout::new();
     }
     let mut l = Layout::new();
     for copy in 0..copies {
-        l = l.add(4 * n);
         if carry.first && copy < first_copies {
             l = l.add(4 * n);
         }
+        l = l.add(4 * n);
         l = l.add(n * carry.second_bytes as u64);
     }
     sweep_layout_after(l, n, per)
 }
 
-/// Carves one temporary copy in [`layout`]'s order: the keys, the first payload (when `carry`
-/// has one and `with_first`; else 0) and the second payload (0 bytes when absent).
-pub(crate) fn take_copy(scratch: &mut Scratch<'_>, n: u64, carry: Carry, with_first: bool) -> Result<Bufs> {
-    let keys = scratch.take(4 * n)?;
+/// The scratch of a sort into its outputs that is one pass: only the first payload's temporary
+/// (where a caller may place that payload's input, `outputs_first_slice`), no keys or second
+/// payload copies (pass 0 reads the inputs and writes the outputs), then the sweep state.
+pub(crate) fn one_pass_layout(n: u64, carry: Carry, per: u32) -> Layout {
+    if n == 0 {
+        return Layout::new();
+    }
+    let l = if carry.first { Layout::new().add(4 * n) } else { Layout::new() };
+    sweep_layout_after(l, n, per)
+}
+
+/// Carves one temporary copy in [`layout`]'s order: the first payload (when `carry` has one and
+/// `with_first`; else 0), the keys and the second payload (0 bytes when absent); with
+/// `one_pass`, the first payload alone ([`one_pass_layout`]; the others are 0, never used).
+pub(crate) fn take_copy(scratch: &mut Scratch<'_>, n: u64, carry: Carry, with_first: bool, one_pass: bool) -> Result<Bufs> {
     let first = if carry.first && with_first { scratch.take(4 * n)? } else { 0 };
+    if one_pass {
+        return Ok(Bufs { keys: 0, first, second: 0 });
+    }
+    let keys = scratch.take(4 * n)?;
     Ok(Bufs { keys, first, second: scratch.take(n * carry.second_bytes as u64)? })
 }
 

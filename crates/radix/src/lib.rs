@@ -246,10 +246,10 @@ impl RadixSort {
         }
         let input = launch::Bufs { keys: ki, first: fi, second: si };
         let output = launch::Bufs { keys: ko, first: fo, second: so };
-        let t0 = launch::take_copy(scratch, n, carry, true)?;
+        let t0 = launch::take_copy(scratch, n, carry, true, false)?;
         // The first payload's input is the second ping-pong copy: pass 0 reads it whole before
         // pass 1 writes it.
-        let t1 = launch::Bufs { first: fi, ..launch::take_copy(scratch, n, carry, false)? };
+        let t1 = launch::Bufs { first: fi, ..launch::take_copy(scratch, n, carry, false, false)? };
         // SAFETY: every address holds n items of its type (checked above or carved for n);
         // outputs do not alias inputs or temporaries (distinct borrows and carved regions).
         unsafe { self.run(n, end_bit, input, output, [t0, t1], carry, scratch) }
@@ -267,8 +267,15 @@ impl RadixSort {
     /// [`RadixSort::outputs_workspace_bytes`] for keys of `end_bit` bits with this plan's digit
     /// width: the look-back status holds `2^bits` words a tile for the digits the passes use,
     /// not `2^MAX_BITS` (1 byte per key at 9 bits; 0.125 at 6).
+    /// A one-pass sort (at most the plan's digit width of key bits) needs no temporary copy of
+    /// the keys or the second payload: only the first payload's (where
+    /// [`RadixSort::outputs_first_slice`] puts it).
     pub fn outputs_workspace_bytes_for(&self, n: u64, carry: Carry, end_bit: u32) -> u64 {
-        launch::layout(n, carry, 1, 1, self.passes(end_bit).1.min(MAX_BITS)).bytes()
+        let (passes, per) = self.passes(end_bit);
+        if passes <= 1 {
+            return launch::one_pass_layout(n, carry, per.min(MAX_BITS)).bytes();
+        }
+        launch::layout(n, carry, 1, 1, per.min(MAX_BITS)).bytes()
     }
 
     /// Out of place with up to two payloads, as [`RadixSort::sort_into_with`], but with the
@@ -323,14 +330,14 @@ impl RadixSort {
     }
 
     /// The region of `scratch` where [`RadixSort::sort_into_outputs_first_in_scratch_with`] reads
-    /// its first payload: `n` words after the temporary keys, carved from a reborrow (the scratch
-    /// itself is not consumed). Write the payload there, then pass the same scratch to the sort.
+    /// its first payload: its first `n` words (the temporary copy starts with the first
+    /// payload), carved from a reborrow (the scratch itself is not consumed). Write the payload
+    /// there, then pass the same scratch to the sort.
     ///
     /// # Errors
     /// [`gpu_runtime::Error::ScratchTooSmall`].
     pub fn outputs_first_slice<'s>(scratch: &'s mut Scratch<'_>, n: usize) -> Result<gpu_runtime::scratch::ScratchSlice<'s, u32>> {
         let mut view = scratch.reborrow();
-        view.take(4 * n as u64)?;
         Ok(view.slice::<u32>(n)?)
     }
 
@@ -362,7 +369,7 @@ impl RadixSort {
         }
         // The temporary copy, carved as `outputs_first_slice` carves it: its first payload is
         // the input.
-        let temp = launch::take_copy(scratch, io.n, io.carry, true)?;
+        let temp = launch::take_copy(scratch, io.n, io.carry, true, self.passes(end_bit).0 <= 1)?;
         io.input.first = temp.first;
         // SAFETY: every address holds n items of its type (checked above); with an odd pass
         // count pass 0 reads the input (the temporaries' first payload) and writes the outputs,
@@ -407,7 +414,7 @@ impl RadixSort {
         if n == 0 {
             return Ok(());
         }
-        let temp = launch::take_copy(scratch, n, carry, true)?;
+        let temp = launch::take_copy(scratch, n, carry, true, self.passes(end_bit).0 <= 1)?;
         let (passes, _) = self.passes(end_bit);
         let temps = if passes % 2 == 0 { [temp, output] } else { [output, temp] };
         // SAFETY: forwarded; pass p writes temps[p % 2] or the output (last) and reads the input
@@ -472,7 +479,7 @@ impl RadixSort {
         if n == 0 {
             return Ok(());
         }
-        let (t0, t1) = (launch::take_copy(scratch, n, carry, true)?, launch::take_copy(scratch, n, carry, true)?);
+        let (t0, t1) = (launch::take_copy(scratch, n, carry, true, false)?, launch::take_copy(scratch, n, carry, true, false)?);
         let (passes, _) = self.passes(end_bit);
         if passes == 1 {
             // SAFETY: forwarded; t0 is a distinct region of n items of each kind.
