@@ -9,11 +9,17 @@ pub(crate) struct Kernels {
     pub expand: Kernel,
 }
 
+/// The kernels for `u32` offsets, and for `u64` (`ptr2idx_*_u64`).
+pub(crate) struct ByWidth {
+    pub w32: Kernels,
+    pub w64: Kernels,
+}
+
 /// The merge-path partition, then the expansion of `tiles` tiles.
 ///
 /// # Safety
-/// `offsets` holds `m + 1` words, `out` `nnz` words, `splits` `tiles + 1` words (`u64`),
-/// `tiles = ceil((m + nnz) / NV)`.
+/// `offsets` holds `m + 1` words of the kernels' offset type, `out` `nnz` words, `splits`
+/// `tiles + 1` words (`u64`), `tiles = ceil((m + nnz) / NV)`, `m < 2^32`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn expand(gpu: &Gpu, k: &Kernels, offsets: u64, m: u64, nnz: u64, tiles: u64, splits: u64, out: u64) -> Result<()> {
     let stream = gpu.stream();

@@ -59,9 +59,13 @@ impl Error {
 /// (or caller-lent [`Scratch`] through the `*_with` calls). Enqueues on its [`Gpu`]'s stream.
 pub struct Ptr2Idx {
     gpu: Gpu,
-    k: launch::Kernels,
+    k: launch::ByWidth,
     own: ScratchBuf,
 }
+
+/// Offset types [`Ptr2Idx`] takes: `u32`, and `u64` for more than `u32::MAX` positions (the
+/// segment indices it writes stay `u32`: at most `u32::MAX - 1` segments).
+pub use gpu_runtime::check::OffsetWord as Offset;
 
 impl Ptr2Idx {
     /// Loads the kernels (the module is loaded once per context).
@@ -69,7 +73,9 @@ impl Ptr2Idx {
     /// # Errors
     /// [`Error::Runtime`] when the module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        Ok(Self { gpu: gpu.clone(), k: launch::Kernels { partition: gpu.kernel(&MODULE, "ptr2idx_partition")?, expand: gpu.kernel(&MODULE, "ptr2idx_expand")? }, own: ScratchBuf::default() })
+        let k = |p, e| -> Result<launch::Kernels> { Ok(launch::Kernels { partition: gpu.kernel(&MODULE, p)?, expand: gpu.kernel(&MODULE, e)? }) };
+        let k = launch::ByWidth { w32: k("ptr2idx_partition", "ptr2idx_expand")?, w64: k("ptr2idx_partition_u64", "ptr2idx_expand_u64")? };
+        Ok(Self { gpu: gpu.clone(), k, own: ScratchBuf::default() })
     }
 
     /// Scratch bytes for `m` segments and `nnz` positions, for [`Ptr2Idx::run`] and
@@ -90,9 +96,10 @@ impl Ptr2Idx {
     /// buffers is read or written. Use [`Ptr2Idx::run_checked`] for untrusted offsets.
     ///
     /// # Errors
-    /// [`Error::EmptyOffsets`], [`Error::TooLarge`] past 32-bit sizes, runtime errors.
-    pub fn run(&mut self, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let (m, nnz) = sizes(offsets.len(), out.len())?;
+    /// [`Error::EmptyOffsets`], [`Error::TooLarge`] for `u32::MAX` segments or more, or more
+    /// positions than the offset type holds; runtime errors.
+    pub fn run<O: Offset>(&mut self, offsets: &impl DevicePtr<O>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let (m, nnz) = sizes::<O>(offsets.len(), out.len())?;
         self.owned(m, nnz, |p, s| p.run_with(offsets, out, s))
     }
 
@@ -101,8 +108,8 @@ impl Ptr2Idx {
     ///
     /// # Errors
     /// [`Error::InvalidOffsets`] naming the first bad position, and as [`Ptr2Idx::run`].
-    pub fn run_checked(&mut self, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let (m, nnz) = sizes(offsets.len(), out.len())?;
+    pub fn run_checked<O: Offset>(&mut self, offsets: &impl DevicePtr<O>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+        let (m, nnz) = sizes::<O>(offsets.len(), out.len())?;
         self.owned(m, nnz, |p, s| p.run_checked_with(offsets, out, s))
     }
 
@@ -110,14 +117,14 @@ impl Ptr2Idx {
     ///
     /// # Errors
     /// As [`Ptr2Idx::run`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn run_with(&mut self, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
-        let (m, nnz) = sizes(offsets.len(), out.len())?;
+    pub fn run_with<O: Offset>(&mut self, offsets: &impl DevicePtr<O>, out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+        let (m, nnz) = sizes::<O>(offsets.len(), out.len())?;
         scratch.require(Self::workspace_bytes(m, nnz))?;
         self.expand_with(offsets, out, m, nnz, scratch)
     }
 
     /// The partition and expansion launches, on the splits region of `scratch`.
-    fn expand_with(&mut self, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>, m: u64, nnz: u64, scratch: &mut Scratch<'_>) -> Result<()> {
+    fn expand_with<O: Offset>(&mut self, offsets: &impl DevicePtr<O>, out: &mut impl DevicePtrMut<u32>, m: u64, nnz: u64, scratch: &mut Scratch<'_>) -> Result<()> {
         if nnz == 0 {
             return Ok(());
         }
@@ -127,15 +134,17 @@ impl Ptr2Idx {
         let (o, _r) = offsets.device_ptr(&stream);
         let (dst, _w) = out.device_ptr_mut(&stream);
         // SAFETY: offsets hold m + 1 words, out nnz words, splits tiles + 1 words.
-        unsafe { launch::expand(&self.gpu, &self.k, o, m, nnz, tiles, splits, dst) }
+        let k = if O::NAME == "u64" { &self.k.w64 } else { &self.k.w32 };
+        // SAFETY: the kernels of O's width; m < 2^32 (sizes).
+        unsafe { launch::expand(&self.gpu, k, o, m, nnz, tiles, splits, dst) }
     }
 
     /// [`Ptr2Idx::run_checked`] on caller-lent scratch of at least [`Ptr2Idx::workspace_bytes`].
     ///
     /// # Errors
     /// As [`Ptr2Idx::run_checked`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn run_checked_with(&mut self, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
-        let (m, nnz) = sizes(offsets.len(), out.len())?;
+    pub fn run_checked_with<O: Offset>(&mut self, offsets: &impl DevicePtr<O>, out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+        let (m, nnz) = sizes::<O>(offsets.len(), out.len())?;
         scratch.require(Self::workspace_bytes(m, nnz))?;
         let fault = gpu_runtime::check::offsets(&self.gpu, offsets, nnz, &mut scratch.sub(gpu_runtime::check::WORKSPACE_BYTES)?)?;
         if let Some(f) = fault {
@@ -156,12 +165,14 @@ fn splits_layout(m: u64, nnz: u64) -> ScratchLayout {
     let tiles = if nnz == 0 { 0 } else { (m + nnz).div_ceil(NV as u64) + 1 };
     ScratchLayout::new().add(8 * tiles)
 }
-fn sizes(offsets_len: usize, nnz: usize) -> Result<(u64, u64)> {
+/// `m` and `nnz`: at most `u32::MAX - 1` segments (the output is `u32`), and positions up to
+/// what the offset type holds.
+fn sizes<O: Offset>(offsets_len: usize, nnz: usize) -> Result<(u64, u64)> {
     let m = (offsets_len as u64).checked_sub(1).ok_or(Error::EmptyOffsets)?;
     if m >= u32::MAX as u64 {
         return Err(Error::TooLarge { what: "m", len: m });
     }
-    if nnz as u64 > u32::MAX as u64 {
+    if nnz as u64 > O::MAX {
         return Err(Error::TooLarge { what: "nnz", len: nnz as u64 });
     }
     Ok((m, nnz as u64))
@@ -171,7 +182,7 @@ fn sizes(offsets_len: usize, nnz: usize) -> Result<(u64, u64)> {
 ///
 /// # Errors
 /// As [`Ptr2Idx::run`].
-pub fn ptr2idx(gpu: &Gpu, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+pub fn ptr2idx<O: Offset>(gpu: &Gpu, offsets: &impl DevicePtr<O>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
     Ptr2Idx::new(gpu)?.run(offsets, out)
 }
 
@@ -179,6 +190,6 @@ pub fn ptr2idx(gpu: &Gpu, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePt
 ///
 /// # Errors
 /// As [`Ptr2Idx::run_checked`].
-pub fn ptr2idx_checked(gpu: &Gpu, offsets: &impl DevicePtr<u32>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+pub fn ptr2idx_checked<O: Offset>(gpu: &Gpu, offsets: &impl DevicePtr<O>, out: &mut impl DevicePtrMut<u32>) -> Result<()> {
     Ptr2Idx::new(gpu)?.run_checked(offsets, out)
 }

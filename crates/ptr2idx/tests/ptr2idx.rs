@@ -93,10 +93,11 @@ fn cpu_model_of_tiling_matches_twin() {
 
 #[test]
 fn serial_validate_catches_bad_offsets() {
-    assert!(matches!(serial::validate(&[], 0), Err(Error::EmptyOffsets)));
-    assert!(matches!(serial::validate(&[1, 2], 2), Err(Error::InvalidOffsets { index: 0, .. })));
-    assert!(matches!(serial::validate(&[0, 2], 3), Err(Error::InvalidOffsets { index: 1, .. })));
-    assert!(serial::validate(&[0], 0).is_ok());
+    assert!(matches!(serial::validate::<u32>(&[], 0), Err(Error::EmptyOffsets)));
+    assert!(matches!(serial::validate(&[0u64, 3, 2], 2), Err(Error::InvalidOffsets { index: 2, .. })));
+    assert!(matches!(serial::validate(&[1u32, 2], 2), Err(Error::InvalidOffsets { index: 0, .. })));
+    assert!(matches!(serial::validate(&[0u32, 2], 3), Err(Error::InvalidOffsets { index: 1, .. })));
+    assert!(serial::validate(&[0u32], 0).is_ok());
 }
 
 gpu_test!(fn ptr2idx_matches_twin(gpu) {
@@ -112,7 +113,14 @@ gpu_test!(fn ptr2idx_matches_twin(gpu) {
             let mut out = gpu.alloc::<u32>(nnz).unwrap();
             gpu.memset_bytes(&mut out, POISON_BYTE).unwrap();
             p.run_checked(&d_o, &mut out).unwrap();
-            assert!(gpu.download(&out).unwrap() == serial::ptr2idx(&o), "{kind} m={m} nnz={nnz}");
+            let want = serial::ptr2idx(&o);
+            assert!(gpu.download(&out).unwrap() == want, "{kind} m={m} nnz={nnz}");
+            // The same offsets as u64 (a row pointer past u32::MAX positions takes this path).
+            let o64: Vec<u64> = o.iter().map(|&x| x as u64).collect();
+            assert_eq!(serial::ptr2idx(&o64), want, "twin u64 {kind} m={m} nnz={nnz}");
+            gpu.memset_bytes(&mut out, POISON_BYTE).unwrap();
+            p.run_checked(&gpu.upload(&o64).unwrap(), &mut out).unwrap();
+            assert!(gpu.download(&out).unwrap() == want, "u64 {kind} m={m} nnz={nnz}");
         }
     }
 });
@@ -128,6 +136,11 @@ gpu_test!(fn ptr2idx_checked_rejects_bad_offsets(gpu) {
         let mut out = gpu.alloc::<u32>(nnz).unwrap();
         let e = p.run_checked(&d_o, &mut out).unwrap_err();
         assert!(matches!(e, Error::InvalidOffsets { index: i, .. } if i == index), "{o:?} nnz={nnz}: {e}");
+    }
+    for (o, nnz, index) in cases {
+        let o64: Vec<u64> = o.iter().map(|&x| x as u64).collect();
+        let e = p.run_checked(&gpu.upload(&o64).unwrap(), &mut gpu.alloc::<u32>(nnz).unwrap()).unwrap_err();
+        assert!(matches!(e, Error::InvalidOffsets { index: i, .. } if i == index), "u64 {o:?} nnz={nnz}: {e}");
     }
     let empty = gpu.alloc::<u32>(0).unwrap();
     let mut out = gpu.alloc::<u32>(0).unwrap();
