@@ -224,14 +224,14 @@ pub fn chunked64<T: Value>(a: &Csr<u64, T>, chunk: u64) -> Csr<u64, T> {
         let (k0, k1) = (k0 as usize, k1 as usize);
         let chunk_csr = Csr::try_new(r1 - r0, n, cptr, idx32[k0..k1].to_vec(), a.vals()[k0..k1].to_vec()).expect("a chunk of a valid matrix is valid");
         let t = chunk_csr.transpose();
-        for j in 0..n as usize {
-            let (s, e) = (t.ptr()[j] as usize, t.ptr()[j + 1] as usize);
+        for (c, w) in cursor.iter_mut().zip(t.ptr().windows(2)) {
+            let (s, e) = (w[0] as usize, w[1] as usize);
             for k in s..e {
-                let dst = (cursor[j] + (k - s) as u64) as usize;
+                let dst = (*c + (k - s) as u64) as usize;
                 rows[dst] = t.idx()[k] as u64 + r0;
                 vals[dst] = t.vals()[k];
             }
-            cursor[j] += (e - s) as u64;
+            *c += (e - s) as u64;
         }
     }
     Csr::try_new(n, m, optr, rows, vals).expect("the chunked transpose is a valid matrix")
