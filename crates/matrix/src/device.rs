@@ -107,21 +107,8 @@ impl<T: DeviceRepr> DeviceCsr<T> {
     /// [`Error::LengthMismatch`], [`Error::TooLarge`], [`Error::BadPointers`] (position and
     /// what is wrong), [`Error::IndexOutOfRange`] (position, index, bound), device errors.
     pub fn from_parts(gpu: &Gpu, rows: u64, cols: u64, parts: DeviceCsrParts<T>) -> Result<Self> {
-        Self::validated(gpu, rows, cols, parts, &mut check_flags(gpu)?)
-    }
-
-    /// [`DeviceCsr::from_parts`] with its flag words in `flags` (of [`check_flags`]).
-    fn validated(gpu: &Gpu, rows: u64, cols: u64, parts: DeviceCsrParts<T>, flags: &mut CudaSlice<u8>) -> Result<Self> {
         check_shape(rows, cols, &parts)?;
-        let mut scratch = Scratch::new(flags, gpu.stream());
-        let nnz = parts.idx.len() as u64;
-        let (pf, xf) = gpu_runtime::check::offsets_and_indices(gpu, &parts.ptr, nnz, &parts.idx, cols, &mut scratch)?;
-        if let Some(f) = pf {
-            return Err(Error::BadPointers { index: f.position(), reason: f.to_string() });
-        }
-        if let Some(f) = xf {
-            return Err(Error::IndexOutOfRange { position: f.position, index: f.value, bound: f.bound });
-        }
+        check_structure(gpu, cols, &parts.ptr, &parts.idx)?;
         // SAFETY: every invariant was checked above.
         Ok(unsafe { Self::from_parts_unchecked(rows, cols, parts) })
     }
@@ -162,14 +149,7 @@ impl<T: DeviceRepr> DeviceCsr<T> {
 /// indices, each entry checked as it is converted ([`gpu_runtime::check::signed_csr`]: one read
 /// of each array, one synchronization); the first fault becomes the error.
 pub(crate) fn signed_parts<P: SignedIndex, S: SignedIndex, O: gpu_runtime::check::OffsetWord, T: DeviceRepr>(gpu: &Gpu, rows: u64, cols: u64, ptr: &CudaSlice<P>, idx: &CudaSlice<S>, vals: Option<CudaSlice<T>>) -> Result<GenericParts<O, T>> {
-    for (what, value) in [("rows", rows), ("cols", cols)] {
-        if value > MAX_DIM {
-            return Err(Error::TooLarge { what, value, max: MAX_DIM });
-        }
-    }
-    if ptr.len() as u64 != rows + 1 {
-        return Err(Error::LengthMismatch { what: "row pointer", expected: rows + 1, actual: ptr.len() as u64 });
-    }
+    check_lengths(rows, cols, ptr.len(), 0, None, 0)?;
     let mut flags = check_flags(gpu)?;
     let (mut p, mut x) = (gpu.alloc::<O>(ptr.len())?, gpu.alloc::<u32>(idx.len())?);
     let f = gpu_runtime::check::signed_csr(gpu, ptr, idx, cols, &mut p, &mut x, &mut Scratch::new(&mut flags, gpu.stream()))?;
@@ -193,25 +173,46 @@ pub(crate) fn signed_parts<P: SignedIndex, S: SignedIndex, O: gpu_runtime::check
 pub(crate) type GenericParts<O, T> = (CudaSlice<O>, CudaSlice<u32>, Option<CudaSlice<T>>);
 
 /// The device words the GPU checks report through (`gpu_runtime::check`).
-fn check_flags(gpu: &Gpu) -> Result<CudaSlice<u8>> {
+pub(crate) fn check_flags(gpu: &Gpu) -> Result<CudaSlice<u8>> {
     Ok(gpu.alloc::<u8>(gpu_runtime::check::WORKSPACE_BYTES as usize)?)
 }
 
-fn check_shape<T: DeviceRepr>(rows: u64, cols: u64, p: &DeviceCsrParts<T>) -> Result<()> {
-    for (what, value, max) in [("rows", rows, MAX_DIM), ("cols", cols, MAX_DIM), ("nnz", p.idx.len() as u64, MAX_NNZ)] {
+/// The size checks every device CSR constructor makes first, for either pointer width: rows and
+/// columns within [`MAX_DIM`], `nnz` within `max_nnz`, a pointer of `rows + 1` entries, values
+/// (when present) as many as the indices.
+pub(crate) fn check_lengths(rows: u64, cols: u64, ptr_len: usize, nnz: usize, vals_len: Option<usize>, max_nnz: u64) -> Result<()> {
+    for (what, value, max) in [("rows", rows, MAX_DIM), ("cols", cols, MAX_DIM), ("nnz", nnz as u64, max_nnz)] {
         if value > max {
             return Err(Error::TooLarge { what, value, max });
         }
     }
-    if p.ptr.len() as u64 != rows + 1 {
-        return Err(Error::LengthMismatch { what: "row pointer", expected: rows + 1, actual: p.ptr.len() as u64 });
+    if ptr_len as u64 != rows + 1 {
+        return Err(Error::LengthMismatch { what: "row pointer", expected: rows + 1, actual: ptr_len as u64 });
     }
-    if let Some(v) = &p.vals {
-        if v.len() != p.idx.len() {
-            return Err(Error::LengthMismatch { what: "values", expected: p.idx.len() as u64, actual: v.len() as u64 });
-        }
+    match vals_len {
+        Some(v) if v != nnz => Err(Error::LengthMismatch { what: "values", expected: nnz as u64, actual: v as u64 }),
+        _ => Ok(()),
+    }
+}
+
+/// The structure checked on the GPU (synchronizes once), for either pointer width: the pointer
+/// starts at 0, never decreases and ends at the index count; every index is below `cols`.
+/// Errors name the first bad position.
+pub(crate) fn check_structure<O: gpu_runtime::check::OffsetWord>(gpu: &Gpu, cols: u64, ptr: &CudaSlice<O>, idx: &CudaSlice<u32>) -> Result<()> {
+    let mut flags = check_flags(gpu)?;
+    let mut scratch = Scratch::new(&mut flags, gpu.stream());
+    let (pf, xf) = gpu_runtime::check::offsets_and_indices(gpu, ptr, idx.len() as u64, idx, cols, &mut scratch)?;
+    if let Some(f) = pf {
+        return Err(Error::BadPointers { index: f.position(), reason: f.to_string() });
+    }
+    if let Some(f) = xf {
+        return Err(Error::IndexOutOfRange { position: f.position, index: f.value, bound: f.bound });
     }
     Ok(())
+}
+
+fn check_shape<T: DeviceRepr>(rows: u64, cols: u64, p: &DeviceCsrParts<T>) -> Result<()> {
+    check_lengths(rows, cols, p.ptr.len(), p.idx.len(), p.vals.as_ref().map(|v| v.len()), MAX_NNZ)
 }
 
 impl<T: Value + AnyBits> DeviceCsr<T> {

@@ -5,9 +5,8 @@
 //! indices are narrowed on the GPU by [`DeviceCsr64::from_signed_parts`].
 use gpu_runtime::check::SignedIndex;
 use gpu_runtime::cudarc::driver::{CudaSlice, DeviceRepr};
-use gpu_runtime::{AnyBits, Gpu, Scratch};
+use gpu_runtime::{AnyBits, Gpu};
 
-use crate::device::MAX_DIM;
 use crate::formats::Csr;
 use crate::{Error, Result, Value};
 
@@ -99,20 +98,8 @@ impl<T: DeviceRepr> DeviceCsr64<T> {
     /// [`Error::LengthMismatch`], [`Error::TooLarge`], [`Error::BadPointers`],
     /// [`Error::IndexOutOfRange`], device errors.
     pub fn from_parts(gpu: &Gpu, rows: u64, cols: u64, parts: DeviceCsr64Parts<T>) -> Result<Self> {
-        Self::validated(gpu, rows, cols, parts, &mut check_flags(gpu)?)
-    }
-
-    fn validated(gpu: &Gpu, rows: u64, cols: u64, parts: DeviceCsr64Parts<T>, flags: &mut CudaSlice<u8>) -> Result<Self> {
         check_shape(rows, cols, &parts)?;
-        let mut scratch = Scratch::new(flags, gpu.stream());
-        let nnz = parts.idx.len() as u64;
-        let (pf, xf) = gpu_runtime::check::offsets_and_indices(gpu, &parts.ptr, nnz, &parts.idx, cols, &mut scratch)?;
-        if let Some(f) = pf {
-            return Err(Error::BadPointers { index: f.position(), reason: f.to_string() });
-        }
-        if let Some(f) = xf {
-            return Err(Error::IndexOutOfRange { position: f.position, index: f.value, bound: f.bound });
-        }
+        crate::device::check_structure(gpu, cols, &parts.ptr, &parts.idx)?;
         // SAFETY: every invariant was checked above.
         Ok(unsafe { Self::from_parts_unchecked(rows, cols, parts) })
     }
@@ -153,14 +140,14 @@ impl<T: Value + AnyBits> DeviceCsr64<T> {
     /// `u32` on the host.
     ///
     /// # Errors
-    /// [`Error::TooLarge`] for more than [`MAX_DIM`] rows or columns, device errors (out of
+    /// [`Error::TooLarge`] for more than [`crate::device::MAX_DIM`] rows or columns, device errors (out of
     /// memory).
     pub fn upload(gpu: &Gpu, a: &Csr<u64, T>) -> Result<Self> {
         Self::upload_parts(gpu, a, Some(a.vals()))
     }
 
     fn upload_parts<U: Value>(gpu: &Gpu, a: &Csr<u64, U>, vals: Option<&[T]>) -> Result<Self> {
-        check_dims(a.rows(), a.cols())?;
+        crate::device::check_lengths(a.rows(), a.cols(), a.ptr().len(), a.nnz() as usize, None, u64::MAX)?;
         // Every index is below cols <= MAX_DIM (a validated Csr), so it fits u32.
         let idx: Vec<u32> = a.idx().iter().map(|&j| j as u32).collect();
         let parts = DeviceCsr64Parts { ptr: gpu.upload(a.ptr())?, idx: gpu.upload(&idx)?, vals: vals.map(|v| gpu.upload(v)).transpose()? };
@@ -195,28 +182,6 @@ impl DeviceCsr64<u8> {
     }
 }
 
-fn check_flags(gpu: &Gpu) -> Result<CudaSlice<u8>> {
-    Ok(gpu.alloc::<u8>(gpu_runtime::check::WORKSPACE_BYTES as usize)?)
-}
-
-fn check_dims(rows: u64, cols: u64) -> Result<()> {
-    for (what, value) in [("rows", rows), ("cols", cols)] {
-        if value > MAX_DIM {
-            return Err(Error::TooLarge { what, value, max: MAX_DIM });
-        }
-    }
-    Ok(())
-}
-
 fn check_shape<T: DeviceRepr>(rows: u64, cols: u64, p: &DeviceCsr64Parts<T>) -> Result<()> {
-    check_dims(rows, cols)?;
-    if p.ptr.len() as u64 != rows + 1 {
-        return Err(Error::LengthMismatch { what: "row pointer", expected: rows + 1, actual: p.ptr.len() as u64 });
-    }
-    if let Some(v) = &p.vals {
-        if v.len() != p.idx.len() {
-            return Err(Error::LengthMismatch { what: "values", expected: p.idx.len() as u64, actual: v.len() as u64 });
-        }
-    }
-    Ok(())
+    crate::device::check_lengths(rows, cols, p.ptr.len(), p.idx.len(), p.vals.as_ref().map(|v| v.len()), u64::MAX)
 }
