@@ -1,6 +1,6 @@
 //! Validation of caller-provided device data on the GPU: a pointer array (starts at 0, never
-//! decreases, ends at the item count), indices below a bound, and signed index arrays (`i32`,
-//! `i64`) narrowed to `u32` ([`narrow_to_u32`]). Device types with invariants
+//! decreases, ends at the item count), indices below a bound, and a signed CSR structure (`i32`,
+//! `i64` arrays) converted and checked in one pass ([`signed_csr`]). Device types with invariants
 //! (`sptrans_matrix::device::DeviceCsr`, ...) run these in their checked constructors, so safe
 //! code cannot hand a kernel an index that reaches outside a buffer.
 use cudarc::driver::{DevicePtr, LaunchConfig};
@@ -187,22 +187,18 @@ fn word<O: OffsetWord>(gpu: &Gpu, buf: &impl DevicePtr<O>, at: u64) -> Result<O>
     Ok(w[0])
 }
 
-/// A caller's index type that [`narrow_to_u32`] takes: `i32` and `i64`, as PyTorch and SciPy
+/// A caller's index type that [`signed_csr`] takes: `i32` and `i64`, as PyTorch and SciPy
 /// hold indices.
 pub trait SignedIndex: crate::AnyBits + Default + Into<i64> {
-    /// The narrowing kernel of the type.
-    const KERNEL: &'static str;
     /// The type's name in kernel names (`i32`, `i64`).
     const NAME: &'static str;
 }
 
 impl SignedIndex for i64 {
-    const KERNEL: &'static str = "runtime_narrow_i64_u32";
     const NAME: &'static str = "i64";
 }
 
 impl SignedIndex for i32 {
-    const KERNEL: &'static str = "runtime_narrow_i32_u32";
     const NAME: &'static str = "i32";
 }
 
@@ -213,57 +209,6 @@ pub struct NarrowFault {
     pub position: u64,
     /// The entry found there.
     pub value: i64,
-}
-
-/// Narrows `input` into `out` (of the same length) on the GPU and returns the first entry outside
-/// `0..=u32::MAX` (`None` when every entry fits; `out` is then the same numbers as `u32`).
-/// Enqueued on `gpu`'s stream, then synchronizes; takes [`WORKSPACE_BYTES`] of `scratch`.
-///
-/// # Errors
-/// [`Error::LengthMismatch`] when the lengths differ, [`Error::ScratchTooSmall`], and driver
-/// errors.
-pub fn narrow_to_u32<S: SignedIndex>(gpu: &Gpu, input: &impl DevicePtr<S>, out: &mut impl cudarc::driver::DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<Option<NarrowFault>> {
-    convert(gpu, S::KERNEL, input, out, scratch)
-}
-
-/// `i64` entries (a 64-bit pointer array from PyTorch or SciPy) into `u64` on the GPU; returns
-/// the first negative entry (`None` when there is none). As [`narrow_to_u32`] otherwise.
-///
-/// # Errors
-/// As [`narrow_to_u32`].
-pub fn unsign_i64(gpu: &Gpu, input: &impl DevicePtr<i64>, out: &mut impl cudarc::driver::DevicePtrMut<u64>, scratch: &mut Scratch<'_>) -> Result<Option<NarrowFault>> {
-    convert(gpu, "runtime_narrow_i64_u64", input, out, scratch)
-}
-
-fn convert<S: crate::AnyBits + Default + Into<i64>, U: crate::AnyBits>(gpu: &Gpu, kernel: &str, input: &impl DevicePtr<S>, out: &mut impl cudarc::driver::DevicePtrMut<U>, scratch: &mut Scratch<'_>) -> Result<Option<NarrowFault>> {
-    let n = input.len() as u64;
-    if out.len() as u64 != n {
-        return Err(Error::LengthMismatch { what: "narrowed output", expected: n, got: out.len() as u64 });
-    }
-    if n == 0 {
-        return Ok(None);
-    }
-    let fl = scratch.take(8)?;
-    // SAFETY: the flag word just carved from the scratch.
-    unsafe { gpu.fill_raw(fl, 0xFF, 8)? };
-    let stream = gpu.stream();
-    let (i, _i) = input.device_ptr(stream);
-    let (o, _o) = out.device_ptr_mut(stream);
-    let k = gpu.kernel(&MODULE, kernel)?;
-    let cfg = grid_1d(n, NT, NT as u64 * 4, gpu.props().sm_count.max(1) * 8);
-    // SAFETY: runtime_narrow_*(input, n, out, first_bad): input and out hold n items of the
-    // kernel's types (the callers pair them), first_bad is the 8-byte flag word.
-    unsafe { k.args(stream).arg(&i).arg(&n).arg(&o).arg(&fl).launch(cfg)? };
-    let mut got = [0u64];
-    // SAFETY: the flag word written above.
-    unsafe { gpu.read_raw(fl, &mut got)? };
-    if got[0] == u64::MAX {
-        return Ok(None);
-    }
-    let mut v = [S::default()];
-    // SAFETY: got[0] < n, a position of `input`.
-    unsafe { gpu.read_raw(i + (std::mem::size_of::<S>() as u64) * got[0], &mut v)? };
-    Ok(Some(NarrowFault { position: got[0], value: v[0].into() }))
 }
 
 /// What [`signed_csr`] found: the first fault of each kind, by position (all `None`: the

@@ -158,37 +158,6 @@ pub unsafe extern "ptx-kernel" fn runtime_first_at_least_u32(values: *const u32,
     }
 }
 
-macro_rules! narrow_kernel {
-    ($name:ident, $t:ty, $out:ty) => {
-        /// A caller's signed index array converted to an unsigned type: `out[i] = input[i]` when
-        /// it is in `0..=MAX` of the output type, else `*first_bad = min(i)` (and `out[i]`
-        /// unspecified). Grid-stride, any grid.
-        ///
-        /// # Safety
-        /// `input` and `out` hold `n` items; `first_bad` is a valid global word.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(input: *const $t, n: u64, out: *mut $out, first_bad: *mut u64) {
-            let mut i = thread::index_1d_u64();
-            while i < n {
-                // SAFETY: i < n.
-                let v = unsafe { mem::ldg(input.add(i as usize)) } as i64;
-                if v >= 0 && v as u64 <= <$out>::MAX as u64 {
-                    // SAFETY: i < n.
-                    unsafe { mem::stg(out.add(i as usize), v as $out) };
-                } else {
-                    // SAFETY: a valid global word.
-                    unsafe { atomic::atomic_min_u64(first_bad, i) };
-                }
-                i += thread::grid_size_1d();
-            }
-        }
-    };
-}
-
-narrow_kernel!(runtime_narrow_i64_u32, i64, u32);
-narrow_kernel!(runtime_narrow_i32_u32, i32, u32);
-narrow_kernel!(runtime_narrow_i64_u64, i64, u64);
-
 macro_rules! signed_offsets_kernel {
     ($name:ident, $t:ty, $out:ty) => {
         /// A caller's signed pointer array converted and checked in one read: `out[i] =

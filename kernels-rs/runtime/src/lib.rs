@@ -1,8 +1,8 @@
 //! gpu-runtime's self-test kernels, PTX module `runtime`: the smallest kernels that exercise the
 //! whole Rust→PTX pipeline and every kind of device helper (grid-stride loops, shared memory,
 //! warp shuffles, votes, atomics, read-only loads), and the validation kernels of
-//! `gpu_runtime::check` (`runtime_first_decrease_u32`, `runtime_first_at_least_u32`,
-//! `runtime_narrow_{i64,i32}_u32`). The self-tests' serial twins live in
+//! `gpu_runtime::check` (`runtime_first_decrease_{u32,u64}`, `runtime_first_at_least_u32`,
+//! `runtime_offsets_*`, `runtime_indices_*`). The self-tests' serial twins live in
 //! `gpu_runtime::selftest::serial`.
 //!
 //! Symbols follow `{module}_{kernel}_{type}`; the host names them the same way.
