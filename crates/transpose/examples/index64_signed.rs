@@ -10,16 +10,11 @@
 //! ```
 use std::time::Instant;
 
-use gpu_transpose::measure::paper_suite;
+use gpu_transpose::measure::{paper_suite, Stats};
 use gpu_transpose::{serial, Algorithm, Gpu, Transposer};
 use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::device64::DeviceCsr64;
 use sptrans_matrix::Csr;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let reps: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(10);
@@ -68,7 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             out64 = Some(r.into_parts());
             vals = d64.into_parts().vals;
         }
-        let (m32, mc, m64) = (median(t32), median(tconv), median(t64));
+        let [m32, mc, m64] = [t32, tconv, t64].map(|t| Stats::from_times(t).median_ms);
         ratios.push((mc + m64) / m32);
         println!("| {} | {m32:.3} | {mc:.3} | {m64:.3} | {:.2} |", sm.name, (mc + m64) / m32);
     }

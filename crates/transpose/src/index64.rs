@@ -19,7 +19,7 @@ use std::mem::ManuallyDrop;
 
 use gpu_histogram::Histogram;
 use gpu_ptr2idx::Ptr2Idx;
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout;
 use gpu_runtime::{Gpu, Payload, Scratch, ScratchBuf};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts, MAX_NNZ};
@@ -28,6 +28,7 @@ use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
 /// The index math of this path, shared with its kernels and the CPU model.
 pub use transpose_kernels::index64::{chunk_ptr, chunk_rows, entry_hashes, gen_col, gen_ptr, upper_bound};
 
+use crate::wide::view;
 use crate::{grid, wide, Algorithm, Dims, Error, Result, Transposer, MODULE};
 
 /// Nonzeros a chunk holds at most by default: 2³⁰. A chunk's workspace is about
@@ -89,16 +90,6 @@ fn place_variant(bytes: usize) -> Result<usize> {
         16 => Ok(4),
         _ => Err(Error::UnsupportedValue { bytes }),
     }
-}
-
-/// A `CudaSlice` over `len` items at `ptr` owned by someone else (as `wide::view`).
-///
-/// # Safety
-/// `ptr` holds `len` items of `T` and outlives every use of the view; the view must never be
-/// dropped: keep it inside a `ManuallyDrop`.
-unsafe fn view<T>(gpu: &Gpu, ptr: u64, len: usize) -> CudaSlice<T> {
-    // SAFETY: the caller's contract.
-    unsafe { gpu.stream().upgrade_device_ptr::<T>(ptr, len) }
 }
 
 impl Transposer {

@@ -10,7 +10,7 @@ use std::mem::ManuallyDrop;
 use gpu_radix::{bits_below, RadixSort};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout;
-use gpu_runtime::{Payload, Scratch};
+use gpu_runtime::{Gpu, Payload, Scratch};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 
 use crate::{grid, Algorithm, Dims, Error, Result, Transposer};
@@ -52,9 +52,9 @@ pub(crate) fn workspace_bytes(nnz: u64, inner: u64) -> u64 {
 /// # Safety
 /// `ptr` holds `len` items of `T` and outlives every use of the view; the view must never be
 /// dropped (it would free the memory): keep it inside a `ManuallyDrop`.
-unsafe fn view<T>(t: &Transposer, ptr: u64, len: usize) -> CudaSlice<T> {
+pub(crate) unsafe fn view<T>(gpu: &Gpu, ptr: u64, len: usize) -> CudaSlice<T> {
     // SAFETY: the caller's contract.
-    unsafe { t.gpu.stream().upgrade_device_ptr::<T>(ptr, len) }
+    unsafe { gpu.stream().upgrade_device_ptr::<T>(ptr, len) }
 }
 
 /// Transposes `a`, whose values are `T::BYTES` = 1, 2 or 16 bytes wide, with `algo` (a GPU
@@ -78,9 +78,10 @@ pub(crate) fn run<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr
     // call), `out`'s (borrowed mutably for the whole call) and the two scratch arrays of nnz
     // words; none is freed (ManuallyDrop) and none outlives this function. The input view keeps
     // `a`'s invariants (same pointer and indices; the values are nnz positions).
+    let g = &t.gpu;
     let (a32, mut o32) = unsafe {
-        let parts = DeviceCsrParts { ptr: view(t, ptr_in, d.m as usize + 1), idx: view(t, idx_in, nnz), vals: Some(view::<u32>(t, pos, nnz)) };
-        let outs = DeviceCsrParts { ptr: view(t, ptr_out, d.n as usize + 1), idx: view(t, idx_out, nnz), vals: Some(view::<u32>(t, perm, nnz)) };
+        let parts = DeviceCsrParts { ptr: view(g, ptr_in, d.m as usize + 1), idx: view(g, idx_in, nnz), vals: Some(view::<u32>(g, pos, nnz)) };
+        let outs = DeviceCsrParts { ptr: view(g, ptr_out, d.n as usize + 1), idx: view(g, idx_out, nnz), vals: Some(view::<u32>(g, perm, nnz)) };
         (ManuallyDrop::new(DeviceCsr::from_parts_unchecked(d.m, d.n, parts)), ManuallyDrop::new(outs))
     };
     t.run_algorithm(algo, &a32, &mut o32, d, scratch)?;
