@@ -1,17 +1,8 @@
 # Does ordering columns by degree (hub columns first) speed up cuSPARSE SpMV on power-law matrices?
 # CuPy's csr @ x calls cuSPARSE SpMV; the permuted product also pays x[perm].
-import numpy as np, cupy as cp, cupyx.scipy.sparse as cps, scipy.sparse as sp, time
-def rmat(scale, edges, a=0.57, b=0.19, c=0.19, seed=4):
-    r = np.random.default_rng(seed); n = 1 << scale
-    rows = np.zeros(edges, np.int64); cols = np.zeros(edges, np.int64)
-    for bit in range(scale):
-        u = r.random(edges)
-        down = (u >= a + b); right = ((u >= a) & (u < a + b)) | (u >= a + b + c)
-        rows |= down.astype(np.int64) << bit; cols |= right.astype(np.int64) << bit
-    m = sp.csr_matrix((r.random(edges), (rows, cols)), shape=(n, n)); m.sum_duplicates(); return m
-def uniform(n, nnz, seed=1):
-    r = np.random.default_rng(seed)
-    m = sp.csr_matrix((r.random(nnz), (r.integers(0, n, nnz), r.integers(0, n, nnz))), shape=(n, n)); m.sum_duplicates(); return m
+import numpy as np, cupy as cp, cupyx.scipy.sparse as cps, scipy.sparse as sp, time, sys, os
+sys.path.insert(0, os.path.dirname(__file__))
+from spmv_matrices import rmat, uniform
 def timeit(f, reps=50):
     for _ in range(5): f()
     s, e = cp.cuda.Event(), cp.cuda.Event(); ts = []

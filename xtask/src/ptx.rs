@@ -26,6 +26,9 @@ pub struct KernelCrate {
     pub dest: PathBuf,
     /// `(kernel, threads, min blocks per SM)` from `launch_bounds`.
     pub bounds: Vec<(String, u32, u32)>,
+    /// The PTX ISA version when a module needs a newer one than the target's default (7.0 for
+    /// sm_80), from `ptx_isa` (e.g. `"74"`: `-C target-feature=+ptx74`, for `L2::cache_hint`).
+    pub ptx_isa: Option<String>,
 }
 
 /// Parses `launch_bounds = "name:threads:blocks, ..."`.
@@ -84,7 +87,13 @@ pub fn kernel_crates() -> Res<Vec<KernelCrate>> {
         };
         let dest = root().join(host).join("ptx").join(format!("{module}.ptx"));
         let bounds = parse_bounds(&metadata_value(&section, "launch_bounds").unwrap_or_default()).map_err(|e| format!("{}: {e}", manifest.display()))?;
-        out.push(KernelCrate { package, module, dest, bounds });
+        let ptx_isa = metadata_value(&section, "ptx_isa");
+        if let Some(v) = &ptx_isa {
+            if v.len() != 2 || !v.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!("{}: ptx_isa = \"{v}\": two digits expected, e.g. \"74\"", manifest.display()));
+            }
+        }
+        out.push(KernelCrate { package, module, dest, bounds, ptx_isa });
     }
     out.sort_by(|a, b| a.module.cmp(&b.module));
     Ok(out)
@@ -101,7 +110,10 @@ fn build_one(tc: &Toolchain, k: &KernelCrate, arch: &str) -> Res<String> {
         .args(["rustc", "--quiet", "--release", "-Zbuild-std=core", "--target", "nvptx64-nvidia-cuda", "-p", &k.package])
         .args(["--lib", "--crate-type", "cdylib"])
         .env("CARGO_TARGET_DIR", &target_dir)
-        .env("RUSTFLAGS", format!("-C target-cpu={arch}"));
+        .env("RUSTFLAGS", match &k.ptx_isa {
+            Some(v) => format!("-C target-cpu={arch} -C target-feature=+ptx{v}"),
+            None => format!("-C target-cpu={arch}"),
+        });
     let st = c.status().map_err(|e| format!("could not run cargo for `{}`: {e}", k.package))?;
     if !st.success() {
         return Err(format!("building kernel crate `{}` (module `{}`) failed", k.package, k.module));

@@ -97,6 +97,46 @@ pub trait GlobalWord: Copy {
     /// # Safety
     /// `ptr` must be a valid, aligned global-memory address.
     unsafe fn stg(ptr: *mut Self, v: Self);
+    /// `ld.global.nc.L2::cache_hint` of the value at `ptr` under the L2 eviction `policy` (from
+    /// [`l2_evict_first`] or [`l2_evict_last`]).
+    ///
+    /// # Safety
+    /// As [`GlobalWord::ldg`].
+    unsafe fn ldg_hint(ptr: *const Self, policy: L2Policy) -> Self;
+}
+
+/// An L2 eviction policy for [`ldg_hint`] (`createpolicy`'s opaque 64-bit word; sm_80 and
+/// later).
+#[derive(Clone, Copy)]
+pub struct L2Policy(u64);
+
+/// The L2 policy "evict first" for the whole access: data read once (a matrix streamed by a
+/// product) that should not push out data read again.
+#[inline(always)]
+pub fn l2_evict_first() -> L2Policy {
+    let p: u64;
+    // SAFETY: createpolicy only computes a register value.
+    unsafe { core::arch::asm!("createpolicy.fractional.L2::evict_first.b64 {p}, 1.0;", p = out(reg64) p, options(pure, nomem, nostack, preserves_flags)) };
+    L2Policy(p)
+}
+
+/// The L2 policy "evict last": data gathered again and again (a product's `x`).
+#[inline(always)]
+pub fn l2_evict_last() -> L2Policy {
+    let p: u64;
+    // SAFETY: createpolicy only computes a register value.
+    unsafe { core::arch::asm!("createpolicy.fractional.L2::evict_last.b64 {p}, 1.0;", p = out(reg64) p, options(pure, nomem, nostack, preserves_flags)) };
+    L2Policy(p)
+}
+
+/// `ld.global.nc` of the value at `ptr` under an L2 eviction policy ([`GlobalWord::ldg_hint`]).
+///
+/// # Safety
+/// `ptr` must be a valid, aligned global-memory address not written during the kernel.
+#[inline(always)]
+pub unsafe fn ldg_hint<T: GlobalWord>(ptr: *const T, policy: L2Policy) -> T {
+    // SAFETY: forwarded.
+    unsafe { T::ldg_hint(ptr, policy) }
 }
 
 macro_rules! global_word {
@@ -110,6 +150,20 @@ macro_rules! global_word {
                     core::arch::asm!(
                         concat!("ld.global.nc.", $ptx, " {r}, [{p}];"),
                         r = out($class) r, p = in(reg64) ptr,
+                        options(readonly, nostack, preserves_flags),
+                    );
+                }
+                r
+            }
+
+            #[inline(always)]
+            unsafe fn ldg_hint(ptr: *const Self, policy: L2Policy) -> Self {
+                let r: $t;
+                // SAFETY: the caller guarantees a valid, aligned, read-only global address.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("ld.global.nc.L2::cache_hint.", $ptx, " {r}, [{p}], {q};"),
+                        r = out($class) r, p = in(reg64) ptr, q = in(reg64) policy.0,
                         options(readonly, nostack, preserves_flags),
                     );
                 }

@@ -11,10 +11,11 @@
 //!
 //! Deterministic except for the rows cut in pieces.
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
-use gpu_device::mem::{ldg, ldg_u32};
+use gpu_device::mem::ldg_u32;
 use gpu_device::thread::{block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 
 use crate::reduce::{block_sum, group_sum};
+use crate::term::Hints;
 use crate::{adaptive_entries, combine, ADAPTIVE_LONG, ADAPTIVE_NV, NT};
 
 gpu_device::static_shared!(SPMV_ADAPTIVE_PROD_F32: [f32; ADAPTIVE_NV]);
@@ -91,6 +92,8 @@ macro_rules! adaptive_kernels {
         /// `y` holds `rows`; a 1-D grid of blocks of exactly `NT` threads.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $adaptive(blocks: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t, block_row: *const u32, block_nz: *const u32) {
+            // L2 hints: the matrix read once, x again and again.
+            let h = Hints::new();
             let tid = thread_idx_x();
             // Shared-window address (LDS/STS), read-only loads through ld.global.nc.
             let prod = $prod::smem();
@@ -108,7 +111,7 @@ macro_rules! adaptive_kernels {
                         let mut sum: $t = 0.0;
                         let mut k = z0 + tid as u64;
                         while k < z1 {
-                            sum += ldg(vals.add(k as usize)) * ldg(x.add(ldg_u32(idx.add(k as usize)) as usize));
+                            sum += h.term(vals, idx, x, k as usize);
                             k += NT as u64;
                         }
                         let total = block_sum(temp, sum);
@@ -125,7 +128,7 @@ macro_rules! adaptive_kernels {
                         // CSR-stream.
                         let mut k = z0 + tid as u64;
                         while k < z1 {
-                            prod.add((k - z0) as usize).st(ldg(vals.add(k as usize)) * ldg(x.add(ldg_u32(idx.add(k as usize)) as usize)));
+                            prod.add((k - z0) as usize).st(h.term(vals, idx, x, k as usize));
                             k += NT as u64;
                         }
                         sync_threads();

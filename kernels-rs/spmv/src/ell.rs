@@ -1,9 +1,9 @@
 //! ELL kernels of PTX module `spmv`: rows padded to one width, stored column-major (slot
 //! `(r, k)` at `k · rows + r`, so a warp's threads read consecutive slots); padding has column
 //! [`ELL_PAD`] and value 0 and comes after a row's entries.
-use gpu_device::mem::ldg;
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 
+use crate::term::Hints;
 use crate::{combine, ELL_PAD};
 
 macro_rules! ell_kernels {
@@ -44,6 +44,8 @@ macro_rules! ell_kernels {
         /// padding at the row's end); `y` holds `rows` values; any 1-D grid.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $ell(rows: u64, width: u64, col: *const u32, val: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+            // L2 hints: the matrix read once, x again and again.
+            let h = Hints::new();
             let mut r = index_1d_u64();
             while r < rows {
                 // SAFETY: slots k · rows + r < rows · width; columns valid until padding.
@@ -52,11 +54,11 @@ macro_rules! ell_kernels {
                     let mut k = 0;
                     while k < width {
                         let s = (k * rows + r) as usize;
-                        let c = *col.add(s);
+                        let c = h.matrix(col.add(s));
                         if c == ELL_PAD {
                             break;
                         }
-                        sum += ldg(val.add(s)) * ldg(x.add(c as usize));
+                        sum += h.matrix(val.add(s)) * h.x(x, c);
                         k += 1;
                     }
                     let old = if beta == 0.0 { 0.0 } else { *y.add(r as usize) };

@@ -2,9 +2,9 @@
 //! `d`-th entries of the sorted rows stored together as jagged diagonal `d`
 //! (`jd_ptr[d] .. jd_ptr[d + 1]`, one entry per row longer than `d`), and `perm` mapping a
 //! sorted position back to its row.
-use gpu_device::mem::{ldg, ldg_u32};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 
+use crate::term::Hints;
 use crate::{combine, jds_rows_longer};
 
 /// Sort keys `max_len − len_r` (ascending = longest first; a stable sort keeps rows of equal
@@ -92,6 +92,8 @@ macro_rules! jds_kernels {
         /// `rows`; any 1-D grid.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $jds(rows: u64, diags: u64, perm: *const u32, jd_ptr: *const u32, col: *const u32, val: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+            // L2 hints: the matrix read once, x again and again.
+            let h = Hints::new();
             let mut i = index_1d_u64();
             while i < rows {
                 // SAFETY: d < diags; i below the diagonal's width, so the slot is inside it.
@@ -105,7 +107,7 @@ macro_rules! jds_kernels {
                             break;
                         }
                         let s = (start + i) as usize;
-                        sum += ldg(val.add(s)) * ldg(x.add(ldg_u32(col.add(s)) as usize));
+                        sum += h.term(val, col, x, s);
                         start = end;
                         d += 1;
                     }

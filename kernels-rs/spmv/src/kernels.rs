@@ -1,9 +1,10 @@
 //! Kernels of PTX module `spmv`.
-use gpu_device::mem::{ldg, ldg_u32};
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
+use gpu_device::mem::{ldg, ldg_u32};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::warp::{lane_id, shfl_down_sync, FULL_MASK};
 
+use crate::term::Hints;
 use crate::combine;
 
 macro_rules! spmv_kernels {
@@ -15,6 +16,8 @@ macro_rules! spmv_kernels {
         /// `y` holds `rows` values; any 1-D grid.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $scalar(rows: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+            // L2 hints: the matrix read once, x again and again.
+            let h = Hints::new();
             let mut r = index_1d_u64();
             while r < rows {
                 // SAFETY: the caller's valid CSR; r < rows.
@@ -22,7 +25,10 @@ macro_rules! spmv_kernels {
                     let (b, e) = (*ptr.add(r as usize) as usize, *ptr.add(r as usize + 1) as usize);
                     let mut sum: $t = 0.0;
                     for k in b..e {
-                        sum += ldg(vals.add(k)) * ldg(x.add(ldg_u32(idx.add(k)) as usize));
+                        // The matrix without the evict-first hint: a thread walks its row, and its
+                        // neighbours read the same lines later (0.177 against 0.195 ms with the hint on
+                        // uniform 100k², H100).
+                        sum += ldg(vals.add(k)) * h.x(x, ldg_u32(idx.add(k)));
                     }
                     let old = if beta == 0.0 { 0.0 } else { *y.add(r as usize) };
                     *y.add(r as usize) = combine(alpha, sum, beta, old);
@@ -38,6 +44,8 @@ macro_rules! spmv_kernels {
         /// As the scalar kernel; blocks of a multiple of 32 threads.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $vector(rows: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+            // L2 hints: the matrix read once, x again and again.
+            let h = Hints::new();
             let lane = lane_id() as usize;
             let mut r = index_1d_u64() / 32;
             let warps = grid_size_1d() / 32;
@@ -48,7 +56,7 @@ macro_rules! spmv_kernels {
                     let mut sum: $t = 0.0;
                     let mut k = b + lane;
                     while k < e {
-                        sum += ldg(vals.add(k)) * ldg(x.add(ldg_u32(idx.add(k)) as usize));
+                        sum += h.term(vals, idx, x, k);
                         k += 32;
                     }
                     let mut d = 16;
@@ -86,11 +94,13 @@ macro_rules! spmv_kernels {
         /// any 1-D grid.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $coo(nnz: u64, row: *const u32, col: *const u32, vals: *const $t, x: *const $t, alpha: $t, y: *mut $t) {
+            // L2 hints: the matrix read once, x again and again.
+            let h = Hints::new();
             let mut k = index_1d_u64();
             while k < nnz {
                 // SAFETY: k < nnz; indices in range by the caller's contract.
                 unsafe {
-                    let v = alpha * ldg(vals.add(k as usize)) * ldg(x.add(ldg_u32(col.add(k as usize)) as usize));
+                    let v = alpha * h.term(vals, col, x, k as usize);
                     $atomic(y.add(*row.add(k as usize) as usize), v);
                 }
                 k += grid_size_1d();

@@ -177,3 +177,5 @@ mod hyb;
 mod jds;
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod scoo;
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod term;

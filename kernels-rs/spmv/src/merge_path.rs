@@ -1,10 +1,10 @@
 //! Merge-path CSR kernels of PTX module `spmv` (Merrill & Garland, SC'16): the partition (once
 //! per matrix), the split-row scaling and the walk.
-use gpu_device::mem::{ldg, ldg_u32};
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
 use gpu_device::thread::{block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 use gpu_device::warp::{shfl_down_sync, shfl_up_sync, FULL_MASK};
 
+use crate::term::Hints;
 use crate::{combine, merge_path_search, MERGE_VT, NT};
 
 /// Steps of the merge path per tile (block) of `spmv_merge`.
@@ -75,6 +75,8 @@ macro_rules! merge_kernels {
         /// below `x`'s length; a 1-D grid of blocks of exactly `NT` threads.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $merge(rows: u64, nnz: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t, threads: u64, start_row: *const u32) {
+            // L2 hints: the matrix read once, x again and again.
+            let h = Hints::new();
             let vt = MERGE_VT as u64;
             let total = rows + nnz;
             let tid = thread_idx_x() as u64;
@@ -108,7 +110,7 @@ macro_rules! merge_kernels {
                 while i < n_k {
                     let k = (k_begin + i) as usize;
                     // SAFETY: k < nnz; the column is below x's length; i < NV.
-                    unsafe { *prod.add(i as usize) = ldg(vals.add(k)) * ldg(x.add(ldg_u32(idx.add(k)) as usize)) };
+                    unsafe { *prod.add(i as usize) = h.term(vals, idx, x, k) };
                     i += NT as u64;
                 }
                 let n_r = (r_end + 1).min(rows).saturating_sub(r_begin);

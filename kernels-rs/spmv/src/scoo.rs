@@ -4,10 +4,10 @@
 //! slice as a `u16`. One block per slice adds the products into [`SCOO_LANES`] shared-memory
 //! copies of the slice's rows (thread `t` into copy `t mod SCOO_LANES`, fewer collisions), then
 //! sums the copies and writes `y` once. Shared atomics: **not bit-reproducible**.
-use gpu_device::mem::{ldg, ldg_u32};
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
 use gpu_device::thread::{block_dim_x, block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 
+use crate::term::Hints;
 use crate::{combine, SCOO_LANES};
 
 gpu_device::dynamic_shared!(SPMV_DYNAMIC: u8);
@@ -57,6 +57,8 @@ macro_rules! scoo_kernels {
         /// dynamic shared memory of `SCOO_LANES · slice_rows` values; a 1-D grid.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $scoo(rows: u64, slice_rows: u32, slices: u64, slice_ptr: *const u32, row16: *const u16, col: *const u32, val: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+            // L2 hints: the matrix read once, x again and again.
+            let h = Hints::new();
             let sh = SPMV_DYNAMIC::ptr() as *mut $t;
             let (tid, nt) = (thread_idx_x(), block_dim_x());
             let n_sh = SCOO_LANES * slice_rows;
@@ -75,7 +77,7 @@ macro_rules! scoo_kernels {
                     let (z0, z1) = (*slice_ptr.add(s as usize) as u64, *slice_ptr.add(s as usize + 1) as u64);
                     let mut k = z0 + tid as u64;
                     while k < z1 {
-                        let v = ldg(val.add(k as usize)) * ldg(x.add(ldg_u32(col.add(k as usize)) as usize));
+                        let v = h.term(val, col, x, k as usize);
                         $atomic(sh.add((lane_base + *row16.add(k as usize) as u32) as usize), v);
                         k += nt as u64;
                     }
