@@ -254,7 +254,7 @@ fn format_twins_match_the_csr_twin() {
             assert_eq!(*b.block_row().last().unwrap() as u64, a.rows(), "{name}");
             for w in b.block_row().windows(2).zip(b.block_nz().windows(2)) {
                 let ((r0, r1), (z0, z1)) = ((w.0[0], w.0[1]), (w.1[0], w.1[1]));
-                assert!(r1 >= r0 && z1 >= z0 && r1 - r0 <= spmv_kernels::NT, "{name}");
+                assert!(r1 >= r0 && z1 >= z0 && (r1 - r0) as u64 <= spmv_kernels::ADAPTIVE_ROWS, "{name}");
                 if r1 - r0 > 1 {
                     assert!(((z1 - z0) as usize) < spmv_kernels::ADAPTIVE_NV, "{name}: {} nonzeros in a stream block", z1 - z0);
                 }

@@ -133,25 +133,32 @@ macro_rules! adaptive_kernels {
                         }
                         sync_threads();
                         let n_rows = (r1 - r0) as u32;
-                        // Lanes per row: the largest power of two ≤ NT / n_rows, at most 32.
-                        let per = (NT / n_rows).min(32);
+                        // Lanes per row: the largest power of two ≤ NT / n_rows, at most 32 (one
+                        // lane per row, rows tid, tid + NT, ..., when a block has more than NT).
+                        let per = (NT / n_rows).clamp(1, 32);
                         let lanes = 1u32 << (31 - per.leading_zeros());
-                        let (row, lane) = (tid / lanes, tid % lanes);
-                        let mut sum: $t = 0.0;
-                        if row < n_rows {
-                            let r = r0 + row as u64;
-                            let (b0, e0) = (ldg_u32(ptr.add(r as usize)) as u64 - z0, ldg_u32(ptr.add(r as usize + 1)) as u64 - z0);
-                            let mut k = b0 + lane as u64;
-                            while k < e0 {
-                                sum += prod.add(k as usize).ld();
-                                k += lanes as u64;
+                        let (first, lane) = (tid / lanes, tid % lanes);
+                        // Every group takes the same number of turns (the group sums are
+                        // warp-wide).
+                        let mut row = first;
+                        while row < n_rows.next_multiple_of(NT / lanes) {
+                            let mut sum: $t = 0.0;
+                            if row < n_rows {
+                                let r = r0 + row as u64;
+                                let (b0, e0) = (ldg_u32(ptr.add(r as usize)) as u64 - z0, ldg_u32(ptr.add(r as usize + 1)) as u64 - z0);
+                                let mut k = b0 + lane as u64;
+                                while k < e0 {
+                                    sum += prod.add(k as usize).ld();
+                                    k += lanes as u64;
+                                }
                             }
-                        }
-                        let total = group_sum(sum, lanes);
-                        if row < n_rows && lane == 0 {
-                            let yr = y.add((r0 + row as u64) as usize);
-                            let old = if beta == 0.0 { 0.0 } else { *yr };
-                            *yr = combine(alpha, total, beta, old);
+                            let total = group_sum(sum, lanes);
+                            if row < n_rows && lane == 0 {
+                                let yr = y.add((r0 + row as u64) as usize);
+                                let old = if beta == 0.0 { 0.0 } else { *yr };
+                                *yr = combine(alpha, total, beta, old);
+                            }
+                            row += NT / lanes;
                         }
                         sync_threads();
                     }

@@ -53,10 +53,16 @@ pub const ADAPTIVE_NV: usize = 2 * ADAPTIVE_CHUNK as usize;
 /// CSR-adaptive: rows longer than this are cut into pieces of this many nonzeros, one block
 /// each, completed by atomic adds.
 pub const ADAPTIVE_LONG: u64 = 16 * ADAPTIVE_CHUNK;
+/// CSR-adaptive: the most rows of a row block (a multiple of [`NT`]; a block starts at every
+/// multiple of it; a block of more than `NT` rows gives each thread several). 1024 against 256
+/// (one row a thread): CSR-adaptive on R-MAT 2^22 0.200 → 0.186 ms, R-MAT 2^20 0.095 → 0.090 ms
+/// (f64, H100; 512, 2048 and 4096 measured worse on one of the two; BENCHMARKS.md).
+pub const ADAPTIVE_ROWS: u64 = 4 * NT as u64;
+const _: () = assert!(ADAPTIVE_ROWS % NT as u64 == 0, "ADAPTIVE_ROWS is a multiple of NT");
 
 /// CSR-adaptive: how many row-block entries start at row `r` (`0 ..= rows`; `ptr(i)` reads the
-/// row pointer). A block starts at row 0, at every multiple of `NT` (so a block has at most `NT`
-/// rows), where a row starts in a new chunk of [`ADAPTIVE_CHUNK`] nonzeros, and beside any row
+/// row pointer). A block starts at row 0, at every multiple of [`ADAPTIVE_ROWS`] (so a block has
+/// at most that many rows), where a row starts in a new chunk of [`ADAPTIVE_CHUNK`] nonzeros, and beside any row
 /// longer than the chunk (such a row is alone). A row longer than [`ADAPTIVE_LONG`] gets one
 /// entry per piece; `r == rows` gets the closing entry.
 ///
@@ -77,7 +83,7 @@ pub fn adaptive_entries(r: u64, rows: u64, ptr: impl Fn(u64) -> u64) -> u64 {
     if len > ADAPTIVE_LONG {
         return len.div_ceil(ADAPTIVE_LONG);
     }
-    if r == 0 || r % NT as u64 == 0 || len > ADAPTIVE_CHUNK {
+    if r == 0 || r % ADAPTIVE_ROWS == 0 || len > ADAPTIVE_CHUNK {
         return 1;
     }
     let prev = ptr(r - 1);
