@@ -8,8 +8,23 @@ use crate::{stage_bytes, Carry, Result, HIST_PASSES, MAX_BITS, NT, NV};
 
 pub(crate) struct Kernels {
     pub histogram: Kernel,
-    /// By the second payload's width: `radix_onesweep_v{1,2,4 (or none),8,16}`.
+    /// By the second payload's width: `radix_onesweep_v{1,2,4 (or none),8,16}` (64-bit status
+    /// words).
     pub onesweep: [Kernel; 5],
+    /// The same with 32-bit status words: `radix_onesweep_s32_v*`.
+    pub onesweep32: [Kernel; 5],
+}
+
+/// Bytes of a look-back status word of a sort of `n` keys with digits of up to `per` bits: 4
+/// (`u32` words, [`radix_kernels::status32`]) when `n < 2^STATUS32_COUNT_BITS` and `per >= 2` (at
+/// most 16 passes), else 8. Layouts and the carved sweep state both use it, so the workspace
+/// reported is the one used.
+pub(crate) fn status_word_bytes(n: u64, per: u32) -> u64 {
+    if radix_kernels::status32(n, 32u32.div_ceil(per.max(1))) {
+        4
+    } else {
+        8
+    }
 }
 
 /// Device addresses of keys and payloads (0: absent).
@@ -33,11 +48,11 @@ fn tiles(n: u64) -> u64 {
 /// The sweep state of a sort of `n` keys, zeroed once per sort: every pass's tile counter and
 /// digit counts (one region, so that one fill zeroes what a sort uses), then the look-back status
 /// words (one per digit and tile, reused by every pass: a pass's tag tells its words from
-/// earlier passes').
+/// earlier passes'; 4 or 8 bytes, [`status_word_bytes`]).
 /// `per` is the widest digit the sort's passes use ([`MAX_BITS`] when unknown): the status words
 /// are `2^per` a tile.
 fn sweep_layout_after(l: Layout, n: u64, per: u32) -> Layout {
-    l.add(4 * MAX_PASSES * (1 + RADIX)).add(8 * (1u64 << per) * tiles(n))
+    l.add(4 * MAX_PASSES * (1 + RADIX)).add(status_word_bytes(n, per) * (1u64 << per) * tiles(n))
 }
 
 /// The scratch of a sort of `n` keys carrying `carry`, in carving order: `copies` ping-pong
@@ -97,6 +112,8 @@ pub(crate) struct Sweep {
     counters: u64,
     hist: u64,
     status: u64,
+    /// 64-bit status words (else 32-bit: the `radix_onesweep_s32_*` kernels).
+    wide: bool,
 }
 
 impl Sweep {
@@ -105,14 +122,15 @@ impl Sweep {
     pub(crate) fn new(gpu: &Gpu, scratch: &mut Scratch<'_>, n: u64, passes: u32, per: u32) -> Result<Self> {
         let counters = scratch.take(4 * MAX_PASSES * (1 + RADIX))?;
         let hist = counters + 4 * MAX_PASSES;
-        let status = scratch.take(8 * (1u64 << per) * tiles(n))?;
+        let word = status_word_bytes(n, per);
+        let status = scratch.take(word * (1u64 << per) * tiles(n))?;
         // SAFETY: both regions were just carved for these sizes and nothing else uses them; the
         // counters and the first `passes` passes' counts are the region's first bytes.
         unsafe {
             gpu.fill_raw(counters, 0, 4 * MAX_PASSES + 4 * RADIX * passes as u64)?;
-            gpu.fill_raw(status, 0, 8 * (1u64 << per) * tiles(n))?;
+            gpu.fill_raw(status, 0, word * (1u64 << per) * tiles(n))?;
         }
-        Ok(Self { counters, hist, status })
+        Ok(Self { counters, hist, status, wide: word == 8 })
     }
 }
 
@@ -162,13 +180,15 @@ pub(crate) unsafe fn pass(gpu: &Gpu, k: &Kernels, n: u64, shift: u32, bits: u32,
     let (si, so) = if carry.second_bytes > 0 { (src.second, dst.second) } else { (0, 0) };
     let counts = sweep.hist + 4 * RADIX * pass as u64;
     let counter = sweep.counters + 4 * pass as u64;
-    // SAFETY: radix_onesweep_v{1,2,4,8,16}(keys_in, first_in, second_in, n, shift, bits, pass, counts,
-    // status, counter, keys_out, first_out, second_out): `t` blocks of NT over n items each
-    // (payloads null together), counts of this pass's digits, status of RADIX * t words with no
-    // tag of this pass yet, a zeroed counter; the kernel's width matches the second payload and
-    // the dynamic shared memory its staging.
+    let kernels = if sweep.wide { &k.onesweep } else { &k.onesweep32 };
+    // SAFETY: radix_onesweep{,_s32}_v{1,2,4,8,16}(keys_in, first_in, second_in, n, shift, bits,
+    // pass, counts, status, counter, keys_out, first_out, second_out): `t` blocks of NT over n
+    // items each (payloads null together), counts of this pass's digits, status of 2^bits * t
+    // words of the kernel's width (the sweep's: 32-bit only for n < 2^26 and at most 16 passes)
+    // with no tag of this pass yet, a zeroed counter; the kernel's width matches the second
+    // payload and the dynamic shared memory its staging.
     unsafe {
-        k.onesweep[variant]
+        kernels[variant]
             .args(stream)
             .arg(&src.keys)
             .arg(&fi)

@@ -108,13 +108,17 @@ impl RadixSort {
     /// [`Error::Runtime`] when a module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         let k = |name: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, name)?) };
-        let onesweep = [k("radix_onesweep_v1")?, k("radix_onesweep_v2")?, k("radix_onesweep_v4")?, k("radix_onesweep_v8")?, k("radix_onesweep_v16")?];
-        for (kernel, bytes) in onesweep.iter().zip([1, 2, 4, 8, 16]) {
-            kernel.set_max_dynamic_shared(stage_bytes(bytes))?;
-        }
+        let set = |prefix: &str| -> Result<[Kernel; 5]> {
+            let kernels = [k(&format!("{prefix}_v1"))?, k(&format!("{prefix}_v2"))?, k(&format!("{prefix}_v4"))?, k(&format!("{prefix}_v8"))?, k(&format!("{prefix}_v16"))?];
+            for (kernel, bytes) in kernels.iter().zip([1, 2, 4, 8, 16]) {
+                kernel.set_max_dynamic_shared(stage_bytes(bytes))?;
+            }
+            Ok(kernels)
+        };
+        let (onesweep, onesweep32) = (set("radix_onesweep")?, set("radix_onesweep_s32")?);
         Ok(Self {
             gpu: gpu.clone(),
-            k: launch::Kernels { histogram: k("radix_histogram")?, onesweep },
+            k: launch::Kernels { histogram: k("radix_histogram")?, onesweep, onesweep32 },
             max_bits: DEFAULT_MAX_BITS,
             own: ScratchBuf::default(),
         })
@@ -138,7 +142,8 @@ impl RadixSort {
     /// Scratch bytes of an in-place sort ([`RadixSort::sort_keys_with`],
     /// [`RadixSort::sort_pairs_with`]) of `n` keys carrying `carry`: two ping-pong copies of the
     /// keys and of each payload, then the sweep state (every pass's digit counts and one
-    /// look-back status word per digit and tile of [`NV`] keys: 1 byte per key).
+    /// look-back status word per digit and tile of [`NV`] keys: 0.5 byte per key with 32-bit
+    /// words, `n < 2^26`; 1 byte with 64-bit ones).
     pub fn workspace_bytes(n: u64, carry: Carry) -> u64 {
         launch::layout(n, carry, 2, 2, MAX_BITS).bytes()
     }
@@ -266,7 +271,8 @@ impl RadixSort {
 
     /// [`RadixSort::outputs_workspace_bytes`] for keys of `end_bit` bits with this plan's digit
     /// width: the look-back status holds `2^bits` words a tile for the digits the passes use,
-    /// not `2^MAX_BITS` (1 byte per key at 9 bits; 0.125 at 6).
+    /// not `2^MAX_BITS` (with 32-bit words, below 2^26 keys: 0.5 byte per key at 9 bits, 0.0625
+    /// at 6; twice that with 64-bit words).
     /// A one-pass sort (at most the plan's digit width of key bits) needs no temporary copy of
     /// the keys or the second payload: only the first payload's (where
     /// [`RadixSort::outputs_first_slice`] puts it).

@@ -33,7 +33,8 @@ pub(crate) fn workspace_bytes(radix: &RadixSort, d: Dims, vb: u64) -> u64 {
 }
 
 /// The sort's scratch: one temporary copy and the sweep state, its look-back status sized for
-/// the digits of `n` columns (`2^bits` words a tile: 0.125–0.5 B/nnz on the suite, not 1).
+/// the digits of `n` columns (`2^bits` words a tile, 32-bit words below 2^26 nonzeros:
+/// 0.0625–0.25 B/nnz on the suite, 0.5 at 100M nonzeros).
 fn sort_bytes(radix: &RadixSort, d: Dims, vb: u64) -> u64 {
     radix.outputs_workspace_bytes_for(d.nnz, carry(vb), bits_below(d.n))
 }

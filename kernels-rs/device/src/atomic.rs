@@ -118,6 +118,41 @@ pub unsafe fn st_relaxed_u64(ptr: *mut u64, val: u64) {
     }
 }
 
+/// A relaxed load of a `u32` at GPU scope (`ld.relaxed.gpu.u32`, CC 7.0+), as [`ld_relaxed_u64`].
+///
+/// # Safety
+/// `ptr` must be a valid, 4-byte aligned global address.
+#[inline(always)]
+pub unsafe fn ld_relaxed_u32(ptr: *const u32) -> u32 {
+    let r: u32;
+    // SAFETY: the caller guarantees a valid, aligned address.
+    unsafe {
+        core::arch::asm!(
+            "ld.relaxed.gpu.u32 {r}, [{p}];",
+            r = out(reg32) r, p = in(reg64) ptr,
+            options(nostack, preserves_flags),
+        );
+    }
+    r
+}
+
+/// A relaxed store of a `u32` at GPU scope (`st.relaxed.gpu.u32`, CC 7.0+), as
+/// [`st_relaxed_u64`].
+///
+/// # Safety
+/// `ptr` must be a valid, 4-byte aligned global address.
+#[inline(always)]
+pub unsafe fn st_relaxed_u32(ptr: *mut u32, val: u32) {
+    // SAFETY: the caller guarantees a valid, aligned address.
+    unsafe {
+        core::arch::asm!(
+            "st.relaxed.gpu.u32 [{p}], {v};",
+            p = in(reg64) ptr, v = in(reg32) val,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
 macro_rules! red_float {
     ($($(#[$doc:meta])* $name:ident: $t:ty => $asm:literal, $class:ident;)*) => {$(
         $(#[$doc])*

@@ -3,7 +3,7 @@
 //! ([`onesweep`]) whose tiles rank their keys, find their digits' offsets by decoupled look-back
 //! over the tiles before them, and write their keys in runs. They use this module's static shared
 //! arrays, so a kernel calls at most one of them.
-use gpu_device::atomic::{atomic_add_u32, ld_relaxed_u64, red_add_u32, st_relaxed_u64};
+use gpu_device::atomic::{atomic_add_u32, ld_relaxed_u32, ld_relaxed_u64, red_add_u32, st_relaxed_u32, st_relaxed_u64};
 use gpu_device::shared::{Smem, SmemWord};
 use gpu_device::intrinsics::popc;
 use gpu_device::mem::{ldg, ldg_u32, ldg_u32x4, stg, GlobalWord};
@@ -110,13 +110,81 @@ pub unsafe fn histogram(keys: *const u32, n: u64, chunk: u64, shift0: u32, per: 
     }
 }
 
-/// Look-back status word of pass `pass`: the tag (`2 * pass + 1`: a tile's own count of a
-/// digit; `2 * pass + 2`: the inclusive count through that tile) in the high half, the count in
-/// the low half. Words of earlier passes carry smaller tags, so one zeroing serves a whole sort.
-#[inline(always)]
-const fn status_word(pass: u32, inclusive: bool, count: u32) -> u64 {
-    let tag = 2 * pass + 1 + inclusive as u32;
-    ((tag as u64) << 32) | count as u64
+/// A look-back status word: a tag (`2 * pass + 1`: a tile's own count of a digit;
+/// `2 * pass + 2`: the inclusive count through that tile) above a count. Words of earlier passes
+/// carry smaller tags, so one zeroing serves a whole sort. `u64`: 32-bit counts (any `n`); `u32`:
+/// 26-bit counts under a 6-bit tag (`n < 2^26` and at most 31 passes; half the status memory).
+pub trait Status: Copy {
+    /// Bits of the count (the tag is above them).
+    const COUNT_BITS: u32;
+    /// The word of `count` in pass `pass`, own or inclusive.
+    fn word(pass: u32, inclusive: bool, count: u32) -> Self;
+    /// The word's tag.
+    fn tag(self) -> u32;
+    /// The word's count.
+    fn count(self) -> u32;
+    /// A relaxed GPU-scope load.
+    ///
+    /// # Safety
+    /// `p` is a valid, aligned global address.
+    unsafe fn ld(p: *const Self) -> Self;
+    /// A relaxed GPU-scope store.
+    ///
+    /// # Safety
+    /// `p` is a valid, aligned global address.
+    unsafe fn st(p: *mut Self, v: Self);
+}
+
+impl Status for u64 {
+    const COUNT_BITS: u32 = 32;
+    #[inline(always)]
+    fn word(pass: u32, inclusive: bool, count: u32) -> Self {
+        (((2 * pass + 1 + inclusive as u32) as u64) << 32) | count as u64
+    }
+    #[inline(always)]
+    fn tag(self) -> u32 {
+        (self >> 32) as u32
+    }
+    #[inline(always)]
+    fn count(self) -> u32 {
+        self as u32
+    }
+    #[inline(always)]
+    unsafe fn ld(p: *const Self) -> Self {
+        // SAFETY: forwarded.
+        unsafe { ld_relaxed_u64(p) }
+    }
+    #[inline(always)]
+    unsafe fn st(p: *mut Self, v: Self) {
+        // SAFETY: forwarded.
+        unsafe { st_relaxed_u64(p, v) }
+    }
+}
+
+impl Status for u32 {
+    const COUNT_BITS: u32 = crate::STATUS32_COUNT_BITS;
+    #[inline(always)]
+    fn word(pass: u32, inclusive: bool, count: u32) -> Self {
+        ((2 * pass + 1 + inclusive as u32) << Self::COUNT_BITS) | count
+    }
+    #[inline(always)]
+    fn tag(self) -> u32 {
+        self >> Self::COUNT_BITS
+    }
+    #[inline(always)]
+    fn count(self) -> u32 {
+        self & ((1 << Self::COUNT_BITS) - 1)
+    }
+    #[inline(always)]
+    unsafe fn ld(p: *const Self) -> Self {
+        // SAFETY: forwarded.
+        unsafe { ld_relaxed_u32(p) }
+    }
+    #[inline(always)]
+    unsafe fn st(p: *mut Self, v: Self) {
+        // SAFETY: forwarded.
+        unsafe { st_relaxed_u32(p, v) }
+    }
 }
 
 /// Items whose ranking atomics are in flight together (at most 4: the broadcast loop lists 4).
@@ -202,7 +270,7 @@ unsafe fn write_slots<V: SmemWord + GlobalWord, const IT: usize, const H: usize>
 /// shared memory of [`crate::stage_bytes`]`(size_of::<V>())` bytes, 16-byte aligned.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn onesweep<V: SmemWord + GlobalWord, const H: usize>(
+pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize>(
     keys_in: *const u32,
     first_in: *const u32,
     second_in: *const V,
@@ -211,7 +279,7 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, const H: usize>(
     bits: u32,
     pass: u32,
     counts: *const u32,
-    status: *mut u64,
+    status: *mut S,
     counter: *mut u32,
     keys_out: *mut u32,
     first_out: *mut u32,
@@ -295,7 +363,7 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, const H: usize>(
                 wh.add(w * r + d).st(run);
                 run += c;
             }
-            st_relaxed_u64(row.add(d), status_word(pass, t == 0, run));
+            S::st(row.add(d), S::word(pass, t == 0, run));
         }
         // Block-wide exclusive scans over the digits (a thread each) of the global counts and of
         // the tile's: warp scans now, the warps' totals added after the look-back's barrier.
@@ -310,14 +378,14 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, const H: usize>(
         // order, so every tile looked at is running or done and publishes (forward progress).
         let mut before = 0u32;
         if t > 0 && d < r {
-            let (own, through) = (status_word(pass, false, 0) >> 32, status_word(pass, true, 0) >> 32);
+            let (own, through) = (S::word(pass, false, 0).tag(), S::word(pass, true, 0).tag());
             // Tiles below `j` are still to add.
             let mut j = t;
             loop {
-                let mut words = [0u64; LOOK_BACK];
+                let mut words = [S::word(0, false, 0); LOOK_BACK];
                 unroll!(q in [0, 1, 2, 3] {
                     if j > q as u64 {
-                        words[q] = ld_relaxed_u64(status.add(((j - 1 - q as u64) * radix as u64) as usize + d));
+                        words[q] = S::ld(status.add(((j - 1 - q as u64) * radix as u64) as usize + d));
                     }
                 });
                 // Add the ready words in order, up to the first inclusive one or the first not
@@ -325,11 +393,11 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, const H: usize>(
                 let (mut used, mut done, mut stalled) = (0u64, false, false);
                 unroll!(q in [0, 1, 2, 3] {
                     if !done && !stalled {
-                        let tag = words[q] >> 32;
+                        let tag = words[q].tag();
                         if tag < own {
                             stalled = true;
                         } else {
-                            before += words[q] as u32;
+                            before += words[q].count();
                             used += 1;
                             done = tag == through;
                         }
@@ -345,7 +413,7 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, const H: usize>(
                 }
                 j -= used;
             }
-            st_relaxed_u64(row.add(d), status_word(pass, true, before + run));
+            S::st(row.add(d), S::word(pass, true, before + run));
         }
         sync_threads();
         // The warps before this one: lane w < warp holds warp w's totals, summed across the warp.
