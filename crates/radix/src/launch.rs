@@ -16,8 +16,8 @@ pub(crate) struct Kernels {
 }
 
 /// Bytes of a look-back status word of a sort of `n` keys with digits of up to `per` bits: 4
-/// (`u32` words, [`radix_kernels::status32`]) when `n < 2^STATUS32_COUNT_BITS` and `per >= 2` (at
-/// most 16 passes), else 8. Layouts and the carved sweep state both use it, so the workspace
+/// (`u32` words, [`radix_kernels::status32`]) when `n < 2^STATUS32_COUNT_BITS` and `per >= 3` (at
+/// most 11 passes), else 8. Layouts and the carved sweep state both use it, so the workspace
 /// reported is the one used.
 pub(crate) fn status_word_bytes(n: u64, per: u32) -> u64 {
     if radix_kernels::status32(n, 32u32.div_ceil(per.max(1))) {
@@ -52,7 +52,16 @@ fn tiles(n: u64) -> u64 {
 /// `per` is the widest digit the sort's passes use ([`MAX_BITS`] when unknown): the status words
 /// are `2^per` a tile.
 fn sweep_layout_after(l: Layout, n: u64, per: u32) -> Layout {
-    l.add(4 * MAX_PASSES * (1 + RADIX)).add(status_word_bytes(n, per) * (1u64 << per) * tiles(n))
+    l.add(COUNTERS_BYTES).add(status_bytes(n, per))
+}
+
+/// Every pass's tile counter and digit counts.
+const COUNTERS_BYTES: u64 = 4 * MAX_PASSES * (1 + RADIX);
+
+/// The look-back status of a sort of `n` keys with digits of up to `per` bits: one word a digit
+/// and tile.
+pub(crate) fn status_bytes(n: u64, per: u32) -> u64 {
+    status_word_bytes(n, per) * (1u64 << per) * tiles(n)
 }
 
 /// The scratch of a sort of `n` keys carrying `carry`, in carving order: `copies` ping-pong
@@ -64,6 +73,11 @@ pub(crate) fn layout(n: u64, carry: Carry, copies: u64, first_copies: u64, per: 
     if n == 0 {
         return Layout::new();
     }
+    sweep_layout_after(copies_layout(n, carry, copies, first_copies), n, per)
+}
+
+/// The ping-pong temporaries of [`layout`].
+fn copies_layout(n: u64, carry: Carry, copies: u64, first_copies: u64) -> Layout {
     let mut l = Layout::new();
     for copy in 0..copies {
         if carry.first && copy < first_copies {
@@ -72,7 +86,15 @@ pub(crate) fn layout(n: u64, carry: Carry, copies: u64, first_copies: u64, per: 
         l = l.add(4 * n);
         l = l.add(n * carry.second_bytes as u64);
     }
-    sweep_layout_after(l, n, per)
+    l
+}
+
+/// As [`layout`], without the look-back status (lent by the caller: [`status_bytes`]).
+pub(crate) fn layout_lent_status(n: u64, carry: Carry, copies: u64, first_copies: u64) -> Layout {
+    if n == 0 {
+        return Layout::new();
+    }
+    copies_layout(n, carry, copies, first_copies).add(COUNTERS_BYTES)
 }
 
 /// The scratch of a sort into its outputs that is one pass: only the first payload's temporary
@@ -82,8 +104,24 @@ pub(crate) fn one_pass_layout(n: u64, carry: Carry, per: u32) -> Layout {
     if n == 0 {
         return Layout::new();
     }
-    let l = if carry.first { Layout::new().add(4 * n) } else { Layout::new() };
-    sweep_layout_after(l, n, per)
+    sweep_layout_after(one_pass_copy(carry, n), n, per)
+}
+
+/// The first payload's temporary of [`one_pass_layout`].
+fn one_pass_copy(carry: Carry, n: u64) -> Layout {
+    if carry.first {
+        Layout::new().add(4 * n)
+    } else {
+        Layout::new()
+    }
+}
+
+/// As [`one_pass_layout`], without the look-back status.
+pub(crate) fn one_pass_layout_lent_status(n: u64, carry: Carry) -> Layout {
+    if n == 0 {
+        return Layout::new();
+    }
+    one_pass_copy(carry, n).add(COUNTERS_BYTES)
 }
 
 /// Carves one temporary copy in [`layout`]'s order: the first payload (when `carry` has one and
@@ -117,13 +155,16 @@ pub(crate) struct Sweep {
 }
 
 impl Sweep {
-    /// Carves the sweep state for `n` keys from `scratch` and zeroes what `passes` passes of
-    /// `per` bits use.
-    pub(crate) fn new(gpu: &Gpu, scratch: &mut Scratch<'_>, n: u64, passes: u32, per: u32) -> Result<Self> {
-        let counters = scratch.take(4 * MAX_PASSES * (1 + RADIX))?;
+    /// Carves the sweep state for `n` keys from `scratch` (the look-back status from `status`
+    /// when lent) and zeroes what `passes` passes of `per` bits use.
+    pub(crate) fn new(gpu: &Gpu, scratch: &mut Scratch<'_>, status: Option<&mut Scratch<'_>>, n: u64, passes: u32, per: u32) -> Result<Self> {
+        let counters = scratch.take(COUNTERS_BYTES)?;
         let hist = counters + 4 * MAX_PASSES;
         let word = status_word_bytes(n, per);
-        let status = scratch.take(word * (1u64 << per) * tiles(n))?;
+        let status = match status {
+            Some(lent) => lent.take(word * (1u64 << per) * tiles(n))?,
+            None => scratch.take(word * (1u64 << per) * tiles(n))?,
+        };
         // SAFETY: both regions were just carved for these sizes and nothing else uses them; the
         // counters and the first `passes` passes' counts are the region's first bytes.
         unsafe {

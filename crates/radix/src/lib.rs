@@ -257,7 +257,7 @@ impl RadixSort {
         let t1 = launch::Bufs { first: fi, ..launch::take_copy(scratch, n, carry, false, false)? };
         // SAFETY: every address holds n items of its type (checked above or carved for n);
         // outputs do not alias inputs or temporaries (distinct borrows and carved regions).
-        unsafe { self.run(n, end_bit, input, output, [t0, t1], carry, scratch) }
+        unsafe { self.run(n, end_bit, input, output, [t0, t1], carry, scratch, None) }
     }
 
     /// Scratch bytes of [`RadixSort::sort_into_outputs_with`] and
@@ -284,6 +284,44 @@ impl RadixSort {
         launch::layout(n, carry, 1, 1, per.min(MAX_BITS)).bytes()
     }
 
+    /// Bytes of the look-back status of a sort of `n` keys of `end_bit` bits with this plan's
+    /// digit width: one word (32-bit below 2^27 keys, else 64-bit) per digit and tile, rounded
+    /// up to [`gpu_runtime::scratch::ALIGN`] as a [`Scratch`] carves it. A caller
+    /// with that much device memory free during the sort (RadixTrans: its output's column
+    /// pointer, written after the sort) lends it as `status` to
+    /// [`RadixSort::sort_into_outputs_first_in_place_with`] or
+    /// [`RadixSort::sort_into_outputs_first_in_scratch_with`], whose scratch then needs
+    /// [`RadixSort::outputs_workspace_bytes_lent_status`] bytes only.
+    pub fn status_bytes_for(&self, n: u64, end_bit: u32) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        let (_, per) = self.passes(end_bit);
+        // Rounded up as the scratch carves it.
+        gpu_runtime::scratch::aligned(launch::status_bytes(n, per.min(MAX_BITS)))
+    }
+
+    /// [`RadixSort::outputs_workspace_bytes_for`] less the look-back status
+    /// ([`RadixSort::status_bytes_for`]), for a sort whose status is lent.
+    pub fn outputs_workspace_bytes_lent_status(&self, n: u64, carry: Carry, end_bit: u32) -> u64 {
+        if self.passes(end_bit).0 <= 1 {
+            return launch::one_pass_layout_lent_status(n, carry).bytes();
+        }
+        launch::layout_lent_status(n, carry, 1, 1).bytes()
+    }
+
+    /// Checks the scratch of a sort into the outputs: the status's bytes in `status` when lent
+    /// (and `scratch` without them), else all of it in `scratch`.
+    fn outputs_required(&self, n: u64, carry: Carry, end_bit: u32, scratch: &Scratch<'_>, status: &Option<&mut Scratch<'_>>) -> Result<()> {
+        match status {
+            Some(lent) => {
+                lent.require(self.status_bytes_for(n, end_bit))?;
+                Ok(scratch.require(self.outputs_workspace_bytes_lent_status(n, carry, end_bit))?)
+            }
+            None => Ok(scratch.require(self.outputs_workspace_bytes_for(n, carry, end_bit))?),
+        }
+    }
+
     /// Out of place with up to two payloads, as [`RadixSort::sort_into_with`], but with the
     /// outputs as one of the two ping-pong copies, so that the scratch holds one copy instead of
     /// two ([`RadixSort::outputs_workspace_bytes`]). Every input is left as it is.
@@ -305,17 +343,20 @@ impl RadixSort {
         let io = out_of_place(&stream, keys_in, keys_out, first, second)?;
         // SAFETY: every address holds n items of its type (checked by out_of_place); outputs are
         // distinct mutable borrows, so no output aliases an input.
-        unsafe { self.run_via_outputs(io.n, end_bit, io.input, io.output, io.carry, scratch) }
+        unsafe { self.run_via_outputs(io.n, end_bit, io.input, io.output, io.carry, scratch, None) }
     }
 
     /// As [`RadixSort::sort_into_outputs_with`], with the first payload sorted in place in
     /// `first` (its values are read from it and the sorted ones written back): possible only
     /// when the sort takes an even number of passes ([`RadixSort::passes`]), where the first pass
     /// writes the temporaries. RadixTrans uses it to expand the rows straight into its output.
+    /// `status`, when given, holds the look-back status ([`RadixSort::status_bytes_for`]; its
+    /// contents are clobbered) and `scratch` needs only
+    /// [`RadixSort::outputs_workspace_bytes_lent_status`].
     ///
     /// # Errors
     /// [`Error::OddPasses`], and as [`RadixSort::sort_into_outputs_with`].
-    #[allow(clippy::type_complexity)]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     pub fn sort_into_outputs_first_in_place_with<V: Payload>(
         &mut self,
         keys_in: &impl DevicePtr<u32>,
@@ -324,6 +365,7 @@ impl RadixSort {
         second: Option<(&impl DevicePtr<V>, &mut impl DevicePtrMut<V>)>,
         end_bit: u32,
         scratch: &mut Scratch<'_>,
+        status: Option<&mut Scratch<'_>>,
     ) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let mut io = self.placed_first(&stream, keys_in, keys_out, first.len(), second, end_bit, false)?;
@@ -332,7 +374,7 @@ impl RadixSort {
         // SAFETY: every address holds n items of its type (checked above); the first payload's
         // input is its output, which an even pass count reads in pass 0 (writing the
         // temporaries) and writes from pass 1 on; no other output aliases an input.
-        unsafe { self.run_via_outputs(io.n, end_bit, io.input, io.output, io.carry, scratch) }
+        unsafe { self.run_via_outputs(io.n, end_bit, io.input, io.output, io.carry, scratch, status) }
     }
 
     /// The region of `scratch` where [`RadixSort::sort_into_outputs_first_in_scratch_with`] reads
@@ -351,11 +393,11 @@ impl RadixSort {
     /// scratch, in [`RadixSort::outputs_first_slice`] (its contents are consumed): possible only
     /// when the sort takes an odd number of passes, where pass 0 reads the temporaries and writes
     /// the outputs. RadixTrans uses it to expand the rows straight into the scratch (no separate
-    /// rows buffer).
+    /// rows buffer). `status` as in [`RadixSort::sort_into_outputs_first_in_place_with`].
     ///
     /// # Errors
     /// [`Error::EvenPasses`], and as [`RadixSort::sort_into_outputs_with`].
-    #[allow(clippy::type_complexity)]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     pub fn sort_into_outputs_first_in_scratch_with<V: Payload>(
         &mut self,
         keys_in: &impl DevicePtr<u32>,
@@ -364,12 +406,13 @@ impl RadixSort {
         second: Option<(&impl DevicePtr<V>, &mut impl DevicePtrMut<V>)>,
         end_bit: u32,
         scratch: &mut Scratch<'_>,
+        status: Option<&mut Scratch<'_>>,
     ) -> Result<()> {
         let stream = self.gpu.stream().clone();
         let mut io = self.placed_first(&stream, keys_in, keys_out, first_out.len(), second, end_bit, true)?;
         let (f, _c) = first_out.device_ptr_mut(&stream);
         (io.output.first, io.carry.first) = (f, true);
-        scratch.require(self.outputs_workspace_bytes_for(io.n, io.carry, end_bit))?;
+        self.outputs_required(io.n, io.carry, end_bit, scratch, &status)?;
         if io.n == 0 {
             return Ok(());
         }
@@ -381,7 +424,7 @@ impl RadixSort {
         // count pass 0 reads the input (the temporaries' first payload) and writes the outputs,
         // pass p > 0 reads temps[(p - 1) % 2] and writes temps[p % 2] or the outputs, never the
         // buffer it reads.
-        unsafe { self.run(io.n, end_bit, io.input, io.output, [io.output, temp], io.carry, scratch) }
+        unsafe { self.run(io.n, end_bit, io.input, io.output, [io.output, temp], io.carry, scratch, status) }
     }
 
     /// The checks the two sorts with a placed first payload share: keys and second payload out of
@@ -415,8 +458,9 @@ impl RadixSort {
     /// Every address of `input` and `output` holds `n` items of its type (0 for an absent
     /// payload, the same in both); no output aliases an input, except a first payload's (read
     /// only by pass 0, which writes the temporary, when the pass count is even).
-    unsafe fn run_via_outputs(&mut self, n: u64, end_bit: u32, input: launch::Bufs, output: launch::Bufs, carry: Carry, scratch: &mut Scratch<'_>) -> Result<()> {
-        scratch.require(self.outputs_workspace_bytes_for(n, carry, end_bit))?;
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn run_via_outputs(&mut self, n: u64, end_bit: u32, input: launch::Bufs, output: launch::Bufs, carry: Carry, scratch: &mut Scratch<'_>, status: Option<&mut Scratch<'_>>) -> Result<()> {
+        self.outputs_required(n, carry, end_bit, scratch, &status)?;
         if n == 0 {
             return Ok(());
         }
@@ -425,7 +469,7 @@ impl RadixSort {
         let temps = if passes % 2 == 0 { [temp, output] } else { [output, temp] };
         // SAFETY: forwarded; pass p writes temps[p % 2] or the output (last) and reads the input
         // (p = 0) or temps[(p - 1) % 2], never the buffer it writes.
-        unsafe { self.run(n, end_bit, input, output, temps, carry, scratch) }
+        unsafe { self.run(n, end_bit, input, output, temps, carry, scratch, status) }
     }
 
     /// Scratch bytes of [`RadixSort::partition_into_with`] for `n` keys: the sweep state (no
@@ -465,7 +509,7 @@ impl RadixSort {
         if n == 0 {
             return Ok(());
         }
-        let sweep = launch::Sweep::new(&self.gpu, scratch, n, 1, bits)?;
+        let sweep = launch::Sweep::new(&self.gpu, scratch, None, n, 1, bits)?;
         // SAFETY: every address holds n items of its type (checked by out_of_place); outputs are
         // distinct mutable borrows, so they alias no input; the sweep is fresh, for n keys and one
         // pass, and counts the input's digits before the pass.
@@ -489,11 +533,11 @@ impl RadixSort {
         let (passes, _) = self.passes(end_bit);
         if passes == 1 {
             // SAFETY: forwarded; t0 is a distinct region of n items of each kind.
-            unsafe { self.run(n, end_bit, io, t0, [t0, t1], carry, scratch)? };
+            unsafe { self.run(n, end_bit, io, t0, [t0, t1], carry, scratch, None)? };
             return launch::copy_back(&self.gpu, t0, io, n, carry);
         }
         // SAFETY: forwarded; the chain reads `io` in pass 0 and writes it in the last pass only.
-        unsafe { self.run(n, end_bit, io, io, [t0, t1], carry, scratch) }
+        unsafe { self.run(n, end_bit, io, io, [t0, t1], carry, scratch, None) }
     }
 
     /// The passes: pass `p` reads the input (p = 0) or temporary `(p - 1) % 2`, and writes the
@@ -504,10 +548,10 @@ impl RadixSort {
     /// absent payload, the same in all); an output is never read in the same pass (one pass:
     /// `output` differs from `input`).
     #[allow(clippy::too_many_arguments)]
-    unsafe fn run(&mut self, n: u64, end_bit: u32, input: launch::Bufs, output: launch::Bufs, temps: [launch::Bufs; 2], carry: Carry, scratch: &mut Scratch<'_>) -> Result<()> {
+    unsafe fn run(&mut self, n: u64, end_bit: u32, input: launch::Bufs, output: launch::Bufs, temps: [launch::Bufs; 2], carry: Carry, scratch: &mut Scratch<'_>, status: Option<&mut Scratch<'_>>) -> Result<()> {
         let (passes, per) = self.passes(end_bit);
         let end = end_bit.min(32);
-        let sweep = launch::Sweep::new(&self.gpu, scratch, n, passes, per)?;
+        let sweep = launch::Sweep::new(&self.gpu, scratch, status, n, passes, per)?;
         // SAFETY: the input holds n keys (caller); the sweep is fresh, for n keys and `passes`.
         unsafe { launch::histogram(&self.gpu, &self.k, input.keys, n, 0, per, passes, end, &sweep)? };
         for p in 0..passes {

@@ -127,7 +127,7 @@ gpu_test!(fn outputs_as_ping_pong_match_the_twin(gpu) {
         // The first payload in place: an even pass count only.
         let mut in_place = gpu.upload(&first).unwrap();
         gpu.memset_bytes(&mut keys_out, POISON_BYTE).unwrap();
-        let res = sort.sort_into_outputs_first_in_place_with(&keys_in, &mut keys_out, &mut in_place, Some((&second_in, &mut second_out)), end, &mut Scratch::new(&mut mine, gpu.stream()));
+        let res = sort.sort_into_outputs_first_in_place_with(&keys_in, &mut keys_out, &mut in_place, Some((&second_in, &mut second_out)), end, &mut Scratch::new(&mut mine, gpu.stream()), None);
         if passes % 2 == 0 {
             res.unwrap();
             assert!(gpu.download(&in_place).unwrap() == ef, "first in place {what}");
@@ -140,13 +140,44 @@ gpu_test!(fn outputs_as_ping_pong_match_the_twin(gpu) {
         gpu.stream().memcpy_htod(&first, &mut RadixSort::outputs_first_slice(&mut s, n).unwrap()).unwrap();
         gpu.memset_bytes(&mut keys_out, POISON_BYTE).unwrap();
         gpu.memset_bytes(&mut first_out, POISON_BYTE).unwrap();
-        let res = sort.sort_into_outputs_first_in_scratch_with(&keys_in, &mut keys_out, &mut first_out, Some((&second_in, &mut second_out)), end, &mut s);
+        let res = sort.sort_into_outputs_first_in_scratch_with(&keys_in, &mut keys_out, &mut first_out, Some((&second_in, &mut second_out)), end, &mut s, None);
         if passes % 2 == 1 {
             res.unwrap();
             assert!(gpu.download(&first_out).unwrap() == ef, "first from the scratch {what}");
             assert!(gpu.download(&keys_out).unwrap() == ek, "keys, first from the scratch {what}");
         } else {
             assert!(matches!(res, Err(Error::EvenPasses { .. })), "{what}: {res:?}");
+        }
+        // The look-back status lent apart (RadixTrans lends its column pointer): the scratch
+        // without it, the status region exactly its size (a byte less is refused).
+        let carry = Carry { first: true, second_bytes: 4 };
+        let (lean, st) = (sort.outputs_workspace_bytes_lent_status(n as u64, carry, end), sort.status_bytes_for(n as u64, end));
+        assert_eq!(lean + gpu_runtime::scratch::aligned(st), bytes, "{what}: lean + status = full");
+        let mut lean_buf = gpu.alloc::<u8>(lean.max(1) as usize).unwrap();
+        let mut status_buf = gpu.alloc::<u32>((st as usize).div_ceil(4).max(1)).unwrap();
+        let mut s = Scratch::new(&mut lean_buf, gpu.stream());
+        gpu.memset_bytes(&mut keys_out, POISON_BYTE).unwrap();
+        gpu.memset_bytes(&mut first_out, POISON_BYTE).unwrap();
+        let mut in_place = gpu.upload(&first).unwrap();
+        let res = if passes % 2 == 1 {
+            gpu.stream().memcpy_htod(&first, &mut RadixSort::outputs_first_slice(&mut s, n).unwrap()).unwrap();
+            sort.sort_into_outputs_first_in_scratch_with(&keys_in, &mut keys_out, &mut first_out, Some((&second_in, &mut second_out)), end, &mut s, Some(&mut Scratch::of(&mut status_buf, gpu.stream())))
+        } else {
+            sort.sort_into_outputs_first_in_place_with(&keys_in, &mut keys_out, &mut in_place, Some((&second_in, &mut second_out)), end, &mut s, Some(&mut Scratch::of(&mut status_buf, gpu.stream())))
+        };
+        res.unwrap();
+        let got_first = if passes % 2 == 1 { gpu.download(&first_out).unwrap() } else { gpu.download(&in_place).unwrap() };
+        assert!(got_first == ef && gpu.download(&keys_out).unwrap() == ek, "lent status {what}");
+        if st > 4 {
+            let mut short = gpu.alloc::<u32>((st as usize - 1) / 4).unwrap();
+            let mut s = Scratch::new(&mut lean_buf, gpu.stream());
+            let mut short = Scratch::of(&mut short, gpu.stream());
+            let res = if passes % 2 == 1 {
+                sort.sort_into_outputs_first_in_scratch_with(&keys_in, &mut keys_out, &mut first_out, Some((&second_in, &mut second_out)), end, &mut s, Some(&mut short))
+            } else {
+                sort.sort_into_outputs_first_in_place_with(&keys_in, &mut keys_out, &mut in_place, Some((&second_in, &mut second_out)), end, &mut s, Some(&mut short))
+            };
+            assert!(matches!(res, Err(Error::Runtime(gpu_runtime::Error::ScratchTooSmall { .. }))), "{what}: short status {res:?}");
         }
     }
     assert_eq!(sort.allocated_bytes(), 0, "lent scratch only");

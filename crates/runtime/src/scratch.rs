@@ -115,6 +115,15 @@ impl<'a> Scratch<'a> {
         Self { carve: Carve { base, len, used: 0 }, stream: stream.clone(), _borrow: PhantomData }
     }
 
+    /// Lends the bytes of `buf`, a buffer of any plain-bits type, as scratch: memory that is
+    /// free during a call (an output written only at its end, say) lent to a plan. Its contents
+    /// are unspecified afterwards.
+    pub fn of<T: AnyBits, D: DevicePtrMut<T>>(buf: &'a mut D, stream: &Arc<CudaStream>) -> Self {
+        let len = (buf.len() * std::mem::size_of::<T>()) as u64;
+        let base = if len == 0 { 0 } else { buf.device_ptr_mut(stream).0 };
+        Self { carve: Carve { base, len, used: 0 }, stream: stream.clone(), _borrow: PhantomData }
+    }
+
     /// No memory: for plans whose problem needs none.
     pub fn empty(stream: &Arc<CudaStream>) -> Self {
         Self { carve: Carve { base: 0, len: 0, used: 0 }, stream: stream.clone(), _borrow: PhantomData }

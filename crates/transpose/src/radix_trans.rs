@@ -32,11 +32,21 @@ pub(crate) fn workspace_bytes(radix: &RadixSort, d: Dims, vb: u64) -> u64 {
     Layout::new().add(4 * d.nnz).add(Ptr2Idx::workspace_bytes(d.m, d.nnz)).add(sort_bytes(radix, d, vb)).bytes()
 }
 
-/// The sort's scratch: one temporary copy and the sweep state, its look-back status sized for
-/// the digits of `n` columns (`2^bits` words a tile, 32-bit words below 2^26 nonzeros:
-/// 0.0625–0.25 B/nnz on the suite, 0.5 at 100M nonzeros).
+/// Whether the sort's look-back status fits in the output's column pointer (`n + 1` words,
+/// written only after the sort), which then holds it instead of the scratch.
+fn status_in_ptr(radix: &RadixSort, d: Dims) -> bool {
+    radix.status_bytes_for(d.nnz, bits_below(d.n)) <= 4 * (d.n + 1)
+}
+
+/// The sort's scratch: one temporary copy and the sweep state; its look-back status (`2^bits`
+/// words a tile for the digits of `n` columns, 32-bit words below 2^27 nonzeros: 0.0625–0.25
+/// B/nnz on the suite) lives in the output's column pointer when it fits there.
 fn sort_bytes(radix: &RadixSort, d: Dims, vb: u64) -> u64 {
-    radix.outputs_workspace_bytes_for(d.nnz, carry(vb), bits_below(d.n))
+    if status_in_ptr(radix, d) {
+        radix.outputs_workspace_bytes_lent_status(d.nnz, carry(vb), bits_below(d.n))
+    } else {
+        radix.outputs_workspace_bytes_for(d.nnz, carry(vb), bits_below(d.n))
+    }
 }
 
 pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
@@ -48,19 +58,22 @@ pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut De
         (Some(v), Some(o)) => Some((v, o)),
         _ => None,
     };
+    // The look-back status in the column pointer when it fits (written after the sort).
+    let stream = t.gpu.stream().clone();
+    let mut lent = status_in_ptr(&t.radix, d).then(|| Scratch::of(&mut out.ptr, &stream));
     if even_passes(&t.radix, d.n) {
         // The rows straight into the output's row indices; the first pass sorts from there.
         t.ptr2idx.run_with(a.ptr(), &mut out.idx, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
         let mut sub = scratch.sub(sort_bytes(&t.radix, d, vb))?;
-        t.radix.sort_into_outputs_first_in_place_with(a.idx(), &mut sorted, &mut out.idx, second, end, &mut sub)?;
+        t.radix.sort_into_outputs_first_in_place_with(a.idx(), &mut sorted, &mut out.idx, second, end, &mut sub, lent.as_mut())?;
     } else {
         // The rows straight into the sort's temporary copy, where its first pass reads them.
         let mut expand = scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?;
         let mut sub = scratch.sub(sort_bytes(&t.radix, d, vb))?;
         t.ptr2idx.run_with(a.ptr(), &mut RadixSort::outputs_first_slice(&mut sub, d.nnz as usize)?, &mut expand)?;
-        t.radix.sort_into_outputs_first_in_scratch_with(a.idx(), &mut sorted, &mut out.idx, second, end, &mut sub)?;
+        t.radix.sort_into_outputs_first_in_scratch_with(a.idx(), &mut sorted, &mut out.idx, second, end, &mut sub, lent.as_mut())?;
     }
-    let stream = t.gpu.stream().clone();
+    drop(lent);
     let (s, _s) = sorted.device_ptr(&stream);
     let (pp, _p) = out.ptr.device_ptr_mut(&stream);
     // SAFETY: transpose_sorted_ptr(keys, nnz, n, ptr): the sorted column indices (< n, as the

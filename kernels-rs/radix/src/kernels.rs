@@ -35,7 +35,7 @@ onesweep_kernel!(radix_onesweep_v4, u32, 1, 4, u64);
 onesweep_kernel!(radix_onesweep_v8, u64, 1, 8, u64);
 // 16-byte items as two 8-byte halves, staged one after the other.
 onesweep_kernel!(radix_onesweep_v16, u64, 2, 16, u64);
-// The same with 32-bit status words (n < 2^STATUS32_COUNT_BITS, at most STATUS32_MAX_PASSES).
+// The same with 32-bit status words (n < 2^STATUS32_COUNT_BITS, at most STATUS32_MAX_PASSES passes).
 onesweep_kernel!(radix_onesweep_s32_v1, u8, 1, 1, u32);
 onesweep_kernel!(radix_onesweep_s32_v2, u16, 1, 2, u32);
 onesweep_kernel!(radix_onesweep_s32_v4, u32, 1, 4, u32);

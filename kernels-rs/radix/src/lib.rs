@@ -30,19 +30,19 @@ pub const VT: u32 = 8;
 pub const NV: u32 = NT * VT;
 /// Most digit bits of one pass (512 buckets).
 pub const MAX_BITS: u32 = 9;
-/// Bits of the count of a 32-bit look-back status word (a 6-bit tag above).
-pub const STATUS32_COUNT_BITS: u32 = 26;
-/// The most passes of a sort with 32-bit status words (the tag `2 * pass + 2` fits 6 bits).
-pub const STATUS32_MAX_PASSES: u32 = 31;
+/// Bits of the count of a 32-bit look-back status word (a 5-bit tag above).
+pub const STATUS32_COUNT_BITS: u32 = 27;
+/// The most passes of a sort with 32-bit status words (the tag `2 * pass + 2` fits 5 bits).
+pub const STATUS32_MAX_PASSES: u32 = 15;
 
 /// Whether a sort of `n` keys in `passes` passes uses 32-bit look-back status words (half the
 /// status memory of 64-bit ones): `n < 2^STATUS32_COUNT_BITS` and at most
 /// [`STATUS32_MAX_PASSES`] passes.
 ///
 /// ```
-/// assert!(radix_kernels::status32(10_000_000, 3));
-/// assert!(!radix_kernels::status32(100_000_000, 3));
-/// assert!(!radix_kernels::status32(1000, 32));
+/// assert!(radix_kernels::status32(100_000_000, 3));
+/// assert!(!radix_kernels::status32(200_000_000, 3));
+/// assert!(!radix_kernels::status32(1000, 16));
 /// ```
 pub const fn status32(n: u64, passes: u32) -> bool {
     n < (1 << STATUS32_COUNT_BITS) && passes <= STATUS32_MAX_PASSES

@@ -113,7 +113,7 @@ pub unsafe fn histogram(keys: *const u32, n: u64, chunk: u64, shift0: u32, per: 
 /// A look-back status word: a tag (`2 * pass + 1`: a tile's own count of a digit;
 /// `2 * pass + 2`: the inclusive count through that tile) above a count. Words of earlier passes
 /// carry smaller tags, so one zeroing serves a whole sort. `u64`: 32-bit counts (any `n`); `u32`:
-/// 26-bit counts under a 6-bit tag (`n < 2^26` and at most 31 passes; half the status memory).
+/// 27-bit counts under a 5-bit tag (`n < 2^27` and at most 15 passes; half the status memory).
 pub trait Status: Copy {
     /// Bits of the count (the tag is above them).
     const COUNT_BITS: u32;
