@@ -81,76 +81,50 @@ pub unsafe fn atomic_cas_u32(ptr: *mut u32, compare: u32, new: u32) -> u32 {
     old
 }
 
-/// A relaxed load of a `u64` at GPU scope (`ld.relaxed.gpu.u64`, CC 7.0+): one indivisible read
-/// that sees other blocks' [`st_relaxed_u64`] stores without a fence; for spin-waiting on a
-/// status word that packs a flag with its value (decoupled look-back).
-///
-/// # Safety
-/// `ptr` must be a valid, 8-byte aligned global address.
-#[inline(always)]
-pub unsafe fn ld_relaxed_u64(ptr: *const u64) -> u64 {
-    let r: u64;
-    // SAFETY: the caller guarantees a valid, aligned address.
-    unsafe {
-        core::arch::asm!(
-            "ld.relaxed.gpu.u64 {r}, [{p}];",
-            r = out(reg64) r, p = in(reg64) ptr,
-            options(nostack, preserves_flags),
-        );
-    }
-    r
+macro_rules! relaxed {
+    ($($t:ty, $ld:ident, $st:ident, $ptx:literal, $class:ident, $align:literal;)*) => {$(
+        #[doc = concat!("A relaxed load of a `", stringify!($t), "` at GPU scope (`ld.relaxed.gpu.", $ptx, "`, CC 7.0+): one")]
+        #[doc = concat!("indivisible read that sees other blocks' [`", stringify!($st), "`] stores without a fence; for")]
+        /// spin-waiting on a status word that packs a flag with its value (decoupled look-back).
+        ///
+        /// # Safety
+        #[doc = concat!("`ptr` must be a valid, ", $align, "-byte aligned global address.")]
+        #[inline(always)]
+        pub unsafe fn $ld(ptr: *const $t) -> $t {
+            let r: $t;
+            // SAFETY: the caller guarantees a valid, aligned address.
+            unsafe {
+                core::arch::asm!(
+                    concat!("ld.relaxed.gpu.", $ptx, " {r}, [{p}];"),
+                    r = out($class) r, p = in(reg64) ptr,
+                    options(nostack, preserves_flags),
+                );
+            }
+            r
+        }
+
+        #[doc = concat!("A relaxed store of a `", stringify!($t), "` at GPU scope (`st.relaxed.gpu.", $ptx, "`, CC 7.0+): one")]
+        #[doc = concat!("indivisible write for [`", stringify!($ld), "`] readers in other blocks.")]
+        ///
+        /// # Safety
+        #[doc = concat!("`ptr` must be a valid, ", $align, "-byte aligned global address.")]
+        #[inline(always)]
+        pub unsafe fn $st(ptr: *mut $t, val: $t) {
+            // SAFETY: the caller guarantees a valid, aligned address.
+            unsafe {
+                core::arch::asm!(
+                    concat!("st.relaxed.gpu.", $ptx, " [{p}], {v};"),
+                    p = in(reg64) ptr, v = in($class) val,
+                    options(nostack, preserves_flags),
+                );
+            }
+        }
+    )*};
 }
 
-/// A relaxed store of a `u64` at GPU scope (`st.relaxed.gpu.u64`, CC 7.0+): one indivisible write
-/// for [`ld_relaxed_u64`] readers in other blocks.
-///
-/// # Safety
-/// `ptr` must be a valid, 8-byte aligned global address.
-#[inline(always)]
-pub unsafe fn st_relaxed_u64(ptr: *mut u64, val: u64) {
-    // SAFETY: the caller guarantees a valid, aligned address.
-    unsafe {
-        core::arch::asm!(
-            "st.relaxed.gpu.u64 [{p}], {v};",
-            p = in(reg64) ptr, v = in(reg64) val,
-            options(nostack, preserves_flags),
-        );
-    }
-}
-
-/// A relaxed load of a `u32` at GPU scope (`ld.relaxed.gpu.u32`, CC 7.0+), as [`ld_relaxed_u64`].
-///
-/// # Safety
-/// `ptr` must be a valid, 4-byte aligned global address.
-#[inline(always)]
-pub unsafe fn ld_relaxed_u32(ptr: *const u32) -> u32 {
-    let r: u32;
-    // SAFETY: the caller guarantees a valid, aligned address.
-    unsafe {
-        core::arch::asm!(
-            "ld.relaxed.gpu.u32 {r}, [{p}];",
-            r = out(reg32) r, p = in(reg64) ptr,
-            options(nostack, preserves_flags),
-        );
-    }
-    r
-}
-
-/// A relaxed store of a `u32` at GPU scope (`st.relaxed.gpu.u32`, CC 7.0+), as
-/// [`st_relaxed_u64`].
-///
-/// # Safety
-/// `ptr` must be a valid, 4-byte aligned global address.
-#[inline(always)]
-pub unsafe fn st_relaxed_u32(ptr: *mut u32, val: u32) {
-    // SAFETY: the caller guarantees a valid, aligned address.
-    unsafe {
-        core::arch::asm!(
-            "st.relaxed.gpu.u32 [{p}], {v};",
-            p = in(reg64) ptr, v = in(reg32) val,
-            options(nostack, preserves_flags),
-        );
-    }
+relaxed! {
+    u64, ld_relaxed_u64, st_relaxed_u64, "u64", reg64, "8";
+    u32, ld_relaxed_u32, st_relaxed_u32, "u32", reg32, "4";
 }
 
 macro_rules! red_float {
