@@ -4,7 +4,9 @@
 //! Each pass is ScanTrans on one digit with the tiles as partitions. The output arrays serve as
 //! one of the sort's two ping-pong copies (`RadixSort::sort_into_outputs_with`); ptr2idx writes
 //! the rows where the first pass reads them: into the output's row indices with an even number
-//! of passes, into the sort's temporary copy with an odd number (no rows buffer).
+//! of passes, into the sort's temporary copy with an odd number (no rows buffer). The sort's
+//! look-back status lives in the output's column pointer when it fits there (the pointer is
+//! written after the sort): with it, the workspace is at most cuSPARSE's on the suite (f32).
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_radix::{bits_below, Carry, RadixSort};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
