@@ -45,21 +45,14 @@ fn tiles(n: u64) -> u64 {
     n.div_ceil(NV as u64)
 }
 
-/// The sweep state of a sort of `n` keys, zeroed once per sort: every pass's tile counter and
-/// digit counts (one region, so that one fill zeroes what a sort uses), then the look-back status
-/// words (one per digit and tile, reused by every pass: a pass's tag tells its words from
-/// earlier passes'; 4 or 8 bytes, [`status_word_bytes`]).
-/// `per` is the widest digit the sort's passes use ([`MAX_BITS`] when unknown): the status words
-/// are `2^per` a tile.
-fn sweep_layout_after(l: Layout, n: u64, per: u32) -> Layout {
-    l.add(COUNTERS_BYTES).add(status_bytes(n, per))
-}
-
-/// Every pass's tile counter and digit counts.
+/// Every pass's tile counter and digit counts (one region, so that one fill zeroes what a sort
+/// uses): the sweep state before the look-back status.
 const COUNTERS_BYTES: u64 = 4 * MAX_PASSES * (1 + RADIX);
 
-/// The look-back status of a sort of `n` keys with digits of up to `per` bits: one word a digit
-/// and tile.
+/// The look-back status of a sort of `n` keys with digits of up to `per` bits ([`MAX_BITS`] when
+/// unknown): one word ([`status_word_bytes`]) per digit and tile, reused by every pass (a pass's
+/// tag tells its words from earlier passes'), zeroed once per sort; the last region of the sweep
+/// state, or lent by the caller.
 pub(crate) fn status_bytes(n: u64, per: u32) -> u64 {
     status_word_bytes(n, per) * (1u64 << per) * tiles(n)
 }
@@ -70,14 +63,14 @@ pub(crate) fn status_bytes(n: u64, per: u32) -> u64 {
 /// and a sort into its outputs takes one copy, the outputs being the other), then the sweep state
 /// for digits of up to `per` bits.
 pub(crate) fn layout(n: u64, carry: Carry, copies: u64, first_copies: u64, per: u32) -> Layout {
+    layout_lent_status(n, carry, copies, first_copies).add(status_bytes(n, per))
+}
+
+/// As [`layout`], without the look-back status (lent by the caller: [`status_bytes`]).
+pub(crate) fn layout_lent_status(n: u64, carry: Carry, copies: u64, first_copies: u64) -> Layout {
     if n == 0 {
         return Layout::new();
     }
-    sweep_layout_after(copies_layout(n, carry, copies, first_copies), n, per)
-}
-
-/// The ping-pong temporaries of [`layout`].
-fn copies_layout(n: u64, carry: Carry, copies: u64, first_copies: u64) -> Layout {
     let mut l = Layout::new();
     for copy in 0..copies {
         if carry.first && copy < first_copies {
@@ -86,47 +79,24 @@ fn copies_layout(n: u64, carry: Carry, copies: u64, first_copies: u64) -> Layout
         l = l.add(4 * n);
         l = l.add(n * carry.second_bytes as u64);
     }
-    l
+    l.add(COUNTERS_BYTES)
 }
 
-/// As [`layout`], without the look-back status (lent by the caller: [`status_bytes`]).
-pub(crate) fn layout_lent_status(n: u64, carry: Carry, copies: u64, first_copies: u64) -> Layout {
-    if n == 0 {
-        return Layout::new();
-    }
-    copies_layout(n, carry, copies, first_copies).add(COUNTERS_BYTES)
-}
-
-/// The scratch of a sort into its outputs that is one pass: only the first payload's temporary
-/// (where a caller may place that payload's input, `outputs_first_slice`), no keys or second
-/// payload copies (pass 0 reads the inputs and writes the outputs), then the sweep state.
-pub(crate) fn one_pass_layout(n: u64, carry: Carry, per: u32) -> Layout {
-    if n == 0 {
-        return Layout::new();
-    }
-    sweep_layout_after(one_pass_copy(carry, n), n, per)
-}
-
-/// The first payload's temporary of [`one_pass_layout`].
-fn one_pass_copy(carry: Carry, n: u64) -> Layout {
-    if carry.first {
-        Layout::new().add(4 * n)
-    } else {
-        Layout::new()
-    }
-}
-
-/// As [`one_pass_layout`], without the look-back status.
+/// The scratch of a sort into its outputs that is one pass, without the look-back status (the
+/// caller adds [`status_bytes`] unless it lends it): only the first payload's temporary (where a
+/// caller may place that payload's input, `outputs_first_slice`), no keys or second payload
+/// copies (pass 0 reads the inputs and writes the outputs), then the counters.
 pub(crate) fn one_pass_layout_lent_status(n: u64, carry: Carry) -> Layout {
     if n == 0 {
         return Layout::new();
     }
-    one_pass_copy(carry, n).add(COUNTERS_BYTES)
+    let l = if carry.first { Layout::new().add(4 * n) } else { Layout::new() };
+    l.add(COUNTERS_BYTES)
 }
 
 /// Carves one temporary copy in [`layout`]'s order: the first payload (when `carry` has one and
 /// `with_first`; else 0), the keys and the second payload (0 bytes when absent); with
-/// `one_pass`, the first payload alone ([`one_pass_layout`]; the others are 0, never used).
+/// `one_pass`, the first payload alone ([`one_pass_layout_lent_status`]; the others are 0, never used).
 pub(crate) fn take_copy(scratch: &mut Scratch<'_>, n: u64, carry: Carry, with_first: bool, one_pass: bool) -> Result<Bufs> {
     let first = if carry.first && with_first { scratch.take(4 * n)? } else { 0 };
     if one_pass {
@@ -141,7 +111,7 @@ pub(crate) fn pass_layout(n: u64) -> Layout {
     if n == 0 {
         return Layout::new();
     }
-    sweep_layout_after(Layout::new(), n, MAX_BITS)
+    Layout::new().add(COUNTERS_BYTES).add(status_bytes(n, MAX_BITS))
 }
 
 /// The carved sweep state.
@@ -160,18 +130,18 @@ impl Sweep {
     pub(crate) fn new(gpu: &Gpu, scratch: &mut Scratch<'_>, status: Option<&mut Scratch<'_>>, n: u64, passes: u32, per: u32) -> Result<Self> {
         let counters = scratch.take(COUNTERS_BYTES)?;
         let hist = counters + 4 * MAX_PASSES;
-        let word = status_word_bytes(n, per);
+        let bytes = status_bytes(n, per);
         let status = match status {
-            Some(lent) => lent.take(word * (1u64 << per) * tiles(n))?,
-            None => scratch.take(word * (1u64 << per) * tiles(n))?,
+            Some(lent) => lent.take(bytes)?,
+            None => scratch.take(bytes)?,
         };
         // SAFETY: both regions were just carved for these sizes and nothing else uses them; the
         // counters and the first `passes` passes' counts are the region's first bytes.
         unsafe {
             gpu.fill_raw(counters, 0, 4 * MAX_PASSES + 4 * RADIX * passes as u64)?;
-            gpu.fill_raw(status, 0, word * (1u64 << per) * tiles(n))?;
+            gpu.fill_raw(status, 0, bytes)?;
         }
-        Ok(Self { counters, hist, status, wide: word == 8 })
+        Ok(Self { counters, hist, status, wide: status_word_bytes(n, per) == 8 })
     }
 }
 
@@ -225,7 +195,7 @@ pub(crate) unsafe fn pass(gpu: &Gpu, k: &Kernels, n: u64, shift: u32, bits: u32,
     // SAFETY: radix_onesweep{,_s32}_v{1,2,4,8,16}(keys_in, first_in, second_in, n, shift, bits,
     // pass, counts, status, counter, keys_out, first_out, second_out): `t` blocks of NT over n
     // items each (payloads null together), counts of this pass's digits, status of 2^bits * t
-    // words of the kernel's width (the sweep's: 32-bit only for n < 2^26 and at most 16 passes)
+    // words of the kernel's width (the sweep's: 32-bit only for n < 2^27 and at most 11 passes)
     // with no tag of this pass yet, a zeroed counter; the kernel's width matches the second
     // payload and the dynamic shared memory its staging.
     unsafe {

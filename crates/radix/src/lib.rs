@@ -143,7 +143,7 @@ impl RadixSort {
     /// [`RadixSort::sort_pairs_with`]) of `n` keys carrying `carry`: two ping-pong copies of the
     /// keys and of each payload, then the sweep state (every pass's digit counts and one
     /// look-back status word per digit and tile of [`NV`] keys: 0.5 byte per key with 32-bit
-    /// words, `n < 2^26`; 1 byte with 64-bit ones).
+    /// words, `n < 2^27`; 1 byte with 64-bit ones).
     pub fn workspace_bytes(n: u64, carry: Carry) -> u64 {
         launch::layout(n, carry, 2, 2, MAX_BITS).bytes()
     }
@@ -271,17 +271,13 @@ impl RadixSort {
 
     /// [`RadixSort::outputs_workspace_bytes`] for keys of `end_bit` bits with this plan's digit
     /// width: the look-back status holds `2^bits` words a tile for the digits the passes use,
-    /// not `2^MAX_BITS` (with 32-bit words, below 2^26 keys: 0.5 byte per key at 9 bits, 0.0625
+    /// not `2^MAX_BITS` (with 32-bit words, below 2^27 keys: 0.5 byte per key at 9 bits, 0.0625
     /// at 6; twice that with 64-bit words).
     /// A one-pass sort (at most the plan's digit width of key bits) needs no temporary copy of
     /// the keys or the second payload: only the first payload's (where
     /// [`RadixSort::outputs_first_slice`] puts it).
     pub fn outputs_workspace_bytes_for(&self, n: u64, carry: Carry, end_bit: u32) -> u64 {
-        let (passes, per) = self.passes(end_bit);
-        if passes <= 1 {
-            return launch::one_pass_layout(n, carry, per.min(MAX_BITS)).bytes();
-        }
-        launch::layout(n, carry, 1, 1, per.min(MAX_BITS)).bytes()
+        self.outputs_workspace_bytes_lent_status(n, carry, end_bit) + self.status_bytes_for(n, end_bit)
     }
 
     /// Bytes of the look-back status of a sort of `n` keys of `end_bit` bits with this plan's
