@@ -133,9 +133,10 @@ impl Ptr2Idx {
         let stream = self.gpu.stream().clone();
         let (o, _r) = offsets.device_ptr(&stream);
         let (dst, _w) = out.device_ptr_mut(&stream);
-        // SAFETY: offsets hold m + 1 words, out nnz words, splits tiles + 1 words.
-        let k = if O::NAME == "u64" { &self.k.w64 } else { &self.k.w32 };
-        // SAFETY: the kernels of O's width; m < 2^32 (sizes).
+        // The kernels of the offsets' width (u32 or u64, the two `Offset` types).
+        let k = if std::mem::size_of::<O>() == 8 { &self.k.w64 } else { &self.k.w32 };
+        // SAFETY: offsets hold m + 1 words of the kernels' offset type, out nnz words, splits
+        // tiles + 1 words; m < 2^32 (sizes).
         unsafe { launch::expand(&self.gpu, k, o, m, nnz, tiles, splits, dst) }
     }
 
