@@ -120,6 +120,12 @@ fn invalid(e: impl std::fmt::Display) -> Error {
     Error::CheckFailed(format!("the GPU result is not a valid CSR: {e}"))
 }
 
+/// The transpose of the pattern matrix `a` from the GPU's pointer and indices, validated.
+fn pattern_transposed<I: sptrans_matrix::Index>(a: &Csr<I, ()>, ptr: Vec<I>, idx: Vec<I>) -> Result<Csr<I, ()>> {
+    let nnz = idx.len();
+    Csr::try_new(a.cols(), a.rows(), ptr, idx, vec![(); nnz]).map_err(invalid)
+}
+
 impl GpuIndex for u32 {
     const NOTE: &'static str = "";
     fn device_bytes(rows: u64, nnz: u64) -> u64 {
@@ -133,9 +139,7 @@ impl GpuIndex for u32 {
     }
     fn on_gpu_pattern(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u32, ()>) -> Result<Csr<u32, ()>> {
         let out = plan.transpose_new(algo, &DeviceCsr::upload_pattern(gpu, a)?)?;
-        let (ptr, idx) = (gpu.download(out.ptr())?, gpu.download(out.idx())?);
-        let nnz = idx.len();
-        Csr::try_new(a.cols(), a.rows(), ptr, idx, vec![(); nnz]).map_err(invalid)
+        pattern_transposed(a, gpu.download(out.ptr())?, gpu.download(out.idx())?)
     }
 }
 
@@ -152,10 +156,7 @@ impl GpuIndex for u64 {
     }
     fn on_gpu_pattern(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u64, ()>) -> Result<Csr<u64, ()>> {
         let out = plan.transpose64_new(algo, &DeviceCsr64::upload_pattern(gpu, a)?)?;
-        let ptr = gpu.download(out.ptr())?;
-        let idx: Vec<u64> = gpu.download(out.idx())?.into_iter().map(u64::from).collect();
-        let nnz = idx.len();
-        Csr::try_new(a.cols(), a.rows(), ptr, idx, vec![(); nnz]).map_err(invalid)
+        pattern_transposed(a, gpu.download(out.ptr())?, gpu.download(out.idx())?.into_iter().map(u64::from).collect())
     }
 }
 
