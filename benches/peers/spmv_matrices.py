@@ -29,3 +29,13 @@ def dense_row(n, nnz, seed=2):
     rows = np.concatenate([u.row[keep], np.full(n, n // 2)]); cols = np.concatenate([u.col[keep], np.arange(n)])
     vals = np.concatenate([u.data[keep], np.ones(n)])
     return sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+
+
+def issue17():
+    """The five matrices of issue 17's SpMV targets as `(name, csr)`, column indices sorted in
+    each row, built one at a time."""
+    for name, make in [("uniform 100k^2 10M", lambda: uniform(100_000, 10_000_000)), ("R-MAT 2^20 8M", lambda: rmat(20, 8_000_000)),
+                       ("R-MAT 2^22 16M", lambda: rmat(22, 16_000_000)), ("3D Laplacian 100^3", lambda: laplacian3d(100)),
+                       ("dense row 1M^2 10M + 1M", lambda: dense_row(1_000_000, 10_000_000))]:
+        a = make(); a.sort_indices()
+        yield name, a

@@ -4,7 +4,7 @@
 import numpy as np, cupy as cp, sys, os
 sys.path.insert(0, os.path.dirname(__file__))
 from cupy_timing import median_ms
-from spmv_matrices import rmat, uniform, laplacian3d, dense_row
+from spmv_matrices import issue17
 
 SRC = r'''
 __device__ __forceinline__ unsigned long long pol(bool first) { unsigned long long p; if (first) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p)); else asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p)); return p; }
@@ -52,13 +52,10 @@ SMS = cp.cuda.Device().attributes["MultiProcessorCount"]
 
 
 def main():
-    mats = [("uniform 100k^2 10M", lambda: uniform(100_000, 10_000_000)), ("R-MAT 2^20 8M", lambda: rmat(20, 8_000_000)),
-            ("R-MAT 2^22 16M", lambda: rmat(22, 16_000_000)), ("3D Laplacian 100^3", lambda: laplacian3d(100)),
-            ("dense row 1M^2 10M + 1M", lambda: dense_row(1_000_000, 10_000_000))]
     print("| matrix | gather floor us | tile VT=4 us | tile VT=8 us | tile VT=16 us | max rel err |")
     print("|---|---|---|---|---|---|")
-    for name, make in mats:
-        A = make(); A.sort_indices(); nnz = A.nnz; m, n = A.shape
+    for name, A in issue17():
+        nnz = A.nnz; m, n = A.shape
         ptr_h = A.indptr.astype(np.int64)
         ptr = cp.asarray(A.indptr.astype(np.int32)); col = cp.asarray(A.indices.astype(np.int32)); val = cp.asarray(A.data)
         x = cp.random.random(n); yref = cp.asarray(A @ cp.asnumpy(x))
