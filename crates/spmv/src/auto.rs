@@ -59,29 +59,42 @@ impl RowStats {
 
 impl Format {
     /// The format [`Format::Auto`] picks for a matrix with these statistics, fitted to the
-    /// H100 f64 measurements in BENCHMARKS.md (`benches/results/2026-11-23-h100-spmv-formats.txt`):
+    /// H100 f64 measurements in BENCHMARKS.md (`benches/results/2026-11-23-h100-spmv-formats.txt`,
+    /// `benches/results/2026-11-24-h100-spmv-coo-*.md`):
     /// - no nonzeros: CSR-scalar (it only scales `y`);
     /// - uneven rows (longest row above 4 × the mean + 32, or a coefficient of variation above
-    ///   0.5): CSR-adaptive, the fastest of ours on every power-law and dense-row matrix
-    ///   measured (R-MAT 2^20: 0.095 ms against merge-path's 0.130 and CSR-vector's 0.43; a
-    ///   dense row of 1M: 0.110 against 0.153 and 10.3);
-    /// - even rows of mean length ≥ 16: SCOO (uniform 100k², 100 per row: 0.071 ms, against
-    ///   CSR-vector's 0.101 and cuSPARSE's 0.105: the column-sorted slices reuse `x`);
-    /// - even short rows: JDS (3D Laplacian: 0.0435 ms against CSR-scalar's 0.0487 and
+    ///   0.5) with no row holding more than 1/32 of the nonzeros: COO, whose warps take equal
+    ///   chunks of nonzeros and add one atomic per row and chunk (R-MAT 2^20, longest row 0.3%
+    ///   of the nonzeros: 0.075 ms against CSR-adaptive's 0.091 and cuSPARSE's 0.094; R-MAT
+    ///   2^22, 0.2%: 0.165 against 0.187 and 0.241);
+    /// - uneven rows with one row of more than 1/32 of the nonzeros: CSR-adaptive, which cuts
+    ///   that row into blocks (a dense row of 1M in 11M nonzeros, 9%: 0.110 ms against COO's
+    ///   0.118 and merge-path's 0.140);
+    /// - even rows of mean length ≥ 16: SCOO (uniform 100k², 100 per row: 0.068 ms, against
+    ///   COO's 0.105 and cuSPARSE's 0.107: the column-sorted slices reuse `x`);
+    /// - even short rows: JDS (3D Laplacian: 0.039 ms against CSR-scalar's 0.050 and
     ///   cuSPARSE's 0.057), deterministic.
     ///
     /// ```
     /// use gpu_spmv::{Format, RowStats};
     /// let laplacian = RowStats::from_lengths((0..1000).map(|i| 5 + i % 3));
     /// assert_eq!(Format::choose(&laplacian), Format::Jds);
-    /// let power_law = RowStats::from_lengths((1..1000u64).map(|i| 100_000 / i));
-    /// assert_eq!(Format::choose(&power_law), Format::CsrAdaptive);
+    /// // Rows of 3 with a hub row of 500 every 1000 (each 0.14% of the nonzeros).
+    /// let power_law = RowStats::from_lengths((0..100_000u64).map(|i| if i % 1000 == 0 { 500 } else { 3 }));
+    /// assert_eq!(Format::choose(&power_law), Format::Coo);
+    /// // One row of 100,000 among 999 rows of 10.
+    /// let dense_row = RowStats::from_lengths((0..1000u64).map(|i| if i == 7 { 100_000 } else { 10 }));
+    /// assert_eq!(Format::choose(&dense_row), Format::CsrAdaptive);
     /// ```
     pub fn choose(s: &RowStats) -> Format {
         if s.nnz == 0 {
             Format::CsrScalar
         } else if s.max as f64 > 4.0 * s.mean + 32.0 || s.cv > 0.5 {
-            Format::CsrAdaptive
+            if s.max.saturating_mul(32) > s.nnz {
+                Format::CsrAdaptive
+            } else {
+                Format::Coo
+            }
         } else if s.mean >= 16.0 {
             Format::Scoo
         } else {

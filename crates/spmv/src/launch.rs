@@ -1,7 +1,7 @@
 //! The only `unsafe` launches of the spmv kernels, with their grid sizing.
 use gpu_runtime::cudarc::driver::LaunchConfig;
 use gpu_runtime::{grid_1d, Gpu, Kernel};
-use spmv_kernels::{MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
+use spmv_kernels::{COO_CHUNK, MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
 
 use crate::{Result, SpmvValue};
 
@@ -119,7 +119,8 @@ pub(crate) unsafe fn coo<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn coo_add<T: SpmvValue>(gpu: &Gpu, k: &Kernels, nnz: u64, row: u64, col: u64, vals: u64, x: u64, alpha: T, y: u64) -> Result<()> {
     if nnz > 0 {
-        let cfg: LaunchConfig = grid_1d(nnz, NT, NT as u64 * 4, max_blocks(gpu) * 4);
+        // A chunk per warp (NT / 32 chunks a block), grid-stride past max_blocks · 4 blocks.
+        let cfg: LaunchConfig = grid_1d(nnz, NT, NT as u64 / 32 * COO_CHUNK, max_blocks(gpu) * 4);
         // SAFETY: spmv_coo_T(nnz, row, col, vals, x, alpha, y) as the caller guarantees.
         unsafe { k.coo.args(gpu.stream()).arg(&nnz).arg(&row).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(cfg)? };
     }

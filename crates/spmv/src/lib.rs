@@ -146,8 +146,10 @@ pub enum Format {
     /// block per long row; deterministic except for rows longer than
     /// [`spmv_kernels::ADAPTIVE_LONG`].
     CsrAdaptive,
-    /// COO (the row of every nonzero, from ptr2idx), one thread per nonzero with atomic adds:
-    /// even work per thread whatever the rows, but **not bit-reproducible** run to run.
+    /// COO (the row of every nonzero, from ptr2idx): a warp per chunk of
+    /// [`spmv_kernels::COO_CHUNK`] nonzeros, equal rows summed across the warp and added by one
+    /// atomic add per row and chunk: even work per warp whatever the rows, but **not
+    /// bit-reproducible** run to run.
     Coo,
     /// ELL ([`ell`]): rows padded to the longest, column-major; deterministic. Refused past
     /// [`ell::ELL_MAX_FILL`] slots per nonzero.

@@ -289,7 +289,7 @@ fn auto_picks_by_row_statistics() {
     assert_eq!(pick(&gen::laplacian_3d(20).unwrap()), Format::Jds);
     assert_eq!(pick(&gen::uniform(2000, 2000, 100_000, 1).unwrap()), Format::Scoo);
     assert_eq!(pick(&gen::dense_row(2000, 100_000, 110_000, 1).unwrap()), Format::CsrAdaptive);
-    assert_eq!(pick(&gen::rmat(14, 200_000, 0.57, 0.19, 0.19, 1).unwrap()), Format::CsrAdaptive);
+    assert_eq!(pick(&gen::rmat(14, 200_000, 0.57, 0.19, 0.19, 1).unwrap()), Format::Coo);
     assert_eq!(pick(&Csr::try_new(3, 3, vec![0u32; 4], vec![], vec![]).unwrap()), Format::CsrScalar);
 }
 

@@ -2,10 +2,23 @@
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
 use gpu_device::mem::{ldg, ldg_u32};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
-use gpu_device::warp::{lane_id, shfl_down_sync, FULL_MASK};
+use gpu_device::warp::{ballot_sync, lane_id, shfl_down_sync, shfl_idx_sync, FULL_MASK};
 
+use crate::reduce::Segments;
 use crate::term::Hints;
-use crate::combine;
+use crate::{combine, COO_CHUNK, COO_VT};
+
+/// `body` once for each listed value of `j` (a loop LLVM might leave rolled, which would put the
+/// arrays it indexes in local memory).
+macro_rules! unroll {
+    ($j:ident in [$($n:literal),*] $body:block) => {
+        $({
+            let $j: usize = $n;
+            $body
+        })*
+    };
+}
+const _: () = assert!(COO_VT == 4, "spmv_coo unrolls COO_VT = 4 runs");
 
 macro_rules! spmv_kernels {
     ($t:ty, $scalar:ident, $vector:ident, $scale:ident, $coo:ident, $atomic:ident) => {
@@ -87,23 +100,90 @@ macro_rules! spmv_kernels {
             }
         }
 
-        /// COO: thread per nonzero, `y[row] += alpha * a * x[col]` by atomic add.
+        /// COO: each warp takes chunks of [`COO_CHUNK`] consecutive nonzeros (grid-stride over
+        /// chunks), in turns of [`COO_VT`] runs of 32 (coalesced loads, all of them in flight
+        /// before the `x` gathers). It sums each run's equal rows across the warp ([`Segments`])
+        /// and adds each segment's `alpha · sum` to `y[row]` by one atomic add, except the run's
+        /// last segment, carried into the next run when that starts with the same row: a long
+        /// row costs one atomic add per chunk, not per run. Not bit-reproducible. Rows need not
+        /// be sorted: a row split into several segments gets several atomic adds.
         ///
         /// # Safety
         /// `row`, `col`, `vals` hold `nnz` entries with `row < y`'s length and `col < x`'s;
-        /// any 1-D grid.
+        /// any 1-D grid of whole warps.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $coo(nnz: u64, row: *const u32, col: *const u32, vals: *const $t, x: *const $t, alpha: $t, y: *mut $t) {
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
-            let mut k = index_1d_u64();
-            while k < nnz {
-                // SAFETY: k < nnz; indices in range by the caller's contract.
-                unsafe {
-                    let v = alpha * h.term(vals, col, x, k as usize);
-                    $atomic(y.add(*row.add(k as usize) as usize), v);
+            let lane = lane_id();
+            let nv = 32 * COO_VT as u64;
+            let warps = grid_size_1d() / 32;
+            // Warp-uniform loops: every lane takes part in the shuffles.
+            let mut lo = (index_1d_u64() / 32) * COO_CHUNK;
+            while lo < nnz {
+                let hi = (lo + COO_CHUNK).min(nnz);
+                // The carried segment: its row (u32::MAX: none) and sum, the same in every lane.
+                let (mut crow, mut csum): (u32, $t) = (u32::MAX, 0.0);
+                let mut base = lo;
+                while base < hi {
+                    let mut r = [u32::MAX; COO_VT];
+                    let mut c = [0u32; COO_VT];
+                    let mut v: [$t; COO_VT] = [0.0; COO_VT];
+                    unroll!(j in [0, 1, 2, 3] {
+                        let k = base + 32 * j as u64 + lane as u64;
+                        if k < hi {
+                            // SAFETY: k < nnz.
+                            unsafe {
+                                r[j] = h.matrix(row.add(k as usize));
+                                c[j] = h.matrix(col.add(k as usize));
+                                v[j] = h.matrix(vals.add(k as usize));
+                            }
+                        }
+                    });
+                    unroll!(j in [0, 1, 2, 3] {
+                        if r[j] != u32::MAX {
+                            // SAFETY: the column is below x's length by the caller's contract.
+                            v[j] = v[j] * unsafe { h.x(x, c[j]) };
+                        }
+                    });
+                    unroll!(j in [0, 1, 2, 3] {
+                        if crow != u32::MAX {
+                            // The carry joins lane 0's segment when it has the same row, else
+                            // it is added now.
+                            if shfl_idx_sync(FULL_MASK, r[j], 0) == crow {
+                                if lane == 0 {
+                                    v[j] = v[j] + csum;
+                                }
+                            } else if lane == 0 {
+                                // SAFETY: crow is a real row, below y's length.
+                                unsafe { $atomic(y.add(crow as usize), alpha * csum) };
+                            }
+                            crow = u32::MAX;
+                        }
+                        let seg = Segments::new(r[j]);
+                        let s = seg.sum(v[j]);
+                        // The last segment (lane 31's row; u32::MAX past nnz) is carried: its
+                        // head is the highest head lane with that row.
+                        let tail = shfl_idx_sync(FULL_MASK, r[j], 31);
+                        let heads = ballot_sync(FULL_MASK, seg.head() && r[j] == tail);
+                        let tail_head = 31 - heads.leading_zeros();
+                        if tail != u32::MAX {
+                            crow = tail;
+                            csum = shfl_idx_sync(FULL_MASK, s, tail_head);
+                        }
+                        if seg.head() && r[j] != u32::MAX && !(r[j] == tail && lane == tail_head) {
+                            // SAFETY: a real row (u32::MAX marks lanes past nnz) is below y's
+                            // length.
+                            unsafe { $atomic(y.add(r[j] as usize), alpha * s) };
+                        }
+                    });
+                    base += nv;
                 }
-                k += grid_size_1d();
+                if crow != u32::MAX && lane == 0 {
+                    // SAFETY: crow is a real row.
+                    unsafe { $atomic(y.add(crow as usize), alpha * csum) };
+                }
+                lo += warps * COO_CHUNK;
             }
         }
     };

@@ -4,8 +4,9 @@
 //!
 //! - `spmv_csr_scalar_{f32,f64}`: one thread per row, the row's products summed in order.
 //! - `spmv_csr_vector_{f32,f64}`: one warp per row, lanes striding the row, a shuffle reduction.
-//! - `spmv_scale_{f32,f64}` then `spmv_coo_{f32,f64}`: `y = beta * y`, then one thread per
-//!   nonzero adding `alpha * a * x` with an atomic add (not bit-reproducible run to run).
+//! - `spmv_scale_{f32,f64}` then `spmv_coo_{f32,f64}`: `y = beta * y`, then a warp per chunk of
+//!   [`COO_CHUNK`] nonzeros sums equal rows across the warp (segmented sums) and adds
+//!   `alpha · sum` with one atomic add per row and chunk (not bit-reproducible run to run).
 //!
 //! - `spmv_merge_partition_{f32,f64}` then `spmv_merge_{f32,f64}`: merge-path CSR (Merrill &
 //!   Garland, SC'16): each thread takes `MERGE_VT` steps of the merge of the row ends with the
@@ -40,6 +41,17 @@ pub const VECTOR_ROWS_PER_BLOCK: u32 = NT / 32;
 
 /// Merge-path steps (row ends + nonzeros) per thread of `spmv_merge`.
 pub const MERGE_VT: u32 = 8;
+
+/// COO: runs of 32 nonzeros one warp of `spmv_coo` loads before its gathers (`32 · COO_VT`
+/// nonzeros per warp and turn).
+pub const COO_VT: usize = 4;
+/// COO: consecutive nonzeros one warp of `spmv_coo` takes at a time (a multiple of
+/// `32 · COO_VT`); a row spanning several chunks gets one atomic add per chunk. 256 against
+/// 1024 and one run of 128 without the carry (H100, f64): R-MAT 2^20 0.075 against 0.084 and
+/// 0.076 ms, R-MAT 2^22 0.165 against 0.170 and 0.173, a dense row of 1M 0.118 against 0.120
+/// and 0.159 (BENCHMARKS.md).
+pub const COO_CHUNK: u64 = 256;
+const _: () = assert!(COO_CHUNK % (32 * COO_VT as u64) == 0, "COO_CHUNK is a multiple of 32 · COO_VT");
 
 /// The column index of ELL padding (never a real column: columns are below `cols ≤ u32::MAX`).
 pub const ELL_PAD: u32 = u32::MAX;
