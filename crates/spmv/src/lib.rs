@@ -58,7 +58,7 @@ pub enum Error {
         reason: String,
     },
     /// ELL would pad too much: more than [`ell::ELL_MAX_FILL`] slots per nonzero.
-    #[error("ELL would need {slots} slots for {nnz} nonzeros (more than {} per nonzero): the rows are too uneven; use hyb, csr-adaptive or merge-path", ell::ELL_MAX_FILL)]
+    #[error("ELL would need {slots} slots for {nnz} nonzeros (more than {} per nonzero): the rows are too uneven; use coo, hyb, csr-adaptive or merge-path", ell::ELL_MAX_FILL)]
     TooMuchPadding {
         /// Slots (`rows · width`).
         slots: u64,
