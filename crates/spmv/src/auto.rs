@@ -60,20 +60,20 @@ impl RowStats {
 impl Format {
     /// The format [`Format::Auto`] picks for a matrix with these statistics, fitted to the
     /// H100 f64 measurements in BENCHMARKS.md (`benches/results/2026-11-23-h100-spmv-formats.txt`,
-    /// `benches/results/2026-11-24-h100-spmv-bench-coo.csv`):
+    /// `benches/results/2026-11-24-h100-spmv-bench-coo-final.csv`):
     /// - no nonzeros: CSR-scalar (it only scales `y`);
     /// - uneven rows (longest row above 4 × the mean + 32, or a coefficient of variation above
     ///   0.5) with no row holding more than 1/32 of the nonzeros: COO, whose warps take equal
     ///   chunks of nonzeros and add one atomic per row and chunk (R-MAT 2^20, longest row 0.3%
-    ///   of the nonzeros: 0.075 ms against CSR-adaptive's 0.091 and cuSPARSE's 0.097; R-MAT
-    ///   2^22, 0.2%: 0.166 against 0.188 and 0.241);
+    ///   of the nonzeros: 0.076 ms against CSR-adaptive's 0.091 and cuSPARSE's 0.097; R-MAT
+    ///   2^22, 0.2%: 0.163 against 0.186 and 0.241);
     /// - uneven rows with one row of more than 1/32 of the nonzeros: CSR-adaptive, which cuts
-    ///   that row into blocks (a dense row of 1M in 11M nonzeros, 9%: 0.113 ms against COO's
-    ///   0.121 and merge-path's 0.143);
-    /// - even rows of mean length ≥ 16: SCOO (uniform 100k², 100 per row: 0.068 ms, against
-    ///   COO's 0.107 and cuSPARSE's 0.111: the column-sorted slices reuse `x`);
-    /// - even short rows: JDS (3D Laplacian: 0.041 ms against CSR-scalar's 0.049 and
-    ///   cuSPARSE's 0.059), deterministic.
+    ///   that row into blocks (a dense row of 1M in 11M nonzeros, 9%: 0.112 ms against COO's
+    ///   0.117 and merge-path's 0.144);
+    /// - even rows of mean length ≥ 16: SCOO (uniform 100k², 100 per row: 0.070 ms, against
+    ///   COO's 0.106 and cuSPARSE's 0.113: the column-sorted slices reuse `x`);
+    /// - even short rows: JDS (3D Laplacian: 0.038 ms against CSR-scalar's 0.049 and
+    ///   cuSPARSE's 0.056), deterministic.
     ///
     /// ```
     /// use gpu_spmv::{Format, RowStats};

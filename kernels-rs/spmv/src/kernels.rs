@@ -18,7 +18,7 @@ macro_rules! unroll {
         })*
     };
 }
-const _: () = assert!(COO_VT == 4, "spmv_coo unrolls COO_VT = 4 runs");
+const _: () = assert!(COO_VT == 2, "spmv_coo unrolls COO_VT = 2 runs");
 
 macro_rules! spmv_kernels {
     ($t:ty, $scalar:ident, $vector:ident, $scale:ident, $coo:ident, $atomic:ident) => {
@@ -129,7 +129,7 @@ macro_rules! spmv_kernels {
                     let mut r = [u32::MAX; COO_VT];
                     let mut c = [0u32; COO_VT];
                     let mut v: [$t; COO_VT] = [0.0; COO_VT];
-                    unroll!(j in [0, 1, 2, 3] {
+                    unroll!(j in [0, 1] {
                         let k = base + 32 * j as u64 + lane as u64;
                         if k < hi {
                             // SAFETY: k < nnz.
@@ -140,13 +140,13 @@ macro_rules! spmv_kernels {
                             }
                         }
                     });
-                    unroll!(j in [0, 1, 2, 3] {
+                    unroll!(j in [0, 1] {
                         if r[j] != u32::MAX {
                             // SAFETY: the column is below x's length by the caller's contract.
                             v[j] = v[j] * unsafe { h.x(x, c[j]) };
                         }
                     });
-                    unroll!(j in [0, 1, 2, 3] {
+                    unroll!(j in [0, 1] {
                         if crow != u32::MAX {
                             // The carry joins lane 0's segment when it has the same row, else
                             // it is added now.

@@ -43,11 +43,14 @@ pub const VECTOR_ROWS_PER_BLOCK: u32 = NT / 32;
 pub const MERGE_VT: u32 = 8;
 
 /// COO: runs of 32 nonzeros one warp of `spmv_coo` loads before its gathers (`32 · COO_VT`
-/// nonzeros per warp and turn).
-pub const COO_VT: usize = 4;
+/// nonzeros per warp and turn). 2 against 4 and 8 (40, 48 and 62 registers; H100, f64): R-MAT
+/// 2^20 0.076 against 0.078–0.081 and 0.079–0.080 ms, R-MAT 2^22 0.165–0.166 against 0.166–0.168
+/// and 0.170–0.171, the Laplacian 0.058–0.060 against 0.064–0.066 and 0.072–0.073
+/// (BENCHMARKS.md).
+pub const COO_VT: usize = 2;
 /// COO: consecutive nonzeros one warp of `spmv_coo` takes at a time (a multiple of
 /// `32 · COO_VT`); a row spanning several chunks gets one atomic add per chunk. 256 against
-/// 1024 and one run of 128 without the carry (H100, f64): R-MAT 2^20 0.075 against 0.084 and
+/// 1024 and one run of 128 without the carry (with `COO_VT` = 4; H100, f64): R-MAT 2^20 0.075 against 0.084 and
 /// 0.076 ms, R-MAT 2^22 0.165 against 0.170 and 0.173, a dense row of 1M 0.118 against 0.120
 /// and 0.159 (BENCHMARKS.md).
 pub const COO_CHUNK: u64 = 256;
