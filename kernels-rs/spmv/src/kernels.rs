@@ -8,16 +8,6 @@ use crate::reduce::Segments;
 use crate::term::Hints;
 use crate::{combine, COO_CHUNK, COO_VT};
 
-/// `body` once for each listed value of `j` (a loop LLVM might leave rolled, which would put the
-/// arrays it indexes in local memory).
-macro_rules! unroll {
-    ($j:ident in [$($n:literal),*] $body:block) => {
-        $({
-            let $j: usize = $n;
-            $body
-        })*
-    };
-}
 const _: () = assert!(COO_VT == 2, "spmv_coo unrolls COO_VT = 2 runs");
 
 macro_rules! spmv_kernels {
@@ -129,7 +119,7 @@ macro_rules! spmv_kernels {
                     let mut r = [u32::MAX; COO_VT];
                     let mut c = [0u32; COO_VT];
                     let mut v: [$t; COO_VT] = [0.0; COO_VT];
-                    unroll!(j in [0, 1] {
+                    gpu_device::unroll!(j in [0, 1] {
                         let k = base + 32 * j as u64 + lane as u64;
                         if k < hi {
                             // SAFETY: k < nnz.
@@ -140,13 +130,13 @@ macro_rules! spmv_kernels {
                             }
                         }
                     });
-                    unroll!(j in [0, 1] {
+                    gpu_device::unroll!(j in [0, 1] {
                         if r[j] != u32::MAX {
                             // SAFETY: the column is below x's length by the caller's contract.
                             v[j] = v[j] * unsafe { h.x(x, c[j]) };
                         }
                     });
-                    unroll!(j in [0, 1] {
+                    gpu_device::unroll!(j in [0, 1] {
                         if crow != u32::MAX {
                             // The carry joins lane 0's segment when it has the same row, else
                             // it is added now.
