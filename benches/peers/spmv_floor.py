@@ -12,12 +12,9 @@ import numpy as np, cupy as cp, cupyx.scipy.sparse as cps, sys, os
 sys.path.insert(0, os.path.dirname(__file__))
 from cupy_timing import median_ms
 from spmv_matrices import issue17
+from cuda_hints import L2_HINTS
 
-SRC = r'''
-__device__ __forceinline__ unsigned long long pol_first() { unsigned long long p; asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p)); return p; }
-__device__ __forceinline__ unsigned long long pol_last() { unsigned long long p; asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p)); return p; }
-__device__ __forceinline__ double ldd(const double* a, unsigned long long p) { double v; asm volatile("ld.global.nc.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(v) : "l"(a), "l"(p)); return v; }
-__device__ __forceinline__ int ldi(const int* a, unsigned long long p) { int v; asm volatile("ld.global.nc.L2::cache_hint.s32 %0, [%1], %2;" : "=r"(v) : "l"(a), "l"(p)); return v; }
+SRC = L2_HINTS + r'''
 extern "C" __global__ void stream(const int* __restrict__ col, const double* __restrict__ val, const double* __restrict__ x, long long nnz, double* out) {
   double s = 0; long long st = (long long)gridDim.x * blockDim.x;
   #pragma unroll 4

@@ -10,14 +10,11 @@ import numpy as np, cupy as cp, cupyx.scipy.sparse as cps, sys, os
 sys.path.insert(0, os.path.dirname(__file__))
 from cupy_timing import median_ms
 from spmv_matrices import issue17
+from cuda_hints import L2_HINTS
 
-SRC = r'''
+SRC = L2_HINTS + r'''
 #define CHUNK 256
 #define VT 4
-__device__ __forceinline__ unsigned long long pol_first() { unsigned long long p; asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p)); return p; }
-__device__ __forceinline__ unsigned long long pol_last() { unsigned long long p; asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p)); return p; }
-__device__ __forceinline__ double ldd(const double* a, unsigned long long p) { double v; asm volatile("ld.global.nc.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(v) : "l"(a), "l"(p)); return v; }
-__device__ __forceinline__ unsigned ldu(const unsigned* a, unsigned long long p) { unsigned v; asm volatile("ld.global.nc.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(v) : "l"(a), "l"(p)); return v; }
 
 // Segmented sums of one run, the carry in (crow, csum) updated; ROW = the run's rows per lane.
 __device__ __forceinline__ void segment(unsigned r, double v, double alpha, double* y, unsigned lane, unsigned& crow, double& csum) {

@@ -5,16 +5,14 @@ import numpy as np, cupy as cp, sys, os
 sys.path.insert(0, os.path.dirname(__file__))
 from cupy_timing import median_ms
 from spmv_matrices import issue17
+from cuda_hints import L2_HINTS
 
-SRC = r'''
-__device__ __forceinline__ unsigned long long pol(bool first) { unsigned long long p; if (first) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p)); else asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p)); return p; }
-__device__ __forceinline__ double ldd(const double* a, unsigned long long p) { double v; asm volatile("ld.global.nc.L2::cache_hint.f64 %0, [%1], %2;" : "=d"(v) : "l"(a), "l"(p)); return v; }
-__device__ __forceinline__ int ldi(const int* a, unsigned long long p) { int v; asm volatile("ld.global.nc.L2::cache_hint.s32 %0, [%1], %2;" : "=r"(v) : "l"(a), "l"(p)); return v; }
+SRC = L2_HINTS + r'''
 template <int NT, int VT>
 __device__ void tile_body(const int* __restrict__ ptr, const int* __restrict__ col, const double* __restrict__ val, const double* __restrict__ x, const int* __restrict__ tile_row, long long nnz, double* y, int rows) {
   __shared__ double prod[NT * VT];
   __shared__ int sptr[NT + 1];
-  unsigned long long f = pol(true), l = pol(false);
+  unsigned long long f = pol_first(), l = pol_last();
   long long t = blockIdx.x; long long z0 = t * NT * VT; long long z1 = min(z0 + NT * VT, nnz);
   for (long long k = z0 + threadIdx.x; k < z1; k += NT) prod[k - z0] = ldd(val + k, f) * __ldg(x + ldi(col + k, f));
   int ra = tile_row[t], rb = tile_row[t + 1];   // rows ra ..= rb touch the tile (rb: the row of nonzero z1 - 1)
