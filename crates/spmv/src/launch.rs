@@ -10,6 +10,8 @@ pub(crate) struct Kernels {
     pub csr_vector: Kernel,
     pub scale: Kernel,
     pub coo: Kernel,
+    pub coo16: Kernel,
+    pub coo16_pack: Kernel,
     pub merge_partition: Kernel,
     pub merge_split: Kernel,
     pub merge: Kernel,
@@ -42,6 +44,8 @@ impl Kernels {
             csr_vector: k("csr_vector")?,
             scale: k("scale")?,
             coo: k("coo")?,
+            coo16: k("coo16")?,
+            coo16_pack: u("coo16_pack")?,
             merge_partition: k("merge_partition")?,
             merge_split: k("merge_split")?,
             merge: k("merge")?,
@@ -110,6 +114,39 @@ pub(crate) unsafe fn coo<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u
     }
     // SAFETY: as the caller guarantees.
     unsafe { coo_add(gpu, k, nnz, row, col, vals, x, alpha, y) }
+}
+
+/// COO with 16-bit rows (`base` per chunk + `off` per nonzero): `y = beta * y`, then the
+/// atomic adds.
+///
+/// # Safety
+/// As [`coo`] for the rows `base[k / COO_CHUNK] + off[k]`; `base` holds
+/// `nnz.div_ceil(COO_CHUNK)` values, `off` `nnz`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn coo16<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64, base: u64, off: u64, col: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64) -> Result<()> {
+    if rows > 0 {
+        // SAFETY: spmv_scale_T(rows, beta, y): y holds rows values.
+        unsafe { k.scale.args(gpu.stream()).arg(&rows).arg(&beta).arg(&y).launch(grid_1d(rows, NT, NT as u64, max_blocks(gpu)))? };
+    }
+    if nnz > 0 {
+        let cfg: LaunchConfig = grid_1d(nnz, NT, NT as u64 / 32 * COO_CHUNK, max_blocks(gpu) * 4);
+        // SAFETY: spmv_coo16_T(nnz, base, off, col, vals, x, alpha, y) as the caller guarantees.
+        unsafe { k.coo16.args(gpu.stream()).arg(&nnz).arg(&base).arg(&off).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(cfg)? };
+    }
+    Ok(())
+}
+
+/// COO's 16-bit rows from its 32-bit ones into `base`/`off`, and the largest row difference
+/// within a chunk (the 16-bit rows are right when it is below 2^16); synchronizes the stream.
+///
+/// # Safety
+/// `row` holds `nnz > 0` nondecreasing rows; `base` `nnz.div_ceil(COO_CHUNK)` values, `off` `nnz`.
+pub(crate) unsafe fn coo16_pack(gpu: &Gpu, k: &Kernels, nnz: u64, row: u64, base: u64, off: u64) -> Result<u32> {
+    let mut span = gpu.alloc_zeros::<u32>(1)?;
+    // SAFETY: spmv_coo16_pack(nnz, row, base, off, span) as the caller guarantees; span is one
+    // zeroed u32.
+    unsafe { k.coo16_pack.args(gpu.stream()).arg(&nnz).arg(&row).arg(&base).arg(&off).arg(&mut span).launch(grid(gpu, nnz))? };
+    Ok(gpu.download(&span)?[0])
 }
 
 /// COO without scaling `y`: `y[row] += alpha · a · x[col]` by atomic adds (HYB's overflow).

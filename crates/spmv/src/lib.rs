@@ -146,7 +146,8 @@ pub enum Format {
     /// block per long row; deterministic except for rows longer than
     /// [`spmv_kernels::ADAPTIVE_LONG`].
     CsrAdaptive,
-    /// COO (the row of every nonzero, from ptr2idx): a warp per chunk of
+    /// COO (the row of every nonzero, from ptr2idx; stored in 16 bits above a base row per
+    /// chunk when no chunk spans 2^16 rows or more): a warp per chunk of
     /// [`spmv_kernels::COO_CHUNK`] nonzeros, equal rows summed across the warp and added by one
     /// atomic add per row and chunk: even work per warp whatever the rows, but **not
     /// bit-reproducible** run to run.
@@ -245,13 +246,53 @@ impl FromStr for Format {
 enum Data<T: SpmvValue> {
     /// CSR-scalar, CSR-vector, cuSPARSE CSR: the CSR alone.
     Csr,
-    /// COO: the row of every nonzero; merge-path: the first row of every thread's steps.
+    /// cuSPARSE COO: the row of every nonzero; merge-path: the first row of every thread's
+    /// steps.
     Rows(CudaSlice<u32>),
+    /// COO: the row of every nonzero.
+    Coo(CooRows),
     Adaptive(adaptive::DeviceRowBlocks),
     Ell(ell::DeviceEll<T>),
     Hyb(hyb::DeviceHyb<T>),
     Scoo(scoo::DeviceScoo<T>),
     Jds(jds::DeviceJds<T>),
+}
+
+/// COO's rows: 32-bit, or 16 bits a nonzero above a 32-bit base row per chunk of
+/// [`COO_CHUNK`](spmv_kernels::COO_CHUNK) nonzeros, when no chunk spans 2^16 rows or more (2 bytes a
+/// nonzero less to read: see [`COO_CHUNK`](spmv_kernels::COO_CHUNK)).
+enum CooRows {
+    U32(CudaSlice<u32>),
+    U16 { base: CudaSlice<u32>, off: CudaSlice<u16> },
+}
+
+impl CooRows {
+    /// The rows of `a` (sorted), in 16 bits where they fit.
+    fn new<T: SpmvValue>(gpu: &Gpu, k: &launch::Kernels, a: &DeviceCsr<T>) -> Result<Self> {
+        let rows = convert::rows_of(gpu, a)?;
+        let nnz = a.nnz();
+        if nnz == 0 {
+            return Ok(CooRows::U32(rows));
+        }
+        let mut base = gpu.alloc::<u32>(nnz.div_ceil(spmv_kernels::COO_CHUNK) as usize)?;
+        let mut off = gpu.alloc::<u16>(nnz as usize)?;
+        let stream = gpu.stream().clone();
+        let (rp, _r) = rows.device_ptr(&stream);
+        let (bp, _b) = base.device_ptr_mut(&stream);
+        let (op, _o) = off.device_ptr_mut(&stream);
+        // SAFETY: nnz > 0 rows from the CSR pointer (nondecreasing); base holds one value per
+        // chunk, off nnz.
+        let span = unsafe { launch::coo16_pack(gpu, k, nnz, rp, bp, op)? };
+        drop((_r, _b, _o));
+        Ok(if span < 1 << 16 { CooRows::U16 { base, off } } else { CooRows::U32(rows) })
+    }
+
+    fn bytes(&self) -> u64 {
+        match self {
+            CooRows::U32(r) => 4 * r.len() as u64,
+            CooRows::U16 { base, off } => 4 * base.len() as u64 + 2 * off.len() as u64,
+        }
+    }
 }
 
 /// An SpMV plan: a matrix converted once to a format, multiplied many times
@@ -291,7 +332,8 @@ impl<T: SpmvValue> Spmv<T> {
             f => (f, None),
         };
         let data = match format {
-            Format::Coo | Format::CuSparseCoo => Data::Rows(convert::rows_of(gpu, &a)?),
+            Format::Coo => Data::Coo(CooRows::new(gpu, &k, &a)?),
+            Format::CuSparseCoo => Data::Rows(convert::rows_of(gpu, &a)?),
             Format::MergePath => {
                 let mut start = gpu.alloc::<u32>(launch::merge_threads(a.rows(), a.nnz()).max(1) as usize)?;
                 let stream = gpu.stream().clone();
@@ -353,12 +395,13 @@ impl<T: SpmvValue> Spmv<T> {
     }
 
     /// Device bytes of the matrix in this format, padding included: the CSR arrays for the CSR
-    /// formats (plus merge-path's partition, CSR-adaptive's row blocks), COO's rows, columns and
-    /// values, and the format's own arrays for ELL, HYB, SCOO and JDS.
+    /// formats (plus merge-path's partition, CSR-adaptive's row blocks), COO's rows (2 bytes a
+    /// nonzero plus 4 a chunk, or 4 a nonzero), columns and values, and the format's own arrays for ELL, HYB, SCOO and JDS.
     pub fn footprint_bytes(&self) -> u64 {
         let csr = 4 * (self.a.rows() + 1) + self.a.nnz() * (4 + T::BYTES as u64);
         match (&self.data, self.format) {
-            (Data::Rows(_), Format::Coo | Format::CuSparseCoo) => self.a.nnz() * (8 + T::BYTES as u64),
+            (Data::Coo(r), _) => self.a.nnz() * (4 + T::BYTES as u64) + r.bytes(),
+            (Data::Rows(_), Format::CuSparseCoo) => self.a.nnz() * (8 + T::BYTES as u64),
             (Data::Rows(r), _) => csr + 4 * r.len() as u64,
             (Data::Csr, _) => csr,
             (Data::Adaptive(b), _) => csr + b.footprint_bytes(),
@@ -398,9 +441,14 @@ impl<T: SpmvValue> Spmv<T> {
         match (self.format, &self.data) {
             (Format::CsrScalar, _) => unsafe { launch::csr(gpu, k, false, rows, p, i, v, xp, alpha, beta, yp) },
             (Format::CsrVector, _) => unsafe { launch::csr(gpu, k, true, rows, p, i, v, xp, alpha, beta, yp) },
-            (Format::Coo, Data::Rows(r)) => {
+            (Format::Coo, Data::Coo(CooRows::U32(r))) => {
                 let (rp, _r) = r.device_ptr(&stream);
                 unsafe { launch::coo(gpu, k, rows, nnz, rp, i, v, xp, alpha, beta, yp) }
+            }
+            // (and base + off are the rows, below `rows`)
+            (Format::Coo, Data::Coo(CooRows::U16 { base, off })) => {
+                let ((bp, _b), (op, _o)) = (base.device_ptr(&stream), off.device_ptr(&stream));
+                unsafe { launch::coo16(gpu, k, rows, nnz, bp, op, i, v, xp, alpha, beta, yp) }
             }
             (Format::MergePath, Data::Rows(s)) => {
                 let (sp, _s) = s.device_ptr(&stream);

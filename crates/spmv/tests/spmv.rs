@@ -145,7 +145,36 @@ gpu_test!(fn errors_are_values(gpu) {
     assert!(matches!(Spmv::new(gpu, pattern, Format::Coo), Err(Error::NoValues)));
     assert_eq!(plan.footprint_bytes(), 4 * 31 + 12 * 100);
     let coo = Spmv::new(gpu, plan.into_matrix(), Format::Coo).unwrap();
-    assert_eq!(coo.footprint_bytes(), 16 * 100);
+    // Columns and values, 16-bit rows, one chunk's 32-bit base row.
+    assert_eq!(coo.footprint_bytes(), 12 * 100 + 2 * 100 + 4);
+});
+
+/// COO keeps 16-bit rows while no chunk spans 2^16 rows or more, and 32-bit rows past that: a
+/// chunk holding rows 0 and `span` (at 2^16 − 1 and 2^16) gives the twin's product either way.
+fn coo_rows_16_or_32<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) {
+    for (span, bytes_per_row) in [(65_535u64, 2u64), (65_536, 4), (300_000, 4), (1000, 2)] {
+        let rows = span + 3;
+        let mut ptr = vec![0u32; rows as usize + 1];
+        for (i, p) in ptr.iter_mut().enumerate() {
+            *p = 10 * (i > 0) as u32 + 10 * (i as u64 > span) as u32;
+        }
+        // Row 0: columns 0–9; row `span`: columns 20–29.
+        let idx: Vec<u32> = (0..10).chain(20..30).collect();
+        let vals = random_vec::<T>(r, 20);
+        let a = Csr::try_new(rows, 40, ptr, idx, vals).unwrap();
+        let mut plan = Spmv::new(gpu, DeviceCsr::upload(gpu, &a).unwrap(), Format::Coo).unwrap();
+        assert_eq!(plan.footprint_bytes(), 20 * (4 + T::BYTES as u64) + 20 * bytes_per_row + if bytes_per_row == 2 { 4 } else { 0 }, "span {span}");
+        let x = random_vec::<T>(r, 40);
+        let y0 = random_vec::<T>(r, rows as usize);
+        check(gpu, &mut plan, &a, T::from_f64(1.5), &x, T::default(), &y0, &format!("coo span {span}"));
+        check(gpu, &mut plan, &a, T::from_f64(-0.5), &x, T::from_f64(2.0), &y0, &format!("coo span {span}, beta 2"));
+    }
+}
+
+gpu_test!(fn coo_rows_in_16_or_32_bits(gpu) {
+    let (mut r, _seed) = rng();
+    coo_rows_16_or_32::<f32>(gpu, &mut r);
+    coo_rows_16_or_32::<f64>(gpu, &mut r);
 });
 
 /// Every GPU conversion gives exactly its twin's arrays.

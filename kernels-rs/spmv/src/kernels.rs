@@ -1,5 +1,5 @@
 //! Kernels of PTX module `spmv`.
-use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
+use gpu_device::atomic::{atomic_add_f32, atomic_add_f64, atomic_max_u32};
 use gpu_device::mem::{ldg, ldg_u32};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::warp::{ballot_sync, lane_id, shfl_down_sync, shfl_idx_sync, FULL_MASK};
@@ -11,7 +11,7 @@ use crate::{combine, COO_CHUNK, COO_VT};
 const _: () = assert!(COO_VT == 2, "spmv_coo unrolls COO_VT = 2 runs");
 
 macro_rules! spmv_kernels {
-    ($t:ty, $scalar:ident, $vector:ident, $scale:ident, $coo:ident, $atomic:ident) => {
+    ($t:ty, $scalar:ident, $vector:ident, $scale:ident, $coo:ident, $coo16:ident, $chunk:ident, $atomic:ident) => {
         /// CSR-scalar: thread per row (grid-stride over rows).
         ///
         /// # Safety
@@ -103,81 +103,152 @@ macro_rules! spmv_kernels {
         /// any 1-D grid of whole warps.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $coo(nnz: u64, row: *const u32, col: *const u32, vals: *const $t, x: *const $t, alpha: $t, y: *mut $t) {
-            // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
+            coo_chunks(nnz, |lo, hi| {
+                // SAFETY: lo < hi <= nnz, k below hi; every row is below y's length.
+                unsafe {
+                    let row_at = |k: u64| h.matrix(row.add(k as usize));
+                    $chunk(h, lo, hi, row_at, col, vals, x, |r, s| {
+                        $atomic(y.add(r as usize), alpha * s);
+                    })
+                };
+            });
+        }
+
+        /// COO with 16-bit rows: as the COO kernel above (`spmv_coo_*`), the row of nonzero `k`
+        /// being `base[k / COO_CHUNK] + off[k]` (2 bytes a nonzero instead of 4).
+        ///
+        /// # Safety
+        /// As `spmv_coo_*` for those rows; `base` holds `nnz / COO_CHUNK` (rounded up) values,
+        /// `off` `nnz`.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $coo16(nnz: u64, base: *const u32, off: *const u16, col: *const u32, vals: *const $t, x: *const $t, alpha: $t, y: *mut $t) {
+            let h = Hints::new();
+            coo_chunks(nnz, |lo, hi| {
+                // SAFETY: lo < hi <= nnz, k below hi; base + off is a row below y's length.
+                unsafe {
+                    let b = ldg(base.add((lo / COO_CHUNK) as usize));
+                    let row_at = |k: u64| b + h.matrix(off.add(k as usize)) as u32;
+                    $chunk(h, lo, hi, row_at, col, vals, x, |r, s| {
+                        $atomic(y.add(r as usize), alpha * s);
+                    })
+                };
+            });
+        }
+
+        /// One COO chunk `[lo, hi)` in turns of [`COO_VT`] runs of 32, `row_at(k)` giving
+        /// nonzero `k`'s row; `flush(row, sum)` called by one lane for each segment but the
+        /// run's last, which is carried (see `spmv_coo_*`).
+        ///
+        /// # Safety
+        /// `lo < hi`; `row_at`, `col`, `vals` valid below `hi`, columns below x's length; every
+        /// lane of the warp calls it with the same chunk.
+        #[inline(always)]
+        unsafe fn $chunk(h: Hints, lo: u64, hi: u64, row_at: impl Fn(u64) -> u32, col: *const u32, vals: *const $t, x: *const $t, mut flush: impl FnMut(u32, $t)) {
             let lane = lane_id();
             let nv = 32 * COO_VT as u64;
-            let warps = grid_size_1d() / 32;
             // Warp-uniform loops: every lane takes part in the shuffles.
-            let mut lo = (index_1d_u64() / 32) * COO_CHUNK;
-            while lo < nnz {
-                let hi = (lo + COO_CHUNK).min(nnz);
-                // The carried segment: its row (u32::MAX: none) and sum, the same in every lane.
-                let (mut crow, mut csum): (u32, $t) = (u32::MAX, 0.0);
-                let mut base = lo;
-                while base < hi {
-                    let mut r = [u32::MAX; COO_VT];
-                    let mut c = [0u32; COO_VT];
-                    let mut v: [$t; COO_VT] = [0.0; COO_VT];
-                    gpu_device::unroll!(j in [0, 1] {
-                        let k = base + 32 * j as u64 + lane as u64;
-                        if k < hi {
-                            // SAFETY: k < nnz.
-                            unsafe {
-                                r[j] = h.matrix(row.add(k as usize));
-                                c[j] = h.matrix(col.add(k as usize));
-                                v[j] = h.matrix(vals.add(k as usize));
+            // The carried segment: its row (u32::MAX: none) and sum, the same in every lane.
+            let (mut crow, mut csum): (u32, $t) = (u32::MAX, 0.0);
+            let mut base = lo;
+            while base < hi {
+                let mut r = [u32::MAX; COO_VT];
+                let mut c = [0u32; COO_VT];
+                let mut v: [$t; COO_VT] = [0.0; COO_VT];
+                gpu_device::unroll!(j in [0, 1] {
+                    let k = base + 32 * j as u64 + lane as u64;
+                    if k < hi {
+                        // SAFETY: k < hi.
+                        unsafe {
+                            r[j] = row_at(k);
+                            c[j] = h.matrix(col.add(k as usize));
+                            v[j] = h.matrix(vals.add(k as usize));
+                        }
+                    }
+                });
+                gpu_device::unroll!(j in [0, 1] {
+                    if r[j] != u32::MAX {
+                        // SAFETY: the column is below x's length by the caller's contract.
+                        v[j] = v[j] * unsafe { h.x(x, c[j]) };
+                    }
+                });
+                gpu_device::unroll!(j in [0, 1] {
+                    if crow != u32::MAX {
+                        // The carry joins lane 0's segment when it has the same row, else
+                        // it is flushed now.
+                        if shfl_idx_sync(FULL_MASK, r[j], 0) == crow {
+                            if lane == 0 {
+                                v[j] = v[j] + csum;
                             }
+                        } else if lane == 0 {
+                            flush(crow, csum);
                         }
-                    });
-                    gpu_device::unroll!(j in [0, 1] {
-                        if r[j] != u32::MAX {
-                            // SAFETY: the column is below x's length by the caller's contract.
-                            v[j] = v[j] * unsafe { h.x(x, c[j]) };
-                        }
-                    });
-                    gpu_device::unroll!(j in [0, 1] {
-                        if crow != u32::MAX {
-                            // The carry joins lane 0's segment when it has the same row, else
-                            // it is added now.
-                            if shfl_idx_sync(FULL_MASK, r[j], 0) == crow {
-                                if lane == 0 {
-                                    v[j] = v[j] + csum;
-                                }
-                            } else if lane == 0 {
-                                // SAFETY: crow is a real row, below y's length.
-                                unsafe { $atomic(y.add(crow as usize), alpha * csum) };
-                            }
-                            crow = u32::MAX;
-                        }
-                        let seg = Segments::new(r[j]);
-                        let s = seg.sum(v[j]);
-                        // The last segment (lane 31's row; u32::MAX past nnz) is carried: its
-                        // head is the highest head lane with that row.
-                        let tail = shfl_idx_sync(FULL_MASK, r[j], 31);
-                        let heads = ballot_sync(FULL_MASK, seg.head() && r[j] == tail);
-                        let tail_head = 31 - heads.leading_zeros();
-                        if tail != u32::MAX {
-                            crow = tail;
-                            csum = shfl_idx_sync(FULL_MASK, s, tail_head);
-                        }
-                        if seg.head() && r[j] != u32::MAX && !(r[j] == tail && lane == tail_head) {
-                            // SAFETY: a real row (u32::MAX marks lanes past nnz) is below y's
-                            // length.
-                            unsafe { $atomic(y.add(r[j] as usize), alpha * s) };
-                        }
-                    });
-                    base += nv;
-                }
-                if crow != u32::MAX && lane == 0 {
-                    // SAFETY: crow is a real row.
-                    unsafe { $atomic(y.add(crow as usize), alpha * csum) };
-                }
-                lo += warps * COO_CHUNK;
+                        crow = u32::MAX;
+                    }
+                    let seg = Segments::new(r[j]);
+                    let s = seg.sum(v[j]);
+                    // The last segment (lane 31's row; u32::MAX past hi) is carried: its
+                    // head is the highest head lane with that row.
+                    let tail = shfl_idx_sync(FULL_MASK, r[j], 31);
+                    let heads = ballot_sync(FULL_MASK, seg.head() && r[j] == tail);
+                    let tail_head = 31 - heads.leading_zeros();
+                    if tail != u32::MAX {
+                        crow = tail;
+                        csum = shfl_idx_sync(FULL_MASK, s, tail_head);
+                    }
+                    if seg.head() && r[j] != u32::MAX && !(r[j] == tail && lane == tail_head) {
+                        flush(r[j], s);
+                    }
+                });
+                base += nv;
+            }
+            if crow != u32::MAX && lane == 0 {
+                flush(crow, csum);
             }
         }
     };
 }
 
-spmv_kernels!(f32, spmv_csr_scalar_f32, spmv_csr_vector_f32, spmv_scale_f32, spmv_coo_f32, atomic_add_f32);
-spmv_kernels!(f64, spmv_csr_scalar_f64, spmv_csr_vector_f64, spmv_scale_f64, spmv_coo_f64, atomic_add_f64);
+/// COO's 16-bit rows from its 32-bit ones (thread per nonzero): `base[c]` the row of chunk
+/// `c`'s first nonzero, `off[k] = row[k] − base[k / COO_CHUNK]` (truncated to 16 bits), and into
+/// `span` the largest such difference in any chunk (by atomic max, from each chunk's last
+/// nonzero): the 16-bit rows are right only when it is below 2^16.
+///
+/// # Safety
+/// `row` holds `nnz` nondecreasing rows; `base` `nnz / COO_CHUNK` (rounded up) values, `off`
+/// `nnz`; `span` one `u32`, zeroed.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn spmv_coo16_pack(nnz: u64, row: *const u32, base: *mut u32, off: *mut u16, span: *mut u32) {
+    let mut k = index_1d_u64();
+    while k < nnz {
+        let c = k / COO_CHUNK;
+        // SAFETY: k < nnz; c below base's length; c · COO_CHUNK <= k.
+        unsafe {
+            let r = *row.add(k as usize);
+            let b = *row.add((c * COO_CHUNK) as usize);
+            *off.add(k as usize) = r.wrapping_sub(b) as u16;
+            if k % COO_CHUNK == 0 {
+                *base.add(c as usize) = r;
+            }
+            if k % COO_CHUNK == COO_CHUNK - 1 || k == nnz - 1 {
+                atomic_max_u32(span, r - b);
+            }
+        }
+        k += grid_size_1d();
+    }
+}
+
+/// Calls `f(lo, hi)` for this warp's chunks `[lo, hi)` of [`COO_CHUNK`] nonzeros out of `nnz`
+/// (grid-stride, whole warps).
+#[inline(always)]
+fn coo_chunks(nnz: u64, mut f: impl FnMut(u64, u64)) {
+    let warps = grid_size_1d() / 32;
+    let mut lo = (index_1d_u64() / 32) * COO_CHUNK;
+    while lo < nnz {
+        f(lo, (lo + COO_CHUNK).min(nnz));
+        lo += warps * COO_CHUNK;
+    }
+}
+
+spmv_kernels!(f32, spmv_csr_scalar_f32, spmv_csr_vector_f32, spmv_scale_f32, spmv_coo_f32, spmv_coo16_f32, coo_chunk_f32, atomic_add_f32);
+spmv_kernels!(f64, spmv_csr_scalar_f64, spmv_csr_vector_f64, spmv_scale_f64, spmv_coo_f64, spmv_coo16_f64, coo_chunk_f64, atomic_add_f64);

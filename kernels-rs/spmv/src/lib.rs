@@ -7,6 +7,8 @@
 //! - `spmv_scale_{f32,f64}` then `spmv_coo_{f32,f64}`: `y = beta * y`, then a warp per chunk of
 //!   [`COO_CHUNK`] nonzeros sums equal rows across the warp (segmented sums) and adds
 //!   `alpha · sum` with one atomic add per row and chunk (not bit-reproducible run to run).
+//!   `spmv_coo16_{f32,f64}` is the same with each row stored in 16 bits above its chunk's base
+//!   row (`spmv_coo16_pack` makes them from 32-bit rows).
 //!
 //! - `spmv_merge_partition_{f32,f64}` then `spmv_merge_{f32,f64}`: merge-path CSR (Merrill &
 //!   Garland, SC'16): each thread takes `MERGE_VT` steps of the merge of the row ends with the
@@ -52,7 +54,12 @@ pub const COO_VT: usize = 2;
 /// `32 · COO_VT`); a row spanning several chunks gets one atomic add per chunk. 256 against
 /// 1024 and one run of 128 without the carry (with `COO_VT` = 4; H100, f64): R-MAT 2^20 0.075 against 0.084 and
 /// 0.076 ms, R-MAT 2^22 0.165 against 0.170 and 0.173, a dense row of 1M 0.118 against 0.120
-/// and 0.159 (BENCHMARKS.md).
+/// and 0.159 (BENCHMARKS.md). It is also the unit of COO's 16-bit rows (`spmv_coo16`): a base row
+/// per chunk, and the rows above it in 16 bits when they span fewer than 2^16 rows. Those take
+/// 2 bytes a nonzero off the 16 (f64) COO reads, but hardly any time (H100, f64, two runs each):
+/// R-MAT 2^22 0.1623–0.1624 against 0.1637 ms, uniform 100k² 0.102–0.104 against 0.104–0.108,
+/// the Laplacian 0.0563–0.0568 against 0.058: COO there is bound by L2 traffic (`x`'s gathers),
+/// not by its stream. The footprint is 12% smaller.
 pub const COO_CHUNK: u64 = 256;
 const _: () = assert!(COO_CHUNK % (32 * COO_VT as u64) == 0, "COO_CHUNK is a multiple of 32 · COO_VT");
 
