@@ -314,7 +314,9 @@ pub struct Spmv<T: SpmvValue> {
 impl<T: SpmvValue> Spmv<T> {
     /// Takes `a` and converts it to `format` on the GPU with the primitives (transient
     /// workspace); [`Format::Auto`] first measures the row lengths ([`RowStats`]) and picks
-    /// with [`Format::choose`].
+    /// with [`Format::choose`]. Conversions that size their arrays from the data (CSR-adaptive,
+    /// ELL, HYB, SCOO, JDS, and COO's row width) read a few words back, synchronizing the
+    /// stream; [`Spmv::apply`] never does.
     ///
     /// # Errors
     /// [`Error::NoValues`] for a pattern matrix; [`Error::TooMuchPadding`] for ELL on uneven
