@@ -14,7 +14,7 @@ use crate::cli::{BenchArgs, BenchValues, IndexBits};
 use crate::{Error, Result};
 
 /// The algorithms `bench` runs by default, in table order.
-pub const DEFAULT_ALGOS: [Algorithm; 7] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::CooChain, Algorithm::CuSparse];
+pub const DEFAULT_ALGOS: [Algorithm; 8] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::SymTrans, Algorithm::CooChain, Algorithm::CuSparse];
 
 /// The serial twin runs at most this many timed repetitions.
 pub const SERIAL_MAX_REPS: usize = 3;

@@ -49,7 +49,7 @@ pub struct TransposeArgs {
     /// standard output). Written to a temporary file beside it and renamed into place when done.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Algorithm: auto, serial, scan, merge, radix, bucket, cusparse, coo.
+    /// Algorithm: auto, serial, scan, merge, radix, bucket, sym, cusparse, coo.
     #[arg(long, default_value = "auto", value_parser = parse_algo)]
     pub algo: Algorithm,
     /// Compare the result with the serial twin (the twin's own result with an independent
@@ -201,7 +201,7 @@ pub struct BenchArgs {
     /// Also run the real matrices of this directory (with the default or small suite).
     #[arg(long)]
     pub matrices: Option<PathBuf>,
-    /// Algorithms, comma-separated (default: serial,scan,merge,radix,bucket,coo,cusparse).
+    /// Algorithms, comma-separated (default: serial,scan,merge,radix,bucket,sym,coo,cusparse).
     #[arg(long, value_delimiter = ',', value_parser = parse_algo)]
     pub algos: Option<Vec<Algorithm>>,
     /// BucketTrans's partition width in bits, 1 to 9 (default 9): more buckets, shorter runs.

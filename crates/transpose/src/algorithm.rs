@@ -32,15 +32,22 @@ pub enum Algorithm {
     /// CSR → COO (ptr2idx) → swap → stable sort by column → CSR (index-to-pointers by histogram
     /// and scan), gather.
     CooChain,
+    /// For square matrices whose pattern is symmetric (rows sorted): the pointer and row indices
+    /// are the matrix's own, and each value moves to its mirror's place, found by a binary
+    /// search of the mirror's row: one pass. The pass checks the pattern and the host reads the
+    /// verdict back (so this one **synchronizes the stream**); any other matrix is then
+    /// transposed by RadixTrans, after the failed attempt. Opt-in, not chosen by `Auto`.
+    SymTrans,
     /// The fastest for the matrix's size, as measured ([`Algorithm::resolve`]).
     Auto,
 }
 
 impl Algorithm {
     /// Every algorithm but `Auto`, in table order.
-    pub const ALL: [Algorithm; 7] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::CuSparse, Algorithm::CooChain];
+    pub const ALL: [Algorithm; 8] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::SymTrans, Algorithm::CuSparse, Algorithm::CooChain];
 
-    /// The short name (`serial`, `scan`, `merge`, `radix`, `bucket`, `cusparse`, `coo`, `auto`).
+    /// The short name (`serial`, `scan`, `merge`, `radix`, `bucket`, `sym`, `cusparse`, `coo`,
+    /// `auto`).
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Serial => "serial",
@@ -49,6 +56,7 @@ impl Algorithm {
             Algorithm::CuSparse => "cusparse",
             Algorithm::RadixTrans => "radix",
             Algorithm::BucketTrans => "bucket",
+            Algorithm::SymTrans => "sym",
             Algorithm::CooChain => "coo",
             Algorithm::Auto => "auto",
         }
@@ -90,6 +98,7 @@ impl FromStr for Algorithm {
             "cusparse" => Algorithm::CuSparse,
             "radix" | "radixtrans" => Algorithm::RadixTrans,
             "bucket" | "buckettrans" => Algorithm::BucketTrans,
+            "sym" | "symtrans" => Algorithm::SymTrans,
             "coo" | "coochain" => Algorithm::CooChain,
             "auto" => Algorithm::Auto,
             _ => return Err(Error::UnknownAlgorithm(s.to_string())),

@@ -17,6 +17,7 @@ mod merge_trans;
 mod radix_trans;
 mod scan_trans;
 pub mod serial;
+mod sym_trans;
 mod wide;
 
 use gpu_histogram::Histogram;
@@ -40,7 +41,7 @@ pub use gpu_runtime::Payload;
 pub use gpu_radix::DEFAULT_MAX_BITS as RADIX_DEFAULT_BITS;
 pub use bucket_trans::BUCKET_DEFAULT_HI;
 pub use scan_trans::{scan_parts, SCAN_PARTS_A_OVER_B};
-pub use transpose_kernels::{bucket_count, bucket_plan, scatter_slot, sorted_ptr_range, BUCKET_MAX_LOW, BUCKET_NV, NT, PARTITION_MAX_BITS};
+pub use transpose_kernels::{bucket_count, bucket_plan, scatter_slot, sorted_ptr_range, symmetric_slot, BUCKET_MAX_LOW, BUCKET_NV, NT, PARTITION_MAX_BITS};
 
 /// The embedded `transpose` PTX module (built from `kernels-rs/transpose`).
 pub static MODULE: PtxModule = PtxModule::new("transpose", include_str!("../ptx/transpose.ptx"));
@@ -52,6 +53,8 @@ struct Kernels {
     scatter: [Kernel; 2],
     gather: [Kernel; 2],
     bucket: [Kernel; 2],
+    /// `transpose_symmetric_v{4,8}` (SymTrans).
+    symmetric: [Kernel; 2],
     /// `transpose_permute_v{1,2,16}` ([`wide`]).
     permute: [Kernel; 3],
 }
@@ -101,6 +104,7 @@ impl Transposer {
                 scatter: [k("transpose_scatter_v4")?, k("transpose_scatter_v8")?],
                 gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
                 bucket: [bucket_kernel(gpu, "transpose_bucket_v4", 4)?, bucket_kernel(gpu, "transpose_bucket_v8", 8)?],
+                symmetric: [k("transpose_symmetric_v4")?, k("transpose_symmetric_v8")?],
                 permute: [k("transpose_permute_v1")?, k("transpose_permute_v2")?, k("transpose_permute_v16")?],
             },
             ptr2idx: Ptr2Idx::new(gpu)?,
@@ -192,6 +196,7 @@ impl Transposer {
             Algorithm::CooChain => coo_chain::workspace_bytes(self, d),
             Algorithm::RadixTrans => radix_trans::workspace_bytes(&self.radix, d, value_bytes as u64),
             Algorithm::BucketTrans => bucket_trans::workspace_bytes(d, value_bytes as u64, self.bucket_hi),
+            Algorithm::SymTrans => sym_trans::workspace_bytes(self, d, value_bytes as u64),
             Algorithm::CuSparse => cusparse::workspace_bytes(self, d, value_bytes)?,
         })
     }
@@ -287,6 +292,7 @@ impl Transposer {
             Algorithm::CooChain => coo_chain::run(self, a, out, d, scratch),
             Algorithm::RadixTrans => radix_trans::run(self, a, out, d, scratch),
             Algorithm::BucketTrans => bucket_trans::run(self, a, out, d, scratch),
+            Algorithm::SymTrans => sym_trans::run(self, a, out, d, scratch),
             Algorithm::CuSparse => cusparse::run(self, a, out, d, scratch),
             Algorithm::Serial | Algorithm::Auto => Err(Error::Runtime(gpu_runtime::Error::Internal("unresolved transposition algorithm"))),
         }

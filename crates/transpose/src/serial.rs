@@ -6,6 +6,9 @@
 //! use gpu_transpose::serial;
 //! let a = sptrans_matrix::gen::uniform::<f64>(50, 40, 300, 1)?;
 //! let t = serial::transpose(&a);
+//! let lap = sptrans_matrix::gen::laplacian_2d::<f64>(6)?;
+//! assert!(serial::sym_trans(&a).is_none());
+//! assert_eq!(serial::sym_trans(&lap).map(|m| m.rows), Some(serial::transpose(&lap).idx().to_vec()));
 //! for model in [serial::scan_trans(&a, 7), serial::merge_trans(&a), serial::radix_trans(&a), serial::bucket_trans(&a, 2), serial::coo_chain(&a)] {
 //!     assert_eq!((model.ptr.as_slice(), model.rows.as_slice()), (t.ptr(), t.idx()));
 //! }
@@ -113,6 +116,27 @@ pub fn radix_trans<T: Value>(a: &Csr<u32, T>) -> Moves {
         (keys, rows, source) = (k2, r2, s2);
     }
     Moves { ptr: ptr_from_sorted(&keys, n), rows, source }
+}
+
+/// SymTrans's model: `None` when `a` is not square, a row is not strictly increasing, or a
+/// nonzero `(r, c)` has no mirror `(c, r)` (the GPU then runs RadixTrans); else the pointer and
+/// rows are `a`'s own pointer and columns, and each nonzero's value goes to its mirror's slot
+/// ([`crate::symmetric_slot`]), one nonzero at a time as the kernel's threads do.
+pub fn sym_trans<T: Value>(a: &Csr<u32, T>) -> Option<Moves> {
+    if a.rows() != a.cols() {
+        return None;
+    }
+    let (ptr, idx) = (a.ptr(), a.idx());
+    let rows = gpu_ptr2idx::serial::ptr2idx(ptr);
+    let mut source = vec![u32::MAX; idx.len()];
+    for (k, (&r, &c)) in rows.iter().zip(idx).enumerate() {
+        if k + 1 < idx.len() && rows[k + 1] == r && idx[k + 1] <= c {
+            return None;
+        }
+        let p = crate::symmetric_slot(&|j| idx[j as usize], ptr[c as usize] as u64, ptr[c as usize + 1] as u64, r)?;
+        source[p as usize] = k as u32;
+    }
+    Some(Moves { ptr: ptr.to_vec(), rows: idx.to_vec(), source })
 }
 
 /// BucketTrans with a partition of `hi` bits, step by step: the pointer by index-to-pointers;

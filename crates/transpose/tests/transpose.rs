@@ -14,7 +14,7 @@ use rand::Rng;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::{gen, mm, Csr, Value};
 
-const GPU_ALGOS: [Algorithm; 8] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::CooChain, Algorithm::CuSparse, Algorithm::Auto, Algorithm::Serial];
+const GPU_ALGOS: [Algorithm; 9] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::SymTrans, Algorithm::CooChain, Algorithm::CuSparse, Algorithm::Auto, Algorithm::Serial];
 
 fn mtx_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -73,6 +73,9 @@ fn pipeline_models_equal_the_serial_transpose() {
                 check_moves(&format!("{name} radix"), &a, &serial::radix_trans(&a));
                 for hi in [1, 2, 5, 9] {
                     check_moves(&format!("{name} bucket hi {hi}"), &a, &serial::bucket_trans(&a, hi));
+                }
+                if let Some(mv) = serial::sym_trans(&a) {
+                    check_moves(&format!("{name} sym"), &a, &mv);
                 }
                 cases += 1;
             }
@@ -133,6 +136,80 @@ fn bucket_plan_splits_every_width() {
     }
 }
 
+/// `a`'s pattern made symmetric (`a`'s entries and their mirrors, rows sorted, no repeats) on an
+/// `n × n` matrix, `n` the larger side, with random values (not symmetric ones).
+fn symmetrized<T: Value>(r: &mut StdRng, a: &Csr<u32, T>) -> Csr<u32, T> {
+    let n = a.rows().max(a.cols());
+    let rows = gpu_ptr2idx::serial::ptr2idx(a.ptr());
+    let mut entries: Vec<(u32, u32)> = rows.iter().zip(a.idx()).flat_map(|(&i, &j)| [(i, j), (j, i)]).collect();
+    entries.sort_unstable();
+    entries.dedup();
+    let mut ptr = vec![0u32; n as usize + 1];
+    for &(i, _) in &entries {
+        ptr[i as usize + 1] += 1;
+    }
+    for i in 0..n as usize {
+        ptr[i + 1] += ptr[i];
+    }
+    let idx = entries.iter().map(|e| e.1).collect();
+    let vals = (0..entries.len()).map(|_| T::from_f64(r.random_range(-1.0..1.0))).collect();
+    Csr::try_new(n, n, ptr, idx, vals).unwrap()
+}
+
+/// The matrices SymTrans's tests use, with whether its symmetric path applies: symmetric
+/// patterns with random values (and without values' symmetry), and the near misses it must
+/// refuse (one mirror missing, a row out of order, a repeated entry, a rectangle).
+fn sym_cases<T: Value>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T>, bool)> {
+    let mut out = Vec::new();
+    for (name, a) in generated::<T>(r, scale) {
+        let s = symmetrized(r, &a);
+        if s.nnz() > 0 {
+            // One mirror dropped: the entry after the middle one's (its row's last), if unmirrored then.
+            let (ptr, idx, vals) = (s.ptr().to_vec(), s.idx().to_vec(), s.vals().to_vec());
+            let rows = gpu_ptr2idx::serial::ptr2idx(&ptr);
+            let k = idx.len() / 2;
+            if rows[k] != idx[k] {
+                let (mut p2, mut i2, mut v2) = (ptr.clone(), idx.clone(), vals.clone());
+                i2.remove(k);
+                v2.remove(k);
+                for p in p2.iter_mut().skip(rows[k] as usize + 1) {
+                    *p -= 1;
+                }
+                out.push((format!("{name}, symmetrized less one"), Csr::try_new(s.rows(), s.cols(), p2, i2, v2).unwrap(), false));
+            }
+            // A row with two entries swapped (still a symmetric pattern).
+            if let Some(row) = (0..s.rows() as usize).find(|&i| ptr[i + 1] - ptr[i] >= 2) {
+                let mut i2 = idx.clone();
+                i2.swap(ptr[row] as usize, ptr[row] as usize + 1);
+                out.push((format!("{name}, symmetrized, a row unsorted"), Csr::try_new(s.rows(), s.cols(), ptr.clone(), i2, vals.clone()).unwrap(), false));
+            }
+        }
+        out.push((format!("{name}, symmetrized"), s, true));
+        let symmetric = serial::sym_trans(&a).is_some();
+        out.push((name, a, symmetric));
+    }
+    out
+}
+
+#[test]
+fn sym_trans_model_takes_symmetric_patterns_only() {
+    let (mut r, _g) = rng();
+    let mut taken = 0;
+    for scale in [3u64, 10, 40, 200, 1000] {
+        for (name, a, symmetric) in sym_cases::<f32>(&mut r, scale) {
+            let mv = serial::sym_trans(&a);
+            assert_eq!(mv.is_some(), symmetric, "{name}");
+            if let Some(mv) = mv {
+                check_moves(&format!("{name} sym"), &a, &mv);
+                taken += 1;
+            }
+        }
+    }
+    let dup = Csr::try_new(2, 2, vec![0u32, 2, 3], vec![1, 1, 0], vec![1.0f32, 2.0, 3.0]).unwrap();
+    assert!(serial::sym_trans(&dup).is_none(), "a repeated entry");
+    assert!(taken >= 30, "symmetric cases taken: {taken}");
+}
+
 #[test]
 fn a_plan_can_move_to_another_thread() {
     fn assert_send<T: Send>() {}
@@ -182,6 +259,28 @@ fn check_pattern(t: &mut Transposer, algo: Algorithm, name: &str, a: &Csr<u32, (
     assert_eq!(gpu.download(out.ptr()).unwrap(), want.ptr(), "{name} {algo}: pointer");
     assert_eq!(gpu.download(out.idx()).unwrap(), want.idx(), "{name} {algo}: indices");
 }
+
+gpu_test!(fn sym_trans_matches_the_twin_symmetric_or_not(gpu) {
+    let mut t = Transposer::new(gpu).unwrap();
+    let (mut r, _g) = rng();
+    let max = gpu_testkit::max_len() as u64;
+    let mut cases = 0;
+    for scale in [3u64, 33, 1000, 20_000, 300_000] {
+        if scale * 8 > max.max(64) {
+            continue;
+        }
+        for (name, a, _) in sym_cases::<f32>(&mut r, scale) {
+            check_gpu(&mut t, Algorithm::SymTrans, &name, &a, |v| v.to_bits() as u64);
+            cases += 1;
+        }
+        for (name, a, _) in sym_cases::<f64>(&mut r, scale.min(20_000)) {
+            check_gpu(&mut t, Algorithm::SymTrans, &name, &a, |v| v.to_bits());
+            let pattern = Csr::try_new(a.rows(), a.cols(), a.ptr().to_vec(), a.idx().to_vec(), vec![(); a.nnz() as usize]).unwrap();
+            check_pattern(&mut t, Algorithm::SymTrans, &format!("{name} pattern"), &pattern);
+        }
+    }
+    assert!(cases > 0);
+});
 
 gpu_test!(fn every_algorithm_matches_the_twin_on_generated_matrices(gpu) {
     let mut t = Transposer::new(gpu).unwrap();
