@@ -49,7 +49,9 @@ pub struct TransposeArgs {
     /// standard output). Written to a temporary file beside it and renamed into place when done.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Algorithm: auto, serial, scan, merge, radix, bucket, sym, cusparse, coo.
+    /// Algorithm: auto, serial, scan, merge, radix, bucket, sym, cusparse, coo. `auto` is
+    /// RadixTrans, or SymTrans for a file stored as symmetric, skew-symmetric or Hermitian (one
+    /// triangle: a symmetric pattern), and the serial twin without a GPU.
     #[arg(long, default_value = "auto", value_parser = parse_algo)]
     pub algo: Algorithm,
     /// Compare the result with the serial twin (the twin's own result with an independent

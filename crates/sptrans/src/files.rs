@@ -216,8 +216,17 @@ pub fn transpose(args: &TransposeArgs) -> Result<()> {
 
 fn transpose_as<I: GpuIndex>(args: &TransposeArgs) -> Result<()> {
     let input = mm::Input::open(&args.input).map_err(mat_err(&args.input))?;
-    let field = input.header().field;
+    let header = input.header();
+    let field = header.field;
     let mut target = Target::choose(args.algo)?;
+    // A file storing one triangle (symmetric, skew-symmetric, Hermitian) has a symmetric pattern:
+    // `auto` takes SymTrans, one pass where RadixTrans takes three or four (the pass checks the
+    // pattern itself and hands anything else to RadixTrans).
+    if let Target::Gpu { algo, .. } = &mut target {
+        if *algo == Algorithm::Auto && header.symmetry != mm::Symmetry::General {
+            *algo = Algorithm::SymTrans;
+        }
+    }
     match field {
         Field::Real => {
             let a = input.read_csr_checked_as::<I, f64>(&mut memory_check::<I, f64>(args, &mut target, 8)).map_err(mat_err(&args.input))?;
