@@ -108,12 +108,28 @@ pub(crate) unsafe fn csr<T: SpmvValue>(gpu: &Gpu, k: &Kernels, vector: bool, row
 /// holds `rows` values.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn coo<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64, row: u64, col: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64) -> Result<()> {
+    // SAFETY: y holds rows values, as the caller guarantees.
+    unsafe { scale(gpu, k, rows, beta, y)? };
+    // SAFETY: as the caller guarantees.
+    unsafe { coo_add(gpu, k, nnz, row, col, vals, x, alpha, y) }
+}
+
+/// `y = beta * y` (zeros when `beta == 0`), before COO's atomic adds.
+///
+/// # Safety
+/// `y` holds `rows` values.
+unsafe fn scale<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, beta: T, y: u64) -> Result<()> {
     if rows > 0 {
         // SAFETY: spmv_scale_T(rows, beta, y): y holds rows values.
         unsafe { k.scale.args(gpu.stream()).arg(&rows).arg(&beta).arg(&y).launch(grid_1d(rows, NT, NT as u64, max_blocks(gpu)))? };
     }
-    // SAFETY: as the caller guarantees.
-    unsafe { coo_add(gpu, k, nnz, row, col, vals, x, alpha, y) }
+    Ok(())
+}
+
+/// The COO kernels' grid: a chunk of `COO_CHUNK` nonzeros per warp (NT / 32 chunks a block),
+/// grid-stride past max_blocks · 4 blocks.
+fn coo_grid(gpu: &Gpu, nnz: u64) -> LaunchConfig {
+    grid_1d(nnz, NT, NT as u64 / 32 * COO_CHUNK, max_blocks(gpu) * 4)
 }
 
 /// COO with 16-bit rows (`base` per chunk + `off` per nonzero): `y = beta * y`, then the
@@ -124,14 +140,11 @@ pub(crate) unsafe fn coo<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u
 /// `nnz.div_ceil(COO_CHUNK)` values, `off` `nnz`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn coo16<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64, base: u64, off: u64, col: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64) -> Result<()> {
-    if rows > 0 {
-        // SAFETY: spmv_scale_T(rows, beta, y): y holds rows values.
-        unsafe { k.scale.args(gpu.stream()).arg(&rows).arg(&beta).arg(&y).launch(grid_1d(rows, NT, NT as u64, max_blocks(gpu)))? };
-    }
+    // SAFETY: y holds rows values, as the caller guarantees.
+    unsafe { scale(gpu, k, rows, beta, y)? };
     if nnz > 0 {
-        let cfg: LaunchConfig = grid_1d(nnz, NT, NT as u64 / 32 * COO_CHUNK, max_blocks(gpu) * 4);
         // SAFETY: spmv_coo16_T(nnz, base, off, col, vals, x, alpha, y) as the caller guarantees.
-        unsafe { k.coo16.args(gpu.stream()).arg(&nnz).arg(&base).arg(&off).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(cfg)? };
+        unsafe { k.coo16.args(gpu.stream()).arg(&nnz).arg(&base).arg(&off).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(coo_grid(gpu, nnz))? };
     }
     Ok(())
 }
@@ -156,10 +169,8 @@ pub(crate) unsafe fn coo16_pack(gpu: &Gpu, k: &Kernels, nnz: u64, row: u64, base
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn coo_add<T: SpmvValue>(gpu: &Gpu, k: &Kernels, nnz: u64, row: u64, col: u64, vals: u64, x: u64, alpha: T, y: u64) -> Result<()> {
     if nnz > 0 {
-        // A chunk per warp (NT / 32 chunks a block), grid-stride past max_blocks · 4 blocks.
-        let cfg: LaunchConfig = grid_1d(nnz, NT, NT as u64 / 32 * COO_CHUNK, max_blocks(gpu) * 4);
         // SAFETY: spmv_coo_T(nnz, row, col, vals, x, alpha, y) as the caller guarantees.
-        unsafe { k.coo.args(gpu.stream()).arg(&nnz).arg(&row).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(cfg)? };
+        unsafe { k.coo.args(gpu.stream()).arg(&nnz).arg(&row).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(coo_grid(gpu, nnz))? };
     }
     Ok(())
 }

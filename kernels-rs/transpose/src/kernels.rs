@@ -1,6 +1,6 @@
 //! Kernels of PTX module `transpose`.
 use gpu_device::mem::{ldg, ldg_u32, ldg_u32x4, stg};
-use gpu_device::{atomic, unroll, warp};
+use gpu_device::{atomic, warp};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 
 use crate::bucket::bucket_pass;
@@ -163,112 +163,61 @@ macro_rules! symmetric_kernel {
         /// Any 1-D grid of whole warps.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name(n: u64, nnz: u64, ptr: *const u32, idx: *const u32, rows: *const u32, vals: *const $t, out_ptr: *mut u32, out_idx: *mut u32, out_vals: *mut $t, bad: *mut u32) {
-            let nt = grid_size_1d();
             let end = nnz.max(n + 1);
-            let mut k0 = index_1d_u64();
-            // Warp-uniform loop (the vote below): the warp's first lane's k0 decides. Each thread
-            // takes SYM_VT nonzeros a turn (k0 + q·nt), their loads and mirror searches
-            // interleaved when SYM_VT > 1.
-            while warp::shfl_idx_sync(warp::FULL_MASK, k0, 0) < end {
-                // SAFETY: bad holds SYM_FLAG_COPIES · SYM_FLAG_STRIDE words. Lane 0's reading
-                // decides for the warp; warps read different copies (one word polled by every
-                // warp cost 77 µs, its reads taking turns at one L2 slice).
-                let copy = ((index_1d_u64() / 32) % SYM_FLAG_COPIES as u64) as usize * SYM_FLAG_STRIDE;
+            let lane = warp::lane_id() as usize;
+            // Warps poll different copies of the flag (one word polled by every warp cost 77 µs,
+            // its reads taking turns at one L2 slice).
+            let copy = ((index_1d_u64() / 32) % SYM_FLAG_COPIES as u64) as usize * SYM_FLAG_STRIDE;
+            let mut k = index_1d_u64();
+            // Warp-uniform loop (the vote below): the warp's first lane's k decides.
+            while warp::shfl_idx_sync(warp::FULL_MASK, k, 0) < end {
+                // SAFETY: copy is below SYM_FLAG_WORDS. Lane 0's reading decides for the warp.
                 if warp::shfl_idx_sync(warp::FULL_MASK, unsafe { atomic::ld_relaxed_u32(bad.add(copy)) }, 0) != 0 {
                     // Another warp found the pattern not symmetric: the outputs are abandoned.
                     return;
                 }
                 let mut fail = false;
-                let (mut r, mut c, mut v) = ([0u32; SYM_VT], [0u32; SYM_VT], [0 as $t; SYM_VT]);
-                // The mirror search of each: [lo, lo + len) left of row c's end e.
-                let (mut lo, mut len, mut e) = ([0u64; SYM_VT], [0u64; SYM_VT], [0u64; SYM_VT]);
-                // SAFETY: k < nnz for the nonzeros, k <= n for the pointer; a search stays inside
-                // row c's range of a valid pointer (c < n); a found slot is below nnz.
+                // SAFETY: k < nnz for the nonzeros, k <= n for the pointer; the search stays
+                // inside row c's range of a valid pointer (c < n); a found slot is below nnz.
                 unsafe {
-                    unroll!(q in [0, 1, 2, 3] {
-                        if q < SYM_VT {
-                            let k = k0 + q as u64 * nt;
-                            if k <= n {
-                                stg(out_ptr.add(k as usize), ldg_u32(ptr.add(k as usize)));
-                            }
-                            if k < nnz {
-                                (r[q], c[q]) = (ldg_u32(rows.add(k as usize)), ldg_u32(idx.add(k as usize)));
+                    if k <= n {
+                        stg(out_ptr.add(k as usize), ldg_u32(ptr.add(k as usize)));
+                    }
+                    if k < nnz {
+                        let (r, c) = (ldg_u32(rows.add(k as usize)), ldg_u32(idx.add(k as usize)));
+                        stg(out_idx.add(k as usize), c);
+                        // Strictly sorted rows: the next nonzero of the same row has a larger
+                        // column.
+                        let unsorted = k + 1 < nnz && ldg_u32(rows.add(k as usize + 1)) == r && ldg_u32(idx.add(k as usize + 1)) <= c;
+                        let (b, e) = (ldg_u32(ptr.add(c as usize)) as u64, ldg_u32(ptr.add(c as usize + 1)) as u64);
+                        match symmetric_slot(&|j| ldg_u32(idx.add(j as usize)), b, e, r) {
+                            Some(p) if !unsorted => {
                                 if !vals.is_null() {
-                                    v[q] = ldg(vals.add(k as usize));
+                                    stg(out_vals.add(p as usize), ldg(vals.add(k as usize)));
                                 }
                             }
-                        }
-                    });
-                    unroll!(q in [0, 1, 2, 3] {
-                        if q < SYM_VT {
-                            let k = k0 + q as u64 * nt;
-                            if k < nnz {
-                                stg(out_idx.add(k as usize), c[q]);
-                                // Strictly sorted rows: the next nonzero of the same row has a
-                                // larger column.
-                                if k + 1 < nnz && ldg_u32(rows.add(k as usize + 1)) == r[q] && ldg_u32(idx.add(k as usize + 1)) <= c[q] {
-                                    fail = true;
-                                }
-                                lo[q] = ldg_u32(ptr.add(c[q] as usize)) as u64;
-                                e[q] = ldg_u32(ptr.add(c[q] as usize + 1)) as u64;
-                                len[q] = e[q] - lo[q];
-                            }
-                        }
-                    });
-                    // The lower bounds of r in the mirrors' rows, one probe of each a step
-                    // (symmetric_slot's search, interleaved).
-                    loop {
-                        let mut more = false;
-                        unroll!(q in [0, 1, 2, 3] {
-                            if q < SYM_VT && len[q] > 0 {
-                                let half = len[q] / 2;
-                                if ldg_u32(idx.add((lo[q] + half) as usize)) < r[q] {
-                                    lo[q] += half + 1;
-                                    len[q] -= half + 1;
-                                } else {
-                                    len[q] = half;
-                                }
-                                more = true;
-                            }
-                        });
-                        if !more {
-                            break;
+                            _ => fail = true,
                         }
                     }
-                    unroll!(q in [0, 1, 2, 3] {
-                        if q < SYM_VT {
-                            let k = k0 + q as u64 * nt;
-                            if k < nnz {
-                                if lo[q] < e[q] && ldg_u32(idx.add(lo[q] as usize)) == r[q] {
-                                    if !vals.is_null() {
-                                        stg(out_vals.add(lo[q] as usize), v[q]);
-                                    }
-                                } else {
-                                    fail = true;
-                                }
-                            }
-                        }
-                    });
                 }
                 // A warp that failed raises every copy, a lane each, by an L2 add (plain stores
                 // of every thread to one word took 1.3 ms on 10M nonzeros).
-                let lane = warp::lane_id() as usize;
                 if warp::ballot_sync(warp::FULL_MASK, fail) != 0 && lane < SYM_FLAG_COPIES {
                     // SAFETY: lane < SYM_FLAG_COPIES: a word of bad.
                     unsafe { atomic::red_add_u32(bad.add(lane * SYM_FLAG_STRIDE), 1) };
                 }
-                k0 += SYM_VT as u64 * nt;
+                k += grid_size_1d();
             }
         }
     };
 }
 
-/// Nonzeros each thread of `transpose_symmetric_v{4,8}` takes a turn (the unrolled loops list 4).
-/// 1 against 2 and 4 (22, 32 and 45 registers; H100, f32, the whole SymTrans call, two runs
-/// each): the 3D Laplacian 0.176 against 0.188–0.190 and 0.198–0.202 ms; the failed attempt
-/// before RadixTrans on uniform 100k² 0.582–0.584 against 0.602–0.608 and 0.604–0.606.
-const SYM_VT: usize = 1;
-use crate::{SYM_FLAG_COPIES, SYM_FLAG_STRIDE};
+// One nonzero a thread a turn: 2 and 4, their searches interleaved, were slower (32 and 45
+// registers against 22; H100, f32, the whole SymTrans call, two runs each): the 3D Laplacian
+// 0.188–0.190 and 0.198–0.202 ms against 0.176; the failed attempt before RadixTrans on uniform
+// 100k² 0.602–0.608 and 0.604–0.606 against 0.582–0.584
+// (benches/results/2026-11-24-h100-symtrans-variants.txt).
+use crate::{symmetric_slot, SYM_FLAG_COPIES, SYM_FLAG_STRIDE};
 
 symmetric_kernel!(transpose_symmetric_v4, u32);
 symmetric_kernel!(transpose_symmetric_v8, u64);

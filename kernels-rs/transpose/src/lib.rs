@@ -216,8 +216,7 @@ pub const SYM_FLAG_WORDS: usize = SYM_FLAG_COPIES * SYM_FLAG_STRIDE;
 /// found by binary search, or `None` when row `c` has no column `r` (the pattern is not
 /// symmetric). With a symmetric pattern and rows sorted without repeats, the transpose's
 /// pointer and row indices are the matrix's own pointer and column indices, and only the values
-/// move: value `k` of `(r, c)` to `symmetric_slot(…, r)` (SymTrans; its kernel runs this same
-/// lower bound, four nonzeros' searches a step interleaved).
+/// move: value `k` of `(r, c)` to `symmetric_slot(…, r)` (SymTrans; its kernel calls this).
 ///
 /// ```
 /// // row 4's columns at positions 10..13 are [1, 4, 7]: (4, 1)'s mirror (1, 4) is position 11.
