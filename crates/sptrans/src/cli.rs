@@ -49,8 +49,9 @@ pub struct TransposeArgs {
     /// standard output). Written to a temporary file beside it and renamed into place when done.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Algorithm: auto, serial, scan, merge, radix, bucket, sym, cusparse, coo. `auto` is
-    /// RadixTrans, or SymTrans for a file stored as symmetric, skew-symmetric or Hermitian (one
+    /// Algorithm: auto, serial, scan, merge, radix, bucket, sym, cusparse, coo. `auto` is the
+    /// library's `Auto` (SymTrans for square matrices of at least 2^22 nonzeros, RadixTrans
+    /// otherwise), SymTrans for any file stored as symmetric, skew-symmetric or Hermitian (one
     /// triangle: a symmetric pattern), and the serial twin without a GPU.
     #[arg(long, default_value = "auto", value_parser = parse_algo)]
     pub algo: Algorithm,

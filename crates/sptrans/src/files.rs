@@ -178,7 +178,7 @@ fn memory_check<'a, I: GpuIndex, T: Value>(args: &'a TransposeArgs, target: &'a 
             }
         }
         if let Target::Gpu { gpu, plan, algo } = target {
-            let algo = algo.resolve(rows, cols, entries);
+            let algo = algo.resolve_for(rows, cols, entries, vb as usize);
             let ws = I::workspace(plan, algo, rows, cols, entries, vb as usize).map_err(|e| device_refusal(e.to_string()))?;
             let dev = I::device_bytes(rows, entries).saturating_add(I::device_bytes(cols, entries)).saturating_add(entries.saturating_mul(2 * vb)).saturating_add(ws);
             let (free, _) = gpu.memory_info().map_err(sptrans_matrix::Error::Runtime)?;
@@ -255,7 +255,7 @@ fn run_complex<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, Complex64>, target: 
             finish(args, &a, at, how, false)
         }
         Target::Gpu { gpu, mut plan, algo } => {
-            let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
+            let algo = algo.resolve_for(a.rows(), a.cols(), a.nnz(), 16);
             let bits = a.clone().map_values(sptrans_matrix::device::complex_bits);
             let at = I::on_gpu(&gpu, &mut plan, algo, &bits)?.map_values(sptrans_matrix::device::complex_from_bits);
             finish(args, &a, at, &format!("{algo} on {}{} (complex values as 16-byte bits)", gpu.props().name, I::NOTE), true)
@@ -270,7 +270,7 @@ fn run<I: GpuIndex, T: Value + Payload>(args: &TransposeArgs, a: Csr<I, T>, targ
             finish(args, &a, at, how, false)
         }
         Target::Gpu { gpu, mut plan, algo } => {
-            let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
+            let algo = algo.resolve_for(a.rows(), a.cols(), a.nnz(), T::BYTES);
             let at = I::on_gpu(&gpu, &mut plan, algo, &a)?;
             finish(args, &a, at, &format!("{algo} on {}{}", gpu.props().name, I::NOTE), true)
         }
@@ -284,7 +284,7 @@ fn run_pattern<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, ()>, target: Target)
             finish(args, &a, at, how, false)
         }
         Target::Gpu { gpu, mut plan, algo } => {
-            let algo = algo.resolve(a.rows(), a.cols(), a.nnz());
+            let algo = algo.resolve_for(a.rows(), a.cols(), a.nnz(), 0);
             let at = I::on_gpu_pattern(&gpu, &mut plan, algo, &a)?;
             finish(args, &a, at, &format!("{algo} on {}{}", gpu.props().name, I::NOTE), true)
         }

@@ -34,9 +34,12 @@ pub enum Algorithm {
     CooChain,
     /// For square matrices whose pattern is symmetric (rows sorted): the pointer and row indices
     /// are the matrix's own, and each value moves to its mirror's place, found by a binary
-    /// search of the mirror's row: one pass. The pass checks the pattern and the host reads the
-    /// verdict back (so this one **synchronizes the stream**); any other matrix is then
-    /// transposed by RadixTrans, after the failed attempt. Opt-in, not chosen by `Auto`.
+    /// search of the mirror's row: one pass. A probe first looks for mirrors of a sample of
+    /// nonzeros ([`crate::Transposer::probe_symmetric`]) on a second stream, beside ptr2idx; a
+    /// pattern it refuses goes to RadixTrans at once, keeping the rows. The pass then checks
+    /// every nonzero, and any other matrix goes to RadixTrans after it. The host reads both
+    /// verdicts back, so this one **synchronizes the stream**. `Auto` takes it for square
+    /// matrices of at least [`AUTO_SYM_MIN_NNZ`] nonzeros.
     SymTrans,
     /// The fastest for the matrix's size, as measured ([`Algorithm::resolve`]).
     Auto,
@@ -68,19 +71,37 @@ impl Algorithm {
     }
 
     /// `Auto` becomes a concrete algorithm for an `m × n` matrix with `nnz` nonzeros; the others
-    /// stay. The rule follows BENCHMARKS.md (H100, 2026-11-24): RadixTrans everywhere. It was
-    /// the fastest of ours on every suite matrix (1.24–2.52× cuSPARSE; BucketTrans ties it on
-    /// the 64-column matrix only) and on 55 of the 66 small matrices, where ScanTrans took a
-    /// median 1.08× RadixTrans's time (0.94× at its best). Until then ScanTrans had the matrices
-    /// of up to 100k nonzeros.
-    pub fn resolve(self, _m: u64, _n: u64, _nnz: u64) -> Algorithm {
+    /// stay. The rule follows BENCHMARKS.md (H100, 2026-11-24): SymTrans for square matrices of
+    /// at least [`AUTO_SYM_MIN_NNZ`] nonzeros (it probes the pattern first and hands a matrix
+    /// that is not symmetric to RadixTrans, the probe beside ptr2idx; it synchronizes the
+    /// stream), RadixTrans everywhere else. RadixTrans was the fastest of the
+    /// others on every suite matrix (1.24–2.52× cuSPARSE; BucketTrans ties it on the 64-column
+    /// matrix only) and on 55 of the 66 small matrices, where ScanTrans took a median 1.08×
+    /// RadixTrans's time (0.94× at its best).
+    ///
+    /// This is the rule for 4-byte values; [`Algorithm::resolve_for`] takes the values' width.
+    pub fn resolve(self, m: u64, n: u64, nnz: u64) -> Algorithm {
+        self.resolve_for(m, n, nnz, 4)
+    }
+
+    /// [`Algorithm::resolve`] for values of `value_bytes` bytes (0 for a pattern): SymTrans only
+    /// with 0, 4 or 8 bytes, which it moves itself (other widths would move by positions and a
+    /// gather, where RadixTrans carries 1 and 2 bytes with the keys).
+    pub fn resolve_for(self, m: u64, n: u64, nnz: u64, value_bytes: usize) -> Algorithm {
         match self {
+            Algorithm::Auto if m == n && nnz >= AUTO_SYM_MIN_NNZ && matches!(value_bytes, 0 | 4 | 8) => Algorithm::SymTrans,
             Algorithm::Auto => Algorithm::RadixTrans,
             a => a,
         }
     }
 }
 
+/// The fewest nonzeros of a square matrix for which `Auto` takes SymTrans. A pattern that is not
+/// symmetric costs SymTrans its probe: on an H100 about 10 µs on the suite's 10M-nonzero square
+/// matrices (+1–2%, the probe beside ptr2idx on a second stream), but +15% on a 1.1M-nonzero one
+/// (0.128 against 0.111 ms), where ptr2idx is too short to hide it; a symmetric one gains about
+/// 2× (the 3D Laplacian 100³: 0.18 against 0.38 ms). BENCHMARKS.md, 2026-11-24, session 9.
+pub const AUTO_SYM_MIN_NNZ: u64 = 1 << 22;
 
 impl std::fmt::Display for Algorithm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -29,7 +29,7 @@ use gpu_radix::RadixSort;
 use gpu_segsort::Segsort;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 
-pub use algorithm::Algorithm;
+pub use algorithm::{Algorithm, AUTO_SYM_MIN_NNZ};
 pub use gpu_runtime::vendor::{cusparse_library, CUSPARSE_LIB_ENV};
 pub use error::{Error, Result};
 /// The value payload the transposers move: 4 and 8 bytes beside the keys; 1, 2 and 16 bytes
@@ -41,7 +41,7 @@ pub use gpu_runtime::Payload;
 pub use gpu_radix::DEFAULT_MAX_BITS as RADIX_DEFAULT_BITS;
 pub use bucket_trans::BUCKET_DEFAULT_HI;
 pub use scan_trans::{scan_parts, SCAN_PARTS_A_OVER_B};
-pub use transpose_kernels::{bucket_count, bucket_plan, scatter_slot, sorted_ptr_range, symmetric_slot, BUCKET_MAX_LOW, BUCKET_NV, NT, PARTITION_MAX_BITS};
+pub use transpose_kernels::{bucket_count, bucket_plan, scatter_slot, sorted_ptr_range, sym_probe_row, sym_probe_rows, symmetric_slot, BUCKET_MAX_LOW, BUCKET_NV, NT, PARTITION_MAX_BITS, SYM_PROBE_ENTRIES, SYM_PROBE_ROWS};
 
 /// The embedded `transpose` PTX module (built from `kernels-rs/transpose`).
 pub static MODULE: PtxModule = PtxModule::new("transpose", include_str!("../ptx/transpose.ptx"));
@@ -55,6 +55,8 @@ struct Kernels {
     bucket: [Kernel; 2],
     /// `transpose_symmetric_v{4,8}` (SymTrans).
     symmetric: [Kernel; 2],
+    /// `transpose_symmetric_probe` (SymTrans's probe).
+    probe: Kernel,
     /// `transpose_permute_v{1,2,16}` ([`wide`]).
     permute: [Kernel; 3],
 }
@@ -79,6 +81,11 @@ pub struct Transposer {
     own: ScratchBuf,
     k64: index64::Kernels64,
     chunk: u64,
+    /// SymTrans's probe verdict (the flag's words) in page-locked host memory (allocated on
+    /// first use): read while the GPU goes on with ptr2idx.
+    verdict: Option<gpu_runtime::cudarc::driver::PinnedHostSlice<u32>>,
+    /// A second stream for SymTrans's probe, beside ptr2idx (created on first use).
+    side: Option<std::sync::Arc<gpu_runtime::cudarc::driver::CudaStream>>,
 }
 
 /// Sizes of one transposition.
@@ -105,6 +112,7 @@ impl Transposer {
                 gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
                 bucket: [bucket_kernel(gpu, "transpose_bucket_v4", 4)?, bucket_kernel(gpu, "transpose_bucket_v8", 8)?],
                 symmetric: [k("transpose_symmetric_v4")?, k("transpose_symmetric_v8")?],
+                probe: k("transpose_symmetric_probe")?,
                 permute: [k("transpose_permute_v1")?, k("transpose_permute_v2")?, k("transpose_permute_v16")?],
             },
             ptr2idx: Ptr2Idx::new(gpu)?,
@@ -118,6 +126,8 @@ impl Transposer {
             own: ScratchBuf::default(),
             k64: index64::Kernels64::load(gpu)?,
             chunk: index64::DEFAULT_CHUNK_NNZ,
+            verdict: None,
+            side: None,
         })
     }
 
@@ -145,6 +155,25 @@ impl Transposer {
     /// BucketTrans's split `(pre, hi, low)` of the column bits for `n` columns ([`bucket_plan`]).
     pub fn bucket_plan_for(&self, n: u64) -> (u32, u32, u32) {
         bucket_trans::plan(n, self.bucket_hi)
+    }
+
+    /// SymTrans's page-locked verdict (the flag's words), allocated on first use.
+    fn verdict(&mut self) -> Result<&mut gpu_runtime::cudarc::driver::PinnedHostSlice<u32>> {
+        if self.verdict.is_none() {
+            // SAFETY: page-locked host memory for the flag's words; it is only read after a copy into it
+            // (its event orders the read after the copy).
+            let v = unsafe { self.gpu.context().alloc_pinned_with_flags::<u32>(transpose_kernels::SYM_FLAG_WORDS, 0) }.map_err(gpu_runtime::Error::driver("allocating SymTrans's page-locked verdict"))?;
+            self.verdict = Some(v);
+        }
+        self.verdict.as_mut().ok_or(Error::Runtime(gpu_runtime::Error::Internal("SymTrans's verdict missing after allocation")))
+    }
+
+    /// SymTrans's side stream, created on first use.
+    fn side_stream(&mut self) -> Result<std::sync::Arc<gpu_runtime::cudarc::driver::CudaStream>> {
+        if self.side.is_none() {
+            self.side = Some(self.gpu.stream().fork().map_err(gpu_runtime::Error::driver("creating SymTrans's side stream"))?);
+        }
+        self.side.clone().ok_or(Error::Runtime(gpu_runtime::Error::Internal("SymTrans's side stream missing after creation")))
     }
 
     /// The partition count ScanTrans uses for this shape.
@@ -183,7 +212,7 @@ impl Transposer {
         if nnz == 0 {
             return Ok(0);
         }
-        let algo = algo.resolve(m, n, nnz);
+        let algo = algo.resolve_for(m, n, nnz, value_bytes);
         if wide::by_positions(&self.radix, algo, value_bytes, n) {
             // Positions (4 bytes) move instead, then one gather ([`wide`]).
             let inner = self.workspace_bytes(algo, m, n, nnz, 4)?;
@@ -216,6 +245,32 @@ impl Transposer {
         self.own.bytes() + self.ptr2idx.allocated_bytes() + self.hist.allocated_bytes() + self.scanner.allocated_bytes() + self.sort.allocated_bytes() + self.radix.allocated_bytes()
     }
 
+    /// SymTrans's probe: `Ok(false)` proves that `a` is not a square matrix whose pattern is
+    /// symmetric with rows sorted (it is not square, or a probed nonzero `(r, c)` has no mirror
+    /// `(c, r)` found by [`symmetric_slot`]); `Ok(true)` says only that the probe found no such
+    /// nonzero. It looks at the first [`SYM_PROBE_ENTRIES`] nonzeros of up to
+    /// [`SYM_PROBE_ROWS`] rows spread over the matrix ([`sym_probe_row`]): one small launch,
+    /// whatever the matrix's size. [`serial::sym_probe`] is its CPU model. `SymTrans` (and so
+    /// `Auto` on large square matrices) runs it first, and hands a matrix it refuses to
+    /// RadixTrans without the full pass. Reads the verdict back: synchronizes the stream.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`], runtime errors (out of memory for its 4 KiB flag).
+    pub fn probe_symmetric<T: Payload>(&mut self, a: &DeviceCsr<T>) -> Result<bool> {
+        let d = dims(a)?;
+        if d.m != d.n {
+            return Ok(false);
+        }
+        if d.nnz == 0 {
+            return Ok(true);
+        }
+        let mut bad = self.gpu.alloc::<u32>(transpose_kernels::SYM_FLAG_WORDS)?;
+        self.gpu.memset_bytes(&mut bad, 0)?;
+        let stream = self.gpu.stream().clone();
+        sym_trans::launch_probe(self, &stream, a, &mut bad, d)?;
+        Ok(!transpose_kernels::sym_flag_raised(&self.gpu.download(&bad)?))
+    }
+
     /// Output buffers of the transposed shape for `a` (contents unspecified).
     ///
     /// # Errors
@@ -236,8 +291,10 @@ impl Transposer {
     /// Transposes `a` (`m × n`) into the buffers `out` (pointer of `n + 1`, `nnz` indices, values
     /// present exactly when `a` has them; e.g. [`Transposer::alloc_output`], or a previous
     /// result's [`DeviceCsr::into_parts`]) and returns them as the `n × m` result, on the plan's
-    /// own workspace. Enqueued on the GPU's stream without synchronizing (`Serial` and the first
-    /// cuSPARSE call synchronize). On error the buffers are dropped: no invalid matrix escapes.
+    /// own workspace. Enqueued on the GPU's stream without synchronizing, except `Serial`, the
+    /// first cuSPARSE call and `SymTrans` (so `Auto` on square matrices of at least
+    /// [`AUTO_SYM_MIN_NNZ`] nonzeros), which read back. On error the buffers are dropped: no
+    /// invalid matrix escapes.
     ///
     /// # Errors
     /// [`Error::Shape`] for output buffers of the wrong size, [`Error::TooLarge`],
@@ -261,8 +318,8 @@ impl Transposer {
         if a.vals().is_some() && !matches!(T::BYTES, 1 | 2 | 4 | 8 | 16) {
             return Err(Error::UnsupportedValue { bytes: T::BYTES });
         }
-        let algo = algo.resolve(d.m, d.n, d.nnz);
         let vb = if a.vals().is_some() { T::BYTES } else { 0 };
+        let algo = algo.resolve_for(d.m, d.n, d.nnz, vb);
         scratch.require(self.workspace_bytes(algo, d.m, d.n, d.nnz, vb)?)?;
         if algo == Algorithm::Serial {
             serial::run(self, a, &mut out)?;

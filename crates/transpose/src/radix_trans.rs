@@ -10,7 +10,7 @@
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_radix::{bits_below, Carry, RadixSort};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::scratch::Layout;
+use gpu_runtime::scratch::{Layout, ScratchSlice};
 use gpu_runtime::{Payload, Scratch};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 
@@ -43,7 +43,7 @@ fn status_in_ptr(radix: &RadixSort, d: Dims) -> bool {
 /// The sort's scratch: one temporary copy and the sweep state; its look-back status (`2^bits`
 /// words a tile for the digits of `n` columns, 32-bit words below 2^27 nonzeros: 0.0625–0.25
 /// B/nnz on the suite) lives in the output's column pointer when it fits there.
-fn sort_bytes(radix: &RadixSort, d: Dims, vb: u64) -> u64 {
+pub(crate) fn sort_bytes(radix: &RadixSort, d: Dims, vb: u64) -> u64 {
     if status_in_ptr(radix, d) {
         radix.outputs_workspace_bytes_lent_status(d.nnz, carry(vb), bits_below(d.n))
     } else {
@@ -51,7 +51,40 @@ fn sort_bytes(radix: &RadixSort, d: Dims, vb: u64) -> u64 {
     }
 }
 
-pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+/// Whether ptr2idx writes the rows into the sort's temporary copy (an odd number of passes)
+/// rather than into the output's row indices: there SymTrans can share them ([`with_odd_rows`]).
+pub(crate) fn rows_in_scratch(t: &Transposer, d: Dims) -> bool {
+    !even_passes(&t.radix, d.n)
+}
+
+/// With an odd number of passes: calls `f` with the place in this call's scratch where ptr2idx
+/// writes the rows and the first pass reads them (the sort's temporary copy), and ptr2idx's
+/// scratch.
+/// `sort_ws` is [`sort_bytes`] for this call.
+pub(crate) fn with_odd_rows<R>(d: Dims, sort_ws: u64, scratch: &mut Scratch<'_>, f: impl FnOnce(&mut ScratchSlice<'_, u32>, &mut Scratch<'_>) -> Result<R>) -> Result<R> {
+    let _sorted = scratch.slice::<u32>(d.nnz as usize)?;
+    let mut expand = scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?;
+    let mut sub = scratch.sub(sort_ws)?;
+    f(&mut RadixSort::outputs_first_slice(&mut sub, d.nnz as usize)?, &mut expand)
+}
+
+/// Each nonzero's row by ptr2idx, where the sort's first pass reads it.
+pub(crate) fn expand_rows<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+    let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
+    if even_passes(&t.radix, d.n) {
+        // The rows straight into the output's row indices; the first pass sorts from there.
+        let _sorted = scratch.slice::<u32>(d.nnz as usize)?;
+        t.ptr2idx.run_with(a.ptr(), &mut out.idx, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
+    } else {
+        // The rows straight into the sort's temporary copy, where its first pass reads them.
+        let ws = sort_bytes(&t.radix, d, vb);
+        with_odd_rows(d, ws, scratch, |rows, expand| Ok(t.ptr2idx.run_with(a.ptr(), rows, expand)?))?;
+    }
+    Ok(())
+}
+
+/// The sort and the column pointer, once [`expand_rows`] has run on the same scratch.
+pub(crate) fn sort<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
     let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
     let mut sorted = scratch.slice::<u32>(d.nnz as usize)?;
     let end = bits_below(d.n);
@@ -63,16 +96,11 @@ pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut De
     // The look-back status in the column pointer when it fits (written after the sort).
     let stream = t.gpu.stream().clone();
     let mut lent = status_in_ptr(&t.radix, d).then(|| Scratch::of(&mut out.ptr, &stream));
+    let _expand = scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?;
+    let mut sub = scratch.sub(sort_bytes(&t.radix, d, vb))?;
     if even_passes(&t.radix, d.n) {
-        // The rows straight into the output's row indices; the first pass sorts from there.
-        t.ptr2idx.run_with(a.ptr(), &mut out.idx, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
-        let mut sub = scratch.sub(sort_bytes(&t.radix, d, vb))?;
         t.radix.sort_into_outputs_first_in_place_with(a.idx(), &mut sorted, &mut out.idx, second, end, &mut sub, lent.as_mut())?;
     } else {
-        // The rows straight into the sort's temporary copy, where its first pass reads them.
-        let mut expand = scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?;
-        let mut sub = scratch.sub(sort_bytes(&t.radix, d, vb))?;
-        t.ptr2idx.run_with(a.ptr(), &mut RadixSort::outputs_first_slice(&mut sub, d.nnz as usize)?, &mut expand)?;
         t.radix.sort_into_outputs_first_in_scratch_with(a.idx(), &mut sorted, &mut out.idx, second, end, &mut sub, lent.as_mut())?;
     }
     drop(lent);
@@ -82,4 +110,9 @@ pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut De
     // input's), ptr of n + 1 words.
     unsafe { t.k.sorted_ptr.args(&stream).arg(&s).arg(&d.nnz).arg(&d.n).arg(&pp).launch(grid(t.gpu.props().sm_count, d.nnz))? };
     Ok(())
+}
+
+pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+    expand_rows(t, a, out, d, &mut scratch.reborrow())?;
+    sort(t, a, out, d, scratch)
 }

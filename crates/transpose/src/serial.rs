@@ -118,6 +118,25 @@ pub fn radix_trans<T: Value>(a: &Csr<u32, T>) -> Moves {
     Moves { ptr: ptr_from_sorted(&keys, n), rows, source }
 }
 
+/// The CPU model of SymTrans's probe ([`crate::Transposer::probe_symmetric`]): `false` when `a` is
+/// not square, or when a nonzero `(r, c)` among the first [`crate::SYM_PROBE_ENTRIES`] of a probed
+/// row `r` ([`crate::sym_probe_row`]) has no mirror found by [`crate::symmetric_slot`] in row `c`.
+/// A pattern that [`sym_trans`] takes always passes.
+pub fn sym_probe<T: Value>(a: &Csr<u32, T>) -> bool {
+    if a.rows() != a.cols() {
+        return false;
+    }
+    let (ptr, idx, n) = (a.ptr(), a.idx(), a.rows());
+    (0..crate::sym_probe_rows(n)).all(|s| {
+        let r = crate::sym_probe_row(s, n) as usize;
+        let (b, e) = (ptr[r] as u64, ptr[r + 1] as u64);
+        (b..e.min(b + crate::SYM_PROBE_ENTRIES)).all(|j| {
+            let c = idx[j as usize] as usize;
+            crate::symmetric_slot(&|k| idx[k as usize], ptr[c] as u64, ptr[c + 1] as u64, r as u32).is_some()
+        })
+    })
+}
+
 /// SymTrans's model: `None` when `a` is not square, a row is not strictly increasing, or a
 /// nonzero `(r, c)` has no mirror `(c, r)` (the GPU then runs RadixTrans); else the pointer and
 /// rows are `a`'s own pointer and columns, and each nonzero's value goes to its mirror's slot

@@ -11,38 +11,56 @@
 //! rectangular matrix goes to RadixTrans at once. The workspace is the larger of the two
 //! algorithms' (they run one after the other on the same region).
 use gpu_ptr2idx::Ptr2Idx;
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
-use gpu_runtime::scratch::Layout;
+use std::sync::Arc;
+
+use gpu_runtime::cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
+use gpu_runtime::scratch::{Layout, ScratchSlice};
 use gpu_runtime::{Payload, Scratch};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
-use transpose_kernels::SYM_FLAG_WORDS;
+use gpu_runtime::grid_1d;
+use transpose_kernels::{sym_flag_raised, sym_probe_rows, NT, SYM_FLAG_WORDS, SYM_PROBE_ENTRIES};
 
 use crate::{grid, payload, radix_trans, Dims, Result, Transposer};
 
-/// The symmetric attempt's scratch, in carving order: the rows, the flag's copies, ptr2idx's
-/// scratch.
+/// The symmetric attempt's scratch when it keeps rows of its own (RadixTrans's sort takes an
+/// even number of passes, so its rows would go into the output's row indices, which the pass
+/// writes), in carving order: the rows, the flag's copies, ptr2idx's scratch. RadixTrans's
+/// scratch overlaps it from the same start: one runs or the other.
 fn own_bytes(d: Dims) -> u64 {
     Layout::new().add(4 * d.nnz).add(4 * SYM_FLAG_WORDS as u64).add(Ptr2Idx::workspace_bytes(d.m, d.nnz)).bytes()
 }
 
-/// The larger of the symmetric attempt's scratch and RadixTrans's (square matrices; RadixTrans's
-/// alone for the others).
+/// Square matrices: with an odd number of passes, RadixTrans's scratch then the flag's copies
+/// (the rows are RadixTrans's, in its sort's temporary copy, shared); with an even number, the
+/// larger of [`own_bytes`] and RadixTrans's. Other matrices: RadixTrans's alone.
 pub(crate) fn workspace_bytes(t: &Transposer, d: Dims, vb: u64) -> u64 {
     let radix = radix_trans::workspace_bytes(&t.radix, d, vb);
-    if d.m == d.n {
-        radix.max(own_bytes(d))
-    } else {
+    if d.m != d.n {
         radix
+    } else if radix_trans::rows_in_scratch(t, d) {
+        Layout::new().add(radix).add(4 * SYM_FLAG_WORDS as u64).bytes()
+    } else {
+        radix.max(own_bytes(d))
     }
 }
 
-/// Whether `a` (square, non-empty) has a symmetric pattern and sorted rows; if so its transpose
-/// is in `out`, else `out` holds nothing of use.
-fn try_symmetric<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<bool> {
-    let mut rows = scratch.slice::<u32>(d.nnz as usize)?;
-    let mut bad = scratch.slice::<u32>(SYM_FLAG_WORDS)?;
-    t.ptr2idx.run_with(a.ptr(), &mut rows, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
-    t.gpu.memset_bytes(&mut bad, 0)?;
+/// Launches SymTrans's probe of `a` (square, non-empty; [`transpose_kernels::sym_probe_row`]) on
+/// the zeroed flag words `bad` ([`SYM_FLAG_WORDS`]): they stay zero unless a probed nonzero has
+/// no mirror (the pattern is not symmetric, or a row is not sorted).
+pub(crate) fn launch_probe<T: Payload>(t: &Transposer, stream: &Arc<CudaStream>, a: &DeviceCsr<T>, bad: &mut impl DevicePtrMut<u32>, d: Dims) -> Result<()> {
+    let (p, _p) = a.ptr().device_ptr(stream);
+    let (i, _i) = a.idx().device_ptr(stream);
+    let (b, _b) = bad.device_ptr_mut(stream);
+    let threads = SYM_PROBE_ENTRIES * sym_probe_rows(d.n);
+    // SAFETY: transpose_symmetric_probe(n, ptr, idx, bad): a valid square CSR (pointer from 0 to
+    // nnz, columns < n = m) and SYM_FLAG_WORDS words of flag; blocks of NT threads (whole warps).
+    unsafe { t.k.probe.args(stream).arg(&d.n).arg(&p).arg(&i).arg(&b).launch(grid_1d(threads, NT, NT as u64, u32::MAX))? };
+    Ok(())
+}
+
+/// The full pass: `out` gets `a`'s pointer and indices and each value at its mirror's place; the
+/// flag `bad` (zeroed) is raised when the pattern is not symmetric. `rows`: each nonzero's row.
+fn launch_pass<T: Payload>(t: &Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, rows: &impl DevicePtr<u32>, bad: &mut impl DevicePtrMut<u32>, d: Dims) -> Result<()> {
     let stream = t.gpu.stream().clone();
     let (v, vals, out_vals) = payload(&stream, a, out);
     let (p, _p) = a.ptr().device_ptr(&stream);
@@ -53,16 +71,65 @@ fn try_symmetric<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut Dev
     let (b, _b) = bad.device_ptr_mut(&stream);
     // SAFETY: transpose_symmetric_v{4,8}(n, nnz, ptr, idx, rows, vals, out_ptr, out_idx,
     // out_vals, bad): a valid square CSR (pointer from 0 to nnz, columns < n = m), its rows from
-    // ptr2idx, outputs of n + 1 and nnz words (values when present), the zeroed flag's words.
+    // ptr2idx (not an output), outputs of n + 1 and nnz words (values when present), the zeroed
+    // flag's words.
     unsafe { t.k.symmetric[v].args(&stream).arg(&d.n).arg(&d.nnz).arg(&p).arg(&i).arg(&r).arg(&vals).arg(&op).arg(&oi).arg(&out_vals).arg(&b).launch(grid(t.gpu.props().sm_count, d.nnz.max(d.n + 1)))? };
-    drop((_p, _i, _r, _op, _oi, _b));
-    // Every copy is raised together: the first says.
-    Ok(t.gpu.download(&bad.range(0..1))?[0] == 0)
+    Ok(())
+}
+
+/// Whether the flag is still down ([`sym_flag_raised`]). Synchronizes.
+fn passed(t: &Transposer, bad: &ScratchSlice<'_, u32>) -> Result<bool> {
+    Ok(!sym_flag_raised(&t.gpu.download(bad)?))
 }
 
 pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
-    if d.m == d.n && try_symmetric(t, a, out, d, &mut scratch.reborrow())? {
-        return Ok(());
+    if d.m != d.n {
+        return radix_trans::run(t, a, out, d, scratch);
     }
+    let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
+    if radix_trans::rows_in_scratch(t, d) {
+        // RadixTrans's rows serve both: ptr2idx runs while the host reads the probe's verdict,
+        // and is not wasted when either check fails.
+        let mut radix = scratch.sub(radix_trans::workspace_bytes(&t.radix, d, vb))?;
+        let mut bad = scratch.slice::<u32>(SYM_FLAG_WORDS)?;
+        let main = t.gpu.stream().clone();
+        t.gpu.memset_bytes(&mut bad, 0)?;
+        // The probe on the side stream, beside ptr2idx on the main one (it is latency-bound,
+        // ptr2idx bandwidth-bound); its verdict copied to page-locked memory there.
+        let side = t.side_stream()?;
+        let err = || gpu_runtime::Error::driver("SymTrans's probe on the side stream");
+        side.join(&main).map_err(err())?;
+        launch_probe(t, &side, a, &mut bad, d)?;
+        side.memcpy_dtoh(&bad, t.verdict()?).map_err(err())?;
+        let probed = side.record_event(None).map_err(err())?;
+        radix_trans::expand_rows(t, a, out, d, &mut radix.reborrow())?;
+        // Waits for the verdict's copy only; ptr2idx goes on.
+        let probe_passed = !sym_flag_raised(t.verdict()?.as_slice().map_err(err())?);
+        // What follows on the main stream comes after the probe (its flag, its reads).
+        main.wait(&probed).map_err(err())?;
+        if probe_passed {
+            let ws = radix_trans::sort_bytes(&t.radix, d, vb);
+            radix_trans::with_odd_rows(d, ws, &mut radix.reborrow(), |rows, _| launch_pass(t, a, out, rows, &mut bad, d))?;
+            if passed(t, &bad)? {
+                return Ok(());
+            }
+        }
+        // The rows are still where the sort's first pass reads them.
+        return radix_trans::sort(t, a, out, d, &mut radix);
+    }
+    // An even number of passes: rows of its own, read after the probe's verdict.
+    let mut own = scratch.reborrow();
+    let mut rows = own.slice::<u32>(d.nnz as usize)?;
+    let mut bad = own.slice::<u32>(SYM_FLAG_WORDS)?;
+    t.gpu.memset_bytes(&mut bad, 0)?;
+    launch_probe(t, t.gpu.stream(), a, &mut bad, d)?;
+    if passed(t, &bad)? {
+        t.ptr2idx.run_with(a.ptr(), &mut rows, &mut own.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
+        launch_pass(t, a, out, &rows, &mut bad, d)?;
+        if passed(t, &bad)? {
+            return Ok(());
+        }
+    }
+    drop((rows, bad, own));
     radix_trans::run(t, a, out, d, scratch)
 }

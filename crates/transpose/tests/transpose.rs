@@ -8,7 +8,7 @@ mod common;
 
 use common::generated;
 use gpu_testkit::{gpu_test, rng, POISON_BYTE};
-use gpu_transpose::{serial, Algorithm, Error, Payload, Transposer};
+use gpu_transpose::{serial, Algorithm, Error, Payload, Transposer, AUTO_SYM_MIN_NNZ, SYM_PROBE_ENTRIES, SYM_PROBE_ROWS};
 use rand::rngs::StdRng;
 use rand::Rng;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
@@ -211,6 +211,29 @@ fn sym_trans_model_takes_symmetric_patterns_only() {
 }
 
 #[test]
+fn sym_probe_passes_symmetric_patterns_and_catches_missing_mirrors() {
+    let (mut r, _g) = rng();
+    let (mut passed, mut caught) = (0, 0);
+    for scale in [3u64, 10, 40, 200, 1000] {
+        for (name, a, symmetric) in sym_cases::<f32>(&mut r, scale) {
+            let probe = serial::sym_probe(&a);
+            if symmetric {
+                assert!(probe, "{name}: the probe refused a symmetric pattern");
+                passed += 1;
+            }
+            // Every row probed whole: the missing mirror cannot escape.
+            let whole = a.rows() <= SYM_PROBE_ROWS && a.ptr().windows(2).all(|w| (w[1] - w[0]) as u64 <= SYM_PROBE_ENTRIES);
+            if name.ends_with("less one") && whole {
+                assert!(!probe, "{name}: the probe missed the missing mirror");
+                caught += 1;
+            }
+        }
+    }
+    assert!(!serial::sym_probe(&Csr::try_new(2, 3, vec![0u32, 1, 1], vec![2], vec![1.0f32]).unwrap()), "a rectangle");
+    assert!(passed >= 30 && caught >= 5, "symmetric passed {passed}, missing mirrors caught {caught}");
+}
+
+#[test]
 fn a_plan_can_move_to_another_thread() {
     fn assert_send<T: Send>() {}
     assert_send::<Transposer>();
@@ -225,7 +248,10 @@ fn algorithm_names_round_trip_and_auto_resolves() {
     assert!(matches!("fast".parse::<Algorithm>(), Err(Error::UnknownAlgorithm(_))));
     for nnz in [0, 1, 100_000, 200_000, 1 << 32] {
         assert_eq!(Algorithm::Auto.resolve(1, 100_000, nnz), Algorithm::RadixTrans, "nnz {nnz}");
+        let square = if nnz >= AUTO_SYM_MIN_NNZ { Algorithm::SymTrans } else { Algorithm::RadixTrans };
+        assert_eq!(Algorithm::Auto.resolve(100_000, 100_000, nnz), square, "square, nnz {nnz}");
     }
+    assert_eq!(Algorithm::Auto.resolve(10, 10, AUTO_SYM_MIN_NNZ - 1), Algorithm::RadixTrans);
 }
 
 // ---------------------------------------------------------------- GPU
@@ -271,6 +297,8 @@ gpu_test!(fn sym_trans_matches_the_twin_symmetric_or_not(gpu) {
         }
         for (name, a, _) in sym_cases::<f32>(&mut r, scale) {
             check_gpu(&mut t, Algorithm::SymTrans, &name, &a, |v| v.to_bits() as u64);
+            let da = DeviceCsr::upload(t.gpu(), &a).unwrap();
+            assert_eq!(t.probe_symmetric(&da).unwrap(), serial::sym_probe(&a), "{name}: the probe's verdict");
             cases += 1;
         }
         for (name, a, _) in sym_cases::<f64>(&mut r, scale.min(20_000)) {

@@ -212,12 +212,51 @@ macro_rules! symmetric_kernel {
     };
 }
 
+/// SymTrans's probe of an `n × n` matrix ([`sym_probe_row`]): warp `s` takes probed row `r`, each
+/// lane one of its first [`SYM_PROBE_ENTRIES`] nonzeros `(r, c)`, and looks for the mirror
+/// `(c, r)` in row `c` ([`symmetric_slot`]); a warp that misses one raises copy `s` mod
+/// [`SYM_FLAG_COPIES`] of the flag `bad` (the full pass's words: a probe that passes leaves them
+/// zero for it; [`crate::sym_flag_raised`] reads them).
+///
+/// # Safety
+/// A CSR of `n` rows whose pointer runs from 0 to `nnz`, nondecreasing, and whose columns are below
+/// `n`; `bad` holds [`SYM_FLAG_WORDS`] words. Any 1-D grid of whole warps.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_symmetric_probe(n: u64, ptr: *const u32, idx: *const u32, bad: *mut u32) {
+    let lane = warp::lane_id();
+    let rows = sym_probe_rows(n);
+    // Warp-uniform: the lanes of a warp share s (blocks are whole warps).
+    let mut s = index_1d_u64() / 32;
+    while s < rows {
+        let r = sym_probe_row(s, n);
+        let mut fail = false;
+        // SAFETY: r < n, so ptr[r + 1] is in the pointer; j < e <= nnz; c < n (a valid CSR), and
+        // the search stays inside row c's range.
+        unsafe {
+            let (b, e) = (ldg_u32(ptr.add(r as usize)) as u64, ldg_u32(ptr.add(r as usize + 1)) as u64);
+            let j = b + lane as u64;
+            if j < e {
+                let c = ldg_u32(idx.add(j as usize)) as usize;
+                let (cb, ce) = (ldg_u32(ptr.add(c)) as u64, ldg_u32(ptr.add(c + 1)) as u64);
+                fail = symmetric_slot(&|k| ldg_u32(idx.add(k as usize)), cb, ce, r as u32).is_none();
+            }
+        }
+        // One store a failing warp, to copy s % SYM_FLAG_COPIES: every warp adding to every
+        // copy, as the full pass does, took 23 µs on an H100 (each copy's adds take turns).
+        if warp::ballot_sync(warp::FULL_MASK, fail) != 0 && lane == 0 {
+            // SAFETY: (s % SYM_FLAG_COPIES) * SYM_FLAG_STRIDE < SYM_FLAG_WORDS.
+            unsafe { atomic::st_relaxed_u32(bad.add((s % SYM_FLAG_COPIES as u64) as usize * SYM_FLAG_STRIDE), 1) };
+        }
+        s += grid_size_1d() / 32;
+    }
+}
+
 // One nonzero a thread a turn: 2 and 4, their searches interleaved, were slower (32 and 45
 // registers against 22; H100, f32, the whole SymTrans call, two runs each): the 3D Laplacian
 // 0.188–0.190 and 0.198–0.202 ms against 0.176; the failed attempt before RadixTrans on uniform
 // 100k² 0.602–0.608 and 0.604–0.606 against 0.582–0.584
 // (benches/results/2026-11-24-h100-symtrans-variants.txt).
-use crate::{symmetric_slot, SYM_FLAG_COPIES, SYM_FLAG_STRIDE};
+use crate::{sym_probe_row, sym_probe_rows, symmetric_slot, SYM_FLAG_COPIES, SYM_FLAG_STRIDE};
 
 symmetric_kernel!(transpose_symmetric_v4, u32);
 symmetric_kernel!(transpose_symmetric_v8, u64);

@@ -211,6 +211,55 @@ pub const SYM_FLAG_STRIDE: usize = 32;
 /// symmetric (the first word says).
 pub const SYM_FLAG_WORDS: usize = SYM_FLAG_COPIES * SYM_FLAG_STRIDE;
 
+/// Most rows of a square matrix that SymTrans's probe looks at before the full pass
+/// ([`sym_probe_row`]): enough that a pattern far from symmetric is told in one small launch.
+pub const SYM_PROBE_ROWS: u64 = 1024;
+/// Nonzeros of each probed row whose mirrors the probe looks for: the row's first 32 (a warp).
+pub const SYM_PROBE_ENTRIES: u64 = 32;
+
+/// The rows SymTrans's probe looks at in an `n × n` matrix: `min(n, SYM_PROBE_ROWS)`.
+///
+/// ```
+/// assert_eq!(transpose_kernels::sym_probe_rows(10), 10);
+/// assert_eq!(transpose_kernels::sym_probe_rows(1 << 20), transpose_kernels::SYM_PROBE_ROWS);
+/// ```
+#[inline(always)]
+pub const fn sym_probe_rows(n: u64) -> u64 {
+    if n < SYM_PROBE_ROWS { n } else { SYM_PROBE_ROWS }
+}
+
+/// The probe's `s`-th row (`s < sym_probe_rows(n)`, `n < 2^32`): `s · n / sym_probe_rows(n)`,
+/// spread evenly over the matrix (every row when `n <= SYM_PROBE_ROWS`). The probe is a filter:
+/// a nonzero `(r, c)` of a probed row among its first [`SYM_PROBE_ENTRIES`] whose mirror `(c, r)`
+/// is not found ([`symmetric_slot`]) proves the pattern is not symmetric (or a row is not sorted),
+/// and SymTrans hands the matrix to RadixTrans at once; a pattern that passes gets the full pass,
+/// which checks every nonzero.
+///
+/// ```
+/// use transpose_kernels::sym_probe_row;
+/// assert_eq!(sym_probe_row(3, 10), 3);
+/// assert_eq!(sym_probe_row(1, 8192), 8);
+/// assert_eq!(sym_probe_row(1023, 1 << 20), 1_047_552);
+/// ```
+#[inline(always)]
+pub const fn sym_probe_row(s: u64, n: u64) -> u64 {
+    s * n / sym_probe_rows(n)
+}
+
+/// Whether SymTrans's flag (its [`SYM_FLAG_WORDS`] words read back) is raised: any copy nonzero
+/// (the probe raises one copy a failing warp, the full pass every copy).
+///
+/// ```
+/// use transpose_kernels::{sym_flag_raised, SYM_FLAG_STRIDE, SYM_FLAG_WORDS};
+/// let mut w = vec![0u32; SYM_FLAG_WORDS];
+/// assert!(!sym_flag_raised(&w));
+/// w[3 * SYM_FLAG_STRIDE] = 1;
+/// assert!(sym_flag_raised(&w));
+/// ```
+pub fn sym_flag_raised(words: &[u32]) -> bool {
+    words.iter().step_by(SYM_FLAG_STRIDE).take(SYM_FLAG_COPIES).any(|&w| w != 0)
+}
+
 /// Where nonzero `(r, c)` of a matrix with a symmetric pattern goes in its transpose: the
 /// position of `r` among row `c`'s columns `idx[b..e)` (sorted, `b = ptr[c]`, `e = ptr[c + 1]`),
 /// found by binary search, or `None` when row `c` has no column `r` (the pattern is not
