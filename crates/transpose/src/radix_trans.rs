@@ -59,8 +59,7 @@ pub(crate) fn rows_in_scratch(t: &Transposer, d: Dims) -> bool {
 
 /// With an odd number of passes: calls `f` with the place in this call's scratch where ptr2idx
 /// writes the rows and the first pass reads them (the sort's temporary copy), and ptr2idx's
-/// scratch.
-/// `sort_ws` is [`sort_bytes`] for this call.
+/// scratch; `sort_ws` is [`sort_bytes`] for this call.
 pub(crate) fn with_odd_rows<R>(d: Dims, sort_ws: u64, scratch: &mut Scratch<'_>, f: impl FnOnce(&mut ScratchSlice<'_, u32>, &mut Scratch<'_>) -> Result<R>) -> Result<R> {
     let _sorted = scratch.slice::<u32>(d.nnz as usize)?;
     let mut expand = scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?;

@@ -5,19 +5,27 @@
 //! nonzero's row). One pass, about 20 bytes a nonzero with 4-byte values, where RadixTrans takes
 //! 3–4 passes of 12 each way.
 //!
-//! The kernel checks the pattern as it goes: a nonzero without a mirror, or a row not strictly
-//! sorted, raises a flag, which the host reads back (this synchronizes the stream, unlike the
-//! other GPU algorithms); then RadixTrans transposes the matrix into the same outputs. A
-//! rectangular matrix goes to RadixTrans at once. The workspace is the larger of the two
-//! algorithms' (they run one after the other on the same region).
+//! First a probe (`transpose_symmetric_probe`) looks for the mirrors of the first nonzeros of
+//! rows spread over the matrix, on the plan's second stream while ptr2idx runs on the main one;
+//! the host waits for its verdict alone (copied to page-locked memory). A refused pattern goes to
+//! RadixTrans. Otherwise the pass checks every nonzero as it goes: a nonzero without a mirror,
+//! or a row not strictly sorted, raises a flag, which the host reads back; then RadixTrans
+//! transposes the matrix into the same outputs. Both read-backs synchronize the stream, unlike
+//! the other GPU algorithms. A rectangular matrix goes to RadixTrans at once.
+//!
+//! When RadixTrans's sort takes an odd number of passes (every suite matrix), its ptr2idx writes
+//! the rows into the sort's temporary copy, which the pass does not write: SymTrans shares them,
+//! so neither refusal wastes ptr2idx, and its workspace is RadixTrans's plus the flag. With an
+//! even number the rows would go into the output's row indices, which the pass writes: SymTrans
+//! then keeps rows of its own, after the probe's verdict, and its workspace is the larger of the
+//! two.
 use gpu_ptr2idx::Ptr2Idx;
 use std::sync::Arc;
 
 use gpu_runtime::cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::{Layout, ScratchSlice};
-use gpu_runtime::{Payload, Scratch};
+use gpu_runtime::{grid_1d, Payload, Scratch};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
-use gpu_runtime::grid_1d;
 use transpose_kernels::{sym_flag_raised, sym_probe_rows, NT, SYM_FLAG_WORDS, SYM_PROBE_ENTRIES};
 
 use crate::{grid, payload, radix_trans, Dims, Result, Transposer};
