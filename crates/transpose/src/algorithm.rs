@@ -97,8 +97,9 @@ impl Algorithm {
 }
 
 /// The fewest nonzeros of a square matrix for which `Auto` takes SymTrans. A pattern that is not
-/// symmetric costs SymTrans its probe: on an H100 about 10 µs on the suite's 10M-nonzero square
-/// matrices (+1–2%, the probe beside ptr2idx on a second stream), but +15% on a 1.1M-nonzero one
+/// symmetric costs SymTrans its probe: on an H100 10–40 µs on the suite's 10M-nonzero square
+/// matrices (+1–7%, varying from run to run; the probe runs beside ptr2idx on a second stream),
+/// but +15% on a 1.1M-nonzero one
 /// (0.128 against 0.111 ms), where ptr2idx is too short to hide it; a symmetric one gains about
 /// 2× (the 3D Laplacian 100³: 0.18 against 0.38 ms). BENCHMARKS.md, 2026-11-24, session 9.
 pub const AUTO_SYM_MIN_NNZ: u64 = 1 << 22;
