@@ -265,10 +265,7 @@ impl Transposer {
             return Ok(true);
         }
         let mut bad = self.gpu.alloc::<u32>(transpose_kernels::SYM_FLAG_WORDS)?;
-        self.gpu.memset_bytes(&mut bad, 0)?;
-        let stream = self.gpu.stream().clone();
-        sym_trans::launch_probe(self, &stream, a, &mut bad, d)?;
-        Ok(!transpose_kernels::sym_flag_raised(&self.gpu.download(&bad)?))
+        sym_trans::probe(self, a, &mut bad, d)
     }
 
     /// Output buffers of the transposed shape for `a` (contents unspecified).

@@ -23,7 +23,7 @@ use gpu_ptr2idx::Ptr2Idx;
 use std::sync::Arc;
 
 use gpu_runtime::cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
-use gpu_runtime::scratch::{Layout, ScratchSlice};
+use gpu_runtime::scratch::Layout;
 use gpu_runtime::{grid_1d, Payload, Scratch};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use transpose_kernels::{sym_flag_raised, sym_probe_rows, NT, SYM_FLAG_WORDS, SYM_PROBE_ENTRIES};
@@ -86,8 +86,16 @@ fn launch_pass<T: Payload>(t: &Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsr
 }
 
 /// Whether the flag is still down ([`sym_flag_raised`]). Synchronizes.
-fn passed(t: &Transposer, bad: &ScratchSlice<'_, u32>) -> Result<bool> {
+fn passed(t: &Transposer, bad: &impl DevicePtr<u32>) -> Result<bool> {
     Ok(!sym_flag_raised(&t.gpu.download(bad)?))
+}
+
+/// The probe on the main stream, its flag `bad` zeroed first, and its verdict read back
+/// ([`passed`]; synchronizes).
+pub(crate) fn probe<T: Payload, B: DevicePtr<u32> + DevicePtrMut<u32>>(t: &Transposer, a: &DeviceCsr<T>, bad: &mut B, d: Dims) -> Result<bool> {
+    t.gpu.memset_bytes(bad, 0)?;
+    launch_probe(t, t.gpu.stream(), a, bad, d)?;
+    passed(t, bad)
 }
 
 pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
@@ -129,9 +137,7 @@ pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut De
     let mut own = scratch.reborrow();
     let mut rows = own.slice::<u32>(d.nnz as usize)?;
     let mut bad = own.slice::<u32>(SYM_FLAG_WORDS)?;
-    t.gpu.memset_bytes(&mut bad, 0)?;
-    launch_probe(t, t.gpu.stream(), a, &mut bad, d)?;
-    if passed(t, &bad)? {
+    if probe(t, a, &mut bad, d)? {
         t.ptr2idx.run_with(a.ptr(), &mut rows, &mut own.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
         launch_pass(t, a, out, &rows, &mut bad, d)?;
         if passed(t, &bad)? {
