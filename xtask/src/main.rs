@@ -3,8 +3,9 @@
 //! - `setup-ptx-toolchain`: installs the Rust→PTX toolchain on Debian bookworm; elsewhere prints
 //!   what to install.
 //! - `build-ptx [--arch sm_80] [--check]`: builds every kernel crate of `kernels-rs/` to PTX and
-//!   writes it inside the host crate that embeds it (or, with `--check`, fails when a committed
-//!   module differs from a fresh build); validates each module with `ptxas -arch=sm_90` when found.
+//!   writes it inside the host crate that embeds it, with a cubin per architecture assembled by
+//!   the pinned ptxas (or, with `--check`, fails when a committed PTX or cubin differs from a
+//!   fresh build).
 //! - `test [cargo test args]`: the README's test command.
 #[cfg_attr(not(test), allow(dead_code))]
 mod arch;
@@ -18,8 +19,9 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: cargo xtask <command>
   setup-ptx-toolchain            install the Rust->PTX device toolchain (Debian bookworm) or say what to install
   build-ptx [--arch sm_XX] [--check]
-                                 build kernels-rs/ to PTX into each host crate's ptx/ (default --arch sm_80);
-                                 --check: fail if a committed PTX differs from a fresh build
+                                 build kernels-rs/ to PTX into each host crate's ptx/ (default --arch sm_80)
+                                 and assemble the cubins (ptxas 12.9.86: pip install nvidia-cuda-nvcc-cu12==12.9.86);
+                                 --check: fail if a committed PTX or cubin differs from a fresh build
   test [ARGS...]                 run the workspace tests (ARGS go to cargo test), report skipped GPU tests,
                                  and run build-ptx --check when the device toolchain is installed";
 

@@ -10,11 +10,61 @@
 //! # into the PTX as `.maxntid` / `.minnctapersm` (ptxas then caps the registers to fit)
 //! launch_bounds = "kernel_a:512:2, kernel_b:256:4"
 //! ```
+//!
+//! Beside each `NAME.ptx` it writes `NAME.sm_XY.cubin.gz`: the PTX assembled by the pinned
+//! `ptxas` ([`archs::PTXAS_RELEASE`]) for each of [`archs::CUBIN_ARCHS`], gzip-compressed, so the
+//! runtime loads machine code instead of JIT-compiling the PTX in every new process.
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::toolchain::{self, Toolchain};
 use crate::{root, Res};
+
+/// The cubin architectures and the pinned ptxas release: the runtime's own file.
+#[path = "../../crates/runtime/src/archs.rs"]
+#[allow(dead_code)]
+pub mod archs;
+
+/// The pip requirement that installs the pinned ptxas.
+pub fn ptxas_requirement() -> String {
+    format!("nvidia-cuda-nvcc-cu12=={}", archs::PTXAS_RELEASE)
+}
+
+/// The committed cubin of `module` for `sm` beside `ptx` (`NAME.sm_XY.cubin.gz`).
+pub fn cubin_path(ptx: &Path, module: &str, sm: u32) -> PathBuf {
+    ptx.with_file_name(format!("{module}.sm_{sm}.cubin.gz"))
+}
+
+/// `bytes` gzip-compressed with a fixed header (no name, time 0): the same input gives the same file.
+fn gzip(bytes: &[u8]) -> Res<Vec<u8>> {
+    let mut enc = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::best());
+    enc.write_all(bytes).map_err(|e| e.to_string())?;
+    enc.finish().map_err(|e| e.to_string())
+}
+
+/// The contents of a committed `.cubin.gz`, or `None` when missing or not gzip.
+fn gunzip_file(path: &Path) -> Option<Vec<u8>> {
+    let gz = std::fs::read(path).ok()?;
+    let mut out = vec![];
+    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut out).ok()?;
+    Some(out)
+}
+
+/// Assembles `ptx_file` for `sm_{sm}` into `out`; with `verbose`, returns ptxas's resource report.
+fn assemble(ptxas: &Path, module: &str, ptx_file: &Path, sm: u32, out: &Path, verbose: bool) -> Res<String> {
+    let mut c = Command::new(ptxas);
+    c.arg(format!("-arch=sm_{sm}")).arg("-o").arg(out).arg(ptx_file);
+    if verbose {
+        c.arg("-v");
+    }
+    let run = c.output().map_err(|e| format!("could not run {}: {e}", ptxas.display()))?;
+    let log = String::from_utf8_lossy(&run.stderr).to_string() + &String::from_utf8_lossy(&run.stdout);
+    if !run.status.success() {
+        return Err(format!("ptxas -arch=sm_{sm} rejected module `{module}`:\n{log}"));
+    }
+    Ok(log)
+}
 
 /// One kernel crate and where its PTX goes.
 pub struct KernelCrate {
@@ -128,17 +178,8 @@ pub fn find_ptxas() -> Option<PathBuf> {
     sptrans_devtools::find_ptxas()
 }
 
-/// Validates `ptx` for sm_90 and prints registers, shared memory, stack and spills per kernel.
-fn validate(ptxas: &Path, module: &str, ptx_file: &Path) -> Res {
-    let out = Command::new(ptxas)
-        .args(["-arch=sm_90", "-v", "-o", "/dev/null"])
-        .arg(ptx_file)
-        .output()
-        .map_err(|e| format!("could not run {}: {e}", ptxas.display()))?;
-    let log = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        return Err(format!("ptxas -arch=sm_90 rejected module `{module}`:\n{log}"));
-    }
+/// Prints registers, shared memory, stack and spills per kernel from ptxas's `-v` report.
+fn print_report(module: &str, log: &str) {
     let mut kernel = String::new();
     let mut frame = String::new();
     for line in log.lines() {
@@ -150,6 +191,78 @@ fn validate(ptxas: &Path, module: &str, ptx_file: &Path) -> Res {
             println!("    {module}::{kernel}: {rest}; {frame}");
         }
     }
+}
+
+/// Assembles every module for every cubin architecture (in parallel), prints the sm_90 resource
+/// report, and writes the cubins (or, with `check`, compares them with the committed ones,
+/// adding the stale ones to `stale`).
+fn cubins(ptxas: &Path, built: &[(&KernelCrate, PathBuf)], tmp: &Path, check: bool, stale: &mut Vec<String>) -> Res {
+    let jobs: Vec<(&KernelCrate, &PathBuf, u32)> = built.iter().flat_map(|(k, f)| archs::CUBIN_ARCHS.iter().map(move |&sm| (*k, f, sm))).collect();
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(jobs.len().max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    /// A job's index, and its cubin with ptxas's log.
+    type Assembled = (usize, Res<(Vec<u8>, String)>);
+    let results: Vec<Assembled> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = vec![];
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(k, ptx_file, sm)) = jobs.get(i) else { break };
+                        let out = tmp.join(format!("{}.sm_{sm}.cubin", k.module));
+                        let r = assemble(ptxas, &k.module, ptx_file, sm, &out, sm == 90)
+                            .and_then(|log| std::fs::read(&out).map(|b| (b, log)).map_err(|e| format!("{}: {e}", out.display())));
+                        done.push((i, r));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+    });
+    let mut results = results;
+    results.sort_by_key(|(i, _)| *i);
+    if results.len() != jobs.len() {
+        return Err("a ptxas worker thread panicked".into());
+    }
+    for (i, r) in results {
+        let (k, _, sm) = jobs[i];
+        let (cubin, log) = r?;
+        if sm == 90 {
+            print_report(&k.module, &log);
+        }
+        let dest = cubin_path(&k.dest, &k.module, sm);
+        let rel = dest.strip_prefix(root()).unwrap_or(&dest).display().to_string();
+        let committed = gunzip_file(&dest);
+        if check {
+            match committed {
+                Some(c) if c == cubin => {}
+                Some(_) => stale.push(format!("{rel} differs from a fresh ptxas {} build", archs::PTXAS_RELEASE)),
+                None => stale.push(format!("{rel} is missing")),
+            }
+        } else if committed.as_deref() != Some(&cubin[..]) {
+            std::fs::write(&dest, gzip(&cubin)?).map_err(|e| format!("{rel}: {e}"))?;
+            println!("  {rel}: written");
+        }
+    }
+    // Cubins of architectures no longer built would be embedded by nobody but still shipped.
+    for (k, _) in built {
+        let Some(dir) = k.dest.parent() else { continue };
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        for e in entries.filter_map(|e| e.ok()) {
+            let name = e.file_name().to_string_lossy().to_string();
+            let Some(sm) = name.strip_prefix(&format!("{}.sm_", k.module)).and_then(|r| r.strip_suffix(".cubin.gz")) else { continue };
+            if !sm.parse::<u32>().is_ok_and(|sm| archs::CUBIN_ARCHS.contains(&sm)) {
+                if check {
+                    stale.push(format!("{} is not an architecture of CUBIN_ARCHS", e.path().display()));
+                } else {
+                    std::fs::remove_file(e.path()).map_err(|err| format!("{}: {err}", e.path().display()))?;
+                    println!("  {name}: removed (not in CUBIN_ARCHS)");
+                }
+            }
+        }
+    }
     Ok(())
 }
 
@@ -158,10 +271,17 @@ pub fn build_ptx(arch: &str, check: bool) -> Res {
     let tc = toolchain::find()?;
     let crates = kernel_crates()?;
     println!("build-ptx: {} module(s) for {arch} with {}", crates.len(), tc.describe);
-    let ptxas = find_ptxas();
+    let require = std::env::var("SPTRANS_REQUIRE_PTXAS").is_ok_and(|v| v == "1");
+    let ptxas = sptrans_devtools::find_ptxas_release(archs::PTXAS_RELEASE);
+    let install = format!("python3 -m pip install {}", ptxas_requirement());
+    if ptxas.is_none() && (require || !check) {
+        let other = find_ptxas().map(|p| format!(" (found {} of release {})", p.display(), sptrans_devtools::ptxas_release(&p).unwrap_or("?".into()))).unwrap_or_default();
+        return Err(format!("the cubins are built with ptxas {} and none was found{other}: {install}", archs::PTXAS_RELEASE));
+    }
     let tmp = std::env::temp_dir().join(format!("sptrans-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
     let mut stale = vec![];
+    let mut built = vec![];
     for k in &crates {
         let ptx = build_one(&tc, k, arch)?;
         let fresh = tmp.join(format!("{}.ptx", k.module));
@@ -183,20 +303,19 @@ pub fn build_ptx(arch: &str, check: bool) -> Res {
             }
             println!("  {rel}: {} ({} lines)", if unchanged { "unchanged" } else { "written" }, ptx.lines().count());
         }
-        if let Some(p) = &ptxas {
-            validate(p, &k.module, &fresh)?;
+        built.push((k, fresh));
+    }
+    match &ptxas {
+        Some(p) => {
+            println!("build-ptx: assembling {} architectures (sm_{}) with {}; sm_90 resources:", archs::CUBIN_ARCHS.len(), archs::CUBIN_ARCHS.map(|a| a.to_string()).join(", sm_"), p.display());
+            cubins(p, &built, &tmp, check, &mut stale)?;
+            println!("build-ptx: every module assembled for every architecture; cubins {}", if check { "compared" } else { "up to date" });
         }
+        None => println!("build-ptx: ptxas {} not found, cubins not checked ({install})", archs::PTXAS_RELEASE),
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    match &ptxas {
-        Some(p) => println!("build-ptx: every module passed {} -arch=sm_90", p.display()),
-        None if std::env::var("SPTRANS_REQUIRE_PTXAS").is_ok_and(|v| v == "1") => {
-            return Err("SPTRANS_REQUIRE_PTXAS=1 but ptxas was not found (python3 -m pip install nvidia-cuda-nvcc)".into())
-        }
-        None => println!("build-ptx: ptxas not found, PTX not validated (python3 -m pip install nvidia-cuda-nvcc)"),
-    }
     if !stale.is_empty() {
-        return Err(format!("committed PTX is stale; run `cargo xtask build-ptx` and commit:\n  {}", stale.join("\n  ")));
+        return Err(format!("committed PTX or cubins are stale; run `cargo xtask build-ptx` and commit:\n  {}", stale.join("\n  ")));
     }
     Ok(())
 }
@@ -214,5 +333,18 @@ mod tests {
         assert!(apply_launch_bounds(ptx, &parse_bounds("c:1:1").unwrap()).is_err());
         assert!(parse_bounds("a:512").is_err());
         assert!(parse_bounds("").unwrap().is_empty());
+    }
+
+    #[test]
+    fn ci_installs_the_pinned_ptxas_and_the_macro_names_every_architecture() {
+        let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+        assert!(ci.contains(&ptxas_requirement()), ".ci/run must install {}", ptxas_requirement());
+        let module = std::fs::read_to_string(root().join("crates/runtime/src/module.rs")).unwrap();
+        for sm in archs::CUBIN_ARCHS {
+            assert!(module.contains(&format!("embed_module!(@cubin $name, {sm})")), "embed_module! lacks sm_{sm}");
+        }
+        assert_eq!(cubin_path(Path::new("/a/ptx/scan.ptx"), "scan", 90), Path::new("/a/ptx/scan.sm_90.cubin.gz"));
+        let gz = gzip(b"abc").unwrap();
+        assert_eq!(gz, gzip(b"abc").unwrap(), "gzip output must not depend on the time");
     }
 }

@@ -23,7 +23,7 @@ use sptrans_matrix::device::DeviceCsr;
 pub use csrc_kernels::{BLOCK_ROWS, MAX_K};
 
 /// The embedded `csrc` PTX module (built from `kernels-rs/csrc`).
-pub static MODULE: PtxModule = PtxModule::new("csrc", include_str!("../ptx/csrc.ptx"));
+pub static MODULE: PtxModule = gpu_runtime::embed_module!("csrc");
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

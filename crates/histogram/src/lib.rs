@@ -17,7 +17,7 @@ use gpu_scan::{ScanKind, Scanner};
 pub use histogram_kernels::{partition_range, NT, VT, WARPS};
 
 /// The embedded `histogram` PTX module (built from `kernels-rs/histogram`).
-pub static MODULE: PtxModule = PtxModule::new("histogram", include_str!("../ptx/histogram.ptx"));
+pub static MODULE: PtxModule = gpu_runtime::embed_module!("histogram");
 
 /// Most bins a histogram may have: 2^31 (keys are `u32`; `u32::MAX` is never a valid key).
 pub const MAX_BINS: u64 = 1 << 31;

@@ -16,7 +16,7 @@ use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
 pub use ptr2idx_kernels::{merge_path, NT, NV};
 
 /// The embedded `ptr2idx` PTX module (built from `kernels-rs/ptr2idx`).
-pub static MODULE: PtxModule = PtxModule::new("ptr2idx", include_str!("../ptx/ptr2idx.ptx"));
+pub static MODULE: PtxModule = gpu_runtime::embed_module!("ptr2idx");
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

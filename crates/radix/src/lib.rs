@@ -14,7 +14,7 @@ use gpu_runtime::{Kernel, Payload, PtxModule, Scratch, ScratchBuf};
 pub use radix_kernels::{bits_below, digit, pass_digit, passes, stage_bytes, HIST_PASSES, MAX_BITS, NT, NV, VT};
 
 /// The embedded `radix` PTX module (built from `kernels-rs/radix`).
-pub static MODULE: PtxModule = PtxModule::new("radix", include_str!("../ptx/radix.ptx"));
+pub static MODULE: PtxModule = gpu_runtime::embed_module!("radix");
 
 /// Most keys one call sorts (offsets are 32-bit).
 pub const MAX_LEN: u64 = u32::MAX as u64;

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 
+use crate::image::{Image, ImagePolicy, ModuleLoad};
 use crate::module::{Kernel, PtxModule};
 use crate::{Error, Result};
 
@@ -84,8 +85,16 @@ struct Shared {
     ctx: Arc<CudaContext>,
     props: DeviceProps,
     /// Loaded modules, keyed by the address of their `&'static PtxModule` (identity, not name:
-    /// two modules that happen to share a name are still two modules).
-    modules: Mutex<HashMap<usize, Arc<CudaModule>>>,
+    /// two modules that happen to share a name are still two modules), with what their load did.
+    modules: Mutex<HashMap<usize, (Arc<CudaModule>, ModuleLoad)>>,
+    /// Which images later loads may take.
+    policy: Mutex<ImagePolicy>,
+}
+
+impl Shared {
+    fn new(ctx: Arc<CudaContext>, props: DeviceProps) -> Arc<Self> {
+        Arc::new(Shared { ctx, props, modules: Mutex::new(HashMap::new()), policy: Mutex::new(ImagePolicy::from_env()) })
+    }
 }
 
 /// A handle on one GPU: a context, **the stream this handle's work is enqueued on**, a cache of
@@ -142,7 +151,7 @@ impl Gpu {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(Error::driver("creating a stream"))?;
         let props = read_props(&ctx, ordinal)?;
-        Ok(Self { shared: Arc::new(Shared { ctx, props, modules: Mutex::new(HashMap::new()) }), stream })
+        Ok(Self { shared: Shared::new(ctx, props), stream })
     }
 
     /// Opens device 0.
@@ -162,7 +171,7 @@ impl Gpu {
     pub fn from_stream(stream: Arc<CudaStream>) -> Result<Self> {
         let ctx = stream.context().clone();
         let props = read_props(&ctx, ctx.ordinal())?;
-        Ok(Self { shared: Arc::new(Shared { ctx, props, modules: Mutex::new(HashMap::new()) }), stream })
+        Ok(Self { shared: Shared::new(ctx, props), stream })
     }
 
     /// A handle on `stream`, which must belong to this handle's context; shares the module cache.
@@ -219,34 +228,92 @@ impl Gpu {
     }
 
     /// Loads `module` into this context on first use (cached by the module's identity) and
-    /// returns kernel `name`.
+    /// returns kernel `name`. The module is loaded from its cubin for this device's architecture
+    /// when it embeds one and the [image policy](Gpu::set_image_policy) allows, else from its
+    /// PTX ([`Gpu::load_module`] says which).
     ///
     /// # Errors
     /// [`Error::PtxLoad`] when the driver refuses the module, [`Error::KernelNotFound`] when it
     /// has no such kernel.
     pub fn kernel(&self, module: &'static PtxModule, name: &str) -> Result<Kernel> {
-        let key = module as *const PtxModule as usize;
-        let m = {
-            let mut cache = self.shared.modules.lock().unwrap_or_else(|p| p.into_inner());
-            match cache.get(&key) {
-                Some(m) => m.clone(),
-                None => {
-                    let m = self
-                        .shared
-                        .ctx
-                        .load_module(cudarc::nvrtc::Ptx::from_src(module.ptx()))
-                        .map_err(|source| Error::PtxLoad { module: module.name(), source })?;
-                    cache.insert(key, m.clone());
-                    m
-                }
-            }
-        };
+        let m = self.loaded(module)?.0;
         let func = m.load_function(name).map_err(|source| Error::KernelNotFound {
             module: module.name(),
             kernel: name.to_string(),
             source,
         })?;
         Ok(Kernel { func, name: name.into() })
+    }
+
+    /// Loads `module` into this context unless it is loaded already, and says how it was loaded
+    /// (or was, by the first load): the image and how long it took. [`Gpu::kernel`] loads modules
+    /// by itself; this is for reports (`sptrans info`) and for warming up before timing.
+    ///
+    /// # Errors
+    /// [`Error::PtxLoad`] when the driver refuses the module.
+    pub fn load_module(&self, module: &'static PtxModule) -> Result<ModuleLoad> {
+        Ok(self.loaded(module)?.1)
+    }
+
+    /// How each module loaded so far into this context (by this handle family) was loaded, in
+    /// no particular order.
+    pub fn loaded_modules(&self) -> Vec<ModuleLoad> {
+        let cache = self.shared.modules.lock().unwrap_or_else(|p| p.into_inner());
+        cache.values().map(|(_, l)| l.clone()).collect()
+    }
+
+    /// Which images later module loads of this handle family take: [`ImagePolicy::Auto`] (the
+    /// cubin for the device when embedded, else the PTX) or [`ImagePolicy::PtxOnly`]. Modules
+    /// already loaded stay as they are. The default is [`ImagePolicy::from_env`]
+    /// (`CUDA_FORCE_PTX_JIT=1` selects the PTX).
+    pub fn set_image_policy(&self, policy: ImagePolicy) {
+        *self.shared.policy.lock().unwrap_or_else(|p| p.into_inner()) = policy;
+    }
+
+    /// The image policy of this handle family ([`Gpu::set_image_policy`]).
+    pub fn image_policy(&self) -> ImagePolicy {
+        *self.shared.policy.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn loaded(&self, module: &'static PtxModule) -> Result<(Arc<CudaModule>, ModuleLoad)> {
+        let key = module as *const PtxModule as usize;
+        // The lock is held across the load so that two threads never load one module twice.
+        let mut cache = self.shared.modules.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(hit) = cache.get(&key) {
+            return Ok(hit.clone());
+        }
+        let entry = self.load_uncached(module)?;
+        cache.insert(key, entry.clone());
+        Ok(entry)
+    }
+
+    fn load_uncached(&self, module: &'static PtxModule) -> Result<(Arc<CudaModule>, ModuleLoad)> {
+        let start = std::time::Instant::now();
+        let cc = self.shared.props.compute_capability;
+        let why_ptx = match (self.image_policy(), module.cubin_for(cc)) {
+            (_, None) if module.cubins().is_empty() => "the module embeds no cubins".to_string(),
+            (_, None) => format!("no embedded cubin runs on compute capability {}.{}", cc.0, cc.1),
+            (ImagePolicy::PtxOnly, Some(_)) => "the image policy asks for the PTX (CUDA_FORCE_PTX_JIT=1 or Gpu::set_image_policy)".to_string(),
+            (ImagePolicy::Auto, Some(cubin)) => {
+                let loaded = cubin
+                    .decompress()
+                    .map_err(|e| format!("its sm_{} cubin does not decompress ({e})", cubin.sm()))
+                    .and_then(|elf| self.shared.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(elf)).map_err(|e| format!("the driver refused its sm_{} cubin ({e})", cubin.sm())));
+                match loaded {
+                    Ok(m) => {
+                        let load = ModuleLoad { module: module.name(), image: Image::Cubin { sm: cubin.sm() }, time: start.elapsed(), why_ptx: None };
+                        return Ok((m, load));
+                    }
+                    Err(why) => why,
+                }
+            }
+        };
+        let m = self
+            .shared
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(module.ptx()))
+            .map_err(|source| Error::PtxLoad { module: module.name(), source })?;
+        Ok((m, ModuleLoad { module: module.name(), image: Image::Ptx, time: start.elapsed(), why_ptx: Some(why_ptx) }))
     }
 
     /// Device buffer of `len` elements with unspecified contents, for types valid for any bit

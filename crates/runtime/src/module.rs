@@ -3,27 +3,114 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
 
+use crate::image::Cubin;
 use crate::{Error, Result};
 
-/// A PTX module embedded in a host crate (built by `cargo xtask build-ptx`, committed under the
-/// crate's `ptx/`). Declare one `static` per module; [`crate::Gpu::kernel`] loads it lazily, once
-/// per context.
+/// A device-code module embedded in a host crate: its PTX and, beside it, a cubin per
+/// architecture of [`crate::CUBIN_ARCHS`] (both built by `cargo xtask build-ptx` and committed
+/// under the crate's `ptx/`). Declare one `static` per module with [`crate::embed_module!`];
+/// [`crate::Gpu::kernel`] loads it lazily, once per context, from the cubin matching the device
+/// or else from the PTX.
 ///
 /// ```
 /// static MODULE: gpu_runtime::PtxModule =
 ///     gpu_runtime::PtxModule::new("runtime", include_str!("../ptx/runtime.ptx"));
 /// assert_eq!(MODULE.target(), Some("sm_80"));
+/// assert!(MODULE.cubins().is_empty()); // PTX only: the driver compiles it at load
 /// ```
 #[derive(Debug)]
 pub struct PtxModule {
     name: &'static str,
     ptx: &'static str,
+    cubins: &'static [Cubin],
+}
+
+/// Declares the module `name` of the calling crate as a [`PtxModule`] value: its PTX
+/// (`ptx/NAME.ptx`) and its cubins (`ptx/NAME.sm_XY.cubin.gz` for each of
+/// [`crate::CUBIN_ARCHS`]), all embedded at compile time from the calling crate's directory.
+///
+/// ```ignore
+/// pub static MODULE: gpu_runtime::PtxModule = gpu_runtime::embed_module!("scan");
+/// ```
+#[macro_export]
+macro_rules! embed_module {
+    ($name:literal) => {
+        $crate::PtxModule::with_cubins(
+            $name,
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/ptx/", $name, ".ptx")),
+            &[
+                $crate::embed_module!(@cubin $name, 80),
+                $crate::embed_module!(@cubin $name, 86),
+                $crate::embed_module!(@cubin $name, 89),
+                $crate::embed_module!(@cubin $name, 90),
+                $crate::embed_module!(@cubin $name, 100),
+                $crate::embed_module!(@cubin $name, 120),
+            ],
+        )
+    };
+    (@cubin $name:literal, $sm:literal) => {
+        $crate::Cubin::new($sm, include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/ptx/", $name, ".sm_", $sm, ".cubin.gz")))
+    };
 }
 
 impl PtxModule {
-    /// A module called `name` with PTX text `ptx`.
+    /// A module called `name` with PTX text `ptx` and no cubins (the driver compiles the PTX at
+    /// load).
     pub const fn new(name: &'static str, ptx: &'static str) -> Self {
-        Self { name, ptx }
+        Self { name, ptx, cubins: &[] }
+    }
+
+    /// A module called `name` with PTX text `ptx` and machine code for the architectures of
+    /// `cubins` (see [`crate::embed_module!`]).
+    pub const fn with_cubins(name: &'static str, ptx: &'static str, cubins: &'static [Cubin]) -> Self {
+        Self { name, ptx, cubins }
+    }
+
+    /// The embedded cubins.
+    pub fn cubins(&self) -> &'static [Cubin] {
+        self.cubins
+    }
+
+    /// The cubin a device of compute capability `cc` runs: the newest of its major version whose
+    /// minor version is not above the device's; `None` when there is none (the PTX is loaded).
+    ///
+    /// ```
+    /// static M: gpu_runtime::PtxModule = gpu_runtime::PtxModule::with_cubins("m", "", &[
+    ///     gpu_runtime::Cubin::new(80, b""), gpu_runtime::Cubin::new(86, b""), gpu_runtime::Cubin::new(90, b""),
+    /// ]);
+    /// assert_eq!(M.cubin_for((8, 9)).map(|c| c.sm()), Some(86));
+    /// assert_eq!(M.cubin_for((9, 0)).map(|c| c.sm()), Some(90));
+    /// assert!(M.cubin_for((11, 0)).is_none());
+    /// ```
+    pub fn cubin_for(&self, cc: (u32, u32)) -> Option<&'static Cubin> {
+        self.cubins.iter().filter(|c| c.runs_on(cc)).max_by_key(|c| c.sm())
+    }
+
+    /// Checks the embedded cubins without a GPU: each decompresses to a CUDA ELF file whose
+    /// header names the architecture it is filed under, and defines every kernel of the PTX (a
+    /// `.text.<kernel>` section), so a cubin left from an older PTX shows up. Returns how many
+    /// cubins were checked.
+    ///
+    /// # Errors
+    /// What is wrong with the first bad cubin, naming the module and architecture.
+    pub fn check_cubins(&self) -> std::result::Result<usize, String> {
+        let kernels = self.kernels();
+        for c in self.cubins {
+            let at = format!("module `{}`, sm_{} cubin", self.name, c.sm());
+            let elf = c.decompress().map_err(|e| format!("{at}: does not decompress: {e}"))?;
+            match crate::cubin_arch(&elf) {
+                Some(sm) if sm == c.sm() => {}
+                Some(sm) => return Err(format!("{at}: the ELF header says sm_{sm}")),
+                None => return Err(format!("{at}: not a 64-bit CUDA ELF file")),
+            }
+            for k in &kernels {
+                let section = format!(".text.{k}\0");
+                if !elf.windows(section.len()).any(|w| w == section.as_bytes()) {
+                    return Err(format!("{at}: no kernel `{k}` (stale against the PTX? run `cargo xtask build-ptx`)"));
+                }
+            }
+        }
+        Ok(self.cubins.len())
     }
 
     /// The module's name (`scan`, `runtime`, ...).

@@ -7,7 +7,7 @@ use crate::module::{grid_1d, PtxModule};
 use crate::{Error, Gpu, Result};
 
 /// The embedded `runtime` PTX module.
-pub static MODULE: PtxModule = PtxModule::new("runtime", include_str!("../ptx/runtime.ptx"));
+pub static MODULE: PtxModule = crate::embed_module!("runtime");
 
 /// Threads per block of `runtime_block_sum_u32` (must match `kernels-rs/runtime`).
 pub const BLOCK_SUM_NT: u32 = 256;

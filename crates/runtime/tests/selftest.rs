@@ -1,7 +1,7 @@
 //! The pipeline kernels against their serial twins on fresh random inputs of awkward sizes with
 //! poisoned outputs, plus the runtime's error paths.
 use gpu_runtime::selftest::{self, serial};
-use gpu_runtime::{Error, Gpu, PtxModule};
+use gpu_runtime::{Error, Gpu, Image, ImagePolicy, PtxModule};
 use gpu_testkit::{awkward_sizes, gpu_test, rng, POISON_BYTE};
 use rand::Rng;
 
@@ -30,6 +30,32 @@ fn embedded_module_is_described() {
 }
 
 #[test]
+fn embedded_cubins_are_elf_files_of_their_architectures() {
+    let m = &selftest::MODULE;
+    // embed_module! names the architectures literally; they must be the ones xtask builds.
+    let archs: Vec<u32> = m.cubins().iter().map(|c| c.sm()).collect();
+    assert_eq!(archs, gpu_runtime::CUBIN_ARCHS);
+    assert_eq!(m.check_cubins(), Ok(gpu_runtime::CUBIN_ARCHS.len()));
+    // The rule that picks them: same major version, newest minor not above the device's.
+    let pick = |cc| m.cubin_for(cc).map(|c| c.sm());
+    assert_eq!(pick((8, 0)), Some(80));
+    assert_eq!(pick((8, 7)), Some(86));
+    assert_eq!(pick((8, 9)), Some(89));
+    assert_eq!(pick((9, 0)), Some(90));
+    assert_eq!(pick((10, 3)), Some(100));
+    assert_eq!(pick((12, 1)), Some(120));
+    assert_eq!(pick((7, 5)), None);
+    assert_eq!(pick((11, 0)), None);
+    // A cubin filed under the wrong architecture, or garbage, is caught.
+    let elf = m.cubins()[3].decompress().unwrap();
+    assert_eq!(gpu_runtime::cubin_arch(&elf), Some(90));
+    assert_eq!(gpu_runtime::cubin_arch(&elf[..40]), None);
+    let mut other = elf.clone();
+    other[18] = 62; // EM_X86_64
+    assert_eq!(gpu_runtime::cubin_arch(&other), None);
+}
+
+#[test]
 fn serial_twins_agree_with_definitions() {
     let x: Vec<u32> = (1..=70).collect();
     let s = serial::warp_scan_u32(&x);
@@ -39,6 +65,39 @@ fn serial_twins_agree_with_definitions() {
     assert_eq!(b.block_sums, vec![256, 44]);
     assert_eq!((b.total, b.nonzero), (300, 300));
 }
+
+gpu_test!(fn modules_load_from_the_cubin_or_the_ptx_with_the_same_results(gpu) {
+    let cc = gpu.props().compute_capability;
+    let load = gpu.load_module(&selftest::MODULE).unwrap();
+    match selftest::MODULE.cubin_for(cc) {
+        Some(c) if gpu.image_policy() == ImagePolicy::Auto => assert_eq!(load.image, Image::Cubin { sm: c.sm() }, "{load:?}"),
+        _ => assert_eq!(load.image, Image::Ptx, "{load:?}"),
+    }
+    assert!(gpu.loaded_modules().iter().any(|l| l.module == "runtime"));
+    // A second handle family on the same device with the PTX only: its own load, same results.
+    let ptx = Gpu::first().unwrap();
+    ptx.set_image_policy(ImagePolicy::PtxOnly);
+    let l = ptx.load_module(&selftest::MODULE).unwrap();
+    assert_eq!(l.image, Image::Ptx);
+    assert!(l.why_ptx.as_deref().is_some_and(|w| w.contains("policy")), "{l:?}");
+    let (mut r, _seed) = rng();
+    for n in [0usize, 1, 31, 32, 33, 255, 257, 100_003] {
+        let input: Vec<u32> = (0..n).map(|_| r.random_range(0..4)).collect();
+        let a = gpu.upload(&input).unwrap();
+        let b = ptx.upload(&input).unwrap();
+        let (sa, sb) = (selftest::block_sum_u32(gpu, &a.as_view()).unwrap(), selftest::block_sum_u32(&ptx, &b.as_view()).unwrap());
+        assert_eq!(sa, sb, "n={n}");
+        assert_eq!(sa, serial::block_sum_u32(&input), "n={n}");
+        let (mut wa, mut wb) = (gpu.alloc::<u32>(n).unwrap(), ptx.alloc::<u32>(n).unwrap());
+        gpu.memset_bytes(&mut wa, POISON_BYTE).unwrap();
+        ptx.memset_bytes(&mut wb, POISON_BYTE).unwrap();
+        selftest::warp_scan_u32(gpu, &a.as_view(), &mut wa).unwrap();
+        selftest::warp_scan_u32(&ptx, &b.as_view(), &mut wb).unwrap();
+        let wa = gpu.download(&wa).unwrap();
+        assert_eq!(wa, ptx.download(&wb).unwrap(), "n={n}");
+        assert_eq!(wa, serial::warp_scan_u32(&input), "n={n}");
+    }
+});
 
 gpu_test!(fn fill_and_iota_match_twin(gpu) {
     let (mut r, _seed) = rng();

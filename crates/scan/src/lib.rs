@@ -16,7 +16,7 @@ use gpu_runtime::scratch::Layout as ScratchLayout;
 use gpu_runtime::{AnyBits, Kernel, PtxModule, Scratch, ScratchBuf};
 
 /// The embedded `scan` PTX module (built from `kernels-rs/scan`).
-pub static MODULE: PtxModule = PtxModule::new("scan", include_str!("../ptx/scan.ptx"));
+pub static MODULE: PtxModule = gpu_runtime::embed_module!("scan");
 
 pub use scan_kernels::NT;
 

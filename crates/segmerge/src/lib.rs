@@ -18,7 +18,7 @@ use raw::{merge_pass, tile_count, MergeKernels};
 pub use segmerge_kernels::{NT, NV, VT};
 
 /// The embedded `segmerge` PTX module (built from `kernels-rs/segmerge`).
-pub static MODULE: PtxModule = PtxModule::new("segmerge", include_str!("../ptx/segmerge.ptx"));
+pub static MODULE: PtxModule = gpu_runtime::embed_module!("segmerge");
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

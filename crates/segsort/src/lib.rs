@@ -19,7 +19,7 @@ use gpu_segmerge::Segmerge;
 pub use segsort_kernels::VT;
 
 /// The embedded `segsort` PTX module (built from `kernels-rs/segsort`).
-pub static MODULE: PtxModule = PtxModule::new("segsort", include_str!("../ptx/segsort.ptx"));
+pub static MODULE: PtxModule = gpu_runtime::embed_module!("segsort");
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

@@ -26,7 +26,7 @@ use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::Value;
 
 /// The embedded `spmv` PTX module (built from `kernels-rs/spmv`).
-pub static MODULE: PtxModule = PtxModule::new("spmv", include_str!("../ptx/spmv.ptx"));
+pub static MODULE: PtxModule = gpu_runtime::embed_module!("spmv");
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

@@ -68,30 +68,63 @@ pub(crate) fn host_limit(max: Option<u64>) -> Option<u64> {
     })
 }
 
-/// Where a transposition runs: the serial twin, or a GPU algorithm with its plan.
+/// Where a transposition runs: the serial twin, or a GPU algorithm with its plan, or (while the
+/// input is read) a GPU still being opened on a helper thread.
 enum Target {
     Serial(&'static str),
     Gpu { gpu: gpu_runtime::Gpu, plan: Box<Transposer>, algo: Algorithm },
+    Opening {
+        opening: std::thread::JoinHandle<std::result::Result<(gpu_runtime::Gpu, Box<Transposer>), String>>,
+        algo: Algorithm,
+        /// The file stores one triangle (symmetric, skew-symmetric, Hermitian), so its pattern is
+        /// symmetric: `auto` on the GPU takes SymTrans, one pass where RadixTrans takes three or
+        /// four (the pass checks the pattern itself and hands anything else to RadixTrans).
+        symmetric: bool,
+    },
 }
 
 impl Target {
-    /// `serial` runs the twin; an explicit GPU algorithm needs a GPU (no GPU is an error naming
-    /// the cause); `auto` falls back to the twin and says so.
-    fn choose(algo: Algorithm) -> Result<Target> {
+    /// `serial` runs the twin; a GPU algorithm starts opening the GPU and building the plan (with
+    /// its modules) on a helper thread, so that the context's creation overlaps reading the input
+    /// ([`Target::resolve`] joins it).
+    fn start(algo: Algorithm, symmetric: bool) -> Target {
         if algo == Algorithm::Serial {
-            return Ok(Target::Serial("serial twin (requested)"));
+            return Target::Serial("serial twin (requested)");
         }
-        match crate::open_gpu() {
-            Ok(gpu) => {
-                let plan = Box::new(Transposer::new(&gpu)?);
-                Ok(Target::Gpu { gpu, plan, algo })
-            }
+        let opening = std::thread::spawn(|| {
+            let gpu = crate::open_gpu()?;
+            let plan = Transposer::new(&gpu).map_err(|e| e.to_string())?;
+            Ok((gpu, Box::new(plan)))
+        });
+        Target::Opening { opening, algo, symmetric }
+    }
+
+    /// Whether the GPU (if any) is open, so [`Target::resolve`] will not wait.
+    fn ready(&self) -> bool {
+        match self {
+            Target::Opening { opening, .. } => opening.is_finished(),
+            _ => true,
+        }
+    }
+
+    /// Waits for the GPU being opened: an explicit GPU algorithm needs one (no GPU is an error
+    /// naming the cause); `auto` falls back to the twin and says so.
+    fn resolve(&mut self) -> Result<()> {
+        if !matches!(self, Target::Opening { .. }) {
+            return Ok(());
+        }
+        let Target::Opening { opening, algo, symmetric } = std::mem::replace(self, Target::Serial("")) else { return Ok(()) };
+        let opened = opening.join().unwrap_or_else(|_| Err("opening the GPU panicked".to_string()));
+        *self = match opened {
+            Ok((gpu, plan)) if algo == Algorithm::Auto && symmetric => Target::Gpu { gpu, plan, algo: Algorithm::SymTrans },
+            Ok((gpu, plan)) => Target::Gpu { gpu, plan, algo },
             Err(why) if algo == Algorithm::Auto => {
                 eprintln!("no GPU found ({why}): auto uses the serial twin");
-                Ok(Target::Serial("serial twin (no GPU)"))
+                Target::Serial("serial twin (no GPU)")
             }
-            Err(why) => Err(Error::NoGpu { algo: algo.name(), why }),
-        }
+            Err(why) => return Err(Error::NoGpu { algo: algo.name(), why }),
+        };
+        Ok(())
     }
 }
 
@@ -163,8 +196,10 @@ impl GpuIndex for u64 {
 /// The check run right after the input's size line: the host memory the whole command needs
 /// (reading, the transposed copy and its counting offsets, a `--check` copy) against
 /// `host_limit`, and for a GPU algorithm the device memory (input, output, workspace) against
-/// what the device has free. Refuses with the sizes, before anything large is allocated.
-fn memory_check<'a, I: GpuIndex, T: Value>(args: &'a TransposeArgs, target: &'a mut Target, vb: u64) -> impl FnMut(u64, u64, u64) -> sptrans_matrix::Result<()> + 'a {
+/// what the device has free. Refuses with the sizes, before anything large is allocated. When
+/// the GPU is still being opened, the device check waits for the end of the reading: `deferred`
+/// keeps the sizes for [`device_check`] then.
+fn memory_check<'a, I: GpuIndex, T: Value>(args: &'a TransposeArgs, target: &'a mut Target, deferred: &'a mut Deferred, vb: u64) -> impl FnMut(u64, u64, u64) -> sptrans_matrix::Result<()> + 'a {
     let limit = host_limit(args.max_memory);
     let ib = std::mem::size_of::<I>() as u64;
     move |rows, cols, entries| {
@@ -177,23 +212,62 @@ fn memory_check<'a, I: GpuIndex, T: Value>(args: &'a TransposeArgs, target: &'a 
                 return Err(sptrans_matrix::Error::MemoryLimit { rows, cols, entries, need, limit });
             }
         }
-        if let Target::Gpu { gpu, plan, algo } = target {
-            let algo = algo.resolve_for(rows, cols, entries, vb as usize);
-            let ws = I::workspace(plan, algo, rows, cols, entries, vb as usize).map_err(|e| device_refusal(e.to_string()))?;
-            let dev = I::device_bytes(rows, entries).saturating_add(I::device_bytes(cols, entries)).saturating_add(entries.saturating_mul(2 * vb)).saturating_add(ws);
-            let (free, _) = gpu.memory_info().map_err(sptrans_matrix::Error::Runtime)?;
-            if dev > free {
-                return Err(device_refusal(format!(
-                    "{rows} x {cols} with {entries} entries needs about {} of GPU memory with {algo} (input, output and {} of workspace), more than the {} free on {}",
-                    human_bytes(dev),
-                    human_bytes(ws),
-                    human_bytes(free),
-                    gpu.props().name
-                )));
-            }
+        if !target.ready() {
+            deferred.sizes = Some((rows, cols, entries));
+            return Ok(());
         }
-        Ok(())
+        if let Err(e) = target.resolve() {
+            // Stops the reading; `ready` reports this error rather than the reader's.
+            let msg = e.to_string();
+            deferred.error = Some(e);
+            return Err(device_refusal(msg));
+        }
+        device_check::<I>(target, rows, cols, entries, vb)
     }
+}
+
+/// The device memory a GPU algorithm needs for the matrix (input, output, workspace) against what
+/// the device has free; nothing for the twin.
+fn device_check<I: GpuIndex>(target: &mut Target, rows: u64, cols: u64, entries: u64, vb: u64) -> sptrans_matrix::Result<()> {
+    if let Target::Gpu { gpu, plan, algo } = target {
+        let algo = algo.resolve_for(rows, cols, entries, vb as usize);
+        let ws = I::workspace(plan, algo, rows, cols, entries, vb as usize).map_err(|e| device_refusal(e.to_string()))?;
+        let dev = I::device_bytes(rows, entries).saturating_add(I::device_bytes(cols, entries)).saturating_add(entries.saturating_mul(2 * vb)).saturating_add(ws);
+        let (free, _) = gpu.memory_info().map_err(sptrans_matrix::Error::Runtime)?;
+        if dev > free {
+            return Err(device_refusal(format!(
+                "{rows} x {cols} with {entries} entries needs about {} of GPU memory with {algo} (input, output and {} of workspace), more than the {} free on {}",
+                human_bytes(dev),
+                human_bytes(ws),
+                human_bytes(free),
+                gpu.props().name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What the size line's check left for after the reading.
+#[derive(Default)]
+struct Deferred {
+    /// The sizes, when the GPU was still being opened at the size line.
+    sizes: Option<(u64, u64, u64)>,
+    /// Opening the GPU failed at the size line (the reading stopped there).
+    error: Option<Error>,
+}
+
+/// After the reading (`read`, the reader's result): the GPU opened (waiting for it if need be)
+/// and, if the size line came before it was, the device memory checked.
+fn ready<I: GpuIndex, T>(args: &TransposeArgs, target: &mut Target, deferred: Deferred, vb: u64, read: sptrans_matrix::Result<T>) -> Result<T> {
+    if let Some(e) = deferred.error {
+        return Err(e);
+    }
+    let a = read.map_err(mat_err(&args.input))?;
+    target.resolve()?;
+    if let Some((rows, cols, entries)) = deferred.sizes {
+        device_check::<I>(target, rows, cols, entries, vb).map_err(mat_err(&args.input))?;
+    }
+    Ok(a)
 }
 
 fn device_refusal(msg: String) -> sptrans_matrix::Error {
@@ -218,30 +292,27 @@ fn transpose_as<I: GpuIndex>(args: &TransposeArgs) -> Result<()> {
     let input = mm::Input::open(&args.input).map_err(mat_err(&args.input))?;
     let header = input.header();
     let field = header.field;
-    let mut target = Target::choose(args.algo)?;
-    // A file storing one triangle (symmetric, skew-symmetric, Hermitian) has a symmetric pattern:
-    // `auto` takes SymTrans, one pass where RadixTrans takes three or four (the pass checks the
-    // pattern itself and hands anything else to RadixTrans).
-    if let Target::Gpu { algo, .. } = &mut target {
-        if *algo == Algorithm::Auto && header.symmetry != mm::Symmetry::General {
-            *algo = Algorithm::SymTrans;
-        }
-    }
+    let mut target = Target::start(args.algo, header.symmetry != mm::Symmetry::General);
+    let mut deferred = Deferred::default();
     match field {
         Field::Real => {
-            let a = input.read_csr_checked_as::<I, f64>(&mut memory_check::<I, f64>(args, &mut target, 8)).map_err(mat_err(&args.input))?;
+            let read = input.read_csr_checked_as::<I, f64>(&mut memory_check::<I, f64>(args, &mut target, &mut deferred, 8));
+            let a = ready::<I, _>(args, &mut target, deferred, 8, read)?;
             run(args, a, target)
         }
         Field::Integer => {
-            let a = input.read_csr_checked_as::<I, i64>(&mut memory_check::<I, i64>(args, &mut target, 8)).map_err(mat_err(&args.input))?;
+            let read = input.read_csr_checked_as::<I, i64>(&mut memory_check::<I, i64>(args, &mut target, &mut deferred, 8));
+            let a = ready::<I, _>(args, &mut target, deferred, 8, read)?;
             run(args, a, target)
         }
         Field::Pattern => {
-            let a = input.read_csr_checked_as::<I, ()>(&mut memory_check::<I, ()>(args, &mut target, 0)).map_err(mat_err(&args.input))?;
+            let read = input.read_csr_checked_as::<I, ()>(&mut memory_check::<I, ()>(args, &mut target, &mut deferred, 0));
+            let a = ready::<I, _>(args, &mut target, deferred, 0, read)?;
             run_pattern(args, a, target)
         }
         Field::Complex => {
-            let a = input.read_csr_checked_as::<I, Complex64>(&mut memory_check::<I, Complex64>(args, &mut target, 16)).map_err(mat_err(&args.input))?;
+            let read = input.read_csr_checked_as::<I, Complex64>(&mut memory_check::<I, Complex64>(args, &mut target, &mut deferred, 16));
+            let a = ready::<I, _>(args, &mut target, deferred, 16, read)?;
             run_complex(args, a, target)
         }
     }
@@ -250,6 +321,7 @@ fn transpose_as<I: GpuIndex>(args: &TransposeArgs) -> Result<()> {
 /// Complex values: on the GPU as their bits (16-byte values), checked and written as complex.
 fn run_complex<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, Complex64>, target: Target) -> Result<()> {
     match target {
+        Target::Opening { .. } => Err(gpu_runtime::Error::Internal("transposing before the GPU was opened").into()),
         Target::Serial(how) => {
             let at = a.try_transpose().map_err(mat_err(&args.input))?;
             finish(args, &a, at, how, false)
@@ -265,6 +337,7 @@ fn run_complex<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, Complex64>, target: 
 
 fn run<I: GpuIndex, T: Value + Payload>(args: &TransposeArgs, a: Csr<I, T>, target: Target) -> Result<()> {
     match target {
+        Target::Opening { .. } => Err(gpu_runtime::Error::Internal("transposing before the GPU was opened").into()),
         Target::Serial(how) => {
             let at = a.try_transpose().map_err(mat_err(&args.input))?;
             finish(args, &a, at, how, false)
@@ -279,6 +352,7 @@ fn run<I: GpuIndex, T: Value + Payload>(args: &TransposeArgs, a: Csr<I, T>, targ
 
 fn run_pattern<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, ()>, target: Target) -> Result<()> {
     match target {
+        Target::Opening { .. } => Err(gpu_runtime::Error::Internal("transposing before the GPU was opened").into()),
         Target::Serial(how) => {
             let at = a.try_transpose().map_err(mat_err(&args.input))?;
             finish(args, &a, at, how, false)

@@ -6,9 +6,13 @@ use gpu_runtime::PtxModule;
 use crate::cli::InfoArgs;
 use crate::Result;
 
-/// The PTX modules this binary embeds, one per primitive crate.
-pub fn modules() -> [&'static PtxModule; 10] {
-    [&gpu_runtime::selftest::MODULE, &gpu_scan::MODULE, &gpu_ptr2idx::MODULE, &gpu_histogram::MODULE, &gpu_radix::MODULE, &gpu_segsort::MODULE, &gpu_segmerge::MODULE, &gpu_spmv::MODULE, &gpu_csrc::MODULE, &gpu_transpose::MODULE]
+/// The device-code modules this binary embeds, one per crate with kernels.
+pub fn modules() -> [&'static PtxModule; 11] {
+    [&gpu_runtime::selftest::MODULE, &gpu_scan::MODULE, &gpu_ptr2idx::MODULE, &gpu_histogram::MODULE, &gpu_radix::MODULE, &gpu_segsort::MODULE, &gpu_segmerge::MODULE, &gpu_spmv::MODULE, &gpu_csrc::MODULE, &gpu_svd::MODULE, &gpu_transpose::MODULE]
+}
+
+fn ms(d: std::time::Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
 }
 
 /// Where the device toolchain's parts are (`cargo xtask setup-ptx-toolchain` installs them).
@@ -34,10 +38,11 @@ pub fn info(args: &InfoArgs) -> Result<()> {
             Ok(n) => println!("devices: {n}"),
             Err(e) => println!("devices: {e}"),
         }
+        let start = std::time::Instant::now();
         match crate::open_gpu() {
             Ok(gpu) => {
                 let p = gpu.props();
-                println!("device 0: {} (compute capability {}.{}), {} SMs, {:.1} GiB, L2 {} MiB", p.name, p.compute_capability.0, p.compute_capability.1, p.sm_count, p.total_memory as f64 / (1u64 << 30) as f64, p.l2_bytes >> 20);
+                println!("device 0: {} (compute capability {}.{}), {} SMs, {:.1} GiB, L2 {} MiB; context and stream in {}", p.name, p.compute_capability.0, p.compute_capability.1, p.sm_count, p.total_memory as f64 / (1u64 << 30) as f64, p.l2_bytes >> 20, ms(start.elapsed()));
                 if let Ok((free, total)) = gpu.memory_info() {
                     println!("memory: {:.1} GiB free of {:.1} GiB", free as f64 / (1u64 << 30) as f64, total as f64 / (1u64 << 30) as f64);
                 }
@@ -47,18 +52,37 @@ pub fn info(args: &InfoArgs) -> Result<()> {
                         Err(e) => println!("device-to-device copy: {e}"),
                     }
                 }
+                // Every module, as the commands would load it: which image, and how long.
+                println!("modules (loaded now; {}):", match gpu.image_policy() {
+                    gpu_runtime::ImagePolicy::Auto => "the cubin for this device where embedded",
+                    gpu_runtime::ImagePolicy::PtxOnly => "PTX only: CUDA_FORCE_PTX_JIT=1",
+                });
+                let mut total = std::time::Duration::ZERO;
+                for m in modules() {
+                    match gpu.load_module(m) {
+                        Ok(l) => {
+                            total += l.time;
+                            let why = l.why_ptx.map(|w| format!(" ({w})")).unwrap_or_default();
+                            println!("  {:<10} {:<17} {:>9}  {} kernels{why}", m.name(), l.image.to_string(), ms(l.time), m.kernels().len());
+                        }
+                        Err(e) => println!("  {:<10} {e}", m.name()),
+                    }
+                }
+                println!("  all modules loaded in {}", ms(total));
+                let start = std::time::Instant::now();
                 let mut t = gpu_transpose::Transposer::new(&gpu)?;
                 match t.cusparse_version() {
-                    Ok(v) => println!("cuSPARSE: {v} ({})", gpu_transpose::cusparse_library().unwrap_or("?")),
+                    Ok(v) => println!("cuSPARSE: {v} ({}), loaded in {}", gpu_transpose::cusparse_library().unwrap_or("?"), ms(start.elapsed())),
                     Err(e) => println!("cuSPARSE: {e}"),
                 }
             }
             Err(e) => println!("device 0: {e}"),
         }
     }
-    println!("embedded PTX modules:");
+    println!("embedded modules:");
     for m in modules() {
-        println!("  {:<10} target {:<6} ISA {:<5} {} kernels", m.name(), m.target().unwrap_or("?"), m.isa_version().unwrap_or("?"), m.kernels().len());
+        let archs: Vec<String> = m.cubins().iter().map(|c| format!("sm_{}", c.sm())).collect();
+        println!("  {:<10} PTX target {:<6} ISA {:<5} {:>3} kernels; cubins {}", m.name(), m.target().unwrap_or("?"), m.isa_version().unwrap_or("?"), m.kernels().len(), if archs.is_empty() { "none".into() } else { archs.join(" ") });
     }
     println!("device toolchain (only needed to change kernels; cargo xtask setup-ptx-toolchain):");
     for (what, at) in toolchain() {

@@ -6,7 +6,7 @@ pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
 /// The PTX of the tall-skinny block kernels (`kernels-rs/svd`), loaded by the GPU backend.
-pub static MODULE: PtxModule = PtxModule::new("svd", include_str!("../ptx/svd.ptx"));
+pub static MODULE: PtxModule = gpu_runtime::embed_module!("svd");
 
 mod dense;
 mod gpu;

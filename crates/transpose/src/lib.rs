@@ -44,7 +44,7 @@ pub use scan_trans::{scan_parts, SCAN_PARTS_A_OVER_B};
 pub use transpose_kernels::{bucket_count, bucket_plan, scatter_slot, sorted_ptr_range, sym_probe_row, sym_probe_rows, symmetric_slot, BUCKET_MAX_LOW, BUCKET_NV, NT, PARTITION_MAX_BITS, SYM_PROBE_ENTRIES, SYM_PROBE_ROWS};
 
 /// The embedded `transpose` PTX module (built from `kernels-rs/transpose`).
-pub static MODULE: PtxModule = PtxModule::new("transpose", include_str!("../ptx/transpose.ptx"));
+pub static MODULE: PtxModule = gpu_runtime::embed_module!("transpose");
 
 /// The kernels of the `transpose` module, loaded once per plan.
 struct Kernels {
