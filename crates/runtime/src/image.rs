@@ -104,7 +104,10 @@ pub enum ImagePolicy {
     #[default]
     Auto,
     /// Always the PTX (what `CUDA_FORCE_PTX_JIT=1` selects, as it does for NVIDIA's own
-    /// libraries): for testing the fallback, or to take a newer driver's code generation.
+    /// libraries): for testing the fallback, or to take a newer driver's code generation. Note
+    /// that the environment variable reaches the driver too: under it, on driver 580, cuBLAS and
+    /// cuSPARSE failed to create their handles (measured on an H200); to take the PTX for this
+    /// workspace's modules alone, call [`crate::Gpu::set_image_policy`] instead.
     PtxOnly,
 }
 
