@@ -102,7 +102,9 @@ pub fn apply_launch_bounds(ptx: &str, bounds: &[(String, u32, u32)]) -> Res<Stri
     for (name, nt, blocks) in bounds {
         let head = format!(".entry {name}(");
         let at = lines.iter().position(|l| l.contains(&head)).ok_or(format!("launch_bounds: no kernel `{name}` in the PTX"))?;
-        let close = (at..lines.len()).find(|&i| lines[i].trim_start().starts_with(')')).ok_or(format!("launch_bounds: `{name}`'s parameter list does not end"))?;
+        let close = (at..lines.len())
+            .find(|&i| lines[i].trim_start().starts_with(')'))
+            .ok_or(format!("launch_bounds: `{name}`'s parameter list does not end"))?;
         lines.insert(close + 1, format!(".maxntid {nt}, 1, 1\n.minnctapersm {blocks}"));
     }
     let mut out = lines.join("\n");
@@ -136,7 +138,8 @@ pub fn kernel_crates() -> Res<Vec<KernelCrate>> {
             return Err(format!("{}: [package.metadata.ptx] needs `module` and `host`", manifest.display()));
         };
         let dest = root().join(host).join("ptx").join(format!("{module}.ptx"));
-        let bounds = parse_bounds(&metadata_value(&section, "launch_bounds").unwrap_or_default()).map_err(|e| format!("{}: {e}", manifest.display()))?;
+        let bounds =
+            parse_bounds(&metadata_value(&section, "launch_bounds").unwrap_or_default()).map_err(|e| format!("{}: {e}", manifest.display()))?;
         let ptx_isa = metadata_value(&section, "ptx_isa");
         if let Some(v) = &ptx_isa {
             if v.len() != 2 || !v.bytes().all(|b| b.is_ascii_digit()) {
@@ -155,15 +158,18 @@ fn build_one(tc: &Toolchain, k: &KernelCrate, arch: &str) -> Res<String> {
     let target_dir = kdir.join("target");
     let mut c = tc.cargo();
     c.current_dir(&kdir)
-                // Kernel crates are plain rlibs (so host crates can depend on their partition math);
+        // Kernel crates are plain rlibs (so host crates can depend on their partition math);
         // the PTX comes from building this one as a cdylib.
         .args(["rustc", "--quiet", "--release", "-Zbuild-std=core", "--target", "nvptx64-nvidia-cuda", "-p", &k.package])
         .args(["--lib", "--crate-type", "cdylib"])
         .env("CARGO_TARGET_DIR", &target_dir)
-        .env("RUSTFLAGS", match &k.ptx_isa {
-            Some(v) => format!("-C target-cpu={arch} -C target-feature=+ptx{v}"),
-            None => format!("-C target-cpu={arch}"),
-        });
+        .env(
+            "RUSTFLAGS",
+            match &k.ptx_isa {
+                Some(v) => format!("-C target-cpu={arch} -C target-feature=+ptx{v}"),
+                None => format!("-C target-cpu={arch}"),
+            },
+        );
     let st = c.status().map_err(|e| format!("could not run cargo for `{}`: {e}", k.package))?;
     if !st.success() {
         return Err(format!("building kernel crate `{}` (module `{}`) failed", k.package, k.module));
@@ -275,7 +281,9 @@ pub fn build_ptx(arch: &str, check: bool) -> Res {
     let ptxas = sptrans_devtools::find_ptxas_release(archs::PTXAS_RELEASE);
     let install = format!("python3 -m pip install {}", ptxas_requirement());
     if ptxas.is_none() && (require || !check) {
-        let other = find_ptxas().map(|p| format!(" (found {} of release {})", p.display(), sptrans_devtools::ptxas_release(&p).unwrap_or("?".into()))).unwrap_or_default();
+        let other = find_ptxas()
+            .map(|p| format!(" (found {} of release {})", p.display(), sptrans_devtools::ptxas_release(&p).unwrap_or("?".into())))
+            .unwrap_or_default();
         return Err(format!("the cubins are built with ptxas {} and none was found{other}: {install}", archs::PTXAS_RELEASE));
     }
     let tmp = std::env::temp_dir().join(format!("sptrans-ptx-{}", std::process::id()));
@@ -307,7 +315,12 @@ pub fn build_ptx(arch: &str, check: bool) -> Res {
     }
     match &ptxas {
         Some(p) => {
-            println!("build-ptx: assembling {} architectures (sm_{}) with {}; sm_90 resources:", archs::CUBIN_ARCHS.len(), archs::CUBIN_ARCHS.map(|a| a.to_string()).join(", sm_"), p.display());
+            println!(
+                "build-ptx: assembling {} architectures (sm_{}) with {}; sm_90 resources:",
+                archs::CUBIN_ARCHS.len(),
+                archs::CUBIN_ARCHS.map(|a| a.to_string()).join(", sm_"),
+                p.display()
+            );
             cubins(p, &built, &tmp, check, &mut stale)?;
             println!("build-ptx: every module assembled for every architecture; cubins {}", if check { "compared" } else { "up to date" });
         }
@@ -329,7 +342,10 @@ mod tests {
         let ptx = ".visible .entry a(\n\t.param .u64 a_param_0\n)\n{\n\tret;\n}\n.visible .entry b(\n)\n{\n}\n";
         let bounds = parse_bounds("b:512:2").unwrap();
         let out = apply_launch_bounds(ptx, &bounds).unwrap();
-        assert_eq!(out, ".visible .entry a(\n\t.param .u64 a_param_0\n)\n{\n\tret;\n}\n.visible .entry b(\n)\n.maxntid 512, 1, 1\n.minnctapersm 2\n{\n}\n");
+        assert_eq!(
+            out,
+            ".visible .entry a(\n\t.param .u64 a_param_0\n)\n{\n\tret;\n}\n.visible .entry b(\n)\n.maxntid 512, 1, 1\n.minnctapersm 2\n{\n}\n"
+        );
         assert!(apply_launch_bounds(ptx, &parse_bounds("c:1:1").unwrap()).is_err());
         assert!(parse_bounds("a:512").is_err());
         assert!(parse_bounds("").unwrap().is_empty());

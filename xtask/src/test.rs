@@ -70,7 +70,17 @@ pub fn run(args: &[String]) -> Res {
     // when they turn default features off (README: "Bringing your own cudarc").
     println!("\n== bring your own cudarc: gpu-transpose without default features, cudarc/cuda-12060");
     let mut cmd = cargo();
-    cmd.args(["check", "-p", "gpu-transpose", "--lib", "--no-default-features", "--features", "cudarc/cuda-12060", "--target-dir", "target/byo-cudarc"]);
+    cmd.args([
+        "check",
+        "-p",
+        "gpu-transpose",
+        "--lib",
+        "--no-default-features",
+        "--features",
+        "cudarc/cuda-12060",
+        "--target-dir",
+        "target/byo-cudarc",
+    ]);
     let byo_ok = cmd.status().map_err(|e| e.to_string())?.success();
 
     let records = std::fs::read_to_string(&log).unwrap_or_default();
@@ -126,12 +136,7 @@ pub fn run(args: &[String]) -> Res {
         Err(_) => println!("build-ptx --check: skipped, device toolchain not installed (cargo xtask setup-ptx-toolchain)"),
     }
     // Plain tests passed = libtest passes minus GPU tests that only recorded a skip.
-    println!(
-        "\nall tests: {} passed, {} failed, {} skipped",
-        totals.passed.saturating_sub(n_skipped),
-        totals.failed,
-        n_skipped + totals.ignored
-    );
+    println!("\nall tests: {} passed, {} failed, {} skipped", totals.passed.saturating_sub(n_skipped), totals.failed, n_skipped + totals.ignored);
     if problems.is_empty() {
         Ok(())
     } else {

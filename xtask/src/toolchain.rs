@@ -95,9 +95,7 @@ pub fn find() -> Res<Toolchain> {
         let linker = bitcode_linker().ok_or("llvm-bitcode-linker vanished")?;
         let linker_dir = linker.parent().map(Path::to_path_buf).unwrap_or_default();
         let path = std::env::join_paths(
-            [PathBuf::from(LLVM_BIN), linker_dir]
-                .into_iter()
-                .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+            [PathBuf::from(LLVM_BIN), linker_dir].into_iter().chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
         )
         .map_err(|e| e.to_string())?;
         let version = output(Command::new("/usr/bin/rustc").arg("--version")).unwrap_or_default();
@@ -112,8 +110,7 @@ pub fn find() -> Res<Toolchain> {
         });
     }
     if let Some(v) = output(Command::new("rustup").args(["run", "nightly", "rustc", "--version"])) {
-        let comps = output(Command::new("rustup").args(["component", "list", "--installed", "--toolchain", "nightly"]))
-            .unwrap_or_default();
+        let comps = output(Command::new("rustup").args(["component", "list", "--installed", "--toolchain", "nightly"])).unwrap_or_default();
         let need = ["rust-src", "llvm-tools", "llvm-bitcode-linker"];
         let absent: Vec<_> = need.iter().filter(|c| !comps.lines().any(|l| l.starts_with(*c))).collect();
         if absent.is_empty() {
@@ -124,11 +121,7 @@ pub fn find() -> Res<Toolchain> {
             });
         }
     }
-    Err(format!(
-        "the Rust->PTX device toolchain is not installed (missing: {}).\n{}",
-        debian.join(", "),
-        install_hint()
-    ))
+    Err(format!("the Rust->PTX device toolchain is not installed (missing: {}).\n{}", debian.join(", "), install_hint()))
 }
 
 fn install_hint() -> String {
@@ -158,9 +151,7 @@ pub fn setup() -> Res {
     }
     let missing: Vec<&str> = DEBIAN_PACKAGES
         .into_iter()
-        .filter(|p| {
-            output(Command::new("dpkg-query").args(["-W", "-f=${Status}", p])).is_none_or(|s| !s.contains("ok installed"))
-        })
+        .filter(|p| output(Command::new("dpkg-query").args(["-W", "-f=${Status}", p])).is_none_or(|s| !s.contains("ok installed")))
         .collect();
     if missing.is_empty() {
         println!("apt: {} already installed", DEBIAN_PACKAGES.join(", "));

@@ -31,7 +31,10 @@ type Maker = (&'static str, Box<dyn Fn() -> Csr<u32, f64>>);
 
 fn suite(quick: bool) -> Vec<Maker> {
     if quick {
-        return vec![("tall 20k x 64, 10/row", Box::new(|| gen::tall_skinny(20_000, 64, 10, 1).expect("gen"))), ("wide 3k x 50k", Box::new(|| gen::uniform(3_000, 50_000, 200_000, 2).expect("gen")))];
+        return vec![
+            ("tall 20k x 64, 10/row", Box::new(|| gen::tall_skinny(20_000, 64, 10, 1).expect("gen"))),
+            ("wide 3k x 50k", Box::new(|| gen::uniform(3_000, 50_000, 200_000, 2).expect("gen"))),
+        ];
     }
     vec![
         ("tall 1M x 64, 10/row", Box::new(|| gen::tall_skinny(1_000_000, 64, 10, 1).expect("gen"))),
@@ -124,11 +127,24 @@ fn main() {
                     c.set_transposed_shared_bytes(budget);
                     t
                 };
-                let (t_seg, t_grp, t_seg_global, t_grp_global) = if op == Op::NoTranspose { (t_csrc, t_csrc, t_csrc, t_csrc) } else { (walk_ms(Walk::WarpSegments, budget), walk_ms(Walk::LaneGroups, budget), walk_ms(Walk::WarpSegments, 0), walk_ms(Walk::LaneGroups, 0)) };
+                let (t_seg, t_grp, t_seg_global, t_grp_global) = if op == Op::NoTranspose {
+                    (t_csrc, t_csrc, t_csrc, t_csrc)
+                } else {
+                    (
+                        walk_ms(Walk::WarpSegments, budget),
+                        walk_ms(Walk::LaneGroups, budget),
+                        walk_ms(Walk::WarpSegments, 0),
+                        walk_ms(Walk::LaneGroups, 0),
+                    )
+                };
                 let t_cs = median_ms(&timer, reps, || cs.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("cusparse"));
                 let t_ex = median_ms(&timer, reps, || explicit.multiply(op.flip(), 1.0, &x, k, 0.0, &mut out).expect("explicit"));
                 let t_pair = median_ms(&timer, reps, || pair.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("pair"));
-                let t_spmv = if k == 1 && op == Op::NoTranspose { Some(median_ms(&timer, reps, || spmv.apply(1.0, &x, 0.0, &mut out).expect("spmv"))) } else { None };
+                let t_spmv = if k == 1 && op == Op::NoTranspose {
+                    Some(median_ms(&timer, reps, || spmv.apply(1.0, &x, 0.0, &mut out).expect("spmv")))
+                } else {
+                    None
+                };
                 let opname = if op == Op::NoTranspose { "A·X" } else { "Aᵀ·U" };
                 let gbs = |t: f64| bytes / (t * 1e-3) / 1e9;
                 let pays = if op == Op::Transpose && t_cs > t_ex { format!("{:.0}", (transpose_ms / (t_cs - t_ex)).ceil()) } else { "—".into() };
@@ -139,7 +155,17 @@ fn main() {
                     100.0 * gbs(t_csrc) / copy,
                     t_cs / t_csrc
                 ));
-                for (imp, t) in [("csrc", Some(t_csrc)), ("csrc-segments", Some(t_seg)), ("csrc-groups", Some(t_grp)), ("csrc-segments-global", Some(t_seg_global)), ("csrc-groups-global", Some(t_grp_global)), ("cusparse", Some(t_cs)), ("explicit", Some(t_ex)), ("pair", Some(t_pair)), ("spmv-auto", t_spmv)] {
+                for (imp, t) in [
+                    ("csrc", Some(t_csrc)),
+                    ("csrc-segments", Some(t_seg)),
+                    ("csrc-groups", Some(t_grp)),
+                    ("csrc-segments-global", Some(t_seg_global)),
+                    ("csrc-groups-global", Some(t_grp_global)),
+                    ("cusparse", Some(t_cs)),
+                    ("explicit", Some(t_ex)),
+                    ("pair", Some(t_pair)),
+                    ("spmv-auto", t_spmv),
+                ] {
                     if let Some(t) = t {
                         rows.push(Row { matrix: name.to_string(), k, op: opname, imp, ms: t, gbs: gbs(t) });
                     }
@@ -151,7 +177,8 @@ fn main() {
     println!("\n{detail}");
     // Geomeans the targets name.
     let geo = |v: &[f64]| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len().max(1) as f64).exp();
-    let find = |mat: &str, k: usize, op: &str, imp: &str| rows.iter().find(|r| r.matrix == mat && r.k == k && r.op == op && r.imp == imp).map(|r| r.ms);
+    let find =
+        |mat: &str, k: usize, op: &str, imp: &str| rows.iter().find(|r| r.matrix == mat && r.k == k && r.op == op && r.imp == imp).map(|r| r.ms);
     let mats: Vec<String> = rows.iter().map(|r| r.matrix.clone()).fold(Vec::new(), |mut v, m| {
         if !v.contains(&m) {
             v.push(m);
@@ -162,7 +189,9 @@ fn main() {
     for k in KS {
         let (mut t1, mut t2, mut t3) = (vec![], vec![], vec![]);
         for mat in &mats {
-            if let (Some(ct), Some(st), Some(cf), Some(sf)) = (find(mat, k, "Aᵀ·U", "csrc"), find(mat, k, "Aᵀ·U", "cusparse"), find(mat, k, "A·X", "csrc"), find(mat, k, "A·X", "cusparse")) {
+            if let (Some(ct), Some(st), Some(cf), Some(sf)) =
+                (find(mat, k, "Aᵀ·U", "csrc"), find(mat, k, "Aᵀ·U", "cusparse"), find(mat, k, "A·X", "csrc"), find(mat, k, "A·X", "cusparse"))
+            {
                 t1.push(st / ct);
                 t2.push(ct / cf);
                 t3.push(sf / cf);
@@ -187,7 +216,8 @@ fn main() {
 fn plot(path: &str, rows: &[Row], mats: &[String]) -> Result<(), String> {
     use plotters::prelude::*;
     let e = |x: &dyn std::fmt::Display| x.to_string();
-    let find = |mat: &str, k: usize, op: &str, imp: &str| rows.iter().find(|r| r.matrix == mat && r.k == k && r.op == op && r.imp == imp).map(|r| r.ms);
+    let find =
+        |mat: &str, k: usize, op: &str, imp: &str| rows.iter().find(|r| r.matrix == mat && r.k == k && r.op == op && r.imp == imp).map(|r| r.ms);
     let root = SVGBackend::new(path, (1000, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let mut chart = ChartBuilder::on(&root)
@@ -201,15 +231,26 @@ fn plot(path: &str, rows: &[Row], mats: &[String]) -> Result<(), String> {
     let mut i = 0;
     for mat in mats {
         for (op, dash) in [("Aᵀ·U", false), ("A·X", true)] {
-            let pts: Vec<(f64, f64)> = KS.iter().filter_map(|&k| Some((k as f64, find(mat, k, op, "cusparse")? / find(mat, k, op, "csrc")?))).collect();
+            let pts: Vec<(f64, f64)> =
+                KS.iter().filter_map(|&k| Some((k as f64, find(mat, k, op, "cusparse")? / find(mat, k, op, "csrc")?))).collect();
             let color = Palette99::pick(i / 2).to_rgba();
             let style = if dash { color.stroke_width(1) } else { color.stroke_width(3) };
-            chart.draw_series(LineSeries::new(pts.clone(), style)).map_err(|x| e(&x))?.label(format!("{mat} {op}")).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
+            chart
+                .draw_series(LineSeries::new(pts.clone(), style))
+                .map_err(|x| e(&x))?
+                .label(format!("{mat} {op}"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
             chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled()))).map_err(|x| e(&x))?;
             i += 1;
         }
     }
     chart.draw_series(LineSeries::new([(0.8, 1.0), (20.0, 1.0)], BLACK.stroke_width(1))).map_err(|x| e(&x))?;
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).position(SeriesLabelPosition::UpperRight).draw().map_err(|x| e(&x))?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()
+        .map_err(|x| e(&x))?;
     root.present().map_err(|x| e(&x))
 }

@@ -20,7 +20,11 @@ fn check(call: &'static str, status: sys::cusparseStatus_t) -> Result<()> {
 }
 
 fn value_type<T: SpmvValue>() -> sys::cudaDataType {
-    if T::BYTES == 8 { sys::cudaDataType::CUDA_R_64F } else { sys::cudaDataType::CUDA_R_32F }
+    if T::BYTES == 8 {
+        sys::cudaDataType::CUDA_R_64F
+    } else {
+        sys::cudaDataType::CUDA_R_32F
+    }
 }
 
 /// cuSPARSE's products on a CSR matrix it holds (the baseline of the benchmark and a third
@@ -65,7 +69,8 @@ impl<T: SpmvValue> CuSparseProducts<T> {
         // SAFETY: the library is loaded; cusparseCreate writes one handle.
         check("cusparseCreate", unsafe { sys::cusparseCreate(&mut handle) })?;
         let k = launch::Kernels::load::<T>(gpu)?;
-        let mut s = Self { gpu: gpu.clone(), handle, mat: std::ptr::null_mut(), buffer: ScratchBuf::default(), k, rows: a.rows(), cols: a.cols(), a: None };
+        let mut s =
+            Self { gpu: gpu.clone(), handle, mat: std::ptr::null_mut(), buffer: ScratchBuf::default(), k, rows: a.rows(), cols: a.cols(), a: None };
         // SAFETY: a live handle and the GPU's live stream.
         check("cusparseSetStream", unsafe { sys::cusparseSetStream(s.handle, gpu.stream().cu_stream() as sys::cudaStream_t) })?;
         let (i32i, base) = (sys::cusparseIndexType_t::CUSPARSE_INDEX_32I, sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO);
@@ -107,7 +112,9 @@ impl<T: SpmvValue> CuSparseProducts<T> {
         let mut d = std::ptr::null_mut();
         let order = sys::cusparseOrder_t::CUSPARSE_ORDER_COL;
         // SAFETY: the caller's block of rows · k values; ld = rows (≥ 1 as cuSPARSE asks).
-        check("cusparseCreateDnMat", unsafe { sys::cusparseCreateDnMat(&mut d, rows as i64, k as i64, rows.max(1) as i64, ptr as *mut c_void, value_type::<T>(), order) })?;
+        check("cusparseCreateDnMat", unsafe {
+            sys::cusparseCreateDnMat(&mut d, rows as i64, k as i64, rows.max(1) as i64, ptr as *mut c_void, value_type::<T>(), order)
+        })?;
         Ok(DnMat(d))
     }
 }
@@ -172,7 +179,9 @@ impl<T: SpmvValue> Products<T> for CuSparseProducts<T> {
             let (vx, vy) = (DnVec(vx), DnVec(vy));
             let alg = sys::cusparseSpMVAlg_t::CUSPARSE_SPMV_ALG_DEFAULT;
             // SAFETY: live handle and descriptors; host scalars of the compute type.
-            check("cusparseSpMV_bufferSize", unsafe { sys::cusparseSpMV_bufferSize(self.handle, sop, a, self.mat, vx.0, b, vy.0, value_type::<T>(), alg, &mut bytes) })?;
+            check("cusparseSpMV_bufferSize", unsafe {
+                sys::cusparseSpMV_bufferSize(self.handle, sop, a, self.mat, vx.0, b, vy.0, value_type::<T>(), alg, &mut bytes)
+            })?;
             let mut buf = self.buffer.scratch(&self.gpu, gpu_runtime::scratch::aligned(bytes as u64))?;
             let ptr = buf.take(bytes as u64)? as *mut c_void;
             // SAFETY: as above, with a buffer of the size cuSPARSE asked for.
@@ -183,7 +192,9 @@ impl<T: SpmvValue> Products<T> for CuSparseProducts<T> {
             let nt = sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE;
             let alg = sys::cusparseSpMMAlg_t::CUSPARSE_SPMM_ALG_DEFAULT;
             // SAFETY: live handle and descriptors; host scalars of the compute type.
-            check("cusparseSpMM_bufferSize", unsafe { sys::cusparseSpMM_bufferSize(self.handle, sop, nt, a, self.mat, mx.0, b, my.0, value_type::<T>(), alg, &mut bytes) })?;
+            check("cusparseSpMM_bufferSize", unsafe {
+                sys::cusparseSpMM_bufferSize(self.handle, sop, nt, a, self.mat, mx.0, b, my.0, value_type::<T>(), alg, &mut bytes)
+            })?;
             let mut buf = self.buffer.scratch(&self.gpu, gpu_runtime::scratch::aligned(bytes as u64))?;
             let ptr = buf.take(bytes as u64)? as *mut c_void;
             // SAFETY: as above, with a buffer of the size cuSPARSE asked for.

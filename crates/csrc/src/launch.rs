@@ -1,7 +1,7 @@
 //! The only `unsafe` launches of the csrc kernels, with their grid sizing.
+use csrc_kernels::{BLOCK_ROWS, NT};
 use gpu_runtime::cudarc::driver::LaunchConfig;
 use gpu_runtime::{grid_1d, Gpu, Kernel};
-use csrc_kernels::{BLOCK_ROWS, NT};
 
 use crate::Result;
 use gpu_spmv::SpmvValue;
@@ -71,7 +71,21 @@ pub(crate) fn per_block(blocks: u64) -> LaunchConfig {
 /// `p`, `r`, `j`, `v` are the device arrays of a valid CSRC of `rows × cols`; `x` holds `cols ·
 /// k` values and `y` `rows · k`; `1 ≤ k ≤ MAX_K`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn ax<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, rows: u64, cols: u64, k: u32, p: u64, r: u64, j: u64, v: u64, x: u64, alpha: T, beta: T, y: u64) -> Result<()> {
+pub(crate) unsafe fn ax<T: SpmvValue>(
+    gpu: &Gpu,
+    kn: &Kernels,
+    rows: u64,
+    cols: u64,
+    k: u32,
+    p: u64,
+    r: u64,
+    j: u64,
+    v: u64,
+    x: u64,
+    alpha: T,
+    beta: T,
+    y: u64,
+) -> Result<()> {
     let blocks = csrc_kernels::row_blocks(rows);
     if blocks == 0 {
         return Ok(());
@@ -80,7 +94,23 @@ pub(crate) unsafe fn ax<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, rows: u64, cols: 
     cfg.shared_mem_bytes = k * BLOCK_ROWS * T::BYTES as u32;
     // SAFETY: csrc_ax_T(rows, cols, k, blocks, p, r, j, v, x, alpha, beta, y): the caller's valid
     // CSRC and dense blocks; dynamic shared memory of k · BLOCK_ROWS values (allowed at load).
-    unsafe { kn.ax.args(gpu.stream()).arg(&rows).arg(&cols).arg(&k).arg(&blocks).arg(&p).arg(&r).arg(&j).arg(&v).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)? };
+    unsafe {
+        kn.ax
+            .args(gpu.stream())
+            .arg(&rows)
+            .arg(&cols)
+            .arg(&k)
+            .arg(&blocks)
+            .arg(&p)
+            .arg(&r)
+            .arg(&j)
+            .arg(&v)
+            .arg(&x)
+            .arg(&alpha)
+            .arg(&beta)
+            .arg(&y)
+            .launch(cfg)?
+    };
     Ok(())
 }
 
@@ -178,7 +208,23 @@ pub(crate) fn atu_plan(cols: u64, k: u32, value_bytes: u64, budget: u32, walk: c
 /// [`atu_plan`] for these `cols` and `k` with a budget within the one allowed at load;
 /// `scratch` holding `cols · k` zeros for [`AtuPlan::GlobalGrouped`].
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, plan: AtuPlan, rows: u64, cols: u64, k: u32, p: u64, r: u64, j: u64, v: u64, u: u64, alpha: T, beta: T, out: u64, scratch: u64) -> Result<()> {
+pub(crate) unsafe fn atu<T: SpmvValue>(
+    gpu: &Gpu,
+    kn: &Kernels,
+    plan: AtuPlan,
+    rows: u64,
+    cols: u64,
+    k: u32,
+    p: u64,
+    r: u64,
+    j: u64,
+    v: u64,
+    u: u64,
+    alpha: T,
+    beta: T,
+    out: u64,
+    scratch: u64,
+) -> Result<()> {
     let n = cols * k as u64;
     let blocks = csrc_kernels::row_blocks(rows);
     if plan == AtuPlan::GlobalGrouped && blocks > 0 && n > 0 {
@@ -216,7 +262,22 @@ pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, plan: AtuPlan, r
                 // vectors c0 .. c0 + kp of U (rows each) and of V (cols each) lie inside the
                 // caller's blocks; dynamic shared memory of (cols + BLOCK_ROWS) · kp values,
                 // within the budget allowed at load (the plan's kp fits it).
-                unsafe { kernel.args(gpu.stream()).arg(&rows).arg(&cols).arg(&kp).arg(&blocks).arg(&p).arg(&r).arg(&j).arg(&v).arg(&up).arg(&alpha).arg(&op).launch(cfg)? };
+                unsafe {
+                    kernel
+                        .args(gpu.stream())
+                        .arg(&rows)
+                        .arg(&cols)
+                        .arg(&kp)
+                        .arg(&blocks)
+                        .arg(&p)
+                        .arg(&r)
+                        .arg(&j)
+                        .arg(&v)
+                        .arg(&up)
+                        .arg(&alpha)
+                        .arg(&op)
+                        .launch(cfg)?
+                };
                 c0 += kp;
             }
         }
@@ -226,7 +287,22 @@ pub(crate) unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, plan: AtuPlan, r
             // SAFETY: csrc_atu_T(rows, cols, k, blocks, p, r, j, v, u, alpha, out): the caller's
             // valid CSRC and dense blocks; blocks of NT threads (whole warps); dynamic shared
             // memory of BLOCK_ROWS · k values (at most 32 KiB).
-            unsafe { kn.atu.args(gpu.stream()).arg(&rows).arg(&cols).arg(&k).arg(&blocks).arg(&p).arg(&r).arg(&j).arg(&v).arg(&u).arg(&alpha).arg(&out).launch(cfg)? };
+            unsafe {
+                kn.atu
+                    .args(gpu.stream())
+                    .arg(&rows)
+                    .arg(&cols)
+                    .arg(&k)
+                    .arg(&blocks)
+                    .arg(&p)
+                    .arg(&r)
+                    .arg(&j)
+                    .arg(&v)
+                    .arg(&u)
+                    .arg(&alpha)
+                    .arg(&out)
+                    .launch(cfg)?
+            };
         }
     }
     Ok(())
@@ -245,7 +321,21 @@ pub(crate) const WARP_ROW_MIN: u64 = 32;
 /// `ptr`, `idx`, `vals` are the device arrays of a valid CSR of `rows × cols` with `nnz`
 /// nonzeros; `x` holds `cols · k` values and `y` `rows · k`; `1 ≤ k ≤ MAX_K`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn csr<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, rows: u64, cols: u64, nnz: u64, k: u32, ptr: u64, idx: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64) -> Result<()> {
+pub(crate) unsafe fn csr<T: SpmvValue>(
+    gpu: &Gpu,
+    kn: &Kernels,
+    rows: u64,
+    cols: u64,
+    nnz: u64,
+    k: u32,
+    ptr: u64,
+    idx: u64,
+    vals: u64,
+    x: u64,
+    alpha: T,
+    beta: T,
+    y: u64,
+) -> Result<()> {
     if rows == 0 {
         return Ok(());
     }
@@ -258,7 +348,9 @@ pub(crate) unsafe fn csr<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, rows: u64, cols:
     };
     // SAFETY: csrc_csr_{thread,warp,block}_T(rows, cols, k, ptr, idx, vals, x, alpha, beta, y): the
     // caller's valid CSR and dense blocks; blocks of NT threads (whole warps, ≤ 1024).
-    unsafe { kernel.args(gpu.stream()).arg(&rows).arg(&cols).arg(&k).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)? };
+    unsafe {
+        kernel.args(gpu.stream()).arg(&rows).arg(&cols).arg(&k).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)?
+    };
     Ok(())
 }
 

@@ -229,7 +229,9 @@ impl<T: SpmvValue> DeviceCsrc<T> {
             gpu_ptr2idx::Ptr2Idx::new(gpu)?.run(a.ptr(), &mut row_of)?;
             // SAFETY: csrc_gather_T(nnz, perm, row_of, vals, r, v): perm a permutation of
             // 0..nnz (sorted with the columns); every array holds nnz.
-            unsafe { k.gather.args(gpu.stream()).arg(&nnz).arg(&perm).arg(&row_of).arg(vals).arg(&mut r).arg(&mut v).launch(launch::grid(gpu, nnz))? };
+            unsafe {
+                k.gather.args(gpu.stream()).arg(&nnz).arg(&perm).arg(&row_of).arg(vals).arg(&mut r).arg(&mut v).launch(launch::grid(gpu, nnz))?
+            };
         }
         let (rows, cols) = if transposed { (a.cols(), a.rows()) } else { (a.rows(), a.cols()) };
         let atu_budget = k.shared_budget;
@@ -276,7 +278,11 @@ impl<T: SpmvValue> DeviceCsrc<T> {
 
     /// Shape of the stored matrix (`A`'s, or `Aᵀ`'s for a transpose view).
     fn stored_shape(&self) -> (u64, u64) {
-        if self.transposed { (self.cols, self.rows) } else { (self.rows, self.cols) }
+        if self.transposed {
+            (self.cols, self.rows)
+        } else {
+            (self.rows, self.cols)
+        }
     }
 
     /// Device bytes of the four arrays ([`serial::csrc_bytes`]); CSR takes `4 (rows + 1) + nnz

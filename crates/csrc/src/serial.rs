@@ -53,7 +53,13 @@ impl<T: SpmvValue> Csrc<T> {
     pub fn try_new(rows: u64, cols: u64, p: Vec<u32>, r: Vec<u8>, j: Vec<u32>, v: Vec<T>) -> Result<Self> {
         let blocks = row_blocks(rows);
         if p.len() as u64 != blocks + 1 || p[0] != 0 || *p.last().unwrap_or(&0) as usize != j.len() || r.len() != j.len() || v.len() != j.len() {
-            return Err(invalid(format!("{} block pointers for {blocks} row blocks, {} rows / {} columns / {} values", p.len(), r.len(), j.len(), v.len())));
+            return Err(invalid(format!(
+                "{} block pointers for {blocks} row blocks, {} rows / {} columns / {} values",
+                p.len(),
+                r.len(),
+                j.len(),
+                v.len()
+            )));
         }
         for (g, w) in p.windows(2).enumerate() {
             if w[1] < w[0] {

@@ -23,7 +23,10 @@ fn matrices<T: SpmvValue>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T
         (format!("uniform {m}x{n} {nnz}"), gen::uniform(m, n, nnz, s)),
         (format!("uniform wide {n}x{m}"), gen::uniform(n.min(m), m.max(n) + 3, nnz, s ^ 1)),
         (format!("tall-skinny {}x{}", 4 * scale, n.min(64)), gen::tall_skinny(4 * scale, n.min(64), n.min(64).min(10), s)),
-        (format!("rmat {}", (scale as f64).sqrt() as u64 + 4), gen::rmat(((scale as f64).sqrt() as u64 + 1).ilog2() + 4, 4 * scale, 0.57, 0.19, 0.19, s)),
+        (
+            format!("rmat {}", (scale as f64).sqrt() as u64 + 4),
+            gen::rmat(((scale as f64).sqrt() as u64 + 1).ilog2() + 4, 4 * scale, 0.57, 0.19, 0.19, s),
+        ),
         (format!("laplacian2d {}", (scale as f64).sqrt() as u64 + 1), gen::laplacian_2d((scale as f64).sqrt() as u64 + 1)),
         (format!("dense col {m}x{n}"), gen::dense_col(m, n, nnz.max(m), s)),
         (format!("dense row {m}x{n}"), gen::dense_row(m, n, nnz.max(n), s)),
@@ -43,7 +46,18 @@ fn random_vec<T: SpmvValue>(r: &mut StdRng, n: usize) -> Vec<T> {
 
 /// One product on the GPU against the twin; returns the GPU's output.
 #[allow(clippy::too_many_arguments)]
-fn check<T: SpmvValue, P: Products<T>>(gpu: &Gpu, plan: &mut P, a: &Csr<u32, T>, op: Op, alpha: T, x: &[T], k: usize, beta: T, out0: &[T], what: &str) -> Vec<T> {
+fn check<T: SpmvValue, P: Products<T>>(
+    gpu: &Gpu,
+    plan: &mut P,
+    a: &Csr<u32, T>,
+    op: Op,
+    alpha: T,
+    x: &[T],
+    k: usize,
+    beta: T,
+    out0: &[T],
+    what: &str,
+) -> Vec<T> {
     let dx = gpu.upload(x).unwrap();
     let mut dout = gpu.upload(out0).unwrap();
     if beta == T::default() {
@@ -94,7 +108,8 @@ fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                     // largest (one block per SM), in passes of 3 vectors, and global atomics only;
                     // each by warp segments and by lane groups.
                     let stored_cols = if c.is_transpose_view() { a.rows() } else { a.cols() };
-                    let budgets = [default_budget, u32::MAX, ((stored_cols + BLOCK_ROWS as u64) * 3 * T::BYTES as u64).min(u32::MAX as u64) as u32, 0];
+                    let budgets =
+                        [default_budget, u32::MAX, ((stored_cols + BLOCK_ROWS as u64) * 3 * T::BYTES as u64).min(u32::MAX as u64) as u32, 0];
                     for walk in [Walk::Auto, Walk::WarpSegments, Walk::LaneGroups] {
                         c.set_transposed_walk(walk);
                         for budget in budgets {
@@ -107,7 +122,10 @@ fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                     c.set_transposed_shared_bytes(default_budget);
                     let first = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
                     let again = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
-                    assert!(first.iter().zip(&again).all(|(p, q)| p.bit_pattern() == q.bit_pattern()), "{name} {op:?} k={k}: the pair gave other bits the second time");
+                    assert!(
+                        first.iter().zip(&again).all(|(p, q)| p.bit_pattern() == q.bit_pattern()),
+                        "{name} {op:?} k={k}: the pair gave other bits the second time"
+                    );
                     check(gpu, &mut pair, &a, op, m34, &x, k, half, &out0, &format!("pair {name}"));
                     if k <= 4 {
                         check(gpu, &mut cs, &a, op, m34, &x, k, half, &out0, &format!("cusparse {name}"));
@@ -191,7 +209,10 @@ fn twin_products_and_validation() {
                 if let Some(g) = g {
                     let mut jj = j.to_vec();
                     jj.swap(p[g] as usize, p[g + 1] as usize - 1);
-                    assert!(matches!(serial::Csrc::try_new(a.rows(), a.cols(), p.to_vec(), rr.to_vec(), jj, v.to_vec()), Err(Error::Invalid(_))), "{name}");
+                    assert!(
+                        matches!(serial::Csrc::try_new(a.rows(), a.cols(), p.to_vec(), rr.to_vec(), jj, v.to_vec()), Err(Error::Invalid(_))),
+                        "{name}"
+                    );
                 }
             }
         }

@@ -21,44 +21,54 @@ pub(crate) struct Kernels {
 /// # Safety
 /// `keys` holds `n` words, `counts` `bins` zeroed words, `flag` is 0 or one word.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn count(gpu: &Gpu, k: &Kernels, strategy: Strategy, max_shared: u32, keys: u64, n: u64, bins: u32, counts: u64, flag: u64) -> Result<()> {
-        if n == 0 {
-            return Ok(());
-        }
-        let props = gpu.props();
-        let sms = props.sm_count.max(1) as u64;
-        let vec_ok = (keys % 16 == 0) as u32;
-        let by_n = n.div_ceil((NT * VT) as u64);
-        let stream = gpu.stream().clone();
-        let slice = bins.min(SLICE_BINS);
-        let slices = bins.div_ceil(slice);
-        let use_shared = match strategy {
-            Strategy::Auto => bins <= AUTO_SHARED_MAX_BINS,
-            Strategy::Shared => true,
-            Strategy::Global => false,
-        } && slices <= 65_535
-            && slice * 4 <= max_shared;
-        if use_shared {
-            let copies = (COPY_BUDGET / (slice * 4)).clamp(1, WARPS);
-            let smem = copies * slice * 4;
-            let per_sm = (props.shared_per_sm / (smem + 1024)).clamp(1, 8) as u64;
-            // Each block flushes `slice` counts: keep that well below the keys it counts.
-            let flush_cap = (n / (8 * slice as u64)).max(sms);
-            let blocks = by_n.min(sms * per_sm).min(flush_cap).max(1);
-            let cfg = LaunchConfig { grid_dim: (blocks as u32, slices, 1), block_dim: (NT, 1, 1), shared_mem_bytes: smem };
-            // SAFETY: histogram_shared(keys, n, bins, slice, copies, counts, first_bad, vec_ok):
-            // keys holds n words (aligned when vec_ok), counts bins words, flag null or one
-            // word, grid.y = ceil(bins / slice), copies * slice words of dynamic shared memory
-            // (at most 64 KiB; limit raised in `with_strategy`).
-            unsafe { k.shared.args(&stream).arg(&keys).arg(&n).arg(&bins).arg(&slice).arg(&copies).arg(&counts).arg(&flag).arg(&vec_ok).launch(cfg)? };
-        } else {
-            let blocks = by_n.min(sms * 8);
-            let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
-            // SAFETY: histogram_global(keys, n, bins, counts, first_bad, vec_ok): as above,
-            // without shared memory.
-            unsafe { k.global.args(&stream).arg(&keys).arg(&n).arg(&bins).arg(&counts).arg(&flag).arg(&vec_ok).launch(cfg)? };
-        }
-        Ok(())
+pub(crate) unsafe fn count(
+    gpu: &Gpu,
+    k: &Kernels,
+    strategy: Strategy,
+    max_shared: u32,
+    keys: u64,
+    n: u64,
+    bins: u32,
+    counts: u64,
+    flag: u64,
+) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    let props = gpu.props();
+    let sms = props.sm_count.max(1) as u64;
+    let vec_ok = (keys % 16 == 0) as u32;
+    let by_n = n.div_ceil((NT * VT) as u64);
+    let stream = gpu.stream().clone();
+    let slice = bins.min(SLICE_BINS);
+    let slices = bins.div_ceil(slice);
+    let use_shared = match strategy {
+        Strategy::Auto => bins <= AUTO_SHARED_MAX_BINS,
+        Strategy::Shared => true,
+        Strategy::Global => false,
+    } && slices <= 65_535
+        && slice * 4 <= max_shared;
+    if use_shared {
+        let copies = (COPY_BUDGET / (slice * 4)).clamp(1, WARPS);
+        let smem = copies * slice * 4;
+        let per_sm = (props.shared_per_sm / (smem + 1024)).clamp(1, 8) as u64;
+        // Each block flushes `slice` counts: keep that well below the keys it counts.
+        let flush_cap = (n / (8 * slice as u64)).max(sms);
+        let blocks = by_n.min(sms * per_sm).min(flush_cap).max(1);
+        let cfg = LaunchConfig { grid_dim: (blocks as u32, slices, 1), block_dim: (NT, 1, 1), shared_mem_bytes: smem };
+        // SAFETY: histogram_shared(keys, n, bins, slice, copies, counts, first_bad, vec_ok):
+        // keys holds n words (aligned when vec_ok), counts bins words, flag null or one
+        // word, grid.y = ceil(bins / slice), copies * slice words of dynamic shared memory
+        // (at most 64 KiB; limit raised in `with_strategy`).
+        unsafe { k.shared.args(&stream).arg(&keys).arg(&n).arg(&bins).arg(&slice).arg(&copies).arg(&counts).arg(&flag).arg(&vec_ok).launch(cfg)? };
+    } else {
+        let blocks = by_n.min(sms * 8);
+        let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
+        // SAFETY: histogram_global(keys, n, bins, counts, first_bad, vec_ok): as above,
+        // without shared memory.
+        unsafe { k.global.args(&stream).arg(&keys).arg(&n).arg(&bins).arg(&counts).arg(&flag).arg(&vec_ok).launch(cfg)? };
+    }
+    Ok(())
 }
 
 /// One warp walks each of `parts` partitions (`blocks` blocks of NT threads).
@@ -67,7 +77,18 @@ pub(crate) unsafe fn count(gpu: &Gpu, k: &Kernels, strategy: Strategy, max_share
 /// `keys`/`intra` hold `n` words, `table` `(parts + 1) * bins` zeroed words, `flag` 0 or one
 /// word; `blocks * NT / 32 >= parts`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn partition(gpu: &Gpu, k: &Kernels, keys: u64, n: u64, bins: u32, parts: u64, blocks: u64, table: u64, intra: u64, flag: u64) -> Result<()> {
+pub(crate) unsafe fn partition(
+    gpu: &Gpu,
+    k: &Kernels,
+    keys: u64,
+    n: u64,
+    bins: u32,
+    parts: u64,
+    blocks: u64,
+    table: u64,
+    intra: u64,
+    flag: u64,
+) -> Result<()> {
     let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
     // SAFETY: histogram_partition(keys, n, bins, parts, table, intra, first_bad): as the caller
     // guarantees; parts warps in blocks of NT.

@@ -210,7 +210,13 @@ impl Histogram {
     ///
     /// # Errors
     /// As [`Histogram::counts_checked`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn counts_with(&mut self, keys: &impl DevicePtr<u32>, counts: &mut impl DevicePtrMut<u32>, checked: bool, scratch: &mut Scratch<'_>) -> Result<()> {
+    pub fn counts_with(
+        &mut self,
+        keys: &impl DevicePtr<u32>,
+        counts: &mut impl DevicePtrMut<u32>,
+        checked: bool,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let bins = check_bins(counts.len() as u64)?;
         let n = check_keys(keys.len())?;
         let flag = self.flag(checked, scratch)?;
@@ -248,7 +254,13 @@ impl Histogram {
     ///
     /// # Errors
     /// As [`Histogram::pointers_checked`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn pointers_with(&mut self, keys: &impl DevicePtr<u32>, ptr: &mut impl DevicePtrMut<u32>, checked: bool, scratch: &mut Scratch<'_>) -> Result<()> {
+    pub fn pointers_with(
+        &mut self,
+        keys: &impl DevicePtr<u32>,
+        ptr: &mut impl DevicePtrMut<u32>,
+        checked: bool,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let bins = check_bins((ptr.len() as u64).saturating_sub(1))?;
         let n = check_keys(keys.len())?;
         scratch.require(Self::pointers_workspace_bytes(bins as u64))?;
@@ -279,7 +291,13 @@ impl Histogram {
     /// # Errors
     /// [`Error::ZeroParts`], [`Error::LengthMismatch`], [`Error::InvalidBins`],
     /// [`Error::TooLarge`], runtime errors.
-    pub fn partitioned(&mut self, keys: &impl DevicePtr<u32>, parts: u64, table: &mut impl DevicePtrMut<u32>, intra: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    pub fn partitioned(
+        &mut self,
+        keys: &impl DevicePtr<u32>,
+        parts: u64,
+        table: &mut impl DevicePtrMut<u32>,
+        intra: &mut impl DevicePtrMut<u32>,
+    ) -> Result<()> {
         let bytes = self.partitioned_workspace_bytes(parts, table.len() as u64 / parts.saturating_add(1).max(2));
         self.owned(bytes, |h, s| h.partitioned_with(keys, parts, table, intra, false, s))
     }
@@ -288,7 +306,13 @@ impl Histogram {
     ///
     /// # Errors
     /// As [`Histogram::partitioned`], and [`Error::KeyOutOfRange`].
-    pub fn partitioned_checked(&mut self, keys: &impl DevicePtr<u32>, parts: u64, table: &mut impl DevicePtrMut<u32>, intra: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    pub fn partitioned_checked(
+        &mut self,
+        keys: &impl DevicePtr<u32>,
+        parts: u64,
+        table: &mut impl DevicePtrMut<u32>,
+        intra: &mut impl DevicePtrMut<u32>,
+    ) -> Result<()> {
         let bytes = self.partitioned_workspace_bytes(parts, table.len() as u64 / parts.saturating_add(1).max(2));
         self.owned(bytes, |h, s| h.partitioned_with(keys, parts, table, intra, true, s))
     }
@@ -299,7 +323,15 @@ impl Histogram {
     /// # Errors
     /// As [`Histogram::partitioned_checked`], and [`gpu_runtime::Error::ScratchTooSmall`].
     #[allow(clippy::too_many_arguments)]
-    pub fn partitioned_with(&mut self, keys: &impl DevicePtr<u32>, parts: u64, table: &mut impl DevicePtrMut<u32>, intra: &mut impl DevicePtrMut<u32>, checked: bool, scratch: &mut Scratch<'_>) -> Result<()> {
+    pub fn partitioned_with(
+        &mut self,
+        keys: &impl DevicePtr<u32>,
+        parts: u64,
+        table: &mut impl DevicePtrMut<u32>,
+        intra: &mut impl DevicePtrMut<u32>,
+        checked: bool,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         if parts == 0 {
             return Err(Error::ZeroParts);
         }

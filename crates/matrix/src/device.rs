@@ -1,7 +1,7 @@
 //! Device counterparts: a CSR matrix in device memory that keeps the invariants of [`Csr`], so
 //! kernels may index with its pointers and column indices without bounds checks.
-use gpu_runtime::cudarc::driver::{CudaSlice, DeviceRepr};
 use gpu_runtime::check::SignedIndex;
+use gpu_runtime::cudarc::driver::{CudaSlice, DeviceRepr};
 use gpu_runtime::{AnyBits, Gpu, Scratch};
 
 use crate::formats::Csr;
@@ -53,11 +53,7 @@ impl<T: AnyBits> DeviceCsrParts<T> {
     /// Out of memory ([`Error::is_out_of_memory`]).
     pub fn alloc(gpu: &Gpu, rows: u64, nnz: u64, with_values: bool) -> Result<Self> {
         let len = |n: u64| usize::try_from(n).map_err(|_| Error::TooLarge { what: "device CSR length", value: n, max: usize::MAX as u64 });
-        Ok(Self {
-            ptr: gpu.alloc(len(rows + 1)?)?,
-            idx: gpu.alloc(len(nnz)?)?,
-            vals: if with_values { Some(gpu.alloc(len(nnz)?)?) } else { None },
-        })
+        Ok(Self { ptr: gpu.alloc(len(rows + 1)?)?, idx: gpu.alloc(len(nnz)?)?, vals: if with_values { Some(gpu.alloc(len(nnz)?)?) } else { None } })
     }
 }
 
@@ -123,7 +119,14 @@ impl<T: DeviceRepr> DeviceCsr<T> {
     ///
     /// # Errors
     /// [`Error::BadIndexValue`], then as [`DeviceCsr::from_parts`]; out of memory.
-    pub fn from_signed_parts<S: SignedIndex>(gpu: &Gpu, rows: u64, cols: u64, ptr: &CudaSlice<S>, idx: &CudaSlice<S>, vals: Option<CudaSlice<T>>) -> Result<Self> {
+    pub fn from_signed_parts<S: SignedIndex>(
+        gpu: &Gpu,
+        rows: u64,
+        cols: u64,
+        ptr: &CudaSlice<S>,
+        idx: &CudaSlice<S>,
+        vals: Option<CudaSlice<T>>,
+    ) -> Result<Self> {
         let (ptr, idx, vals) = signed_parts::<S, S, u32, T>(gpu, rows, cols, ptr, idx, vals)?;
         let parts = DeviceCsrParts { ptr, idx, vals };
         check_shape(rows, cols, &parts)?;
@@ -148,7 +151,14 @@ impl<T: DeviceRepr> DeviceCsr<T> {
 /// A caller's signed CSR structure converted on the GPU into a pointer of `O` and `u32`
 /// indices, each entry checked as it is converted ([`gpu_runtime::check::signed_csr`]: one read
 /// of each array, one synchronization); the first fault becomes the error.
-pub(crate) fn signed_parts<P: SignedIndex, S: SignedIndex, O: gpu_runtime::check::OffsetWord, T: DeviceRepr>(gpu: &Gpu, rows: u64, cols: u64, ptr: &CudaSlice<P>, idx: &CudaSlice<S>, vals: Option<CudaSlice<T>>) -> Result<GenericParts<O, T>> {
+pub(crate) fn signed_parts<P: SignedIndex, S: SignedIndex, O: gpu_runtime::check::OffsetWord, T: DeviceRepr>(
+    gpu: &Gpu,
+    rows: u64,
+    cols: u64,
+    ptr: &CudaSlice<P>,
+    idx: &CudaSlice<S>,
+    vals: Option<CudaSlice<T>>,
+) -> Result<GenericParts<O, T>> {
     check_lengths(rows, cols, ptr.len(), 0, None, 0)?;
     let mut flags = check_flags(gpu)?;
     let (mut p, mut x) = (gpu.alloc::<O>(ptr.len())?, gpu.alloc::<u32>(idx.len())?);

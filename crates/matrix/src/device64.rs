@@ -46,11 +46,7 @@ impl<T: AnyBits> DeviceCsr64Parts<T> {
     /// Out of memory ([`Error::is_out_of_memory`]).
     pub fn alloc(gpu: &Gpu, rows: u64, nnz: u64, with_values: bool) -> Result<Self> {
         let len = |n: u64| usize::try_from(n).map_err(|_| Error::TooLarge { what: "device CSR length", value: n, max: usize::MAX as u64 });
-        Ok(Self {
-            ptr: gpu.alloc(len(rows + 1)?)?,
-            idx: gpu.alloc(len(nnz)?)?,
-            vals: if with_values { Some(gpu.alloc(len(nnz)?)?) } else { None },
-        })
+        Ok(Self { ptr: gpu.alloc(len(rows + 1)?)?, idx: gpu.alloc(len(nnz)?)?, vals: if with_values { Some(gpu.alloc(len(nnz)?)?) } else { None } })
     }
 }
 
@@ -114,7 +110,14 @@ impl<T: DeviceRepr> DeviceCsr64<T> {
     ///
     /// # Errors
     /// [`Error::BadIndexValue`], then as [`DeviceCsr64::from_parts`]; out of memory.
-    pub fn from_signed_parts<S: SignedIndex>(gpu: &Gpu, rows: u64, cols: u64, ptr: &CudaSlice<i64>, idx: &CudaSlice<S>, vals: Option<CudaSlice<T>>) -> Result<Self> {
+    pub fn from_signed_parts<S: SignedIndex>(
+        gpu: &Gpu,
+        rows: u64,
+        cols: u64,
+        ptr: &CudaSlice<i64>,
+        idx: &CudaSlice<S>,
+        vals: Option<CudaSlice<T>>,
+    ) -> Result<Self> {
         let (ptr, idx, vals) = crate::device::signed_parts::<i64, S, u64, T>(gpu, rows, cols, ptr, idx, vals)?;
         let parts = DeviceCsr64Parts { ptr, idx, vals };
         check_shape(rows, cols, &parts)?;

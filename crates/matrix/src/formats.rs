@@ -202,7 +202,11 @@ compressed!(Csc, second, first, "CSC");
 /// The counting-sort offsets of `keys` in `[0, nkeys)`: the pointer array (`nkeys + 1` entries,
 /// `ptr[k]` = number of keys below `k`) and the same offsets as `u64` write cursors.
 fn offsets_by_key<I: Index>(nkeys: u64, keys: &[I]) -> Result<(Vec<I>, Vec<u64>)> {
-    let len = usize::try_from(nkeys).ok().and_then(|n| n.checked_add(1)).ok_or(Error::TooLarge { what: "pointer length", value: nkeys, max: usize::MAX as u64 - 1 })?;
+    let len = usize::try_from(nkeys).ok().and_then(|n| n.checked_add(1)).ok_or(Error::TooLarge {
+        what: "pointer length",
+        value: nkeys,
+        max: usize::MAX as u64 - 1,
+    })?;
     let mut count = try_filled(len, 0u64, "counting-sort offsets")?;
     for &k in keys {
         count[k.to_usize() + 1] += 1;
@@ -250,7 +254,13 @@ pub fn transpose_parts<I: Index, T: Copy + Default>(major: u64, minor: u64, ptr:
 ///
 /// # Errors
 /// [`Error::HostMemory`], [`Error::TooLarge`] for a `minor` past the address space.
-pub fn try_transpose_parts<I: Index, T: Copy + Default>(major: u64, minor: u64, ptr: &[I], idx: &[I], vals: &[T]) -> Result<(Vec<I>, Vec<I>, Vec<T>)> {
+pub fn try_transpose_parts<I: Index, T: Copy + Default>(
+    major: u64,
+    minor: u64,
+    ptr: &[I],
+    idx: &[I],
+    vals: &[T],
+) -> Result<(Vec<I>, Vec<I>, Vec<T>)> {
     let nnz = idx.len();
     let (out_ptr, mut next) = offsets_by_key(minor, idx)?;
     let mut out_idx = try_filled(nnz, I::default(), "transposed indices")?;
@@ -356,17 +366,29 @@ impl<I: Index, T: Value> Coo<I, T> {
     }
 
     /// Number of rows.
-    pub fn rows(&self) -> u64 { self.rows }
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
     /// Number of columns.
-    pub fn cols(&self) -> u64 { self.cols }
+    pub fn cols(&self) -> u64 {
+        self.cols
+    }
     /// Number of stored entries (duplicates counted).
-    pub fn nnz(&self) -> u64 { self.row.len() as u64 }
+    pub fn nnz(&self) -> u64 {
+        self.row.len() as u64
+    }
     /// Row indices.
-    pub fn row(&self) -> &[I] { &self.row }
+    pub fn row(&self) -> &[I] {
+        &self.row
+    }
     /// Column indices.
-    pub fn col(&self) -> &[I] { &self.col }
+    pub fn col(&self) -> &[I] {
+        &self.col
+    }
     /// Values.
-    pub fn vals(&self) -> &[T] { &self.vals }
+    pub fn vals(&self) -> &[T] {
+        &self.vals
+    }
 
     /// Compresses to CSR with duplicates summed (in file order) and columns sorted in each row
     /// (as scipy's `tocsr().sum_duplicates()`). Copies; [`Coo::into_csr`] works in place.
@@ -423,7 +445,9 @@ impl<I: Index, T: Value> Coo<I, T> {
         drop(dst);
         // Sort each row by column (stable: duplicates stay in file order), then sum them.
         let mut out_ptr = Vec::new();
-        out_ptr.try_reserve_exact(ptr.len()).map_err(|_| Error::HostMemory { bytes: (ptr.len() * std::mem::size_of::<I>()) as u64, what: "CSR pointer" })?;
+        out_ptr
+            .try_reserve_exact(ptr.len())
+            .map_err(|_| Error::HostMemory { bytes: (ptr.len() * std::mem::size_of::<I>()) as u64, what: "CSR pointer" })?;
         out_ptr.push(I::default());
         let mut w = 0usize;
         let mut scratch: Vec<(I, T)> = Vec::new();

@@ -60,7 +60,16 @@ pub fn uniform<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u32,
     if want != nnz {
         let excluded = keys;
         let mut e = excluded.iter().peekable();
-        keys = (0..total).filter(|k| if e.peek() == Some(&k) { e.next(); false } else { true }).collect();
+        keys = (0..total)
+            .filter(|k| {
+                if e.peek() == Some(&k) {
+                    e.next();
+                    false
+                } else {
+                    true
+                }
+            })
+            .collect();
     }
     from_keys(m, n, &keys, |_, _| rand_val(&mut r))
 }
@@ -74,7 +83,10 @@ pub fn uniform<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u32,
 /// `a + b + c > 1`; [`Error::TooLarge`] past 32-bit nonzeros.
 pub fn rmat<T: Value>(scale: u32, edges: u64, a: f64, b: f64, c: f64, seed: u64) -> Result<Csr<u32, T>> {
     if scale > 32 {
-        return Err(Error::InvalidParameter { what: "scale", msg: format!("{scale} is too large: 2^scale vertices must fit 32-bit indices (scale at most 32)") });
+        return Err(Error::InvalidParameter {
+            what: "scale",
+            msg: format!("{scale} is too large: 2^scale vertices must fit 32-bit indices (scale at most 32)"),
+        });
     }
     for (what, p) in [("a", a), ("b", b), ("c", c)] {
         if !(0.0..=1.0).contains(&p) {
@@ -82,7 +94,10 @@ pub fn rmat<T: Value>(scale: u32, edges: u64, a: f64, b: f64, c: f64, seed: u64)
         }
     }
     if a + b + c > 1.0 + 1e-12 {
-        return Err(Error::InvalidParameter { what: "a + b + c", msg: format!("{a} + {b} + {c} = {} exceeds 1 (d = 1 - a - b - c must be a probability)", a + b + c) });
+        return Err(Error::InvalidParameter {
+            what: "a + b + c",
+            msg: format!("{a} + {b} + {c} = {} exceeds 1 (d = 1 - a - b - c must be a probability)", a + b + c),
+        });
     }
     let n = 1u64 << scale;
     let mut r = StdRng::seed_from_u64(seed);
@@ -91,7 +106,15 @@ pub fn rmat<T: Value>(scale: u32, edges: u64, a: f64, b: f64, c: f64, seed: u64)
             let (mut i, mut j) = (0u64, 0u64);
             for _ in 0..scale {
                 let u: f64 = r.random_range(0.0..1.0);
-                let (bi, bj) = if u < a { (0, 0) } else if u < a + b { (0, 1) } else if u < a + b + c { (1, 0) } else { (1, 1) };
+                let (bi, bj) = if u < a {
+                    (0, 0)
+                } else if u < a + b {
+                    (0, 1)
+                } else if u < a + b + c {
+                    (1, 0)
+                } else {
+                    (1, 1)
+                };
                 i = 2 * i + bi;
                 j = 2 * j + bj;
             }
@@ -199,7 +222,9 @@ pub fn dense_col<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u3
 
 fn adversary<T: Value>(m: u64, n: u64, nnz: u64, seed: u64, row: bool) -> Result<Csr<u32, T>> {
     let base = uniform::<T>(m, n, nnz, seed)?;
-    let mut keys: Vec<u64> = (0..m as usize).flat_map(|i| base.idx()[base.ptr()[i] as usize..base.ptr()[i + 1] as usize].iter().map(move |&j| i as u64 * n + j as u64)).collect();
+    let mut keys: Vec<u64> = (0..m as usize)
+        .flat_map(|i| base.idx()[base.ptr()[i] as usize..base.ptr()[i + 1] as usize].iter().map(move |&j| i as u64 * n + j as u64))
+        .collect();
     if m > 0 && n > 0 {
         if row {
             keys.extend((0..n).map(|j| (m / 2) * n + j));

@@ -151,5 +151,9 @@ pub fn human_bytes(bytes: u64) -> String {
         v /= 1000.0;
         u += 1;
     }
-    if u == 0 { format!("{bytes} B") } else { format!("{v:.1} {}", units[u]) }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
 }

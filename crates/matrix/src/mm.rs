@@ -239,7 +239,10 @@ fn parse_u64(tok: &str, no: u64, what: &str) -> Result<u64> {
     }
     let mut v: u64 = 0;
     for &d in digits {
-        v = v.checked_mul(10).and_then(|v| v.checked_add((d - b'0') as u64)).ok_or_else(|| perr(no, format!("{what} `{}` is out of range", quote(tok))))?;
+        v = v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add((d - b'0') as u64))
+            .ok_or_else(|| perr(no, format!("{what} `{}` is out of range", quote(tok))))?;
     }
     Ok(v)
 }
@@ -383,7 +386,11 @@ fn parse_limited<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>, lim
 
 /// The reader, with `check(rows, cols, entries)` called right after the size line, before
 /// anything is reserved; its error stops the read.
-fn parse_checked<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>, check: &mut dyn FnMut(u64, u64, u64) -> Result<()>) -> Result<Coo<I, T>> {
+fn parse_checked<I: Index, T: Value>(
+    src: impl Read,
+    size_hint: Option<u64>,
+    check: &mut dyn FnMut(u64, u64, u64) -> Result<()>,
+) -> Result<Coo<I, T>> {
     let mut lines = Lines::new(src, size_hint);
     let Some((no, banner)) = lines.next_line()? else { return Err(perr(1, "empty input: missing %%MatrixMarket banner")) };
     let h = parse_banner(banner, no)?;
@@ -643,8 +650,12 @@ fn gzip_context(e: Error, gzip: bool) -> Error {
         return e;
     }
     match e {
-        Error::Parse { line: 1, msg } => Error::Parse { line: 1, msg: format!("{msg}; the input is gzip-compressed: the compressed stream may be corrupt") },
-        Error::Io(io) => Error::Io(std::io::Error::new(io.kind(), format!("{io} (reading the gzip-compressed input: the stream may be corrupt or truncated)"))),
+        Error::Parse { line: 1, msg } => {
+            Error::Parse { line: 1, msg: format!("{msg}; the input is gzip-compressed: the compressed stream may be corrupt") }
+        }
+        Error::Io(io) => {
+            Error::Io(std::io::Error::new(io.kind(), format!("{io} (reading the gzip-compressed input: the stream may be corrupt or truncated)")))
+        }
         e => e,
     }
 }
@@ -702,7 +713,8 @@ fn write_entries<T: Value>(mut w: impl Write, rows: u64, cols: u64, entries: imp
 /// # Errors
 /// [`Error::Io`] when writing fails.
 pub fn write_csr<I: Index, T: Value>(w: impl Write, a: &Csr<I, T>) -> Result<()> {
-    let entries = (0..a.rows() as usize).flat_map(move |i| (a.ptr()[i].to_usize()..a.ptr()[i + 1].to_usize()).map(move |k| (i as u64, a.idx()[k].to_u64(), a.vals()[k])));
+    let entries = (0..a.rows() as usize)
+        .flat_map(move |i| (a.ptr()[i].to_usize()..a.ptr()[i + 1].to_usize()).map(move |k| (i as u64, a.idx()[k].to_u64(), a.vals()[k])));
     write_entries(w, a.rows(), a.cols(), entries, a.nnz())
 }
 

@@ -125,20 +125,40 @@ macro_rules! float_value {
     ($t:ty, $name:literal) => {
         impl Value for $t {
             const FIELD: Field = Field::Real;
-            fn add(self, o: Self) -> Self { self + o }
-            fn neg(self) -> Self { -self }
-            fn conj(self) -> Self { self }
-            fn is_zero(self) -> bool { self == 0.0 }
-            fn bit_pattern(self) -> u128 { self.to_bits() as u128 }
-            fn one() -> Self { 1.0 }
-            fn from_f64(x: f64) -> Self { x as $t }
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            fn neg(self) -> Self {
+                -self
+            }
+            fn conj(self) -> Self {
+                self
+            }
+            fn is_zero(self) -> bool {
+                self == 0.0
+            }
+            fn bit_pattern(self) -> u128 {
+                self.to_bits() as u128
+            }
+            fn one() -> Self {
+                1.0
+            }
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
             fn from_raw(raw: Raw<'_>) -> Result<Self, String> {
                 match raw {
-                    Raw::Real(t) => parse_float::<$t>(t, |v| v.is_finite() || t.to_ascii_lowercase().contains("inf") || t.to_ascii_lowercase().contains("nan"), $name),
+                    Raw::Real(t) => parse_float::<$t>(
+                        t,
+                        |v| v.is_finite() || t.to_ascii_lowercase().contains("inf") || t.to_ascii_lowercase().contains("nan"),
+                        $name,
+                    ),
                     Raw::Integer(t) => {
                         let i: i64 = parse_int(t, "i64")?;
                         let v = i as $t;
-                        if v as i128 != i as i128 { return Err(format!("integer `{}` is not exact in {}", crate::mm::quote(t), $name)); }
+                        if v as i128 != i as i128 {
+                            return Err(format!("integer `{}` is not exact in {}", crate::mm::quote(t), $name));
+                        }
                         Ok(v)
                     }
                     Raw::Complex(..) => Err(format!("complex file read into a real type ({})", $name)),
@@ -158,13 +178,27 @@ macro_rules! int_value {
     ($t:ty, $name:literal) => {
         impl Value for $t {
             const FIELD: Field = Field::Integer;
-            fn add(self, o: Self) -> Self { self.wrapping_add(o) }
-            fn neg(self) -> Self { self.wrapping_neg() }
-            fn conj(self) -> Self { self }
-            fn is_zero(self) -> bool { self == 0 }
-            fn bit_pattern(self) -> u128 { self as u128 & (u128::MAX >> (128 - 8 * std::mem::size_of::<$t>())) }
-            fn one() -> Self { 1 }
-            fn from_f64(x: f64) -> Self { x as $t }
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            fn neg(self) -> Self {
+                self.wrapping_neg()
+            }
+            fn conj(self) -> Self {
+                self
+            }
+            fn is_zero(self) -> bool {
+                self == 0
+            }
+            fn bit_pattern(self) -> u128 {
+                self as u128 & (u128::MAX >> (128 - 8 * std::mem::size_of::<$t>()))
+            }
+            fn one() -> Self {
+                1
+            }
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
             fn from_raw(raw: Raw<'_>) -> Result<Self, String> {
                 match raw {
                     Raw::Integer(t) => parse_int(t, $name),
@@ -193,13 +227,27 @@ macro_rules! half_value {
     ($t:ty, $name:literal) => {
         impl Value for $t {
             const FIELD: Field = Field::Real;
-            fn add(self, o: Self) -> Self { self + o }
-            fn neg(self) -> Self { -self }
-            fn conj(self) -> Self { self }
-            fn is_zero(self) -> bool { self.to_f32() == 0.0 }
-            fn bit_pattern(self) -> u128 { self.to_bits() as u128 }
-            fn one() -> Self { <$t>::ONE }
-            fn from_f64(x: f64) -> Self { <$t>::from_f64(x) }
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            fn neg(self) -> Self {
+                -self
+            }
+            fn conj(self) -> Self {
+                self
+            }
+            fn is_zero(self) -> bool {
+                self.to_f32() == 0.0
+            }
+            fn bit_pattern(self) -> u128 {
+                self.to_bits() as u128
+            }
+            fn one() -> Self {
+                <$t>::ONE
+            }
+            fn from_f64(x: f64) -> Self {
+                <$t>::from_f64(x)
+            }
             fn from_raw(raw: Raw<'_>) -> Result<Self, String> {
                 // Rounded once, from the token's f64 (exact for every value the writer spells).
                 let x = f64::from_raw(raw).map_err(|e| e.replace("f64", $name))?;
@@ -223,14 +271,30 @@ macro_rules! complex_value {
     ($t:ty, $f:ty, $name:literal) => {
         impl Value for $t {
             const FIELD: Field = Field::Complex;
-            fn add(self, o: Self) -> Self { self + o }
-            fn neg(self) -> Self { -self }
-            fn conj(self) -> Self { <$t>::conj(&self) }
-            fn is_zero(self) -> bool { self.re == 0.0 && self.im == 0.0 }
-            fn bit_pattern(self) -> u128 { ((self.re.to_bits() as u128) << 64) | self.im.to_bits() as u128 }
-            fn imag_is_zero(self) -> bool { self.im == 0.0 }
-            fn one() -> Self { <$t>::new(1.0, 0.0) }
-            fn from_f64(x: f64) -> Self { <$t>::new(x as $f, 0.0) }
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            fn neg(self) -> Self {
+                -self
+            }
+            fn conj(self) -> Self {
+                <$t>::conj(&self)
+            }
+            fn is_zero(self) -> bool {
+                self.re == 0.0 && self.im == 0.0
+            }
+            fn bit_pattern(self) -> u128 {
+                ((self.re.to_bits() as u128) << 64) | self.im.to_bits() as u128
+            }
+            fn imag_is_zero(self) -> bool {
+                self.im == 0.0
+            }
+            fn one() -> Self {
+                <$t>::new(1.0, 0.0)
+            }
+            fn from_f64(x: f64) -> Self {
+                <$t>::new(x as $f, 0.0)
+            }
             fn from_raw(raw: Raw<'_>) -> Result<Self, String> {
                 let re = |t: &str| -> Result<$f, String> { <$f as Value>::from_raw(Raw::Real(t)) };
                 match raw {

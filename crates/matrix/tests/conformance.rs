@@ -63,7 +63,17 @@ fn identity_files_and_permissive_banners() {
         return;
     }
     let eye = f(&[&[1., 0., 0.], &[0., 1., 0.], &[0., 0., 1.]]);
-    for file in ["fmm/eye3.mtx", "fmm/eye3_str.mtx", "fmm/eye3_pattern.mtx", "fmm/eye3_array.mtx", "fmm_python/eye3.mtx", "fmm/permissive/permissive_banner_leading_spaces_eye3.mtx", "fmm/permissive/permissive_banner_one_percent_eye3.mtx", "fmm_python/matrix_coordinate_real_general.mtx", "fmm_python/matrix_coordinate_pattern_general.mtx"] {
+    for file in [
+        "fmm/eye3.mtx",
+        "fmm/eye3_str.mtx",
+        "fmm/eye3_pattern.mtx",
+        "fmm/eye3_array.mtx",
+        "fmm_python/eye3.mtx",
+        "fmm/permissive/permissive_banner_leading_spaces_eye3.mtx",
+        "fmm/permissive/permissive_banner_one_percent_eye3.mtx",
+        "fmm_python/matrix_coordinate_real_general.mtx",
+        "fmm_python/matrix_coordinate_pattern_general.mtx",
+    ] {
         let a = read::<f64>(file).unwrap_or_else(|e| panic!("{file}: {e}"));
         assert_eq!(dense(&a), eye, "{file}");
         assert_eq!(a.nnz(), 3, "{file}: zeros of an array are not entries");
@@ -81,7 +91,13 @@ fn nist_example_in_every_spelling() {
         return;
     }
     let want = f(&[&[1., 0., 0., 6., 0.], &[0., 10.5, 0., 0., 0.], &[0., 0., 0.015, 0., 0.], &[0., 250.5, 0., -280., 33.32], &[0., 0., 0., 0., 12.]]);
-    for file in ["fmm/nist_ex1.mtx", "fmm/nist_ex1_freeformat.mtx", "fmm/nist_ex1_more_freeformat.mtx", "fmm/permissive/windows_lineendings_nist_ex1_more_freeformat.mtx", "sprs/simple.mm"] {
+    for file in [
+        "fmm/nist_ex1.mtx",
+        "fmm/nist_ex1_freeformat.mtx",
+        "fmm/nist_ex1_more_freeformat.mtx",
+        "fmm/permissive/windows_lineendings_nist_ex1_more_freeformat.mtx",
+        "sprs/simple.mm",
+    ] {
         assert_eq!(dense(&read::<f64>(file).unwrap_or_else(|e| panic!("{file}: {e}"))), want, "{file}");
     }
     let s = read::<f64>("sprs/simple.mm").unwrap();
@@ -142,7 +158,10 @@ fn symmetry_expansion_matches_the_general_files() {
     assert_eq!(read::<f64>("fmm/symmetry/coordinate_symmetric_row.mtx").unwrap().nnz(), 5);
     // The `_dup` variant, read as general, doubles the diagonal when summed: why expansion must not mirror it.
     assert_eq!(read::<f64>("fmm/symmetry/coordinate_symmetric_row_general_dup.mtx").unwrap().to_csr().get(2, 2), Some(60.0));
-    assert_eq!(dense(&read::<f64>("fmm_python/matrix_coordinate_real_symmetric.mtx").unwrap()), f(&[&[0., 0., 10.], &[0., 0., 20.], &[10., 20., 30.]]));
+    assert_eq!(
+        dense(&read::<f64>("fmm_python/matrix_coordinate_real_symmetric.mtx").unwrap()),
+        f(&[&[0., 0., 10.], &[0., 0., 20.], &[10., 20., 30.]])
+    );
     assert_eq!(read::<()>("fmm_python/matrix_coordinate_pattern_symmetric.mtx").unwrap().nnz(), 5);
     let h = dense(&read::<Complex64>("fmm/symmetry/coordinate_hermitian_row.mtx").unwrap());
     assert_eq!((h[0][2], h[2][0]), (c(10., -1.), c(10., 1.)));
@@ -160,17 +179,17 @@ fn policy_refusals() {
         return;
     }
     for file in [
-        "fmm/symmetry/coordinate_hermitian_real_row.mtx",          // hermitian with a real field
-        "sprs/complex/hermitian-int.mtx",                          // hermitian with an integer field
-        "sprs/complex/hermitian.mtx",                              // non-real hermitian diagonal
-        "fmm_python/matrix_coordinate_complex_hermitian.mtx",      // non-real hermitian diagonal
-        "fmm_python/matrix_coordinate_real_skew-symmetric.mtx",    // nonzero skew diagonal
-        "fmm_python/misc/windows_newlines.mtx",                    // bare CR
+        "fmm/symmetry/coordinate_hermitian_real_row.mtx",       // hermitian with a real field
+        "sprs/complex/hermitian-int.mtx",                       // hermitian with an integer field
+        "sprs/complex/hermitian.mtx",                           // non-real hermitian diagonal
+        "fmm_python/matrix_coordinate_complex_hermitian.mtx",   // non-real hermitian diagonal
+        "fmm_python/matrix_coordinate_real_skew-symmetric.mtx", // nonzero skew diagonal
+        "fmm_python/misc/windows_newlines.mtx",                 // bare CR
         "sprs/bad_files/not_enough_entries.mm",
-        "sprs/bad_files/too_many_elems_in_entry.mm",               // extra token
+        "sprs/bad_files/too_many_elems_in_entry.mm", // extra token
         "fmm/overflow/overflow_dim_gt_int64.mtx",
         "fmm/overflow/overflow_index_gt_int64.mtx",
-        "fmm/overflow/overflow_value_gt_float64.mtx",              // 1E310: never a silent inf
+        "fmm/overflow/overflow_value_gt_float64.mtx", // 1E310: never a silent inf
         "fmm/overflow/overflow_value_gt_float128.mtx",
         "fmm/overflow/overflow_value_gt_int64.mtx",
         "fmm/vector_array.mtx",
@@ -182,7 +201,7 @@ fn policy_refusals() {
         "fmm_python/scipy_crashes/vector_coordinate_real_general.mtx",
         "fmm_python/long_double/longdouble_array.mtx",
         "fmm_python/long_double/longdouble_coordinate.mtx",
-        "fmm_python/scipy_crashes/dim_over_32_bit.mtx",            // 2^40 dims into 32-bit indices
+        "fmm_python/scipy_crashes/dim_over_32_bit.mtx", // 2^40 dims into 32-bit indices
     ] {
         refused::<f64>(file);
     }
@@ -198,7 +217,8 @@ fn policy_refusals() {
     let Some(dir) = corpus() else { return };
     let bytes = std::fs::read(dir.join("fmm_python/scipy_crashes/dim_over_32_bit.mtx")).unwrap();
     let big = mm::parse::<u64, f64>(&bytes).unwrap();
-    assert_eq!((big.rows(), big.nnz(), *big.row().last().unwrap()), (1 << 40, 3, (1 << 40) - 2)); // 1-based 2^40 - 1
+    assert_eq!((big.rows(), big.nnz(), *big.row().last().unwrap()), (1 << 40, 3, (1 << 40) - 2));
+    // 1-based 2^40 - 1
 }
 
 #[test]

@@ -19,7 +19,12 @@ fn offsets(kind: &str, m: usize, nnz: usize) -> Vec<u32> {
         };
         counts[row] += 1;
     }
-    std::iter::once(0).chain(counts.iter().scan(0u32, |a, &c| { *a += c; Some(*a) })).collect()
+    std::iter::once(0)
+        .chain(counts.iter().scan(0u32, |a, &c| {
+            *a += c;
+            Some(*a)
+        }))
+        .collect()
 }
 
 fn bench(c: &mut Criterion) {

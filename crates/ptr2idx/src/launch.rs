@@ -26,7 +26,9 @@ pub(crate) unsafe fn expand(gpu: &Gpu, k: &Kernels, offsets: u64, m: u64, nnz: u
     let max_blocks = gpu.props().sm_count.max(1) * 8;
     // SAFETY: ptr2idx_partition(offsets, m, nnz, tiles, splits): offsets holds m + 1 words,
     // splits tiles + 1.
-    unsafe { k.partition.args(stream).arg(&offsets).arg(&m).arg(&nnz).arg(&tiles).arg(&splits).launch(grid_1d(tiles + 1, NT, NT as u64, max_blocks))? };
+    unsafe {
+        k.partition.args(stream).arg(&offsets).arg(&m).arg(&nnz).arg(&tiles).arg(&splits).launch(grid_1d(tiles + 1, NT, NT as u64, max_blocks))?
+    };
     let cfg = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
     // SAFETY: ptr2idx_expand(offsets, m, nnz, splits, out) with `tiles` blocks of NT threads;
     // out holds nnz words.

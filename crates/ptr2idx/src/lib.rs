@@ -124,7 +124,14 @@ impl Ptr2Idx {
     }
 
     /// The partition and expansion launches, on the splits region of `scratch`.
-    fn expand_with<O: Offset>(&mut self, offsets: &impl DevicePtr<O>, out: &mut impl DevicePtrMut<u32>, m: u64, nnz: u64, scratch: &mut Scratch<'_>) -> Result<()> {
+    fn expand_with<O: Offset>(
+        &mut self,
+        offsets: &impl DevicePtr<O>,
+        out: &mut impl DevicePtrMut<u32>,
+        m: u64,
+        nnz: u64,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         if nnz == 0 {
             return Ok(());
         }
@@ -144,7 +151,12 @@ impl Ptr2Idx {
     ///
     /// # Errors
     /// As [`Ptr2Idx::run_checked`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn run_checked_with<O: Offset>(&mut self, offsets: &impl DevicePtr<O>, out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+    pub fn run_checked_with<O: Offset>(
+        &mut self,
+        offsets: &impl DevicePtr<O>,
+        out: &mut impl DevicePtrMut<u32>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let (m, nnz) = sizes::<O>(offsets.len(), out.len())?;
         scratch.require(Self::workspace_bytes(m, nnz))?;
         let fault = gpu_runtime::check::offsets(&self.gpu, offsets, nnz, &mut scratch.sub(gpu_runtime::check::WORKSPACE_BYTES)?)?;

@@ -57,7 +57,14 @@ fn bench(c: &mut Criterion) {
             let restore = |k: &mut _, v: &mut _| input.restore(&gpu, k, v);
             group.throughput(Throughput::Elements(n as u64));
             group.bench_function(BenchmarkId::new(format!("u32+u32/{bits}-bit"), format!("n=2^{log_n}")), |b| {
-                b.iter_custom(|iters| timer.time_iters(iters, || { restore(&mut k, &mut v)?; sort.sort_pairs(&mut k, &mut v, bits) }).expect("timed"))
+                b.iter_custom(|iters| {
+                    timer
+                        .time_iters(iters, || {
+                            restore(&mut k, &mut v)?;
+                            sort.sort_pairs(&mut k, &mut v, bits)
+                        })
+                        .expect("timed")
+                })
             });
             if bits == 24 {
                 group.bench_function(BenchmarkId::new("copy-only", format!("n=2^{log_n}")), |b| {
@@ -66,7 +73,14 @@ fn bench(c: &mut Criterion) {
             }
             if log_n == 26 {
                 group.bench_function(BenchmarkId::new(format!("keys-only/{bits}-bit"), format!("n=2^{log_n}")), |b| {
-                    b.iter_custom(|iters| timer.time_iters(iters, || { restore(&mut k, &mut v)?; sort.sort_keys(&mut k, bits) }).expect("timed"))
+                    b.iter_custom(|iters| {
+                        timer
+                            .time_iters(iters, || {
+                                restore(&mut k, &mut v)?;
+                                sort.sort_keys(&mut k, bits)
+                            })
+                            .expect("timed")
+                    })
                 });
             }
         }
@@ -82,7 +96,12 @@ fn bench(c: &mut Criterion) {
         for max_bits in 6..=gpu_radix::MAX_BITS {
             sort.set_max_digit_bits(Some(max_bits));
             sort.sort_pairs(&mut k, &mut v, bits).expect("warm-up");
-            let t = timer.time_iters(reps, || { restore(&mut k, &mut v)?; sort.sort_pairs(&mut k, &mut v, bits) }).expect("timed");
+            let t = timer
+                .time_iters(reps, || {
+                    restore(&mut k, &mut v)?;
+                    sort.sort_pairs(&mut k, &mut v, bits)
+                })
+                .expect("timed");
             let ms = (t.as_secs_f64() - copy.as_secs_f64()) * 1e3 / reps as f64;
             println!("radix digit sweep: {bits}-bit keys, n=2^26, max {max_bits} bits ({:?} passes/bits): {ms:.3} ms", sort.passes(bits));
         }

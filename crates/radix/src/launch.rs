@@ -176,7 +176,18 @@ pub(crate) unsafe fn histogram(gpu: &Gpu, k: &Kernels, keys: u64, n: u64, shift0
 /// absent payloads; `sweep` was made for `n` keys, holds this pass's digit counts of `src`'s keys,
 /// and no pass `pass` or later has run on it.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn pass(gpu: &Gpu, k: &Kernels, n: u64, shift: u32, bits: u32, pass: u32, src: Bufs, dst: Bufs, carry: Carry, sweep: &Sweep) -> Result<()> {
+pub(crate) unsafe fn pass(
+    gpu: &Gpu,
+    k: &Kernels,
+    n: u64,
+    shift: u32,
+    bits: u32,
+    pass: u32,
+    src: Bufs,
+    dst: Bufs,
+    carry: Carry,
+    sweep: &Sweep,
+) -> Result<()> {
     let stream = gpu.stream();
     let t = tiles(n);
     let variant = match carry.second_bytes {
@@ -226,7 +237,8 @@ pub(crate) fn copy_back(gpu: &Gpu, from: Bufs, to: Bufs, n: u64, carry: Carry) -
             return Ok(());
         }
         // SAFETY: both regions hold `bytes` bytes (n items of the kind) and do not overlap.
-        unsafe { gpu_runtime::cudarc::driver::result::memcpy_dtod_async(dst, src, bytes as usize, gpu.stream().cu_stream()) }.map_err(gpu_runtime::Error::driver("copying the sorted keys back"))?;
+        unsafe { gpu_runtime::cudarc::driver::result::memcpy_dtod_async(dst, src, bytes as usize, gpu.stream().cu_stream()) }
+            .map_err(gpu_runtime::Error::driver("copying the sorted keys back"))?;
         Ok(())
     };
     copy(from.keys, to.keys, 4 * n)?;

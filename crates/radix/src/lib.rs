@@ -109,7 +109,13 @@ impl RadixSort {
     pub fn new(gpu: &Gpu) -> Result<Self> {
         let k = |name: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, name)?) };
         let set = |prefix: &str| -> Result<[Kernel; 5]> {
-            let kernels = [k(&format!("{prefix}_v1"))?, k(&format!("{prefix}_v2"))?, k(&format!("{prefix}_v4"))?, k(&format!("{prefix}_v8"))?, k(&format!("{prefix}_v16"))?];
+            let kernels = [
+                k(&format!("{prefix}_v1"))?,
+                k(&format!("{prefix}_v2"))?,
+                k(&format!("{prefix}_v4"))?,
+                k(&format!("{prefix}_v8"))?,
+                k(&format!("{prefix}_v16"))?,
+            ];
             for (kernel, bytes) in kernels.iter().zip([1, 2, 4, 8, 16]) {
                 kernel.set_max_dynamic_shared(stage_bytes(bytes))?;
             }
@@ -192,7 +198,13 @@ impl RadixSort {
     ///
     /// # Errors
     /// As [`RadixSort::sort_pairs`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn sort_pairs_with<V: Payload>(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<V>, end_bit: u32, scratch: &mut Scratch<'_>) -> Result<()> {
+    pub fn sort_pairs_with<V: Payload>(
+        &mut self,
+        keys: &mut impl DevicePtrMut<u32>,
+        values: &mut impl DevicePtrMut<V>,
+        end_bit: u32,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let n = check_len(keys.len())?;
         same_len(n, values.len(), "values")?;
         let carry = Carry { first: false, second_bytes: payload_bytes::<V>()? };
@@ -455,7 +467,16 @@ impl RadixSort {
     /// payload, the same in both); no output aliases an input, except a first payload's (read
     /// only by pass 0, which writes the temporary, when the pass count is even).
     #[allow(clippy::too_many_arguments)]
-    unsafe fn run_via_outputs(&mut self, n: u64, end_bit: u32, input: launch::Bufs, output: launch::Bufs, carry: Carry, scratch: &mut Scratch<'_>, status: Option<&mut Scratch<'_>>) -> Result<()> {
+    unsafe fn run_via_outputs(
+        &mut self,
+        n: u64,
+        end_bit: u32,
+        input: launch::Bufs,
+        output: launch::Bufs,
+        carry: Carry,
+        scratch: &mut Scratch<'_>,
+        status: Option<&mut Scratch<'_>>,
+    ) -> Result<()> {
         self.outputs_required(n, carry, end_bit, scratch, &status)?;
         if n == 0 {
             return Ok(());
@@ -544,7 +565,17 @@ impl RadixSort {
     /// absent payload, the same in all); an output is never read in the same pass (one pass:
     /// `output` differs from `input`).
     #[allow(clippy::too_many_arguments)]
-    unsafe fn run(&mut self, n: u64, end_bit: u32, input: launch::Bufs, output: launch::Bufs, temps: [launch::Bufs; 2], carry: Carry, scratch: &mut Scratch<'_>, status: Option<&mut Scratch<'_>>) -> Result<()> {
+    unsafe fn run(
+        &mut self,
+        n: u64,
+        end_bit: u32,
+        input: launch::Bufs,
+        output: launch::Bufs,
+        temps: [launch::Bufs; 2],
+        carry: Carry,
+        scratch: &mut Scratch<'_>,
+        status: Option<&mut Scratch<'_>>,
+    ) -> Result<()> {
         let (passes, per) = self.passes(end_bit);
         let end = end_bit.min(32);
         let sweep = launch::Sweep::new(&self.gpu, scratch, status, n, passes, per)?;
@@ -610,7 +641,12 @@ type PairGuards<'a> = Option<(SyncOnDrop<'a>, SyncOnDrop<'a>)>;
 
 /// The addresses of an optional `(input, output)` payload pair of `n` items each (0 and 0 when
 /// absent; `what` names input and output in length errors), with their guards.
-fn pair_ptrs<'a, T>(n: u64, pair: Option<(&'a impl DevicePtr<T>, &'a mut impl DevicePtrMut<T>)>, what: [&'static str; 2], stream: &'a CudaStream) -> Result<(u64, u64, PairGuards<'a>)> {
+fn pair_ptrs<'a, T>(
+    n: u64,
+    pair: Option<(&'a impl DevicePtr<T>, &'a mut impl DevicePtrMut<T>)>,
+    what: [&'static str; 2],
+    stream: &'a CudaStream,
+) -> Result<(u64, u64, PairGuards<'a>)> {
     let Some((i, o)) = pair else { return Ok((0, 0, None)) };
     same_len(n, i.len(), what[0])?;
     same_len(n, o.len(), what[1])?;

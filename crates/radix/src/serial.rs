@@ -10,7 +10,11 @@
 
 /// The mask of the low `end_bit` bits (all bits from 32 on).
 pub fn mask(end_bit: u32) -> u32 {
-    if end_bit >= 32 { u32::MAX } else { (1u32 << end_bit) - 1 }
+    if end_bit >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << end_bit) - 1
+    }
 }
 
 /// Keys stably sorted by their low `end_bit` bits.

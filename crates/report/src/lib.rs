@@ -76,13 +76,20 @@ pub fn tables(records: &[Record], algos: &[Algorithm], copy: Option<f64>, value_
             let cells: Vec<String> = gpu_algos
                 .iter()
                 .map(|&a| match median(find(records, m, a)) {
-                    Some(t) => format!("{} / {}", ser.map_or("—".into(), |x| format!("{:.1}×", x / t)), cus.map_or("—".into(), |x| format!("{:.2}×", x / t))),
+                    Some(t) => {
+                        format!("{} / {}", ser.map_or("—".into(), |x| format!("{:.1}×", x / t)), cus.map_or("—".into(), |x| format!("{:.2}×", x / t)))
+                    }
                     None => "—".into(),
                 })
                 .collect();
             let _ = writeln!(s, "| {m} | {} |", cells.join(" | "));
         }
-        let _ = writeln!(s, "\nEffective bandwidth GB/s ({} B per nonzero + pointers), % of copy ({}), workspace MB", 2 * (4 + value_bytes), copy.map_or("not measured".into(), |c| format!("{c:.0} GB/s")));
+        let _ = writeln!(
+            s,
+            "\nEffective bandwidth GB/s ({} B per nonzero + pointers), % of copy ({}), workspace MB",
+            2 * (4 + value_bytes),
+            copy.map_or("not measured".into(), |c| format!("{c:.0} GB/s"))
+        );
         head(&mut s, "matrix", &gpu_algos.iter().map(|a| a.name().to_string()).collect::<Vec<_>>());
         for (m, shape) in &mats {
             let bytes = bytes_moved(shape.0, shape.1, shape.2, value_bytes) as f64;
@@ -136,7 +143,13 @@ pub fn csv(records: &[Record], copy: Option<f64>, value_bytes: usize) -> String 
                 );
             }
             Err(e) => {
-                let _ = writeln!(s, "\"{name}\",{m},{n},{nnz},{},,,,,,,,,{},false,\"{}\"", r.algo, r.workspace.map_or(String::new(), |w| w.to_string()), e.replace('"', "'"));
+                let _ = writeln!(
+                    s,
+                    "\"{name}\",{m},{n},{nnz},{},,,,,,,,,{},false,\"{}\"",
+                    r.algo,
+                    r.workspace.map_or(String::new(), |w| w.to_string()),
+                    e.replace('"', "'")
+                );
             }
         }
     }

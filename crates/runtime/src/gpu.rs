@@ -42,9 +42,7 @@ pub fn driver_version() -> Result<(u32, u32)> {
     }
     let mut v = 0i32;
     // SAFETY: cuDriverGetVersion writes one int; the library is present.
-    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }
-        .result()
-        .map_err(Error::driver("reading the driver version"))?;
+    unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) }.result().map_err(Error::driver("reading the driver version"))?;
     Ok(((v / 1000) as u32, ((v % 1000) / 10) as u32))
 }
 
@@ -237,11 +235,7 @@ impl Gpu {
     /// has no such kernel.
     pub fn kernel(&self, module: &'static PtxModule, name: &str) -> Result<Kernel> {
         let m = self.loaded(module)?.0;
-        let func = m.load_function(name).map_err(|source| Error::KernelNotFound {
-            module: module.name(),
-            kernel: name.to_string(),
-            source,
-        })?;
+        let func = m.load_function(name).map_err(|source| Error::KernelNotFound { module: module.name(), kernel: name.to_string(), source })?;
         Ok(Kernel { func, name: name.into() })
     }
 
@@ -295,10 +289,12 @@ impl Gpu {
             (_, None) => format!("no embedded cubin runs on compute capability {}.{}", cc.0, cc.1),
             (ImagePolicy::PtxOnly, Some(_)) => "the image policy asks for the PTX (CUDA_FORCE_PTX_JIT=1 or Gpu::set_image_policy)".to_string(),
             (ImagePolicy::Auto, Some(cubin)) => {
-                let loaded = cubin
-                    .decompress()
-                    .map_err(|e| format!("its sm_{} cubin does not decompress ({e})", cubin.sm()))
-                    .and_then(|elf| self.shared.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(elf)).map_err(|e| format!("the driver refused its sm_{} cubin ({e})", cubin.sm())));
+                let loaded = cubin.decompress().map_err(|e| format!("its sm_{} cubin does not decompress ({e})", cubin.sm())).and_then(|elf| {
+                    self.shared
+                        .ctx
+                        .load_module(cudarc::nvrtc::Ptx::from_binary(elf))
+                        .map_err(|e| format!("the driver refused its sm_{} cubin ({e})", cubin.sm()))
+                });
                 match loaded {
                     Ok(m) => {
                         let load = ModuleLoad { module: module.name(), image: Image::Cubin { sm: cubin.sm() }, time: start.elapsed(), why_ptx: None };
@@ -398,8 +394,7 @@ impl Gpu {
         let (ptr, _sync) = buf.device_ptr_mut(&self.stream);
         // SAFETY: `ptr` covers `num_bytes` bytes of the live buffer; the memset is ordered on
         // this handle's stream; any byte pattern is a valid `T`.
-        unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream()) }
-            .map_err(Error::driver("filling a buffer"))
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream()) }.map_err(Error::driver("filling a buffer"))
     }
 }
 
@@ -433,8 +428,7 @@ impl Gpu {
             return Ok(());
         }
         // SAFETY: forwarded to the caller; `dst` is read only after the synchronization below.
-        unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }
-            .map_err(Error::driver("copying to the host"))?;
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }.map_err(Error::driver("copying to the host"))?;
         self.synchronize()
     }
 }
@@ -460,19 +454,15 @@ any_bits!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, usize, isize, f32, f
 /// # Errors
 /// [`Error::TooLarge`] when the byte count overflows `usize`.
 pub fn bytes_of<T>(len: usize) -> Result<u64> {
-    len.checked_mul(std::mem::size_of::<T>())
-        .map(|b| b as u64)
-        .ok_or(Error::TooLarge {
-            what: "device buffer",
-            len: len as u64,
-            max: (usize::MAX / std::mem::size_of::<T>().max(1)) as u64,
-        })
+    len.checked_mul(std::mem::size_of::<T>()).map(|b| b as u64).ok_or(Error::TooLarge {
+        what: "device buffer",
+        len: len as u64,
+        max: (usize::MAX / std::mem::size_of::<T>().max(1)) as u64,
+    })
 }
 
 fn read_props(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<DeviceProps> {
-    let attr = |a: Attr| -> Result<u32> {
-        ctx.attribute(a).map(|v| v.max(0) as u32).map_err(Error::driver("reading device attributes"))
-    };
+    let attr = |a: Attr| -> Result<u32> { ctx.attribute(a).map(|v| v.max(0) as u32).map_err(Error::driver("reading device attributes")) };
     let (major, minor) = ctx.compute_capability().map_err(Error::driver("reading compute capability"))?;
     Ok(DeviceProps {
         ordinal,

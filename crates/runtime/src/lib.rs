@@ -3,9 +3,9 @@
 
 pub use cudarc;
 
+mod archs;
 pub mod check;
 mod error;
-mod archs;
 mod gpu;
 mod image;
 mod module;
@@ -16,7 +16,7 @@ pub mod vendor;
 
 pub use error::{Error, Result};
 pub use gpu::{bytes_of, device_count, driver_present, driver_version, AnyBits, DeviceProps, Gpu, Payload};
-pub use scratch::{Scratch, ScratchBuf};
 pub use image::{cubin_arch, Cubin, Image, ImagePolicy, ModuleLoad, CUBIN_ARCHS, PTXAS_RELEASE};
 pub use module::{grid_1d, Kernel, Launch, PtxModule};
+pub use scratch::{Scratch, ScratchBuf};
 pub use timing::{copy_bandwidth_gbs, GpuTimer};

@@ -135,18 +135,11 @@ impl PtxModule {
 
     /// Names of the `.entry` kernels the module defines.
     pub fn kernels(&self) -> Vec<&'static str> {
-        self.ptx
-            .lines()
-            .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
-            .filter_map(|rest| rest.split(['(', ' ']).next())
-            .collect()
+        self.ptx.lines().filter_map(|l| l.trim_start().strip_prefix(".visible .entry ")).filter_map(|rest| rest.split(['(', ' ']).next()).collect()
     }
 
     fn directive(&self, key: &str) -> Option<&'static str> {
-        self.ptx
-            .lines()
-            .find_map(|l| l.trim().strip_prefix(key))
-            .and_then(|rest| rest.split_whitespace().next())
+        self.ptx.lines().find_map(|l| l.trim().strip_prefix(key)).and_then(|rest| rest.split_whitespace().next())
     }
 }
 
@@ -175,19 +168,13 @@ impl Kernel {
     /// [`Error::Launch`] past the device's opt-in limit.
     pub fn set_max_dynamic_shared(&self, bytes: u32) -> Result<()> {
         self.func
-            .set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                bytes as i32,
-            )
+            .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
             .map_err(|source| Error::Launch { kernel: self.name.to_string(), source })
     }
 
     /// Starts an argument list for a launch of this kernel on `stream`.
     pub fn args<'a>(&'a self, stream: &'a CudaStream) -> Launch<'a> {
-        Launch {
-            args: stream.launch_builder(&self.func),
-            name: &self.name,
-        }
+        Launch { args: stream.launch_builder(&self.func), name: &self.name }
     }
 }
 
@@ -217,9 +204,7 @@ impl<'a> Launch<'a> {
     /// [`Error::Launch`] when the driver refuses the launch (or an earlier asynchronous fault surfaces at it).
     pub unsafe fn launch(&mut self, cfg: LaunchConfig) -> Result<()> {
         // SAFETY: forwarded to the caller.
-        unsafe { self.args.launch(cfg) }
-            .map(|_| ())
-            .map_err(|source| Error::Launch { kernel: self.name.to_string(), source })
+        unsafe { self.args.launch(cfg) }.map(|_| ()).map_err(|source| Error::Launch { kernel: self.name.to_string(), source })
     }
 }
 

@@ -338,7 +338,13 @@ impl ScratchBuf {
     ///
     /// # Errors
     /// Out of memory growing the buffer, or `f`'s error.
-    pub fn lend<P, R, E: From<Error>>(plan: &mut P, slot: fn(&mut P) -> &mut ScratchBuf, gpu: &Gpu, bytes: u64, f: impl FnOnce(&mut P, &mut Scratch<'_>) -> std::result::Result<R, E>) -> std::result::Result<R, E> {
+    pub fn lend<P, R, E: From<Error>>(
+        plan: &mut P,
+        slot: fn(&mut P) -> &mut ScratchBuf,
+        gpu: &Gpu,
+        bytes: u64,
+        f: impl FnOnce(&mut P, &mut Scratch<'_>) -> std::result::Result<R, E>,
+    ) -> std::result::Result<R, E> {
         let mut own = std::mem::take(slot(plan));
         let r = match own.scratch(gpu, bytes) {
             Ok(mut s) => f(plan, &mut s),

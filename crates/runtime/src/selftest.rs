@@ -66,11 +66,7 @@ pub fn block_sum_u32(gpu: &Gpu, input: &CudaView<'_, u32>) -> Result<serial::Blo
         // ceil(n/NT) blocks; every buffer is as large as the kernel's contract asks.
         unsafe { k.args(gpu.stream()).arg(input).arg(&n).arg(&mut sums).arg(&mut total).arg(&mut nonzero).launch(cfg)? };
     }
-    Ok(serial::BlockSums {
-        block_sums: gpu.download(&sums)?,
-        total: gpu.download(&total)?[0],
-        nonzero: gpu.download(&nonzero)?[0],
-    })
+    Ok(serial::BlockSums { block_sums: gpu.download(&sums)?, total: gpu.download(&total)?[0], nonzero: gpu.download(&nonzero)?[0] })
 }
 
 /// Inclusive prefix sums (wrapping) inside each aligned run of 32 elements; see
@@ -123,15 +119,8 @@ pub mod serial {
     /// assert_eq!((r.block_sums, r.total, r.nonzero), (vec![3], 3, 2));
     /// ```
     pub fn block_sum_u32(input: &[u32]) -> BlockSums {
-        let block_sums: Vec<u32> = input
-            .chunks(BLOCK_SUM_NT as usize)
-            .map(|c| c.iter().fold(0u32, |a, &x| a.wrapping_add(x)))
-            .collect();
-        BlockSums {
-            total: block_sums.iter().map(|&s| s as u64).sum(),
-            nonzero: input.iter().filter(|&&x| x != 0).count() as u32,
-            block_sums,
-        }
+        let block_sums: Vec<u32> = input.chunks(BLOCK_SUM_NT as usize).map(|c| c.iter().fold(0u32, |a, &x| a.wrapping_add(x))).collect();
+        BlockSums { total: block_sums.iter().map(|&s| s as u64).sum(), nonzero: input.iter().filter(|&&x| x != 0).count() as u32, block_sums }
     }
 
     /// Inclusive wrapping prefix sums restarting every 32 elements.

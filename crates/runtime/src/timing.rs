@@ -18,11 +18,7 @@ impl GpuTimer {
     /// # Errors
     /// [`Error::Driver`] when an event cannot be created.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        let mk = || {
-            gpu.context()
-                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(Error::driver("creating a timing event"))
-        };
+        let mk = || gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(Error::driver("creating a timing event"));
         Ok(Self { gpu: gpu.clone(), start: mk()?, end: mk()? })
     }
 
@@ -79,9 +75,7 @@ pub fn copy_bandwidth_gbs(gpu: &Gpu, bytes: usize, reps: usize) -> Result<f64> {
     let src = gpu.alloc_zeros::<u32>(n)?;
     let mut dst = gpu.alloc::<u32>(n)?;
     let timer = GpuTimer::new(gpu)?;
-    let copy = |dst: &mut cudarc::driver::CudaSlice<u32>| {
-        gpu.stream().memcpy_dtod(&src, dst).map_err(Error::driver("device-to-device copy"))
-    };
+    let copy = |dst: &mut cudarc::driver::CudaSlice<u32>| gpu.stream().memcpy_dtod(&src, dst).map_err(Error::driver("device-to-device copy"));
     copy(&mut dst)?;
     let mut times = Vec::with_capacity(reps.max(1));
     for _ in 0..reps.max(1) {

@@ -59,7 +59,11 @@ fn load_library(lib: &str, env: &str) -> std::result::Result<String, String> {
     if let Some(n) = by_name(&names) {
         return Ok(n);
     }
-    Err(format!("lib{lib} not found on the loader path (tried {} names){}; set {env} to its full path", names.len(), if tried.is_empty() { String::new() } else { format!(" nor usable at: {}", tried.join("; ")) }))
+    Err(format!(
+        "lib{lib} not found on the loader path (tried {} names){}; set {env} to its full path",
+        names.len(),
+        if tried.is_empty() { String::new() } else { format!(" nor usable at: {}", tried.join("; ")) }
+    ))
 }
 
 /// Whether cuSPARSE can be loaded, and from where.

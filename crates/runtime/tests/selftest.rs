@@ -26,7 +26,24 @@ fn embedded_module_is_described() {
     assert!(m.isa_version().is_some());
     let mut k = m.kernels();
     k.sort();
-    assert_eq!(k, ["runtime_block_sum_u32", "runtime_fill_u32", "runtime_first_at_least_u32", "runtime_first_decrease_u32", "runtime_first_decrease_u64", "runtime_indices_i32_u32", "runtime_indices_i64_u32", "runtime_iota_u32", "runtime_offsets_i32_u32", "runtime_offsets_i32_u64", "runtime_offsets_i64_u32", "runtime_offsets_i64_u64", "runtime_warp_scan_u32"]);
+    assert_eq!(
+        k,
+        [
+            "runtime_block_sum_u32",
+            "runtime_fill_u32",
+            "runtime_first_at_least_u32",
+            "runtime_first_decrease_u32",
+            "runtime_first_decrease_u64",
+            "runtime_indices_i32_u32",
+            "runtime_indices_i64_u32",
+            "runtime_iota_u32",
+            "runtime_offsets_i32_u32",
+            "runtime_offsets_i32_u64",
+            "runtime_offsets_i64_u32",
+            "runtime_offsets_i64_u64",
+            "runtime_warp_scan_u32"
+        ]
+    );
 }
 
 #[test]

@@ -4,7 +4,6 @@ use gpu_runtime::{Error as RtError, Gpu, Kernel};
 
 use crate::{Algorithm, Result, ScanItem, ScanKind, NT};
 
-
 pub(crate) struct Kernels {
     pub reduce: Kernel,
     pub downsweep: Kernel,
@@ -70,9 +69,7 @@ fn downsweep(gpu: &Gpu, k: &Kernels, src: u64, dst: u64, n: u64, carries: u64, i
     let vec_ok = (src % 16 == 0 && dst % 16 == 0) as u32;
     // SAFETY: scan_downsweep_T(input, output, n, carries, inclusive, vec_ok): src/dst hold n
     // items of T, carries is 0 or one T per tile, grid = tile_count(n) blocks of NT threads.
-    unsafe {
-        k.downsweep.args(gpu.stream()).arg(&src).arg(&dst).arg(&n).arg(&carries).arg(&inclusive).arg(&vec_ok).launch(grid(n))?
-    };
+    unsafe { k.downsweep.args(gpu.stream()).arg(&src).arg(&dst).arg(&n).arg(&carries).arg(&inclusive).arg(&vec_ok).launch(grid(n))? };
     Ok(())
 }
 
@@ -101,10 +98,8 @@ pub(crate) fn scan(gpu: &Gpu, k: &Kernels, layout: &Layout, ws: u64, src: u64, d
         Algorithm::ReduceThenScan => reduce_then_scan(gpu, k, layout, ws, 0, src, dst, n, inclusive),
         Algorithm::Lookback | Algorithm::Auto => {
             // SAFETY: the first zero_bytes of the workspace (counter + status) are ours.
-            unsafe {
-                gpu_runtime::cudarc::driver::result::memset_d8_async(ws, 0, layout.zero_bytes as usize, gpu.stream().cu_stream())
-            }
-            .map_err(RtError::driver("zeroing the scan workspace"))?;
+            unsafe { gpu_runtime::cudarc::driver::result::memset_d8_async(ws, 0, layout.zero_bytes as usize, gpu.stream().cu_stream()) }
+                .map_err(RtError::driver("zeroing the scan workspace"))?;
             let (counter, status, agg, incl) = (ws, ws + layout.status, ws + layout.agg, ws + layout.incl);
             let vec_ok = (src % 16 == 0 && dst % 16 == 0) as u32;
             // SAFETY: scan_lookback_T(input, output, n, inclusive, vec_ok, counter, status, agg,
@@ -112,8 +107,15 @@ pub(crate) fn scan(gpu: &Gpu, k: &Kernels, layout: &Layout, ws: u64, src: u64, d
             unsafe {
                 k.lookback
                     .args(gpu.stream())
-                    .arg(&src).arg(&dst).arg(&n).arg(&inclusive).arg(&vec_ok)
-                    .arg(&counter).arg(&status).arg(&agg).arg(&incl)
+                    .arg(&src)
+                    .arg(&dst)
+                    .arg(&n)
+                    .arg(&inclusive)
+                    .arg(&vec_ok)
+                    .arg(&counter)
+                    .arg(&status)
+                    .arg(&agg)
+                    .arg(&incl)
                     .launch(grid(n))?
             };
             Ok(())

@@ -209,7 +209,13 @@ impl<T: ScanItem> Scanner<T> {
     ///
     /// # Errors
     /// As [`Scanner::exclusive`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn scan_with(&mut self, kind: ScanKind, input: &impl DevicePtr<T>, output: &mut impl DevicePtrMut<T>, scratch: &mut Scratch<'_>) -> Result<()> {
+    pub fn scan_with(
+        &mut self,
+        kind: ScanKind,
+        input: &impl DevicePtr<T>,
+        output: &mut impl DevicePtrMut<T>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let n = input.len() as u64;
         if output.len() as u64 != n {
             return Err(Error::LengthMismatch { input: n, output: output.len() as u64 });

@@ -20,9 +20,7 @@ where
 {
     let (mut r, _seed) = rng();
     for n in sizes(&mut r) {
-        let x: Vec<T> = (0..n)
-            .map(|_| if small_values { T::try_from(r.random::<u8>()).unwrap_or(T::ZERO) } else { r.random() })
-            .collect();
+        let x: Vec<T> = (0..n).map(|_| if small_values { T::try_from(r.random::<u8>()).unwrap_or(T::ZERO) } else { r.random() }).collect();
         let want_ex = serial::exclusive_scan(&x);
         let want_in = serial::inclusive_scan(&x);
         let input = gpu.upload(&x).unwrap();

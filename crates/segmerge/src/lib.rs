@@ -119,7 +119,14 @@ impl Segmerge {
     ///
     /// # Errors
     /// [`Error::ZeroRun`], [`Error::LengthMismatch`], [`Error::TooLarge`], runtime errors.
-    pub fn merge_pass(&mut self, s: u64, keys: &impl DevicePtr<u32>, values: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, values_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    pub fn merge_pass(
+        &mut self,
+        s: u64,
+        keys: &impl DevicePtr<u32>,
+        values: &impl DevicePtr<u32>,
+        keys_out: &mut impl DevicePtrMut<u32>,
+        values_out: &mut impl DevicePtrMut<u32>,
+    ) -> Result<()> {
         self.owned(Self::merge_pass_workspace_bytes(keys.len() as u64, s), |m, sc| m.merge_pass_with(s, keys, values, keys_out, values_out, sc))
     }
 
@@ -127,7 +134,15 @@ impl Segmerge {
     ///
     /// # Errors
     /// As [`Segmerge::merge_pass`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn merge_pass_with(&mut self, s: u64, keys: &impl DevicePtr<u32>, values: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, values_out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+    pub fn merge_pass_with(
+        &mut self,
+        s: u64,
+        keys: &impl DevicePtr<u32>,
+        values: &impl DevicePtr<u32>,
+        keys_out: &mut impl DevicePtrMut<u32>,
+        values_out: &mut impl DevicePtrMut<u32>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let n = lengths(keys.len(), &[("values", values.len()), ("keys_out", keys_out.len()), ("values_out", values_out.len())])?;
         let splits = splits_for(n, s, scratch)?;
         let stream = self.gpu.stream().clone();
@@ -152,7 +167,13 @@ impl Segmerge {
     ///
     /// # Errors
     /// As [`Segmerge::merge_pass_with`].
-    pub fn merge_pass_keys_with(&mut self, s: u64, keys: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+    pub fn merge_pass_keys_with(
+        &mut self,
+        s: u64,
+        keys: &impl DevicePtr<u32>,
+        keys_out: &mut impl DevicePtrMut<u32>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let n = lengths(keys.len(), &[("keys_out", keys_out.len())])?;
         let splits = splits_for(n, s, scratch)?;
         let stream = self.gpu.stream().clone();

@@ -53,7 +53,17 @@ pub fn max_tiles(n: u64, first_run: u64) -> u64 {
 /// # Errors
 /// Launch errors.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn merge_pass(gpu: &Gpu, k: &MergeKernels, keys: u64, vals: u64, n: u64, s: u64, splits: u64, keys_out: u64, vals_out: u64) -> gpu_runtime::Result<()> {
+pub unsafe fn merge_pass(
+    gpu: &Gpu,
+    k: &MergeKernels,
+    keys: u64,
+    vals: u64,
+    n: u64,
+    s: u64,
+    splits: u64,
+    keys_out: u64,
+    vals_out: u64,
+) -> gpu_runtime::Result<()> {
     if n == 0 {
         return Ok(());
     }

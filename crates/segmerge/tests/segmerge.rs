@@ -46,7 +46,13 @@ fn cpu_model(k: &[u32], v: &[u32], s: u64) -> (Vec<u32>, Vec<u32>) {
                     break;
                 }
                 let take_a = ai < ac && (bi >= ac + bc || sk[bi as usize] >= sk[ai as usize]);
-                let src = if take_a { ai += 1; ai - 1 } else { bi += 1; bi - 1 };
+                let src = if take_a {
+                    ai += 1;
+                    ai - 1
+                } else {
+                    bi += 1;
+                    bi - 1
+                };
                 ko[(pb + d0 + o) as usize] = sk[src as usize];
                 vo[(pb + d0 + o) as usize] = sv[src as usize];
             }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gpu_runtime::{Gpu, GpuTimer};
-use gpu_segsort::{TileSize, Segsort};
+use gpu_segsort::{Segsort, TileSize};
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 fn bench(c: &mut Criterion) {

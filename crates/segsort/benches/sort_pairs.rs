@@ -37,7 +37,14 @@ fn bench(c: &mut Criterion) {
             };
             group.throughput(Throughput::Elements(n as u64));
             group.bench_function(BenchmarkId::new(format!("{bits}-bit"), format!("n=2^{log_n}")), |b| {
-                b.iter_custom(|iters| timer.time_iters(iters, || { restore(&mut k, &mut v)?; m.sort_pairs(&mut k, &mut v) }).expect("timed"))
+                b.iter_custom(|iters| {
+                    timer
+                        .time_iters(iters, || {
+                            restore(&mut k, &mut v)?;
+                            m.sort_pairs(&mut k, &mut v)
+                        })
+                        .expect("timed")
+                })
             });
             if bits == 24 {
                 group.bench_function(BenchmarkId::new("copy-only", format!("n=2^{log_n}")), |b| {

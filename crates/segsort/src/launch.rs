@@ -3,7 +3,7 @@ use gpu_runtime::cudarc::driver::LaunchConfig;
 use gpu_runtime::{grid_1d, Gpu, Kernel};
 use gpu_segmerge::raw::{self, MergeKernels};
 
-use crate::{TileSize, Result};
+use crate::{Result, TileSize};
 
 /// The kernels of the 64-bit segment sort: pack, block sort (pairs or keys), merge, unpack.
 pub(crate) struct Kernels64<'a> {
@@ -20,12 +20,25 @@ pub(crate) struct Kernels64<'a> {
 /// `kernel` is the pairs kernel of `tile` exactly when `vals != 0`; `keys`/`keys_out` (and
 /// `vals`/`vals_out` unless 0) hold `n` `u32` items.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn block_sort(gpu: &Gpu, kernel: &Kernel, tile: TileSize, keys: u64, vals: u64, n: u64, keys_out: u64, vals_out: u64) -> Result<()> {
+pub(crate) unsafe fn block_sort(
+    gpu: &Gpu,
+    kernel: &Kernel,
+    tile: TileSize,
+    keys: u64,
+    vals: u64,
+    n: u64,
+    keys_out: u64,
+    vals_out: u64,
+) -> Result<()> {
     if n == 0 {
         return Ok(());
     }
     let blocks = n.div_ceil(tile.len() as u64);
-    let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (tile.threads(), 1, 1), shared_mem_bytes: tile.len() * if vals != 0 { 8 } else { 4 } };
+    let cfg = LaunchConfig {
+        grid_dim: (blocks as u32, 1, 1),
+        block_dim: (tile.threads(), 1, 1),
+        shared_mem_bytes: tile.len() * if vals != 0 { 8 } else { 4 },
+    };
     let stream = gpu.stream();
     // SAFETY: segsort_pairs_B(keys, vals, n, keys_out, vals_out) / segsort_keys_B(keys, n,
     // keys_out) with ceil(n / B) blocks of B / VT threads and B * (4 + 4) bytes of shared
@@ -49,7 +62,17 @@ pub(crate) unsafe fn block_sort(gpu: &Gpu, kernel: &Kernel, tile: TileSize, keys
 /// (and `vals` unless 0) `n` words; `a`, `b` `8 n` bytes; `splits`
 /// `max_tiles(n, 2048) + 1` words; `n >= 1`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn sort_segments64(gpu: &Gpu, k: &Kernels64<'_>, seg: u64, keys: u64, vals: u64, n: u64, a: u64, b: u64, splits: u64) -> Result<()> {
+pub(crate) unsafe fn sort_segments64(
+    gpu: &Gpu,
+    k: &Kernels64<'_>,
+    seg: u64,
+    keys: u64,
+    vals: u64,
+    n: u64,
+    a: u64,
+    b: u64,
+    splits: u64,
+) -> Result<()> {
     let stream = gpu.stream();
     let cfg = grid_1d(n, 256, 256 * 8, gpu.props().sm_count * 16);
     // SAFETY: segsort_pack(seg, keys, n, packed): all hold n items.

@@ -9,10 +9,10 @@ pub use gpu_runtime::Gpu;
 mod launch;
 pub mod serial;
 
+use gpu_ptr2idx::Ptr2Idx;
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout as ScratchLayout;
 use gpu_runtime::{Kernel, PtxModule, Scratch, ScratchBuf};
-use gpu_ptr2idx::Ptr2Idx;
 use gpu_segmerge::raw::{self, MergeKernels};
 use gpu_segmerge::Segmerge;
 
@@ -194,7 +194,12 @@ impl Segsort {
     ///
     /// # Errors
     /// As [`Segsort::sort_pairs`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn sort_pairs_with(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+    pub fn sort_pairs_with(
+        &mut self,
+        keys: &mut impl DevicePtrMut<u32>,
+        values: &mut impl DevicePtrMut<u32>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let n = same_len(keys.len(), values.len(), "values")?;
         let stream = self.gpu.stream().clone();
         let (k, _a) = keys.device_ptr_mut(&stream);
@@ -281,7 +286,14 @@ impl Segsort {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::TooLarge`] past [`MAX_LEN`], launch errors.
-    pub fn sort_tiles_into(&mut self, tile: TileSize, keys: &impl DevicePtr<u32>, values: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, values_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    pub fn sort_tiles_into(
+        &mut self,
+        tile: TileSize,
+        keys: &impl DevicePtr<u32>,
+        values: &impl DevicePtr<u32>,
+        keys_out: &mut impl DevicePtrMut<u32>,
+        values_out: &mut impl DevicePtrMut<u32>,
+    ) -> Result<()> {
         let n = same_len(keys.len(), values.len(), "values")?;
         same_len(keys.len(), keys_out.len(), "keys_out")?;
         same_len(keys.len(), values_out.len(), "values_out")?;
@@ -314,7 +326,12 @@ impl Segsort {
     ///
     /// # Errors
     /// [`Error::Offsets`], [`Error::LengthMismatch`], [`Error::TooLarge`], runtime errors.
-    pub fn sort_segments(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>) -> Result<()> {
+    pub fn sort_segments(
+        &mut self,
+        offsets: &impl DevicePtr<u32>,
+        keys: &mut impl DevicePtrMut<u32>,
+        values: &mut impl DevicePtrMut<u32>,
+    ) -> Result<()> {
         let bytes = Self::segments_workspace_bytes((offsets.len() as u64).saturating_sub(1), keys.len() as u64);
         self.owned(bytes, |s, scratch| s.sort_segments_with(offsets, keys, values, scratch))
     }
@@ -333,7 +350,13 @@ impl Segsort {
     ///
     /// # Errors
     /// As [`Segsort::sort_segments`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn sort_segments_with(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+    pub fn sort_segments_with(
+        &mut self,
+        offsets: &impl DevicePtr<u32>,
+        keys: &mut impl DevicePtrMut<u32>,
+        values: &mut impl DevicePtrMut<u32>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let n = same_len(keys.len(), values.len(), "values")?;
         let stream = self.gpu.stream().clone();
         let (v, _wv) = values.device_ptr_mut(&stream);
@@ -344,7 +367,12 @@ impl Segsort {
     ///
     /// # Errors
     /// As [`Segsort::sort_segments_with`].
-    pub fn sort_segments_keys_with(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
+    pub fn sort_segments_keys_with(
+        &mut self,
+        offsets: &impl DevicePtr<u32>,
+        keys: &mut impl DevicePtrMut<u32>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let n = check_len(keys.len())?;
         self.segments(offsets, keys, n, 0, scratch)
     }
@@ -355,7 +383,14 @@ impl Segsort {
         ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, f)
     }
 
-    fn segments(&mut self, offsets: &impl DevicePtr<u32>, keys: &mut impl DevicePtrMut<u32>, n: u64, vals: u64, scratch: &mut Scratch<'_>) -> Result<()> {
+    fn segments(
+        &mut self,
+        offsets: &impl DevicePtr<u32>,
+        keys: &mut impl DevicePtrMut<u32>,
+        n: u64,
+        vals: u64,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let m = (offsets.len() as u64).saturating_sub(1);
         scratch.require(Self::segments_workspace_bytes(m, n))?;
         let mut p2i_scratch = scratch.sub(Ptr2Idx::workspace_bytes(m, n))?;

@@ -2,7 +2,7 @@
 //! distinct (stability, checked through the payload carrying the original position), 24-bit, sorted,
 //! reverse-sorted and all-equal keys at awkward sizes, poisoned outputs; the sort by offsets with
 //! empty segments, one huge segment and segments straddling tiles; and the errors.
-use gpu_segsort::{serial, TileSize, Error, Segsort};
+use gpu_segsort::{serial, Error, Segsort, TileSize};
 use gpu_testkit::{awkward_sizes, gpu_test, max_len, rng, sort_keys, Gpu, POISON_BYTE, SORT_KEY_DISTS};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -57,7 +57,10 @@ gpu_test!(fn sort_tiles_matches_twin(gpu) {
 fn offsets(layout: &str, n: usize, m: usize, r: &mut StdRng) -> Vec<u32> {
     let mut cuts: Vec<u32> = match layout {
         "uniform" => (0..m.saturating_sub(1)).map(|_| r.random_range(0..=n as u32)).collect(),
-        "one-huge" => { let c = r.random_range(0..=n as u32); vec![c; m.saturating_sub(1)] }
+        "one-huge" => {
+            let c = r.random_range(0..=n as u32);
+            vec![c; m.saturating_sub(1)]
+        }
         _ => (0..m.saturating_sub(1)).map(|i| ((i + 1) * 2048).min(n) as u32 - (i % 3 == 0) as u32 * (n > 0) as u32).collect(),
     };
     cuts.sort_unstable();

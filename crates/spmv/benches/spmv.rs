@@ -60,7 +60,12 @@ fn main() {
             let t = ms[15];
             let gbs = bytes as f64 / (t * 1e-3) / 1e9;
             let shown = if format == Format::Auto { format!("auto → {}", plan.format()) } else { format.to_string() };
-            println!("| {name} | {} | {shown} | {t:.4} | {gbs:.0} | {:.0}% | {:.0} | {convert_ms:.2} |", a.nnz(), 100.0 * gbs / copy, plan.footprint_bytes() as f64 / 1e6);
+            println!(
+                "| {name} | {} | {shown} | {t:.4} | {gbs:.0} | {:.0}% | {:.0} | {convert_ms:.2} |",
+                a.nnz(),
+                100.0 * gbs / copy,
+                plan.footprint_bytes() as f64 / 1e6
+            );
             m = Some(plan.into_matrix());
         }
     }

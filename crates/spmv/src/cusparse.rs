@@ -18,7 +18,11 @@ fn check(call: &'static str, status: sys::cusparseStatus_t) -> Result<()> {
 }
 
 fn value_type<T: SpmvValue>() -> sys::cudaDataType {
-    if T::BYTES == 8 { sys::cudaDataType::CUDA_R_64F } else { sys::cudaDataType::CUDA_R_32F }
+    if T::BYTES == 8 {
+        sys::cudaDataType::CUDA_R_64F
+    } else {
+        sys::cudaDataType::CUDA_R_32F
+    }
 }
 
 /// Which cuSPARSE algorithm.
@@ -64,7 +68,9 @@ impl CuSparseSpmv {
         let (i32i, base) = (sys::cusparseIndexType_t::CUSPARSE_INDEX_32I, sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO);
         match (alg, coo_rows) {
             // SAFETY: device arrays of a valid CSR (rows + 1, nnz, nnz), 32-bit indices.
-            (Alg::CsrAlg1 | Alg::CsrAlg2, _) => check("cusparseCreateCsr", unsafe { sys::cusparseCreateCsr(&mut s.mat, rows, cols, nnz, p, i, v, i32i, i32i, base, value_type::<T>()) })?,
+            (Alg::CsrAlg1 | Alg::CsrAlg2, _) => check("cusparseCreateCsr", unsafe {
+                sys::cusparseCreateCsr(&mut s.mat, rows, cols, nnz, p, i, v, i32i, i32i, base, value_type::<T>())
+            })?,
             (Alg::CooAlg1, Some(r)) => {
                 let r = r.device_ptr(stream).0 as *mut c_void;
                 // SAFETY: the rows, columns and values of the same nonzeros, nnz each.
@@ -112,7 +118,9 @@ impl CuSparseSpmv {
         let (a, b) = (&alpha as *const T as *const c_void, &beta as *const T as *const c_void);
         let mut bytes = 0usize;
         // SAFETY: live handle and descriptors; host scalars of the compute type.
-        check("cusparseSpMV_bufferSize", unsafe { sys::cusparseSpMV_bufferSize(self.handle, op, a, self.mat, vx, b, vy, value_type::<T>(), alg, &mut bytes) })?;
+        check("cusparseSpMV_bufferSize", unsafe {
+            sys::cusparseSpMV_bufferSize(self.handle, op, a, self.mat, vx, b, vy, value_type::<T>(), alg, &mut bytes)
+        })?;
         // Carved regions are aligned: reserve the aligned size.
         let mut buf = self.buffer.scratch(gpu, gpu_runtime::scratch::aligned(bytes as u64))?;
         let ptr = buf.take(bytes as u64)? as *mut c_void;

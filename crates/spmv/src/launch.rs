@@ -86,7 +86,19 @@ pub(crate) fn max_blocks(gpu: &Gpu) -> u32 {
 /// A valid CSR of `rows` rows at `ptr`/`idx`/`vals`, `x` as long as its column count, `y`
 /// `rows` values.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn csr<T: SpmvValue>(gpu: &Gpu, k: &Kernels, vector: bool, rows: u64, ptr: u64, idx: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64) -> Result<()> {
+pub(crate) unsafe fn csr<T: SpmvValue>(
+    gpu: &Gpu,
+    k: &Kernels,
+    vector: bool,
+    rows: u64,
+    ptr: u64,
+    idx: u64,
+    vals: u64,
+    x: u64,
+    alpha: T,
+    beta: T,
+    y: u64,
+) -> Result<()> {
     if rows == 0 {
         return Ok(());
     }
@@ -107,7 +119,19 @@ pub(crate) unsafe fn csr<T: SpmvValue>(gpu: &Gpu, k: &Kernels, vector: bool, row
 /// `row`/`col`/`vals` hold `nnz` entries with rows `< rows` and columns below `x`'s length; `y`
 /// holds `rows` values.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn coo<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64, row: u64, col: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64) -> Result<()> {
+pub(crate) unsafe fn coo<T: SpmvValue>(
+    gpu: &Gpu,
+    k: &Kernels,
+    rows: u64,
+    nnz: u64,
+    row: u64,
+    col: u64,
+    vals: u64,
+    x: u64,
+    alpha: T,
+    beta: T,
+    y: u64,
+) -> Result<()> {
     // SAFETY: y holds rows values, as the caller guarantees.
     unsafe { scale(gpu, k, rows, beta, y)? };
     // SAFETY: as the caller guarantees.
@@ -139,12 +163,27 @@ fn coo_grid(gpu: &Gpu, nnz: u64) -> LaunchConfig {
 /// As [`coo`] for the rows `base[k / COO_CHUNK] + off[k]`; `base` holds
 /// `nnz.div_ceil(COO_CHUNK)` values, `off` `nnz`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn coo16<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64, base: u64, off: u64, col: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64) -> Result<()> {
+pub(crate) unsafe fn coo16<T: SpmvValue>(
+    gpu: &Gpu,
+    k: &Kernels,
+    rows: u64,
+    nnz: u64,
+    base: u64,
+    off: u64,
+    col: u64,
+    vals: u64,
+    x: u64,
+    alpha: T,
+    beta: T,
+    y: u64,
+) -> Result<()> {
     // SAFETY: y holds rows values, as the caller guarantees.
     unsafe { scale(gpu, k, rows, beta, y)? };
     if nnz > 0 {
         // SAFETY: spmv_coo16_T(nnz, base, off, col, vals, x, alpha, y) as the caller guarantees.
-        unsafe { k.coo16.args(gpu.stream()).arg(&nnz).arg(&base).arg(&off).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(coo_grid(gpu, nnz))? };
+        unsafe {
+            k.coo16.args(gpu.stream()).arg(&nnz).arg(&base).arg(&off).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(coo_grid(gpu, nnz))?
+        };
     }
     Ok(())
 }
@@ -202,7 +241,20 @@ pub(crate) unsafe fn merge_partition(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64
 /// # Safety
 /// As [`csr`]; `start_row` filled by [`merge_partition`] for this matrix.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn merge<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64, ptr: u64, idx: u64, vals: u64, x: u64, alpha: T, beta: T, y: u64, start_row: u64) -> Result<()> {
+pub(crate) unsafe fn merge<T: SpmvValue>(
+    gpu: &Gpu,
+    k: &Kernels,
+    rows: u64,
+    nnz: u64,
+    ptr: u64,
+    idx: u64,
+    vals: u64,
+    x: u64,
+    alpha: T,
+    beta: T,
+    y: u64,
+    start_row: u64,
+) -> Result<()> {
     let threads = merge_threads(rows, nnz);
     if threads == 0 {
         return Ok(());
@@ -214,6 +266,21 @@ pub(crate) unsafe fn merge<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, nnz:
     unsafe { k.merge_split.args(stream).arg(&rows).arg(&nnz).arg(&ptr).arg(&threads).arg(&beta).arg(&y).arg(&start_row).launch(cfg)? };
     // SAFETY: spmv_merge_T after the split pass on the same stream, same `threads`, blocks of
     // NT threads.
-    unsafe { k.merge.args(stream).arg(&rows).arg(&nnz).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).arg(&threads).arg(&start_row).launch(cfg)? };
+    unsafe {
+        k.merge
+            .args(stream)
+            .arg(&rows)
+            .arg(&nnz)
+            .arg(&ptr)
+            .arg(&idx)
+            .arg(&vals)
+            .arg(&x)
+            .arg(&alpha)
+            .arg(&beta)
+            .arg(&y)
+            .arg(&threads)
+            .arg(&start_row)
+            .launch(cfg)?
+    };
     Ok(())
 }

@@ -303,7 +303,10 @@ fn host_types_refuse_bad_layouts() {
     assert!(matches!(Jds::<f64>::try_new(2, 2, vec![1, 1], vec![0, 2, 3], vec![0, 1, 1], vec![1.0; 3]), Err(Error::Invalid { format: "jds", .. })));
     assert!(matches!(Jds::<f64>::try_new(2, 2, vec![1, 0], vec![0, 1, 3], vec![0, 1, 1], vec![1.0; 3]), Err(Error::Invalid { .. })));
     assert!(Scoo::<f64>::try_new(3, 2, 2, vec![0, 2, 3], vec![0, 1, 0], vec![0, 1, 1], vec![1.0; 3]).is_ok());
-    assert!(matches!(Scoo::<f64>::try_new(3, 2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![0, 1, 1], vec![1.0; 3]), Err(Error::Invalid { format: "scoo", .. })));
+    assert!(matches!(
+        Scoo::<f64>::try_new(3, 2, 2, vec![0, 2, 3], vec![0, 1, 1], vec![0, 1, 1], vec![1.0; 3]),
+        Err(Error::Invalid { format: "scoo", .. })
+    ));
     assert!(matches!(Scoo::<f64>::try_new(3, 2, 3, vec![0, 3], vec![0; 3], vec![0; 3], vec![1.0; 3]), Err(Error::Invalid { .. })));
     let e = Ell::<f64>::try_new(1, 2, 1, vec![0], vec![1.0]).unwrap();
     assert!(matches!(Hyb::try_new(e, vec![1], vec![0], vec![1.0]), Err(Error::Invalid { format: "hyb", .. })));

@@ -3,18 +3,27 @@
 use std::path::{Path, PathBuf};
 
 use gpu_transpose::measure::{paper_suite, small_suite, time_gpu, time_gpu64, time_serial, Stats, SuiteMatrix};
-use sptrans_report::{csv, find, matrices, median, tables, Record};
 use gpu_transpose::{serial, Algorithm, Transposer};
 use indicatif::{ProgressBar, ProgressStyle};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
 use sptrans_matrix::{mm, Csr};
+use sptrans_report::{csv, find, matrices, median, tables, Record};
 
 use crate::cli::{BenchArgs, BenchValues, IndexBits};
 use crate::{Error, Result};
 
 /// The algorithms `bench` runs by default, in table order.
-pub const DEFAULT_ALGOS: [Algorithm; 8] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::SymTrans, Algorithm::CooChain, Algorithm::CuSparse];
+pub const DEFAULT_ALGOS: [Algorithm; 8] = [
+    Algorithm::Serial,
+    Algorithm::ScanTrans,
+    Algorithm::MergeTrans,
+    Algorithm::RadixTrans,
+    Algorithm::BucketTrans,
+    Algorithm::SymTrans,
+    Algorithm::CooChain,
+    Algorithm::CuSparse,
+];
 
 /// The serial twin runs at most this many timed repetitions.
 pub const SERIAL_MAX_REPS: usize = 3;
@@ -80,7 +89,16 @@ fn from_file(path: PathBuf) -> Source {
 /// The `.mtx` and `.mtx.gz` files of `dir`, sorted.
 pub(crate) fn mtx_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let rd = std::fs::read_dir(dir).map_err(|e| Error::Usage(format!("{}: {e}", dir.display())))?;
-    let mut files: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_file() && { let n = p.to_string_lossy(); n.ends_with(".mtx") || n.ends_with(".mtx.gz") }).collect();
+    let mut files: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file() && {
+                let n = p.to_string_lossy();
+                n.ends_with(".mtx") || n.ends_with(".mtx.gz")
+            }
+        })
+        .collect();
     files.sort();
     Ok(files)
 }
@@ -178,7 +196,11 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
         eprintln!("device: {}; device-to-device copy {c:.0} GB/s", g.props().name);
     }
     let pb = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new((srcs.len() * algos.len()) as u64) };
-    pb.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}").map_err(|e| Error::Usage(e.to_string()))?.progress_chars("=> "));
+    pb.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .map_err(|e| Error::Usage(e.to_string()))?
+            .progress_chars("=> "),
+    );
     let mut records = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
     eprintln!("suite: {}", suite_label(args, gpu.is_some()));
@@ -223,7 +245,9 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
             } else if let (Some((g, da, out, wide)), Some(t)) = (dev.as_mut(), t.as_mut()) {
                 let (r, ws) = match wide {
                     // cuSPARSE takes no 64-bit pointer: it stays the 32-bit peer.
-                    Some((d64, out64)) if algo != Algorithm::CuSparse => (run_gpu64(t, g, algo, d64, out64, &want, args), t.workspace64_bytes(algo, shape.0, shape.1, shape.2, vb).ok()),
+                    Some((d64, out64)) if algo != Algorithm::CuSparse => {
+                        (run_gpu64(t, g, algo, d64, out64, &want, args), t.workspace64_bytes(algo, shape.0, shape.1, shape.2, vb).ok())
+                    }
                     _ => (run_gpu(t, g, algo, da, out, &want, args), t.workspace_bytes(algo, shape.0, shape.1, shape.2, vb).ok()),
                 };
                 match r {
@@ -265,7 +289,8 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
         plot(p, &records, &algos)?;
         eprintln!("wrote {}", p.display());
     }
-    if records.iter().any(|r| r.result.is_err() && !r.result.as_ref().err().is_some_and(|e| e.contains("not available") || e.contains("unsupported"))) {
+    if records.iter().any(|r| r.result.is_err() && !r.result.as_ref().err().is_some_and(|e| e.contains("not available") || e.contains("unsupported")))
+    {
         return Err(Error::CheckFailed("some runs failed (see above)".into()));
     }
     if records.is_empty() {
@@ -276,7 +301,15 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
 
 /// Checks `algo` against the twin once, then times it; the output buffers `out` are reused
 /// (taken, and put back when the run succeeds).
-fn run_gpu<T: BenchValue>(t: &mut Transposer, gpu: &gpu_runtime::Gpu, algo: Algorithm, da: &DeviceCsr<T>, out: &mut Option<DeviceCsrParts<T>>, want: &Csr<u32, T>, args: &BenchArgs) -> Result<Stats> {
+fn run_gpu<T: BenchValue>(
+    t: &mut Transposer,
+    gpu: &gpu_runtime::Gpu,
+    algo: Algorithm,
+    da: &DeviceCsr<T>,
+    out: &mut Option<DeviceCsrParts<T>>,
+    want: &Csr<u32, T>,
+    args: &BenchArgs,
+) -> Result<Stats> {
     let mut parts = match out.take() {
         Some(p) => p,
         None => t.alloc_output(da)?,
@@ -293,7 +326,15 @@ fn run_gpu<T: BenchValue>(t: &mut Transposer, gpu: &gpu_runtime::Gpu, algo: Algo
 }
 
 /// [`run_gpu`] on the 64-bit path: checked against the twin (widened), then timed.
-fn run_gpu64<T: BenchValue>(t: &mut Transposer, gpu: &gpu_runtime::Gpu, algo: Algorithm, da: &DeviceCsr64<T>, out: &mut Option<DeviceCsr64Parts<T>>, want: &Csr<u32, T>, args: &BenchArgs) -> Result<Stats> {
+fn run_gpu64<T: BenchValue>(
+    t: &mut Transposer,
+    gpu: &gpu_runtime::Gpu,
+    algo: Algorithm,
+    da: &DeviceCsr64<T>,
+    out: &mut Option<DeviceCsr64Parts<T>>,
+    want: &Csr<u32, T>,
+    args: &BenchArgs,
+) -> Result<Stats> {
     let mut parts = match out.take() {
         Some(p) => p,
         None => t.alloc_output64(da)?,
@@ -337,7 +378,13 @@ pub fn plot(path: &Path, records: &[Record], algos: &[Algorithm]) -> Result<()> 
         .disable_x_mesh()
         .x_labels(groups as usize * (k as usize + 1))
         // At most about 20 names fit under the axis: label every `every`-th matrix.
-        .x_label_formatter(&|x| if x % (k + 1) == k / 2 && (x / (k + 1)) % every == 0 { names.get((x / (k + 1)) as usize).cloned().unwrap_or_default() } else { String::new() })
+        .x_label_formatter(&|x| {
+            if x % (k + 1) == k / 2 && (x / (k + 1)) % every == 0 {
+                names.get((x / (k + 1)) as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
         .y_desc("ms")
         .draw()
         .map_err(|e| err(e.to_string()))?;

@@ -11,8 +11,8 @@ use sptrans_matrix::num_complex::Complex64;
 use sptrans_matrix::{gen, human_bytes, mm, Csr, Field, Value};
 
 use crate::cli::{FieldArg, GenArgs, GenKind, IndexBits, TransposeArgs};
-use sptrans_matrix::device64::DeviceCsr64;
 use crate::{Error, Result};
+use sptrans_matrix::device64::DeviceCsr64;
 
 fn mat_err(path: &Path) -> impl FnOnce(sptrans_matrix::Error) -> Error + '_ {
     move |source| Error::Matrix { path: path.to_path_buf(), source }
@@ -39,7 +39,11 @@ pub(crate) fn write_with(path: &Path, body: impl Fn(&mut dyn Write) -> std::resu
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let tmp = tempfile::Builder::new().prefix(".sptrans-").suffix(".part").tempfile_in(dir).map_err(|e| out_err(format!("cannot create a temporary file in {}: {e}", dir.display())))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".sptrans-")
+        .suffix(".part")
+        .tempfile_in(dir)
+        .map_err(|e| out_err(format!("cannot create a temporary file in {}: {e}", dir.display())))?;
     {
         let file = BufWriter::with_capacity(1 << 20, tmp.as_file());
         if path.to_string_lossy().ends_with(".gz") {
@@ -72,7 +76,11 @@ pub(crate) fn host_limit(max: Option<u64>) -> Option<u64> {
 /// input is read) a GPU still being opened on a helper thread.
 enum Target {
     Serial(&'static str),
-    Gpu { gpu: gpu_runtime::Gpu, plan: Box<Transposer>, algo: Algorithm },
+    Gpu {
+        gpu: gpu_runtime::Gpu,
+        plan: Box<Transposer>,
+        algo: Algorithm,
+    },
     Opening {
         opening: std::thread::JoinHandle<std::result::Result<(gpu_runtime::Gpu, Box<Transposer>), String>>,
         algo: Algorithm,
@@ -199,7 +207,12 @@ impl GpuIndex for u64 {
 /// what the device has free. Refuses with the sizes, before anything large is allocated. When
 /// the GPU is still being opened, the device check waits for the end of the reading: `deferred`
 /// keeps the sizes for [`device_check`] then.
-fn memory_check<'a, I: GpuIndex, T: Value>(args: &'a TransposeArgs, target: &'a mut Target, deferred: &'a mut Deferred, vb: u64) -> impl FnMut(u64, u64, u64) -> sptrans_matrix::Result<()> + 'a {
+fn memory_check<'a, I: GpuIndex, T: Value>(
+    args: &'a TransposeArgs,
+    target: &'a mut Target,
+    deferred: &'a mut Deferred,
+    vb: u64,
+) -> impl FnMut(u64, u64, u64) -> sptrans_matrix::Result<()> + 'a {
     let limit = host_limit(args.max_memory);
     let ib = std::mem::size_of::<I>() as u64;
     move |rows, cols, entries| {
@@ -232,7 +245,10 @@ fn device_check<I: GpuIndex>(target: &mut Target, rows: u64, cols: u64, entries:
     if let Target::Gpu { gpu, plan, algo } = target {
         let algo = algo.resolve_for(rows, cols, entries, vb as usize);
         let ws = I::workspace(plan, algo, rows, cols, entries, vb as usize).map_err(|e| device_refusal(e.to_string()))?;
-        let dev = I::device_bytes(rows, entries).saturating_add(I::device_bytes(cols, entries)).saturating_add(entries.saturating_mul(2 * vb)).saturating_add(ws);
+        let dev = I::device_bytes(rows, entries)
+            .saturating_add(I::device_bytes(cols, entries))
+            .saturating_add(entries.saturating_mul(2 * vb))
+            .saturating_add(ws);
         let (free, _) = gpu.memory_info().map_err(sptrans_matrix::Error::Runtime)?;
         if dev > free {
             return Err(device_refusal(format!(
@@ -389,7 +405,14 @@ fn finish<I: GpuIndex, T: Value>(args: &TransposeArgs, a: &Csr<I, T>, at: Csr<I,
     }
     write(&args.output, &at)?;
     let shown = |p: &Path| if p.as_os_str() == "-" { "standard output".to_string() } else { p.display().to_string() };
-    eprintln!("{}: {} x {} with {} nonzeros transposed by {how} into {}", shown(&args.input).replace("standard output", "standard input"), a.rows(), a.cols(), a.nnz(), shown(&args.output));
+    eprintln!(
+        "{}: {} x {} with {} nonzeros transposed by {how} into {}",
+        shown(&args.input).replace("standard output", "standard input"),
+        a.rows(),
+        a.cols(),
+        a.nnz(),
+        shown(&args.output)
+    );
     Ok(())
 }
 

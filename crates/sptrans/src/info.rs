@@ -8,7 +8,19 @@ use crate::Result;
 
 /// The device-code modules this binary embeds, one per crate with kernels.
 pub fn modules() -> [&'static PtxModule; 11] {
-    [&gpu_runtime::selftest::MODULE, &gpu_scan::MODULE, &gpu_ptr2idx::MODULE, &gpu_histogram::MODULE, &gpu_radix::MODULE, &gpu_segsort::MODULE, &gpu_segmerge::MODULE, &gpu_spmv::MODULE, &gpu_csrc::MODULE, &gpu_svd::MODULE, &gpu_transpose::MODULE]
+    [
+        &gpu_runtime::selftest::MODULE,
+        &gpu_scan::MODULE,
+        &gpu_ptr2idx::MODULE,
+        &gpu_histogram::MODULE,
+        &gpu_radix::MODULE,
+        &gpu_segsort::MODULE,
+        &gpu_segmerge::MODULE,
+        &gpu_spmv::MODULE,
+        &gpu_csrc::MODULE,
+        &gpu_svd::MODULE,
+        &gpu_transpose::MODULE,
+    ]
 }
 
 fn ms(d: std::time::Duration) -> String {
@@ -42,7 +54,16 @@ pub fn info(args: &InfoArgs) -> Result<()> {
         match crate::open_gpu() {
             Ok(gpu) => {
                 let p = gpu.props();
-                println!("device 0: {} (compute capability {}.{}), {} SMs, {:.1} GiB, L2 {} MiB; context and stream in {}", p.name, p.compute_capability.0, p.compute_capability.1, p.sm_count, p.total_memory as f64 / (1u64 << 30) as f64, p.l2_bytes >> 20, ms(start.elapsed()));
+                println!(
+                    "device 0: {} (compute capability {}.{}), {} SMs, {:.1} GiB, L2 {} MiB; context and stream in {}",
+                    p.name,
+                    p.compute_capability.0,
+                    p.compute_capability.1,
+                    p.sm_count,
+                    p.total_memory as f64 / (1u64 << 30) as f64,
+                    p.l2_bytes >> 20,
+                    ms(start.elapsed())
+                );
                 if let Ok((free, total)) = gpu.memory_info() {
                     println!("memory: {:.1} GiB free of {:.1} GiB", free as f64 / (1u64 << 30) as f64, total as f64 / (1u64 << 30) as f64);
                 }
@@ -53,10 +74,13 @@ pub fn info(args: &InfoArgs) -> Result<()> {
                     }
                 }
                 // Every module, as the commands would load it: which image, and how long.
-                println!("modules (loaded now; {}):", match gpu.image_policy() {
-                    gpu_runtime::ImagePolicy::Auto => "the cubin for this device where embedded",
-                    gpu_runtime::ImagePolicy::PtxOnly => "PTX only: CUDA_FORCE_PTX_JIT=1",
-                });
+                println!(
+                    "modules (loaded now; {}):",
+                    match gpu.image_policy() {
+                        gpu_runtime::ImagePolicy::Auto => "the cubin for this device where embedded",
+                        gpu_runtime::ImagePolicy::PtxOnly => "PTX only: CUDA_FORCE_PTX_JIT=1",
+                    }
+                );
                 let mut total = std::time::Duration::ZERO;
                 for m in modules() {
                     match gpu.load_module(m) {
@@ -82,7 +106,14 @@ pub fn info(args: &InfoArgs) -> Result<()> {
     println!("embedded modules:");
     for m in modules() {
         let archs: Vec<String> = m.cubins().iter().map(|c| format!("sm_{}", c.sm())).collect();
-        println!("  {:<10} PTX target {:<6} ISA {:<5} {:>3} kernels; cubins {}", m.name(), m.target().unwrap_or("?"), m.isa_version().unwrap_or("?"), m.kernels().len(), if archs.is_empty() { "none".into() } else { archs.join(" ") });
+        println!(
+            "  {:<10} PTX target {:<6} ISA {:<5} {:>3} kernels; cubins {}",
+            m.name(),
+            m.target().unwrap_or("?"),
+            m.isa_version().unwrap_or("?"),
+            m.kernels().len(),
+            if archs.is_empty() { "none".into() } else { archs.join(" ") }
+        );
     }
     println!("device toolchain (only needed to change kernels; cargo xtask setup-ptx-toolchain):");
     for (what, at) in toolchain() {

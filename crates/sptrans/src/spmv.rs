@@ -62,7 +62,8 @@ pub(crate) fn write_vector<T: SpmvValue + std::fmt::Display>(path: &Path, y: &[T
 
 fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
     let path = &args.input;
-    let a: Csr<u32, T> = mm::Input::open(path).and_then(|i| i.read_csr(host_limit(args.max_memory))).map_err(|source| Error::Matrix { path: path.clone(), source })?;
+    let a: Csr<u32, T> =
+        mm::Input::open(path).and_then(|i| i.read_csr(host_limit(args.max_memory))).map_err(|source| Error::Matrix { path: path.clone(), source })?;
     let x: Vec<T> = match &args.x {
         Some(p) => read_vector(p, a.cols())?,
         None => vec![T::from_f64(1.0); a.cols() as usize],
@@ -81,7 +82,12 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
             plan.apply(T::from_f64(1.0), &dx, T::default(), &mut dy)?;
             let ms = timer.stop_ms()?;
             let chosen = if args.format == Format::Auto { format!("auto → {}", plan.format()) } else { plan.format().to_string() };
-            eprintln!("format {chosen}: conversion {:.2} ms, product {ms:.3} ms on {}, footprint {:.1} MB", convert.as_secs_f64() * 1e3, gpu.props().name, plan.footprint_bytes() as f64 / 1e6);
+            eprintln!(
+                "format {chosen}: conversion {:.2} ms, product {ms:.3} ms on {}, footprint {:.1} MB",
+                convert.as_secs_f64() * 1e3,
+                gpu.props().name,
+                plan.footprint_bytes() as f64 / 1e6
+            );
             gpu.download(&dy)?
         }
         Err(why) => {

@@ -92,7 +92,8 @@ fn sources(args: &SpmvBenchArgs) -> Result<Vec<(String, Builder)>> {
 /// No GPU, unreadable suite, output files; a format whose result is outside the bound makes the
 /// run fail after the tables are printed.
 pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
-    let gpu = crate::open_gpu().map_err(|why| Error::Usage(format!("spmv-bench needs a GPU and none is usable: {why} (`sptrans spmv` runs the serial twin)")))?;
+    let gpu = crate::open_gpu()
+        .map_err(|why| Error::Usage(format!("spmv-bench needs a GPU and none is usable: {why} (`sptrans spmv` runs the serial twin)")))?;
     if args.reps == 0 {
         return Err(Error::Usage("--reps must be at least 1".into()));
     }
@@ -104,7 +105,11 @@ pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
     let copy = gpu_runtime::copy_bandwidth_gbs(&gpu, 1 << 30, 20)?;
     eprintln!("device: {}; device-to-device copy {copy:.0} GB/s", gpu.props().name);
     let pb = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new((srcs.len() * formats.len() * args.precision.len()) as u64) };
-    pb.set_style(ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}").map_err(|e| Error::Usage(e.to_string()))?.progress_chars("=> "));
+    pb.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .map_err(|e| Error::Usage(e.to_string()))?
+            .progress_chars("=> "),
+    );
     let mut records = Vec::new();
     for (name, build) in &srcs {
         pb.set_message(format!("{name}: loading"));
@@ -120,7 +125,8 @@ pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
             match p {
                 Precision::F64 => records.extend(run_matrix(&gpu, name, &a, &formats, args, &pb)?),
                 Precision::F32 => {
-                    let a32 = Csr::try_new(a.rows(), a.cols(), a.ptr().to_vec(), a.idx().to_vec(), a.vals().iter().map(|&v| v as f32).collect()).map_err(Error::Gen)?;
+                    let a32 = Csr::try_new(a.rows(), a.cols(), a.ptr().to_vec(), a.idx().to_vec(), a.vals().iter().map(|&v| v as f32).collect())
+                        .map_err(Error::Gen)?;
                     records.extend(run_matrix(&gpu, name, &a32, &formats, args, &pb)?);
                 }
             }
@@ -136,7 +142,10 @@ pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
         plot(path, &records)?;
         eprintln!("wrote {}", path.display());
     }
-    let failed: Vec<String> = records.iter().filter_map(|r| r.result.as_ref().err().filter(|e| e.starts_with("wrong")).map(|e| format!("{} {} {}: {e}", r.matrix, r.precision, r.format))).collect();
+    let failed: Vec<String> = records
+        .iter()
+        .filter_map(|r| r.result.as_ref().err().filter(|e| e.starts_with("wrong")).map(|e| format!("{} {} {}: {e}", r.matrix, r.precision, r.format)))
+        .collect();
     if !failed.is_empty() {
         return Err(Error::CheckFailed(failed.join("; ")));
     }
@@ -154,7 +163,14 @@ fn test_vector<T: SpmvValue>(n: u64) -> Vec<T> {
         .collect()
 }
 
-fn run_matrix<T: SpmvValue>(gpu: &Gpu, name: &str, a: &Csr<u32, T>, formats: &[Format], args: &SpmvBenchArgs, pb: &ProgressBar) -> Result<Vec<SpmvRecord>> {
+fn run_matrix<T: SpmvValue>(
+    gpu: &Gpu,
+    name: &str,
+    a: &Csr<u32, T>,
+    formats: &[Format],
+    args: &SpmvBenchArgs,
+    pb: &ProgressBar,
+) -> Result<Vec<SpmvRecord>> {
     let x = test_vector::<T>(a.cols());
     let mut want = vec![T::default(); a.rows() as usize];
     serial::spmv(a, T::from_f64(1.0), &x, T::default(), &mut want);
@@ -168,7 +184,17 @@ fn run_matrix<T: SpmvValue>(gpu: &Gpu, name: &str, a: &Csr<u32, T>, formats: &[F
     let mut out = vec![];
     for &format in formats {
         pb.set_message(format!("{name} {}: {format}", T::NAME));
-        let mut rec = SpmvRecord { matrix: name.to_string(), precision: T::NAME, shape: (a.rows(), a.cols(), a.nnz()), format, chosen: format, result: Err(String::new()), gbs: 0.0, convert_ms: 0.0, footprint: 0 };
+        let mut rec = SpmvRecord {
+            matrix: name.to_string(),
+            precision: T::NAME,
+            shape: (a.rows(), a.cols(), a.nnz()),
+            format,
+            chosen: format,
+            result: Err(String::new()),
+            gbs: 0.0,
+            convert_ms: 0.0,
+            footprint: 0,
+        };
         let t0 = std::time::Instant::now();
         let made = Spmv::new(gpu, m.take().ok_or(Error::Usage("matrix lost".into()))?, format);
         gpu.synchronize()?;
@@ -212,7 +238,10 @@ fn run_matrix<T: SpmvValue>(gpu: &Gpu, name: &str, a: &Csr<u32, T>, formats: &[F
 
 /// The cuSPARSE CSR ALG1 time of the same matrix and precision.
 fn reference(records: &[SpmvRecord], r: &SpmvRecord) -> Option<f64> {
-    records.iter().find(|q| q.matrix == r.matrix && q.precision == r.precision && q.format == Format::CuSparseCsrAlg1).and_then(|q| q.result.as_ref().ok().copied())
+    records
+        .iter()
+        .find(|q| q.matrix == r.matrix && q.precision == r.precision && q.format == Format::CuSparseCsrAlg1)
+        .and_then(|q| q.result.as_ref().ok().copied())
 }
 
 fn shown(r: &SpmvRecord) -> String {
@@ -231,7 +260,16 @@ pub fn table(records: &[SpmvRecord], copy: f64) -> String {
         match &r.result {
             Ok(t) => {
                 let speed = reference(records, r).map_or("—".into(), |b| format!("{:.2}", b / t));
-                s.push_str(&format!("| {} | {} | {} | {fmt} | {t:.4} | {:.0} | {:.0}% | {speed} | {:.2} | {:.1} |\n", r.matrix, r.precision, r.shape.2, r.gbs, 100.0 * r.gbs / copy, r.convert_ms, r.footprint as f64 / 1e6));
+                s.push_str(&format!(
+                    "| {} | {} | {} | {fmt} | {t:.4} | {:.0} | {:.0}% | {speed} | {:.2} | {:.1} |\n",
+                    r.matrix,
+                    r.precision,
+                    r.shape.2,
+                    r.gbs,
+                    100.0 * r.gbs / copy,
+                    r.convert_ms,
+                    r.footprint as f64 / 1e6
+                ));
             }
             Err(e) => s.push_str(&format!("| {} | {} | {} | {fmt} | {e} | | | | | |\n", r.matrix, r.precision, r.shape.2)),
         }
@@ -241,14 +279,34 @@ pub fn table(records: &[SpmvRecord], copy: f64) -> String {
 
 /// CSV of every measurement (empty time, and the reason, when there is none).
 pub fn csv(records: &[SpmvRecord], copy: f64) -> String {
-    let mut s = String::from("matrix,precision,rows,cols,nnz,format,chosen,median_ms,gbs,pct_copy,speedup_vs_cusparse_csr,conversion_ms,footprint_bytes,note\n");
+    let mut s = String::from(
+        "matrix,precision,rows,cols,nnz,format,chosen,median_ms,gbs,pct_copy,speedup_vs_cusparse_csr,conversion_ms,footprint_bytes,note\n",
+    );
     for r in records {
         let q = |t: &str| format!("\"{}\"", t.replace('"', "'"));
         let (ms, gbs, pct, sp, note) = match &r.result {
-            Ok(t) => (format!("{t}"), format!("{:.1}", r.gbs), format!("{:.1}", 100.0 * r.gbs / copy), reference(records, r).map_or(String::new(), |b| format!("{:.4}", b / t)), String::new()),
+            Ok(t) => (
+                format!("{t}"),
+                format!("{:.1}", r.gbs),
+                format!("{:.1}", 100.0 * r.gbs / copy),
+                reference(records, r).map_or(String::new(), |b| format!("{:.4}", b / t)),
+                String::new(),
+            ),
             Err(e) => (String::new(), String::new(), String::new(), String::new(), e.clone()),
         };
-        s.push_str(&format!("{},{},{},{},{},{},{},{ms},{gbs},{pct},{sp},{:.3},{},{}\n", q(&r.matrix), r.precision, r.shape.0, r.shape.1, r.shape.2, r.format, r.chosen, r.convert_ms, r.footprint, q(&note)));
+        s.push_str(&format!(
+            "{},{},{},{},{},{},{},{ms},{gbs},{pct},{sp},{:.3},{},{}\n",
+            q(&r.matrix),
+            r.precision,
+            r.shape.0,
+            r.shape.1,
+            r.shape.2,
+            r.format,
+            r.chosen,
+            r.convert_ms,
+            r.footprint,
+            q(&note)
+        ));
     }
     s
 }
@@ -268,7 +326,12 @@ pub fn plot(path: &Path, records: &[SpmvRecord]) -> Result<()> {
             formats.push(r.format);
         }
     }
-    let speed = |g: &(String, &str), f: Format| records.iter().find(|r| r.matrix == g.0 && r.precision == g.1 && r.format == f).and_then(|r| Some(reference(records, r)? / *r.result.as_ref().ok()?));
+    let speed = |g: &(String, &str), f: Format| {
+        records
+            .iter()
+            .find(|r| r.matrix == g.0 && r.precision == g.1 && r.format == f)
+            .and_then(|r| Some(reference(records, r)? / *r.result.as_ref().ok()?))
+    };
     let all: Vec<f64> = groups.iter().flat_map(|g| formats.iter().filter_map(move |&f| speed(g, f))).filter(|s| *s > 0.0).collect();
     let (lo, hi) = all.iter().fold((0.5f64, 2.0f64), |(l, h), &s| (l.min(s / 1.5), h.max(s * 1.5)));
     let k = formats.len().max(1) as u32;
@@ -303,7 +366,11 @@ pub fn plot(path: &Path, records: &[SpmvRecord]) -> Result<()> {
                 Rectangle::new([(x, lo), (x + 1, s)], color.filled())
             })
             .collect();
-        chart.draw_series(bars).map_err(|e| err(e.to_string()))?.label(f.name()).legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+        chart
+            .draw_series(bars)
+            .map_err(|e| err(e.to_string()))?
+            .label(f.name())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
     }
     chart.draw_series(LineSeries::new([(0, 1.0), (n * (k + 1), 1.0)], BLACK.stroke_width(1))).map_err(|e| err(e.to_string()))?;
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(e.to_string()))?;

@@ -17,9 +17,17 @@ use crate::{Error, Result};
 /// errors, and [`Error::NotConverged`] at the restart cap (after printing what it has).
 pub fn svd(args: &SvdArgs) -> Result<()> {
     let path = &args.input;
-    let a: Csr<u32, f64> = mm::Input::open(path).and_then(|i| i.read_csr(host_limit(args.max_memory))).map_err(|source| Error::Matrix { path: path.clone(), source })?;
+    let a: Csr<u32, f64> =
+        mm::Input::open(path).and_then(|i| i.read_csr(host_limit(args.max_memory))).map_err(|source| Error::Matrix { path: path.clone(), source })?;
     eprintln!("A: {} × {}, {} nonzeros", a.rows(), a.cols(), a.nnz());
-    let cfg = Config { rank: args.rank, block: args.block, tol: args.tol, max_restarts: args.max_iter.max(1) as usize - 1, krylov: args.krylov, ..Config::default() };
+    let cfg = Config {
+        rank: args.rank,
+        block: args.block,
+        tol: args.tol,
+        max_restarts: args.max_iter.max(1) as usize - 1,
+        krylov: args.krylov,
+        ..Config::default()
+    };
     let progress = |restart: usize, worst: f64| eprintln!("  cycle {}: largest residual / σ₁ = {worst:.2e}", restart + 1);
     let t0 = std::time::Instant::now();
     let (s, on) = match crate::open_gpu() {

@@ -70,11 +70,20 @@ fn gen_writes_every_kind_deterministically() {
     assert!(std::fs::read_to_string(&p).unwrap().starts_with("%%MatrixMarket matrix coordinate integer general"));
     // Complex: the real generator's pattern and values, imaginary parts not all zero.
     let p = gen_file(dir.path(), "cplx.mtx", &["rmat", "6", "200", "--field", "complex", "--seed", "4"]);
-    let (c, r) = (mm::read_csr::<Complex64>(&p).unwrap(), mm::read_csr::<f64>(&gen_file(dir.path(), "cplx-re.mtx", &["rmat", "6", "200", "--seed", "4"])).unwrap());
+    let (c, r) = (
+        mm::read_csr::<Complex64>(&p).unwrap(),
+        mm::read_csr::<f64>(&gen_file(dir.path(), "cplx-re.mtx", &["rmat", "6", "200", "--seed", "4"])).unwrap(),
+    );
     assert_eq!((c.ptr(), c.idx()), (r.ptr(), r.idx()));
     assert!(c.vals().iter().zip(r.vals()).all(|(z, &x)| z.re == x) && c.vals().iter().any(|z| z.im != 0.0));
     sptrans().args(["gen", "uniform", "3", "3", "3"]).assert().failure().code(1).stderr(predicate::str::contains("-o OUT.mtx"));
-    sptrans().args(["gen", "uniform", "3", "3", "100", "-o"]).arg(dir.path().join("x.mtx")).assert().failure().code(1).stderr(predicate::str::contains("generating").and(no_panic()));
+    sptrans()
+        .args(["gen", "uniform", "3", "3", "100", "-o"])
+        .arg(dir.path().join("x.mtx"))
+        .assert()
+        .failure()
+        .code(1)
+        .stderr(predicate::str::contains("generating").and(no_panic()));
 }
 
 #[test]
@@ -115,7 +124,14 @@ fn transpose_with_check_for_every_field_and_gzip() {
     let out = dir.path().join("c-t.mtx");
     for algo in if gpu { vec!["radix", "scan", "merge", "bucket", "coo", "cusparse"] } else { vec!["auto"] } {
         let said = if gpu { "complex values as 16-byte bits" } else { "serial twin" };
-        sptrans().args(["transpose", "--check", "--algo", algo]).arg(&cplx).arg("-o").arg(&out).assert().success().stderr(predicate::str::contains(said).and(no_panic()));
+        sptrans()
+            .args(["transpose", "--check", "--algo", algo])
+            .arg(&cplx)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .success()
+            .stderr(predicate::str::contains(said).and(no_panic()));
         transposed_equals_twin::<Complex64>(&cplx, &out);
     }
     // Gzip, detected by content whatever the name; symmetric expanded.
@@ -147,11 +163,35 @@ fn malformed_files_fail_with_the_line_and_no_panic() {
         let p = dir.path().join(format!("bad{i}.mtx"));
         std::fs::write(&p, text).unwrap();
         for algo in ["auto", "serial"] {
-            sptrans().args(["transpose", "--algo", algo]).arg(&p).arg("-o").arg(dir.path().join("o.mtx")).assert().failure().code(1).stderr(predicate::str::contains(*want).and(predicate::str::contains("error:")).and(no_panic()));
+            sptrans()
+                .args(["transpose", "--algo", algo])
+                .arg(&p)
+                .arg("-o")
+                .arg(dir.path().join("o.mtx"))
+                .assert()
+                .failure()
+                .code(1)
+                .stderr(predicate::str::contains(*want).and(predicate::str::contains("error:")).and(no_panic()));
         }
     }
-    sptrans().arg("transpose").arg(dir.path().join("missing.mtx")).arg("-o").arg(dir.path().join("o.mtx")).assert().failure().code(1).stderr(predicate::str::contains("missing.mtx").and(no_panic()));
-    sptrans().args(["transpose", "--algo", "fastest"]).arg(dir.path().join("bad0.mtx")).arg("-o").arg("o.mtx").assert().failure().code(2).stderr(predicate::str::contains("unknown algorithm"));
+    sptrans()
+        .arg("transpose")
+        .arg(dir.path().join("missing.mtx"))
+        .arg("-o")
+        .arg(dir.path().join("o.mtx"))
+        .assert()
+        .failure()
+        .code(1)
+        .stderr(predicate::str::contains("missing.mtx").and(no_panic()));
+    sptrans()
+        .args(["transpose", "--algo", "fastest"])
+        .arg(dir.path().join("bad0.mtx"))
+        .arg("-o")
+        .arg("o.mtx")
+        .assert()
+        .failure()
+        .code(2)
+        .stderr(predicate::str::contains("unknown algorithm"));
     // A truncated gzip stream.
     let p = dir.path().join("cut.mtx.gz");
     std::fs::write(&p, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2]).unwrap();
@@ -167,7 +207,18 @@ fn bench_writes_tables_csv_and_plot() {
     gen_file(&mats, "b.mtx", &["laplacian2d", "20"]);
     std::fs::write(mats.join("notes.txt"), "not a matrix").unwrap();
     let (csv, svg) = (dir.path().join("r.csv"), dir.path().join("r.svg"));
-    let out = sptrans().args(["bench", "--quiet", "--reps", "3", "--warmup", "1", "--suite"]).arg(&mats).arg("--csv").arg(&csv).arg("--plot").arg(&svg).assert().success().stderr(no_panic()).get_output().clone();
+    let out = sptrans()
+        .args(["bench", "--quiet", "--reps", "3", "--warmup", "1", "--suite"])
+        .arg(&mats)
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--plot")
+        .arg(&svg)
+        .assert()
+        .success()
+        .stderr(no_panic())
+        .get_output()
+        .clone();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("| a.mtx | 3000 |") && stdout.contains("| b.mtx | 1920 |"), "{stdout}");
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -178,7 +229,16 @@ fn bench_writes_tables_csv_and_plot() {
     assert!(lines[1..].iter().all(|l| l.contains(",true,")), "every run checked against the twin:\n{text}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     // f64 values: every run checked against the twin of the widened matrix; 24 B per nonzero.
-    let out = sptrans().args(["bench", "--quiet", "--reps", "2", "--warmup", "1", "--values", "f64", "--suite"]).arg(&mats).arg("--csv").arg(&csv).assert().success().stderr(predicate::str::contains("values: f64").and(no_panic())).get_output().clone();
+    let out = sptrans()
+        .args(["bench", "--quiet", "--reps", "2", "--warmup", "1", "--values", "f64", "--suite"])
+        .arg(&mats)
+        .arg("--csv")
+        .arg(&csv)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("values: f64").and(no_panic()))
+        .get_output()
+        .clone();
     if gpu {
         assert!(String::from_utf8_lossy(&out.stdout).contains("(24 B per nonzero"), "{}", String::from_utf8_lossy(&out.stdout));
     }
@@ -188,7 +248,16 @@ fn bench_writes_tables_csv_and_plot() {
     // Complex<f64> (16 bytes, moved by a permutation) and 1-byte values: checked against the
     // twin too; 40 and 10 B per nonzero.
     for (v, bytes) in [("c64", 40), ("i8", 10)] {
-        let out = sptrans().args(["bench", "--quiet", "--reps", "2", "--warmup", "1", "--values", v, "--suite"]).arg(&mats).arg("--csv").arg(&csv).assert().success().stderr(predicate::str::contains("values: ").and(no_panic())).get_output().clone();
+        let out = sptrans()
+            .args(["bench", "--quiet", "--reps", "2", "--warmup", "1", "--values", v, "--suite"])
+            .arg(&mats)
+            .arg("--csv")
+            .arg(&csv)
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("values: ").and(no_panic()))
+            .get_output()
+            .clone();
         if gpu {
             assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("({bytes} B per nonzero")), "{}", String::from_utf8_lossy(&out.stdout));
         }
@@ -197,14 +266,28 @@ fn bench_writes_tables_csv_and_plot() {
     }
     sptrans().args(["bench", "--values", "f128", "--suite", "small"]).assert().failure().stderr(predicate::str::contains("f128").and(no_panic()));
     // Files as the suite, a bad suite entry.
-    sptrans().args(["bench", "--quiet", "--reps", "1", "--algos", "serial", "--suite"]).arg(mats.join("b.mtx")).assert().success().stdout(predicate::str::contains("b.mtx"));
-    sptrans().args(["bench", "--suite", "/nonexistent/dir"]).assert().failure().code(1).stderr(predicate::str::contains("not default, small").and(no_panic()));
+    sptrans()
+        .args(["bench", "--quiet", "--reps", "1", "--algos", "serial", "--suite"])
+        .arg(mats.join("b.mtx"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("b.mtx"));
+    sptrans()
+        .args(["bench", "--suite", "/nonexistent/dir"])
+        .assert()
+        .failure()
+        .code(1)
+        .stderr(predicate::str::contains("not default, small").and(no_panic()));
     sptrans().args(["bench", "--reps", "0", "--suite", "small"]).assert().failure().code(1).stderr(predicate::str::contains("--reps"));
 }
 
 #[test]
 fn info_reports_modules_and_toolchain() {
-    sptrans().args(["info", "--no-bandwidth"]).assert().success().stdout(predicate::str::contains("transpose").and(predicate::str::contains("segsort")).and(predicate::str::contains("device toolchain")));
+    sptrans()
+        .args(["info", "--no-bandwidth"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("transpose").and(predicate::str::contains("segsort")).and(predicate::str::contains("device toolchain")));
 }
 
 gpu_test!(fn transpose_and_bench_run_on_the_gpu(gpu) {
@@ -229,7 +312,11 @@ fn bench_without_a_gpu_says_so_and_runs_the_small_suite() {
         .assert()
         .success()
         .stderr(predicate::str::contains("no GPU found").and(predicate::str::contains("serial twin only")))
-        .stdout(predicate::str::contains("uniform 10k x 10k, 1M").and(predicate::str::contains("laplacian3d 50^3")).and(predicate::str::contains("| serial |")));
+        .stdout(
+            predicate::str::contains("uniform 10k x 10k, 1M")
+                .and(predicate::str::contains("laplacian3d 50^3"))
+                .and(predicate::str::contains("| serial |")),
+        );
 }
 
 /// `sptrans spmv` on the GPU or, without one, by the serial twin: y read back equals the twin's
@@ -249,7 +336,16 @@ fn spmv_writes_y_and_refuses_bad_vectors() {
     std::fs::write(&x_path, text).unwrap();
     for format in ["auto", "csr-adaptive", "jds", "scoo"] {
         let y_path = dir.path().join(format!("y-{format}.mtx"));
-        sptrans().args(["spmv", "--check", "--format", format]).arg(&a_path).arg("--x").arg(&x_path).arg("-o").arg(&y_path).assert().success().stderr(predicate::str::contains("check: y agrees").and(no_panic()));
+        sptrans()
+            .args(["spmv", "--check", "--format", format])
+            .arg(&a_path)
+            .arg("--x")
+            .arg(&x_path)
+            .arg("-o")
+            .arg(&y_path)
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("check: y agrees").and(no_panic()));
         let y = mm::read_csr::<f64>(&y_path).unwrap();
         assert_eq!((y.rows(), y.cols()), (a.rows(), 1));
         let mut got = vec![0.0; a.rows() as usize];
@@ -267,7 +363,14 @@ fn spmv_writes_y_and_refuses_bad_vectors() {
     let short = dir.path().join("short.mtx");
     std::fs::write(&short, "%%MatrixMarket matrix array real general\n3 1\n1\n2\n3\n").unwrap();
     sptrans().arg("spmv").arg(&a_path).arg("--x").arg(&short).assert().code(1).stderr(predicate::str::contains("x must be").and(no_panic()));
-    sptrans().arg("spmv").arg(&a_path).arg("--x").arg(&a_path).assert().code(1).stderr(predicate::str::contains("must be a Matrix Market `array`").and(no_panic()));
+    sptrans()
+        .arg("spmv")
+        .arg(&a_path)
+        .arg("--x")
+        .arg(&a_path)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("must be a Matrix Market `array`").and(no_panic()));
     sptrans().arg("spmv").arg(&a_path).args(["--format", "ellpack"]).assert().code(2).stderr(predicate::str::contains("unknown SpMV format"));
     // Empty shapes: 0 × n gives an empty y; m × 0 gives zeros.
     for (m, nn) in [(0u64, 5u64), (4, 0)] {
@@ -306,7 +409,14 @@ fn svd_finds_known_singular_values() {
     }
     std::fs::write(&p, text).unwrap();
     let out = dir.path().join("sigma.txt");
-    sptrans().args(["svd", "-k", "6", "--block", "2", "-o"]).arg(&out).arg(&p).assert().success().stdout(predicate::str::contains("residual")).stderr(no_panic());
+    sptrans()
+        .args(["svd", "-k", "6", "--block", "2", "-o"])
+        .arg(&out)
+        .arg(&p)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("residual"))
+        .stderr(no_panic());
     let sigma: Vec<f64> = std::fs::read_to_string(&out).unwrap().lines().map(|l| l.parse().unwrap()).collect();
     let want = [7.0, 5.0, 3.0, 2.0, 1.0, 0.0];
     assert_eq!(sigma.len(), 6);
@@ -316,7 +426,12 @@ fn svd_finds_known_singular_values() {
     sptrans().args(["svd", "-k", "7"]).arg(&p).assert().code(1).stderr(predicate::str::contains("at most min(rows, cols) = 6").and(no_panic()));
     sptrans().args(["svd", "-k", "2", "--block", "17"]).arg(&p).assert().code(1).stderr(predicate::str::contains("block size 17").and(no_panic()));
     let big = gen_file(dir.path(), "u.mtx", &["uniform", "2000", "300", "12000"]);
-    sptrans().args(["svd", "-k", "8", "--tol", "1e-15", "--max-iter", "1", "--krylov", "16"]).arg(&big).assert().code(1).stderr(predicate::str::contains("did not converge in 1 cycles").and(no_panic()));
+    sptrans()
+        .args(["svd", "-k", "8", "--tol", "1e-15", "--max-iter", "1", "--krylov", "16"])
+        .arg(&big)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("did not converge in 1 cycles").and(no_panic()));
 }
 
 gpu_test!(fn index64_transpose_and_bench_on_the_gpu(_gpu) {
@@ -360,7 +475,14 @@ fn index64_reads_with_64_bit_indices_on_any_machine() {
     let cplx = gen_file(dir.path(), "cplx.mtx", &["uniform", "40", "30", "200", "--field", "complex"]);
     let (o32, o64) = (dir.path().join("o32.mtx"), dir.path().join("o64.mtx"));
     for f in [&real, &pat, &cplx] {
-        sptrans().args(["transpose", "--check", "--algo", "serial", "--index", "64"]).arg(f).arg("-o").arg(&o64).assert().success().stderr(predicate::str::contains("equals an independent COO sort transpose").and(no_panic()));
+        sptrans()
+            .args(["transpose", "--check", "--algo", "serial", "--index", "64"])
+            .arg(f)
+            .arg("-o")
+            .arg(&o64)
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("equals an independent COO sort transpose").and(no_panic()));
         sptrans().args(["transpose", "--algo", "serial"]).arg(f).arg("-o").arg(&o32).assert().success();
         assert_eq!(std::fs::read(&o32).unwrap(), std::fs::read(&o64).unwrap(), "{}", f.display());
     }
@@ -368,6 +490,16 @@ fn index64_reads_with_64_bit_indices_on_any_machine() {
     // --index 64 it is taken, and here refused only for the memory it would need.
     let big = dir.path().join("big.mtx");
     std::fs::write(&big, "%%MatrixMarket matrix coordinate pattern general\n100000 100000 5000000000\n1 1\n").unwrap();
-    sptrans().args(["transpose", "--algo", "serial"]).arg(&big).arg("-o").arg(&o32).assert().failure().code(1).stderr(predicate::str::contains("5000000000").and(predicate::str::contains("too large")).and(predicate::str::contains("--index 64")).and(no_panic()));
-    sptrans().args(["transpose", "--algo", "serial", "--index", "64", "--max-memory", "1G"]).arg(&big).arg("-o").arg(&o64).assert().failure().code(1).stderr(predicate::str::contains("5000000000").and(predicate::str::contains("too large").not()).and(no_panic()));
+    sptrans().args(["transpose", "--algo", "serial"]).arg(&big).arg("-o").arg(&o32).assert().failure().code(1).stderr(
+        predicate::str::contains("5000000000").and(predicate::str::contains("too large")).and(predicate::str::contains("--index 64")).and(no_panic()),
+    );
+    sptrans()
+        .args(["transpose", "--algo", "serial", "--index", "64", "--max-memory", "1G"])
+        .arg(&big)
+        .arg("-o")
+        .arg(&o64)
+        .assert()
+        .failure()
+        .code(1)
+        .stderr(predicate::str::contains("5000000000").and(predicate::str::contains("too large").not()).and(no_panic()));
 }

@@ -73,20 +73,32 @@ fn a_matrix_beyond_memory_is_refused_before_allocation() {
     let dir = tempfile::tempdir().unwrap();
     let huge = dir.path().join("huge.mtx");
     std::fs::write(&huge, "%%MatrixMarket matrix coordinate real general\n4294967295 4294967295 1\n1 1 1.0\n").unwrap();
+    sptrans().args(["transpose", "--max-memory", "8G"]).arg(&huge).arg("-o").arg(dir.path().join("o.mtx")).assert().failure().code(1).stderr(
+        predicate::str::contains("4294967295 x 4294967295 with 1 entries needs about")
+            .and(predicate::str::contains("more than the 8.6 GB allowed"))
+            .and(no_panic()),
+    );
+    // A modest matrix under a tiny limit, and the same under a fitting one.
+    let a = gen(dir.path(), "a.mtx", &["uniform", "3000", "2000", "100000"]);
     sptrans()
-        .args(["transpose", "--max-memory", "8G"])
-        .arg(&huge)
+        .args(["transpose", "--max-memory", "1M"])
+        .arg(&a)
         .arg("-o")
         .arg(dir.path().join("o.mtx"))
         .assert()
         .failure()
         .code(1)
-        .stderr(predicate::str::contains("4294967295 x 4294967295 with 1 entries needs about").and(predicate::str::contains("more than the 8.6 GB allowed")).and(no_panic()));
-    // A modest matrix under a tiny limit, and the same under a fitting one.
-    let a = gen(dir.path(), "a.mtx", &["uniform", "3000", "2000", "100000"]);
-    sptrans().args(["transpose", "--max-memory", "1M"]).arg(&a).arg("-o").arg(dir.path().join("o.mtx")).assert().failure().code(1).stderr(predicate::str::contains("needs about"));
+        .stderr(predicate::str::contains("needs about"));
     sptrans().args(["transpose", "--max-memory", "1G"]).arg(&a).arg("-o").arg(dir.path().join("o.mtx")).assert().success();
-    sptrans().args(["transpose", "--max-memory", "lots"]).arg(&a).arg("-o").arg(dir.path().join("o.mtx")).assert().failure().code(2).stderr(predicate::str::contains("not a size"));
+    sptrans()
+        .args(["transpose", "--max-memory", "lots"])
+        .arg(&a)
+        .arg("-o")
+        .arg(dir.path().join("o.mtx"))
+        .assert()
+        .failure()
+        .code(2)
+        .stderr(predicate::str::contains("not a size"));
 }
 
 #[test]
@@ -105,10 +117,19 @@ fn gzip_output_by_name_and_atomic_replacement() {
     // beside it and renames it into place only when complete).
     let out = dir.path().join("big.mtx");
     std::fs::write(&out, "earlier contents\n").unwrap();
-    let mut child = std::process::Command::new(bin()).args(["gen", "uniform", "2000000", "2000000", "6000000", "-o"]).arg(&out).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = std::process::Command::new(bin())
+        .args(["gen", "uniform", "2000000", "2000000", "6000000", "-o"])
+        .arg(&out)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let start = std::time::Instant::now();
     let part = loop {
-        let found = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.path()).find(|p| p.to_string_lossy().ends_with(".part") && std::fs::metadata(p).is_ok_and(|m| m.len() > 0));
+        let found = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(".part") && std::fs::metadata(p).is_ok_and(|m| m.len() > 0));
         if found.is_some() || start.elapsed().as_secs() > 60 || child.try_wait().unwrap().is_some() {
             break found;
         }
@@ -130,11 +151,20 @@ fn explicit_gpu_algorithms_without_a_gpu_are_errors_and_auto_says_it_falls_back(
     let a = gen(dir.path(), "a.mtx", &["uniform", "30", "20", "100"]);
     for algo in ["scan", "merge", "radix", "coo", "cusparse"] {
         let out = dir.path().join(format!("{algo}.mtx"));
-        sptrans().args(["transpose", "--check", "--algo", algo]).arg(&a).arg("-o").arg(&out).assert().failure().code(1).stderr(predicate::str::contains("needs a GPU").and(predicate::str::contains("--algo auto")));
+        sptrans()
+            .args(["transpose", "--check", "--algo", algo])
+            .arg(&a)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .failure()
+            .code(1)
+            .stderr(predicate::str::contains("needs a GPU").and(predicate::str::contains("--algo auto")));
         assert!(!out.exists());
     }
     sptrans().args(["transpose", "--check"]).arg(&a).arg("-o").arg(dir.path().join("o.mtx")).assert().success().stderr(
-        predicate::str::contains("auto uses the serial twin").and(predicate::str::contains("check: the result of serial twin (no GPU) equals an independent COO sort transpose")),
+        predicate::str::contains("auto uses the serial twin")
+            .and(predicate::str::contains("check: the result of serial twin (no GPU) equals an independent COO sort transpose")),
     );
 }
 
@@ -155,10 +185,23 @@ fn bench_reports_every_skipped_file() {
         .assert()
         .failure()
         .code(1)
-        .stderr(predicate::str::contains("x.mtx: skipped").and(predicate::str::contains("y.mtx.gz: skipped")).and(predicate::str::contains(bad.display().to_string())).and(predicate::str::contains("small suite").not()));
+        .stderr(
+            predicate::str::contains("x.mtx: skipped")
+                .and(predicate::str::contains("y.mtx.gz: skipped"))
+                .and(predicate::str::contains(bad.display().to_string()))
+                .and(predicate::str::contains("small suite").not()),
+        );
     // One good file beside them: success, the table, and the skipped ones under it and in the CSV.
     gen(&bad, "ok.mtx", &["laplacian2d", "6"]);
-    let out = sptrans().args(["bench", "--quiet", "--reps", "1", "--algos", "serial", "--suite"]).arg(&bad).arg("--csv").arg(&csv).assert().success().get_output().clone();
+    let out = sptrans()
+        .args(["bench", "--quiet", "--reps", "1", "--algos", "serial", "--suite"])
+        .arg(&bad)
+        .arg("--csv")
+        .arg(&csv)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("ok.mtx") && stdout.contains("Skipped (2 of 3 matrices)") && stdout.contains("- x.mtx:"), "{stdout}");
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -172,7 +215,15 @@ fn the_reader_names_binary_data_bom_and_corrupt_gzip_and_cuts_long_tokens() {
     let o = dir.path().join("o.mtx");
     let bin_file = dir.path().join("b.mtx");
     std::fs::write(&bin_file, b"\x7fELF\x02\x01\x01\0\0\0\r\x03\x00>\x00\n").unwrap();
-    sptrans().arg("transpose").arg(&bin_file).arg("-o").arg(&o).assert().failure().code(1).stderr(predicate::str::contains("not a Matrix Market file (binary data)").and(no_panic()));
+    sptrans()
+        .arg("transpose")
+        .arg(&bin_file)
+        .arg("-o")
+        .arg(&o)
+        .assert()
+        .failure()
+        .code(1)
+        .stderr(predicate::str::contains("not a Matrix Market file (binary data)").and(no_panic()));
     let bom = dir.path().join("bom.mtx");
     std::fs::write(&bom, b"\xEF\xBB\xBF%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 3.5\n").unwrap();
     sptrans().arg("transpose").arg(&bom).arg("-o").arg(&o).assert().success();
@@ -219,7 +270,15 @@ fn generator_parameters_are_validated() {
         (&["rmat", "64", "10"][..], "scale: 64 is too large"),
         (&["tall-skinny", "100", "4", "9"][..], "9 distinct columns per row cannot fit in 4 columns"),
     ] {
-        sptrans().arg("gen").args(args).arg("-o").arg(&o).assert().failure().code(1).stderr(predicate::str::contains(want).and(predicate::str::contains("9223372036854775808").not()).and(no_panic()));
+        sptrans()
+            .arg("gen")
+            .args(args)
+            .arg("-o")
+            .arg(&o)
+            .assert()
+            .failure()
+            .code(1)
+            .stderr(predicate::str::contains(want).and(predicate::str::contains("9223372036854775808").not()).and(no_panic()));
     }
 }
 

@@ -29,7 +29,10 @@ fn main() {
     let mats: Vec<(&str, Csr<u32, f64>)> = if quick {
         vec![("tall-20k-300", gen::tall_skinny(20_000, 300, 8, 2).expect("gen"))]
     } else {
-        vec![("tall-1M-4284", gen::tall_skinny(1_000_000, 4284, 11, 2).expect("gen")), ("rail4284-like", gen::uniform(1_092_610, 4284, 11_279_748, 4).expect("gen"))]
+        vec![
+            ("tall-1M-4284", gen::tall_skinny(1_000_000, 4284, 11, 2).expect("gen")),
+            ("rail4284-like", gen::uniform(1_092_610, 4284, 11_279_748, 4).expect("gen")),
+        ]
     };
     println!("device: {}", gpu.props().name);
     let mut csv = String::from("matrix,block,krylov,tol,seconds,restarts,products,converged,sigma1,sigma16,max_residual_over_sigma1\n");
@@ -43,7 +46,17 @@ fn main() {
         gpu.synchronize().expect("sync");
         // One warm-up (module loading, cuBLAS handle).
         let _ = svd(&gpu, &da, &Config { rank: 4, max_restarts: 0, ..Config::default() }, |_, _| {});
-        let runs = [(1, 1e-10, None), (2, 1e-10, None), (2, 1e-10, Some(128)), (2, 1e-10, Some(160)), (4, 1e-8, None), (4, 1e-10, None), (4, 1e-10, Some(64)), (4, 1e-10, Some(256)), (8, 1e-10, Some(256))];
+        let runs = [
+            (1, 1e-10, None),
+            (2, 1e-10, None),
+            (2, 1e-10, Some(128)),
+            (2, 1e-10, Some(160)),
+            (4, 1e-8, None),
+            (4, 1e-10, None),
+            (4, 1e-10, Some(64)),
+            (4, 1e-10, Some(256)),
+            (8, 1e-10, Some(256)),
+        ];
         let only_profile = std::env::var("SPTRANS_SVD_ONLY_PROFILE").is_ok_and(|v| v == "1");
         for (block, tol, krylov) in runs.into_iter().filter(|_| !only_profile) {
             let cfg = Config { rank: 16, block, tol, krylov, ..Config::default() };
@@ -59,8 +72,24 @@ fn main() {
             times.sort_by(f64::total_cmp);
             let (secs, s) = (times[1], s.expect("three runs"));
             let worst = s.residual.iter().cloned().fold(0.0, f64::max) / s.sigma[0];
-            println!("| {name} | {block} | {} | {tol:e} | {secs:.3} | {} | {} | {} | {:.12e} | {:.12e} | {worst:.1e} |", block * s.steps, s.restarts, s.products, s.converged, s.sigma[0], s.sigma[15]);
-            csv.push_str(&format!("{name},{block},{},{tol:e},{secs:.6},{},{},{},{:.17e},{:.17e},{worst:.3e}\n", block * s.steps, s.restarts, s.products, s.converged, s.sigma[0], s.sigma[15]));
+            println!(
+                "| {name} | {block} | {} | {tol:e} | {secs:.3} | {} | {} | {} | {:.12e} | {:.12e} | {worst:.1e} |",
+                block * s.steps,
+                s.restarts,
+                s.products,
+                s.converged,
+                s.sigma[0],
+                s.sigma[15]
+            );
+            csv.push_str(&format!(
+                "{name},{block},{},{tol:e},{secs:.6},{},{},{},{:.17e},{:.17e},{worst:.3e}\n",
+                block * s.steps,
+                s.restarts,
+                s.products,
+                s.converged,
+                s.sigma[0],
+                s.sigma[15]
+            ));
             if let (Some(d), 2, true, None) = (&dir, block, tol < 1e-9, krylov) {
                 let text: String = s.sigma.iter().map(|x| format!("{x:.17e}\n")).collect();
                 std::fs::write(format!("{d}/{name}.ours.txt"), text).expect("dump");

@@ -9,7 +9,11 @@
 pub(crate) fn cholesky(g: &[f64], b: usize, abs: f64) -> Result<Vec<f64>, Vec<usize>> {
     let mut r = vec![0.0; b * b];
     let bad = svd_kernels::qr::cholesky(g, b, abs, &mut r, f64::sqrt);
-    if bad == 0 { Ok(r) } else { Err((0..b).filter(|j| bad >> j & 1 == 1).collect()) }
+    if bad == 0 {
+        Ok(r)
+    } else {
+        Err((0..b).filter(|j| bad >> j & 1 == 1).collect())
+    }
 }
 
 /// The inverse of an upper-triangular `b × b` matrix with a nonzero diagonal.
@@ -57,7 +61,8 @@ pub(crate) fn svd(a: &[f64], k: usize) -> Result<SvdParts, String> {
     let par = faer::Par::Seq;
     let full = ComputeSvdVectors::Full;
     let mut mem = MemBuffer::new(fsvd::svd_scratch::<f64>(k, k, full, full, par, Default::default()));
-    fsvd::svd(m.as_ref(), s.as_mut(), Some(u.as_mut()), Some(v.as_mut()), par, MemStack::new(&mut mem), Default::default()).map_err(|e| format!("the SVD of the {k} × {k} bidiagonal matrix did not converge: {e:?}"))?;
+    fsvd::svd(m.as_ref(), s.as_mut(), Some(u.as_mut()), Some(v.as_mut()), par, MemStack::new(&mut mem), Default::default())
+        .map_err(|e| format!("the SVD of the {k} × {k} bidiagonal matrix did not converge: {e:?}"))?;
     let sig: Vec<f64> = (0..k).map(|i| s.column_vector()[i]).collect();
     let mut order: Vec<usize> = (0..k).collect();
     order.sort_by(|&x, &y| sig[y].total_cmp(&sig[x]));

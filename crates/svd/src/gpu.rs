@@ -111,14 +111,46 @@ impl<'a> GpuBackend<'a> {
 
     /// `C = op(X) · Y` on raw addresses (column-major, leading dimensions given).
     #[allow(clippy::too_many_arguments)]
-    unsafe fn gemm(&self, tx: bool, m: usize, n: usize, k: usize, alpha: f64, x: u64, ldx: usize, y: u64, ldy: usize, beta: f64, c: u64, ldc: usize) -> Result<()> {
+    unsafe fn gemm(
+        &self,
+        tx: bool,
+        m: usize,
+        n: usize,
+        k: usize,
+        alpha: f64,
+        x: u64,
+        ldx: usize,
+        y: u64,
+        ldy: usize,
+        beta: f64,
+        c: u64,
+        ldc: usize,
+    ) -> Result<()> {
         if m == 0 || n == 0 {
             return Ok(());
         }
         let t = if tx { blas_sys::cublasOperation_t::CUBLAS_OP_T } else { blas_sys::cublasOperation_t::CUBLAS_OP_N };
         let nn = blas_sys::cublasOperation_t::CUBLAS_OP_N;
         // SAFETY: the caller's blocks hold the addressed columns; host scalars.
-        unsafe { blas::dgemm(*self.blas.handle(), t, nn, m as c_int, n as c_int, k as c_int, &alpha, x as *const f64, ldx.max(1) as c_int, y as *const f64, ldy.max(1) as c_int, &beta, c as *mut f64, ldc.max(1) as c_int) }.map_err(blas_err("cublasDgemm"))
+        unsafe {
+            blas::dgemm(
+                *self.blas.handle(),
+                t,
+                nn,
+                m as c_int,
+                n as c_int,
+                k as c_int,
+                &alpha,
+                x as *const f64,
+                ldx.max(1) as c_int,
+                y as *const f64,
+                ldy.max(1) as c_int,
+                &beta,
+                c as *mut f64,
+                ldc.max(1) as c_int,
+            )
+        }
+        .map_err(blas_err("cublasDgemm"))
     }
 
     /// The 2-norm of a device vector (cuBLAS `dnrm2`).
@@ -175,7 +207,17 @@ impl GpuBackend<'_> {
     /// Columns of two blocks of `rows` rows (leading dimension rows) at `xa` and `ya`; `c · k ≤
     /// MAX_PAIRS`; `part` holds `cfg`'s blocks · c · k values; `skip` 0 or a device value.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn gram_launch(&self, cfg: gpu_runtime::cudarc::driver::LaunchConfig, rows: u64, c: u32, k: u32, xa: u64, ya: u64, part: u64, skip: u64) -> Result<()> {
+    unsafe fn gram_launch(
+        &self,
+        cfg: gpu_runtime::cudarc::driver::LaunchConfig,
+        rows: u64,
+        c: u32,
+        k: u32,
+        xa: u64,
+        ya: u64,
+        part: u64,
+        skip: u64,
+    ) -> Result<()> {
         // SAFETY: the caller's contract; blocks of NT threads.
         unsafe { self.gram.args(self.gpu.stream()).arg(&rows).arg(&c).arg(&k).arg(&xa).arg(&ya).arg(&part).arg(&skip).launch(cfg)? };
         Ok(())
@@ -216,7 +258,11 @@ impl Backend for GpuBackend<'_> {
 
     fn shape(&self) -> (usize, usize) {
         let (r, c) = (self.c.rows() as usize, self.c.cols() as usize);
-        if self.transposed { (c, r) } else { (r, c) }
+        if self.transposed {
+            (c, r)
+        } else {
+            (r, c)
+        }
     }
 
     fn alloc(&mut self, rows: usize, cols: usize) -> Result<GpuBlock> {
@@ -224,119 +270,179 @@ impl Backend for GpuBackend<'_> {
     }
 
     fn set(&mut self, blk: &mut GpuBlock, c0: usize, k: usize, data: &[f64]) -> Result<()> {
-        timed!(self, "set", (|| -> Result<_> {
-        let rows = blk.rows;
-        let mut v = blk.data.slice_mut(c0 * rows..(c0 + k) * rows);
-        self.gpu.stream().memcpy_htod(data, &mut v).map_err(gpu_runtime::Error::driver("uploading a block"))?;
-        Ok(())
-        })())
+        timed!(
+            self,
+            "set",
+            (|| -> Result<_> {
+                let rows = blk.rows;
+                let mut v = blk.data.slice_mut(c0 * rows..(c0 + k) * rows);
+                self.gpu.stream().memcpy_htod(data, &mut v).map_err(gpu_runtime::Error::driver("uploading a block"))?;
+                Ok(())
+            })()
+        )
     }
 
     fn get(&mut self, blk: &GpuBlock, c0: usize, k: usize) -> Result<Vec<f64>> {
-        timed!(self, "get", (|| -> Result<_> {
-        let rows = blk.rows;
-        Ok(self.gpu.download(&blk.data.slice(c0 * rows..(c0 + k) * rows))?)
-        })())
+        timed!(
+            self,
+            "get",
+            (|| -> Result<_> {
+                let rows = blk.rows;
+                Ok(self.gpu.download(&blk.data.slice(c0 * rows..(c0 + k) * rows))?)
+            })()
+        )
     }
 
     fn product(&mut self, op: Op, x: &GpuBlock, x0: usize, out: &mut GpuBlock, o0: usize, k: usize) -> Result<()> {
-        timed!(self, "product", (|| -> Result<_> {
-        let op = if self.transposed { op.flip() } else { op };
-        let xv = x.data.slice(x0 * x.rows..(x0 + k) * x.rows);
-        let rows = out.rows;
-        let mut ov = out.data.slice_mut(o0 * rows..(o0 + k) * rows);
-        Ok(self.c.multiply(op, 1.0, &xv, k, 0.0, &mut ov)?)
-        })())
+        timed!(
+            self,
+            "product",
+            (|| -> Result<_> {
+                let op = if self.transposed { op.flip() } else { op };
+                let xv = x.data.slice(x0 * x.rows..(x0 + k) * x.rows);
+                let rows = out.rows;
+                let mut ov = out.data.slice_mut(o0 * rows..(o0 + k) * rows);
+                Ok(self.c.multiply(op, 1.0, &xv, k, 0.0, &mut ov)?)
+            })()
+        )
     }
 
     fn dot(&mut self, x: &GpuBlock, x0: usize, c: usize, y: &GpuBlock, y0: usize, k: usize) -> Result<Vec<f64>> {
-        timed!(self, "dot", (|| -> Result<_> {
-        if c == 0 || k == 0 {
-            return Ok(vec![0.0; c * k]);
-        }
-        let (xa, ya) = (self.addr(x, x0), self.addr(y, y0));
-        let rows = x.rows;
-        if c * k <= MAX_PAIRS as usize && y.rows == rows && rows > 0 {
-            return self.gram_small(rows, xa, c, ya, k);
-        }
-        self.small(c * k)?;
-        let s = self.small.device_ptr_mut(self.gpu.stream()).0;
-        if rows >= DOT_SPLIT && c * k <= 256 {
-            let nb = (rows / 4096).min(DOT_CHUNKS);
-            let ch = rows / nb;
-            let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
-            let ones = self.ones.device_ptr(self.gpu.stream()).0;
-            let (t, nn) = (blas_sys::cublasOperation_t::CUBLAS_OP_T, blas_sys::cublasOperation_t::CUBLAS_OP_N);
-            let h = *self.blas.handle();
-            let (one, zero) = (1.0f64, 0.0f64);
-            // SAFETY: chunk i is rows i·ch .. (i + 1)·ch of both blocks (lda = rows); partial
-            // holds nb · c · k ≤ 256 · 256 results; ones holds nb ones; small holds c · k.
-            unsafe {
-                blas_sys::cublasDgemmStridedBatched(h, t, nn, c as c_int, k as c_int, ch as c_int, &one, xa as *const f64, rows as c_int, ch as i64, ya as *const f64, rows as c_int, ch as i64, &zero, part as *mut f64, c as c_int, (c * k) as i64, nb as c_int)
-                    .result()
-                    .map_err(blas_err("cublasDgemmStridedBatched"))?;
-                blas_sys::cublasDgemv_v2(h, nn, (c * k) as c_int, nb as c_int, &one, part as *const f64, (c * k) as c_int, ones as *const f64, 1, &zero, s as *mut f64, 1)
-                    .result()
-                    .map_err(blas_err("cublasDgemv"))?;
-                let done = nb * ch;
-                if done < rows {
-                    self.gemm(true, c, k, rows - done, 1.0, xa + (done * 8) as u64, rows, ya + (done * 8) as u64, rows, 1.0, s, c)?;
+        timed!(
+            self,
+            "dot",
+            (|| -> Result<_> {
+                if c == 0 || k == 0 {
+                    return Ok(vec![0.0; c * k]);
                 }
-            }
-        } else {
-            // SAFETY: columns x0 .. x0 + c of x and y0 .. y0 + k of y, both of x.rows rows;
-            // small holds c · k.
-            unsafe { self.gemm(true, c, k, rows, 1.0, xa, rows, ya, y.rows, 0.0, s, c)? };
-        }
-        Ok(self.gpu.download(&self.small.slice(0..c * k))?)
-        })())
+                let (xa, ya) = (self.addr(x, x0), self.addr(y, y0));
+                let rows = x.rows;
+                if c * k <= MAX_PAIRS as usize && y.rows == rows && rows > 0 {
+                    return self.gram_small(rows, xa, c, ya, k);
+                }
+                self.small(c * k)?;
+                let s = self.small.device_ptr_mut(self.gpu.stream()).0;
+                if rows >= DOT_SPLIT && c * k <= 256 {
+                    let nb = (rows / 4096).min(DOT_CHUNKS);
+                    let ch = rows / nb;
+                    let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
+                    let ones = self.ones.device_ptr(self.gpu.stream()).0;
+                    let (t, nn) = (blas_sys::cublasOperation_t::CUBLAS_OP_T, blas_sys::cublasOperation_t::CUBLAS_OP_N);
+                    let h = *self.blas.handle();
+                    let (one, zero) = (1.0f64, 0.0f64);
+                    // SAFETY: chunk i is rows i·ch .. (i + 1)·ch of both blocks (lda = rows); partial
+                    // holds nb · c · k ≤ 256 · 256 results; ones holds nb ones; small holds c · k.
+                    unsafe {
+                        blas_sys::cublasDgemmStridedBatched(
+                            h,
+                            t,
+                            nn,
+                            c as c_int,
+                            k as c_int,
+                            ch as c_int,
+                            &one,
+                            xa as *const f64,
+                            rows as c_int,
+                            ch as i64,
+                            ya as *const f64,
+                            rows as c_int,
+                            ch as i64,
+                            &zero,
+                            part as *mut f64,
+                            c as c_int,
+                            (c * k) as i64,
+                            nb as c_int,
+                        )
+                        .result()
+                        .map_err(blas_err("cublasDgemmStridedBatched"))?;
+                        blas_sys::cublasDgemv_v2(
+                            h,
+                            nn,
+                            (c * k) as c_int,
+                            nb as c_int,
+                            &one,
+                            part as *const f64,
+                            (c * k) as c_int,
+                            ones as *const f64,
+                            1,
+                            &zero,
+                            s as *mut f64,
+                            1,
+                        )
+                        .result()
+                        .map_err(blas_err("cublasDgemv"))?;
+                        let done = nb * ch;
+                        if done < rows {
+                            self.gemm(true, c, k, rows - done, 1.0, xa + (done * 8) as u64, rows, ya + (done * 8) as u64, rows, 1.0, s, c)?;
+                        }
+                    }
+                } else {
+                    // SAFETY: columns x0 .. x0 + c of x and y0 .. y0 + k of y, both of x.rows rows;
+                    // small holds c · k.
+                    unsafe { self.gemm(true, c, k, rows, 1.0, xa, rows, ya, y.rows, 0.0, s, c)? };
+                }
+                Ok(self.gpu.download(&self.small.slice(0..c * k))?)
+            })()
+        )
     }
 
     fn update_within(&mut self, blk: &mut GpuBlock, y0: usize, k: usize, x0: usize, c: usize, coef: &[f64]) -> Result<()> {
-        timed!(self, "update_within", (|| -> Result<_> {
-        if c == 0 || k == 0 {
-            return Ok(());
-        }
-        let (xa, ya) = (self.addr(blk, x0), self.addr(blk, y0));
-        if c <= MAX_COLS as usize && k <= MAX_COLS as usize {
-            return self.mul_small(blk.rows, xa, c, coef, true, ya, k);
-        }
-        let s = self.upload_small(coef)?;
-        // SAFETY: disjoint column ranges of one block of blk.rows rows; coef c × k.
-        unsafe { self.gemm(false, blk.rows, k, c, 1.0, xa, blk.rows, s, c, 1.0, ya, blk.rows) }
-        })())
+        timed!(
+            self,
+            "update_within",
+            (|| -> Result<_> {
+                if c == 0 || k == 0 {
+                    return Ok(());
+                }
+                let (xa, ya) = (self.addr(blk, x0), self.addr(blk, y0));
+                if c <= MAX_COLS as usize && k <= MAX_COLS as usize {
+                    return self.mul_small(blk.rows, xa, c, coef, true, ya, k);
+                }
+                let s = self.upload_small(coef)?;
+                // SAFETY: disjoint column ranges of one block of blk.rows rows; coef c × k.
+                unsafe { self.gemm(false, blk.rows, k, c, 1.0, xa, blk.rows, s, c, 1.0, ya, blk.rows) }
+            })()
+        )
     }
 
     fn combine(&mut self, out: &mut GpuBlock, o0: usize, k: usize, x: &GpuBlock, x0: usize, c: usize, coef: &[f64]) -> Result<()> {
-        timed!(self, "combine", (|| -> Result<_> {
-        if k == 0 {
-            return Ok(());
-        }
-        let (xa, oa) = (self.addr(x, x0), self.addr(out, o0));
-        if c <= MAX_COLS as usize && k <= MAX_COLS as usize && c > 0 {
-            return self.mul_small(out.rows, xa, c, coef, false, oa, k);
-        }
-        let s = self.upload_small(coef)?;
-        // SAFETY: columns of two blocks of the same row count; coef c × k.
-        unsafe { self.gemm(false, out.rows, k, c, 1.0, xa, x.rows, s, c, 0.0, oa, out.rows) }
-        })())
+        timed!(
+            self,
+            "combine",
+            (|| -> Result<_> {
+                if k == 0 {
+                    return Ok(());
+                }
+                let (xa, oa) = (self.addr(x, x0), self.addr(out, o0));
+                if c <= MAX_COLS as usize && k <= MAX_COLS as usize && c > 0 {
+                    return self.mul_small(out.rows, xa, c, coef, false, oa, k);
+                }
+                let s = self.upload_small(coef)?;
+                // SAFETY: columns of two blocks of the same row count; coef c × k.
+                unsafe { self.gemm(false, out.rows, k, c, 1.0, xa, x.rows, s, c, 0.0, oa, out.rows) }
+            })()
+        )
     }
 
     fn project_out(&mut self, blk: &mut GpuBlock, prior: usize, c0: usize, k: usize) -> Result<()> {
-        timed!(self, "project_out", (|| -> Result<_> {
-            if prior == 0 || k == 0 {
-                return Ok(());
-            }
-            self.small(prior * k)?;
-            let s = self.small.device_ptr_mut(self.gpu.stream()).0;
-            let (xa, ya, rows) = (self.addr(blk, 0), self.addr(blk, c0), blk.rows);
-            // SAFETY: columns 0 .. prior and c0 .. c0 + k (disjoint) of one block of `rows` rows;
-            // small holds prior · k: C = Xᵀ y, then y −= X C, in stream order.
-            unsafe {
-                self.gemm(true, prior, k, rows, 1.0, xa, rows, ya, rows, 0.0, s, prior)?;
-                self.gemm(false, rows, k, prior, -1.0, xa, rows, s, prior, 1.0, ya, rows)
-            }
-        })())
+        timed!(
+            self,
+            "project_out",
+            (|| -> Result<_> {
+                if prior == 0 || k == 0 {
+                    return Ok(());
+                }
+                self.small(prior * k)?;
+                let s = self.small.device_ptr_mut(self.gpu.stream()).0;
+                let (xa, ya, rows) = (self.addr(blk, 0), self.addr(blk, c0), blk.rows);
+                // SAFETY: columns 0 .. prior and c0 .. c0 + k (disjoint) of one block of `rows` rows;
+                // small holds prior · k: C = Xᵀ y, then y −= X C, in stream order.
+                unsafe {
+                    self.gemm(true, prior, k, rows, 1.0, xa, rows, ya, rows, 0.0, s, prior)?;
+                    self.gemm(false, rows, k, prior, -1.0, xa, rows, s, prior, 1.0, ya, rows)
+                }
+            })()
+        )
     }
 
     fn mul_in_place(&mut self, blk: &mut GpuBlock, c0: usize, b: usize, coef: &[f64]) -> Result<()> {
@@ -360,30 +466,43 @@ impl Backend for GpuBackend<'_> {
         if b * b > MAX_PAIRS as usize || rows == 0 || (s + 1) * SLOT > self.slots.len() {
             return Err(crate::Error::Internal(format!("qr_fast: block of {b} columns, {rows} rows, slot {s}")));
         }
-        timed!(self, "qr_fast", (|| -> Result<_> {
-        let a = self.addr(blk, c0);
-        let cfg = self.gram_cfg(rows);
-        let blocks = cfg.grid_dim.0;
-        let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
-        let (slot0, need2) = (self.slot_addr(s, 0), self.slot_addr(s, slot::NEED2));
-        let (b32, one) = (b as u32, one_pass as u32);
-        let step = gpu_runtime::cudarc::driver::LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
-        for pass in 1..=2u32 {
-            let skip = if pass == 2 { need2 } else { 0 };
-            let inv = self.slot_addr(s, if pass == 1 { slot::INV1 } else { slot::INV2 });
-            // SAFETY: columns c0 .. c0 + b of blk (rows rows); b · b ≤ MAX_PAIRS; partial holds
-            // gram_blocks · MAX_PAIRS values; the slot (checked above) holds SLOT values, its
-            // NEED2 at `need2`. svd_qr_step_f64(blocks, b, partial, abs, pass, one_pass, slot):
-            // one block of 32 ≥ MAX_PAIRS ≥ b · b threads. Then the in-place right product by the pass's
-            // inverse in the slot (c = k = b).
-            unsafe {
-                self.gram_launch(cfg, rows as u64, b32, b32, a, a, part, skip)?;
-                self.qr_step.args(self.gpu.stream()).arg(&blocks).arg(&b32).arg(&part).arg(&abs).arg(&pass).arg(&one).arg(&slot0).launch(step)?;
-                self.mul_launch(rows, a, b, inv, false, a, b, skip)?;
-            }
-        }
-        Ok(())
-        })())
+        timed!(
+            self,
+            "qr_fast",
+            (|| -> Result<_> {
+                let a = self.addr(blk, c0);
+                let cfg = self.gram_cfg(rows);
+                let blocks = cfg.grid_dim.0;
+                let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
+                let (slot0, need2) = (self.slot_addr(s, 0), self.slot_addr(s, slot::NEED2));
+                let (b32, one) = (b as u32, one_pass as u32);
+                let step = gpu_runtime::cudarc::driver::LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+                for pass in 1..=2u32 {
+                    let skip = if pass == 2 { need2 } else { 0 };
+                    let inv = self.slot_addr(s, if pass == 1 { slot::INV1 } else { slot::INV2 });
+                    // SAFETY: columns c0 .. c0 + b of blk (rows rows); b · b ≤ MAX_PAIRS; partial holds
+                    // gram_blocks · MAX_PAIRS values; the slot (checked above) holds SLOT values, its
+                    // NEED2 at `need2`. svd_qr_step_f64(blocks, b, partial, abs, pass, one_pass, slot):
+                    // one block of 32 ≥ MAX_PAIRS ≥ b · b threads. Then the in-place right product by the pass's
+                    // inverse in the slot (c = k = b).
+                    unsafe {
+                        self.gram_launch(cfg, rows as u64, b32, b32, a, a, part, skip)?;
+                        self.qr_step
+                            .args(self.gpu.stream())
+                            .arg(&blocks)
+                            .arg(&b32)
+                            .arg(&part)
+                            .arg(&abs)
+                            .arg(&pass)
+                            .arg(&one)
+                            .arg(&slot0)
+                            .launch(step)?;
+                        self.mul_launch(rows, a, b, inv, false, a, b, skip)?;
+                    }
+                }
+                Ok(())
+            })()
+        )
     }
 
     fn update_neg_rt(&mut self, blk: &mut GpuBlock, y0: usize, x0: usize, b: usize, s: usize) -> Result<()> {
@@ -396,31 +515,43 @@ impl Backend for GpuBackend<'_> {
     }
 
     fn fetch_slots(&mut self, n: usize, b: usize) -> Result<Vec<(Vec<f64>, bool)>> {
-        timed!(self, "fetch_slots", (|| -> Result<_> {
-        let all = self.gpu.download(&self.slots.slice(0..(n * SLOT).min(self.slots.len())))?;
-        Ok(all.chunks(SLOT).map(|v| (v[slot::R..slot::R + b * b].to_vec(), v[slot::BAD] != 0.0)).collect())
-        })())
+        timed!(
+            self,
+            "fetch_slots",
+            (|| -> Result<_> {
+                let all = self.gpu.download(&self.slots.slice(0..(n * SLOT).min(self.slots.len())))?;
+                Ok(all.chunks(SLOT).map(|v| (v[slot::R..slot::R + b * b].to_vec(), v[slot::BAD] != 0.0)).collect())
+            })()
+        )
     }
 
     fn copy_within(&mut self, blk: &mut GpuBlock, s0: usize, d0: usize, k: usize) -> Result<()> {
-        timed!(self, "copy_within", (|| -> Result<_> {
-        let rows = blk.rows;
-        let (mut lo, hi) = blk.data.split_at_mut(s0 * rows);
-        let sv = hi.slice(0..k * rows);
-        let mut dv = lo.slice_mut(d0 * rows..(d0 + k) * rows);
-        self.gpu.stream().memcpy_dtod(&sv, &mut dv).map_err(gpu_runtime::Error::driver("copying columns"))?;
-        Ok(())
-        })())
+        timed!(
+            self,
+            "copy_within",
+            (|| -> Result<_> {
+                let rows = blk.rows;
+                let (mut lo, hi) = blk.data.split_at_mut(s0 * rows);
+                let sv = hi.slice(0..k * rows);
+                let mut dv = lo.slice_mut(d0 * rows..(d0 + k) * rows);
+                self.gpu.stream().memcpy_dtod(&sv, &mut dv).map_err(gpu_runtime::Error::driver("copying columns"))?;
+                Ok(())
+            })()
+        )
     }
 
     fn copy(&mut self, src: &GpuBlock, s0: usize, dst: &mut GpuBlock, d0: usize, k: usize) -> Result<()> {
-        timed!(self, "copy", (|| -> Result<_> {
-        let rows = src.rows;
-        let sv = src.data.slice(s0 * rows..(s0 + k) * rows);
-        let mut dv = dst.data.slice_mut(d0 * rows..(d0 + k) * rows);
-        self.gpu.stream().memcpy_dtod(&sv, &mut dv).map_err(gpu_runtime::Error::driver("copying a block"))?;
-        Ok(())
-        })())
+        timed!(
+            self,
+            "copy",
+            (|| -> Result<_> {
+                let rows = src.rows;
+                let sv = src.data.slice(s0 * rows..(s0 + k) * rows);
+                let mut dv = dst.data.slice_mut(d0 * rows..(d0 + k) * rows);
+                self.gpu.stream().memcpy_dtod(&sv, &mut dv).map_err(gpu_runtime::Error::driver("copying a block"))?;
+                Ok(())
+            })()
+        )
     }
 }
 

@@ -31,7 +31,11 @@ impl Backend for HostBackend<'_> {
 
     fn shape(&self) -> (usize, usize) {
         let (r, c) = (self.c.rows() as usize, self.c.cols() as usize);
-        if self.transposed { (c, r) } else { (r, c) }
+        if self.transposed {
+            (c, r)
+        } else {
+            (r, c)
+        }
     }
 
     fn alloc(&mut self, rows: usize, cols: usize) -> Result<HostBlock> {

@@ -120,7 +120,17 @@ fn cgs2<B: Backend>(be: &mut B, blk: &mut B::Block, prior: usize, c0: usize, k: 
 /// still holds `W₀`: it is kept in `tmp`, the dependent columns are replaced by random ones
 /// orthogonalized against `0 .. prior`, CholeskyQR2 is repeated, and `R = Qᵀ W₀`.
 #[allow(clippy::too_many_arguments)]
-fn qr<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, rows: usize, c0: usize, b: usize, prior: usize, abs: f64, rng: &mut SplitMix) -> Result<Vec<f64>> {
+fn qr<B: Backend>(
+    be: &mut B,
+    blk: &mut B::Block,
+    tmp: &mut B::Block,
+    rows: usize,
+    c0: usize,
+    b: usize,
+    prior: usize,
+    abs: f64,
+    rng: &mut SplitMix,
+) -> Result<Vec<f64>> {
     qr_passes(be, blk, tmp, rows, c0, b, prior, abs, rng, false)
 }
 
@@ -130,7 +140,18 @@ use svd_kernels::qr::ONE_PASS_COND;
 /// [`ONE_PASS_COND`] is kept as it is (the left side `Q`, which the one-sided
 /// reorthogonalization leaves alone anyway: half its QR cost).
 #[allow(clippy::too_many_arguments)]
-fn qr_passes<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, rows: usize, c0: usize, b: usize, prior: usize, abs: f64, rng: &mut SplitMix, one_pass: bool) -> Result<Vec<f64>> {
+fn qr_passes<B: Backend>(
+    be: &mut B,
+    blk: &mut B::Block,
+    tmp: &mut B::Block,
+    rows: usize,
+    c0: usize,
+    b: usize,
+    prior: usize,
+    abs: f64,
+    rng: &mut SplitMix,
+    one_pass: bool,
+) -> Result<Vec<f64>> {
     let g = be.dot(blk, c0, b, blk, c0, b)?;
     if let Ok(r1) = dense::cholesky(&g, b, abs) {
         let inv1 = dense::inv_upper(&r1, b);
@@ -177,7 +198,6 @@ fn qr_passes<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, row
     // R = Qᵀ W₀.
     be.dot(blk, c0, b, tmp, 0, b)
 }
-
 
 /// The sizes of one cycle: the operator's `m × n`, `l` kept Ritz triplets, `steps` block steps of
 /// `b`, and the dependence scale `abs`.
@@ -236,7 +256,18 @@ impl<B: Backend> QrWay<'_, B> {
     /// QR of columns `c0 .. c0 + b` of `blk` (`rows` rows; `q_side` for the left basis, which
     /// may keep a well-conditioned first pass with `one_pass`), `R` into slot `s`.
     #[allow(clippy::too_many_arguments)]
-    fn qr(&mut self, be: &mut B, blk: &mut B::Block, q_side: bool, rows: usize, c0: usize, b: usize, s: usize, one_pass: bool, abs: f64) -> Result<()> {
+    fn qr(
+        &mut self,
+        be: &mut B,
+        blk: &mut B::Block,
+        q_side: bool,
+        rows: usize,
+        c0: usize,
+        b: usize,
+        s: usize,
+        one_pass: bool,
+        abs: f64,
+    ) -> Result<()> {
         match self {
             QrWay::Backend => be.qr_fast(blk, rows, c0, b, s, one_pass, abs),
             QrWay::Host { tn, tm, rng, r } => {
@@ -280,7 +311,16 @@ impl<B: Backend> QrWay<'_, B> {
 /// `P`, and of `Q` from `l` on). Returns the bidiagonal matrix and the last residual block's Gram
 /// matrix.
 #[allow(clippy::too_many_arguments)]
-fn cycle<B: Backend>(be: &mut B, cy: &Cycle, pb: &mut B::Block, qb: &mut B::Block, kept_sigma: &[f64], coupling: &[f64], products: &mut usize, mut way: QrWay<'_, B>) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
+fn cycle<B: Backend>(
+    be: &mut B,
+    cy: &Cycle,
+    pb: &mut B::Block,
+    qb: &mut B::Block,
+    kept_sigma: &[f64],
+    coupling: &[f64],
+    products: &mut usize,
+    mut way: QrWay<'_, B>,
+) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
     let Cycle { m, n, l, steps, b, abs } = *cy;
     // Q_1 R_1 = A P_1 − U_l C.
     be.product(Op::NoTranspose, pb, l, qb, l, b)?;
@@ -363,7 +403,11 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
         let cyc = Cycle { m, n, l, steps, b, abs };
         // Every QR on the backend when its fast path takes the block (b² ≤ 16); again with the
         // host's decisions when a QR found dependent columns.
-        let fast = if b * b <= svd_kernels::MAX_PAIRS as usize && steps > 0 { cycle(be, &cyc, &mut pb, &mut qb, &kept_sigma, &coupling, &mut products, QrWay::Backend)? } else { None };
+        let fast = if b * b <= svd_kernels::MAX_PAIRS as usize && steps > 0 {
+            cycle(be, &cyc, &mut pb, &mut qb, &kept_sigma, &coupling, &mut products, QrWay::Backend)?
+        } else {
+            None
+        };
         let (bm, wgram) = match fast {
             Some(done) => done,
             None => {
@@ -371,7 +415,8 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
                     eprintln!("  cycle {restarts}: dependent columns (or a block over 4 wide); redone with host QR decisions");
                 }
                 let host = QrWay::Host { tn: &mut tn, tm: &mut tm, rng: &mut rng, r: Vec::new() };
-                cycle(be, &cyc, &mut pb, &mut qb, &kept_sigma, &coupling, &mut products, host)?.ok_or_else(|| Error::Internal("a cycle with host QR decisions reported dependent columns".into()))?
+                cycle(be, &cyc, &mut pb, &mut qb, &kept_sigma, &coupling, &mut products, host)?
+                    .ok_or_else(|| Error::Internal("a cycle with host QR decisions reported dependent columns".into()))?
             }
         };
         let t_svd = std::time::Instant::now();
@@ -428,7 +473,25 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
 /// The answer: `σ₁ … σ_r`, the Ritz vectors, and their residuals computed anew with the
 /// products (`sqrt(‖A v − σ u‖² + ‖Aᵀ u − σ v‖²)`, `u` normalized).
 #[allow(clippy::too_many_arguments)]
-fn finish<B: Backend>(be: &mut B, cfg: &Config, pb: &B::Block, qb: &B::Block, tn: &mut B::Block, tm: &mut B::Block, tw: usize, kk: usize, u: &[f64], sig: &[f64], v: &[f64], est: Vec<f64>, converged: bool, restarts: usize, mut products: usize, b: usize, p: usize) -> Result<Svd> {
+fn finish<B: Backend>(
+    be: &mut B,
+    cfg: &Config,
+    pb: &B::Block,
+    qb: &B::Block,
+    tn: &mut B::Block,
+    tm: &mut B::Block,
+    tw: usize,
+    kk: usize,
+    u: &[f64],
+    sig: &[f64],
+    v: &[f64],
+    est: Vec<f64>,
+    converged: bool,
+    restarts: usize,
+    mut products: usize,
+    b: usize,
+    p: usize,
+) -> Result<Svd> {
     let (m, _) = be.shape();
     let r = cfg.rank;
     let mut residual = Vec::with_capacity(r);

@@ -14,8 +14,8 @@ mod host;
 mod lanczos;
 
 use gpu_csrc::serial::Csrc;
-use gpu_runtime::PtxModule;
 use gpu_csrc::{DeviceCsrc, MAX_K};
+use gpu_runtime::PtxModule;
 use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::Csr;
 

@@ -88,7 +88,11 @@ fn check_against_dense(name: &str, a: &Csr<u32, f64>, s: &Svd, rank: usize) {
         let r2: f64 = atu.iter().zip(v).map(|(x, y)| (x - s.sigma[i] * y).powi(2)).sum();
         let host = (r1 + r2).sqrt();
         assert!(host <= 1e-7 * s1.max(1e-300) + 1e-300, "{name}: host residual {host:e} of σ{}", i + 1);
-        assert!((host - s.residual[i]).abs() <= 1e-9 * s1.max(1e-300) + 1e-300, "{name}: residual {:e} reported, {host:e} on the host", s.residual[i]);
+        assert!(
+            (host - s.residual[i]).abs() <= 1e-9 * s1.max(1e-300) + 1e-300,
+            "{name}: residual {:e} reported, {host:e} on the host",
+            s.residual[i]
+        );
     }
 }
 

@@ -12,9 +12,7 @@ pub const POISON_BYTE: u8 = 0xAB;
 /// The shared device of this test binary, or why there is none.
 pub fn shared_gpu() -> Result<&'static Gpu, &'static str> {
     static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::first().map_err(|e| e.to_string()))
-        .as_ref()
-        .map_err(|s| s.as_str())
+    GPU.get_or_init(|| Gpu::first().map_err(|e| e.to_string())).as_ref().map_err(|s| s.as_str())
 }
 
 fn record(outcome: &str, name: &str, reason: &str) {
@@ -113,10 +111,7 @@ impl Drop for SeedGuard {
 /// A seeded RNG and a guard that prints the seed on failure. Fresh seed per run unless
 /// `SPTRANS_TEST_SEED` is set.
 pub fn rng() -> (StdRng, SeedGuard) {
-    let seed = std::env::var("SPTRANS_TEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| rand::rng().random());
+    let seed = std::env::var("SPTRANS_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| rand::rng().random());
     (StdRng::seed_from_u64(seed), SeedGuard(seed))
 }
 

@@ -13,11 +13,19 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gpu_runtime::{Gpu, GpuTimer};
 use gpu_transpose::measure::{bytes_moved, paper_suite, small_suite, time_gpu, time_serial};
-use sptrans_report::{tables, Record};
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+use sptrans_report::{tables, Record};
 
-const GPU_ALGOS: [Algorithm; 7] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::SymTrans, Algorithm::CooChain, Algorithm::CuSparse];
+const GPU_ALGOS: [Algorithm; 7] = [
+    Algorithm::ScanTrans,
+    Algorithm::MergeTrans,
+    Algorithm::RadixTrans,
+    Algorithm::BucketTrans,
+    Algorithm::SymTrans,
+    Algorithm::CooChain,
+    Algorithm::CuSparse,
+];
 
 fn bench(c: &mut Criterion) {
     let gpu = match Gpu::first() {
@@ -87,7 +95,12 @@ fn bench(c: &mut Criterion) {
                 t.set_radix_bits(Some(bits));
                 let (st, back) = time_gpu(&mut t, Algorithm::RadixTrans, &da, out.take().expect("output buffers"), 1, 10).expect("timed");
                 out = Some(back);
-                println!("radix sweep: {} max bits {bits} ({:?} passes/bits): {:.3} ms", sm.name, gpu_radix::passes(gpu_radix::bits_below(n), bits), st.median_ms);
+                println!(
+                    "radix sweep: {} max bits {bits} ({:?} passes/bits): {:.3} ms",
+                    sm.name,
+                    gpu_radix::passes(gpu_radix::bits_below(n), bits),
+                    st.median_ms
+                );
             }
             t.set_radix_bits(None);
         }
@@ -112,17 +125,27 @@ fn streams_overlap(gpu: &Gpu) {
         for algo in [Algorithm::RadixTrans, Algorithm::ScanTrans] {
             let da = DeviceCsr::upload(gpu, &a).expect("upload");
             let db = DeviceCsr::upload(&g2, &a).expect("upload");
-            let (mut t1, mut t1b, mut t2) = (Transposer::new(gpu).expect("plan"), Transposer::new(gpu).expect("plan"), Transposer::new(&g2).expect("plan"));
+            let (mut t1, mut t1b, mut t2) =
+                (Transposer::new(gpu).expect("plan"), Transposer::new(gpu).expect("plan"), Transposer::new(&g2).expect("plan"));
             let mut o1 = Some(t1.alloc_output(&da).expect("out"));
             let mut o1b = Some(t1b.alloc_output(&da).expect("out"));
             let mut o2 = Some(t2.alloc_output(&db).expect("out"));
             let time = |f: &mut dyn FnMut()| {
                 f();
-                let mut ms: Vec<f64> = (0..30).map(|_| { let s = std::time::Instant::now(); f(); s.elapsed().as_secs_f64() * 1e3 }).collect();
+                let mut ms: Vec<f64> = (0..30)
+                    .map(|_| {
+                        let s = std::time::Instant::now();
+                        f();
+                        s.elapsed().as_secs_f64() * 1e3
+                    })
+                    .collect();
                 ms.sort_by(f64::total_cmp);
                 ms[15]
             };
-            let one = time(&mut || { rerun(&mut t1, algo, &da, &mut o1).expect("run"); gpu.synchronize().expect("sync") });
+            let one = time(&mut || {
+                rerun(&mut t1, algo, &da, &mut o1).expect("run");
+                gpu.synchronize().expect("sync")
+            });
             let same = time(&mut || {
                 rerun(&mut t1, algo, &da, &mut o1).expect("run");
                 rerun(&mut t1b, algo, &da, &mut o1b).expect("run");

@@ -40,7 +40,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         peak = peak.max(total - free - base);
         Ok(())
     };
-    println!("{} x {} pattern matrix, nnz = {nnz} (2^32 + {}), chunks of {chunk}; GPU {} with {} ({} in use before)", m, n, nnz as i128 - (1i128 << 32), gpu.props().name, gib(total), gib(base));
+    println!(
+        "{} x {} pattern matrix, nnz = {nnz} (2^32 + {}), chunks of {chunk}; GPU {} with {} ({} in use before)",
+        m,
+        n,
+        nnz as i128 - (1i128 << 32),
+        gpu.props().name,
+        gib(total),
+        gib(base)
+    );
     let t0 = Instant::now();
     let a = index64::generate(&gpu, m, n, nnz, seed)?;
     used(&gpu)?;
@@ -58,7 +66,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     gpu.synchronize()?;
     let secs = t0.elapsed().as_secs_f64();
     used(&gpu)?;
-    println!("transposed in {secs:.3} s (RadixTrans chunks); output {}, workspace {} ({:.2} B/nnz), plan holds {}", gib(8 * (n + 1) + 4 * nnz), gib(ws), ws as f64 / nnz as f64, gib(t.allocated_bytes()));
+    println!(
+        "transposed in {secs:.3} s (RadixTrans chunks); output {}, workspace {} ({:.2} B/nnz), plan holds {}",
+        gib(8 * (n + 1) + 4 * nnz),
+        gib(ws),
+        ws as f64 / nnz as f64,
+        gib(t.allocated_bytes())
+    );
     println!("peak device memory of this run: {} (driver: total - free, less the {} in use before)", gib(peak), gib(base));
     let t0 = Instant::now();
     let ft = index64::fingerprint(&gpu, &out, false)?;
@@ -95,7 +109,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         exact_ok &= got == want[s];
         entries += got.len();
     }
-    println!("exact check of {} columns ({entries} entries) against a host scan of the input: {} in {:.1} s", cols.len(), if exact_ok { "equal" } else { "DIFFERENT" }, t0.elapsed().as_secs_f64());
+    println!(
+        "exact check of {} columns ({entries} entries) against a host scan of the input: {} in {:.1} s",
+        cols.len(),
+        if exact_ok { "equal" } else { "DIFFERENT" },
+        t0.elapsed().as_secs_f64()
+    );
     println!("result: {}", if fp_ok && exact_ok { "PASS" } else { "FAIL" });
     if fp_ok && exact_ok {
         Ok(())
@@ -103,4 +122,3 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err("the 64-bit transpose failed its checks".into())
     }
 }
-

@@ -47,7 +47,16 @@ pub enum Algorithm {
 
 impl Algorithm {
     /// Every algorithm but `Auto`, in table order.
-    pub const ALL: [Algorithm; 8] = [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::SymTrans, Algorithm::CuSparse, Algorithm::CooChain];
+    pub const ALL: [Algorithm; 8] = [
+        Algorithm::Serial,
+        Algorithm::ScanTrans,
+        Algorithm::MergeTrans,
+        Algorithm::RadixTrans,
+        Algorithm::BucketTrans,
+        Algorithm::SymTrans,
+        Algorithm::CuSparse,
+        Algorithm::CooChain,
+    ];
 
     /// The short name (`serial`, `scan`, `merge`, `radix`, `bucket`, `sym`, `cusparse`, `coo`,
     /// `auto`).

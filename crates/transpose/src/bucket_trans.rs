@@ -76,8 +76,18 @@ pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut De
         // One pass: the partition by the whole column is the transpose.
         t.ptr2idx.run_with(a.ptr(), &mut rows, &mut prim.reborrow())?;
         match (a.vals(), out.vals.as_mut()) {
-            (Some(v), Some(o)) => t.radix.partition_into_with(a.idx(), &mut keys, Some((&rows, &mut out.idx)), Some((v, o)), 0, hi, &mut prim.reborrow())?,
-            _ => t.radix.partition_into_with(a.idx(), &mut keys, Some((&rows, &mut out.idx)), None::<(&CudaSlice<T>, &mut CudaSlice<T>)>, 0, hi, &mut prim.reborrow())?,
+            (Some(v), Some(o)) => {
+                t.radix.partition_into_with(a.idx(), &mut keys, Some((&rows, &mut out.idx)), Some((v, o)), 0, hi, &mut prim.reborrow())?
+            }
+            _ => t.radix.partition_into_with(
+                a.idx(),
+                &mut keys,
+                Some((&rows, &mut out.idx)),
+                None::<(&CudaSlice<T>, &mut CudaSlice<T>)>,
+                0,
+                hi,
+                &mut prim.reborrow(),
+            )?,
         }
         return Ok(());
     }
@@ -86,20 +96,47 @@ pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut De
     let shift = pre + low;
     match &mut sorted {
         None => match a.vals() {
-            Some(v) => t.radix.partition_into_with(a.idx(), &mut keys, Some((&out.idx, &mut rows)), Some((v, &mut vals)), shift, hi, &mut prim.reborrow())?,
-            None => t.radix.partition_into_with(a.idx(), &mut keys, Some((&out.idx, &mut rows)), None::<(&CudaSlice<T>, &mut CudaSlice<T>)>, shift, hi, &mut prim.reborrow())?,
+            Some(v) => {
+                t.radix.partition_into_with(a.idx(), &mut keys, Some((&out.idx, &mut rows)), Some((v, &mut vals)), shift, hi, &mut prim.reborrow())?
+            }
+            None => t.radix.partition_into_with(
+                a.idx(),
+                &mut keys,
+                Some((&out.idx, &mut rows)),
+                None::<(&CudaSlice<T>, &mut CudaSlice<T>)>,
+                shift,
+                hi,
+                &mut prim.reborrow(),
+            )?,
         },
         Some((k1, r1, v1)) => {
             // LSD by the low `pre` bits first (consuming the rows in `out.idx`), then the
             // partition of that order.
             match a.vals() {
-                Some(v) => t.radix.sort_into_with(a.idx(), &mut *k1, Some((&mut out.idx, &mut *r1)), Some((v, &mut *v1)), pre, &mut prim.reborrow())?,
-                None => t.radix.sort_into_with(a.idx(), &mut *k1, Some((&mut out.idx, &mut *r1)), None::<(&CudaSlice<T>, &mut CudaSlice<T>)>, pre, &mut prim.reborrow())?,
+                Some(v) => {
+                    t.radix.sort_into_with(a.idx(), &mut *k1, Some((&mut out.idx, &mut *r1)), Some((v, &mut *v1)), pre, &mut prim.reborrow())?
+                }
+                None => t.radix.sort_into_with(
+                    a.idx(),
+                    &mut *k1,
+                    Some((&mut out.idx, &mut *r1)),
+                    None::<(&CudaSlice<T>, &mut CudaSlice<T>)>,
+                    pre,
+                    &mut prim.reborrow(),
+                )?,
             }
             if vb > 0 {
                 t.radix.partition_into_with(&*k1, &mut keys, Some((&*r1, &mut rows)), Some((&*v1, &mut vals)), shift, hi, &mut prim.reborrow())?;
             } else {
-                t.radix.partition_into_with(&*k1, &mut keys, Some((&*r1, &mut rows)), None::<(&CudaSlice<T>, &mut CudaSlice<T>)>, shift, hi, &mut prim.reborrow())?;
+                t.radix.partition_into_with(
+                    &*k1,
+                    &mut keys,
+                    Some((&*r1, &mut rows)),
+                    None::<(&CudaSlice<T>, &mut CudaSlice<T>)>,
+                    shift,
+                    hi,
+                    &mut prim.reborrow(),
+                )?;
             }
         }
     }

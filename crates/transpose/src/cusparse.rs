@@ -59,7 +59,8 @@ impl Call {
             16 => sys::cudaDataType::CUDA_C_64F,
             _ => sys::cudaDataType::CUDA_R_32F,
         };
-        let action = if self.value_bytes == 0 { sys::cusparseAction_t::CUSPARSE_ACTION_SYMBOLIC } else { sys::cusparseAction_t::CUSPARSE_ACTION_NUMERIC };
+        let action =
+            if self.value_bytes == 0 { sys::cusparseAction_t::CUSPARSE_ACTION_SYMBOLIC } else { sys::cusparseAction_t::CUSPARSE_ACTION_NUMERIC };
         (ty, action)
     }
 }
@@ -93,8 +94,21 @@ impl CuSparse {
         // SAFETY: the query reads only the sizes and types (pointers may be anything).
         check("cusparseCsr2cscEx2_bufferSize", unsafe {
             sys::cusparseCsr2cscEx2_bufferSize(
-                self.handle, m, n, nnz, c.vals as *const c_void, c.ptr as *const i32, c.idx as *const i32, c.out_vals as *mut c_void, c.out_ptr as *mut i32, c.out_idx as *mut i32,
-                ty, action, sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO, sys::cusparseCsr2CscAlg_t::CUSPARSE_CSR2CSC_ALG_DEFAULT, &mut bytes,
+                self.handle,
+                m,
+                n,
+                nnz,
+                c.vals as *const c_void,
+                c.ptr as *const i32,
+                c.idx as *const i32,
+                c.out_vals as *mut c_void,
+                c.out_ptr as *mut i32,
+                c.out_idx as *mut i32,
+                ty,
+                action,
+                sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO,
+                sys::cusparseCsr2CscAlg_t::CUSPARSE_CSR2CSC_ALG_DEFAULT,
+                &mut bytes,
             )
         })?;
         Ok(bytes as u64)
@@ -112,8 +126,21 @@ impl CuSparse {
         // SAFETY: the caller's contract.
         check("cusparseCsr2cscEx2", unsafe {
             sys::cusparseCsr2cscEx2(
-                self.handle, m, n, nnz, c.vals as *const c_void, c.ptr as *const i32, c.idx as *const i32, c.out_vals as *mut c_void, c.out_ptr as *mut i32, c.out_idx as *mut i32,
-                ty, action, sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO, sys::cusparseCsr2CscAlg_t::CUSPARSE_CSR2CSC_ALG_DEFAULT, buffer as *mut c_void,
+                self.handle,
+                m,
+                n,
+                nnz,
+                c.vals as *const c_void,
+                c.ptr as *const i32,
+                c.idx as *const i32,
+                c.out_vals as *mut c_void,
+                c.out_ptr as *mut i32,
+                c.out_idx as *mut i32,
+                ty,
+                action,
+                sys::cusparseIndexBase_t::CUSPARSE_INDEX_BASE_ZERO,
+                sys::cusparseCsr2CscAlg_t::CUSPARSE_CSR2CSC_ALG_DEFAULT,
+                buffer as *mut c_void,
             )
         })
     }
@@ -136,7 +163,13 @@ pub(crate) fn workspace_bytes(t: &mut crate::Transposer, d: crate::Dims, value_b
 }
 
 /// `csr2cscEx2` of `a` into `out` on the plan's stream, its buffer carved from `scratch`.
-pub(crate) fn run<T: gpu_runtime::Payload>(t: &mut crate::Transposer, a: &sptrans_matrix::device::DeviceCsr<T>, out: &mut sptrans_matrix::device::DeviceCsrParts<T>, d: crate::Dims, scratch: &mut gpu_runtime::Scratch<'_>) -> Result<()> {
+pub(crate) fn run<T: gpu_runtime::Payload>(
+    t: &mut crate::Transposer,
+    a: &sptrans_matrix::device::DeviceCsr<T>,
+    out: &mut sptrans_matrix::device::DeviceCsrParts<T>,
+    d: crate::Dims,
+    scratch: &mut gpu_runtime::Scratch<'_>,
+) -> Result<()> {
     use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
     let stream = t.gpu.stream().clone();
     let (_, vals, out_vals) = crate::payload(&stream, a, out);

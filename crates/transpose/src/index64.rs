@@ -75,7 +75,13 @@ impl Kernels64 {
             chunk_ptr: k("transpose_index64_chunk_ptr")?,
             add_ptr: k("transpose_index64_add_ptr")?,
             advance: k("transpose_index64_advance")?,
-            place: [k("transpose_index64_place_v1")?, k("transpose_index64_place_v2")?, k("transpose_index64_place_v4")?, k("transpose_index64_place_v8")?, k("transpose_index64_place_v16")?],
+            place: [
+                k("transpose_index64_place_v1")?,
+                k("transpose_index64_place_v2")?,
+                k("transpose_index64_place_v4")?,
+                k("transpose_index64_place_v8")?,
+                k("transpose_index64_place_v16")?,
+            ],
         })
     }
 }
@@ -123,7 +129,8 @@ impl Transposer {
             return Ok(l.add(inner).bytes());
         }
         l = l.add(16 * p.chunks).add(8 * n).add(4 * p.c()).add(value_bytes as u64 * p.c());
-        let tail = inner.max(Layout::new().add(4 * p.c()).add(Ptr2Idx::workspace_bytes(n, p.c())).bytes()).max(Histogram::pointers_workspace_bytes(n));
+        let tail =
+            inner.max(Layout::new().add(4 * p.c()).add(Ptr2Idx::workspace_bytes(n, p.c())).bytes()).max(Histogram::pointers_workspace_bytes(n));
         Ok(l.add(tail).bytes())
     }
 
@@ -174,7 +181,13 @@ impl Transposer {
     ///
     /// # Errors
     /// As [`Transposer::transpose64_into`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn transpose64_into_with<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr64<T>, mut out: DeviceCsr64Parts<T>, scratch: &mut Scratch<'_>) -> Result<DeviceCsr64<T>> {
+    pub fn transpose64_into_with<T: Payload>(
+        &mut self,
+        algo: Algorithm,
+        a: &DeviceCsr64<T>,
+        mut out: DeviceCsr64Parts<T>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<DeviceCsr64<T>> {
         let p = self.plan(a.rows(), a.cols(), a.nnz())?;
         let checks = [
             ("output pointer length", p.n + 1, out.ptr.len() as u64),
@@ -224,7 +237,9 @@ impl Transposer {
         // SAFETY: transpose_index64_chunk_ptr(ptr, r0, len, k0, k1, out): a's pointer holds
         // m + 1 >= r1 + 1 = r0 + len words; cptr holds m + 1 >= len (the workspace's first
         // region); k1 - k0 <= chunk < 2^32.
-        unsafe { self.k64.chunk_ptr.args(stream).arg(&ptr).arg(&r0).arg(&len).arg(&k0).arg(&k1).arg(&cptr).launch(grid(self.gpu.props().sm_count, len))? };
+        unsafe {
+            self.k64.chunk_ptr.args(stream).arg(&ptr).arg(&r0).arg(&len).arg(&k0).arg(&k1).arg(&cptr).launch(grid(self.gpu.props().sm_count, len))?
+        };
         Ok(())
     }
 
@@ -237,7 +252,14 @@ impl Transposer {
         Ok(())
     }
 
-    fn one_chunk<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr64<T>, out: &mut DeviceCsr64Parts<T>, p: Plan, scratch: &mut Scratch<'_>) -> Result<()> {
+    fn one_chunk<T: Payload>(
+        &mut self,
+        algo: Algorithm,
+        a: &DeviceCsr64<T>,
+        out: &mut DeviceCsr64Parts<T>,
+        p: Plan,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let cptr = scratch.take(4 * (p.m + 1))?;
         let cp = scratch.take(4 * (p.n + 1))?;
         self.chunk_ptr(a, (0, p.m, 0, p.nnz), cptr)?;
@@ -254,8 +276,16 @@ impl Transposer {
         // is dropped (ManuallyDrop) or outlives this function. The 32-bit matrix is a's, with
         // its pointer narrowed (nnz <= chunk <= MAX_NNZ), so it keeps DeviceCsr's invariants.
         let (a32, mut o32) = unsafe {
-            let parts = DeviceCsrParts { ptr: view(&gpu, cptr, m + 1), idx: view(&gpu, idx, nnz), vals: vals.as_ref().map(|(v, _)| view::<T>(&gpu, *v, nnz)) };
-            let outs = DeviceCsrParts { ptr: view(&gpu, cp, n + 1), idx: view(&gpu, oidx, nnz), vals: ovals.as_ref().map(|(v, _)| view::<T>(&gpu, *v, nnz)) };
+            let parts = DeviceCsrParts {
+                ptr: view(&gpu, cptr, m + 1),
+                idx: view(&gpu, idx, nnz),
+                vals: vals.as_ref().map(|(v, _)| view::<T>(&gpu, *v, nnz)),
+            };
+            let outs = DeviceCsrParts {
+                ptr: view(&gpu, cp, n + 1),
+                idx: view(&gpu, oidx, nnz),
+                vals: ovals.as_ref().map(|(v, _)| view::<T>(&gpu, *v, nnz)),
+            };
             (ManuallyDrop::new(DeviceCsr::from_parts_unchecked(p.m, p.n, parts)), ManuallyDrop::new(outs))
         };
         self.run_chunk(algo, &a32, &mut o32, scratch)?;
@@ -264,7 +294,14 @@ impl Transposer {
         self.add_ptr(optr, cp, p.n + 1)
     }
 
-    fn chunked<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr64<T>, out: &mut DeviceCsr64Parts<T>, p: Plan, scratch: &mut Scratch<'_>) -> Result<()> {
+    fn chunked<T: Payload>(
+        &mut self,
+        algo: Algorithm,
+        a: &DeviceCsr64<T>,
+        out: &mut DeviceCsr64Parts<T>,
+        p: Plan,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
         let gpu = self.gpu.clone();
         let stream = gpu.stream().clone();
@@ -279,7 +316,18 @@ impl Transposer {
         // SAFETY: transpose_index64_chunk_rows(ptr, m, nnz, chunk, chunks, rows): a's valid
         // pointer (m + 1 words from 0 to nnz > 0), chunks = ceil(nnz / chunk), rows of
         // 2·chunks words of the workspace.
-        unsafe { self.k64.chunk_rows.args(&stream).arg(&aptr).arg(&p.m).arg(&p.nnz).arg(&p.chunk).arg(&p.chunks).arg(&rows_at).launch(grid(sms, p.chunks))? };
+        unsafe {
+            self.k64
+                .chunk_rows
+                .args(&stream)
+                .arg(&aptr)
+                .arg(&p.m)
+                .arg(&p.nnz)
+                .arg(&p.chunk)
+                .arg(&p.chunks)
+                .arg(&rows_at)
+                .launch(grid(sms, p.chunks))?
+        };
         let mut rows = vec![0u64; 2 * p.chunks as usize];
         // SAFETY: the 2·chunks words just written (read_raw synchronizes the stream first).
         unsafe { gpu.read_raw(rows_at, &mut rows)? };
@@ -318,8 +366,16 @@ impl Transposer {
             // workspace); never dropped. The chunk is a valid 32-bit matrix: its pointer runs
             // from 0 to nc <= chunk <= MAX_NNZ over rc <= m rows, its indices are a's.
             let (a32, mut o32) = unsafe {
-                let parts = DeviceCsrParts { ptr: view(&gpu, cptr, rc as usize + 1), idx: view(&gpu, aidx + 4 * k0, nc), vals: avals.as_ref().map(|(v, _)| view::<T>(&gpu, *v + vb * k0, nc)) };
-                let outs = DeviceCsrParts { ptr: view(&gpu, cp, p.n as usize + 1), idx: view(&gpu, cidx, nc), vals: avals.as_ref().map(|_| view::<T>(&gpu, cvals, nc)) };
+                let parts = DeviceCsrParts {
+                    ptr: view(&gpu, cptr, rc as usize + 1),
+                    idx: view(&gpu, aidx + 4 * k0, nc),
+                    vals: avals.as_ref().map(|(v, _)| view::<T>(&gpu, *v + vb * k0, nc)),
+                };
+                let outs = DeviceCsrParts {
+                    ptr: view(&gpu, cp, p.n as usize + 1),
+                    idx: view(&gpu, cidx, nc),
+                    vals: avals.as_ref().map(|_| view::<T>(&gpu, cvals, nc)),
+                };
                 (ManuallyDrop::new(DeviceCsr::from_parts_unchecked(rc, p.n, parts)), ManuallyDrop::new(outs))
             };
             let mut sub = scratch.reborrow();
@@ -337,7 +393,20 @@ impl Transposer {
             // cp of n + 1 words), the cursor (n words: the output pointer plus the previous
             // chunks' counts, so each column's destinations lie in its output range, distinct);
             // out's row indices and values (nnz items); values null for a pattern matrix.
-            unsafe { self.k64.place[k].args(&stream).arg(&nc64).arg(&colp).arg(&cp).arg(&cursor).arg(&cidx).arg(&r0u).arg(&vals_in).arg(&oidx).arg(&ovals).launch(grid(sms, nc64))? };
+            unsafe {
+                self.k64.place[k]
+                    .args(&stream)
+                    .arg(&nc64)
+                    .arg(&colp)
+                    .arg(&cp)
+                    .arg(&cursor)
+                    .arg(&cidx)
+                    .arg(&r0u)
+                    .arg(&vals_in)
+                    .arg(&oidx)
+                    .arg(&ovals)
+                    .launch(grid(sms, nc64))?
+            };
             // SAFETY: transpose_index64_advance(cursor, cp, n): n words and n + 1 words.
             unsafe { self.k64.advance.args(&stream).arg(&cursor).arg(&cp).arg(&p.n).launch(grid(sms, p.n))? };
         }
@@ -396,7 +465,14 @@ pub fn fingerprint<T: Payload>(gpu: &Gpu, a: &DeviceCsr64<T>, rows_major: bool) 
     let (majors, rm) = (a.rows(), u32::from(rows_major));
     // SAFETY: transpose_index64_fingerprint(ptr, majors, idx, rows_major, out): a valid matrix
     // (rows + 1 pointer words, nnz indices), out of three words; blocks of 256 threads.
-    unsafe { k.args(stream).arg(&p).arg(&majors).arg(&x).arg(&rm).arg(&o).launch(gpu_runtime::grid_1d(32 * majors.max(1), crate::NT, crate::NT as u64, gpu.props().sm_count.max(1) * 16))? };
+    unsafe {
+        k.args(stream).arg(&p).arg(&majors).arg(&x).arg(&rm).arg(&o).launch(gpu_runtime::grid_1d(
+            32 * majors.max(1),
+            crate::NT,
+            crate::NT as u64,
+            gpu.props().sm_count.max(1) * 16,
+        ))?
+    };
     drop(_g3);
     let got = gpu.download(&out)?;
     Ok(Fingerprint { a: got[0], b: got[1], unsorted: got[2] })

@@ -22,26 +22,29 @@ mod wide;
 
 use gpu_histogram::Histogram;
 use gpu_ptr2idx::Ptr2Idx;
+use gpu_radix::RadixSort;
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig};
 use gpu_runtime::{grid_1d, Kernel, PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{Algorithm as ScanAlgorithm, Scanner};
-use gpu_radix::RadixSort;
 use gpu_segsort::Segsort;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 
 pub use algorithm::{Algorithm, AUTO_SYM_MIN_NNZ};
-pub use gpu_runtime::vendor::{cusparse_library, CUSPARSE_LIB_ENV};
+pub use bucket_trans::BUCKET_DEFAULT_HI;
 pub use error::{Error, Result};
+/// RadixTrans's default largest digit (the radix primitive's default).
+pub use gpu_radix::DEFAULT_MAX_BITS as RADIX_DEFAULT_BITS;
+pub use gpu_runtime::vendor::{cusparse_library, CUSPARSE_LIB_ENV};
 /// The value payload the transposers move: 4 and 8 bytes beside the keys; 1, 2 and 16 bytes
 /// beside the keys in RadixTrans (16 when its sort is one pass) and otherwise by a permutation
 /// gathered at the end (`u8` also stands for pattern matrices, whose values are absent). It
 /// lives in `gpu-runtime` so that every crate can use it.
 pub use gpu_runtime::Payload;
-/// RadixTrans's default largest digit (the radix primitive's default).
-pub use gpu_radix::DEFAULT_MAX_BITS as RADIX_DEFAULT_BITS;
-pub use bucket_trans::BUCKET_DEFAULT_HI;
 pub use scan_trans::{scan_parts, SCAN_PARTS_A_OVER_B};
-pub use transpose_kernels::{bucket_count, bucket_plan, scatter_slot, sorted_ptr_range, sym_probe_row, sym_probe_rows, symmetric_slot, BUCKET_MAX_LOW, BUCKET_NV, NT, PARTITION_MAX_BITS, SYM_PROBE_ENTRIES, SYM_PROBE_ROWS};
+pub use transpose_kernels::{
+    bucket_count, bucket_plan, scatter_slot, sorted_ptr_range, sym_probe_row, sym_probe_rows, symmetric_slot, BUCKET_MAX_LOW, BUCKET_NV, NT,
+    PARTITION_MAX_BITS, SYM_PROBE_ENTRIES, SYM_PROBE_ROWS,
+};
 
 /// The embedded `transpose` PTX module (built from `kernels-rs/transpose`).
 pub static MODULE: PtxModule = gpu_runtime::embed_module!("transpose");
@@ -162,7 +165,8 @@ impl Transposer {
         if self.verdict.is_none() {
             // SAFETY: page-locked host memory for the flag's words; it is only read after a copy into it
             // (its event orders the read after the copy).
-            let v = unsafe { self.gpu.context().alloc_pinned_with_flags::<u32>(transpose_kernels::SYM_FLAG_WORDS, 0) }.map_err(gpu_runtime::Error::driver("allocating SymTrans's page-locked verdict"))?;
+            let v = unsafe { self.gpu.context().alloc_pinned_with_flags::<u32>(transpose_kernels::SYM_FLAG_WORDS, 0) }
+                .map_err(gpu_runtime::Error::driver("allocating SymTrans's page-locked verdict"))?;
             self.verdict = Some(v);
         }
         self.verdict.as_mut().ok_or(Error::Runtime(gpu_runtime::Error::Internal("SymTrans's verdict missing after allocation")))
@@ -242,7 +246,12 @@ impl Transposer {
 
     /// Device bytes the plan holds now: its one workspace (the primitives it uses hold none).
     pub fn allocated_bytes(&self) -> u64 {
-        self.own.bytes() + self.ptr2idx.allocated_bytes() + self.hist.allocated_bytes() + self.scanner.allocated_bytes() + self.sort.allocated_bytes() + self.radix.allocated_bytes()
+        self.own.bytes()
+            + self.ptr2idx.allocated_bytes()
+            + self.hist.allocated_bytes()
+            + self.scanner.allocated_bytes()
+            + self.sort.allocated_bytes()
+            + self.radix.allocated_bytes()
     }
 
     /// SymTrans's probe: `Ok(false)` proves that `a` is not a square matrix whose pattern is
@@ -309,7 +318,13 @@ impl Transposer {
     ///
     /// # Errors
     /// As [`Transposer::transpose_into`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn transpose_into_with<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, mut out: DeviceCsrParts<T>, scratch: &mut Scratch<'_>) -> Result<DeviceCsr<T>> {
+    pub fn transpose_into_with<T: Payload>(
+        &mut self,
+        algo: Algorithm,
+        a: &DeviceCsr<T>,
+        mut out: DeviceCsrParts<T>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<DeviceCsr<T>> {
         let d = dims(a)?;
         check_output(a, &out, d)?;
         if a.vals().is_some() && !matches!(T::BYTES, 1 | 2 | 4 | 8 | 16) {
@@ -339,7 +354,14 @@ impl Transposer {
     /// Runs one resolved GPU algorithm on a non-empty matrix: values of 4 or 8 bytes or none;
     /// also 1, 2 and 16 bytes in RadixTrans ([`wide::by_positions`] says when); cuSPARSE takes
     /// every width itself.
-    fn run_algorithm<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+    fn run_algorithm<T: Payload>(
+        &mut self,
+        algo: Algorithm,
+        a: &DeviceCsr<T>,
+        out: &mut DeviceCsrParts<T>,
+        d: Dims,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         match algo {
             Algorithm::ScanTrans => scan_trans::run(self, a, out, d, scratch),
             Algorithm::MergeTrans => merge_trans::run(self, a, out, d, scratch),
@@ -402,7 +424,11 @@ fn grid(sms: u32, items: u64) -> LaunchConfig {
 }
 
 /// Kernel variant (0: 4-byte values or none, 1: 8-byte) and the value pointers (0 if none).
-fn payload<T: Payload>(stream: &std::sync::Arc<gpu_runtime::cudarc::driver::CudaStream>, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>) -> (usize, u64, u64) {
+fn payload<T: Payload>(
+    stream: &std::sync::Arc<gpu_runtime::cudarc::driver::CudaStream>,
+    a: &DeviceCsr<T>,
+    out: &mut DeviceCsrParts<T>,
+) -> (usize, u64, u64) {
     let k = usize::from(T::BYTES == 8);
     match (a.vals(), out.vals.as_mut()) {
         (Some(v), Some(o)) => (k, v.device_ptr(stream).0, o.device_ptr_mut(stream).0),

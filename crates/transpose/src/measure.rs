@@ -50,7 +50,14 @@ pub fn bytes_moved(m: u64, n: u64, nnz: u64, value_bytes: usize) -> u64 {
 ///
 /// # Errors
 /// As [`Transposer::transpose_into`], and timer errors.
-pub fn time_gpu<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr<T>, out: DeviceCsrParts<T>, warmup: usize, reps: usize) -> Result<(Stats, DeviceCsrParts<T>)> {
+pub fn time_gpu<T: Payload>(
+    t: &mut Transposer,
+    algo: Algorithm,
+    a: &DeviceCsr<T>,
+    out: DeviceCsrParts<T>,
+    warmup: usize,
+    reps: usize,
+) -> Result<(Stats, DeviceCsrParts<T>)> {
     timed(t, algo, out, warmup, reps, |t, out| Ok(t.transpose_into(algo, a, out)?.into_parts()))
 }
 
@@ -58,11 +65,25 @@ pub fn time_gpu<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr<T
 ///
 /// # Errors
 /// As [`Transposer::transpose64_into`], and timer errors.
-pub fn time_gpu64<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr64<T>, out: DeviceCsr64Parts<T>, warmup: usize, reps: usize) -> Result<(Stats, DeviceCsr64Parts<T>)> {
+pub fn time_gpu64<T: Payload>(
+    t: &mut Transposer,
+    algo: Algorithm,
+    a: &DeviceCsr64<T>,
+    out: DeviceCsr64Parts<T>,
+    warmup: usize,
+    reps: usize,
+) -> Result<(Stats, DeviceCsr64Parts<T>)> {
     timed(t, algo, out, warmup, reps, |t, out| Ok(t.transpose64_into(algo, a, out)?.into_parts()))
 }
 
-fn timed<P>(t: &mut Transposer, algo: Algorithm, mut out: P, warmup: usize, reps: usize, mut run: impl FnMut(&mut Transposer, P) -> Result<P>) -> Result<(Stats, P)> {
+fn timed<P>(
+    t: &mut Transposer,
+    algo: Algorithm,
+    mut out: P,
+    warmup: usize,
+    reps: usize,
+    mut run: impl FnMut(&mut Transposer, P) -> Result<P>,
+) -> Result<(Stats, P)> {
     let timer = GpuTimer::new(t.gpu())?;
     for _ in 0..warmup {
         out = run(t, out)?;

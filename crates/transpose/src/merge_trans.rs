@@ -56,7 +56,9 @@ pub(crate) fn gather<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut
     let (orow, _o) = out.idx.device_ptr_mut(&stream);
     // SAFETY: transpose_gather(nnz, perm, rows, vals, out_rows, out_vals): perm is a
     // permutation of 0..nnz (sorted iota), every other buffer holds nnz items.
-    unsafe { t.k.gather[k].args(&stream).arg(&d.nnz).arg(&pm).arg(&r).arg(&vals).arg(&orow).arg(&out_vals).launch(grid(t.gpu.props().sm_count, d.nnz))? };
+    unsafe {
+        t.k.gather[k].args(&stream).arg(&d.nnz).arg(&pm).arg(&r).arg(&vals).arg(&orow).arg(&out_vals).launch(grid(t.gpu.props().sm_count, d.nnz))?
+    };
     Ok(())
 }
 

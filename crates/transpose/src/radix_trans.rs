@@ -60,7 +60,12 @@ pub(crate) fn rows_in_scratch(t: &Transposer, d: Dims) -> bool {
 /// With an odd number of passes: calls `f` with the place in this call's scratch where ptr2idx
 /// writes the rows and the first pass reads them (the sort's temporary copy), and ptr2idx's
 /// scratch; `sort_ws` is [`sort_bytes`] for this call.
-pub(crate) fn with_odd_rows<R>(d: Dims, sort_ws: u64, scratch: &mut Scratch<'_>, f: impl FnOnce(&mut ScratchSlice<'_, u32>, &mut Scratch<'_>) -> Result<R>) -> Result<R> {
+pub(crate) fn with_odd_rows<R>(
+    d: Dims,
+    sort_ws: u64,
+    scratch: &mut Scratch<'_>,
+    f: impl FnOnce(&mut ScratchSlice<'_, u32>, &mut Scratch<'_>) -> Result<R>,
+) -> Result<R> {
     let _sorted = scratch.slice::<u32>(d.nnz as usize)?;
     let mut expand = scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?;
     let mut sub = scratch.sub(sort_ws)?;
@@ -68,7 +73,13 @@ pub(crate) fn with_odd_rows<R>(d: Dims, sort_ws: u64, scratch: &mut Scratch<'_>,
 }
 
 /// Each nonzero's row by ptr2idx, where the sort's first pass reads it.
-pub(crate) fn expand_rows<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+pub(crate) fn expand_rows<T: Payload>(
+    t: &mut Transposer,
+    a: &DeviceCsr<T>,
+    out: &mut DeviceCsrParts<T>,
+    d: Dims,
+    scratch: &mut Scratch<'_>,
+) -> Result<()> {
     let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
     if even_passes(&t.radix, d.n) {
         // The rows straight into the output's row indices; the first pass sorts from there.

@@ -31,7 +31,11 @@ pub const SCAN_PARTS_A_OVER_B: f64 = 5800.0;
 
 /// Words of the `(parts + 1) × n` table, or [`Error::TooLarge`].
 fn table_len(parts: u64, n: u64) -> Result<u64> {
-    (parts + 1).checked_mul(n).filter(|&l| l <= isize::MAX as u64 / 4).ok_or(Error::TooLarge { what: "ScanTrans table (parts + 1) * n", len: parts, max: isize::MAX as u64 / 4 / n.max(1) })
+    (parts + 1).checked_mul(n).filter(|&l| l <= isize::MAX as u64 / 4).ok_or(Error::TooLarge {
+        what: "ScanTrans table (parts + 1) * n",
+        len: parts,
+        max: isize::MAX as u64 / 4 / n.max(1),
+    })
 }
 
 /// The scratch of one call, in carving order: the row of every nonzero (`rows`), its rank in its

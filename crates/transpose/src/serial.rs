@@ -265,7 +265,8 @@ pub fn chunked64<T: Value>(a: &Csr<u64, T>, chunk: u64) -> Csr<u64, T> {
     for &(r0, r1, k0, k1) in &spans {
         let cptr: Vec<u32> = (r0..=r1).map(|r| index64::chunk_ptr(ptr[r as usize], k0, k1)).collect();
         let (k0, k1) = (k0 as usize, k1 as usize);
-        let chunk_csr = Csr::try_new(r1 - r0, n, cptr, idx32[k0..k1].to_vec(), a.vals()[k0..k1].to_vec()).expect("a chunk of a valid matrix is valid");
+        let chunk_csr =
+            Csr::try_new(r1 - r0, n, cptr, idx32[k0..k1].to_vec(), a.vals()[k0..k1].to_vec()).expect("a chunk of a valid matrix is valid");
         let t = chunk_csr.transpose();
         for (c, w) in cursor.iter_mut().zip(t.ptr().windows(2)) {
             let (s, e) = (w[0] as usize, w[1] as usize);
@@ -281,7 +282,11 @@ pub fn chunked64<T: Value>(a: &Csr<u64, T>, chunk: u64) -> Csr<u64, T> {
 }
 
 /// The `Serial` algorithm on a 64-bit device matrix: download, transpose, upload (synchronizes).
-pub(crate) fn run64<T: gpu_runtime::Payload>(t: &mut crate::Transposer, a: &sptrans_matrix::device64::DeviceCsr64<T>, out: &mut sptrans_matrix::device64::DeviceCsr64Parts<T>) -> Result<()> {
+pub(crate) fn run64<T: gpu_runtime::Payload>(
+    t: &mut crate::Transposer,
+    a: &sptrans_matrix::device64::DeviceCsr64<T>,
+    out: &mut sptrans_matrix::device64::DeviceCsr64Parts<T>,
+) -> Result<()> {
     let gpu = t.gpu.clone();
     let ptr = gpu.download(a.ptr())?;
     let idx: Vec<u64> = gpu.download(a.idx())?.into_iter().map(u64::from).collect();
@@ -301,7 +306,11 @@ pub(crate) fn run64<T: gpu_runtime::Payload>(t: &mut crate::Transposer, a: &sptr
 }
 
 /// The `Serial` algorithm on the device: download, [`transpose_parts`], upload (synchronizes).
-pub(crate) fn run<T: gpu_runtime::Payload>(t: &mut crate::Transposer, a: &sptrans_matrix::device::DeviceCsr<T>, out: &mut sptrans_matrix::device::DeviceCsrParts<T>) -> Result<()> {
+pub(crate) fn run<T: gpu_runtime::Payload>(
+    t: &mut crate::Transposer,
+    a: &sptrans_matrix::device::DeviceCsr<T>,
+    out: &mut sptrans_matrix::device::DeviceCsrParts<T>,
+) -> Result<()> {
     let gpu = t.gpu.clone();
     let ptr = gpu.download(a.ptr())?;
     let idx = gpu.download(a.idx())?;

@@ -55,7 +55,13 @@ pub(crate) fn workspace_bytes(t: &Transposer, d: Dims, vb: u64) -> u64 {
 /// Launches SymTrans's probe of `a` (square, non-empty; [`transpose_kernels::sym_probe_row`]) on
 /// the zeroed flag words `bad` ([`SYM_FLAG_WORDS`]): they stay zero unless a probed nonzero has
 /// no mirror (the pattern is not symmetric, or a row is not sorted).
-pub(crate) fn launch_probe<T: Payload>(t: &Transposer, stream: &Arc<CudaStream>, a: &DeviceCsr<T>, bad: &mut impl DevicePtrMut<u32>, d: Dims) -> Result<()> {
+pub(crate) fn launch_probe<T: Payload>(
+    t: &Transposer,
+    stream: &Arc<CudaStream>,
+    a: &DeviceCsr<T>,
+    bad: &mut impl DevicePtrMut<u32>,
+    d: Dims,
+) -> Result<()> {
     let (p, _p) = a.ptr().device_ptr(stream);
     let (i, _i) = a.idx().device_ptr(stream);
     let (b, _b) = bad.device_ptr_mut(stream);
@@ -68,7 +74,14 @@ pub(crate) fn launch_probe<T: Payload>(t: &Transposer, stream: &Arc<CudaStream>,
 
 /// The full pass: `out` gets `a`'s pointer and indices and each value at its mirror's place; the
 /// flag `bad` (zeroed) is raised when the pattern is not symmetric. `rows`: each nonzero's row.
-fn launch_pass<T: Payload>(t: &Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, rows: &impl DevicePtr<u32>, bad: &mut impl DevicePtrMut<u32>, d: Dims) -> Result<()> {
+fn launch_pass<T: Payload>(
+    t: &Transposer,
+    a: &DeviceCsr<T>,
+    out: &mut DeviceCsrParts<T>,
+    rows: &impl DevicePtr<u32>,
+    bad: &mut impl DevicePtrMut<u32>,
+    d: Dims,
+) -> Result<()> {
     let stream = t.gpu.stream().clone();
     let (v, vals, out_vals) = payload(&stream, a, out);
     let (p, _p) = a.ptr().device_ptr(&stream);
@@ -81,7 +94,21 @@ fn launch_pass<T: Payload>(t: &Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsr
     // out_vals, bad): a valid square CSR (pointer from 0 to nnz, columns < n = m), its rows from
     // ptr2idx (not an output), outputs of n + 1 and nnz words (values when present), the zeroed
     // flag's words.
-    unsafe { t.k.symmetric[v].args(&stream).arg(&d.n).arg(&d.nnz).arg(&p).arg(&i).arg(&r).arg(&vals).arg(&op).arg(&oi).arg(&out_vals).arg(&b).launch(grid(t.gpu.props().sm_count, d.nnz.max(d.n + 1)))? };
+    unsafe {
+        t.k.symmetric[v]
+            .args(&stream)
+            .arg(&d.n)
+            .arg(&d.nnz)
+            .arg(&p)
+            .arg(&i)
+            .arg(&r)
+            .arg(&vals)
+            .arg(&op)
+            .arg(&oi)
+            .arg(&out_vals)
+            .arg(&b)
+            .launch(grid(t.gpu.props().sm_count, d.nnz.max(d.n + 1)))?
+    };
     Ok(())
 }
 

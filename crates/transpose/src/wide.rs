@@ -59,7 +59,14 @@ pub(crate) unsafe fn view<T>(gpu: &Gpu, ptr: u64, len: usize) -> CudaSlice<T> {
 
 /// Transposes `a`, whose values are `T::BYTES` = 1, 2 or 16 bytes wide, with `algo` (a GPU
 /// algorithm, resolved) into `out`.
-pub(crate) fn run<T: Payload>(t: &mut Transposer, algo: Algorithm, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+pub(crate) fn run<T: Payload>(
+    t: &mut Transposer,
+    algo: Algorithm,
+    a: &DeviceCsr<T>,
+    out: &mut DeviceCsrParts<T>,
+    d: Dims,
+    scratch: &mut Scratch<'_>,
+) -> Result<()> {
     let k = variant(T::BYTES)?;
     let (Some(vals), Some(out_vals)) = (a.vals(), out.vals.as_mut()) else {
         return Err(Error::Runtime(gpu_runtime::Error::Internal("wide values path without values")));

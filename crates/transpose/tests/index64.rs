@@ -9,11 +9,11 @@ use common::generated;
 use gpu_testkit::{gpu_test, rng, POISON_BYTE};
 use gpu_transpose::index64::{self, Fingerprint};
 use gpu_transpose::{serial, Algorithm, Error, Payload, Transposer};
+use index64 as math;
 use rand::rngs::StdRng;
 use rand::Rng;
 use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
 use sptrans_matrix::{Csr, Value};
-use index64 as math;
 
 fn wide<T: Value>(a: &Csr<u32, T>) -> Csr<u64, T> {
     Csr::try_from_indices(a.rows(), a.cols(), a.ptr(), a.idx(), a.vals().to_vec()).unwrap()
@@ -93,7 +93,8 @@ fn fingerprints_see_a_changed_entry_and_an_unsorted_column() {
 
 // ---------------------------------------------------------------- GPU
 
-const ALGOS: [Algorithm; 6] = [Algorithm::RadixTrans, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CuSparse, Algorithm::Auto, Algorithm::Serial];
+const ALGOS: [Algorithm; 6] =
+    [Algorithm::RadixTrans, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::CuSparse, Algorithm::Auto, Algorithm::Serial];
 
 fn poisoned<T: Payload>(t: &Transposer, a: &DeviceCsr64<T>) -> DeviceCsr64Parts<T> {
     let gpu = t.gpu();

@@ -14,7 +14,16 @@ use rand::Rng;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::{gen, Csr};
 
-const GPU_ALGOS: [Algorithm; 8] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::SymTrans, Algorithm::CooChain, Algorithm::CuSparse, Algorithm::Serial];
+const GPU_ALGOS: [Algorithm; 8] = [
+    Algorithm::ScanTrans,
+    Algorithm::MergeTrans,
+    Algorithm::RadixTrans,
+    Algorithm::BucketTrans,
+    Algorithm::SymTrans,
+    Algorithm::CooChain,
+    Algorithm::CuSparse,
+    Algorithm::Serial,
+];
 
 /// Device parts of `a` with `edit` applied to host copies of its pointer and indices.
 fn parts(gpu: &Gpu, a: &Csr<u32, f32>, edit: impl FnOnce(&mut Vec<u32>, &mut Vec<u32>)) -> DeviceCsrParts<f32> {

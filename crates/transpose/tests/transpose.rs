@@ -14,7 +14,17 @@ use rand::Rng;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::{gen, mm, Csr, Value};
 
-const GPU_ALGOS: [Algorithm; 9] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::SymTrans, Algorithm::CooChain, Algorithm::CuSparse, Algorithm::Auto, Algorithm::Serial];
+const GPU_ALGOS: [Algorithm; 9] = [
+    Algorithm::ScanTrans,
+    Algorithm::MergeTrans,
+    Algorithm::RadixTrans,
+    Algorithm::BucketTrans,
+    Algorithm::SymTrans,
+    Algorithm::CooChain,
+    Algorithm::CuSparse,
+    Algorithm::Auto,
+    Algorithm::Serial,
+];
 
 fn mtx_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
@@ -90,7 +100,10 @@ fn serial_transpose_parts_refuses_bad_input() {
     assert_eq!(ok, (vec![0, 1, 1, 2], vec![1, 0], Some(vec![2.0, 1.0])));
     assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 1], &[2], None), Err(Error::Shape { .. })));
     assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 2, 1], &[2, 0], None), Err(Error::Ptr2Idx(_))));
-    assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 1, 2], &[2, 3], None), Err(Error::Histogram(gpu_histogram::Error::KeyOutOfRange { index: 1, bins: 3 }))));
+    assert!(matches!(
+        serial::transpose_parts::<f32>(2, 3, &[0, 1, 2], &[2, 3], None),
+        Err(Error::Histogram(gpu_histogram::Error::KeyOutOfRange { index: 1, bins: 3 }))
+    ));
     assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 1, 2], &[2, 0], Some(&[1.0])), Err(Error::Shape { .. })));
 }
 
@@ -181,7 +194,11 @@ fn sym_cases<T: Value>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T>, 
             if let Some(row) = (0..s.rows() as usize).find(|&i| ptr[i + 1] - ptr[i] >= 2) {
                 let mut i2 = idx.clone();
                 i2.swap(ptr[row] as usize, ptr[row] as usize + 1);
-                out.push((format!("{name}, symmetrized, a row unsorted"), Csr::try_new(s.rows(), s.cols(), ptr.clone(), i2, vals.clone()).unwrap(), false));
+                out.push((
+                    format!("{name}, symmetrized, a row unsorted"),
+                    Csr::try_new(s.rows(), s.cols(), ptr.clone(), i2, vals.clone()).unwrap(),
+                    false,
+                ));
             }
         }
         out.push((format!("{name}, symmetrized"), s, true));

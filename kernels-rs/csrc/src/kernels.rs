@@ -1,8 +1,8 @@
 //! Kernels of PTX module `csrc`.
 use gpu_device::atomic::{red_add_f32, red_add_f64, red_shared_add_f32, red_shared_add_f64};
+use gpu_device::mem::ldg_u32;
 use gpu_device::shared::{ld_shared_f32, ld_shared_f64, st_shared_f32, st_shared_f64};
 use gpu_device::thread::{block_dim_x, block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
-use gpu_device::mem::ldg_u32;
 use gpu_device::warp::lane_id;
 use spmv_kernels::combine;
 use spmv_kernels::reduce::{block_sum, group_sum, Segments};
@@ -506,5 +506,47 @@ macro_rules! csrc_kernels {
     };
 }
 
-csrc_kernels!(f32, red_add_f32, red_shared_add_f32, ld_shared_f32, st_shared_f32, csrc_gather_f32, csrc_ax_f32, csrc_scale_f32, atu_walk_f32, csrc_atu_f32, csrc_atu_shared_f32, v_start_f32, group_walk_f32, csrc_atu_group_f32, csrc_atu_finish_f32, csrc_atu_group_shared_f32, row_sums_f32, csrc_csr_thread_f32, csrc_csr_warp_f32, csrc_csr_block_f32);
-csrc_kernels!(f64, red_add_f64, red_shared_add_f64, ld_shared_f64, st_shared_f64, csrc_gather_f64, csrc_ax_f64, csrc_scale_f64, atu_walk_f64, csrc_atu_f64, csrc_atu_shared_f64, v_start_f64, group_walk_f64, csrc_atu_group_f64, csrc_atu_finish_f64, csrc_atu_group_shared_f64, row_sums_f64, csrc_csr_thread_f64, csrc_csr_warp_f64, csrc_csr_block_f64);
+csrc_kernels!(
+    f32,
+    red_add_f32,
+    red_shared_add_f32,
+    ld_shared_f32,
+    st_shared_f32,
+    csrc_gather_f32,
+    csrc_ax_f32,
+    csrc_scale_f32,
+    atu_walk_f32,
+    csrc_atu_f32,
+    csrc_atu_shared_f32,
+    v_start_f32,
+    group_walk_f32,
+    csrc_atu_group_f32,
+    csrc_atu_finish_f32,
+    csrc_atu_group_shared_f32,
+    row_sums_f32,
+    csrc_csr_thread_f32,
+    csrc_csr_warp_f32,
+    csrc_csr_block_f32
+);
+csrc_kernels!(
+    f64,
+    red_add_f64,
+    red_shared_add_f64,
+    ld_shared_f64,
+    st_shared_f64,
+    csrc_gather_f64,
+    csrc_ax_f64,
+    csrc_scale_f64,
+    atu_walk_f64,
+    csrc_atu_f64,
+    csrc_atu_shared_f64,
+    v_start_f64,
+    group_walk_f64,
+    csrc_atu_group_f64,
+    csrc_atu_finish_f64,
+    csrc_atu_group_shared_f64,
+    row_sums_f64,
+    csrc_csr_thread_f64,
+    csrc_csr_warp_f64,
+    csrc_csr_block_f64
+);

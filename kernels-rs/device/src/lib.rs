@@ -18,10 +18,7 @@
 //! Off the GPU (host builds, used for unit tests of pure helpers) the intrinsics are absent; the
 //! pure partition math in kernel crates still compiles and runs.
 #![no_std]
-#![cfg_attr(
-    target_arch = "nvptx64",
-    feature(asm_experimental_arch, link_llvm_intrinsics, stdarch_nvptx)
-)]
+#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, link_llvm_intrinsics, stdarch_nvptx))]
 #![deny(missing_docs)]
 #![allow(internal_features)]
 

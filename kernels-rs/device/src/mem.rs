@@ -116,7 +116,9 @@ pub struct L2Policy(u64);
 pub fn l2_evict_first() -> L2Policy {
     let p: u64;
     // SAFETY: createpolicy only computes a register value.
-    unsafe { core::arch::asm!("createpolicy.fractional.L2::evict_first.b64 {p}, 1.0;", p = out(reg64) p, options(pure, nomem, nostack, preserves_flags)) };
+    unsafe {
+        core::arch::asm!("createpolicy.fractional.L2::evict_first.b64 {p}, 1.0;", p = out(reg64) p, options(pure, nomem, nostack, preserves_flags))
+    };
     L2Policy(p)
 }
 
@@ -125,7 +127,9 @@ pub fn l2_evict_first() -> L2Policy {
 pub fn l2_evict_last() -> L2Policy {
     let p: u64;
     // SAFETY: createpolicy only computes a register value.
-    unsafe { core::arch::asm!("createpolicy.fractional.L2::evict_last.b64 {p}, 1.0;", p = out(reg64) p, options(pure, nomem, nostack, preserves_flags)) };
+    unsafe {
+        core::arch::asm!("createpolicy.fractional.L2::evict_last.b64 {p}, 1.0;", p = out(reg64) p, options(pure, nomem, nostack, preserves_flags))
+    };
     L2Policy(p)
 }
 

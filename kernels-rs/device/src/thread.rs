@@ -43,9 +43,7 @@ sreg! {
 /// Wraps past 2^32 threads: use [`index_1d_u64`] for grids that large. CC 1.0+.
 #[inline(always)]
 pub fn index_1d() -> u32 {
-    block_idx_x()
-        .wrapping_mul(block_dim_x())
-        .wrapping_add(thread_idx_x())
+    block_idx_x().wrapping_mul(block_dim_x()).wrapping_add(thread_idx_x())
 }
 
 /// Global 1-D thread index as `u64`, exact for any grid. CC 1.0+.

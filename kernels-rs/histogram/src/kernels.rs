@@ -54,7 +54,16 @@ unsafe fn report_bad(first_bad: *mut u32, i: u64) {
 /// `first_bad` is null or one word; blocks of `NT` threads, grid `(any, ceil(bins / slice))`,
 /// and `copies * slice * 4` bytes of dynamic shared memory.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn histogram_shared(keys: *const u32, n: u64, bins: u32, slice: u32, copies: u32, counts: *mut u32, first_bad: *mut u32, vec_ok: u32) {
+pub unsafe extern "ptx-kernel" fn histogram_shared(
+    keys: *const u32,
+    n: u64,
+    bins: u32,
+    slice: u32,
+    copies: u32,
+    counts: *mut u32,
+    first_bad: *mut u32,
+    vec_ok: u32,
+) {
     let smem = HIST_SMEM::ptr();
     let tid = thread_idx_x();
     let lo = gpu_device::thread::block_idx_y() * slice;
@@ -128,7 +137,15 @@ pub unsafe extern "ptx-kernel" fn histogram_global(keys: *const u32, n: u64, bin
 /// `keys` and `intra` hold `n <= u32::MAX` words, `table` `(parts + 1) * bins` zeroed words,
 /// `first_bad` is null or one word; blocks of `NT` threads covering `parts` warps.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn histogram_partition(keys: *const u32, n: u64, bins: u32, parts: u64, table: *mut u32, intra: *mut u32, first_bad: *mut u32) {
+pub unsafe extern "ptx-kernel" fn histogram_partition(
+    keys: *const u32,
+    n: u64,
+    bins: u32,
+    parts: u64,
+    table: *mut u32,
+    intra: *mut u32,
+    first_bad: *mut u32,
+) {
     let p = index_1d_u64() / 32;
     if p >= parts {
         return; // warp-uniform

@@ -1,7 +1,7 @@
 //! Kernels of PTX module `ptr2idx`.
 use gpu_device::mem::{ldg, stg, GlobalWord};
 use gpu_device::static_shared;
-use gpu_device::thread::{block_idx_x, index_1d_u64, grid_size_1d, sync_threads, thread_idx_x};
+use gpu_device::thread::{block_idx_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 
 use crate::{merge_path, NT, NV, VT};
 

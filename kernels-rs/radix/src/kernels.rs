@@ -10,7 +10,16 @@ dynamic_shared!(RX_STAGE: u8);
 /// # Safety
 /// As [`histogram`].
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn radix_histogram(keys: *const u32, n: u64, chunk: u64, shift0: u32, per: u32, passes: u32, end: u32, hist: *mut u32) {
+pub unsafe extern "ptx-kernel" fn radix_histogram(
+    keys: *const u32,
+    n: u64,
+    chunk: u64,
+    shift0: u32,
+    per: u32,
+    passes: u32,
+    end: u32,
+    hist: *mut u32,
+) {
     // SAFETY: the caller's contract.
     unsafe { histogram(keys, n, chunk, shift0, per, passes, end, hist) }
 }

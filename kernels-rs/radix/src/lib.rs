@@ -67,7 +67,6 @@ pub const fn stage_bytes(second_bytes: u32) -> u32 {
     NV * (4 + area)
 }
 
-
 /// Digit `(key >> shift) & (2^bits - 1)` of one pass.
 ///
 /// ```
@@ -107,7 +106,13 @@ pub const fn pass_digit(shift0: u32, per: u32, p: u32, end: u32) -> (u32, u32) {
 /// assert_eq!(passes(32, 8), (4, 8));
 /// ```
 pub const fn passes(end_bit: u32, max_bits: u32) -> (u32, u32) {
-    let max_bits = if max_bits == 0 { 1 } else if max_bits > MAX_BITS { MAX_BITS } else { max_bits };
+    let max_bits = if max_bits == 0 {
+        1
+    } else if max_bits > MAX_BITS {
+        MAX_BITS
+    } else {
+        max_bits
+    };
     let bits = if end_bit > 32 { 32 } else { end_bit };
     let passes = if bits == 0 { 1 } else { bits.div_ceil(max_bits) };
     (passes, bits.div_ceil(passes))
@@ -121,7 +126,11 @@ pub const fn passes(end_bit: u32, max_bits: u32) -> (u32, u32) {
 /// assert_eq!(radix_kernels::bits_below(1 << 20), 20);
 /// ```
 pub const fn bits_below(n: u64) -> u32 {
-    if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() }
+    if n <= 1 {
+        0
+    } else {
+        64 - (n - 1).leading_zeros()
+    }
 }
 
 /// Warp-level building blocks (re-exported from `histogram-kernels`).

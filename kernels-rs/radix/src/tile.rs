@@ -3,14 +3,14 @@
 //! ([`onesweep`]) whose tiles rank their keys, find their digits' offsets by decoupled look-back
 //! over the tiles before them, and write their keys in runs. They use this module's static shared
 //! arrays, so a kernel calls at most one of them.
+use core::mem::MaybeUninit;
 use gpu_device::atomic::{atomic_add_u32, ld_relaxed_u32, ld_relaxed_u64, red_add_u32, st_relaxed_u32, st_relaxed_u64};
-use gpu_device::shared::{Smem, SmemWord};
 use gpu_device::intrinsics::popc;
 use gpu_device::mem::{ldg, ldg_u32, ldg_u32x4, stg, GlobalWord};
+use gpu_device::shared::{Smem, SmemWord};
 use gpu_device::thread::{block_idx_x, nanosleep, sync_threads, thread_idx_x};
-use gpu_device::warp::{inclusive_sum_u32, lane_id, shfl_idx_sync, FULL_MASK};
 use gpu_device::warp::sum_u32 as warp_sum_u32;
-use core::mem::MaybeUninit;
+use gpu_device::warp::{inclusive_sum_u32, lane_id, shfl_idx_sync, FULL_MASK};
 
 use gpu_device::{static_shared, unroll};
 
@@ -203,7 +203,13 @@ const LOOK_BACK: usize = 4;
 /// # Safety
 /// `input` holds `(seg + left) * H` words at least; `half < H`.
 #[inline(always)]
-unsafe fn load_items<V: GlobalWord, const IT: usize, const H: usize>(input: *const V, seg: u64, left: u32, lane: u32, half: usize) -> [MaybeUninit<V>; IT] {
+unsafe fn load_items<V: GlobalWord, const IT: usize, const H: usize>(
+    input: *const V,
+    seg: u64,
+    left: u32,
+    lane: u32,
+    half: usize,
+) -> [MaybeUninit<V>; IT] {
     let mut vals = [MaybeUninit::uninit(); IT];
     let at = input.wrapping_add(seg as usize * H + half);
     each_item!(IT, i {
@@ -239,7 +245,14 @@ unsafe fn stage_items<V: SmemWord, const IT: usize>(vals: &[MaybeUninit<V>; IT],
 /// `at[j] * H + half` is below `output`'s length for each slot below `count`; `area` holds the
 /// staged tile.
 #[inline(always)]
-unsafe fn write_slots<V: SmemWord + GlobalWord, const IT: usize, const H: usize>(output: *mut V, at: &[u32; IT], tid: u32, count: u32, area: Smem<V>, half: usize) {
+unsafe fn write_slots<V: SmemWord + GlobalWord, const IT: usize, const H: usize>(
+    output: *mut V,
+    at: &[u32; IT],
+    tid: u32,
+    count: u32,
+    area: Smem<V>,
+    half: usize,
+) {
     each_item!(IT, j {
         let k = tid + j as u32 * NT;
         if k < count {

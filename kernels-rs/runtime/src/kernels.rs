@@ -42,13 +42,7 @@ pub unsafe extern "ptx-kernel" fn runtime_iota_u32(out: *mut u32, n: u64, start:
 /// Launch with `BLOCK_SUM_NT` threads per block and `ceil(n / NT)` blocks; `input` holds `n`
 /// elements, `block_sums` one per block; `total` and `nonzero` are valid global words.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn runtime_block_sum_u32(
-    input: *const u32,
-    n: u64,
-    block_sums: *mut u32,
-    total: *mut u64,
-    nonzero: *mut u32,
-) {
+pub unsafe extern "ptx-kernel" fn runtime_block_sum_u32(input: *const u32, n: u64, block_sums: *mut u32, total: *mut u64, nonzero: *mut u32) {
     let warp_sums = RUNTIME_BLOCK_SUM_WARPS::ptr();
     let tid = thread::thread_idx_x();
     let i = thread::index_1d_u64();

@@ -46,15 +46,7 @@ unsafe fn reduce<T: ScanItem + Shuffle>(input: *const T, n: u64, partials: *mut 
 
 /// Scans one tile from `carry` and stores it.
 #[inline(always)]
-unsafe fn scan_tile<T: ScanItem>(
-    input: *const T,
-    output: *mut T,
-    n: u64,
-    tile: u64,
-    inclusive: bool,
-    vec_ok: bool,
-    carry: impl FnOnce(T) -> T,
-) {
+unsafe fn scan_tile<T: ScanItem>(input: *const T, output: *mut T, n: u64, tile: u64, inclusive: bool, vec_ok: bool, carry: impl FnOnce(T) -> T) {
     // SAFETY: in-range accesses only (load/store_chunk check against n); SCAN_TEMP holds TEMP_LEN.
     unsafe {
         let (i0, i1) = (chunk_start(tile, 0), chunk_start(tile, 1));

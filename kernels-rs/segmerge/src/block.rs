@@ -19,7 +19,14 @@ pub struct Items<K> {
 /// # Safety
 /// `sk` (and `sv` when `VALUES`) cover every index below `a_end` and `b_end`.
 #[inline(always)]
-pub unsafe fn serial_merge<K: SortKey, const VALUES: bool>(sk: *const K, sv: *const u32, mut ai: u32, a_end: u32, mut bi: u32, b_end: u32) -> Items<K> {
+pub unsafe fn serial_merge<K: SortKey, const VALUES: bool>(
+    sk: *const K,
+    sv: *const u32,
+    mut ai: u32,
+    a_end: u32,
+    mut bi: u32,
+    b_end: u32,
+) -> Items<K> {
     let mut out = Items { keys: [K::MAX; VT as usize], vals: [0; VT as usize] };
     // SAFETY: ai < a_end and bi < b_end whenever read.
     unsafe {
@@ -55,16 +62,19 @@ pub unsafe fn serial_merge<K: SortKey, const VALUES: bool>(sk: *const K, sv: *co
 /// # Safety
 /// As [`serial_merge`].
 #[inline(always)]
-pub unsafe fn merge_from<K: SortKey, const VALUES: bool>(sk: *const K, sv: *const u32, a0: u32, a_len: u32, b0: u32, b_len: u32, diag: u32) -> Items<K> {
+pub unsafe fn merge_from<K: SortKey, const VALUES: bool>(
+    sk: *const K,
+    sv: *const u32,
+    a0: u32,
+    a_len: u32,
+    b0: u32,
+    b_len: u32,
+    diag: u32,
+) -> Items<K> {
     // SAFETY: merge_path reads A below a_len and B below b_len.
     unsafe {
-        let split = merge_path(
-            |i| *sk.add((a0 as u64 + i) as usize),
-            a_len as u64,
-            |j| *sk.add((b0 as u64 + j) as usize),
-            b_len as u64,
-            diag as u64,
-        ) as u32;
+        let split =
+            merge_path(|i| *sk.add((a0 as u64 + i) as usize), a_len as u64, |j| *sk.add((b0 as u64 + j) as usize), b_len as u64, diag as u64) as u32;
         serial_merge::<K, VALUES>(sk, sv, a0 + split, a0 + a_len, b0 + (diag - split), b0 + b_len)
     }
 }

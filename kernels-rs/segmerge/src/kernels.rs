@@ -20,7 +20,16 @@ pub unsafe extern "ptx-kernel" fn segmerge_partition_u32(keys: *const u32, n: u6
 /// # Safety
 /// See [`crate::pass::merge`].
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn segmerge_pairs_u32(keys: *const u32, vals: *const u32, n: u64, s: u64, tpp: u64, splits: *const u32, keys_out: *mut u32, vals_out: *mut u32) {
+pub unsafe extern "ptx-kernel" fn segmerge_pairs_u32(
+    keys: *const u32,
+    vals: *const u32,
+    n: u64,
+    s: u64,
+    tpp: u64,
+    splits: *const u32,
+    keys_out: *mut u32,
+    vals_out: *mut u32,
+) {
     // SAFETY: forwarded.
     unsafe { merge::<u32, true>(SEGMERGE_SMEM::ptr(), keys, vals, n, s, tpp, splits, keys_out, vals_out) }
 }

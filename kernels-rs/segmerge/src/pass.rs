@@ -15,9 +15,7 @@ pub unsafe fn partition<K: SortKey>(keys: *const K, n: u64, s: u64, tpp: u64, ti
     while t < tiles {
         let (pb, a_len, b_len, d0, _) = tile_range(n, s, tpp, t);
         // SAFETY: the search reads A below a_len and B below b_len, inside the n items.
-        let split = unsafe {
-            merge_path(|i| *keys.add((pb + i) as usize), a_len, |j| *keys.add((pb + a_len + j) as usize), b_len, d0)
-        };
+        let split = unsafe { merge_path(|i| *keys.add((pb + i) as usize), a_len, |j| *keys.add((pb + a_len + j) as usize), b_len, d0) };
         // SAFETY: t < tiles.
         unsafe { *splits.add(t as usize) = split as u32 };
         t += grid_size_1d();
@@ -32,7 +30,17 @@ pub unsafe fn partition<K: SortKey>(keys: *const K, n: u64, s: u64, tpp: u64, ti
 /// [`partition`]; `tiles` blocks of `NT` threads; `smem` holds `NV * (size_of::<K>() + 4)`
 /// bytes of shared memory, 16-byte aligned.
 #[inline(always)]
-pub unsafe fn merge<K: SortKey, const VALUES: bool>(smem: *mut u8, keys: *const K, vals: *const u32, n: u64, s: u64, tpp: u64, splits: *const u32, keys_out: *mut K, vals_out: *mut u32) {
+pub unsafe fn merge<K: SortKey, const VALUES: bool>(
+    smem: *mut u8,
+    keys: *const K,
+    vals: *const u32,
+    n: u64,
+    s: u64,
+    tpp: u64,
+    splits: *const u32,
+    keys_out: *mut K,
+    vals_out: *mut u32,
+) {
     let t = block_idx_x() as u64;
     let tid = thread_idx_x();
     let sk = smem as *mut K;
@@ -75,4 +83,3 @@ pub unsafe fn merge<K: SortKey, const VALUES: bool>(smem: *mut u8, keys: *const 
         }
     }
 }
-

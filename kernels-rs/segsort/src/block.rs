@@ -16,7 +16,14 @@ pub const fn shared_bytes<K>(nt: u32) -> u32 {
 /// `smem` holds [`shared_bytes::<K>(NT)`](shared_bytes) bytes of 16-byte aligned shared memory;
 /// the inputs and outputs hold `count` items.
 #[inline(always)]
-pub unsafe fn block_sort<K: SortKey, const VALUES: bool, const NT: u32>(smem: *mut u8, keys: *const K, vals: *const u32, count: u32, keys_out: *mut K, vals_out: *mut u32) {
+pub unsafe fn block_sort<K: SortKey, const VALUES: bool, const NT: u32>(
+    smem: *mut u8,
+    keys: *const K,
+    vals: *const u32,
+    count: u32,
+    keys_out: *mut K,
+    vals_out: *mut u32,
+) {
     let tid = thread_idx_x();
     let nv = NT * VT;
     let sk = smem as *mut K;

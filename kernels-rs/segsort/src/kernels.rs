@@ -12,7 +12,13 @@ dynamic_shared!(SEGSORT_SMEM: u8);
 /// # Safety
 /// As [`block_sort`], with `ceil(n / (NT * VT))` blocks of `NT` threads.
 #[inline(always)]
-unsafe fn segments<K: segmerge_kernels::SortKey, const VALUES: bool, const NT: u32>(keys: *const K, vals: *const u32, n: u64, keys_out: *mut K, vals_out: *mut u32) {
+unsafe fn segments<K: segmerge_kernels::SortKey, const VALUES: bool, const NT: u32>(
+    keys: *const K,
+    vals: *const u32,
+    n: u64,
+    keys_out: *mut K,
+    vals_out: *mut u32,
+) {
     let nv = (NT * crate::VT) as u64;
     let b0 = block_idx_x() as u64 * nv;
     let count = (n - b0).min(nv) as u32;
@@ -121,7 +127,16 @@ pub unsafe extern "ptx-kernel" fn segsort_merge_partition64(keys: *const u64, n:
 /// # Safety
 /// As `pass::merge` with `NV * 12` bytes of dynamic shared memory.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn segsort_merge_pairs64(keys: *const u64, vals: *const u32, n: u64, s: u64, tpp: u64, splits: *const u32, keys_out: *mut u64, vals_out: *mut u32) {
+pub unsafe extern "ptx-kernel" fn segsort_merge_pairs64(
+    keys: *const u64,
+    vals: *const u32,
+    n: u64,
+    s: u64,
+    tpp: u64,
+    splits: *const u32,
+    keys_out: *mut u64,
+    vals_out: *mut u32,
+) {
     // SAFETY: forwarded.
     unsafe { pass::merge::<u64, true>(SEGSORT_SMEM::ptr(), keys, vals, n, s, tpp, splits, keys_out, vals_out) }
 }

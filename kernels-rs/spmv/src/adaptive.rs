@@ -91,7 +91,18 @@ macro_rules! adaptive_kernels {
         /// before on the same stream with the same `beta` and `y`; columns below `x`'s length;
         /// `y` holds `rows`; a 1-D grid of blocks of exactly `NT` threads.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $adaptive(blocks: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t, block_row: *const u32, block_nz: *const u32) {
+        pub unsafe extern "ptx-kernel" fn $adaptive(
+            blocks: u64,
+            ptr: *const u32,
+            idx: *const u32,
+            vals: *const $t,
+            x: *const $t,
+            alpha: $t,
+            beta: $t,
+            y: *mut $t,
+            block_row: *const u32,
+            block_nz: *const u32,
+        ) {
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
             let tid = thread_idx_x();

@@ -15,7 +15,15 @@ macro_rules! ell_kernels {
         /// A valid CSR of `rows` rows (`ptr`, `idx`, `vals`) whose rows are at most `width`
         /// long; `col` and `val` hold `rows · width` entries; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $fill(rows: u64, width: u64, ptr: *const u32, idx: *const u32, vals: *const $t, col: *mut u32, val: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $fill(
+            rows: u64,
+            width: u64,
+            ptr: *const u32,
+            idx: *const u32,
+            vals: *const $t,
+            col: *mut u32,
+            val: *mut $t,
+        ) {
             let n = rows * width;
             let mut s = index_1d_u64();
             while s < n {
@@ -43,7 +51,16 @@ macro_rules! ell_kernels {
         /// `col`/`val` hold `rows · width` slots of a valid ELL (columns below `x`'s length or
         /// padding at the row's end); `y` holds `rows` values; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $ell(rows: u64, width: u64, col: *const u32, val: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $ell(
+            rows: u64,
+            width: u64,
+            col: *const u32,
+            val: *const $t,
+            x: *const $t,
+            alpha: $t,
+            beta: $t,
+            y: *mut $t,
+        ) {
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
             let mut r = index_1d_u64();

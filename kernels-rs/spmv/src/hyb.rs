@@ -28,7 +28,18 @@ macro_rules! hyb_kernels {
         /// `offset` the exclusive scan of `spmv_hyb_overflow`'s counts; `coo_*` hold the total;
         /// any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $fill(nnz: u64, ptr: *const u32, row_of: *const u32, width: u32, offset: *const u32, idx: *const u32, vals: *const $t, coo_row: *mut u32, coo_col: *mut u32, coo_val: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $fill(
+            nnz: u64,
+            ptr: *const u32,
+            row_of: *const u32,
+            width: u32,
+            offset: *const u32,
+            idx: *const u32,
+            vals: *const $t,
+            coo_row: *mut u32,
+            coo_col: *mut u32,
+            coo_val: *mut $t,
+        ) {
             let mut k = index_1d_u64();
             while k < nnz {
                 // SAFETY: k < nnz; r < rows; the destination is below the row's overflow end.

@@ -66,7 +66,17 @@ macro_rules! jds_kernels {
         /// inverse of the sort, `jd_ptr` its diagonal pointers; `col`/`val` hold `nnz`; any 1-D
         /// grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $fill(nnz: u64, ptr: *const u32, row_of: *const u32, inv: *const u32, jd_ptr: *const u32, idx: *const u32, vals: *const $t, col: *mut u32, val: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $fill(
+            nnz: u64,
+            ptr: *const u32,
+            row_of: *const u32,
+            inv: *const u32,
+            jd_ptr: *const u32,
+            idx: *const u32,
+            vals: *const $t,
+            col: *mut u32,
+            val: *mut $t,
+        ) {
             let mut k = index_1d_u64();
             while k < nnz {
                 // SAFETY: k < nnz; d below the row's length, below max_len; the row's sorted
@@ -91,7 +101,18 @@ macro_rules! jds_kernels {
         /// entries with nonincreasing widths `≤ rows`, columns below `x`'s length; `y` holds
         /// `rows`; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $jds(rows: u64, diags: u64, perm: *const u32, jd_ptr: *const u32, col: *const u32, val: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $jds(
+            rows: u64,
+            diags: u64,
+            perm: *const u32,
+            jd_ptr: *const u32,
+            col: *const u32,
+            val: *const $t,
+            x: *const $t,
+            alpha: $t,
+            beta: $t,
+            y: *mut $t,
+        ) {
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
             let mut i = index_1d_u64();

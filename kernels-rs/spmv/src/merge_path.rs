@@ -74,7 +74,19 @@ macro_rules! merge_kernels {
         /// `threads`, `y` and `beta`; column indices
         /// below `x`'s length; a 1-D grid of blocks of exactly `NT` threads.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $merge(rows: u64, nnz: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t, threads: u64, start_row: *const u32) {
+        pub unsafe extern "ptx-kernel" fn $merge(
+            rows: u64,
+            nnz: u64,
+            ptr: *const u32,
+            idx: *const u32,
+            vals: *const $t,
+            x: *const $t,
+            alpha: $t,
+            beta: $t,
+            y: *mut $t,
+            threads: u64,
+            start_row: *const u32,
+        ) {
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
             let vt = MERGE_VT as u64;

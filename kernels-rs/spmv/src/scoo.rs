@@ -36,7 +36,15 @@ macro_rules! scoo_kernels {
         /// `perm` a permutation of `0..nnz`; `row_of`, `vals` hold `nnz`; `row16`, `val` hold
         /// `nnz`; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $gather(nnz: u64, slice_rows: u32, perm: *const u32, row_of: *const u32, vals: *const $t, row16: *mut u16, val: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $gather(
+            nnz: u64,
+            slice_rows: u32,
+            perm: *const u32,
+            row_of: *const u32,
+            vals: *const $t,
+            row16: *mut u16,
+            val: *mut $t,
+        ) {
             let mut k = index_1d_u64();
             while k < nnz {
                 // SAFETY: k < nnz, perm[k] < nnz.
@@ -56,7 +64,19 @@ macro_rules! scoo_kernels {
         /// `slice_rows` and inside the matrix, columns below `x`'s length; `y` holds `rows`;
         /// dynamic shared memory of `SCOO_LANES · slice_rows` values; a 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $scoo(rows: u64, slice_rows: u32, slices: u64, slice_ptr: *const u32, row16: *const u16, col: *const u32, val: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $scoo(
+            rows: u64,
+            slice_rows: u32,
+            slices: u64,
+            slice_ptr: *const u32,
+            row16: *const u16,
+            col: *const u32,
+            val: *const $t,
+            x: *const $t,
+            alpha: $t,
+            beta: $t,
+            y: *mut $t,
+        ) {
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
             let sh = SPMV_DYNAMIC::ptr() as *mut $t;

@@ -64,7 +64,16 @@ pub unsafe extern "ptx-kernel" fn svd_gram_f64(rows: u64, c: u32, k: u32, x: *co
 /// the same block with `c = k`; `coef` holds `c · k` (on the device); `1 ≤ c, k ≤ MAX_COLS`;
 /// `skip` null or one value; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn svd_mul_f64(rows: u64, c: u32, k: u32, x: *const f64, coef: *const f64, accumulate: u32, y: *mut f64, skip: *const f64) {
+pub unsafe extern "ptx-kernel" fn svd_mul_f64(
+    rows: u64,
+    c: u32,
+    k: u32,
+    x: *const f64,
+    coef: *const f64,
+    accumulate: u32,
+    y: *mut f64,
+    skip: *const f64,
+) {
     // SAFETY: the caller's pointer; the flag is the same for the whole grid.
     if unsafe { skipped(skip) } {
         return;

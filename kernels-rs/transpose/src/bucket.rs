@@ -103,7 +103,18 @@ unsafe fn block_lower_bound(keys: *const u32, len: u64, shift: u32, target: u64)
 /// `pre > 0` the column pointer of these keys.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn bucket_pass<V: Copy + Default>(keys: *const u32, rows: *const u32, vals: *const V, nnz: u64, n: u64, pre: u32, low: u32, colptr: *mut u32, out_rows: *mut u32, out_vals: *mut V) {
+pub unsafe fn bucket_pass<V: Copy + Default>(
+    keys: *const u32,
+    rows: *const u32,
+    vals: *const V,
+    nnz: u64,
+    n: u64,
+    pre: u32,
+    low: u32,
+    colptr: *mut u32,
+    out_rows: *mut u32,
+    out_vals: *mut V,
+) {
     let (b, tid, lane) = (block_idx_x() as u64, thread_idx_x(), lane_id());
     let warp = (tid / 32) as usize;
     let (wh, cursor) = (BK_WARP::ptr(), BK_CURSOR::ptr());

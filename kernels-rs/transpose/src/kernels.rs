@@ -1,7 +1,7 @@
 //! Kernels of PTX module `transpose`.
 use gpu_device::mem::{ldg, ldg_u32, ldg_u32x4, stg};
-use gpu_device::{atomic, warp};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
+use gpu_device::{atomic, warp};
 
 use crate::bucket::bucket_pass;
 use crate::index64::{chunk_ptr, chunk_rows, entry_hashes, gen_col, gen_ptr};
@@ -100,7 +100,8 @@ macro_rules! move_kernels {
                 unsafe {
                     let c = ldg_u32(cols.add(j as usize)) as u64;
                     let p = j / chunk;
-                    let at = scatter_slot(ldg_u32(colptr.add(c as usize)), ldg_u32(inter.add((p * n + c) as usize)), ldg_u32(intra.add(j as usize))) as usize;
+                    let at = scatter_slot(ldg_u32(colptr.add(c as usize)), ldg_u32(inter.add((p * n + c) as usize)), ldg_u32(intra.add(j as usize)))
+                        as usize;
                     *out_rows.add(at) = ldg_u32(rows.add(j as usize));
                     if !vals.is_null() {
                         *out_vals.add(at) = *vals.add(j as usize);
@@ -117,7 +118,14 @@ macro_rules! move_kernels {
         /// `perm`, `rows`, `out_rows` (and `vals`, `out_vals` when used) hold `nnz` items;
         /// `perm` is a permutation of `0..nnz`. Any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $gather(nnz: u64, perm: *const u32, rows: *const u32, vals: *const $t, out_rows: *mut u32, out_vals: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $gather(
+            nnz: u64,
+            perm: *const u32,
+            rows: *const u32,
+            vals: *const $t,
+            out_rows: *mut u32,
+            out_vals: *mut $t,
+        ) {
             let mut k = index_1d_u64();
             while k < nnz {
                 // SAFETY: k < nnz and perm[k] < nnz.
@@ -141,7 +149,18 @@ macro_rules! bucket_kernel {
         /// # Safety
         /// As [`bucket_pass`].
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(keys: *const u32, rows: *const u32, vals: *const $t, nnz: u64, n: u64, pre: u32, low: u32, colptr: *mut u32, out_rows: *mut u32, out_vals: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $name(
+            keys: *const u32,
+            rows: *const u32,
+            vals: *const $t,
+            nnz: u64,
+            n: u64,
+            pre: u32,
+            low: u32,
+            colptr: *mut u32,
+            out_rows: *mut u32,
+            out_vals: *mut $t,
+        ) {
             // SAFETY: the caller's contract.
             unsafe { bucket_pass(keys, rows, vals, nnz, n, pre, low, colptr, out_rows, out_vals) }
         }
@@ -162,7 +181,18 @@ macro_rules! symmetric_kernel {
         /// `out_idx` (and `out_vals`, `vals` when used) `nnz`; `bad` [`SYM_FLAG_WORDS`] words, zeroed.
         /// Any 1-D grid of whole warps.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(n: u64, nnz: u64, ptr: *const u32, idx: *const u32, rows: *const u32, vals: *const $t, out_ptr: *mut u32, out_idx: *mut u32, out_vals: *mut $t, bad: *mut u32) {
+        pub unsafe extern "ptx-kernel" fn $name(
+            n: u64,
+            nnz: u64,
+            ptr: *const u32,
+            idx: *const u32,
+            rows: *const u32,
+            vals: *const $t,
+            out_ptr: *mut u32,
+            out_idx: *mut u32,
+            out_vals: *mut $t,
+            bad: *mut u32,
+        ) {
             let end = nnz.max(n + 1);
             let lane = warp::lane_id() as usize;
             // Warps poll different copies of the flag (one word polled by every warp cost 77 µs,
@@ -405,7 +435,17 @@ macro_rules! place_kernel {
         /// `n + 1` words with `cp[col[k]] <= k`; every destination is below the length of
         /// `out_rows` (and `out_vals`), and distinct. Any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(nnz: u64, col: *const u32, cp: *const u32, cursor: *const u64, rows: *const u32, r0: u32, vals: *const $t, out_rows: *mut u32, out_vals: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $name(
+            nnz: u64,
+            col: *const u32,
+            cp: *const u32,
+            cursor: *const u64,
+            rows: *const u32,
+            r0: u32,
+            vals: *const $t,
+            out_rows: *mut u32,
+            out_vals: *mut $t,
+        ) {
             let mut k = index_1d_u64();
             while k < nnz {
                 // SAFETY: the contract: k < nnz, col[k] < n, each destination in bounds.

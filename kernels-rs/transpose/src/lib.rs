@@ -111,7 +111,13 @@ pub const PARTITION_MAX_BITS: u32 = 9;
 /// assert_eq!(bucket_plan(0, 9), (0, 0, 0));
 /// ```
 pub const fn bucket_plan(bits: u32, hi: u32) -> (u32, u32, u32) {
-    let hi = if hi == 0 { 1 } else if hi > PARTITION_MAX_BITS { PARTITION_MAX_BITS } else { hi };
+    let hi = if hi == 0 {
+        1
+    } else if hi > PARTITION_MAX_BITS {
+        PARTITION_MAX_BITS
+    } else {
+        hi
+    };
     if bits <= hi {
         return (0, bits, 0);
     }
@@ -159,7 +165,13 @@ pub mod index64 {
     /// Entry `i` of a chunk's 32-bit row pointer: `ptr(r0 + i)` clamped to `k0..=k1`, less
     /// `k0` (rows cut by the chunk's ends keep only their part inside it).
     pub const fn chunk_ptr(p: u64, k0: u64, k1: u64) -> u32 {
-        let c = if p < k0 { k0 } else if p > k1 { k1 } else { p };
+        let c = if p < k0 {
+            k0
+        } else if p > k1 {
+            k1
+        } else {
+            p
+        };
         (c - k0) as u32
     }
 
@@ -225,7 +237,11 @@ pub const SYM_PROBE_ENTRIES: u64 = 32;
 /// ```
 #[inline(always)]
 pub const fn sym_probe_rows(n: u64) -> u64 {
-    if n < SYM_PROBE_ROWS { n } else { SYM_PROBE_ROWS }
+    if n < SYM_PROBE_ROWS {
+        n
+    } else {
+        SYM_PROBE_ROWS
+    }
 }
 
 /// The probe's `s`-th row (`s < sym_probe_rows(n)`, `n < 2^32`): `s · n / sym_probe_rows(n)`,

@@ -7,8 +7,8 @@ mod serial;
 
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use gpu_runtime::Gpu;
-use sptrans_matrix::device::DeviceCsr;
 use spmv_kernels::NT;
+use sptrans_matrix::device::DeviceCsr;
 
 pub use serial::RowBlocks;
 
@@ -42,7 +42,16 @@ impl DeviceRowBlocks {
         let (mut block_row, mut block_nz) = (gpu.alloc::<u32>(entries as usize)?, gpu.alloc::<u32>(entries as usize)?);
         // SAFETY: spmv_adaptive_write(rows, ptr, offset, block_row, block_nz): the scan of the
         // counts; both hold its total.
-        unsafe { k.adaptive_write.args(gpu.stream()).arg(&rows).arg(a.ptr()).arg(&offset).arg(&mut block_row).arg(&mut block_nz).launch(grid(gpu, rows + 1))? };
+        unsafe {
+            k.adaptive_write
+                .args(gpu.stream())
+                .arg(&rows)
+                .arg(a.ptr())
+                .arg(&offset)
+                .arg(&mut block_row)
+                .arg(&mut block_nz)
+                .launch(grid(gpu, rows + 1))?
+        };
         Ok(Self { entries: entries as u64, block_row, block_nz })
     }
 
@@ -69,7 +78,18 @@ impl DeviceRowBlocks {
     /// # Safety
     /// `ptr`/`idx`/`vals` that CSR; `x` holds `cols` values and `y` `rows`.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn apply<T: SpmvValue>(&self, gpu: &Gpu, k: &Kernels, ptr: u64, idx: u64, vals: u64, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+    pub(crate) unsafe fn apply<T: SpmvValue>(
+        &self,
+        gpu: &Gpu,
+        k: &Kernels,
+        ptr: u64,
+        idx: u64,
+        vals: u64,
+        alpha: T,
+        x: u64,
+        beta: T,
+        y: u64,
+    ) -> Result<()> {
         let blocks = self.blocks();
         if blocks == 0 {
             return Ok(());
@@ -83,7 +103,21 @@ impl DeviceRowBlocks {
         let cfg = gpu_runtime::grid_1d(blocks, NT, 1, u32::MAX);
         // SAFETY: spmv_adaptive_T(blocks, ptr, idx, vals, x, alpha, beta, y, block_row, block_nz)
         // after the split pass on the same stream; blocks of NT threads.
-        unsafe { k.adaptive.args(&stream).arg(&blocks).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).arg(&br).arg(&bz).launch(cfg)? };
+        unsafe {
+            k.adaptive
+                .args(&stream)
+                .arg(&blocks)
+                .arg(&ptr)
+                .arg(&idx)
+                .arg(&vals)
+                .arg(&x)
+                .arg(&alpha)
+                .arg(&beta)
+                .arg(&y)
+                .arg(&br)
+                .arg(&bz)
+                .launch(cfg)?
+        };
         Ok(())
     }
 }

@@ -1,6 +1,6 @@
 //! CSR-adaptive's row blocks on the host (the matrix itself is the CSR).
-use sptrans_matrix::Csr;
 use spmv_kernels::{adaptive_entries, ADAPTIVE_LONG};
+use sptrans_matrix::Csr;
 
 /// CSR-adaptive's row blocks: entry `i` starts at row `block_row[i]` and nonzero `block_nz[i]`;
 /// block `i` spans entries `i .. i + 1` (the last entry closes the last block). See

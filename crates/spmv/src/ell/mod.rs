@@ -8,8 +8,8 @@ use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use gpu_runtime::Gpu;
 use sptrans_matrix::device::DeviceCsr;
 
-pub use serial::{Ell, ELL_MAX_FILL};
 pub(crate) use serial::check_padding;
+pub use serial::{Ell, ELL_MAX_FILL};
 
 use crate::launch::{grid, Kernels};
 use crate::{convert, Result, SpmvValue};
@@ -50,7 +50,18 @@ impl<T: SpmvValue> DeviceEll<T> {
             // SAFETY: spmv_ell_fill_T(rows, width, ptr, idx, vals, col, val): a valid CSR whose
             // rows are at most `width` long or cut at it (the kernel reads k < min(len, width));
             // col and val hold rows · width slots.
-            unsafe { k.ell_fill.args(gpu.stream()).arg(&rows).arg(&width).arg(a.ptr()).arg(a.idx()).arg(vals).arg(&mut col).arg(&mut val).launch(grid(gpu, slots))? };
+            unsafe {
+                k.ell_fill
+                    .args(gpu.stream())
+                    .arg(&rows)
+                    .arg(&width)
+                    .arg(a.ptr())
+                    .arg(a.idx())
+                    .arg(vals)
+                    .arg(&mut col)
+                    .arg(&mut val)
+                    .launch(grid(gpu, slots))?
+            };
         }
         Ok(Self { rows, cols: a.cols(), width, col, val })
     }
@@ -71,7 +82,13 @@ impl<T: SpmvValue> DeviceEll<T> {
     /// Driver errors; [`crate::Error::Invalid`] would mean a conversion bug.
     pub fn download(&self, gpu: &Gpu) -> Result<Ell<T>> {
         let slots = (self.rows * self.width) as usize;
-        Ell::try_new(self.rows, self.cols, self.width, convert::download_prefix(gpu, &self.col, slots)?, convert::download_prefix(gpu, &self.val, slots)?)
+        Ell::try_new(
+            self.rows,
+            self.cols,
+            self.width,
+            convert::download_prefix(gpu, &self.col, slots)?,
+            convert::download_prefix(gpu, &self.val, slots)?,
+        )
     }
 
     /// `y = alpha · A · x + beta · y`.

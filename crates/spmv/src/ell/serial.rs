@@ -1,7 +1,7 @@
 //! ELL on the host: the type, its validating constructor, the twin conversion from CSR, the
 //! twin product and the footprint.
-use sptrans_matrix::Csr;
 use spmv_kernels::ELL_PAD;
+use sptrans_matrix::Csr;
 
 use crate::{invalid, Error, Result, SpmvValue};
 

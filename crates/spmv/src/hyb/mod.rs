@@ -91,7 +91,12 @@ impl<T: SpmvValue> DeviceHyb<T> {
     /// Driver errors.
     pub fn download(&self, gpu: &Gpu) -> Result<Hyb<T>> {
         let n = self.coo_len as usize;
-        Hyb::try_new(self.ell.download(gpu)?, convert::download_prefix(gpu, &self.coo_row, n)?, convert::download_prefix(gpu, &self.coo_col, n)?, convert::download_prefix(gpu, &self.coo_val, n)?)
+        Hyb::try_new(
+            self.ell.download(gpu)?,
+            convert::download_prefix(gpu, &self.coo_row, n)?,
+            convert::download_prefix(gpu, &self.coo_col, n)?,
+            convert::download_prefix(gpu, &self.coo_val, n)?,
+        )
     }
 
     /// `y = alpha · A · x + beta · y`.

@@ -66,7 +66,20 @@ impl<T: SpmvValue> DeviceJds<T> {
             let row_of = convert::rows_of(gpu, a)?;
             // SAFETY: spmv_jds_fill_T(nnz, ptr, row_of, inv, jd_ptr, idx, vals, col, val): the
             // CSR, its rows, the inverse sort and the diagonal pointers; col and val hold nnz.
-            unsafe { k.jds_fill.args(gpu.stream()).arg(&nnz).arg(a.ptr()).arg(&row_of).arg(&inv).arg(&jd_ptr).arg(a.idx()).arg(vals).arg(&mut col).arg(&mut val).launch(grid(gpu, nnz))? };
+            unsafe {
+                k.jds_fill
+                    .args(gpu.stream())
+                    .arg(&nnz)
+                    .arg(a.ptr())
+                    .arg(&row_of)
+                    .arg(&inv)
+                    .arg(&jd_ptr)
+                    .arg(a.idx())
+                    .arg(vals)
+                    .arg(&mut col)
+                    .arg(&mut val)
+                    .launch(grid(gpu, nnz))?
+            };
         }
         Ok(Self { rows, cols: a.cols(), diags: max as u64, nnz, perm, jd_ptr, col, val })
     }
@@ -88,7 +101,14 @@ impl<T: SpmvValue> DeviceJds<T> {
     pub fn download(&self, gpu: &Gpu) -> Result<Jds<T>> {
         let n = self.nnz as usize;
         let perm = convert::download_prefix(gpu, &self.perm, self.rows as usize)?;
-        Jds::try_new(self.rows, self.cols, perm, gpu.download(&self.jd_ptr)?, convert::download_prefix(gpu, &self.col, n)?, convert::download_prefix(gpu, &self.val, n)?)
+        Jds::try_new(
+            self.rows,
+            self.cols,
+            perm,
+            gpu.download(&self.jd_ptr)?,
+            convert::download_prefix(gpu, &self.col, n)?,
+            convert::download_prefix(gpu, &self.val, n)?,
+        )
     }
 
     /// `y = alpha · A · x + beta · y`.
@@ -107,7 +127,9 @@ impl<T: SpmvValue> DeviceJds<T> {
         let cfg = gpu_runtime::grid_1d(self.rows, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
         // SAFETY: spmv_jds_T(rows, diags, perm, jd_ptr, col, val, x, alpha, beta, y): a valid JDS
         // built from a valid CSR; x and y as the caller guarantees.
-        unsafe { k.jds.args(&stream).arg(&self.rows).arg(&self.diags).arg(&p).arg(&j).arg(&c).arg(&v).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)? };
+        unsafe {
+            k.jds.args(&stream).arg(&self.rows).arg(&self.diags).arg(&p).arg(&j).arg(&c).arg(&v).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)?
+        };
         Ok(())
     }
 }

@@ -7,11 +7,11 @@ mod serial;
 
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use gpu_runtime::Gpu;
-use sptrans_matrix::device::DeviceCsr;
 use spmv_kernels::{NT, SCOO_LANES};
+use sptrans_matrix::device::DeviceCsr;
 
-pub use serial::{slice_rows, Scoo};
 use serial::check_slice_rows;
+pub use serial::{slice_rows, Scoo};
 
 use crate::launch::{grid, Kernels};
 use crate::{convert, Result, SpmvValue};
@@ -49,7 +49,16 @@ impl<T: SpmvValue> DeviceScoo<T> {
         let slices = rows.div_ceil(s as u64);
         let mut slice_ptr = gpu.alloc::<u32>(slices as usize + 1)?;
         // SAFETY: spmv_scoo_slice_ptr(rows, s, slices, ptr, slice_ptr): slice_ptr holds slices + 1.
-        unsafe { k.scoo_slice_ptr.args(gpu.stream()).arg(&rows).arg(&(s as u64)).arg(&slices).arg(a.ptr()).arg(&mut slice_ptr).launch(grid(gpu, slices + 1))? };
+        unsafe {
+            k.scoo_slice_ptr
+                .args(gpu.stream())
+                .arg(&rows)
+                .arg(&(s as u64))
+                .arg(&slices)
+                .arg(a.ptr())
+                .arg(&mut slice_ptr)
+                .launch(grid(gpu, slices + 1))?
+        };
         let n = nnz.max(1) as usize;
         let mut col = gpu.alloc::<u32>(n)?;
         let (mut row, mut val) = (gpu.alloc::<u16>(n)?, gpu.alloc::<T>(n)?);
@@ -60,7 +69,18 @@ impl<T: SpmvValue> DeviceScoo<T> {
             let row_of = convert::rows_of(gpu, a)?;
             // SAFETY: spmv_scoo_gather_T(nnz, s, perm, row_of, vals, row, val): perm a
             // permutation of 0..nnz (sorted with the columns); every array holds nnz.
-            unsafe { k.scoo_gather.args(gpu.stream()).arg(&nnz).arg(&s).arg(&perm).arg(&row_of).arg(vals).arg(&mut row).arg(&mut val).launch(grid(gpu, nnz))? };
+            unsafe {
+                k.scoo_gather
+                    .args(gpu.stream())
+                    .arg(&nnz)
+                    .arg(&s)
+                    .arg(&perm)
+                    .arg(&row_of)
+                    .arg(vals)
+                    .arg(&mut row)
+                    .arg(&mut val)
+                    .launch(grid(gpu, nnz))?
+            };
         }
         Ok(Self { rows, cols: a.cols(), nnz, slice_rows: s, slice_ptr, row, col, val })
     }
@@ -81,7 +101,11 @@ impl<T: SpmvValue> DeviceScoo<T> {
     /// Driver errors.
     pub fn download(&self, gpu: &Gpu) -> Result<Scoo<T>> {
         let n = self.nnz as usize;
-        let (row, col, val) = (convert::download_prefix(gpu, &self.row, n)?, convert::download_prefix(gpu, &self.col, n)?, convert::download_prefix(gpu, &self.val, n)?);
+        let (row, col, val) = (
+            convert::download_prefix(gpu, &self.row, n)?,
+            convert::download_prefix(gpu, &self.col, n)?,
+            convert::download_prefix(gpu, &self.val, n)?,
+        );
         Scoo::try_new(self.rows, self.cols, self.slice_rows, gpu.download(&self.slice_ptr)?, row, col, val)
     }
 
@@ -104,7 +128,22 @@ impl<T: SpmvValue> DeviceScoo<T> {
         // SAFETY: spmv_scoo_T(rows, slice_rows, slices, slice_ptr, row, col, val, x, alpha, beta,
         // y): a valid SCOO built from a valid CSR; dynamic shared memory of SCOO_LANES ·
         // slice_rows values (at most 32 KiB); x and y as the caller guarantees.
-        unsafe { k.scoo.args(&stream).arg(&self.rows).arg(&self.slice_rows).arg(&slices).arg(&sp).arg(&r).arg(&c).arg(&v).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)? };
+        unsafe {
+            k.scoo
+                .args(&stream)
+                .arg(&self.rows)
+                .arg(&self.slice_rows)
+                .arg(&slices)
+                .arg(&sp)
+                .arg(&r)
+                .arg(&c)
+                .arg(&v)
+                .arg(&x)
+                .arg(&alpha)
+                .arg(&beta)
+                .arg(&y)
+                .launch(cfg)?
+        };
         Ok(())
     }
 }

@@ -1,6 +1,6 @@
 //! Sliced COO (SCOO) on the host.
-use sptrans_matrix::Csr;
 use spmv_kernels::SCOO_MAX_SLICE_ROWS;
+use sptrans_matrix::Csr;
 
 use crate::{invalid, Result, SpmvValue};
 
@@ -53,8 +53,16 @@ impl<T: SpmvValue> Scoo<T> {
     pub fn try_new(rows: u64, cols: u64, slice_rows: u32, slice_ptr: Vec<u32>, row: Vec<u16>, col: Vec<u32>, val: Vec<T>) -> Result<Self> {
         check_slice_rows(slice_rows)?;
         let slices = rows.div_ceil(slice_rows as u64);
-        if slice_ptr.len() as u64 != slices + 1 || slice_ptr[0] != 0 || *slice_ptr.last().unwrap_or(&0) as usize != col.len() || row.len() != col.len() || val.len() != col.len() {
-            return Err(invalid("scoo", format!("{} slice pointers for {slices} slices, {} rows / {} columns / {} values", slice_ptr.len(), row.len(), col.len(), val.len())));
+        if slice_ptr.len() as u64 != slices + 1
+            || slice_ptr[0] != 0
+            || *slice_ptr.last().unwrap_or(&0) as usize != col.len()
+            || row.len() != col.len()
+            || val.len() != col.len()
+        {
+            return Err(invalid(
+                "scoo",
+                format!("{} slice pointers for {slices} slices, {} rows / {} columns / {} values", slice_ptr.len(), row.len(), col.len(), val.len()),
+            ));
         }
         for (s, w) in slice_ptr.windows(2).enumerate() {
             if w[1] < w[0] {

@@ -27,4 +27,3 @@ pub fn generated<T: Value>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, 
     }
     out
 }
-
