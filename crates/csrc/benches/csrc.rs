@@ -22,7 +22,7 @@ use gpu_runtime::{Gpu, GpuTimer};
 use gpu_spmv::{Format, Spmv};
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::{gen, Csr};
+use sptrans_matrix::{generate, Csr};
 
 const KS: [usize; 5] = [1, 2, 4, 8, 16];
 
@@ -32,16 +32,16 @@ type Maker = (&'static str, Box<dyn Fn() -> Csr<u32, f64>>);
 fn suite(quick: bool) -> Vec<Maker> {
     if quick {
         return vec![
-            ("tall 20k x 64, 10/row", Box::new(|| gen::tall_skinny(20_000, 64, 10, 1).expect("gen"))),
-            ("wide 3k x 50k", Box::new(|| gen::uniform(3_000, 50_000, 200_000, 2).expect("gen"))),
+            ("tall 20k x 64, 10/row", Box::new(|| generate::tall_skinny(20_000, 64, 10, 1).expect("gen"))),
+            ("wide 3k x 50k", Box::new(|| generate::uniform(3_000, 50_000, 200_000, 2).expect("gen"))),
         ];
     }
     vec![
-        ("tall 1M x 64, 10/row", Box::new(|| gen::tall_skinny(1_000_000, 64, 10, 1).expect("gen"))),
-        ("tall 1M x 4284, 11/row", Box::new(|| gen::tall_skinny(1_000_000, 4284, 11, 2).expect("gen"))),
-        ("tall 2M x 100k, 4/row", Box::new(|| gen::tall_skinny(2_000_000, 100_000, 4, 3).expect("gen"))),
-        ("rail4284-like 1.09M x 4284, 11.3M", Box::new(|| gen::uniform(1_092_610, 4284, 11_279_748, 4).expect("gen"))),
-        ("12month1-like 873k x 12471, 22.6M", Box::new(|| gen::uniform(872_622, 12_471, 22_624_727, 5).expect("gen"))),
+        ("tall 1M x 64, 10/row", Box::new(|| generate::tall_skinny(1_000_000, 64, 10, 1).expect("gen"))),
+        ("tall 1M x 4284, 11/row", Box::new(|| generate::tall_skinny(1_000_000, 4284, 11, 2).expect("gen"))),
+        ("tall 2M x 100k, 4/row", Box::new(|| generate::tall_skinny(2_000_000, 100_000, 4, 3).expect("gen"))),
+        ("rail4284-like 1.09M x 4284, 11.3M", Box::new(|| generate::uniform(1_092_610, 4284, 11_279_748, 4).expect("gen"))),
+        ("12month1-like 873k x 12471, 22.6M", Box::new(|| generate::uniform(872_622, 12_471, 22_624_727, 5).expect("gen"))),
     ]
 }
 

@@ -3,15 +3,15 @@
 //! `ncu --kernel-name regex:csrc_ --launch-skip 4 --launch-count 4 target/release/examples/csrc_profile 4284 16`
 use gpu_csrc::{DeviceCsrc, Op, Products};
 use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::gen;
+use sptrans_matrix::generate;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let k: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(4);
     let a = match args.get(1).map(String::as_str).unwrap_or("4284") {
-        "64" => gen::tall_skinny::<f64>(1_000_000, 64, 10, 1)?,
-        "100k" => gen::tall_skinny::<f64>(2_000_000, 100_000, 4, 3)?,
-        _ => gen::tall_skinny::<f64>(1_000_000, 4284, 11, 2)?,
+        "64" => generate::tall_skinny::<f64>(1_000_000, 64, 10, 1)?,
+        "100k" => generate::tall_skinny::<f64>(2_000_000, 100_000, 4, 3)?,
+        _ => generate::tall_skinny::<f64>(1_000_000, 4284, 11, 2)?,
     };
     let gpu = gpu_csrc::Gpu::first()?;
     let mut c = DeviceCsrc::from_csr(&gpu, &DeviceCsr::upload(&gpu, &a)?)?;

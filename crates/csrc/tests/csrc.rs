@@ -11,7 +11,7 @@ use gpu_testkit::{gpu_test, max_len, rng, Gpu, POISON_BYTE};
 use rand::rngs::StdRng;
 use rand::Rng;
 use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::{gen, Csr};
+use sptrans_matrix::{generate, Csr};
 
 fn matrices<T: SpmvValue>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T>)> {
     let s: u64 = r.random();
@@ -20,16 +20,16 @@ fn matrices<T: SpmvValue>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T
     let n = r.random_range(1..=scale.max(2));
     let nnz = r.random_range(0..=(m * n).min(8 * scale));
     let mut out: Vec<(String, Csr<u32, T>)> = vec![
-        (format!("uniform {m}x{n} {nnz}"), gen::uniform(m, n, nnz, s)),
-        (format!("uniform wide {n}x{m}"), gen::uniform(n.min(m), m.max(n) + 3, nnz, s ^ 1)),
-        (format!("tall-skinny {}x{}", 4 * scale, n.min(64)), gen::tall_skinny(4 * scale, n.min(64), n.min(64).min(10), s)),
+        (format!("uniform {m}x{n} {nnz}"), generate::uniform(m, n, nnz, s)),
+        (format!("uniform wide {n}x{m}"), generate::uniform(n.min(m), m.max(n) + 3, nnz, s ^ 1)),
+        (format!("tall-skinny {}x{}", 4 * scale, n.min(64)), generate::tall_skinny(4 * scale, n.min(64), n.min(64).min(10), s)),
         (
             format!("rmat {}", (scale as f64).sqrt() as u64 + 4),
-            gen::rmat(((scale as f64).sqrt() as u64 + 1).ilog2() + 4, 4 * scale, 0.57, 0.19, 0.19, s),
+            generate::rmat(((scale as f64).sqrt() as u64 + 1).ilog2() + 4, 4 * scale, 0.57, 0.19, 0.19, s),
         ),
-        (format!("laplacian2d {}", (scale as f64).sqrt() as u64 + 1), gen::laplacian_2d((scale as f64).sqrt() as u64 + 1)),
-        (format!("dense col {m}x{n}"), gen::dense_col(m, n, nnz.max(m), s)),
-        (format!("dense row {m}x{n}"), gen::dense_row(m, n, nnz.max(n), s)),
+        (format!("laplacian2d {}", (scale as f64).sqrt() as u64 + 1), generate::laplacian_2d((scale as f64).sqrt() as u64 + 1)),
+        (format!("dense col {m}x{n}"), generate::dense_col(m, n, nnz.max(m), s)),
+        (format!("dense row {m}x{n}"), generate::dense_row(m, n, nnz.max(n), s)),
     ]
     .into_iter()
     .filter_map(|(name, a)| a.ok().map(|a| (name, a)))
@@ -150,7 +150,7 @@ gpu_test!(fn every_product_matches_the_twin_f32(gpu) {
 
 gpu_test!(fn nan_and_infinity_propagate(gpu) {
     let (mut r, _seed) = rng();
-    let a = gen::tall_skinny::<f64>(3000, 50, 8, 5).unwrap();
+    let a = generate::tall_skinny::<f64>(3000, 50, 8, 5).unwrap();
     let mut c = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
     for op in [Op::NoTranspose, Op::Transpose] {
         let (xn, on) = lens(&a, op);
@@ -162,7 +162,7 @@ gpu_test!(fn nan_and_infinity_propagate(gpu) {
 });
 
 gpu_test!(fn errors_are_values(gpu) {
-    let a = gen::uniform::<f64>(300, 20, 1000, 1).unwrap();
+    let a = generate::uniform::<f64>(300, 20, 1000, 1).unwrap();
     let mut c = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
     let (x, mut y) = (gpu.alloc::<f64>(20).unwrap(), gpu.alloc::<f64>(300).unwrap());
     assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &x, 0, 0.0, &mut y), Err(Error::BadVectorCount { k: 0 })));

@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use sptrans_matrix::{gen, mm};
+use sptrans_matrix::{generate, mm};
 
 fn bench(c: &mut Criterion) {
     let path = std::env::temp_dir().join("sptrans-bench-100mb.mtx");
     if !path.exists() {
-        let a = gen::uniform::<f64>(1_000_000, 1_000_000, 4_000_000, 42).expect("generate");
+        let a = generate::uniform::<f64>(1_000_000, 1_000_000, 4_000_000, 42).expect("generate");
         let f = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
         mm::write_csr(f, &a).expect("write");
     }

@@ -4,7 +4,7 @@
 pub mod device;
 pub mod device64;
 mod formats;
-pub mod gen;
+pub mod generate;
 pub mod mm;
 mod value;
 

@@ -3,20 +3,20 @@
 //! arrays narrowed on the GPU or refused with the position.
 use gpu_testkit::gpu_test;
 use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::{gen, Csr};
+use sptrans_matrix::{generate, Csr};
 
 gpu_test!(fn device_csr_round_trips(gpu) {
-    let a = gen::uniform::<f64>(3000, 2000, 100_000, 1).unwrap();
+    let a = generate::uniform::<f64>(3000, 2000, 100_000, 1).unwrap();
     assert_eq!(DeviceCsr::upload(gpu, &a).unwrap().download(gpu).unwrap(), a);
-    let b = gen::rmat::<f32>(14, 200_000, 0.57, 0.19, 0.19, 2).unwrap();
+    let b = generate::rmat::<f32>(14, 200_000, 0.57, 0.19, 0.19, 2).unwrap();
     assert_eq!(DeviceCsr::upload(gpu, &b).unwrap().download(gpu).unwrap(), b);
-    let c = gen::laplacian_3d::<i64>(20).unwrap();
+    let c = generate::laplacian_3d::<i64>(20).unwrap();
     assert_eq!(DeviceCsr::upload(gpu, &c).unwrap().download(gpu).unwrap(), c);
     for (m, n) in [(0u64, 0u64), (0, 7), (7, 0)] {
         let e = Csr::<u32, i32>::try_new(m, n, vec![0; m as usize + 1], vec![], vec![]).unwrap();
         assert_eq!(DeviceCsr::upload(gpu, &e).unwrap().download(gpu).unwrap(), e);
     }
-    let p = gen::uniform::<()>(500, 500, 5000, 3).unwrap();
+    let p = generate::uniform::<()>(500, 500, 5000, 3).unwrap();
     let d = DeviceCsr::upload_pattern(gpu, &p).unwrap();
     assert!(d.vals().is_none());
     assert_eq!(gpu.download(d.ptr()).unwrap(), p.ptr());
@@ -31,7 +31,7 @@ gpu_test!(fn signed_index_arrays_narrow_on_the_gpu_or_name_the_bad_position(gpu)
     use sptrans_matrix::Error;
     let (mut r, _g) = gpu_testkit::rng();
     for scale in [1u64, 33, 1000, 100_000] {
-        let a = gen::uniform::<f32>(scale, scale + 3, 3 * scale, r.random()).unwrap();
+        let a = generate::uniform::<f32>(scale, scale + 3, 3 * scale, r.random()).unwrap();
         let (p64, i64s): (Vec<i64>, Vec<i64>) = (a.ptr().iter().map(|&x| x as i64).collect(), a.idx().iter().map(|&x| x as i64).collect());
         let vals = || Some(gpu.upload(a.vals()).unwrap());
         let d = DeviceCsr::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&p64).unwrap(), &gpu.upload(&i64s).unwrap(), vals()).unwrap();
@@ -68,7 +68,7 @@ gpu_test!(fn device_csr64_round_trips_and_validates_int64_arrays(gpu) {
     use sptrans_matrix::Error;
     let (mut r, _g) = gpu_testkit::rng();
     for scale in [1u64, 33, 1000, 100_000] {
-        let a32 = gen::uniform::<f32>(scale, scale + 3, 3 * scale, r.random()).unwrap();
+        let a32 = generate::uniform::<f32>(scale, scale + 3, 3 * scale, r.random()).unwrap();
         let a = Csr::<u64, f32>::try_from_indices(a32.rows(), a32.cols(), a32.ptr(), a32.idx(), a32.vals().to_vec()).unwrap();
         assert_eq!(DeviceCsr64::upload(gpu, &a).unwrap().download(gpu).unwrap(), a, "upload scale {scale}");
         let p64: Vec<i64> = a.ptr().iter().map(|&x| x as i64).collect();

@@ -4,7 +4,7 @@
 //! of bit patterns with NaN; generator parameters validated.
 use std::io::{Read, Write};
 
-use sptrans_matrix::{gen, mm, Csr, Error};
+use sptrans_matrix::{generate, mm, Csr, Error};
 
 /// Delivers at most one byte per `read`, as a slow pipe may.
 struct Trickle(Vec<u8>, usize);
@@ -91,10 +91,10 @@ fn floats_are_written_short_and_read_back_exactly() {
 #[test]
 fn generator_parameters_are_checked() {
     for (a, b, c) in [(1.5, 0.1, 0.1), (-0.1, 0.1, 0.1), (0.6, 0.3, 0.3), (f64::NAN, 0.1, 0.1)] {
-        assert!(matches!(gen::rmat::<f64>(5, 100, a, b, c, 1), Err(Error::InvalidParameter { .. })), "{a} {b} {c}");
+        assert!(matches!(generate::rmat::<f64>(5, 100, a, b, c, 1), Err(Error::InvalidParameter { .. })), "{a} {b} {c}");
     }
-    let e = gen::rmat::<f64>(64, 10, 0.57, 0.19, 0.19, 1).unwrap_err().to_string();
+    let e = generate::rmat::<f64>(64, 10, 0.57, 0.19, 0.19, 1).unwrap_err().to_string();
     assert!(e.contains("64") && !e.contains("9223372036854775808"), "{e}");
-    assert!(matches!(gen::tall_skinny::<f64>(10, 3, 4, 1), Err(Error::InvalidParameter { what: "per_row", .. })));
-    assert_eq!(gen::tall_skinny::<f64>(10, 3, 3, 1).unwrap().nnz(), 30);
+    assert!(matches!(generate::tall_skinny::<f64>(10, 3, 4, 1), Err(Error::InvalidParameter { what: "per_row", .. })));
+    assert_eq!(generate::tall_skinny::<f64>(10, 3, 3, 1).unwrap().nnz(), 30);
 }

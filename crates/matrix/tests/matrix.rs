@@ -2,7 +2,7 @@
 //! generators (shape, nnz, determinism, distributions), and the real matrices of `../shared`.
 
 use sptrans_matrix::num_complex::{Complex32, Complex64};
-use sptrans_matrix::{gen, mm, Coo, Csr, Error, Value};
+use sptrans_matrix::{generate, mm, Coo, Csr, Error, Value};
 
 #[test]
 fn constructor_errors() {
@@ -60,12 +60,12 @@ fn round_trip<T: Value>(a: &Csr<u32, T>) {
 
 #[test]
 fn write_read_round_trips_bit_identical() {
-    round_trip(&gen::uniform::<f64>(50, 70, 600, 1).unwrap());
-    round_trip(&gen::uniform::<f32>(70, 50, 600, 2).unwrap());
-    round_trip(&gen::uniform::<i64>(10, 10, 30, 3).unwrap());
-    round_trip(&gen::uniform::<i32>(10, 10, 30, 3).unwrap());
-    round_trip(&gen::uniform::<()>(40, 10, 100, 4).unwrap());
-    let c = gen::uniform::<f64>(9, 9, 20, 5).unwrap();
+    round_trip(&generate::uniform::<f64>(50, 70, 600, 1).unwrap());
+    round_trip(&generate::uniform::<f32>(70, 50, 600, 2).unwrap());
+    round_trip(&generate::uniform::<i64>(10, 10, 30, 3).unwrap());
+    round_trip(&generate::uniform::<i32>(10, 10, 30, 3).unwrap());
+    round_trip(&generate::uniform::<()>(40, 10, 100, 4).unwrap());
+    let c = generate::uniform::<f64>(9, 9, 20, 5).unwrap();
     let (m, n, p, i, v) = c.into_parts();
     round_trip(&Csr::try_new(m, n, p.clone(), i.clone(), v.iter().map(|&x| Complex64::new(x, -x / 3.0)).collect()).unwrap());
     round_trip(&Csr::try_new(m, n, p, i, v.iter().map(|&x| Complex32::new(x as f32, 1e-30)).collect()).unwrap());
@@ -120,31 +120,31 @@ fn errors_name_the_line() {
 
 #[test]
 fn generators_are_deterministic_with_the_stated_shapes() {
-    let a = gen::uniform::<f64>(1000, 700, 50_000, 9).unwrap();
+    let a = generate::uniform::<f64>(1000, 700, 50_000, 9).unwrap();
     assert_eq!((a.rows(), a.cols(), a.nnz()), (1000, 700, 50_000));
     assert!(a.is_sorted_unique());
-    assert_eq!(a, gen::uniform::<f64>(1000, 700, 50_000, 9).unwrap());
-    assert_ne!(a, gen::uniform::<f64>(1000, 700, 50_000, 10).unwrap());
-    let dense = gen::uniform::<f32>(30, 20, 590, 1).unwrap(); // complement sampling path
+    assert_eq!(a, generate::uniform::<f64>(1000, 700, 50_000, 9).unwrap());
+    assert_ne!(a, generate::uniform::<f64>(1000, 700, 50_000, 10).unwrap());
+    let dense = generate::uniform::<f32>(30, 20, 590, 1).unwrap(); // complement sampling path
     assert_eq!(dense.nnz(), 590);
-    assert_eq!(gen::uniform::<f32>(3, 3, 100, 1).unwrap().nnz(), 9);
-    let r = gen::rmat::<f32>(12, 40_000, 0.57, 0.19, 0.19, 3).unwrap();
+    assert_eq!(generate::uniform::<f32>(3, 3, 100, 1).unwrap().nnz(), 9);
+    let r = generate::rmat::<f32>(12, 40_000, 0.57, 0.19, 0.19, 3).unwrap();
     assert!(r.rows() == 4096 && r.nnz() > 20_000 && r.nnz() <= 40_000 && r.is_sorted_unique());
     let row0 = r.ptr()[1] - r.ptr()[0];
     assert!(row0 as u64 > r.nnz() / 100, "R-MAT concentrates edges on low vertices ({row0})");
-    let l2 = gen::laplacian_2d::<f64>(10).unwrap();
+    let l2 = generate::laplacian_2d::<f64>(10).unwrap();
     assert_eq!((l2.rows(), l2.nnz()), (100, 100 + 4 * 90));
     assert_eq!(l2.transpose(), l2, "symmetric");
-    let l3 = gen::laplacian_3d::<f64>(10).unwrap();
+    let l3 = generate::laplacian_3d::<f64>(10).unwrap();
     assert_eq!((l3.rows(), l3.nnz()), (1000, 1000 + 6 * 900));
     assert_eq!(l3.get(0, 0), Some(6.0));
-    let b = gen::banded::<f64>(100, 2, 3, 1).unwrap();
+    let b = generate::banded::<f64>(100, 2, 3, 1).unwrap();
     assert_eq!(b.nnz(), 100 * 6 - (1 + 2) - (1 + 2 + 3));
-    let t = gen::tall_skinny::<f64>(10_000, 16, 4, 1).unwrap();
+    let t = generate::tall_skinny::<f64>(10_000, 16, 4, 1).unwrap();
     assert_eq!((t.rows(), t.cols(), t.nnz()), (10_000, 16, 40_000));
-    let dr = gen::dense_row::<f64>(1000, 2000, 5000, 1).unwrap();
+    let dr = generate::dense_row::<f64>(1000, 2000, 5000, 1).unwrap();
     assert_eq!(dr.ptr()[501] - dr.ptr()[500], 2000);
-    let dc = gen::dense_col::<f64>(1000, 2000, 5000, 1).unwrap().transpose();
+    let dc = generate::dense_col::<f64>(1000, 2000, 5000, 1).unwrap().transpose();
     assert_eq!(dc.ptr()[1001] - dc.ptr()[1000], 1000);
 }
 
@@ -201,7 +201,7 @@ impl std::io::Read for Trickle<'_> {
 
 #[test]
 fn streaming_reads_equal_whole_buffer_reads() {
-    let a = gen::rmat::<f64>(10, 20_000, 0.57, 0.19, 0.19, 3).unwrap();
+    let a = generate::rmat::<f64>(10, 20_000, 0.57, 0.19, 0.19, 3).unwrap();
     let mut text = Vec::new();
     mm::write_csr(&mut text, &a).unwrap();
     text.extend_from_slice(b"% trailing comment without newline");

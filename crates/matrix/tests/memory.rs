@@ -3,7 +3,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
-use sptrans_matrix::{gen, mm, Csr};
+use sptrans_matrix::{generate, mm, Csr};
 
 struct Counting;
 static NOW: AtomicUsize = AtomicUsize::new(0);
@@ -53,7 +53,7 @@ fn peak_of<R>(f: impl FnOnce() -> R) -> (R, usize) {
 fn reading_peaks_below_twice_the_result() {
     let dir = std::env::temp_dir().join(format!("sptrans-mem-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let a = gen::uniform::<f64>(300_000, 200_000, 2_000_000, 5).unwrap();
+    let a = generate::uniform::<f64>(300_000, 200_000, 2_000_000, 5).unwrap();
     let plain = dir.join("a.mtx");
     mm::write_csr(std::io::BufWriter::new(std::fs::File::create(&plain).unwrap()), &a).unwrap();
     // Rows in reverse order: the in-place permutation has real cycles to follow.

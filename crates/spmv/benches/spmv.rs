@@ -8,7 +8,7 @@
 use gpu_runtime::{Gpu, GpuTimer};
 use gpu_spmv::{Format, Spmv};
 use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::{gen, mm, Csr};
+use sptrans_matrix::{generate, mm, Csr};
 
 fn main() {
     let gpu = match Gpu::first() {
@@ -20,9 +20,9 @@ fn main() {
     let mats: Vec<(String, Csr<u32, f64>)> = match std::env::var("SPTRANS_SPMV_FILES") {
         Ok(list) => list.split(',').map(|p| (p.rsplit('/').next().unwrap_or(p).to_string(), mm::read_csr::<f64>(p).expect("read"))).collect(),
         Err(_) => vec![
-            ("uniform 100k x 100k, 10M".into(), gen::uniform(100_000, 100_000, 10_000_000, 1).expect("gen")),
-            ("rmat 2^20, 8M edges".into(), gen::rmat(20, 8_000_000, 0.57, 0.19, 0.19, 4).expect("gen")),
-            ("laplacian3d 100^3".into(), gen::laplacian_3d(100).expect("gen")),
+            ("uniform 100k x 100k, 10M".into(), generate::uniform(100_000, 100_000, 10_000_000, 1).expect("gen")),
+            ("rmat 2^20, 8M edges".into(), generate::rmat(20, 8_000_000, 0.57, 0.19, 0.19, 4).expect("gen")),
+            ("laplacian3d 100^3".into(), generate::laplacian_3d(100).expect("gen")),
         ],
     };
     let timer = GpuTimer::new(&gpu).expect("events");

@@ -14,7 +14,7 @@ use gpu_testkit::{gpu_test, max_len, rng, Gpu, POISON_BYTE};
 use rand::rngs::StdRng;
 use rand::Rng;
 use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::{gen, Csr};
+use sptrans_matrix::{generate, Csr};
 
 fn matrices<T: SpmvValue>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T>)> {
     let s: u64 = r.random();
@@ -22,14 +22,14 @@ fn matrices<T: SpmvValue>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T
     let nnz = r.random_range(0..=(m * n).min(8 * scale));
     let k = (scale as f64).sqrt() as u64 + 1;
     let mut out: Vec<(String, Csr<u32, T>)> = vec![
-        (format!("uniform {m}x{n} {nnz}"), gen::uniform(m, n, nnz, s)),
-        (format!("rmat {}", k.ilog2() + 4), gen::rmat(k.ilog2() + 4, 4 * scale, 0.57, 0.19, 0.19, s)),
-        (format!("laplacian2d {k}"), gen::laplacian_2d(k)),
-        (format!("laplacian3d {}", k.min(30)), gen::laplacian_3d(k.min(30))),
-        (format!("banded {m}"), gen::banded(m, 3.min(m - 1), 2.min(m - 1), s)),
-        (format!("tall-skinny {m}x{}", n.min(40)), gen::tall_skinny(m, n.min(40), n.min(40).min(6), s)),
-        (format!("dense row {m}x{n}"), gen::dense_row(m, n, nnz.max(n), s)),
-        (format!("dense col {m}x{n}"), gen::dense_col(m, n, nnz.max(m), s)),
+        (format!("uniform {m}x{n} {nnz}"), generate::uniform(m, n, nnz, s)),
+        (format!("rmat {}", k.ilog2() + 4), generate::rmat(k.ilog2() + 4, 4 * scale, 0.57, 0.19, 0.19, s)),
+        (format!("laplacian2d {k}"), generate::laplacian_2d(k)),
+        (format!("laplacian3d {}", k.min(30)), generate::laplacian_3d(k.min(30))),
+        (format!("banded {m}"), generate::banded(m, 3.min(m - 1), 2.min(m - 1), s)),
+        (format!("tall-skinny {m}x{}", n.min(40)), generate::tall_skinny(m, n.min(40), n.min(40).min(6), s)),
+        (format!("dense row {m}x{n}"), generate::dense_row(m, n, nnz.max(n), s)),
+        (format!("dense col {m}x{n}"), generate::dense_col(m, n, nnz.max(m), s)),
     ]
     .into_iter()
     .filter_map(|(name, a)| a.ok().map(|a| (name, a)))
@@ -119,7 +119,7 @@ gpu_test!(fn every_format_matches_the_twin_f32(gpu) {
 gpu_test!(fn one_dense_row_nan_and_infinity(gpu) {
     let (mut r, _seed) = rng();
     let n = 1_000_000.min(max_len() as u64).max(1000);
-    let a = gen::dense_row::<f64>(300, n, n + 500, 3).unwrap();
+    let a = generate::dense_row::<f64>(300, n, n + 500, 3).unwrap();
     let mut x = random_vec::<f64>(&mut r, n as usize);
     x[17] = f64::NAN;
     x[n as usize - 1] = f64::INFINITY;
@@ -133,7 +133,7 @@ gpu_test!(fn one_dense_row_nan_and_infinity(gpu) {
 });
 
 gpu_test!(fn errors_are_values(gpu) {
-    let a = gen::uniform::<f64>(30, 20, 100, 1).unwrap();
+    let a = generate::uniform::<f64>(30, 20, 100, 1).unwrap();
     let mut plan = Spmv::new(gpu, DeviceCsr::upload(gpu, &a).unwrap(), Format::CsrVector).unwrap();
     let (x, mut y) = (gpu.alloc::<f64>(21).unwrap(), gpu.alloc::<f64>(30).unwrap());
     assert!(matches!(plan.apply(1.0, &x, 0.0, &mut y), Err(Error::LengthMismatch { what: "x", expected: 20, actual: 21 })));
@@ -311,17 +311,17 @@ fn host_types_refuse_bad_layouts() {
     let e = Ell::<f64>::try_new(1, 2, 1, vec![0], vec![1.0]).unwrap();
     assert!(matches!(Hyb::try_new(e, vec![1], vec![0], vec![1.0]), Err(Error::Invalid { format: "hyb", .. })));
     // ELL refuses a dense row over many short ones.
-    let a = gen::dense_row::<f64>(1000, 5000, 6000, 1).unwrap();
+    let a = generate::dense_row::<f64>(1000, 5000, 6000, 1).unwrap();
     assert!(matches!(Ell::from_csr(&a), Err(Error::TooMuchPadding { .. })));
 }
 
 #[test]
 fn auto_picks_by_row_statistics() {
     let pick = |a: &Csr<u32, f64>| Format::choose(&RowStats::from_lengths(a.ptr().windows(2).map(|w| (w[1] - w[0]) as u64)));
-    assert_eq!(pick(&gen::laplacian_3d(20).unwrap()), Format::Jds);
-    assert_eq!(pick(&gen::uniform(2000, 2000, 100_000, 1).unwrap()), Format::Scoo);
-    assert_eq!(pick(&gen::dense_row(2000, 100_000, 110_000, 1).unwrap()), Format::CsrAdaptive);
-    assert_eq!(pick(&gen::rmat(14, 200_000, 0.57, 0.19, 0.19, 1).unwrap()), Format::Coo);
+    assert_eq!(pick(&generate::laplacian_3d(20).unwrap()), Format::Jds);
+    assert_eq!(pick(&generate::uniform(2000, 2000, 100_000, 1).unwrap()), Format::Scoo);
+    assert_eq!(pick(&generate::dense_row(2000, 100_000, 110_000, 1).unwrap()), Format::CsrAdaptive);
+    assert_eq!(pick(&generate::rmat(14, 200_000, 0.57, 0.19, 0.19, 1).unwrap()), Format::Coo);
     assert_eq!(pick(&Csr::try_new(3, 3, vec![0u32; 4], vec![], vec![]).unwrap()), Format::CsrScalar);
 }
 

@@ -50,9 +50,9 @@ pub struct TransposeArgs {
     #[arg(short, long)]
     pub output: PathBuf,
     /// Algorithm: auto, serial, scan, merge, radix, bucket, sym, cusparse, coo. `auto` is the
-    /// library's `Auto` (SymTrans for square matrices of at least 2^22 nonzeros, RadixTrans
-    /// otherwise), SymTrans for any file stored as symmetric, skew-symmetric or Hermitian (one
-    /// triangle: a symmetric pattern), and the serial twin without a GPU.
+    /// library's `Auto` (RadixTrans), SymTrans for any file stored as symmetric, skew-symmetric
+    /// or Hermitian (one triangle: a symmetric pattern, told to the plan as a hint), and the
+    /// serial twin without a GPU.
     #[arg(long, default_value = "auto", value_parser = parse_algo)]
     pub algo: Algorithm,
     /// Compare the result with the serial twin (the twin's own result with an independent
@@ -119,7 +119,7 @@ pub struct GenArgs {
     pub field: FieldArg,
 }
 
-/// The generators (see `sptrans_matrix::gen` for each exact distribution).
+/// The generators (see `sptrans_matrix::generate` for each exact distribution).
 #[derive(Debug, Clone, Subcommand)]
 pub enum GenKind {
     /// Uniform random: NNZ distinct positions of an M × N matrix.

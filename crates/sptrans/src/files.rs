@@ -8,7 +8,7 @@ use std::path::Path;
 use gpu_transpose::{Algorithm, Payload, Transposer};
 use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::num_complex::Complex64;
-use sptrans_matrix::{gen, human_bytes, mm, Csr, Field, Value};
+use sptrans_matrix::{generate, human_bytes, mm, Csr, Field, Value};
 
 use crate::cli::{FieldArg, GenArgs, GenKind, IndexBits, TransposeArgs};
 use crate::{Error, Result};
@@ -85,8 +85,9 @@ enum Target {
         opening: std::thread::JoinHandle<std::result::Result<(gpu_runtime::Gpu, Box<Transposer>), String>>,
         algo: Algorithm,
         /// The file stores one triangle (symmetric, skew-symmetric, Hermitian), so its pattern is
-        /// symmetric: `auto` on the GPU takes SymTrans, one pass where RadixTrans takes three or
-        /// four (the pass checks the pattern itself and hands anything else to RadixTrans).
+        /// symmetric: the plan is told ([`gpu_transpose::PatternHint::Symmetric`]), and `auto`
+        /// takes SymTrans, one pass where RadixTrans takes three or four (the pass checks the
+        /// pattern itself and hands anything else to RadixTrans).
         symmetric: bool,
     },
 }
@@ -124,8 +125,12 @@ impl Target {
         let Target::Opening { opening, algo, symmetric } = std::mem::replace(self, Target::Serial("")) else { return Ok(()) };
         let opened = opening.join().unwrap_or_else(|_| Err("opening the GPU panicked".to_string()));
         *self = match opened {
-            Ok((gpu, plan)) if algo == Algorithm::Auto && symmetric => Target::Gpu { gpu, plan, algo: Algorithm::SymTrans },
-            Ok((gpu, plan)) => Target::Gpu { gpu, plan, algo },
+            Ok((gpu, mut plan)) => {
+                if symmetric {
+                    plan.set_pattern_hint(gpu_transpose::PatternHint::Symmetric);
+                }
+                Target::Gpu { gpu, plan, algo }
+            }
             Err(why) if algo == Algorithm::Auto => {
                 eprintln!("no GPU found ({why}): auto uses the serial twin");
                 Target::Serial("serial twin (no GPU)")
@@ -243,7 +248,7 @@ fn memory_check<'a, I: GpuIndex, T: Value>(
 /// the device has free; nothing for the twin.
 fn device_check<I: GpuIndex>(target: &mut Target, rows: u64, cols: u64, entries: u64, vb: u64) -> sptrans_matrix::Result<()> {
     if let Target::Gpu { gpu, plan, algo } = target {
-        let algo = algo.resolve_for(rows, cols, entries, vb as usize);
+        let algo = plan.resolve(*algo, rows, cols, entries, vb as usize);
         let ws = I::workspace(plan, algo, rows, cols, entries, vb as usize).map_err(|e| device_refusal(e.to_string()))?;
         let dev = I::device_bytes(rows, entries)
             .saturating_add(I::device_bytes(cols, entries))
@@ -343,7 +348,7 @@ fn run_complex<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, Complex64>, target: 
             finish(args, &a, at, how, false)
         }
         Target::Gpu { gpu, mut plan, algo } => {
-            let algo = algo.resolve_for(a.rows(), a.cols(), a.nnz(), 16);
+            let algo = plan.resolve(algo, a.rows(), a.cols(), a.nnz(), 16);
             let bits = a.clone().map_values(sptrans_matrix::device::complex_bits);
             let at = I::on_gpu(&gpu, &mut plan, algo, &bits)?.map_values(sptrans_matrix::device::complex_from_bits);
             finish(args, &a, at, &format!("{algo} on {}{} (complex values as 16-byte bits)", gpu.props().name, I::NOTE), true)
@@ -359,7 +364,7 @@ fn run<I: GpuIndex, T: Value + Payload>(args: &TransposeArgs, a: Csr<I, T>, targ
             finish(args, &a, at, how, false)
         }
         Target::Gpu { gpu, mut plan, algo } => {
-            let algo = algo.resolve_for(a.rows(), a.cols(), a.nnz(), T::BYTES);
+            let algo = plan.resolve(algo, a.rows(), a.cols(), a.nnz(), T::BYTES);
             let at = I::on_gpu(&gpu, &mut plan, algo, &a)?;
             finish(args, &a, at, &format!("{algo} on {}{}", gpu.props().name, I::NOTE), true)
         }
@@ -374,7 +379,7 @@ fn run_pattern<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, ()>, target: Target)
             finish(args, &a, at, how, false)
         }
         Target::Gpu { gpu, mut plan, algo } => {
-            let algo = algo.resolve_for(a.rows(), a.cols(), a.nnz(), 0);
+            let algo = plan.resolve(algo, a.rows(), a.cols(), a.nnz(), 0);
             let at = I::on_gpu_pattern(&gpu, &mut plan, algo, &a)?;
             finish(args, &a, at, &format!("{algo} on {}{}", gpu.props().name, I::NOTE), true)
         }
@@ -418,14 +423,14 @@ fn finish<I: GpuIndex, T: Value>(args: &TransposeArgs, a: &Csr<I, T>, at: Csr<I,
 
 fn generate<T: Value>(kind: &GenKind, seed: u64) -> sptrans_matrix::Result<Csr<u32, T>> {
     match *kind {
-        GenKind::Uniform { m, n, nnz } => gen::uniform(m, n, nnz, seed),
-        GenKind::Rmat { scale, edges, a, b, c } => gen::rmat(scale, edges, a, b, c, seed),
-        GenKind::Laplacian2d { k } => gen::laplacian_2d(k),
-        GenKind::Laplacian3d { k } => gen::laplacian_3d(k),
-        GenKind::Banded { n, lower, upper } => gen::banded(n, lower, upper, seed),
-        GenKind::TallSkinny { m, n, per_row } => gen::tall_skinny(m, n, per_row, seed),
-        GenKind::DenseRow { m, n, nnz } => gen::dense_row(m, n, nnz, seed),
-        GenKind::DenseCol { m, n, nnz } => gen::dense_col(m, n, nnz, seed),
+        GenKind::Uniform { m, n, nnz } => generate::uniform(m, n, nnz, seed),
+        GenKind::Rmat { scale, edges, a, b, c } => generate::rmat(scale, edges, a, b, c, seed),
+        GenKind::Laplacian2d { k } => generate::laplacian_2d(k),
+        GenKind::Laplacian3d { k } => generate::laplacian_3d(k),
+        GenKind::Banded { n, lower, upper } => generate::banded(n, lower, upper, seed),
+        GenKind::TallSkinny { m, n, per_row } => generate::tall_skinny(m, n, per_row, seed),
+        GenKind::DenseRow { m, n, nnz } => generate::dense_row(m, n, nnz, seed),
+        GenKind::DenseCol { m, n, nnz } => generate::dense_col(m, n, nnz, seed),
     }
 }
 

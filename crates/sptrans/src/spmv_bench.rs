@@ -8,7 +8,7 @@ use gpu_runtime::{Gpu, GpuTimer};
 use gpu_spmv::{serial, Format, Spmv, SpmvValue};
 use indicatif::{ProgressBar, ProgressStyle};
 use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::{gen, mm, Csr};
+use sptrans_matrix::{generate, mm, Csr};
 
 use crate::cli::{Precision, SpmvBenchArgs};
 use crate::{Error, Result};
@@ -42,18 +42,18 @@ fn default_suite(small: bool) -> Vec<(String, Builder)> {
     let g = |r: sptrans_matrix::Result<Csr<u32, f64>>| r.map_err(Error::Gen);
     if small {
         vec![
-            ("uniform 10k² 200k".into(), Box::new(move || g(gen::uniform(10_000, 10_000, 200_000, 1))) as Builder),
-            ("rmat 2^14 200k".into(), Box::new(move || g(gen::rmat(14, 200_000, 0.57, 0.19, 0.19, 4)))),
-            ("laplacian3d 20³".into(), Box::new(move || g(gen::laplacian_3d(20)))),
-            ("dense row 10k² 200k".into(), Box::new(move || g(gen::dense_row(10_000, 10_000, 200_000, 2)))),
+            ("uniform 10k² 200k".into(), Box::new(move || g(generate::uniform(10_000, 10_000, 200_000, 1))) as Builder),
+            ("rmat 2^14 200k".into(), Box::new(move || g(generate::rmat(14, 200_000, 0.57, 0.19, 0.19, 4)))),
+            ("laplacian3d 20³".into(), Box::new(move || g(generate::laplacian_3d(20)))),
+            ("dense row 10k² 200k".into(), Box::new(move || g(generate::dense_row(10_000, 10_000, 200_000, 2)))),
         ]
     } else {
         vec![
-            ("uniform 100k² 10M".into(), Box::new(move || g(gen::uniform(100_000, 100_000, 10_000_000, 1))) as Builder),
-            ("rmat 2^20 8M".into(), Box::new(move || g(gen::rmat(20, 8_000_000, 0.57, 0.19, 0.19, 4)))),
-            ("rmat 2^22 16M".into(), Box::new(move || g(gen::rmat(22, 16_000_000, 0.57, 0.19, 0.19, 5)))),
-            ("laplacian3d 100³".into(), Box::new(move || g(gen::laplacian_3d(100)))),
-            ("dense row 1M² 10M".into(), Box::new(move || g(gen::dense_row(1_000_000, 1_000_000, 10_000_000, 2)))),
+            ("uniform 100k² 10M".into(), Box::new(move || g(generate::uniform(100_000, 100_000, 10_000_000, 1))) as Builder),
+            ("rmat 2^20 8M".into(), Box::new(move || g(generate::rmat(20, 8_000_000, 0.57, 0.19, 0.19, 4)))),
+            ("rmat 2^22 16M".into(), Box::new(move || g(generate::rmat(22, 16_000_000, 0.57, 0.19, 0.19, 5)))),
+            ("laplacian3d 100³".into(), Box::new(move || g(generate::laplacian_3d(100)))),
+            ("dense row 1M² 10M".into(), Box::new(move || g(generate::dense_row(1_000_000, 1_000_000, 10_000_000, 2)))),
         ]
     }
 }

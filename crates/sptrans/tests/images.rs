@@ -6,7 +6,7 @@ use gpu_testkit::{gpu_test, rng};
 use gpu_transpose::{Algorithm, Transposer};
 use rand::Rng;
 use sptrans::info::modules;
-use sptrans_matrix::{device::DeviceCsr, gen, Csr};
+use sptrans_matrix::{device::DeviceCsr, generate, Csr};
 
 #[test]
 fn every_embedded_cubin_is_an_elf_file_of_its_architecture_defining_every_kernel() {
@@ -55,12 +55,12 @@ gpu_test!(fn modules_load_from_the_cubin_and_from_the_ptx_with_identical_results
     }
     let (mut r, _seed) = rng();
     let matrices = [
-        gen::uniform::<f64>(1, 1, 1, r.random()).unwrap(),
-        gen::uniform::<f64>(33, 31, 200, r.random()).unwrap(),
-        gen::uniform::<f64>(4097, 1025, 60_001, r.random()).unwrap(),
-        gen::rmat::<f64>(14, 150_000, 0.57, 0.19, 0.19, r.random()).unwrap(),
-        gen::dense_row::<f64>(3000, 70_000, 90_000, r.random()).unwrap(),
-        gen::laplacian_2d::<f64>(97).unwrap(),
+        generate::uniform::<f64>(1, 1, 1, r.random()).unwrap(),
+        generate::uniform::<f64>(33, 31, 200, r.random()).unwrap(),
+        generate::uniform::<f64>(4097, 1025, 60_001, r.random()).unwrap(),
+        generate::rmat::<f64>(14, 150_000, 0.57, 0.19, 0.19, r.random()).unwrap(),
+        generate::dense_row::<f64>(3000, 70_000, 90_000, r.random()).unwrap(),
+        generate::laplacian_2d::<f64>(97).unwrap(),
     ];
     for a in &matrices {
         let x: Vec<f64> = (0..a.cols()).map(|_| r.random_range(-1.0..1.0)).collect();

@@ -9,7 +9,7 @@
 use gpu_runtime::Gpu;
 use gpu_svd::{svd, Config};
 use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::{gen, Csr};
+use sptrans_matrix::{generate, Csr};
 
 fn dump(dir: &str, name: &str, a: &Csr<u32, f64>) {
     let bytes = |v: &[u8], ext: &str| std::fs::write(format!("{dir}/{name}.{ext}"), v).expect("dump");
@@ -27,11 +27,11 @@ fn main() {
     let quick = std::env::var("SPTRANS_SVD_QUICK").is_ok_and(|v| v == "1");
     let dir = std::env::var("SPTRANS_SVD_DUMP").ok();
     let mats: Vec<(&str, Csr<u32, f64>)> = if quick {
-        vec![("tall-20k-300", gen::tall_skinny(20_000, 300, 8, 2).expect("gen"))]
+        vec![("tall-20k-300", generate::tall_skinny(20_000, 300, 8, 2).expect("gen"))]
     } else {
         vec![
-            ("tall-1M-4284", gen::tall_skinny(1_000_000, 4284, 11, 2).expect("gen")),
-            ("rail4284-like", gen::uniform(1_092_610, 4284, 11_279_748, 4).expect("gen")),
+            ("tall-1M-4284", generate::tall_skinny(1_000_000, 4284, 11, 2).expect("gen")),
+            ("rail4284-like", generate::uniform(1_092_610, 4284, 11_279_748, 4).expect("gen")),
         ]
     };
     println!("device: {}", gpu.props().name);

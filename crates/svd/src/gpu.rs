@@ -564,7 +564,7 @@ mod tests {
     use crate::host::HostBackend;
     use gpu_testkit::{gpu_test, max_len, rng};
     use rand::Rng;
-    use sptrans_matrix::{device::DeviceCsr, gen};
+    use sptrans_matrix::{device::DeviceCsr, generate};
 
     /// `|g − h| ≤ bound(i)` for every entry, with NaN failing.
     fn close(what: &str, g: &[f64], h: &[f64], bound: impl Fn(usize) -> f64) {
@@ -576,7 +576,7 @@ mod tests {
 
     gpu_test!(fn block_operations_match_the_twin(gpu) {
         let (mut r, _seed) = rng();
-        let a = gen::uniform::<f64>(64, 8, 100, r.random()).unwrap();
+        let a = generate::uniform::<f64>(64, 8, 100, r.random()).unwrap();
         let twin = gpu_csrc::serial::Csrc::from_csr(&a);
         let mut dc = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
         let mut gb = GpuBackend::new(gpu, &mut dc, false).unwrap();

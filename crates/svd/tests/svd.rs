@@ -6,7 +6,7 @@ use gpu_testkit::{gpu_test, rng, Gpu};
 use rand::rngs::StdRng;
 use rand::Rng;
 use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::{gen, Csr};
+use sptrans_matrix::{generate, Csr};
 
 fn from_dense(m: usize, n: usize, d: &[f64]) -> Csr<u32, f64> {
     let (mut ptr, mut idx, mut vals) = (vec![0u32], vec![], vec![]);
@@ -39,11 +39,11 @@ fn dense_sigma(a: &Csr<u32, f64>) -> Vec<f64> {
 fn small_cases(r: &mut StdRng) -> Vec<(String, Csr<u32, f64>, usize)> {
     let s: u64 = r.random();
     let mut out = vec![
-        ("uniform 300x60".to_string(), gen::uniform(300, 60, 2000, s).unwrap(), 10),
-        ("uniform wide 40x250".to_string(), gen::uniform(40, 250, 1500, s ^ 1).unwrap(), 8),
-        ("tall-skinny 500x30".to_string(), gen::tall_skinny(500, 30, 4, s ^ 2).unwrap(), 16),
-        ("laplacian2d 9".to_string(), gen::laplacian_2d(9).unwrap(), 5),
-        ("square 7x7 all".to_string(), gen::uniform(7, 7, 30, s ^ 3).unwrap(), 7),
+        ("uniform 300x60".to_string(), generate::uniform(300, 60, 2000, s).unwrap(), 10),
+        ("uniform wide 40x250".to_string(), generate::uniform(40, 250, 1500, s ^ 1).unwrap(), 8),
+        ("tall-skinny 500x30".to_string(), generate::tall_skinny(500, 30, 4, s ^ 2).unwrap(), 16),
+        ("laplacian2d 9".to_string(), generate::laplacian_2d(9).unwrap(), 5),
+        ("square 7x7 all".to_string(), generate::uniform(7, 7, 30, s ^ 3).unwrap(), 7),
         ("1x1".to_string(), Csr::try_new(1, 1, vec![0, 1], vec![0], vec![-2.5]).unwrap(), 1),
         ("zero 50x20".to_string(), Csr::try_new(50, 20, vec![0; 51], vec![], vec![]).unwrap(), 4),
     ];
@@ -111,7 +111,7 @@ fn twin_matches_a_dense_svd() {
 
 #[test]
 fn bad_settings_are_errors() {
-    let a = gen::uniform::<f64>(30, 20, 100, 1).unwrap();
+    let a = generate::uniform::<f64>(30, 20, 100, 1).unwrap();
     assert!(matches!(serial::svd(&a, &cfg(21), |_, _| {}), Err(Error::RankTooLarge { rank: 21, rows: 30, cols: 20 })));
     assert!(matches!(serial::svd(&a, &cfg(0), |_, _| {}), Err(Error::RankTooLarge { .. })));
     assert!(matches!(serial::svd(&a, &Config { block: 17, ..cfg(2) }, |_, _| {}), Err(Error::Config(_))));
@@ -124,7 +124,7 @@ fn bad_settings_are_errors() {
 /// A run stopped by the restart cap says so, with its estimates, instead of hanging.
 #[test]
 fn the_restart_cap_is_reported() {
-    let a = gen::uniform::<f64>(3000, 400, 20_000, 9).unwrap();
+    let a = generate::uniform::<f64>(3000, 400, 20_000, 9).unwrap();
     let c = Config { rank: 10, block: 2, krylov: Some(12), max_restarts: 2, tol: 1e-14, ..Config::default() };
     let mut calls = 0;
     let s = serial::svd(&a, &c, |_, _| calls += 1).unwrap();
@@ -150,10 +150,10 @@ gpu_test!(fn gpu_matches_the_twin(gpu) {
     let (mut r, _seed) = rng();
     let s: u64 = r.random();
     let cases = [
-        ("tall-skinny 20000x300", gen::tall_skinny::<f64>(20_000, 300, 6, s).unwrap()),
-        ("uniform wide 800x6000", gen::uniform::<f64>(800, 6000, 40_000, s ^ 5).unwrap()),
+        ("tall-skinny 20000x300", generate::tall_skinny::<f64>(20_000, 300, 6, s).unwrap()),
+        ("uniform wide 800x6000", generate::uniform::<f64>(800, 6000, 40_000, s ^ 5).unwrap()),
         // Past 2^16 rows: the chunked dot products, with leftover rows.
-        ("tall-skinny 70001x150", gen::tall_skinny::<f64>(70_001, 150, 5, s ^ 7).unwrap()),
+        ("tall-skinny 70001x150", generate::tall_skinny::<f64>(70_001, 150, 5, s ^ 7).unwrap()),
     ];
     for (name, a) in &cases {
         let c = Config { rank: 6, block: 3, tol: 1e-10, ..Config::default() };

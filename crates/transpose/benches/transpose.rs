@@ -121,7 +121,7 @@ fn streams_overlap(gpu: &Gpu) {
     println!("| algorithm | nnz per job | one job | both on one stream | both on two streams | overlap |");
     println!("|---|---|---|---|---|---|");
     for &nnz in &[20_000u64, 200_000, 2_000_000] {
-        let a = sptrans_matrix::gen::uniform::<f32>(nnz / 10, nnz / 10, nnz, 1).expect("generate");
+        let a = sptrans_matrix::generate::uniform::<f32>(nnz / 10, nnz / 10, nnz, 1).expect("generate");
         for algo in [Algorithm::RadixTrans, Algorithm::ScanTrans] {
             let da = DeviceCsr::upload(gpu, &a).expect("upload");
             let db = DeviceCsr::upload(&g2, &a).expect("upload");

@@ -38,10 +38,11 @@ pub enum Algorithm {
     /// nonzeros ([`crate::Transposer::probe_symmetric`]) on a second stream, beside ptr2idx; a
     /// pattern it refuses goes to RadixTrans at once, keeping the rows. The pass then checks
     /// every nonzero, and any other matrix goes to RadixTrans after it. The host reads both
-    /// verdicts back, so this one **synchronizes the stream**. `Auto` takes it for square
-    /// matrices of at least [`AUTO_SYM_MIN_NNZ`] nonzeros.
+    /// verdicts back, so this one **synchronizes the stream**. `Auto` takes it only on a plan
+    /// told that the pattern is symmetric ([`PatternHint::Symmetric`]).
     SymTrans,
-    /// The fastest for the matrix's size, as measured ([`Algorithm::resolve`]).
+    /// The fastest that never synchronizes ([`Algorithm::resolve`]): RadixTrans; SymTrans on a
+    /// plan given [`PatternHint::Symmetric`].
     Auto,
 }
 
@@ -80,38 +81,49 @@ impl Algorithm {
     }
 
     /// `Auto` becomes a concrete algorithm for an `m × n` matrix with `nnz` nonzeros; the others
-    /// stay. The rule follows BENCHMARKS.md (H100, 2026-11-24): SymTrans for square matrices of
-    /// at least [`AUTO_SYM_MIN_NNZ`] nonzeros (it probes the pattern first and hands a matrix
-    /// that is not symmetric to RadixTrans, the probe beside ptr2idx; it synchronizes the
-    /// stream), RadixTrans everywhere else. RadixTrans was the fastest of the
-    /// others on every suite matrix (1.24–2.52× cuSPARSE; BucketTrans ties it on the 64-column
-    /// matrix only) and on 55 of the 66 small matrices, where ScanTrans took a median 1.08×
-    /// RadixTrans's time (0.94× at its best).
-    ///
-    /// This is the rule for 4-byte values; [`Algorithm::resolve_for`] takes the values' width.
+    /// stay. `Auto` is RadixTrans, which never reads back to the host, so an `Auto` call can be
+    /// captured into a CUDA graph: RadixTrans was the fastest of the algorithms that do not
+    /// synchronize on every suite matrix (1.24–2.52× cuSPARSE on an H100; BucketTrans tied it on
+    /// the 64-column matrix only) and on 55 of the 66 small matrices, where ScanTrans took a
+    /// median 1.08× RadixTrans's time (0.94× at its best). SymTrans, about 2× RadixTrans on
+    /// symmetric patterns (the 3D Laplacian 100³: 0.18 against 0.38 ms) but synchronizing, is
+    /// taken by name or through [`Algorithm::resolve_hinted`].
     pub fn resolve(self, m: u64, n: u64, nnz: u64) -> Algorithm {
         self.resolve_for(m, n, nnz, 4)
     }
 
-    /// [`Algorithm::resolve`] for values of `value_bytes` bytes (0 for a pattern): SymTrans only
-    /// with 0, 4 or 8 bytes, which it moves itself (other widths would move by positions and a
-    /// gather, where RadixTrans carries 1 and 2 bytes with the keys).
+    /// [`Algorithm::resolve`] for values of `value_bytes` bytes (0 for a pattern); the rule does
+    /// not depend on the width today.
     pub fn resolve_for(self, m: u64, n: u64, nnz: u64, value_bytes: usize) -> Algorithm {
+        self.resolve_hinted(m, n, nnz, value_bytes, PatternHint::Unknown)
+    }
+
+    /// [`Algorithm::resolve_for`] knowing what the caller knows of the pattern: with
+    /// [`PatternHint::Symmetric`], `Auto` takes SymTrans for square matrices with values of 0, 4
+    /// or 8 bytes (which it moves itself; other widths would move by positions and a gather,
+    /// where RadixTrans carries 1 and 2 bytes with the keys). SymTrans checks the pattern itself
+    /// and hands any other matrix to RadixTrans, so a wrong hint costs time, never correctness.
+    pub fn resolve_hinted(self, m: u64, n: u64, nnz: u64, value_bytes: usize, hint: PatternHint) -> Algorithm {
+        let _ = nnz;
         match self {
-            Algorithm::Auto if m == n && nnz >= AUTO_SYM_MIN_NNZ && matches!(value_bytes, 0 | 4 | 8) => Algorithm::SymTrans,
+            Algorithm::Auto if hint == PatternHint::Symmetric && m == n && matches!(value_bytes, 0 | 4 | 8) => Algorithm::SymTrans,
             Algorithm::Auto => Algorithm::RadixTrans,
             a => a,
         }
     }
 }
 
-/// The fewest nonzeros of a square matrix for which `Auto` takes SymTrans. A pattern that is not
-/// symmetric costs SymTrans its probe: on an H100 10–40 µs on the suite's 10M-nonzero square
-/// matrices (+1–7%, varying from run to run; the probe runs beside ptr2idx on a second stream),
-/// but +15% on a 1.1M-nonzero one
-/// (0.128 against 0.111 ms), where ptr2idx is too short to hide it; a symmetric one gains about
-/// 2× (the 3D Laplacian 100³: 0.18 against 0.38 ms). BENCHMARKS.md, 2026-11-24, session 9.
-pub const AUTO_SYM_MIN_NNZ: u64 = 1 << 22;
+/// What a caller knows of a matrix's pattern ([`crate::Transposer::set_pattern_hint`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PatternHint {
+    /// Nothing: `Auto` never synchronizes.
+    #[default]
+    Unknown,
+    /// The pattern is symmetric (a matrix stored as one triangle, a mesh's or an undirected
+    /// graph's): `Auto` takes SymTrans for square matrices, which **synchronizes the stream**
+    /// (it reads its pattern checks back).
+    Symmetric,
+}
 
 impl std::fmt::Display for Algorithm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

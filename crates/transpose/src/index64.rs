@@ -119,7 +119,7 @@ impl Transposer {
     /// [`Error::TooLarge`] past `MAX_DIM` rows or columns; as [`Transposer::workspace_bytes`].
     pub fn workspace64_bytes(&mut self, algo: Algorithm, m: u64, n: u64, nnz: u64, value_bytes: usize) -> Result<u64> {
         let p = self.plan(m, n, nnz)?;
-        let algo = algo.resolve_for(m, n, p.c(), value_bytes);
+        let algo = self.resolve(algo, m, n, p.c(), value_bytes);
         if nnz == 0 || algo == Algorithm::Serial {
             return Ok(0);
         }
@@ -202,7 +202,7 @@ impl Transposer {
         }
         let vb = if a.vals().is_some() { T::BYTES } else { 0 };
         place_variant(vb)?;
-        let algo = algo.resolve_for(p.m, p.n, p.c(), vb);
+        let algo = self.resolve(algo, p.m, p.n, p.c(), vb);
         scratch.require(self.workspace64_bytes(algo, p.m, p.n, p.nnz, vb)?)?;
         if algo == Algorithm::Serial {
             crate::serial::run64(self, a, &mut out)?;

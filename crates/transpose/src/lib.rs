@@ -29,7 +29,7 @@ use gpu_scan::{Algorithm as ScanAlgorithm, Scanner};
 use gpu_segsort::Segsort;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 
-pub use algorithm::{Algorithm, AUTO_SYM_MIN_NNZ};
+pub use algorithm::{Algorithm, PatternHint};
 pub use bucket_trans::BUCKET_DEFAULT_HI;
 pub use error::{Error, Result};
 /// RadixTrans's default largest digit (the radix primitive's default).
@@ -89,6 +89,8 @@ pub struct Transposer {
     verdict: Option<gpu_runtime::cudarc::driver::PinnedHostSlice<u32>>,
     /// A second stream for SymTrans's probe, beside ptr2idx (created on first use).
     side: Option<std::sync::Arc<gpu_runtime::cudarc::driver::CudaStream>>,
+    /// What the caller said of the pattern ([`Transposer::set_pattern_hint`]).
+    hint: PatternHint,
 }
 
 /// Sizes of one transposition.
@@ -130,6 +132,7 @@ impl Transposer {
             k64: index64::Kernels64::load(gpu)?,
             chunk: index64::DEFAULT_CHUNK_NNZ,
             verdict: None,
+            hint: PatternHint::Unknown,
             side: None,
         })
     }
@@ -137,6 +140,27 @@ impl Transposer {
     /// The GPU handle (and so the stream) it runs on.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
+    }
+
+    /// Tells the plan what is known of the pattern of the matrices it will transpose: with
+    /// [`PatternHint::Symmetric`], `Auto` takes SymTrans for square matrices (one pass instead of
+    /// three or four, about 2× RadixTrans), which **synchronizes the stream** (a pattern that is
+    /// not symmetric after all goes to RadixTrans: correct, slower). The default,
+    /// [`PatternHint::Unknown`], keeps every `Auto` call free of host synchronization.
+    pub fn set_pattern_hint(&mut self, hint: PatternHint) {
+        self.hint = hint;
+    }
+
+    /// The plan's pattern hint ([`Transposer::set_pattern_hint`]).
+    pub fn pattern_hint(&self) -> PatternHint {
+        self.hint
+    }
+
+    /// The algorithm `algo` runs as on this plan for an `m × n` matrix with `nnz` nonzeros of
+    /// `value_bytes` bytes: `Auto` resolved with the plan's pattern hint
+    /// ([`Algorithm::resolve_hinted`]), the others unchanged.
+    pub fn resolve(&self, algo: Algorithm, m: u64, n: u64, nnz: u64, value_bytes: usize) -> Algorithm {
+        algo.resolve_hinted(m, n, nnz, value_bytes, self.hint)
     }
 
     /// Overrides ScanTrans's partition count (`None`: [`scan_parts`]).
@@ -216,7 +240,7 @@ impl Transposer {
         if nnz == 0 {
             return Ok(0);
         }
-        let algo = algo.resolve_for(m, n, nnz, value_bytes);
+        let algo = self.resolve(algo, m, n, nnz, value_bytes);
         if wide::by_positions(&self.radix, algo, value_bytes, n) {
             // Positions (4 bytes) move instead, then one gather ([`wide`]).
             let inner = self.workspace_bytes(algo, m, n, nnz, 4)?;
@@ -298,8 +322,8 @@ impl Transposer {
     /// present exactly when `a` has them; e.g. [`Transposer::alloc_output`], or a previous
     /// result's [`DeviceCsr::into_parts`]) and returns them as the `n × m` result, on the plan's
     /// own workspace. Enqueued on the GPU's stream without synchronizing, except `Serial`, the
-    /// first cuSPARSE call and `SymTrans` (so `Auto` on square matrices of at least
-    /// [`AUTO_SYM_MIN_NNZ`] nonzeros), which read back. On error the buffers are dropped: no
+    /// first cuSPARSE call and `SymTrans` (so `Auto` on square matrices on a plan given
+    /// [`PatternHint::Symmetric`]), which read back. On error the buffers are dropped: no
     /// invalid matrix escapes.
     ///
     /// # Errors
@@ -331,7 +355,7 @@ impl Transposer {
             return Err(Error::UnsupportedValue { bytes: T::BYTES });
         }
         let vb = if a.vals().is_some() { T::BYTES } else { 0 };
-        let algo = algo.resolve_for(d.m, d.n, d.nnz, vb);
+        let algo = self.resolve(algo, d.m, d.n, d.nnz, vb);
         scratch.require(self.workspace_bytes(algo, d.m, d.n, d.nnz, vb)?)?;
         if algo == Algorithm::Serial {
             serial::run(self, a, &mut out)?;

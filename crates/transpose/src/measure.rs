@@ -7,7 +7,7 @@ use std::time::Instant;
 use gpu_runtime::GpuTimer;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
-use sptrans_matrix::{gen, Csr, Value};
+use sptrans_matrix::{generate, Csr, Value};
 
 use crate::{Algorithm, Payload, Result, Transposer};
 
@@ -135,25 +135,25 @@ fn entry(name: &str, build: impl Fn() -> sptrans_matrix::Result<Csr<u32, f32>> +
 /// the adversaries (one dense row, one dense column) at 10M.
 pub fn paper_suite() -> Vec<SuiteMatrix> {
     vec![
-        entry("uniform 100k x 100k, 10M", || gen::uniform(100_000, 100_000, 10_000_000, 1)),
-        entry("uniform 500k x 500k, 10M", || gen::uniform(500_000, 500_000, 10_000_000, 2)),
-        entry("uniform 150k x 200k, 5M", || gen::uniform(150_000, 200_000, 5_000_000, 3)),
-        entry("rmat 2^20, 8M edges", || gen::rmat(20, 8_000_000, 0.57, 0.19, 0.19, 4)),
-        entry("laplacian3d 100^3", || gen::laplacian_3d(100)),
-        entry("tall-skinny 2M x 64, 10M", || gen::tall_skinny(2_000_000, 64, 5, 8)),
-        entry("dense row 1M x 1M, 10M", || gen::dense_row(1_000_000, 1_000_000, 10_000_000, 5)),
-        entry("dense col 1M x 1M, 10M", || gen::dense_col(1_000_000, 1_000_000, 10_000_000, 6)),
-        entry("uniform 10M x 10M, 100M", || gen::uniform(10_000_000, 10_000_000, 100_000_000, 7)),
+        entry("uniform 100k x 100k, 10M", || generate::uniform(100_000, 100_000, 10_000_000, 1)),
+        entry("uniform 500k x 500k, 10M", || generate::uniform(500_000, 500_000, 10_000_000, 2)),
+        entry("uniform 150k x 200k, 5M", || generate::uniform(150_000, 200_000, 5_000_000, 3)),
+        entry("rmat 2^20, 8M edges", || generate::rmat(20, 8_000_000, 0.57, 0.19, 0.19, 4)),
+        entry("laplacian3d 100^3", || generate::laplacian_3d(100)),
+        entry("tall-skinny 2M x 64, 10M", || generate::tall_skinny(2_000_000, 64, 5, 8)),
+        entry("dense row 1M x 1M, 10M", || generate::dense_row(1_000_000, 1_000_000, 10_000_000, 5)),
+        entry("dense col 1M x 1M, 10M", || generate::dense_col(1_000_000, 1_000_000, 10_000_000, 6)),
+        entry("uniform 10M x 10M, 100M", || generate::uniform(10_000_000, 10_000_000, 100_000_000, 7)),
     ]
 }
 
 /// A suite small enough for the serial twin alone (machines without a GPU, quick runs).
 pub fn small_suite() -> Vec<SuiteMatrix> {
     vec![
-        entry("uniform 10k x 10k, 1M", || gen::uniform(10_000, 10_000, 1_000_000, 1)),
-        entry("uniform 50k x 50k, 1M", || gen::uniform(50_000, 50_000, 1_000_000, 2)),
-        entry("rmat 2^16, 1M edges", || gen::rmat(16, 1_000_000, 0.57, 0.19, 0.19, 4)),
-        entry("laplacian3d 50^3", || gen::laplacian_3d(50)),
-        entry("dense row 100k x 100k, 1M", || gen::dense_row(100_000, 100_000, 1_000_000, 5)),
+        entry("uniform 10k x 10k, 1M", || generate::uniform(10_000, 10_000, 1_000_000, 1)),
+        entry("uniform 50k x 50k, 1M", || generate::uniform(50_000, 50_000, 1_000_000, 2)),
+        entry("rmat 2^16, 1M edges", || generate::rmat(16, 1_000_000, 0.57, 0.19, 0.19, 4)),
+        entry("laplacian3d 50^3", || generate::laplacian_3d(50)),
+        entry("dense row 100k x 100k, 1M", || generate::dense_row(100_000, 100_000, 1_000_000, 5)),
     ]
 }

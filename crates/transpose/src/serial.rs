@@ -4,9 +4,9 @@
 //!
 //! ```
 //! use gpu_transpose::serial;
-//! let a = sptrans_matrix::gen::uniform::<f64>(50, 40, 300, 1)?;
+//! let a = sptrans_matrix::generate::uniform::<f64>(50, 40, 300, 1)?;
 //! let t = serial::transpose(&a);
-//! let lap = sptrans_matrix::gen::laplacian_2d::<f64>(6)?;
+//! let lap = sptrans_matrix::generate::laplacian_2d::<f64>(6)?;
 //! assert!(serial::sym_trans(&a).is_none());
 //! assert_eq!(serial::sym_trans(&lap).map(|m| m.rows), Some(serial::transpose(&lap).idx().to_vec()));
 //! for model in [serial::scan_trans(&a, 7), serial::merge_trans(&a), serial::radix_trans(&a), serial::bucket_trans(&a, 2), serial::coo_chain(&a)] {

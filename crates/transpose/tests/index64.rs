@@ -70,7 +70,7 @@ fn chunk_rows_cut_rows_where_the_chunks_fall() {
 #[test]
 fn fingerprints_see_a_changed_entry_and_an_unsorted_column() {
     let (mut r, _g) = rng();
-    let a = wide(&sptrans_matrix::gen::uniform::<f32>(300, 200, 3000, r.random()).unwrap());
+    let a = wide(&sptrans_matrix::generate::uniform::<f32>(300, 200, 3000, r.random()).unwrap());
     let t = serial::transpose64(&a);
     let (fa, ft) = (Fingerprint::of_host(&a, true), Fingerprint::of_host(&t, false));
     assert_eq!((fa.a, fa.b), (ft.a, ft.b));
@@ -201,7 +201,7 @@ gpu_test!(fn generator_and_fingerprint_match_their_host_specifications(gpu) {
 
 gpu_test!(fn index64_errors(gpu) {
     let mut t = Transposer::new(gpu).unwrap();
-    let a = wide(&sptrans_matrix::gen::uniform::<f32>(40, 30, 200, 3).unwrap());
+    let a = wide(&sptrans_matrix::generate::uniform::<f32>(40, 30, 200, 3).unwrap());
     let da = DeviceCsr64::upload(gpu, &a).unwrap();
     let short = DeviceCsr64Parts::<f32>::alloc(gpu, 29, 200, true).unwrap();
     assert!(matches!(t.transpose64_into(Algorithm::RadixTrans, &da, short), Err(Error::Shape { what: "output pointer length", .. })));
@@ -215,8 +215,8 @@ gpu_test!(fn index64_workspace_is_what_is_allocated_and_lent_scratch_suffices(gp
     // and a caller's scratch of exactly that size is enough (carving order = layout order).
     let (mut r, _g) = rng();
     for (chunk, algo) in [(None, Algorithm::RadixTrans), (Some(777), Algorithm::RadixTrans), (Some(5000), Algorithm::ScanTrans), (Some(3), Algorithm::MergeTrans)] {
-        let a = wide(&sptrans_matrix::gen::rmat::<f64>(11, 20_000, 0.57, 0.19, 0.19, r.random()).unwrap());
-        let a = if chunk == Some(3) { wide(&sptrans_matrix::gen::uniform::<f64>(30, 20, 100, r.random()).unwrap()) } else { a };
+        let a = wide(&sptrans_matrix::generate::rmat::<f64>(11, 20_000, 0.57, 0.19, 0.19, r.random()).unwrap());
+        let a = if chunk == Some(3) { wide(&sptrans_matrix::generate::uniform::<f64>(30, 20, 100, r.random()).unwrap()) } else { a };
         let da = DeviceCsr64::upload(gpu, &a).unwrap();
         let mut t = Transposer::new(gpu).unwrap();
         t.set_chunk_nnz(chunk);

@@ -12,7 +12,7 @@ use gpu_testkit::{gpu_test, rng, POISON_BYTE};
 use gpu_transpose::{serial, Algorithm, Error, Transposer};
 use rand::Rng;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
-use sptrans_matrix::{gen, Csr};
+use sptrans_matrix::{generate, Csr};
 
 const GPU_ALGOS: [Algorithm; 8] = [
     Algorithm::ScanTrans,
@@ -35,7 +35,7 @@ fn parts(gpu: &Gpu, a: &Csr<u32, f32>, edit: impl FnOnce(&mut Vec<u32>, &mut Vec
 gpu_test!(fn invalid_device_data_is_refused_by_every_entry_point(gpu) {
     let (mut r, _seed) = rng();
     let (m, n, nnz) = (300u64, 200u64, 5000u64);
-    let a = gen::uniform::<f32>(m, n, nnz, r.random()).unwrap();
+    let a = generate::uniform::<f32>(m, n, nnz, r.random()).unwrap();
     let bad_at = r.random_range(1..nnz as usize - 1);
     let bad_row = r.random_range(1..m as usize);
     // DeviceCsr's checked constructor: each fault, with its position.
@@ -123,7 +123,7 @@ gpu_test!(fn reported_workspace_equals_what_is_allocated(gpu) {
     let (mut r, _seed) = rng();
     let max = gpu_testkit::max_len() as u64;
     for &(m, n, nnz) in [(1000u64, 800u64, 20_000u64), (50_000, 64, 400_000), (3, 5, 0), (1, 1, 1)].iter().filter(|c| c.2 <= max) {
-        let a = gen::uniform::<f32>(m, n, nnz, r.random()).unwrap();
+        let a = generate::uniform::<f32>(m, n, nnz, r.random()).unwrap();
         let da = DeviceCsr::upload(gpu, &a).unwrap();
         for algo in GPU_ALGOS {
             let mut t = Transposer::new(gpu).unwrap();
@@ -173,8 +173,8 @@ gpu_test!(fn plans_on_two_streams_run_concurrently_and_correctly(gpu) {
     let g2 = gpu.fork().unwrap();
     assert_ne!(gpu.stream().cu_stream(), g2.stream().cu_stream());
     let size = (gpu_testkit::max_len() as u64).clamp(1000, 600_000);
-    let a = gen::uniform::<f32>(size / 15, size / 20, size, r.random()).unwrap();
-    let b = gen::rmat::<f32>(15, size, 0.57, 0.19, 0.19, r.random()).unwrap();
+    let a = generate::uniform::<f32>(size / 15, size / 20, size, r.random()).unwrap();
+    let b = generate::rmat::<f32>(15, size, 0.57, 0.19, 0.19, r.random()).unwrap();
     // Each input uploaded on the stream of the plan that reads it.
     let da = DeviceCsr::upload(gpu, &a).unwrap();
     let db = DeviceCsr::upload(&g2, &b).unwrap();

@@ -8,11 +8,11 @@ mod common;
 
 use common::generated;
 use gpu_testkit::{gpu_test, rng, POISON_BYTE};
-use gpu_transpose::{serial, Algorithm, Error, Payload, Transposer, AUTO_SYM_MIN_NNZ, SYM_PROBE_ENTRIES, SYM_PROBE_ROWS};
+use gpu_transpose::{serial, Algorithm, Error, PatternHint, Payload, Transposer, SYM_PROBE_ENTRIES, SYM_PROBE_ROWS};
 use rand::rngs::StdRng;
 use rand::Rng;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
-use sptrans_matrix::{gen, mm, Csr, Value};
+use sptrans_matrix::{generate, mm, Csr, Value};
 
 const GPU_ALGOS: [Algorithm; 9] = [
     Algorithm::ScanTrans,
@@ -129,10 +129,10 @@ fn scan_parts_keeps_the_table_within_budget_and_the_gpu_busy() {
 fn bucket_model_with_wide_columns_and_long_buckets() {
     // pre > 0 (more than 20 column bits at hi = 9), and buckets of many rounds.
     for (m, n, nnz, hi) in [(300u64, 1u64 << 25, 5000u64, 9u32), (50, 3_000_000, 20_000, 4), (5000, 40, 30_000, 1), (1, 1 << 21, 1 << 21, 9)] {
-        let a = gen::uniform::<f32>(m, n, nnz.min(m * n), m ^ n).unwrap();
+        let a = generate::uniform::<f32>(m, n, nnz.min(m * n), m ^ n).unwrap();
         check_moves(&format!("uniform {m}x{n} {nnz} hi {hi}"), &a, &serial::bucket_trans(&a, hi));
     }
-    let d = gen::dense_col::<f32>(40_000, 1 << 21, 60_000, 3).unwrap();
+    let d = generate::dense_col::<f32>(40_000, 1 << 21, 60_000, 3).unwrap();
     check_moves("dense col 2^21", &d, &serial::bucket_trans(&d, 9));
 }
 
@@ -263,12 +263,18 @@ fn algorithm_names_round_trip_and_auto_resolves() {
         assert_ne!(a.resolve(10, 10, 10), Algorithm::Auto);
     }
     assert!(matches!("fast".parse::<Algorithm>(), Err(Error::UnknownAlgorithm(_))));
-    for nnz in [0, 1, 100_000, 200_000, 1 << 32] {
+    // Auto never synchronizes unless told the pattern is symmetric.
+    for nnz in [0, 1, 100_000, 200_000, 1 << 22, 1 << 32] {
         assert_eq!(Algorithm::Auto.resolve(1, 100_000, nnz), Algorithm::RadixTrans, "nnz {nnz}");
-        let square = if nnz >= AUTO_SYM_MIN_NNZ { Algorithm::SymTrans } else { Algorithm::RadixTrans };
-        assert_eq!(Algorithm::Auto.resolve(100_000, 100_000, nnz), square, "square, nnz {nnz}");
+        assert_eq!(Algorithm::Auto.resolve(100_000, 100_000, nnz), Algorithm::RadixTrans, "square, nnz {nnz}");
+        for vb in [0, 1, 2, 4, 8, 16] {
+            let hinted = |m| Algorithm::Auto.resolve_hinted(m, 100_000, nnz, vb, PatternHint::Symmetric);
+            let want = if matches!(vb, 0 | 4 | 8) { Algorithm::SymTrans } else { Algorithm::RadixTrans };
+            assert_eq!(hinted(100_000), want, "square, nnz {nnz}, {vb}-byte values");
+            assert_eq!(hinted(99_999), Algorithm::RadixTrans, "not square");
+        }
+        assert_eq!(Algorithm::RadixTrans.resolve_hinted(10, 10, nnz, 4, PatternHint::Symmetric), Algorithm::RadixTrans);
     }
-    assert_eq!(Algorithm::Auto.resolve(10, 10, AUTO_SYM_MIN_NNZ - 1), Algorithm::RadixTrans);
 }
 
 // ---------------------------------------------------------------- GPU
@@ -437,10 +443,10 @@ gpu_test!(fn bucket_trans_at_every_split(gpu) {
     let nv = gpu_transpose::BUCKET_NV as u64;
     for (m, n, nnz) in [(5000u64, 3u64, nv - 1), (5000, 3, nv), (5000, 3, nv + 1), (2000, 1000, 4 * nv + 1), (300, 1 << 21, 100_000), (1000, 20_000_000, 200_000)] {
         if nnz <= max.max(64) {
-            mats.push((format!("uniform {m}x{n} {nnz}"), gen::uniform::<f32>(m, n, nnz.min(m * n), m ^ nnz).unwrap()));
+            mats.push((format!("uniform {m}x{n} {nnz}"), generate::uniform::<f32>(m, n, nnz.min(m * n), m ^ nnz).unwrap()));
         }
     }
-    mats.push(("dense col 2^21".into(), gen::dense_col::<f32>(60_000.min(max.max(64)), (1 << 21) + 1, 70_000.min(max.max(64)), 4).unwrap()));
+    mats.push(("dense col 2^21".into(), generate::dense_col::<f32>(60_000.min(max.max(64)), (1 << 21) + 1, 70_000.min(max.max(64)), 4).unwrap()));
     for (name, a) in &mats {
         for hi in [1, 2, 4, 7, 9] {
             t.set_bucket_bits(Some(hi));
@@ -457,15 +463,15 @@ gpu_test!(fn large_matrices_and_one_plan_across_sizes(gpu) {
     let sizes: Vec<(u64, u64, u64)> = [(100_000u64, 100_000u64, 2_000_000u64), (1000, 3_000_000, 1_000_000), (2_000_000, 100, 4_000_000), (300, 200, 50_000)].into_iter().filter(|s| s.2 <= max).collect();
     for algo in [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::CooChain, Algorithm::CuSparse] {
         for &(m, n, nnz) in &sizes {
-            let a = gen::uniform::<f32>(m, n, nnz, m ^ nnz).unwrap();
+            let a = generate::uniform::<f32>(m, n, nnz, m ^ nnz).unwrap();
             check_gpu(&mut t, algo, &format!("uniform {m}x{n} {nnz}"), &a, |v| v.to_bits() as u64);
         }
-        let a = gen::rmat::<f32>(20, 3_000_000.min(max), 0.57, 0.19, 0.19, 5).unwrap();
+        let a = generate::rmat::<f32>(20, 3_000_000.min(max), 0.57, 0.19, 0.19, 5).unwrap();
         check_gpu(&mut t, algo, "rmat 2^20", &a, |v| v.to_bits() as u64);
-        let d = gen::dense_row::<f32>(5000, 1_000_000.min(max), 1_000_000.min(max), 9).unwrap();
+        let d = generate::dense_row::<f32>(5000, 1_000_000.min(max), 1_000_000.min(max), 9).unwrap();
         check_gpu(&mut t, algo, "dense row", &d, |v| v.to_bits() as u64);
         let reserved = t.allocated_bytes();
-        let small = gen::uniform::<f32>(1000, 1000, 10_000, 3).unwrap();
+        let small = generate::uniform::<f32>(1000, 1000, 10_000, 3).unwrap();
         check_gpu(&mut t, algo, "small after large", &small, |v| v.to_bits() as u64);
         assert_eq!(t.allocated_bytes(), reserved, "{algo}: the plan reallocated for a smaller matrix");
     }
@@ -484,7 +490,7 @@ gpu_test!(fn real_matrices_match_the_twin(gpu) {
 
 gpu_test!(fn shape_errors(gpu) {
     let mut t = Transposer::new(gpu).unwrap();
-    let a = gen::uniform::<f32>(30, 20, 100, 1).unwrap();
+    let a = generate::uniform::<f32>(30, 20, 100, 1).unwrap();
     let da = DeviceCsr::upload(gpu, &a).unwrap();
     let bad = DeviceCsrParts::<f32>::alloc(gpu, 30, 100, true).unwrap();
     assert!(matches!(t.transpose_into(Algorithm::ScanTrans, &da, bad), Err(Error::Shape { what: "output pointer length", .. })));
@@ -509,7 +515,7 @@ gpu_test!(fn shape_errors(gpu) {
 
 gpu_test!(fn a_plan_works_after_moving_to_another_thread(gpu) {
     let mut t = Transposer::new(gpu).unwrap();
-    let a = gen::rmat::<f64>(12, 40_000, 0.57, 0.19, 0.19, 8).unwrap();
+    let a = generate::rmat::<f64>(12, 40_000, 0.57, 0.19, 0.19, 8).unwrap();
     check_gpu(&mut t, Algorithm::CuSparse, "before the move", &a, |v| v.to_bits());
     std::thread::spawn(move || {
         for algo in [Algorithm::CuSparse, Algorithm::RadixTrans, Algorithm::ScanTrans] {

@@ -1,0 +1,71 @@
+//! Issue 34 (no hidden synchronization): `Auto` transposes and SpMV products enqueue work only,
+//! so they can be captured into a CUDA graph on a caller's stream and replayed, on new inputs,
+//! with results equal to the twins'.
+use gpu_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use gpu_runtime::Gpu;
+use gpu_spmv::{serial as spmv_serial, Format, Spmv};
+use gpu_testkit::{gpu_test, rng, POISON_BYTE};
+use gpu_transpose::{Algorithm, Transposer};
+use rand::Rng;
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{generate, Csr};
+
+gpu_test!(fn auto_transpose_and_spmv_replay_from_a_cuda_graph_on_a_callers_stream(gpu) {
+    // The caller's own stream, wrapped.
+    let stream = gpu.context().new_stream().unwrap();
+    let g = Gpu::from_stream(stream.clone()).unwrap();
+    let (mut r, _seed) = rng();
+    for a in [
+        generate::rmat::<f64>(15, 300_000, 0.57, 0.19, 0.19, r.random()).unwrap(),
+        generate::laplacian_3d::<f64>(30).unwrap(),
+        generate::uniform::<f64>(3000, 70_000, 250_000, r.random()).unwrap(),
+    ] {
+        let mut t = Transposer::new(&g).unwrap();
+        let da = DeviceCsr::upload(&g, &a).unwrap();
+        // One call outside the capture sizes the plan's workspace.
+        let out = t.transpose_into(Algorithm::Auto, &da, t.alloc_output(&da).unwrap()).unwrap().into_parts();
+        let mut spmv = Spmv::new(&g, DeviceCsr::upload(&g, &a).unwrap(), Format::Auto).unwrap();
+        let mut dx = g.upload(&vec![1.0f64; a.cols() as usize]).unwrap();
+        let mut dy = g.alloc::<f64>(a.rows() as usize).unwrap();
+        spmv.apply(1.0, &dx, 0.0, &mut dy).unwrap();
+        g.synchronize().unwrap();
+
+        stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).unwrap();
+        let at = t.transpose_into(Algorithm::Auto, &da, out);
+        let y = spmv.apply(1.0, &dx, 0.0, &mut dy);
+        let graph = stream.end_capture(CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+        let (at, graph) = (at.expect("Auto transpose under capture"), graph.expect("end of capture").expect("a graph"));
+        y.expect("SpMV under capture");
+        let mut out = at.into_parts();
+        let mut da = Some(da.into_parts());
+
+        for replay in 0..2 {
+            // New values and a new x, written into the captured buffers; outputs poisoned.
+            let vals: Vec<f64> = (0..a.nnz()).map(|_| r.random_range(-1.0..1.0)).collect();
+            let x: Vec<f64> = (0..a.cols()).map(|_| r.random_range(-1.0..1.0)).collect();
+            let b = Csr::try_new(a.rows(), a.cols(), a.ptr().to_vec(), a.idx().to_vec(), vals.clone()).unwrap();
+            let mut parts = da.take().unwrap();
+            if let Some(v) = parts.vals.as_mut() {
+                g.stream().memcpy_htod(&vals, v).unwrap();
+            }
+            g.stream().memcpy_htod(&x, &mut dx).unwrap();
+            g.memset_bytes(&mut out.ptr, POISON_BYTE).unwrap();
+            g.memset_bytes(&mut out.idx, POISON_BYTE).unwrap();
+            if let Some(v) = out.vals.as_mut() {
+                g.memset_bytes(v, POISON_BYTE).unwrap();
+            }
+            g.memset_bytes(&mut dy, POISON_BYTE).unwrap();
+            graph.launch().unwrap();
+            g.synchronize().unwrap();
+            let got = DeviceCsr::from_parts(&g, a.cols(), a.rows(), out).unwrap();
+            assert!(got.download(&g).unwrap().same_bits(&b.transpose()), "replay {replay}: transpose of {} x {}", a.rows(), a.cols());
+            out = got.into_parts();
+            // The SpMV plan holds its own copy of A: its product is A·x with A's first values.
+            let mut want = vec![0.0; a.rows() as usize];
+            spmv_serial::spmv(&a, 1.0, &x, 0.0, &mut want);
+            let bound = spmv_serial::error_bound(&a, 1.0, &x, 0.0, &want);
+            spmv_serial::within(&g.download(&dy).unwrap(), &want, &bound).unwrap();
+            da = Some(parts);
+        }
+    }
+});
