@@ -15,7 +15,6 @@
 //!
 //! Column and row indices stay `u32` (a [`DeviceCsr64`] has at most `MAX_DIM` rows and
 //! columns): the narrowest type that holds them.
-use std::mem::ManuallyDrop;
 
 use gpu_histogram::Histogram;
 use gpu_ptr2idx::Ptr2Idx;
@@ -28,7 +27,7 @@ use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
 /// The index math of this path, shared with its kernels and the CPU model.
 pub use transpose_kernels::index64::{chunk_ptr, chunk_rows, entry_hashes, gen_col, gen_ptr, upper_bound};
 
-use crate::wide::view;
+use crate::wide::{view, Forged};
 use crate::{grid, wide, Algorithm, Dims, Error, Result, Transposer, MODULE};
 
 /// Nonzeros a chunk holds at most by default: 2³⁰. A chunk's workspace is about
@@ -273,7 +272,7 @@ impl Transposer {
         // SAFETY: the views cover the chunk pointer (m + 1 words of the workspace), a's indices
         // and values (nnz items, borrowed for the whole call), out's indices and values (nnz,
         // borrowed mutably) and the 32-bit column pointer (n + 1 words of the workspace); none
-        // is dropped (ManuallyDrop) or outlives this function. The 32-bit matrix is a's, with
+        // is freed (Forged gives them back) or outlives this function. The 32-bit matrix is a's, with
         // its pointer narrowed (nnz <= chunk <= MAX_NNZ), so it keeps DeviceCsr's invariants.
         let (a32, mut o32) = unsafe {
             let parts = DeviceCsrParts {
@@ -286,7 +285,7 @@ impl Transposer {
                 idx: view(&gpu, oidx, nnz),
                 vals: ovals.as_ref().map(|(v, _)| view::<T>(&gpu, *v, nnz)),
             };
-            (ManuallyDrop::new(DeviceCsr::from_parts_unchecked(p.m, p.n, parts)), ManuallyDrop::new(outs))
+            (Forged::new(DeviceCsr::from_parts_unchecked(p.m, p.n, parts)), Forged::new(outs))
         };
         self.run_chunk(algo, &a32, &mut o32, scratch)?;
         self.gpu.memset_bytes(&mut out.ptr, 0)?;
@@ -346,8 +345,8 @@ impl Transposer {
         for c in 0..p.chunks {
             let (_, _, k0, k1) = span(c);
             let keys = a.idx().slice(k0 as usize..k1 as usize);
-            // SAFETY: cp is n + 1 words of the workspace, dropped never (ManuallyDrop).
-            let mut cpv = ManuallyDrop::new(unsafe { view::<u32>(&gpu, cp, p.n as usize + 1) });
+            // SAFETY: cp is n + 1 words of the workspace, given back, not freed (Forged).
+            let mut cpv = Forged::new(unsafe { view::<u32>(&gpu, cp, p.n as usize + 1) });
             let mut sub = scratch.reborrow();
             self.hist.pointers_with(&keys, &mut *cpv, false, &mut sub)?;
             self.add_ptr(optr, cp, p.n + 1)?;
@@ -376,7 +375,7 @@ impl Transposer {
                     idx: view(&gpu, cidx, nc),
                     vals: avals.as_ref().map(|_| view::<T>(&gpu, cvals, nc)),
                 };
-                (ManuallyDrop::new(DeviceCsr::from_parts_unchecked(rc, p.n, parts)), ManuallyDrop::new(outs))
+                (Forged::new(DeviceCsr::from_parts_unchecked(rc, p.n, parts)), Forged::new(outs))
             };
             let mut sub = scratch.reborrow();
             self.run_chunk(algo, &a32, &mut o32, &mut sub)?;
