@@ -5,7 +5,7 @@ use gpu_spmv::{serial as spmv_serial, Format, Spmv};
 use gpu_testkit::{gpu_test, rng};
 use gpu_transpose::{Algorithm, Transposer};
 use rand::Rng;
-use sptrans::info::modules;
+use sptrans_cli::info::modules;
 use sptrans_matrix::{device::DeviceCsr, generate, Csr};
 
 #[test]

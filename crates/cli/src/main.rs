@@ -2,7 +2,7 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    match sptrans::run(sptrans::Cli::parse()) {
+    match sptrans_cli::run(sptrans_cli::Cli::parse()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

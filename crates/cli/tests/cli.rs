@@ -225,7 +225,7 @@ fn bench_writes_tables_csv_and_plot() {
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("matrix,rows,cols,nnz,algorithm,median_ms"));
     let gpu = gpu_testkit::shared_gpu().is_ok();
-    assert_eq!(lines.len() - 1, if gpu { 2 * sptrans::bench::DEFAULT_ALGOS.len() } else { 2 }, "{text}");
+    assert_eq!(lines.len() - 1, if gpu { 2 * sptrans_cli::bench::DEFAULT_ALGOS.len() } else { 2 }, "{text}");
     assert!(lines[1..].iter().all(|l| l.contains(",true,")), "every run checked against the twin:\n{text}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     // f64 values: every run checked against the twin of the widened matrix; 24 B per nonzero.
@@ -243,7 +243,7 @@ fn bench_writes_tables_csv_and_plot() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("(24 B per nonzero"), "{}", String::from_utf8_lossy(&out.stdout));
     }
     let text = std::fs::read_to_string(&csv).unwrap();
-    assert_eq!(text.lines().count() - 1, if gpu { 2 * sptrans::bench::DEFAULT_ALGOS.len() } else { 2 }, "{text}");
+    assert_eq!(text.lines().count() - 1, if gpu { 2 * sptrans_cli::bench::DEFAULT_ALGOS.len() } else { 2 }, "{text}");
     assert!(text.lines().skip(1).all(|l| l.contains(",true,")), "every f64 run checked against the twin:\n{text}");
     // Complex<f64> (16 bytes, moved by a permutation) and 1-byte values: checked against the
     // twin too; 40 and 10 B per nonzero.

@@ -1,0 +1,100 @@
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+
+pub mod bench;
+pub mod cli;
+mod files;
+pub mod info;
+pub mod spmv;
+pub mod spmv_bench;
+pub mod svd;
+
+use std::path::PathBuf;
+
+pub use cli::Cli;
+
+/// Errors of the tool.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading, parsing or writing a matrix.
+    #[error("{}", matrix_message(path, source))]
+    Matrix {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong (a parse error carries its line number).
+        source: sptrans_matrix::Error,
+    },
+    /// Generating a matrix.
+    #[error("generating the matrix: {0}")]
+    Gen(sptrans_matrix::Error),
+    /// Moving a matrix to or from the GPU.
+    #[error("device transfer: {0}")]
+    Device(#[from] sptrans_matrix::Error),
+    /// A transposer failed.
+    #[error(transparent)]
+    Transpose(#[from] gpu_transpose::Error),
+    /// An SpMV plan or product failed.
+    #[error(transparent)]
+    Spmv(#[from] gpu_spmv::Error),
+    /// The truncated SVD failed.
+    #[error(transparent)]
+    Svd(#[from] gpu_svd::Error),
+    /// The truncated SVD reached its restart cap.
+    #[error("{0}")]
+    NotConverged(String),
+    /// A GPU runtime error.
+    #[error(transparent)]
+    Runtime(#[from] gpu_runtime::Error),
+    /// Writing an output (CSV, plot) failed.
+    #[error("{path}: {msg}")]
+    Output {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        msg: String,
+    },
+    /// `--check` found a difference from the serial twin.
+    #[error("check failed: {0}")]
+    CheckFailed(String),
+    /// An explicit GPU algorithm was asked for and there is no GPU.
+    #[error("--algo {algo} needs a GPU, and none is usable: {why} (use --algo auto to fall back to the serial twin, or --algo serial)")]
+    NoGpu {
+        /// The algorithm asked for.
+        algo: &'static str,
+        /// Why there is no GPU.
+        why: String,
+    },
+    /// A usage error the argument parser cannot see.
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// `path: error`, without repeating the path when the error already names it (a file that could
+/// not be opened).
+fn matrix_message(path: &std::path::Path, source: &sptrans_matrix::Error) -> String {
+    match source {
+        sptrans_matrix::Error::Open { .. } => source.to_string(),
+        _ => format!("{}: {source}", if path.as_os_str() == "-" { "standard input".into() } else { path.display().to_string() }),
+    }
+}
+
+/// `Result` with the tool's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Runs one command.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        cli::Command::Transpose(a) => files::transpose(&a),
+        cli::Command::Gen(a) => files::gen(&a),
+        cli::Command::Bench(a) => bench::bench(&a),
+        cli::Command::Spmv(a) => spmv::spmv(&a),
+        cli::Command::SpmvBench(a) => spmv_bench::bench(&a),
+        cli::Command::Svd(a) => svd::svd(&a),
+        cli::Command::Info(a) => info::info(&a),
+    }
+}
+
+/// The first GPU, or why there is none (any failure to open one counts as none).
+pub fn open_gpu() -> std::result::Result<gpu_runtime::Gpu, String> {
+    gpu_runtime::Gpu::first().map_err(|e| e.to_string())
+}
