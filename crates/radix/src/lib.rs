@@ -77,6 +77,11 @@ impl Error {
     pub fn is_out_of_memory(&self) -> bool {
         matches!(self, Error::Runtime(e) if e.is_out_of_memory())
     }
+
+    /// `true` when the machine has no usable GPU (no driver, or no such device).
+    pub fn is_no_gpu(&self) -> bool {
+        matches!(self, Error::Runtime(e) if e.is_no_gpu())
+    }
 }
 
 /// `Result` with this crate's [`Error`].

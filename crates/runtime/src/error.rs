@@ -135,8 +135,8 @@ impl Error {
 /// `Error::Runtime(e)` to this crate's `Error::Runtime(e)` (so out of memory and every driver
 /// error keep one shape however deep they arose) and wrapping its other errors in `$variant`;
 /// and `Error::is_out_of_memory`, asking `Error::Runtime` and every `$variant` (each lifted
-/// crate's `Error` has its own `is_out_of_memory`). Invoke it once per crate, listing every
-/// lifted crate.
+/// crate's `Error` has its own `is_out_of_memory`), and `Error::is_no_gpu`. Invoke it once per
+/// crate, listing every lifted crate.
 ///
 /// ```
 /// mod scan {
@@ -176,6 +176,12 @@ macro_rules! lift_errors {
         )*
 
         impl Error {
+            /// `true` when the machine has no usable GPU (no driver, or no such device); lifted
+            /// errors carry it as `Error::Runtime`.
+            pub fn is_no_gpu(&self) -> bool {
+                matches!(self, Error::Runtime(e) if e.is_no_gpu())
+            }
+
             /// `true` when the device ran out of memory.
             pub fn is_out_of_memory(&self) -> bool {
                 match self {

@@ -55,6 +55,11 @@ impl Error {
     pub fn is_out_of_memory(&self) -> bool {
         matches!(self, Error::Runtime(e) if e.is_out_of_memory())
     }
+
+    /// `true` when the machine has no usable GPU (no driver, or no such device).
+    pub fn is_no_gpu(&self) -> bool {
+        matches!(self, Error::Runtime(e) if e.is_no_gpu())
+    }
 }
 
 /// Largest supported length: `(2^31 - 1)` tiles.

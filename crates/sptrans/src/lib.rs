@@ -95,14 +95,6 @@ gpu_runtime::lift_errors!(
     gpu_radix => Radix,
 );
 
-impl Error {
-    /// `true` when the machine has no usable GPU (no driver, or no such device): the caller may
-    /// fall back to the serial twins.
-    pub fn is_no_gpu(&self) -> bool {
-        matches!(self, Error::Runtime(e) if e.is_no_gpu())
-    }
-}
-
 /// The message first, then the variant: `fn main() -> sptrans::Result<()>` returning an error
 /// prints what went wrong, not only `Runtime(NoDriver)`.
 impl std::fmt::Debug for Error {
