@@ -50,18 +50,14 @@ pub enum Error {
         k: usize,
     },
     /// A dense block of the wrong length.
-    #[error("{what} has {actual} entries, expected {expected} ({k} vectors of {len})")]
+    #[error("{what} has {got} entries, expected {expected} (k vectors of the operand's length)")]
     LengthMismatch {
-        /// `x` or `y`.
+        /// `x` or `out`.
         what: &'static str,
-        /// Entries required.
+        /// Entries required: `k` times the operand's length.
         expected: u64,
         /// Entries given.
-        actual: u64,
-        /// Vectors.
-        k: usize,
-        /// Length of one vector.
-        len: u64,
+        got: u64,
     },
     /// A pattern matrix (no values) cannot be multiplied.
     #[error("the matrix has no values (a pattern matrix)")]
@@ -132,10 +128,10 @@ pub(crate) fn check_dense(rows: u64, cols: u64, op: Op, x_len: usize, k: usize, 
     }
     let (xn, on) = if op == Op::NoTranspose { (cols, rows) } else { (rows, cols) };
     if x_len as u64 != xn * k as u64 {
-        return Err(Error::LengthMismatch { what: "x", expected: xn * k as u64, actual: x_len as u64, k, len: xn });
+        return Err(Error::LengthMismatch { what: "x", expected: xn * k as u64, got: x_len as u64 });
     }
     if out_len as u64 != on * k as u64 {
-        return Err(Error::LengthMismatch { what: "out", expected: on * k as u64, actual: out_len as u64, k, len: on });
+        return Err(Error::LengthMismatch { what: "out", expected: on * k as u64, got: out_len as u64 });
     }
     Ok(())
 }

@@ -167,7 +167,7 @@ gpu_test!(fn errors_are_values(gpu) {
     let (x, mut y) = (gpu.alloc::<f64>(20).unwrap(), gpu.alloc::<f64>(300).unwrap());
     assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &x, 0, 0.0, &mut y), Err(Error::BadVectorCount { k: 0 })));
     assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &x, 17, 0.0, &mut y), Err(Error::BadVectorCount { k: 17 })));
-    assert!(matches!(c.multiply(Op::Transpose, 1.0, &x, 1, 0.0, &mut y), Err(Error::LengthMismatch { what: "x", expected: 300, actual: 20, .. })));
+    assert!(matches!(c.multiply(Op::Transpose, 1.0, &x, 1, 0.0, &mut y), Err(Error::LengthMismatch { what: "x", expected: 300, got: 20, .. })));
     let (x, mut y) = (gpu.alloc::<f64>(40).unwrap(), gpu.alloc::<f64>(601).unwrap());
     assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &x, 2, 0.0, &mut y), Err(Error::LengthMismatch { what: "out", expected: 600, .. })));
     let parts = sptrans_matrix::device::DeviceCsrParts::<f64> { ptr: gpu.upload(&[0u32, 1, 2]).unwrap(), idx: gpu.upload(&[0u32, 1]).unwrap(), vals: None };

@@ -49,14 +49,14 @@ pub enum Error {
         bins: u64,
     },
     /// A buffer has the wrong length.
-    #[error("histogram: {what} has {actual} entries, expected {expected}")]
+    #[error("histogram: {what} has {got} entries, expected {expected}")]
     LengthMismatch {
         /// Which buffer.
         what: &'static str,
         /// Length required.
         expected: u64,
         /// Length given.
-        actual: u64,
+        got: u64,
     },
     /// Too many keys for 32-bit counts and indices.
     #[error("histogram: {what} = {len} does not fit 32-bit counts (max {max})")]
@@ -339,10 +339,10 @@ impl Histogram {
         let rows = parts.checked_add(1).ok_or(Error::TooLarge { what: "parts", len: parts, max: u32::MAX as u64 })?;
         let bins = check_bins(table.len() as u64 / rows)?;
         if table.len() as u64 != rows * bins as u64 {
-            return Err(Error::LengthMismatch { what: "table", expected: rows * bins as u64, actual: table.len() as u64 });
+            return Err(Error::LengthMismatch { what: "table", expected: rows * bins as u64, got: table.len() as u64 });
         }
         if intra.len() as u64 != n {
-            return Err(Error::LengthMismatch { what: "intra", expected: n, actual: intra.len() as u64 });
+            return Err(Error::LengthMismatch { what: "intra", expected: n, got: intra.len() as u64 });
         }
         let blocks = (parts * 32).div_ceil(NT as u64);
         if blocks > i32::MAX as u64 {
@@ -386,7 +386,7 @@ impl Histogram {
     pub fn vertical_scan_with(&mut self, table: &mut impl DevicePtrMut<u32>, rows: u64, bins: u64, scratch: &mut Scratch<'_>) -> Result<()> {
         let len = rows.checked_mul(bins).ok_or(Error::TooLarge { what: "rows * bins", len: rows, max: u64::MAX / bins.max(1) })?;
         if table.len() as u64 != len {
-            return Err(Error::LengthMismatch { what: "table", expected: len, actual: table.len() as u64 });
+            return Err(Error::LengthMismatch { what: "table", expected: len, got: table.len() as u64 });
         }
         if rows <= 1 || bins == 0 {
             return Ok(());

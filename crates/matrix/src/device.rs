@@ -52,7 +52,7 @@ impl<T: AnyBits> DeviceCsrParts<T> {
     /// # Errors
     /// Out of memory ([`Error::is_out_of_memory`]).
     pub fn alloc(gpu: &Gpu, rows: u64, nnz: u64, with_values: bool) -> Result<Self> {
-        let len = |n: u64| usize::try_from(n).map_err(|_| Error::TooLarge { what: "device CSR length", value: n, max: usize::MAX as u64 });
+        let len = |n: u64| usize::try_from(n).map_err(|_| Error::TooLarge { what: "device CSR length", len: n, max: usize::MAX as u64 });
         Ok(Self { ptr: gpu.alloc(len(rows + 1)?)?, idx: gpu.alloc(len(nnz)?)?, vals: if with_values { Some(gpu.alloc(len(nnz)?)?) } else { None } })
     }
 }
@@ -193,14 +193,14 @@ pub(crate) fn check_flags(gpu: &Gpu) -> Result<CudaSlice<u8>> {
 pub(crate) fn check_lengths(rows: u64, cols: u64, ptr_len: usize, nnz: usize, vals_len: Option<usize>, max_nnz: u64) -> Result<()> {
     for (what, value, max) in [("rows", rows, MAX_DIM), ("cols", cols, MAX_DIM), ("nnz", nnz as u64, max_nnz)] {
         if value > max {
-            return Err(Error::TooLarge { what, value, max });
+            return Err(Error::TooLarge { what, len: value, max });
         }
     }
     if ptr_len as u64 != rows + 1 {
-        return Err(Error::LengthMismatch { what: "row pointer", expected: rows + 1, actual: ptr_len as u64 });
+        return Err(Error::LengthMismatch { what: "row pointer", expected: rows + 1, got: ptr_len as u64 });
     }
     match vals_len {
-        Some(v) if v != nnz => Err(Error::LengthMismatch { what: "values", expected: nnz as u64, actual: v as u64 }),
+        Some(v) if v != nnz => Err(Error::LengthMismatch { what: "values", expected: nnz as u64, got: v as u64 }),
         _ => Ok(()),
     }
 }

@@ -45,7 +45,7 @@ impl<T: AnyBits> DeviceCsr64Parts<T> {
     /// # Errors
     /// Out of memory ([`Error::is_out_of_memory`]).
     pub fn alloc(gpu: &Gpu, rows: u64, nnz: u64, with_values: bool) -> Result<Self> {
-        let len = |n: u64| usize::try_from(n).map_err(|_| Error::TooLarge { what: "device CSR length", value: n, max: usize::MAX as u64 });
+        let len = |n: u64| usize::try_from(n).map_err(|_| Error::TooLarge { what: "device CSR length", len: n, max: usize::MAX as u64 });
         Ok(Self { ptr: gpu.alloc(len(rows + 1)?)?, idx: gpu.alloc(len(nnz)?)?, vals: if with_values { Some(gpu.alloc(len(nnz)?)?) } else { None } })
     }
 }

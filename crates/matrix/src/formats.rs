@@ -43,7 +43,7 @@ impl Index for u64 {
 pub fn check_fits<I: Index>(rows: u64, cols: u64, nnz: u64) -> Result<()> {
     for (what, v) in [("rows", rows), ("columns", cols), ("nonzeros", nnz)] {
         if v > I::MAX {
-            return Err(Error::TooLarge { what, value: v, max: I::MAX });
+            return Err(Error::TooLarge { what, len: v, max: I::MAX });
         }
     }
     Ok(())
@@ -88,10 +88,10 @@ pub struct Coo<I, T> {
 fn validate<I: Index>(major: u64, minor: u64, ptr: &[I], idx: &[I], vals_len: usize, sorted: bool) -> Result<()> {
     check_fits::<I>(major, minor, idx.len() as u64)?;
     if ptr.len() as u64 != major + 1 {
-        return Err(Error::LengthMismatch { what: "pointer array", expected: major + 1, actual: ptr.len() as u64 });
+        return Err(Error::LengthMismatch { what: "pointer array", expected: major + 1, got: ptr.len() as u64 });
     }
     if vals_len != idx.len() {
-        return Err(Error::LengthMismatch { what: "values", expected: idx.len() as u64, actual: vals_len as u64 });
+        return Err(Error::LengthMismatch { what: "values", expected: idx.len() as u64, got: vals_len as u64 });
     }
     if ptr[0].to_u64() != 0 {
         return Err(Error::BadPointers { index: 0, reason: "the first pointer must be 0".into() });
@@ -204,7 +204,7 @@ compressed!(Csc, second, first, "CSC");
 fn offsets_by_key<I: Index>(nkeys: u64, keys: &[I]) -> Result<(Vec<I>, Vec<u64>)> {
     let len = usize::try_from(nkeys).ok().and_then(|n| n.checked_add(1)).ok_or(Error::TooLarge {
         what: "pointer length",
-        value: nkeys,
+        len: nkeys,
         max: usize::MAX as u64 - 1,
     })?;
     let mut count = try_filled(len, 0u64, "counting-sort offsets")?;
@@ -349,10 +349,10 @@ impl<I: Index, T: Value> Coo<I, T> {
     pub fn try_new(rows: u64, cols: u64, row: Vec<I>, col: Vec<I>, vals: Vec<T>) -> Result<Self> {
         check_fits::<I>(rows, cols, row.len() as u64)?;
         if col.len() != row.len() {
-            return Err(Error::LengthMismatch { what: "column indices", expected: row.len() as u64, actual: col.len() as u64 });
+            return Err(Error::LengthMismatch { what: "column indices", expected: row.len() as u64, got: col.len() as u64 });
         }
         if vals.len() != row.len() {
-            return Err(Error::LengthMismatch { what: "values", expected: row.len() as u64, actual: vals.len() as u64 });
+            return Err(Error::LengthMismatch { what: "values", expected: row.len() as u64, got: vals.len() as u64 });
         }
         for (k, (&i, &j)) in row.iter().zip(&col).enumerate() {
             if i.to_u64() >= rows {

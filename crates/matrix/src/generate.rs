@@ -8,7 +8,7 @@ use crate::formats::{csr_unchecked, Csr};
 use crate::{Error, Result, Value};
 
 fn too_large(what: &'static str, value: u64) -> Error {
-    Error::TooLarge { what, value, max: u32::MAX as u64 }
+    Error::TooLarge { what, len: value, max: u32::MAX as u64 }
 }
 
 /// CSR from sorted, unique row-major positions `key = i * n + j`.

@@ -27,14 +27,14 @@ pub enum Error {
         msg: String,
     },
     /// An array has the wrong length.
-    #[error("{what} has {actual} entries, expected {expected}")]
+    #[error("{what} has {got} entries, expected {expected}")]
     LengthMismatch {
         /// Which array.
         what: &'static str,
         /// Length required.
         expected: u64,
         /// Length given.
-        actual: u64,
+        got: u64,
     },
     /// The pointer array is not valid.
     #[error("invalid pointers at index {index}: {reason}")]
@@ -76,12 +76,12 @@ pub enum Error {
         max: u64,
     },
     /// A size does not fit the index type.
-    #[error("{what} = {value} is too large for the index type (max {max})")]
+    #[error("{what} = {len} is too large for the index type (max {max})")]
     TooLarge {
         /// Which size.
         what: &'static str,
         /// Its value.
-        value: u64,
+        len: u64,
         /// The largest allowed.
         max: u64,
     },

@@ -7,7 +7,7 @@ use sptrans_matrix::{generate, mm, Coo, Csr, Error, Value};
 #[test]
 fn constructor_errors() {
     let e = |r: Result<Csr<u32, f64>, Error>| r.unwrap_err();
-    assert!(matches!(e(Csr::try_new(2, 2, vec![0, 1], vec![0], vec![1.0])), Error::LengthMismatch { what: "pointer array", expected: 3, actual: 2 }));
+    assert!(matches!(e(Csr::try_new(2, 2, vec![0, 1], vec![0], vec![1.0])), Error::LengthMismatch { what: "pointer array", expected: 3, got: 2 }));
     assert!(matches!(e(Csr::try_new(1, 2, vec![1, 1], vec![0], vec![1.0])), Error::BadPointers { index: 0, .. }));
     assert!(matches!(e(Csr::try_new(2, 2, vec![0, 2, 1], vec![0, 1], vec![1.0, 2.0])), Error::BadPointers { index: 2, .. }));
     assert!(matches!(e(Csr::try_new(1, 2, vec![0, 1], vec![0, 1], vec![1.0, 2.0])), Error::BadPointers { index: 1, .. }));

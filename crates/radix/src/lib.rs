@@ -35,18 +35,20 @@ pub enum Error {
     #[error(transparent)]
     Runtime(#[from] gpu_runtime::Error),
     /// Buffers of different lengths.
-    #[error("radix: {what} has {actual} items, expected {expected}")]
+    #[error("radix: {what} has {got} items, expected {expected}")]
     LengthMismatch {
         /// Which buffer.
         what: &'static str,
         /// Length required.
         expected: u64,
         /// Length given.
-        actual: u64,
+        got: u64,
     },
     /// More keys than 32-bit offsets address.
-    #[error("radix: {len} keys exceed the maximum of {max}")]
+    #[error("radix: {what}: {len} exceeds the maximum of {max}")]
     TooLarge {
+        /// What was too large.
+        what: &'static str,
         /// Keys given.
         len: u64,
         /// Largest supported.
@@ -522,7 +524,7 @@ impl RadixSort {
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
         if bits > MAX_BITS || shift + bits > 32 {
-            return Err(Error::TooLarge { len: u64::from(shift + bits), max: 32 });
+            return Err(Error::TooLarge { what: "digit end bit (shift + bits)", len: u64::from(shift + bits), max: 32 });
         }
         let stream = self.gpu.stream().clone();
         let io = out_of_place(&stream, keys_in, keys_out, first, second)?;
@@ -669,14 +671,14 @@ fn payload_bytes<V: Payload>() -> Result<usize> {
 
 fn check_len(n: usize) -> Result<u64> {
     if n as u64 > MAX_LEN {
-        return Err(Error::TooLarge { len: n as u64, max: MAX_LEN });
+        return Err(Error::TooLarge { what: "keys", len: n as u64, max: MAX_LEN });
     }
     Ok(n as u64)
 }
 
 fn same_len(n: u64, other: usize, what: &'static str) -> Result<()> {
     if other as u64 != n {
-        return Err(Error::LengthMismatch { what, expected: n, actual: other as u64 });
+        return Err(Error::LengthMismatch { what, expected: n, got: other as u64 });
     }
     Ok(())
 }

@@ -30,16 +30,20 @@ pub enum Error {
     #[error(transparent)]
     Runtime(#[from] gpu_runtime::Error),
     /// Input and output lengths differ.
-    #[error("scan: input has {input} items but output has {output}")]
+    #[error("scan: {what} has {got} items, expected {expected}")]
     LengthMismatch {
-        /// Input length.
-        input: u64,
-        /// Output length.
-        output: u64,
+        /// What was measured (`output`).
+        what: &'static str,
+        /// The required length (the input's).
+        expected: u64,
+        /// The length given.
+        got: u64,
     },
     /// More items than one launch can cover.
-    #[error("scan: {len} items exceed the supported maximum of {max}")]
+    #[error("scan: {what}: {len} exceeds the supported maximum of {max}")]
     TooLarge {
+        /// What was too large.
+        what: &'static str,
         /// Items asked for.
         len: u64,
         /// Largest supported length.
@@ -223,7 +227,7 @@ impl<T: ScanItem> Scanner<T> {
     ) -> Result<()> {
         let n = input.len() as u64;
         if output.len() as u64 != n {
-            return Err(Error::LengthMismatch { input: n, output: output.len() as u64 });
+            return Err(Error::LengthMismatch { what: "output", expected: n, got: output.len() as u64 });
         }
         let stream = self.gpu.stream().clone();
         let (src, _r) = input.device_ptr(&stream);
@@ -251,7 +255,7 @@ impl<T: ScanItem> Scanner<T> {
 
     fn scan_raw(&mut self, src: u64, dst: u64, n: u64, kind: ScanKind, scratch: &mut Scratch<'_>) -> Result<()> {
         if n > MAX_LEN {
-            return Err(Error::TooLarge { len: n, max: MAX_LEN });
+            return Err(Error::TooLarge { what: "items", len: n, max: MAX_LEN });
         }
         if n == 0 {
             return Ok(());

@@ -134,7 +134,7 @@ gpu_test!(fn scan_rejects_length_mismatch(gpu) {
     let input = gpu.upload(&[1u32, 2, 3]).unwrap();
     let mut out = gpu.alloc::<u32>(4).unwrap();
     let e = gpu_scan::exclusive_sum(gpu, &input, &mut out).unwrap_err();
-    assert!(matches!(e, Error::LengthMismatch { input: 3, output: 4 }), "{e}");
+    assert!(matches!(e, Error::LengthMismatch { what: "output", expected: 3, got: 4 }), "{e}");
 });
 
 #[test]

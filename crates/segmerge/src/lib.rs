@@ -27,18 +27,20 @@ pub enum Error {
     #[error(transparent)]
     Runtime(#[from] gpu_runtime::Error),
     /// Buffers of different lengths.
-    #[error("segmerge: {what} has {actual} items, expected {expected}")]
+    #[error("segmerge: {what} has {got} items, expected {expected}")]
     LengthMismatch {
         /// Which buffer.
         what: &'static str,
         /// Length required.
         expected: u64,
         /// Length given.
-        actual: u64,
+        got: u64,
     },
     /// More items than 32-bit positions address.
-    #[error("segmerge: {len} items exceed the maximum of {max}")]
+    #[error("segmerge: {what}: {len} exceeds the maximum of {max}")]
     TooLarge {
+        /// What was too large.
+        what: &'static str,
         /// Items given.
         len: u64,
         /// Largest supported.
@@ -207,11 +209,11 @@ fn splits_for(n: u64, s: u64, scratch: &mut Scratch<'_>) -> Result<u64> {
 fn lengths(n: usize, others: &[(&'static str, usize)]) -> Result<u64> {
     for &(what, len) in others {
         if len != n {
-            return Err(Error::LengthMismatch { what, expected: n as u64, actual: len as u64 });
+            return Err(Error::LengthMismatch { what, expected: n as u64, got: len as u64 });
         }
     }
     if n as u64 > MAX_LEN {
-        return Err(Error::TooLarge { len: n as u64, max: MAX_LEN });
+        return Err(Error::TooLarge { what: "items", len: n as u64, max: MAX_LEN });
     }
     Ok(n as u64)
 }

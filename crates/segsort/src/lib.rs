@@ -34,18 +34,20 @@ pub enum Error {
     #[error(transparent)]
     Merge(gpu_segmerge::Error),
     /// Buffers of different lengths.
-    #[error("segsort: {what} has {actual} items, expected {expected}")]
+    #[error("segsort: {what} has {got} items, expected {expected}")]
     LengthMismatch {
         /// Which buffer.
         what: &'static str,
         /// Length required.
         expected: u64,
         /// Length given.
-        actual: u64,
+        got: u64,
     },
     /// More items than 32-bit positions address.
-    #[error("segsort: {len} items exceed the maximum of {max}")]
+    #[error("segsort: {what}: {len} exceeds the maximum of {max}")]
     TooLarge {
+        /// What was too large.
+        what: &'static str,
         /// Items given.
         len: u64,
         /// Largest supported.
@@ -434,14 +436,14 @@ impl Segsort {
 
 fn check_len(n: usize) -> Result<u64> {
     if n as u64 > MAX_LEN {
-        return Err(Error::TooLarge { len: n as u64, max: MAX_LEN });
+        return Err(Error::TooLarge { what: "items", len: n as u64, max: MAX_LEN });
     }
     Ok(n as u64)
 }
 
 fn same_len(n: usize, other: usize, what: &'static str) -> Result<u64> {
     if n != other {
-        return Err(Error::LengthMismatch { what, expected: n as u64, actual: other as u64 });
+        return Err(Error::LengthMismatch { what, expected: n as u64, got: other as u64 });
     }
     check_len(n)
 }

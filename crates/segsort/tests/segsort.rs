@@ -100,7 +100,7 @@ gpu_test!(fn errors_are_values(gpu) {
     let mut s = Segsort::new(gpu).unwrap();
     let mut k = gpu.upload(&[3u32, 2, 1]).unwrap();
     let mut v2 = gpu.upload(&[0u32, 1]).unwrap();
-    assert!(matches!(s.sort_tiles(TileSize::T128, &mut k, &mut v2), Err(Error::LengthMismatch { what: "values", expected: 3, actual: 2 })));
+    assert!(matches!(s.sort_tiles(TileSize::T128, &mut k, &mut v2), Err(Error::LengthMismatch { what: "values", expected: 3, got: 2 })));
     for bad in [&[0u32, 2][..], &[0, 4, 3], &[1, 3], &[0, 2, 1, 3]] {
         let d_o = gpu.upload(bad).unwrap();
         assert!(matches!(s.sort_segments_keys(&d_o, &mut k), Err(Error::Offsets(_))), "{bad:?}");

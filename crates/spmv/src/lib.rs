@@ -66,14 +66,14 @@ pub enum Error {
         nnz: u64,
     },
     /// A vector of the wrong length.
-    #[error("spmv: {what} has {actual} entries, expected {expected}")]
+    #[error("spmv: {what} has {got} entries, expected {expected}")]
     LengthMismatch {
         /// `x` or `y`.
         what: &'static str,
         /// Length required.
         expected: u64,
         /// Length given.
-        actual: u64,
+        got: u64,
     },
     /// A pattern matrix (no values) cannot be multiplied.
     #[error("spmv: the matrix has no values (a pattern matrix)")]
@@ -423,10 +423,10 @@ impl<T: SpmvValue> Spmv<T> {
     pub fn apply(&mut self, alpha: T, x: &impl DevicePtr<T>, beta: T, y: &mut impl DevicePtrMut<T>) -> Result<()> {
         let (rows, cols, nnz) = (self.a.rows(), self.a.cols(), self.a.nnz());
         if x.len() as u64 != cols {
-            return Err(Error::LengthMismatch { what: "x", expected: cols, actual: x.len() as u64 });
+            return Err(Error::LengthMismatch { what: "x", expected: cols, got: x.len() as u64 });
         }
         if y.len() as u64 != rows {
-            return Err(Error::LengthMismatch { what: "y", expected: rows, actual: y.len() as u64 });
+            return Err(Error::LengthMismatch { what: "y", expected: rows, got: y.len() as u64 });
         }
         let stream = self.gpu.stream().clone();
         let (p, _p) = self.a.ptr().device_ptr(&stream);

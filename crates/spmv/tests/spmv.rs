@@ -136,7 +136,7 @@ gpu_test!(fn errors_are_values(gpu) {
     let a = generate::uniform::<f64>(30, 20, 100, 1).unwrap();
     let mut plan = Spmv::new(gpu, DeviceCsr::upload(gpu, &a).unwrap(), Format::CsrVector).unwrap();
     let (x, mut y) = (gpu.alloc::<f64>(21).unwrap(), gpu.alloc::<f64>(30).unwrap());
-    assert!(matches!(plan.apply(1.0, &x, 0.0, &mut y), Err(Error::LengthMismatch { what: "x", expected: 20, actual: 21 })));
+    assert!(matches!(plan.apply(1.0, &x, 0.0, &mut y), Err(Error::LengthMismatch { what: "x", expected: 20, got: 21 })));
     let (x, mut y) = (gpu.alloc::<f64>(20).unwrap(), gpu.alloc::<f64>(29).unwrap());
     assert!(matches!(plan.apply(1.0, &x, 0.0, &mut y), Err(Error::LengthMismatch { what: "y", .. })));
     // A matrix without values (built from parts, as a pattern matrix is) is refused.

@@ -26,14 +26,14 @@ pub enum Error {
     #[error(transparent)]
     Matrix(sptrans_matrix::Error),
     /// The output does not have the transposed shape of the input.
-    #[error("transpose output: {what} is {actual}, expected {expected}")]
+    #[error("transpose output: {what} is {got}, expected {expected}")]
     Shape {
         /// Which size.
         what: &'static str,
         /// Required.
         expected: u64,
         /// Given.
-        actual: u64,
+        got: u64,
     },
     /// A size past what the indices (or cuSPARSE's `int`) hold.
     #[error("{what} = {len} is too large (at most {max})")]

@@ -196,7 +196,7 @@ impl Transposer {
         ];
         for (what, expected, actual) in checks {
             if expected != actual {
-                return Err(Error::Shape { what, expected, actual });
+                return Err(Error::Shape { what, expected, got: actual });
             }
         }
         let vb = if a.vals().is_some() { T::BYTES } else { 0 };

@@ -431,12 +431,12 @@ fn check_output<T: DeviceRepr>(a: &DeviceCsr<T>, out: &DeviceCsrParts<T>, d: Dim
     ];
     for (what, expected, actual) in checks {
         if expected != actual {
-            return Err(Error::Shape { what, expected, actual });
+            return Err(Error::Shape { what, expected, got: actual });
         }
     }
     if let Some(v) = &out.vals {
         if v.len() as u64 != d.nnz {
-            return Err(Error::Shape { what: "output values length", expected: d.nnz, actual: v.len() as u64 });
+            return Err(Error::Shape { what: "output values length", expected: d.nnz, got: v.len() as u64 });
         }
     }
     Ok(())
