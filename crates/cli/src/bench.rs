@@ -14,12 +14,11 @@ use crate::cli::{BenchArgs, BenchValues, IndexBits};
 use crate::{Error, Result};
 
 /// The algorithms `bench` runs by default, in table order.
-pub const DEFAULT_ALGOS: [Algorithm; 8] = [
+pub const DEFAULT_ALGOS: [Algorithm; 7] = [
     Algorithm::Serial,
     Algorithm::ScanTrans,
     Algorithm::MergeTrans,
     Algorithm::RadixTrans,
-    Algorithm::BucketTrans,
     Algorithm::SymTrans,
     Algorithm::CooChain,
     Algorithm::CuSparse,
@@ -185,7 +184,6 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
         None => None,
     };
     if let Some(t) = t.as_mut() {
-        t.set_bucket_bits(args.bucket_bits);
         t.set_radix_bits(args.radix_bits);
     }
     let copy = match &gpu {

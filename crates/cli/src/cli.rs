@@ -49,7 +49,7 @@ pub struct TransposeArgs {
     /// standard output). Written to a temporary file beside it and renamed into place when done.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Algorithm: auto, serial, scan, merge, radix, bucket, sym, cusparse, coo. `auto` is the
+    /// Algorithm: auto, serial, scan, merge, radix, sym, cusparse, coo. `auto` is the
     /// library's `Auto` (RadixTrans), SymTrans for any file stored as symmetric, skew-symmetric
     /// or Hermitian (one triangle: a symmetric pattern, told to the plan as a hint), and the
     /// serial twin without a GPU.
@@ -204,12 +204,9 @@ pub struct BenchArgs {
     /// Also run the real matrices of this directory (with the default or small suite).
     #[arg(long)]
     pub matrices: Option<PathBuf>,
-    /// Algorithms, comma-separated (default: serial,scan,merge,radix,bucket,sym,coo,cusparse).
+    /// Algorithms, comma-separated (default: serial,scan,merge,radix,sym,coo,cusparse).
     #[arg(long, value_delimiter = ',', value_parser = parse_algo)]
     pub algos: Option<Vec<Algorithm>>,
-    /// BucketTrans's partition width in bits, 1 to 9 (default 9): more buckets, shorter runs.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=9))]
-    pub bucket_bits: Option<u32>,
     /// RadixTrans's largest digit in bits, 1 to 9 (default 8): fewer, wider passes.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=9))]
     pub radix_bits: Option<u32>,

@@ -17,15 +17,8 @@ use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_report::{tables, Record};
 
-const GPU_ALGOS: [Algorithm; 7] = [
-    Algorithm::ScanTrans,
-    Algorithm::MergeTrans,
-    Algorithm::RadixTrans,
-    Algorithm::BucketTrans,
-    Algorithm::SymTrans,
-    Algorithm::CooChain,
-    Algorithm::CuSparse,
-];
+const GPU_ALGOS: [Algorithm; 6] =
+    [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::SymTrans, Algorithm::CooChain, Algorithm::CuSparse];
 
 fn bench(c: &mut Criterion) {
     let gpu = match Gpu::first() {

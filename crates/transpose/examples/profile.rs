@@ -1,7 +1,7 @@
 //! Runs each GPU algorithm a few times on one suite matrix, for a profiler (`ncu`) to attribute
 //! the time to kernels: `cargo run --release -p gpu-transpose --example profile [INDEX [ALGOS]]`
 //! (INDEX into `measure::paper_suite`, default 0; ALGOS comma-separated, default every GPU
-//! algorithm; `SPTRANS_BUCKET_BITS` sets BucketTrans's partition width).
+//! algorithm).
 use gpu_transpose::{measure::paper_suite, Algorithm, Transposer};
 use sptrans_matrix::device::DeviceCsr;
 
@@ -14,7 +14,6 @@ fn main() -> Result<(), gpu_transpose::Error> {
     let da = DeviceCsr::upload(&gpu, &a)?;
     let mut t = Transposer::new(&gpu)?;
     let mut out = t.alloc_output(&da)?;
-    t.set_bucket_bits(std::env::var("SPTRANS_BUCKET_BITS").ok().and_then(|s| s.parse().ok()));
     let algos: Vec<Algorithm> = match std::env::args().nth(2) {
         Some(list) => list.split(',').map(str::parse).collect::<Result<_, _>>()?,
         None => Algorithm::ALL.into_iter().filter(|a| a.is_gpu()).collect(),

@@ -21,14 +21,6 @@ pub enum Algorithm {
     /// memory (`intra`) and find the counts of the tiles before them by decoupled look-back
     /// (`inter`); rows and values travel with the keys, so no gather follows.
     RadixTrans,
-    /// The column pointer by index-to-pointers, an MSD partition of the nonzeros by the high
-    /// bits of their column (one stable radix pass into buckets of consecutive columns), then one
-    /// block per bucket ranks each nonzero in its column and writes its final slot
-    /// ([`crate::bucket_plan`] splits the bits). Opt-in, not chosen by `Auto`: on an H100 it is
-    /// slower than RadixTrans on every suite matrix but the one with 64 columns, and one block
-    /// per bucket makes matrices with concentrated columns (R-MAT, a dense column) about 10×
-    /// slower (BENCHMARKS.md); its workspace is the smallest of ours (13 B per nonzero with f32).
-    BucketTrans,
     /// CSR → COO (ptr2idx) → swap → stable sort by column → CSR (index-to-pointers by histogram
     /// and scan), gather.
     CooChain,
@@ -48,18 +40,17 @@ pub enum Algorithm {
 
 impl Algorithm {
     /// Every algorithm but `Auto`, in table order.
-    pub const ALL: [Algorithm; 8] = [
+    pub const ALL: [Algorithm; 7] = [
         Algorithm::Serial,
         Algorithm::ScanTrans,
         Algorithm::MergeTrans,
         Algorithm::RadixTrans,
-        Algorithm::BucketTrans,
         Algorithm::SymTrans,
         Algorithm::CuSparse,
         Algorithm::CooChain,
     ];
 
-    /// The short name (`serial`, `scan`, `merge`, `radix`, `bucket`, `sym`, `cusparse`, `coo`,
+    /// The short name (`serial`, `scan`, `merge`, `radix`, `sym`, `cusparse`, `coo`,
     /// `auto`).
     pub fn name(self) -> &'static str {
         match self {
@@ -68,7 +59,6 @@ impl Algorithm {
             Algorithm::MergeTrans => "merge",
             Algorithm::CuSparse => "cusparse",
             Algorithm::RadixTrans => "radix",
-            Algorithm::BucketTrans => "bucket",
             Algorithm::SymTrans => "sym",
             Algorithm::CooChain => "coo",
             Algorithm::Auto => "auto",
@@ -83,8 +73,7 @@ impl Algorithm {
     /// `Auto` becomes a concrete algorithm for an `m × n` matrix with `nnz` nonzeros; the others
     /// stay. `Auto` is RadixTrans, which never reads back to the host, so an `Auto` call can be
     /// captured into a CUDA graph: RadixTrans was the fastest of the algorithms that do not
-    /// synchronize on every suite matrix (1.24–2.52× cuSPARSE on an H100; BucketTrans tied it on
-    /// the 64-column matrix only) and on 55 of the 66 small matrices, where ScanTrans took a
+    /// synchronize on every suite matrix (1.24–2.52× cuSPARSE on an H100) and on 55 of the 66 small matrices, where ScanTrans took a
     /// median 1.08× RadixTrans's time (0.94× at its best). SymTrans, about 2× RadixTrans on
     /// symmetric patterns (the 3D Laplacian 100³: 0.18 against 0.38 ms) but synchronizing, is
     /// taken by name or through [`Algorithm::resolve_hinted`].
@@ -140,7 +129,6 @@ impl FromStr for Algorithm {
             "merge" | "mergetrans" => Algorithm::MergeTrans,
             "cusparse" => Algorithm::CuSparse,
             "radix" | "radixtrans" => Algorithm::RadixTrans,
-            "bucket" | "buckettrans" => Algorithm::BucketTrans,
             "sym" | "symtrans" => Algorithm::SymTrans,
             "coo" | "coochain" => Algorithm::CooChain,
             "auto" => Algorithm::Auto,

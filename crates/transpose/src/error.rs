@@ -64,7 +64,7 @@ pub enum Error {
         status: String,
     },
     /// An algorithm name that [`crate::Algorithm`]`::from_str` does not know.
-    #[error("unknown algorithm `{0}` (auto, serial, scan, merge, radix, bucket, cusparse, coo)")]
+    #[error("unknown algorithm `{0}` (auto, serial, scan, merge, radix, sym, cusparse, coo)")]
     UnknownAlgorithm(String),
 }
 

@@ -7,7 +7,6 @@ pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
 mod algorithm;
-mod bucket_trans;
 mod coo_chain;
 mod cusparse;
 mod error;
@@ -30,7 +29,6 @@ use gpu_segsort::Segsort;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 
 pub use algorithm::{Algorithm, PatternHint};
-pub use bucket_trans::BUCKET_DEFAULT_HI;
 pub use error::{Error, Result};
 /// RadixTrans's default largest digit (the radix primitive's default).
 pub use gpu_radix::DEFAULT_MAX_BITS as RADIX_DEFAULT_BITS;
@@ -41,10 +39,7 @@ pub use gpu_runtime::vendor::{cusparse_library, CUSPARSE_LIB_ENV};
 /// lives in `gpu-runtime` so that every crate can use it.
 pub use gpu_runtime::Payload;
 pub use scan_trans::{scan_parts, SCAN_PARTS_A_OVER_B};
-pub use transpose_kernels::{
-    bucket_count, bucket_plan, scatter_slot, sorted_ptr_range, sym_probe_row, sym_probe_rows, symmetric_slot, BUCKET_MAX_LOW, BUCKET_NV, NT,
-    PARTITION_MAX_BITS, SYM_PROBE_ENTRIES, SYM_PROBE_ROWS,
-};
+pub use transpose_kernels::{scatter_slot, sorted_ptr_range, sym_probe_row, sym_probe_rows, symmetric_slot, NT, SYM_PROBE_ENTRIES, SYM_PROBE_ROWS};
 
 /// The embedded `transpose` PTX module (built from `kernels-rs/transpose`).
 pub static MODULE: PtxModule = gpu_runtime::embed_module!("transpose");
@@ -55,7 +50,6 @@ struct Kernels {
     sorted_ptr: Kernel,
     scatter: [Kernel; 2],
     gather: [Kernel; 2],
-    bucket: [Kernel; 2],
     /// `transpose_symmetric_v{4,8}` (SymTrans).
     symmetric: [Kernel; 2],
     /// `transpose_symmetric_probe` (SymTrans's probe).
@@ -80,7 +74,6 @@ pub struct Transposer {
     radix: RadixSort,
     cusparse: Option<cusparse::CuSparse>,
     parts: Option<u64>,
-    bucket_hi: u32,
     own: ScratchBuf,
     k64: index64::Kernels64,
     chunk: u64,
@@ -115,7 +108,6 @@ impl Transposer {
                 sorted_ptr: k("transpose_sorted_ptr")?,
                 scatter: [k("transpose_scatter_v4")?, k("transpose_scatter_v8")?],
                 gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
-                bucket: [bucket_kernel(gpu, "transpose_bucket_v4", 4)?, bucket_kernel(gpu, "transpose_bucket_v8", 8)?],
                 symmetric: [k("transpose_symmetric_v4")?, k("transpose_symmetric_v8")?],
                 probe: k("transpose_symmetric_probe")?,
                 permute: [k("transpose_permute_v1")?, k("transpose_permute_v2")?, k("transpose_permute_v16")?],
@@ -126,7 +118,6 @@ impl Transposer {
             sort: Segsort::new(gpu)?,
             cusparse: None,
             parts: None,
-            bucket_hi: BUCKET_DEFAULT_HI,
             radix: RadixSort::new(gpu)?,
             own: ScratchBuf::default(),
             k64: index64::Kernels64::load(gpu)?,
@@ -171,17 +162,6 @@ impl Transposer {
     /// RadixTrans's largest digit (1 to [`gpu_radix::MAX_BITS`]; `None`: [`RADIX_DEFAULT_BITS`]).
     pub fn set_radix_bits(&mut self, bits: Option<u32>) {
         self.radix.set_max_digit_bits(bits);
-    }
-
-    /// BucketTrans's partition width in bits (1 to [`transpose_kernels::PARTITION_MAX_BITS`];
-    /// `None`: [`BUCKET_DEFAULT_HI`]); [`bucket_plan`] gives the split it leads to.
-    pub fn set_bucket_bits(&mut self, bits: Option<u32>) {
-        self.bucket_hi = bits.unwrap_or(BUCKET_DEFAULT_HI).clamp(1, transpose_kernels::PARTITION_MAX_BITS);
-    }
-
-    /// BucketTrans's split `(pre, hi, low)` of the column bits for `n` columns ([`bucket_plan`]).
-    pub fn bucket_plan_for(&self, n: u64) -> (u32, u32, u32) {
-        bucket_trans::plan(n, self.bucket_hi)
     }
 
     /// SymTrans's page-locked verdict (the flag's words), allocated on first use.
@@ -252,7 +232,6 @@ impl Transposer {
             Algorithm::MergeTrans => merge_trans::workspace_bytes(self, d),
             Algorithm::CooChain => coo_chain::workspace_bytes(self, d),
             Algorithm::RadixTrans => radix_trans::workspace_bytes(&self.radix, d, value_bytes as u64),
-            Algorithm::BucketTrans => bucket_trans::workspace_bytes(d, value_bytes as u64, self.bucket_hi),
             Algorithm::SymTrans => sym_trans::workspace_bytes(self, d, value_bytes as u64),
             Algorithm::CuSparse => cusparse::workspace_bytes(self, d, value_bytes)?,
         })
@@ -391,19 +370,11 @@ impl Transposer {
             Algorithm::MergeTrans => merge_trans::run(self, a, out, d, scratch),
             Algorithm::CooChain => coo_chain::run(self, a, out, d, scratch),
             Algorithm::RadixTrans => radix_trans::run(self, a, out, d, scratch),
-            Algorithm::BucketTrans => bucket_trans::run(self, a, out, d, scratch),
             Algorithm::SymTrans => sym_trans::run(self, a, out, d, scratch),
             Algorithm::CuSparse => cusparse::run(self, a, out, d, scratch),
             Algorithm::Serial | Algorithm::Auto => Err(Error::Runtime(gpu_runtime::Error::Internal("unresolved transposition algorithm"))),
         }
     }
-}
-
-/// A bucket-pass kernel, allowed its staging in dynamic shared memory.
-fn bucket_kernel(gpu: &Gpu, name: &str, value_bytes: u32) -> Result<Kernel> {
-    let k = gpu.kernel(&MODULE, name)?;
-    k.set_max_dynamic_shared(transpose_kernels::bucket_stage_bytes(value_bytes))?;
-    Ok(k)
 }
 
 /// The input's sizes (the lengths agree: `DeviceCsr` keeps them).

@@ -9,7 +9,7 @@
 //! let lap = sptrans_matrix::generate::laplacian_2d::<f64>(6)?;
 //! assert!(serial::sym_trans(&a).is_none());
 //! assert_eq!(serial::sym_trans(&lap).map(|m| m.rows), Some(serial::transpose(&lap).idx().to_vec()));
-//! for model in [serial::scan_trans(&a, 7), serial::merge_trans(&a), serial::radix_trans(&a), serial::bucket_trans(&a, 2), serial::coo_chain(&a)] {
+//! for model in [serial::scan_trans(&a, 7), serial::merge_trans(&a), serial::radix_trans(&a), serial::coo_chain(&a)] {
 //!     assert_eq!((model.ptr.as_slice(), model.rows.as_slice()), (t.ptr(), t.idx()));
 //! }
 //! # Ok::<(), sptrans_matrix::Error>(())
@@ -156,33 +156,6 @@ pub fn sym_trans<T: Value>(a: &Csr<u32, T>) -> Option<Moves> {
         source[p as usize] = k as u32;
     }
     Some(Moves { ptr: ptr.to_vec(), rows: idx.to_vec(), source })
-}
-
-/// BucketTrans with a partition of `hi` bits, step by step: the pointer by index-to-pointers;
-/// the split `(pre, hi, low)` of [`crate::bucket_plan`]; a stable sort by the low `pre` bits; the
-/// stable partition by the bits from `pre + low` up; then each nonzero, in that order, to its
-/// column group's cursor (the pointer at the group's first column, advanced by one per nonzero),
-/// as the bucket pass's blocks do bucket by bucket.
-pub fn bucket_trans<T: Value>(a: &Csr<u32, T>, hi: u32) -> Moves {
-    let (n, nnz, cols) = (a.cols(), a.nnz() as usize, a.idx());
-    let ptr = hist::index_to_pointers(cols, n as u32);
-    let rows = gpu_ptr2idx::serial::ptr2idx(a.ptr());
-    let (pre, _, low) = crate::bucket_plan(gpu_radix::bits_below(n), hi);
-    let mut order: Vec<u32> = (0..nnz as u32).collect();
-    // Both sorts are stable (slice::sort_by_key).
-    order.sort_by_key(|&j| cols[j as usize] & ((1u32 << pre) - 1));
-    order.sort_by_key(|&j| cols[j as usize] >> (pre + low));
-    let groups = n.div_ceil(1 << pre) as usize;
-    let mut cursor: Vec<u32> = (0..groups).map(|g| ptr[((g as u64) << pre).min(n) as usize]).collect();
-    let (mut out_rows, mut source) = (vec![u32::MAX; nnz], vec![u32::MAX; nnz]);
-    for &j in &order {
-        let g = (cols[j as usize] >> pre) as usize;
-        let at = cursor[g] as usize;
-        cursor[g] += 1;
-        out_rows[at] = rows[j as usize];
-        source[at] = j;
-    }
-    Moves { ptr, rows: out_rows, source }
 }
 
 /// The pointer of `n` columns from the sorted column indices, one position at a time as the

@@ -14,11 +14,10 @@ use rand::Rng;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::{generate, Csr};
 
-const GPU_ALGOS: [Algorithm; 8] = [
+const GPU_ALGOS: [Algorithm; 7] = [
     Algorithm::ScanTrans,
     Algorithm::MergeTrans,
     Algorithm::RadixTrans,
-    Algorithm::BucketTrans,
     Algorithm::SymTrans,
     Algorithm::CooChain,
     Algorithm::CuSparse,

@@ -14,11 +14,10 @@ use rand::Rng;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::{generate, mm, Csr, Value};
 
-const GPU_ALGOS: [Algorithm; 9] = [
+const GPU_ALGOS: [Algorithm; 8] = [
     Algorithm::ScanTrans,
     Algorithm::MergeTrans,
     Algorithm::RadixTrans,
-    Algorithm::BucketTrans,
     Algorithm::SymTrans,
     Algorithm::CooChain,
     Algorithm::CuSparse,
@@ -81,9 +80,6 @@ fn pipeline_models_equal_the_serial_transpose() {
                 check_moves(&format!("{name} merge"), &a, &serial::merge_trans(&a));
                 check_moves(&format!("{name} coo"), &a, &serial::coo_chain(&a));
                 check_moves(&format!("{name} radix"), &a, &serial::radix_trans(&a));
-                for hi in [1, 2, 5, 9] {
-                    check_moves(&format!("{name} bucket hi {hi}"), &a, &serial::bucket_trans(&a, hi));
-                }
                 if let Some(mv) = serial::sym_trans(&a) {
                     check_moves(&format!("{name} sym"), &a, &mv);
                 }
@@ -123,30 +119,6 @@ fn scan_parts_keeps_the_table_within_budget_and_the_gpu_busy() {
     assert_eq!(gpu_transpose::scan_parts(100_000_000, 10, 132), 132 * 32);
     // Many columns: the table budget decides (16 * 100M / 10M - 1).
     assert_eq!(gpu_transpose::scan_parts(100_000_000, 10_000_000, 132), 159);
-}
-
-#[test]
-fn bucket_model_with_wide_columns_and_long_buckets() {
-    // pre > 0 (more than 20 column bits at hi = 9), and buckets of many rounds.
-    for (m, n, nnz, hi) in [(300u64, 1u64 << 25, 5000u64, 9u32), (50, 3_000_000, 20_000, 4), (5000, 40, 30_000, 1), (1, 1 << 21, 1 << 21, 9)] {
-        let a = generate::uniform::<f32>(m, n, nnz.min(m * n), m ^ n).unwrap();
-        check_moves(&format!("uniform {m}x{n} {nnz} hi {hi}"), &a, &serial::bucket_trans(&a, hi));
-    }
-    let d = generate::dense_col::<f32>(40_000, 1 << 21, 60_000, 3).unwrap();
-    check_moves("dense col 2^21", &d, &serial::bucket_trans(&d, 9));
-}
-
-#[test]
-fn bucket_plan_splits_every_width() {
-    for bits in 0..=32u32 {
-        for hi in 0..=12u32 {
-            let (pre, h, low) = gpu_transpose::bucket_plan(bits, hi);
-            assert_eq!(pre + h + low, bits, "bits {bits} hi {hi}");
-            assert!(h <= gpu_transpose::PARTITION_MAX_BITS && low <= gpu_transpose::BUCKET_MAX_LOW);
-            assert!(pre == 0 || (h == gpu_transpose::PARTITION_MAX_BITS && low == gpu_transpose::BUCKET_MAX_LOW), "pre only when needed");
-            assert!(low == 0 || h >= hi.clamp(1, 9), "the partition gets at least the asked width");
-        }
-    }
 }
 
 /// `a`'s pattern made symmetric (`a`'s entries and their mirrors, rows sorted, no repeats) on an
@@ -433,35 +405,11 @@ gpu_test!(fn scan_trans_at_every_partition_count(gpu) {
     t.set_scan_parts(None);
 });
 
-gpu_test!(fn bucket_trans_at_every_split(gpu) {
-    let mut t = Transposer::new(gpu).unwrap();
-    let (mut r, _g) = rng();
-    let max = gpu_testkit::max_len() as u64;
-    let mut mats = generated::<f32>(&mut r, 3000);
-    // Buckets of many rounds (tile ± 1, a dense column), wide columns (pre > 0), more than 2^24
-    // columns.
-    let nv = gpu_transpose::BUCKET_NV as u64;
-    for (m, n, nnz) in [(5000u64, 3u64, nv - 1), (5000, 3, nv), (5000, 3, nv + 1), (2000, 1000, 4 * nv + 1), (300, 1 << 21, 100_000), (1000, 20_000_000, 200_000)] {
-        if nnz <= max.max(64) {
-            mats.push((format!("uniform {m}x{n} {nnz}"), generate::uniform::<f32>(m, n, nnz.min(m * n), m ^ nnz).unwrap()));
-        }
-    }
-    mats.push(("dense col 2^21".into(), generate::dense_col::<f32>(60_000.min(max.max(64)), (1 << 21) + 1, 70_000.min(max.max(64)), 4).unwrap()));
-    for (name, a) in &mats {
-        for hi in [1, 2, 4, 7, 9] {
-            t.set_bucket_bits(Some(hi));
-            let split = t.bucket_plan_for(a.cols());
-            check_gpu(&mut t, Algorithm::BucketTrans, &format!("{name} hi {hi} {split:?}"), a, |v| v.to_bits() as u64);
-        }
-    }
-    t.set_bucket_bits(None);
-});
-
 gpu_test!(fn large_matrices_and_one_plan_across_sizes(gpu) {
     let max = gpu_testkit::max_len() as u64;
     let mut t = Transposer::new(gpu).unwrap();
     let sizes: Vec<(u64, u64, u64)> = [(100_000u64, 100_000u64, 2_000_000u64), (1000, 3_000_000, 1_000_000), (2_000_000, 100, 4_000_000), (300, 200, 50_000)].into_iter().filter(|s| s.2 <= max).collect();
-    for algo in [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::BucketTrans, Algorithm::CooChain, Algorithm::CuSparse] {
+    for algo in [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CooChain, Algorithm::CuSparse] {
         for &(m, n, nnz) in &sizes {
             let a = generate::uniform::<f32>(m, n, nnz, m ^ nnz).unwrap();
             check_gpu(&mut t, algo, &format!("uniform {m}x{n} {nnz}"), &a, |v| v.to_bits() as u64);

@@ -3,7 +3,6 @@ use gpu_device::mem::{ldg, ldg_u32, ldg_u32x4, stg};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::{atomic, warp};
 
-use crate::bucket::bucket_pass;
 use crate::index64::{chunk_ptr, chunk_rows, entry_hashes, gen_col, gen_ptr};
 use crate::{scatter_slot, sorted_ptr_range};
 
@@ -142,31 +141,6 @@ macro_rules! move_kernels {
     };
 }
 
-macro_rules! bucket_kernel {
-    ($name:ident, $t:ty) => {
-        /// [`bucket_pass`] with values of this width (null `vals`: none).
-        ///
-        /// # Safety
-        /// As [`bucket_pass`].
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(
-            keys: *const u32,
-            rows: *const u32,
-            vals: *const $t,
-            nnz: u64,
-            n: u64,
-            pre: u32,
-            low: u32,
-            colptr: *mut u32,
-            out_rows: *mut u32,
-            out_vals: *mut $t,
-        ) {
-            // SAFETY: the caller's contract.
-            unsafe { bucket_pass(keys, rows, vals, nnz, n, pre, low, colptr, out_rows, out_vals) }
-        }
-    };
-}
-
 macro_rules! symmetric_kernel {
     ($name:ident, $t:ty) => {
         /// SymTrans for an `n × n` matrix: `out_ptr = ptr`, `out_idx = idx`, and value `k` of
@@ -290,9 +264,6 @@ use crate::{sym_probe_row, sym_probe_rows, symmetric_slot, SYM_FLAG_COPIES, SYM_
 
 symmetric_kernel!(transpose_symmetric_v4, u32);
 symmetric_kernel!(transpose_symmetric_v8, u64);
-
-bucket_kernel!(transpose_bucket_v4, u32);
-bucket_kernel!(transpose_bucket_v8, u64);
 
 move_kernels!(transpose_scatter_v4, transpose_gather_v4, u32);
 move_kernels!(transpose_scatter_v8, transpose_gather_v8, u64);

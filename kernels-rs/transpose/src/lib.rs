@@ -13,22 +13,17 @@
 //! - `transpose_permute_v{1,2,16}`: `out[j] = vals[perm[j]]`, for values of the widths the sorts
 //!   do not carry (every algorithm moves each nonzero's position instead, then this).
 //!
-//! - `transpose_bucket_v{4,8}` (BucketTrans): one block per bucket of column groups, nonzeros
-//!   partitioned by bucket ranked among their group in input order and written to their final
-//!   slot ([`bucket::bucket_pass`], split of the column bits by [`bucket_plan`]).
-//!
 //! - `transpose_symmetric_v{4,8}` (SymTrans): for a square matrix whose pattern is symmetric,
 //!   the transpose's pointer and row indices are copies of the matrix's own, and each value
 //!   moves to its mirror's place ([`symmetric_slot`]); any nonzero without a mirror, or a row not
 //!   strictly sorted, raises a flag instead (the host then transposes another way).
 //!
-//! RadixTrans's passes, and BucketTrans's partition, are the radix sort primitive's
-//! (`kernels-rs/radix`, host `gpu-radix`).
+//! RadixTrans's passes are the radix sort primitive's (`kernels-rs/radix`, host `gpu-radix`).
 //!
 //! `v4` kernels move 4-byte values, `v8` 8-byte values; a null value pointer moves none
 //! (pattern matrices).
 #![no_std]
-#![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
+#![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx))]
 #![deny(missing_docs)]
 
 /// Threads per block of every kernel here.
@@ -71,70 +66,6 @@ pub fn sorted_ptr_range(keys: &impl Fn(u64) -> u32, nnz: u64, n: u64, i: u64) ->
     let hi = (keys(i) as u64 + 1).min(n + 1).max(lo);
     let tail = if i + 1 == nnz { hi..n + 1 } else { 0..0 };
     (lo..hi, tail)
-}
-
-/// Most group bits the bucket pass ranks in one block (its per-warp counters in shared memory).
-pub const BUCKET_MAX_LOW: u32 = 11;
-/// Nonzeros per thread in one round of the bucket pass.
-pub const BUCKET_VT: u32 = 8;
-/// Nonzeros per round of the bucket pass: `NT * BUCKET_VT`.
-pub const BUCKET_NV: u32 = NT * BUCKET_VT;
-/// Dynamic shared memory of the bucket pass for values of `value_bytes` bytes (0: none): the
-/// round's group starts (`2^BUCKET_MAX_LOW` words) and its staged rows, groups (u16) and values.
-///
-/// ```
-/// assert_eq!(transpose_kernels::bucket_stage_bytes(4), 8192 + 2048 * 10);
-/// ```
-pub const fn bucket_stage_bytes(value_bytes: u32) -> u32 {
-    4 * (1 << BUCKET_MAX_LOW) + BUCKET_NV * (6 + value_bytes)
-}
-
-/// Most bits of one radix pass (the partition by bucket): `gpu-radix`'s `MAX_BITS`.
-pub const PARTITION_MAX_BITS: u32 = 9;
-
-/// How BucketTrans splits the `bits` bits of a column index (`bits_below(n)`) for a partition of
-/// `hi` bits (1 to [`PARTITION_MAX_BITS`], more buckets: more blocks in the bucket pass, shorter
-/// runs in the partition): `(pre, hi, low)`, lowest bits first.
-///
-/// - `pre`: bits sorted first by an LSD radix sort (0 unless the other two cannot hold them);
-/// - `hi`: the partition's digit, so a bucket is `2^(pre + low)` consecutive columns;
-/// - `low`: the bits the bucket pass ranks (at most [`BUCKET_MAX_LOW`]); 0 means the partition
-///   already puts every nonzero in its final slot.
-///
-/// ```
-/// use transpose_kernels::bucket_plan;
-/// assert_eq!(bucket_plan(6, 9), (0, 6, 0));    // 64 columns: one pass
-/// assert_eq!(bucket_plan(17, 9), (0, 9, 8));   // 100k columns
-/// assert_eq!(bucket_plan(17, 6), (0, 6, 11));
-/// assert_eq!(bucket_plan(20, 6), (0, 9, 11));  // hi grows before pre is needed
-/// assert_eq!(bucket_plan(24, 9), (4, 9, 11));  // 10M columns
-/// assert_eq!(bucket_plan(0, 9), (0, 0, 0));
-/// ```
-pub const fn bucket_plan(bits: u32, hi: u32) -> (u32, u32, u32) {
-    let hi = if hi == 0 {
-        1
-    } else if hi > PARTITION_MAX_BITS {
-        PARTITION_MAX_BITS
-    } else {
-        hi
-    };
-    if bits <= hi {
-        return (0, bits, 0);
-    }
-    let low = if bits - hi < BUCKET_MAX_LOW { bits - hi } else { BUCKET_MAX_LOW };
-    let hi = if bits - low < PARTITION_MAX_BITS { bits - low } else { PARTITION_MAX_BITS };
-    (bits - low - hi, hi, low)
-}
-
-/// Buckets of the bucket pass for `n` columns split as `(pre, _, low)`: `ceil(ceil(n / 2^pre) /
-/// 2^low)` (one block each).
-///
-/// ```
-/// assert_eq!(transpose_kernels::bucket_count(100_000, 0, 8), 391);
-/// assert_eq!(transpose_kernels::bucket_count(10_000_000, 4, 11), 306);
-/// ```
-pub const fn bucket_count(n: u64, pre: u32, low: u32) -> u64 {
-    n.div_ceil(1 << pre).div_ceil(1 << low)
 }
 
 /// The 64-bit-pointer transposer's index math (`gpu_transpose::index64`): a matrix with a
@@ -210,9 +141,6 @@ pub mod index64 {
         (mix_a(key), mix_b(key))
     }
 }
-
-#[cfg(target_arch = "nvptx64")]
-pub mod bucket;
 
 /// Copies of SymTrans's "not symmetric" flag, each polled by a share of the warps (one word
 /// polled by every warp made its reads take turns at one L2 slice: 77 µs for 10M nonzeros).
