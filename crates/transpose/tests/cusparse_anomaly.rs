@@ -47,7 +47,9 @@ fn cusparse_baseline_repeated_against_the_twin() {
     let a = generate::rmat::<f32>(20, 8_000_000, 0.57, 0.19, 0.19, 4).unwrap();
     let want = serial::transpose(&a);
     let legacy = Gpu::from_stream(gpu.context().default_stream()).unwrap();
-    for (mode, g, sync) in [("bench (non-blocking stream)", &gpu, false), ("synchronized before the call", &gpu, true), ("legacy default stream", &legacy, false)] {
+    for (mode, g, sync) in
+        [("bench (non-blocking stream)", &gpu, false), ("synchronized before the call", &gpu, true), ("legacy default stream", &legacy, false)]
+    {
         let mut t = Transposer::new(g).unwrap();
         let da = DeviceCsr::upload(g, &a).unwrap();
         let mut parts = t.alloc_output(&da).unwrap();
