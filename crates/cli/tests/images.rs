@@ -24,11 +24,10 @@ fn run_all(gpu: &Gpu, a: &Csr<u32, f64>, x: &[f64]) -> (Vec<Csr<u32, f64>>, Vec<
     let dx = gpu.upload(x).unwrap();
     let mut ys = vec![];
     for format in [Format::CsrScalar, Format::CsrVector, Format::Ell, Format::Jds] {
-        let plan = match Spmv::new(gpu, DeviceCsr::upload(gpu, a).unwrap(), format) {
+        let mut plan = match Spmv::new(gpu, DeviceCsr::upload(gpu, a).unwrap(), format) {
             Ok(p) => p,
             Err(_) => continue, // ELL refuses uneven rows; the other handle refuses alike
         };
-        let mut plan = plan;
         let mut dy = gpu.alloc::<f64>(a.rows() as usize).unwrap();
         gpu.memset_bytes(&mut dy, gpu_testkit::POISON_BYTE).unwrap();
         plan.apply(1.0, &dx, 0.0, &mut dy).unwrap();

@@ -234,7 +234,7 @@ impl Gpu {
     /// [`Error::PtxLoad`] when the driver refuses the module, [`Error::KernelNotFound`] when it
     /// has no such kernel.
     pub fn kernel(&self, module: &'static PtxModule, name: &str) -> Result<Kernel> {
-        let m = self.loaded(module)?.0;
+        let m = self.loaded(module, |(m, _)| m.clone())?;
         let func = m.load_function(name).map_err(|source| Error::KernelNotFound { module: module.name(), kernel: name.to_string(), source })?;
         Ok(Kernel { func, name: name.into() })
     }
@@ -246,7 +246,7 @@ impl Gpu {
     /// # Errors
     /// [`Error::PtxLoad`] when the driver refuses the module.
     pub fn load_module(&self, module: &'static PtxModule) -> Result<ModuleLoad> {
-        Ok(self.loaded(module)?.1)
+        self.loaded(module, |(_, load)| load.clone())
     }
 
     /// How each module loaded so far into this context (by this handle family) was loaded, in
@@ -269,16 +269,17 @@ impl Gpu {
         *self.shared.policy.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn loaded(&self, module: &'static PtxModule) -> Result<(Arc<CudaModule>, ModuleLoad)> {
+    /// `take` applied to `module`'s cache entry, loading the module first if it is not loaded:
+    /// a kernel lookup takes the module alone, without copying the load's record.
+    fn loaded<R>(&self, module: &'static PtxModule, take: impl FnOnce(&(Arc<CudaModule>, ModuleLoad)) -> R) -> Result<R> {
         let key = module as *const PtxModule as usize;
         // The lock is held across the load so that two threads never load one module twice.
         let mut cache = self.shared.modules.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(hit) = cache.get(&key) {
-            return Ok(hit.clone());
+            return Ok(take(hit));
         }
         let entry = self.load_uncached(module)?;
-        cache.insert(key, entry.clone());
-        Ok(entry)
+        Ok(take(cache.entry(key).or_insert(entry)))
     }
 
     fn load_uncached(&self, module: &'static PtxModule) -> Result<(Arc<CudaModule>, ModuleLoad)> {
