@@ -1,7 +1,7 @@
 //! Device counterparts: a CSR matrix in device memory that keeps the invariants of [`Csr`], so
 //! kernels may index with its pointers and column indices without bounds checks.
 use gpu_runtime::check::SignedIndex;
-use gpu_runtime::cudarc::driver::{CudaSlice, DeviceRepr};
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
 use gpu_runtime::{AnyBits, Gpu, Scratch};
 
 use crate::formats::Csr;
@@ -208,7 +208,12 @@ pub(crate) fn check_lengths(rows: u64, cols: u64, ptr_len: usize, nnz: usize, va
 /// The structure checked on the GPU (synchronizes once), for either pointer width: the pointer
 /// starts at 0, never decreases and ends at the index count; every index is below `cols`.
 /// Errors name the first bad position.
-pub(crate) fn check_structure<O: gpu_runtime::check::OffsetWord>(gpu: &Gpu, cols: u64, ptr: &CudaSlice<O>, idx: &CudaSlice<u32>) -> Result<()> {
+pub(crate) fn check_structure<O: gpu_runtime::check::OffsetWord>(
+    gpu: &Gpu,
+    cols: u64,
+    ptr: &impl DevicePtr<O>,
+    idx: &impl DevicePtr<u32>,
+) -> Result<()> {
     let mut flags = check_flags(gpu)?;
     let mut scratch = Scratch::new(&mut flags, gpu.stream());
     let (pf, xf) = gpu_runtime::check::offsets_and_indices(gpu, ptr, idx.len() as u64, idx, cols, &mut scratch)?;

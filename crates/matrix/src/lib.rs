@@ -7,10 +7,12 @@ mod formats;
 pub mod generate;
 pub mod mm;
 mod value;
+pub mod view;
 
 pub use formats::{check_fits, transpose_parts, try_transpose_parts, Coo, Csc, Csr, Index};
 pub use num_complex;
 pub use value::{Field, Raw, Value};
+pub use view::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, DeviceCsrView};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

@@ -13,6 +13,7 @@ pub mod scratch;
 pub mod selftest;
 mod timing;
 pub mod vendor;
+pub mod view;
 
 pub use error::{Error, Result};
 pub use gpu::{bytes_of, device_count, driver_present, driver_version, AnyBits, DeviceProps, Gpu, Payload};
@@ -20,3 +21,4 @@ pub use image::{cubin_arch, Cubin, Image, ImagePolicy, ModuleLoad, CUBIN_ARCHS, 
 pub use module::{grid_1d, Kernel, Launch, PtxModule};
 pub use scratch::{Scratch, ScratchBuf};
 pub use timing::{copy_bandwidth_gbs, GpuTimer};
+pub use view::{DeviceView, DeviceViewMut};

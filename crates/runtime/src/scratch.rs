@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop};
 
-use crate::{AnyBits, Error, Gpu, Result};
+use crate::{AnyBits, DeviceView, DeviceViewMut, Error, Gpu, Result};
 
 /// Alignment of every region carved from a [`Scratch`] (bytes): enough for 16-byte vector loads
 /// and for cuSPARSE's buffers.
@@ -229,6 +229,24 @@ impl<'a, T> ScratchSlice<'a, T> {
     pub fn range(&self, range: impl RangeBounds<usize>) -> ScratchView<'_, T> {
         let (s, e) = self.bounds(range);
         ScratchView { ptr: self.ptr + (s * std::mem::size_of::<T>()) as u64, len: e - s, stream: self.stream.clone(), _borrow: PhantomData }
+    }
+
+    /// The same items as a writable [`DeviceViewMut`] borrowed for `'a`.
+    pub fn into_view(self) -> DeviceViewMut<'a, T> {
+        // SAFETY: the slice was carved from scratch borrowed mutably for 'a and holds len items.
+        unsafe { DeviceViewMut::from_raw(self.ptr, self.len, &self.stream) }
+    }
+
+    /// The same items as a writable [`DeviceViewMut`], borrowing this slice.
+    pub fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        // SAFETY: as into_view, borrowed mutably for as long as the view lives.
+        unsafe { DeviceViewMut::from_raw(self.ptr, self.len, &self.stream) }
+    }
+
+    /// The same items as a read-only [`DeviceView`], borrowing this slice.
+    pub fn view(&self) -> DeviceView<'_, T> {
+        // SAFETY: as into_view, read only while this slice is borrowed.
+        unsafe { DeviceView::from_raw(self.ptr, self.len, &self.stream) }
     }
 
     /// A writable sub-range (panics when out of bounds, as slice indexing does).

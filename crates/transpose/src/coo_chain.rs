@@ -3,7 +3,7 @@
 //! indices) instead of boundary detection, then the gather.
 use gpu_histogram::Histogram;
 use gpu_runtime::{Payload, Scratch};
-use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
 use crate::merge_trans::{by_column, by_column_bytes, gather};
 use crate::{Dims, Result, Transposer};
@@ -12,7 +12,13 @@ pub(crate) fn workspace_bytes(t: &Transposer, d: Dims) -> u64 {
     by_column_bytes(t, d).add(Histogram::pointers_workspace_bytes(d.n)).bytes()
 }
 
-pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+pub(crate) fn run<T: Payload>(
+    t: &mut Transposer,
+    a: &DeviceCsrView<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T>,
+    d: Dims,
+    scratch: &mut Scratch<'_>,
+) -> Result<()> {
     let sorted = by_column(t, a, d, scratch)?;
     let mut sub = scratch.sub(Histogram::pointers_workspace_bytes(d.n))?;
     t.hist.pointers_with(a.idx(), &mut out.ptr, false, &mut sub)?;

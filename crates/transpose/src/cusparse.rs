@@ -8,6 +8,7 @@ use cudarc::cusparse::sys;
 use gpu_runtime::Gpu;
 
 use crate::{Error, Result};
+use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
 fn check(call: &'static str, status: sys::cusparseStatus_t) -> Result<()> {
     if status == sys::cusparseStatus_t::CUSPARSE_STATUS_ALLOC_FAILED {
@@ -165,8 +166,8 @@ pub(crate) fn workspace_bytes(t: &mut crate::Transposer, d: crate::Dims, value_b
 /// `csr2cscEx2` of `a` into `out` on the plan's stream, its buffer carved from `scratch`.
 pub(crate) fn run<T: gpu_runtime::Payload>(
     t: &mut crate::Transposer,
-    a: &sptrans_matrix::device::DeviceCsr<T>,
-    out: &mut sptrans_matrix::device::DeviceCsrParts<T>,
+    a: &DeviceCsrView<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T>,
     d: crate::Dims,
     scratch: &mut gpu_runtime::Scratch<'_>,
 ) -> Result<()> {

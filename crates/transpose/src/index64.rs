@@ -21,13 +21,13 @@ use gpu_ptr2idx::Ptr2Idx;
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout;
 use gpu_runtime::{Gpu, Payload, Scratch, ScratchBuf};
-use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts, MAX_NNZ};
+use sptrans_matrix::device::MAX_NNZ;
 use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
+use sptrans_matrix::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, DeviceCsrView};
 
 /// The index math of this path, shared with its kernels and the CPU model.
 pub use transpose_kernels::index64::{chunk_ptr, chunk_rows, entry_hashes, gen_col, gen_ptr, upper_bound};
 
-use crate::wide::{view, Forged};
 use crate::{grid, wide, Algorithm, Dims, Error, Result, Transposer, MODULE};
 
 /// Nonzeros a chunk holds at most by default: 2³⁰. A chunk's workspace is about
@@ -147,7 +147,8 @@ impl Transposer {
     ///
     /// # Errors
     /// Out of memory.
-    pub fn alloc_output64<T: Payload>(&self, a: &DeviceCsr64<T>) -> Result<DeviceCsr64Parts<T>> {
+    pub fn alloc_output64<T: Payload>(&self, a: &impl AsDeviceCsrView<T, u64>) -> Result<DeviceCsr64Parts<T>> {
+        let a = a.csr_view();
         Ok(DeviceCsr64Parts::alloc(&self.gpu, a.cols(), a.nnz(), a.vals().is_some())?)
     }
 
@@ -155,24 +156,28 @@ impl Transposer {
     ///
     /// # Errors
     /// As [`Transposer::transpose64_into`].
-    pub fn transpose64_new<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr64<T>) -> Result<DeviceCsr64<T>> {
+    pub fn transpose64_new<T: Payload>(&mut self, algo: Algorithm, a: &impl AsDeviceCsrView<T, u64>) -> Result<DeviceCsr64<T>> {
         let out = self.alloc_output64(a)?;
         self.transpose64_into(algo, a, out)
     }
 
-    /// Transposes `a` (64-bit row pointer) into `out` (pointer of `n + 1`, `nnz` indices, values
-    /// exactly when `a` has them) with `algo` on each chunk, on the plan's own workspace. The
-    /// result equals [`Transposer::transpose_into`]'s (and the serial twin's) bit for bit.
-    /// Synchronizes once when there is more than one chunk (to read the chunks' rows).
+    /// Transposes `a` (64-bit row pointer: a [`DeviceCsr64`] or a borrowed
+    /// [`DeviceCsr64View`]) into the owned buffers `out` (pointer of `n + 1`, `nnz` indices,
+    /// values exactly when `a` has them) and returns them as the result
+    /// ([`Transposer::transpose64_view`] writes into borrowed ones).
     ///
     /// # Errors
-    /// [`Error::Shape`] for output buffers of the wrong size, [`Error::TooLarge`],
-    /// [`Error::UnsupportedValue`], runtime errors ([`Error::is_out_of_memory`]).
-    pub fn transpose64_into<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr64<T>, out: DeviceCsr64Parts<T>) -> Result<DeviceCsr64<T>> {
-        let vb = if a.vals().is_some() { T::BYTES } else { 0 };
-        let bytes = self.workspace64_bytes(algo, a.rows(), a.cols(), a.nnz(), vb)?;
-        let gpu = self.gpu.clone();
-        ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, |t, s| t.transpose64_into_with(algo, a, out, s))
+    /// As [`Transposer::transpose64_view`].
+    pub fn transpose64_into<T: Payload>(
+        &mut self,
+        algo: Algorithm,
+        a: &impl AsDeviceCsrView<T, u64>,
+        mut out: DeviceCsr64Parts<T>,
+    ) -> Result<DeviceCsr64<T>> {
+        let a = a.csr_view();
+        self.transpose64_view(algo, &a, &mut out.view_mut())?;
+        // SAFETY: transpose64_view wrote the CSR of the transpose of a valid `a` into `out`.
+        Ok(unsafe { DeviceCsr64::from_parts_unchecked(a.cols(), a.rows(), out) })
     }
 
     /// [`Transposer::transpose64_into`] on caller-lent scratch of at least
@@ -183,10 +188,49 @@ impl Transposer {
     pub fn transpose64_into_with<T: Payload>(
         &mut self,
         algo: Algorithm,
-        a: &DeviceCsr64<T>,
+        a: &impl AsDeviceCsrView<T, u64>,
         mut out: DeviceCsr64Parts<T>,
         scratch: &mut Scratch<'_>,
     ) -> Result<DeviceCsr64<T>> {
+        let a = a.csr_view();
+        self.transpose64_view_with(algo, &a, &mut out.view_mut(), scratch)?;
+        // SAFETY: transpose64_view_with wrote the CSR of the transpose of a valid `a`.
+        Ok(unsafe { DeviceCsr64::from_parts_unchecked(a.cols(), a.rows(), out) })
+    }
+
+    /// Transposes the borrowed `a` (64-bit row pointer) into the borrowed buffers `out` with
+    /// `algo` on each chunk, on the plan's own workspace. The result equals
+    /// [`Transposer::transpose_view`]'s (and the serial twin's) bit for bit. Synchronizes once
+    /// when there is more than one chunk (to read the chunks' rows). On error `out`'s contents
+    /// are unspecified.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for output buffers of the wrong size, [`Error::TooLarge`],
+    /// [`Error::UnsupportedValue`], runtime errors ([`Error::is_out_of_memory`]).
+    pub fn transpose64_view<T: Payload>(
+        &mut self,
+        algo: Algorithm,
+        a: &DeviceCsr64View<'_, T>,
+        out: &mut DeviceCsrPartsMut<'_, T, u64>,
+    ) -> Result<()> {
+        let vb = if a.vals().is_some() { T::BYTES } else { 0 };
+        let bytes = self.workspace64_bytes(algo, a.rows(), a.cols(), a.nnz(), vb)?;
+        let gpu = self.gpu.clone();
+        ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, |t, s| t.transpose64_view_with(algo, a, out, s))
+    }
+
+    /// [`Transposer::transpose64_view`] on caller-lent scratch of at least
+    /// [`Transposer::workspace64_bytes`].
+    ///
+    /// # Errors
+    /// As [`Transposer::transpose64_view`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn transpose64_view_with<T: Payload>(
+        &mut self,
+        algo: Algorithm,
+        a: &DeviceCsr64View<'_, T>,
+        out: &mut DeviceCsrPartsMut<'_, T, u64>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let p = self.plan(a.rows(), a.cols(), a.nnz())?;
         let checks = [
             ("output pointer length", p.n + 1, out.ptr.len() as u64),
@@ -204,21 +248,24 @@ impl Transposer {
         let algo = self.resolve(algo, p.m, p.n, p.c(), vb);
         scratch.require(self.workspace64_bytes(algo, p.m, p.n, p.nnz, vb)?)?;
         if algo == Algorithm::Serial {
-            crate::serial::run64(self, a, &mut out)?;
+            crate::serial::run64(self, a, out)
         } else if p.nnz == 0 {
-            self.gpu.memset_bytes(&mut out.ptr, 0)?;
+            Ok(self.gpu.memset_bytes(&mut out.ptr, 0)?)
         } else if p.chunks == 1 {
-            self.one_chunk(algo, a, &mut out, p, scratch)?;
+            self.one_chunk(algo, a, out, p, scratch)
         } else {
-            self.chunked(algo, a, &mut out, p, scratch)?;
+            self.chunked(algo, a, out, p, scratch)
         }
-        // SAFETY: both paths write the CSR of the transpose of a valid `a` (tested bit for bit
-        // against the twin): pointer of n + 1 from 0 to nnz, row indices < m, values moved.
-        Ok(unsafe { DeviceCsr64::from_parts_unchecked(p.n, p.m, out) })
     }
 
     /// Runs one chunk (a valid 32-bit matrix) through `algo` into `o32`.
-    fn run_chunk<T: Payload>(&mut self, algo: Algorithm, a32: &DeviceCsr<T>, o32: &mut DeviceCsrParts<T>, scratch: &mut Scratch<'_>) -> Result<()> {
+    fn run_chunk<T: Payload>(
+        &mut self,
+        algo: Algorithm,
+        a32: &DeviceCsrView<'_, T>,
+        o32: &mut DeviceCsrPartsMut<'_, T>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
         let d = Dims { m: a32.rows(), n: a32.cols(), nnz: a32.nnz() };
         let vb = if a32.vals().is_some() { T::BYTES } else { 0 };
         if wide::by_positions(&self.radix, algo, vb, d.n) {
@@ -229,7 +276,7 @@ impl Transposer {
     }
 
     /// Enqueues a chunk's 32-bit row pointer (rows `r0..r1`, nonzeros `k0..k1`) into `cptr`.
-    fn chunk_ptr<T: Payload>(&self, a: &DeviceCsr64<T>, (r0, r1, k0, k1): (u64, u64, u64, u64), cptr: u64) -> Result<()> {
+    fn chunk_ptr<T: Payload>(&self, a: &DeviceCsr64View<'_, T>, (r0, r1, k0, k1): (u64, u64, u64, u64), cptr: u64) -> Result<()> {
         let stream = self.gpu.stream();
         let (ptr, _g) = a.ptr().device_ptr(stream);
         let len = r1 - r0 + 1;
@@ -254,50 +301,34 @@ impl Transposer {
     fn one_chunk<T: Payload>(
         &mut self,
         algo: Algorithm,
-        a: &DeviceCsr64<T>,
-        out: &mut DeviceCsr64Parts<T>,
+        a: &DeviceCsr64View<'_, T>,
+        out: &mut DeviceCsrPartsMut<'_, T, u64>,
         p: Plan,
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
-        let cptr = scratch.take(4 * (p.m + 1))?;
-        let cp = scratch.take(4 * (p.n + 1))?;
-        self.chunk_ptr(a, (0, p.m, 0, p.nnz), cptr)?;
-        let gpu = self.gpu.clone();
-        let stream = gpu.stream().clone();
-        let (idx, _g1) = a.idx().device_ptr(&stream);
-        let vals = a.vals().map(|v| v.device_ptr(&stream));
-        let (oidx, _g2) = out.idx.device_ptr_mut(&stream);
-        let ovals = out.vals.as_mut().map(|v| v.device_ptr_mut(&stream));
-        let (nnz, m, n) = (p.nnz as usize, p.m as usize, p.n as usize);
-        // SAFETY: the views cover the chunk pointer (m + 1 words of the workspace), a's indices
-        // and values (nnz items, borrowed for the whole call), out's indices and values (nnz,
-        // borrowed mutably) and the 32-bit column pointer (n + 1 words of the workspace); none
-        // is freed (Forged gives them back) or outlives this function. The 32-bit matrix is a's, with
-        // its pointer narrowed (nnz <= chunk <= MAX_NNZ), so it keeps DeviceCsr's invariants.
-        let (a32, mut o32) = unsafe {
-            let parts = DeviceCsrParts {
-                ptr: view(&gpu, cptr, m + 1),
-                idx: view(&gpu, idx, nnz),
-                vals: vals.as_ref().map(|(v, _)| view::<T>(&gpu, *v, nnz)),
-            };
-            let outs = DeviceCsrParts {
-                ptr: view(&gpu, cp, n + 1),
-                idx: view(&gpu, oidx, nnz),
-                vals: ovals.as_ref().map(|(v, _)| view::<T>(&gpu, *v, nnz)),
-            };
-            (Forged::new(DeviceCsr::from_parts_unchecked(p.m, p.n, parts)), Forged::new(outs))
-        };
-        self.run_chunk(algo, &a32, &mut o32, scratch)?;
+        let stream = self.gpu.stream().clone();
+        let mut cptr = scratch.slice::<u32>(p.m as usize + 1)?;
+        let mut cp = scratch.slice::<u32>(p.n as usize + 1)?;
+        self.chunk_ptr(a, (0, p.m, 0, p.nnz), cptr.device_ptr_mut(&stream).0)?;
+        {
+            // SAFETY: the 32-bit matrix is a's with its pointer narrowed (nnz <= chunk <= MAX_NNZ
+            // words from 0 to nnz, written by chunk_ptr above): it keeps the view's invariants.
+            let a32 = unsafe { DeviceCsrView::new_unchecked(p.m, p.n, cptr.view(), a.idx().clone(), a.vals().cloned()) };
+            // Straight into out's indices and values; the 32-bit column pointer into cp.
+            let mut o32 = DeviceCsrPartsMut { ptr: cp.view_mut(), idx: out.idx.reborrow(), vals: out.vals.as_mut().map(|v| v.reborrow()) };
+            self.run_chunk(algo, &a32, &mut o32, scratch)?;
+        }
         self.gpu.memset_bytes(&mut out.ptr, 0)?;
         let (optr, _g3) = out.ptr.device_ptr_mut(&stream);
-        self.add_ptr(optr, cp, p.n + 1)
+        let (cpa, _g4) = cp.device_ptr(&stream);
+        self.add_ptr(optr, cpa, p.n + 1)
     }
 
     fn chunked<T: Payload>(
         &mut self,
         algo: Algorithm,
-        a: &DeviceCsr64<T>,
-        out: &mut DeviceCsr64Parts<T>,
+        a: &DeviceCsr64View<'_, T>,
+        out: &mut DeviceCsrPartsMut<'_, T, u64>,
         p: Plan,
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
@@ -305,12 +336,12 @@ impl Transposer {
         let gpu = self.gpu.clone();
         let stream = gpu.stream().clone();
         let sms = gpu.props().sm_count;
-        let cptr = scratch.take(4 * (p.m + 1))?;
-        let cp = scratch.take(4 * (p.n + 1))?;
+        let mut cptr = scratch.slice::<u32>(p.m as usize + 1)?;
+        let mut cp = scratch.slice::<u32>(p.n as usize + 1)?;
         let rows_at = scratch.take(16 * p.chunks)?;
         let cursor = scratch.take(8 * p.n)?;
-        let cidx = scratch.take(4 * p.c())?;
-        let cvals = scratch.take(vb * p.c())?;
+        let mut cidx = scratch.slice::<u32>(p.c() as usize)?;
+        let mut cvals = scratch.slice::<T>(if vb > 0 { p.c() as usize } else { 0 })?;
         let (aptr, _g0) = a.ptr().device_ptr(&stream);
         // SAFETY: transpose_index64_chunk_rows(ptr, m, nnz, chunk, chunks, rows): a's valid
         // pointer (m + 1 words from 0 to nnz > 0), chunks = ceil(nnz / chunk), rows of
@@ -334,8 +365,6 @@ impl Transposer {
             let k0 = c * p.chunk;
             (rows[2 * c as usize], rows[2 * c as usize + 1], k0, (k0 + p.chunk).min(p.nnz))
         };
-        let (aidx, _g1) = a.idx().device_ptr(&stream);
-        let avals = a.vals().map(|v| v.device_ptr(&stream));
         // Sweep 1: the output's column pointer (and the cursor, its first n words) as the sum
         // of the chunks' 32-bit ones.
         self.gpu.memset_bytes(&mut out.ptr, 0)?;
@@ -345,12 +374,11 @@ impl Transposer {
         for c in 0..p.chunks {
             let (_, _, k0, k1) = span(c);
             let keys = a.idx().slice(k0 as usize..k1 as usize);
-            // SAFETY: cp is n + 1 words of the workspace, given back, not freed (Forged).
-            let mut cpv = Forged::new(unsafe { view::<u32>(&gpu, cp, p.n as usize + 1) });
             let mut sub = scratch.reborrow();
-            self.hist.pointers_with(&keys, &mut *cpv, false, &mut sub)?;
-            self.add_ptr(optr, cp, p.n + 1)?;
-            self.add_ptr(cursor, cp, p.n)?;
+            self.hist.pointers_with(&keys, &mut cp, false, &mut sub)?;
+            let (cpa, _g) = cp.device_ptr(&stream);
+            self.add_ptr(optr, cpa, p.n + 1)?;
+            self.add_ptr(cursor, cpa, p.n)?;
         }
         // Sweep 2: each chunk transposed, then put after the previous chunks' entries.
         let k = place_variant(vb as usize)?;
@@ -359,34 +387,40 @@ impl Transposer {
         for c in 0..p.chunks {
             let (r0, r1, k0, k1) = span(c);
             let (rc, nc) = (r1 - r0, (k1 - k0) as usize);
-            self.chunk_ptr(a, (r0, r1, k0, k1), cptr)?;
-            // SAFETY: as in one_chunk: views of the chunk pointer (rc + 1 <= m + 1 words), a's
-            // indices and values from k0 (nc items), the chunk's CSC (cp, cidx, cvals of the
-            // workspace); never dropped. The chunk is a valid 32-bit matrix: its pointer runs
-            // from 0 to nc <= chunk <= MAX_NNZ over rc <= m rows, its indices are a's.
-            let (a32, mut o32) = unsafe {
-                let parts = DeviceCsrParts {
-                    ptr: view(&gpu, cptr, rc as usize + 1),
-                    idx: view(&gpu, aidx + 4 * k0, nc),
-                    vals: avals.as_ref().map(|(v, _)| view::<T>(&gpu, *v + vb * k0, nc)),
+            self.chunk_ptr(a, (r0, r1, k0, k1), cptr.device_ptr_mut(&stream).0)?;
+            let (k0u, k1u) = (k0 as usize, k1 as usize);
+            {
+                // SAFETY: the chunk is a valid 32-bit matrix: its pointer (rc + 1 words written by
+                // chunk_ptr) runs from 0 to nc <= chunk <= MAX_NNZ over rc <= m rows, its indices
+                // and values are a's from k0 (nc items).
+                let a32 = unsafe {
+                    DeviceCsrView::new_unchecked(
+                        rc,
+                        p.n,
+                        cptr.view().slice(..rc as usize + 1),
+                        a.idx().slice(k0u..k1u),
+                        a.vals().map(|v| v.slice(k0u..k1u)),
+                    )
                 };
-                let outs = DeviceCsrParts {
-                    ptr: view(&gpu, cp, p.n as usize + 1),
-                    idx: view(&gpu, cidx, nc),
-                    vals: avals.as_ref().map(|_| view::<T>(&gpu, cvals, nc)),
+                // The chunk's CSC: cp, cidx and cvals of the workspace.
+                let mut o32 = DeviceCsrPartsMut {
+                    ptr: cp.view_mut(),
+                    idx: cidx.range_mut(..nc).into_view(),
+                    vals: (vb > 0).then(|| cvals.range_mut(..nc).into_view()),
                 };
-                (Forged::new(DeviceCsr::from_parts_unchecked(rc, p.n, parts)), Forged::new(outs))
-            };
-            let mut sub = scratch.reborrow();
-            self.run_chunk(algo, &a32, &mut o32, &mut sub)?;
+                let mut inner = scratch.reborrow();
+                self.run_chunk(algo, &a32, &mut o32, &mut inner)?;
+            }
             // The chunk's transpose is enqueued; its workspace now holds each entry's column.
             let mut sub = scratch.reborrow();
             let mut cols = sub.slice::<u32>(nc)?;
             let mut expand = sub.sub(Ptr2Idx::workspace_bytes(p.n, nc as u64))?;
-            self.ptr2idx.run_with(&o32.ptr, &mut cols, &mut expand)?;
+            self.ptr2idx.run_with(&cp, &mut cols, &mut expand)?;
+            let (cpa, _g5) = cp.device_ptr(&stream);
+            let (cidxa, _g6) = cidx.device_ptr(&stream);
+            let vals_in = if vb > 0 { cvals.device_ptr(&stream).0 } else { 0 };
             let (colp, _g4) = cols.device_ptr(&stream);
             let (nc64, r0u) = (nc as u64, r0 as u32);
-            let vals_in = if vb > 0 { cvals } else { 0 };
             // SAFETY: transpose_index64_place_v*(nnz, col, cp, cursor, rows, r0, vals, out_rows,
             // out_vals): the chunk's CSC (nc entries, columns < n from ptr2idx of its pointer
             // cp of n + 1 words), the cursor (n words: the output pointer plus the previous
@@ -397,9 +431,9 @@ impl Transposer {
                     .args(&stream)
                     .arg(&nc64)
                     .arg(&colp)
-                    .arg(&cp)
+                    .arg(&cpa)
                     .arg(&cursor)
-                    .arg(&cidx)
+                    .arg(&cidxa)
                     .arg(&r0u)
                     .arg(&vals_in)
                     .arg(&oidx)
@@ -407,7 +441,7 @@ impl Transposer {
                     .launch(grid(sms, nc64))?
             };
             // SAFETY: transpose_index64_advance(cursor, cp, n): n words and n + 1 words.
-            unsafe { self.k64.advance.args(&stream).arg(&cursor).arg(&cp).arg(&p.n).launch(grid(sms, p.n))? };
+            unsafe { self.k64.advance.args(&stream).arg(&cursor).arg(&cpa).arg(&p.n).launch(grid(sms, p.n))? };
         }
         Ok(())
     }

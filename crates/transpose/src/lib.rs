@@ -22,11 +22,12 @@ mod wide;
 use gpu_histogram::Histogram;
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_radix::RadixSort;
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig};
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu_runtime::{grid_1d, Kernel, PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{Algorithm as ScanAlgorithm, Scanner};
 use gpu_segsort::Segsort;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+pub use sptrans_matrix::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, DeviceCsrView};
 
 pub use algorithm::{Algorithm, PatternHint};
 pub use error::{Error, Result};
@@ -263,13 +264,15 @@ impl Transposer {
     /// nonzero. It looks at the first [`SYM_PROBE_ENTRIES`] nonzeros of up to
     /// [`SYM_PROBE_ROWS`] rows spread over the matrix ([`sym_probe_row`]): one small launch,
     /// whatever the matrix's size. [`serial::sym_probe`] is its CPU model. `SymTrans` (and so
-    /// `Auto` on large square matrices) runs it first, and hands a matrix it refuses to
-    /// RadixTrans without the full pass. Reads the verdict back: synchronizes the stream.
+    /// `Auto` on square matrices under [`PatternHint::Symmetric`]) runs it first, and hands a
+    /// matrix it refuses to RadixTrans without the full pass. Reads the verdict back:
+    /// **synchronizes the stream**.
     ///
     /// # Errors
     /// [`Error::TooLarge`], runtime errors (out of memory for its 4 KiB flag).
-    pub fn probe_symmetric<T: Payload>(&mut self, a: &DeviceCsr<T>) -> Result<bool> {
-        let d = dims(a)?;
+    pub fn probe_symmetric<T: Payload>(&mut self, a: &impl AsDeviceCsrView<T>) -> Result<bool> {
+        let a = a.csr_view();
+        let d = dims(&a)?;
         if d.m != d.n {
             return Ok(false);
         }
@@ -277,14 +280,15 @@ impl Transposer {
             return Ok(true);
         }
         let mut bad = self.gpu.alloc::<u32>(transpose_kernels::SYM_FLAG_WORDS)?;
-        sym_trans::probe(self, a, &mut bad, d)
+        sym_trans::probe(self, &a, &mut bad, d)
     }
 
     /// Output buffers of the transposed shape for `a` (contents unspecified).
     ///
     /// # Errors
     /// Out of memory.
-    pub fn alloc_output<T: Payload>(&self, a: &DeviceCsr<T>) -> Result<DeviceCsrParts<T>> {
+    pub fn alloc_output<T: Payload>(&self, a: &impl AsDeviceCsrView<T>) -> Result<DeviceCsrParts<T>> {
+        let a = a.csr_view();
         Ok(DeviceCsrParts::alloc(&self.gpu, a.cols(), a.nnz(), a.vals().is_some())?)
     }
 
@@ -292,28 +296,25 @@ impl Transposer {
     ///
     /// # Errors
     /// As [`Transposer::transpose_into`].
-    pub fn transpose_new<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>) -> Result<DeviceCsr<T>> {
+    pub fn transpose_new<T: Payload>(&mut self, algo: Algorithm, a: &impl AsDeviceCsrView<T>) -> Result<DeviceCsr<T>> {
         let out = self.alloc_output(a)?;
         self.transpose_into(algo, a, out)
     }
 
-    /// Transposes `a` (`m × n`) into the buffers `out` (pointer of `n + 1`, `nnz` indices, values
-    /// present exactly when `a` has them; e.g. [`Transposer::alloc_output`], or a previous
-    /// result's [`DeviceCsr::into_parts`]) and returns them as the `n × m` result, on the plan's
-    /// own workspace. Enqueued on the GPU's stream without synchronizing, except `Serial`, the
-    /// first cuSPARSE call and `SymTrans` (so `Auto` on square matrices on a plan given
-    /// [`PatternHint::Symmetric`]), which read back. On error the buffers are dropped: no
-    /// invalid matrix escapes.
+    /// Transposes `a` (`m × n`: a [`DeviceCsr`] or a borrowed [`DeviceCsrView`]) into the owned
+    /// buffers `out` (pointer of `n + 1`, `nnz` indices, values present exactly when `a` has
+    /// them; e.g. [`Transposer::alloc_output`], or a previous result's
+    /// [`DeviceCsr::into_parts`]) and returns them as the `n × m` result, on the plan's own
+    /// workspace. On error the buffers are dropped: no invalid matrix escapes. To write into
+    /// borrowed buffers, see [`Transposer::transpose_view`].
     ///
     /// # Errors
-    /// [`Error::Shape`] for output buffers of the wrong size, [`Error::TooLarge`],
-    /// [`Error::UnsupportedValue`], cuSPARSE errors, runtime errors ([`Error::is_out_of_memory`]).
-    pub fn transpose_into<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsr<T>, out: DeviceCsrParts<T>) -> Result<DeviceCsr<T>> {
-        let d = dims(a)?;
-        let vb = if a.vals().is_some() { T::BYTES } else { 0 };
-        let bytes = self.workspace_bytes(algo, d.m, d.n, d.nnz, vb)?;
-        let gpu = self.gpu.clone();
-        ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, |t, s| t.transpose_into_with(algo, a, out, s))
+    /// As [`Transposer::transpose_view`].
+    pub fn transpose_into<T: Payload>(&mut self, algo: Algorithm, a: &impl AsDeviceCsrView<T>, mut out: DeviceCsrParts<T>) -> Result<DeviceCsr<T>> {
+        let a = a.csr_view();
+        self.transpose_view(algo, &a, &mut out.view_mut())?;
+        // SAFETY: transpose_view wrote the CSR of the transpose of a valid `a` into `out`.
+        Ok(unsafe { DeviceCsr::from_parts_unchecked(a.cols(), a.rows(), out) })
     }
 
     /// [`Transposer::transpose_into`] on caller-lent scratch of at least
@@ -324,12 +325,49 @@ impl Transposer {
     pub fn transpose_into_with<T: Payload>(
         &mut self,
         algo: Algorithm,
-        a: &DeviceCsr<T>,
+        a: &impl AsDeviceCsrView<T>,
         mut out: DeviceCsrParts<T>,
         scratch: &mut Scratch<'_>,
     ) -> Result<DeviceCsr<T>> {
+        let a = a.csr_view();
+        self.transpose_view_with(algo, &a, &mut out.view_mut(), scratch)?;
+        // SAFETY: transpose_view_with wrote the CSR of the transpose of a valid `a` into `out`.
+        Ok(unsafe { DeviceCsr::from_parts_unchecked(a.cols(), a.rows(), out) })
+    }
+
+    /// Transposes the borrowed `a` (`m × n`) into the borrowed buffers `out` (pointer of `n + 1`,
+    /// `nnz` indices, values present exactly when `a` has them), on the plan's own workspace:
+    /// when it returns `Ok`, `out` holds the `n × m` CSR of `aᵀ` (the CSC of `a`), rows sorted
+    /// inside every column, once the stream gets there. Enqueued on the GPU's stream without
+    /// synchronizing, except `Serial`, the first cuSPARSE call and `SymTrans` (so `Auto` on
+    /// square matrices on a plan given [`PatternHint::Symmetric`]), which read back. On error
+    /// `out`'s contents are unspecified.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for output buffers of the wrong size, [`Error::TooLarge`],
+    /// [`Error::UnsupportedValue`], cuSPARSE errors, runtime errors ([`Error::is_out_of_memory`]).
+    pub fn transpose_view<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsrView<'_, T>, out: &mut DeviceCsrPartsMut<'_, T>) -> Result<()> {
         let d = dims(a)?;
-        check_output(a, &out, d)?;
+        let vb = if a.vals().is_some() { T::BYTES } else { 0 };
+        let bytes = self.workspace_bytes(algo, d.m, d.n, d.nnz, vb)?;
+        let gpu = self.gpu.clone();
+        ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, |t, s| t.transpose_view_with(algo, a, out, s))
+    }
+
+    /// [`Transposer::transpose_view`] on caller-lent scratch of at least
+    /// [`Transposer::workspace_bytes`] for this matrix and algorithm.
+    ///
+    /// # Errors
+    /// As [`Transposer::transpose_view`], and [`gpu_runtime::Error::ScratchTooSmall`].
+    pub fn transpose_view_with<T: Payload>(
+        &mut self,
+        algo: Algorithm,
+        a: &DeviceCsrView<'_, T>,
+        out: &mut DeviceCsrPartsMut<'_, T>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
+        let d = dims(a)?;
+        check_output(a, out, d)?;
         if a.vals().is_some() && !matches!(T::BYTES, 1 | 2 | 4 | 8 | 16) {
             return Err(Error::UnsupportedValue { bytes: T::BYTES });
         }
@@ -337,19 +375,16 @@ impl Transposer {
         let algo = self.resolve(algo, d.m, d.n, d.nnz, vb);
         scratch.require(self.workspace_bytes(algo, d.m, d.n, d.nnz, vb)?)?;
         if algo == Algorithm::Serial {
-            serial::run(self, a, &mut out)?;
+            serial::run(self, a, out)
         } else if d.nnz == 0 {
             // Every algorithm's answer, without launching anything (cuSPARSE would leave the
             // pointer of n = 0 unwritten).
-            self.gpu.memset_bytes(&mut out.ptr, 0)?;
+            Ok(self.gpu.memset_bytes(&mut out.ptr, 0)?)
         } else if wide::by_positions(&self.radix, algo, vb, d.n) {
-            wide::run(self, algo, a, &mut out, d, scratch)?;
+            wide::run(self, algo, a, out, d, scratch)
         } else {
-            self.run_algorithm(algo, a, &mut out, d, scratch)?;
+            self.run_algorithm(algo, a, out, d, scratch)
         }
-        // SAFETY: every algorithm writes the CSR of the transpose of a valid `a` (tested bit for
-        // bit against the twin): pointer of n + 1 from 0 to nnz, row indices < m, values moved.
-        Ok(unsafe { DeviceCsr::from_parts_unchecked(d.n, d.m, out) })
     }
 }
 
@@ -360,8 +395,8 @@ impl Transposer {
     fn run_algorithm<T: Payload>(
         &mut self,
         algo: Algorithm,
-        a: &DeviceCsr<T>,
-        out: &mut DeviceCsrParts<T>,
+        a: &DeviceCsrView<'_, T>,
+        out: &mut DeviceCsrPartsMut<'_, T>,
         d: Dims,
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
@@ -378,7 +413,7 @@ impl Transposer {
 }
 
 /// The input's sizes (the lengths agree: `DeviceCsr` keeps them).
-fn dims<T: DeviceRepr>(a: &DeviceCsr<T>) -> Result<Dims> {
+fn dims<T>(a: &DeviceCsrView<'_, T>) -> Result<Dims> {
     let d = Dims { m: a.rows(), n: a.cols(), nnz: a.nnz() };
     check_dims(d)?;
     Ok(d)
@@ -394,7 +429,7 @@ fn check_dims(d: Dims) -> Result<()> {
     Ok(())
 }
 
-fn check_output<T: DeviceRepr>(a: &DeviceCsr<T>, out: &DeviceCsrParts<T>, d: Dims) -> Result<()> {
+fn check_output<T>(a: &DeviceCsrView<'_, T>, out: &DeviceCsrPartsMut<'_, T>, d: Dims) -> Result<()> {
     let checks = [
         ("output pointer length", d.n + 1, out.ptr.len() as u64),
         ("output indices length", d.nnz, out.idx.len() as u64),
@@ -421,8 +456,8 @@ fn grid(sms: u32, items: u64) -> LaunchConfig {
 /// Kernel variant (0: 4-byte values or none, 1: 8-byte) and the value pointers (0 if none).
 fn payload<T: Payload>(
     stream: &std::sync::Arc<gpu_runtime::cudarc::driver::CudaStream>,
-    a: &DeviceCsr<T>,
-    out: &mut DeviceCsrParts<T>,
+    a: &DeviceCsrView<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T>,
 ) -> (usize, u64, u64) {
     let k = usize::from(T::BYTES == 8);
     match (a.vals(), out.vals.as_mut()) {

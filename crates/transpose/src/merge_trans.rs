@@ -6,7 +6,7 @@ use gpu_ptr2idx::Ptr2Idx;
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::{Layout, ScratchSlice};
 use gpu_runtime::{Payload, Scratch};
-use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
 use crate::{grid, payload, Dims, Result, Transposer};
 
@@ -29,7 +29,7 @@ pub(crate) fn workspace_bytes(t: &Transposer, d: Dims) -> u64 {
 
 /// ptr2idx, then the stable sort of `(column, position)`: equal columns keep their CSR order, so
 /// rows come out sorted in each column.
-pub(crate) fn by_column<'a, T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, d: Dims, scratch: &mut Scratch<'a>) -> Result<ByColumn<'a>> {
+pub(crate) fn by_column<'a, T: Payload>(t: &mut Transposer, a: &DeviceCsrView<'_, T>, d: Dims, scratch: &mut Scratch<'a>) -> Result<ByColumn<'a>> {
     let stream = t.gpu.stream().clone();
     let n = d.nnz as usize;
     let mut rows = scratch.slice::<u32>(n)?;
@@ -48,7 +48,13 @@ pub(crate) fn by_column<'a, T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, d:
 }
 
 /// `out_rows[k] = rows[perm[k]]` and the values alike.
-pub(crate) fn gather<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, sorted: &ByColumn<'_>) -> Result<()> {
+pub(crate) fn gather<T: Payload>(
+    t: &mut Transposer,
+    a: &DeviceCsrView<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T>,
+    d: Dims,
+    sorted: &ByColumn<'_>,
+) -> Result<()> {
     let stream = t.gpu.stream().clone();
     let (k, vals, out_vals) = payload(&stream, a, out);
     let (pm, _pm) = sorted.perm.device_ptr(&stream);
@@ -62,7 +68,13 @@ pub(crate) fn gather<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut
     Ok(())
 }
 
-pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+pub(crate) fn run<T: Payload>(
+    t: &mut Transposer,
+    a: &DeviceCsrView<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T>,
+    d: Dims,
+    scratch: &mut Scratch<'_>,
+) -> Result<()> {
     let sorted = by_column(t, a, d, scratch)?;
     let stream = t.gpu.stream().clone();
     {

@@ -9,10 +9,11 @@
 //! written after the sort): with it, the workspace is at most cuSPARSE's on the suite (f32).
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_radix::{bits_below, Carry, RadixSort};
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::{Layout, ScratchSlice};
+use gpu_runtime::{DeviceView, DeviceViewMut};
 use gpu_runtime::{Payload, Scratch};
-use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
 use crate::{grid, Dims, Result, Transposer};
 
@@ -75,8 +76,8 @@ pub(crate) fn with_odd_rows<R>(
 /// Each nonzero's row by ptr2idx, where the sort's first pass reads it.
 pub(crate) fn expand_rows<T: Payload>(
     t: &mut Transposer,
-    a: &DeviceCsr<T>,
-    out: &mut DeviceCsrParts<T>,
+    a: &DeviceCsrView<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T>,
     d: Dims,
     scratch: &mut Scratch<'_>,
 ) -> Result<()> {
@@ -94,12 +95,18 @@ pub(crate) fn expand_rows<T: Payload>(
 }
 
 /// The sort and the column pointer, once [`expand_rows`] has run on the same scratch.
-pub(crate) fn sort<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+pub(crate) fn sort<T: Payload>(
+    t: &mut Transposer,
+    a: &DeviceCsrView<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T>,
+    d: Dims,
+    scratch: &mut Scratch<'_>,
+) -> Result<()> {
     let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
     let mut sorted = scratch.slice::<u32>(d.nnz as usize)?;
     let end = bits_below(d.n);
     // The values (none for a pattern matrix) travel as the second payload.
-    let second: Option<(&CudaSlice<T>, &mut CudaSlice<T>)> = match (a.vals(), out.vals.as_mut()) {
+    let second: Option<(&DeviceView<'_, T>, &mut DeviceViewMut<'_, T>)> = match (a.vals(), out.vals.as_mut()) {
         (Some(v), Some(o)) => Some((v, o)),
         _ => None,
     };
@@ -122,7 +129,13 @@ pub(crate) fn sort<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut D
     Ok(())
 }
 
-pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+pub(crate) fn run<T: Payload>(
+    t: &mut Transposer,
+    a: &DeviceCsrView<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T>,
+    d: Dims,
+    scratch: &mut Scratch<'_>,
+) -> Result<()> {
     expand_rows(t, a, out, d, &mut scratch.reborrow())?;
     sort(t, a, out, d, scratch)
 }

@@ -6,7 +6,7 @@ use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout;
 use gpu_runtime::{Payload, Scratch};
 use gpu_scan::{Algorithm as ScanAlgorithm, ScanKind, Scanner};
-use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
 use crate::{grid, payload, Dims, Error, Result, Transposer};
 
@@ -52,7 +52,13 @@ pub(crate) fn workspace_bytes(t: &Transposer, d: Dims) -> Result<u64> {
         .bytes())
 }
 
-pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+pub(crate) fn run<T: Payload>(
+    t: &mut Transposer,
+    a: &DeviceCsrView<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T>,
+    d: Dims,
+    scratch: &mut Scratch<'_>,
+) -> Result<()> {
     let parts = t.scan_parts_for(d.nnz, d.n);
     let tlen = table_len(parts, d.n)?;
     let stream = t.gpu.stream().clone();

@@ -15,7 +15,7 @@
 //! # Ok::<(), sptrans_matrix::Error>(())
 //! ```
 use gpu_histogram::serial as hist;
-use sptrans_matrix::{Csr, Value};
+use sptrans_matrix::{Csr, DeviceCsrPartsMut, DeviceCsrView, Value};
 
 use gpu_radix::{digit as radix_digit, NV as RADIX_TILE};
 
@@ -257,8 +257,8 @@ pub fn chunked64<T: Value>(a: &Csr<u64, T>, chunk: u64) -> Csr<u64, T> {
 /// The `Serial` algorithm on a 64-bit device matrix: download, transpose, upload (synchronizes).
 pub(crate) fn run64<T: gpu_runtime::Payload>(
     t: &mut crate::Transposer,
-    a: &sptrans_matrix::device64::DeviceCsr64<T>,
-    out: &mut sptrans_matrix::device64::DeviceCsr64Parts<T>,
+    a: &sptrans_matrix::DeviceCsr64View<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T, u64>,
 ) -> Result<()> {
     let gpu = t.gpu.clone();
     let ptr = gpu.download(a.ptr())?;
@@ -279,11 +279,7 @@ pub(crate) fn run64<T: gpu_runtime::Payload>(
 }
 
 /// The `Serial` algorithm on the device: download, [`transpose_parts`], upload (synchronizes).
-pub(crate) fn run<T: gpu_runtime::Payload>(
-    t: &mut crate::Transposer,
-    a: &sptrans_matrix::device::DeviceCsr<T>,
-    out: &mut sptrans_matrix::device::DeviceCsrParts<T>,
-) -> Result<()> {
+pub(crate) fn run<T: gpu_runtime::Payload>(t: &mut crate::Transposer, a: &DeviceCsrView<'_, T>, out: &mut DeviceCsrPartsMut<'_, T>) -> Result<()> {
     let gpu = t.gpu.clone();
     let ptr = gpu.download(a.ptr())?;
     let idx = gpu.download(a.idx())?;

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use gpu_runtime::cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout;
 use gpu_runtime::{grid_1d, Payload, Scratch};
-use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 use transpose_kernels::{sym_flag_raised, sym_probe_rows, NT, SYM_FLAG_WORDS, SYM_PROBE_ENTRIES};
 
 use crate::{grid, payload, radix_trans, Dims, Result, Transposer};
@@ -58,7 +58,7 @@ pub(crate) fn workspace_bytes(t: &Transposer, d: Dims, vb: u64) -> u64 {
 pub(crate) fn launch_probe<T: Payload>(
     t: &Transposer,
     stream: &Arc<CudaStream>,
-    a: &DeviceCsr<T>,
+    a: &DeviceCsrView<'_, T>,
     bad: &mut impl DevicePtrMut<u32>,
     d: Dims,
 ) -> Result<()> {
@@ -76,8 +76,8 @@ pub(crate) fn launch_probe<T: Payload>(
 /// flag `bad` (zeroed) is raised when the pattern is not symmetric. `rows`: each nonzero's row.
 fn launch_pass<T: Payload>(
     t: &Transposer,
-    a: &DeviceCsr<T>,
-    out: &mut DeviceCsrParts<T>,
+    a: &DeviceCsrView<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T>,
     rows: &impl DevicePtr<u32>,
     bad: &mut impl DevicePtrMut<u32>,
     d: Dims,
@@ -119,13 +119,24 @@ fn passed(t: &Transposer, bad: &impl DevicePtr<u32>) -> Result<bool> {
 
 /// The probe on the main stream, its flag `bad` zeroed first, and its verdict read back
 /// ([`passed`]; synchronizes).
-pub(crate) fn probe<T: Payload, B: DevicePtr<u32> + DevicePtrMut<u32>>(t: &Transposer, a: &DeviceCsr<T>, bad: &mut B, d: Dims) -> Result<bool> {
+pub(crate) fn probe<T: Payload, B: DevicePtr<u32> + DevicePtrMut<u32>>(
+    t: &Transposer,
+    a: &DeviceCsrView<'_, T>,
+    bad: &mut B,
+    d: Dims,
+) -> Result<bool> {
     t.gpu.memset_bytes(bad, 0)?;
     launch_probe(t, t.gpu.stream(), a, bad, d)?;
     passed(t, bad)
 }
 
-pub(crate) fn run<T: Payload>(t: &mut Transposer, a: &DeviceCsr<T>, out: &mut DeviceCsrParts<T>, d: Dims, scratch: &mut Scratch<'_>) -> Result<()> {
+pub(crate) fn run<T: Payload>(
+    t: &mut Transposer,
+    a: &DeviceCsrView<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T>,
+    d: Dims,
+    scratch: &mut Scratch<'_>,
+) -> Result<()> {
     if d.m != d.n {
         return radix_trans::run(t, a, out, d, scratch);
     }

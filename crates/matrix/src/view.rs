@@ -1,0 +1,211 @@
+//! Borrowed CSR views over device memory someone else owns — a [`DeviceCsr`], a caller's
+//! `CudaSlice`s, CuPy or PyTorch arrays, a plan's scratch — with the invariants of
+//! [`DeviceCsr`]: what every algorithm takes, so that none ever forges an owner of memory it
+//! borrows. [`DeviceCsrPartsMut`] is the writable counterpart for outputs (buffers of the right
+//! lengths, no promise about their contents).
+//!
+//! The pointer type `O` is `u32` ([`DeviceCsrView`]) or `u64` ([`DeviceCsr64View`]).
+use gpu_runtime::check::OffsetWord;
+use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
+
+use crate::device::{check_lengths, check_structure, DeviceCsr, DeviceCsrParts, MAX_NNZ};
+use crate::device64::{DeviceCsr64, DeviceCsr64Parts};
+use crate::Result;
+
+/// A read-only CSR matrix in borrowed device memory with pointer words `O` (`u32` or `u64`)
+/// and `u32` column indices; `vals` is absent for pattern matrices.
+///
+/// Invariants (those of [`DeviceCsr`]), kept by every safe constructor: `rows, cols <=
+/// MAX_DIM`, `nnz` within the pointer type (`MAX_NNZ` for `u32`); the row pointer has
+/// `rows + 1` entries, starts at 0, never decreases and ends at `nnz`; every column index is
+/// below `cols`; the values, when present, number `nnz`. Built by [`DeviceCsr::view`],
+/// [`DeviceCsr64::view`], [`DeviceCsrView::new`] (validated on the GPU) or the `unsafe`
+/// [`DeviceCsrView::new_unchecked`].
+pub struct DeviceCsrView<'a, T, O = u32> {
+    rows: u64,
+    cols: u64,
+    ptr: DeviceView<'a, O>,
+    idx: DeviceView<'a, u32>,
+    vals: Option<DeviceView<'a, T>>,
+}
+
+/// A borrowed CSR view with a 64-bit row pointer.
+pub type DeviceCsr64View<'a, T> = DeviceCsrView<'a, T, u64>;
+
+impl<T, O> Clone for DeviceCsrView<'_, T, O> {
+    fn clone(&self) -> Self {
+        Self { rows: self.rows, cols: self.cols, ptr: self.ptr.clone(), idx: self.idx.clone(), vals: self.vals.clone() }
+    }
+}
+
+impl<T, O> std::fmt::Debug for DeviceCsrView<'_, T, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceCsrView")
+            .field("rows", &self.rows)
+            .field("cols", &self.cols)
+            .field("nnz", &self.idx.len())
+            .field("values", &self.vals.is_some())
+            .finish()
+    }
+}
+
+impl<'a, T, O: OffsetWord> DeviceCsrView<'a, T, O> {
+    /// A `rows × cols` view of the caller's device buffers, validated on the GPU on `gpu`'s
+    /// stream (synchronizes once): lengths, sizes, the row pointer (starts at 0, never
+    /// decreases, ends at `nnz`) and every column index (below `cols`). Errors name the first bad
+    /// position. Buffers written on another stream must be complete first ([`Gpu`]'s rule).
+    ///
+    /// # Errors
+    /// `LengthMismatch`, `TooLarge`, `BadPointers`, `IndexOutOfRange`, device errors.
+    pub fn new(gpu: &Gpu, rows: u64, cols: u64, ptr: DeviceView<'a, O>, idx: DeviceView<'a, u32>, vals: Option<DeviceView<'a, T>>) -> Result<Self> {
+        check_lengths(rows, cols, ptr.len(), idx.len(), vals.as_ref().map(|v| v.len()), max_nnz::<O>())?;
+        check_structure(gpu, cols, &ptr, &idx)?;
+        // SAFETY: every invariant was checked above.
+        Ok(unsafe { Self::new_unchecked(rows, cols, ptr, idx, vals) })
+    }
+
+    /// A `rows × cols` view without validation.
+    ///
+    /// # Safety
+    /// The buffers must satisfy [`DeviceCsrView`]'s invariants once the work already enqueued on
+    /// the stream that wrote them completes. Kernels index with them unchecked: a violation can
+    /// make them read or write outside their buffers.
+    pub unsafe fn new_unchecked(rows: u64, cols: u64, ptr: DeviceView<'a, O>, idx: DeviceView<'a, u32>, vals: Option<DeviceView<'a, T>>) -> Self {
+        Self { rows, cols, ptr, idx, vals }
+    }
+
+    /// Rows.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Columns.
+    pub fn cols(&self) -> u64 {
+        self.cols
+    }
+
+    /// Nonzeros.
+    pub fn nnz(&self) -> u64 {
+        self.idx.len() as u64
+    }
+
+    /// The row pointer (`rows + 1` words, from 0 to `nnz`, nondecreasing).
+    pub fn ptr(&self) -> &DeviceView<'a, O> {
+        &self.ptr
+    }
+
+    /// The column indices (`nnz` words, each `< cols`).
+    pub fn idx(&self) -> &DeviceView<'a, u32> {
+        &self.idx
+    }
+
+    /// The values (`nnz`), `None` for a pattern matrix.
+    pub fn vals(&self) -> Option<&DeviceView<'a, T>> {
+        self.vals.as_ref()
+    }
+
+    /// The same structure as a pattern matrix (values dropped from the view).
+    pub fn pattern<U>(&self) -> DeviceCsrView<'a, U, O> {
+        DeviceCsrView { rows: self.rows, cols: self.cols, ptr: self.ptr.clone(), idx: self.idx.clone(), vals: None }
+    }
+
+    /// The same structure with other values: `vals` must hold `nnz` items.
+    ///
+    /// # Errors
+    /// `LengthMismatch` when `vals` does not hold `nnz` items.
+    pub fn with_values<U>(&self, vals: DeviceView<'a, U>) -> Result<DeviceCsrView<'a, U, O>> {
+        if vals.len() != self.idx.len() {
+            return Err(crate::Error::LengthMismatch { what: "values", expected: self.nnz(), got: vals.len() as u64 });
+        }
+        Ok(DeviceCsrView { rows: self.rows, cols: self.cols, ptr: self.ptr.clone(), idx: self.idx.clone(), vals: Some(vals) })
+    }
+}
+
+fn max_nnz<O: OffsetWord>() -> u64 {
+    if O::MAX == u32::MAX as u64 {
+        MAX_NNZ
+    } else {
+        O::MAX
+    }
+}
+
+/// Writable buffers for a CSR result, borrowed: a pointer of `rows + 1` words of `O`, column
+/// indices and (optionally) values, with no promise about their contents. Producers (the
+/// transposers) check the lengths and write a valid matrix.
+pub struct DeviceCsrPartsMut<'a, T, O = u32> {
+    /// Row pointer (`rows + 1` words).
+    pub ptr: DeviceViewMut<'a, O>,
+    /// Column indices (`nnz` words).
+    pub idx: DeviceViewMut<'a, u32>,
+    /// Values (`nnz`), absent for pattern matrices.
+    pub vals: Option<DeviceViewMut<'a, T>>,
+}
+
+impl<T, O> std::fmt::Debug for DeviceCsrPartsMut<'_, T, O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceCsrPartsMut").field("ptr", &self.ptr.len()).field("idx", &self.idx.len()).field("values", &self.vals.is_some()).finish()
+    }
+}
+
+impl<T, O> DeviceCsrPartsMut<'_, T, O> {
+    /// A shorter-lived borrow of the same buffers.
+    pub fn reborrow(&mut self) -> DeviceCsrPartsMut<'_, T, O> {
+        DeviceCsrPartsMut { ptr: self.ptr.reborrow(), idx: self.idx.reborrow(), vals: self.vals.as_mut().map(|v| v.reborrow()) }
+    }
+}
+
+impl<T: gpu_runtime::cudarc::driver::DeviceRepr> DeviceCsr<T> {
+    /// A borrowed view of the matrix (what the algorithms take).
+    pub fn view(&self) -> DeviceCsrView<'_, T> {
+        // SAFETY: a DeviceCsr keeps every invariant of the view.
+        unsafe { DeviceCsrView::new_unchecked(self.rows(), self.cols(), self.ptr().into(), self.idx().into(), self.vals().map(DeviceView::of)) }
+    }
+}
+
+impl<T: gpu_runtime::cudarc::driver::DeviceRepr> DeviceCsr64<T> {
+    /// A borrowed view of the matrix (what the algorithms take).
+    pub fn view(&self) -> DeviceCsr64View<'_, T> {
+        // SAFETY: a DeviceCsr64 keeps every invariant of the view.
+        unsafe { DeviceCsrView::new_unchecked(self.rows(), self.cols(), self.ptr().into(), self.idx().into(), self.vals().map(DeviceView::of)) }
+    }
+}
+
+impl<T: gpu_runtime::cudarc::driver::DeviceRepr> DeviceCsrParts<T> {
+    /// The buffers as writable views.
+    pub fn view_mut(&mut self) -> DeviceCsrPartsMut<'_, T> {
+        DeviceCsrPartsMut { ptr: (&mut self.ptr).into(), idx: (&mut self.idx).into(), vals: self.vals.as_mut().map(DeviceViewMut::of) }
+    }
+}
+
+impl<T: gpu_runtime::cudarc::driver::DeviceRepr> DeviceCsr64Parts<T> {
+    /// The buffers as writable views.
+    pub fn view_mut(&mut self) -> DeviceCsrPartsMut<'_, T, u64> {
+        DeviceCsrPartsMut { ptr: (&mut self.ptr).into(), idx: (&mut self.idx).into(), vals: self.vals.as_mut().map(DeviceViewMut::of) }
+    }
+}
+
+/// Anything that lends a [`DeviceCsrView`]: owned matrices ([`DeviceCsr`], [`DeviceCsr64`])
+/// and views themselves. The algorithms take `&impl AsDeviceCsrView<T, O>`, so they borrow
+/// whichever the caller holds.
+pub trait AsDeviceCsrView<T, O = u32> {
+    /// The borrowed view.
+    fn csr_view(&self) -> DeviceCsrView<'_, T, O>;
+}
+
+impl<T, O: OffsetWord> AsDeviceCsrView<T, O> for DeviceCsrView<'_, T, O> {
+    fn csr_view(&self) -> DeviceCsrView<'_, T, O> {
+        self.clone()
+    }
+}
+
+impl<T: gpu_runtime::cudarc::driver::DeviceRepr> AsDeviceCsrView<T> for DeviceCsr<T> {
+    fn csr_view(&self) -> DeviceCsrView<'_, T> {
+        self.view()
+    }
+}
+
+impl<T: gpu_runtime::cudarc::driver::DeviceRepr> AsDeviceCsrView<T, u64> for DeviceCsr64<T> {
+    fn csr_view(&self) -> DeviceCsr64View<'_, T> {
+        self.view()
+    }
+}

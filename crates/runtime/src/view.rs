@@ -1,0 +1,280 @@
+//! Borrowed views of device memory: `len` items of `T` at a device address, borrowed for `'a`,
+//! owned by someone else (a `CudaSlice`, a plan's scratch, a CuPy or PyTorch array). They
+//! implement cudarc's `DevicePtr` (and [`DeviceViewMut`] `DevicePtrMut`), so every primitive
+//! and algorithm that takes `impl DevicePtr<T>` takes them, and they never free what they
+//! point at: no owner is ever forged over borrowed memory.
+//!
+//! Views take no part in cudarc's event tracking: work on them is ordered by the stream it is
+//! enqueued on, and memory written on another stream must be complete (or ordered by the
+//! caller, e.g. with an event) before it is used (the rule of [`crate::Gpu`]).
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop};
+
+/// A read-only view of `len` items of `T` in device memory, borrowed for `'a`.
+pub struct DeviceView<'a, T> {
+    ptr: u64,
+    len: usize,
+    stream: Arc<CudaStream>,
+    _borrow: PhantomData<&'a [T]>,
+}
+
+/// A writable view of `len` items of `T` in device memory, borrowed exclusively for `'a`.
+pub struct DeviceViewMut<'a, T> {
+    ptr: u64,
+    len: usize,
+    stream: Arc<CudaStream>,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<T> Clone for DeviceView<'_, T> {
+    fn clone(&self) -> Self {
+        Self { ptr: self.ptr, len: self.len, stream: self.stream.clone(), _borrow: PhantomData }
+    }
+}
+
+impl<T> std::fmt::Debug for DeviceView<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceView").field("addr", &format_args!("{:#x}", self.ptr)).field("len", &self.len).finish()
+    }
+}
+
+impl<T> std::fmt::Debug for DeviceViewMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceViewMut").field("addr", &format_args!("{:#x}", self.ptr)).field("len", &self.len).finish()
+    }
+}
+
+/// `start..end` of a range over `len` items, `None` when it does not fit.
+fn bounds(range: &impl RangeBounds<usize>, len: usize) -> Option<(usize, usize)> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.checked_add(1)?,
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.checked_add(1)?,
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    (start <= end && end <= len).then_some((start, end))
+}
+
+fn offset<T>(ptr: u64, start: usize) -> u64 {
+    ptr + (start * std::mem::size_of::<T>()) as u64
+}
+
+impl<'a, T> DeviceView<'a, T> {
+    /// A view of all of `slice`. Waits (on the slice's stream) for writes cudarc tracks.
+    pub fn of(slice: &'a CudaSlice<T>) -> Self {
+        let (ptr, _sync) = slice.device_ptr(slice.stream());
+        Self { ptr, len: slice.len(), stream: slice.stream().clone(), _borrow: PhantomData }
+    }
+
+    /// A view of `len` items at the device address `ptr` (`stream` is the one the memory is
+    /// used on; it is only reported through `DeviceSlice::stream`).
+    ///
+    /// # Safety
+    /// `ptr` must hold `len` initialized items of `T` in device memory of `stream`'s context,
+    /// aligned for `T`, and stay allocated and unwritten (except through this view's users'
+    /// ordering) for `'a`.
+    pub unsafe fn from_raw(ptr: u64, len: usize, stream: &Arc<CudaStream>) -> Self {
+        Self { ptr, len, stream: stream.clone(), _borrow: PhantomData }
+    }
+
+    /// Items.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no item.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of the first item.
+    pub fn addr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// The sub-range `range`, `None` when it is out of bounds.
+    pub fn try_slice(&self, range: impl RangeBounds<usize>) -> Option<DeviceView<'a, T>> {
+        let (s, e) = bounds(&range, self.len)?;
+        Some(DeviceView { ptr: offset::<T>(self.ptr, s), len: e - s, stream: self.stream.clone(), _borrow: PhantomData })
+    }
+
+    /// The sub-range `range`.
+    ///
+    /// # Panics
+    /// When `range` is out of bounds, as slice indexing and cudarc's `CudaSlice::slice` do
+    /// ([`DeviceView::try_slice`] does not).
+    pub fn slice(&self, range: impl RangeBounds<usize> + std::fmt::Debug) -> DeviceView<'a, T> {
+        match bounds(&range, self.len) {
+            Some((s, e)) => DeviceView { ptr: offset::<T>(self.ptr, s), len: e - s, stream: self.stream.clone(), _borrow: PhantomData },
+            None => panic!("device view range {range:?} out of 0..{}", self.len),
+        }
+    }
+}
+
+impl<'a, T> DeviceViewMut<'a, T> {
+    /// A writable view of all of `slice`. Waits (on the slice's stream) for the reads and writes
+    /// cudarc tracks.
+    pub fn of(slice: &'a mut CudaSlice<T>) -> Self {
+        let stream = slice.stream().clone();
+        let len = slice.len();
+        let ptr = slice.device_ptr_mut(&stream).0;
+        Self { ptr, len, stream, _borrow: PhantomData }
+    }
+
+    /// A writable view of `len` items at the device address `ptr`.
+    ///
+    /// # Safety
+    /// As [`DeviceView::from_raw`] (the items may be uninitialized when only written), and no
+    /// other view or owner reads or writes them during `'a` except in the order of the streams
+    /// the caller enqueues on.
+    pub unsafe fn from_raw(ptr: u64, len: usize, stream: &Arc<CudaStream>) -> Self {
+        Self { ptr, len, stream: stream.clone(), _borrow: PhantomData }
+    }
+
+    /// Items.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no item.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of the first item.
+    pub fn addr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// A read-only view of the same items, borrowing this one.
+    pub fn as_view(&self) -> DeviceView<'_, T> {
+        DeviceView { ptr: self.ptr, len: self.len, stream: self.stream.clone(), _borrow: PhantomData }
+    }
+
+    /// A shorter-lived writable view of the same items.
+    pub fn reborrow(&mut self) -> DeviceViewMut<'_, T> {
+        DeviceViewMut { ptr: self.ptr, len: self.len, stream: self.stream.clone(), _borrow: PhantomData }
+    }
+
+    /// The writable sub-range `range`, borrowing this view; `None` when it is out of bounds.
+    pub fn try_slice_mut(&mut self, range: impl RangeBounds<usize>) -> Option<DeviceViewMut<'_, T>> {
+        let (s, e) = bounds(&range, self.len)?;
+        Some(DeviceViewMut { ptr: offset::<T>(self.ptr, s), len: e - s, stream: self.stream.clone(), _borrow: PhantomData })
+    }
+
+    /// The writable sub-range `range`, borrowing this view.
+    ///
+    /// # Panics
+    /// When `range` is out of bounds, as slice indexing and cudarc's `CudaSlice::slice_mut` do
+    /// ([`DeviceViewMut::try_slice_mut`] does not).
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize> + std::fmt::Debug) -> DeviceViewMut<'_, T> {
+        match bounds(&range, self.len) {
+            Some((s, e)) => DeviceViewMut { ptr: offset::<T>(self.ptr, s), len: e - s, stream: self.stream.clone(), _borrow: PhantomData },
+            None => panic!("device view range {range:?} out of 0..{}", self.len),
+        }
+    }
+
+    /// The writable sub-range `range` for all of `'a`, consuming this view; `None` when it is
+    /// out of bounds.
+    pub fn try_into_slice(self, range: impl RangeBounds<usize>) -> Option<DeviceViewMut<'a, T>> {
+        let (s, e) = bounds(&range, self.len)?;
+        Some(DeviceViewMut { ptr: offset::<T>(self.ptr, s), len: e - s, stream: self.stream, _borrow: PhantomData })
+    }
+
+    /// The writable sub-range `range` for all of `'a`, consuming this view.
+    ///
+    /// # Panics
+    /// When `range` is out of bounds ([`DeviceViewMut::try_into_slice`] does not panic).
+    pub fn into_slice(self, range: impl RangeBounds<usize> + std::fmt::Debug) -> DeviceViewMut<'a, T> {
+        match bounds(&range, self.len) {
+            Some((s, e)) => DeviceViewMut { ptr: offset::<T>(self.ptr, s), len: e - s, stream: self.stream, _borrow: PhantomData },
+            None => panic!("device view range {range:?} out of 0..{}", self.len),
+        }
+    }
+
+    /// Splits into `[0, mid)` and `[mid, len)`, `None` when `mid > len`.
+    pub fn split_at(self, mid: usize) -> Option<(DeviceViewMut<'a, T>, DeviceViewMut<'a, T>)> {
+        (mid <= self.len).then(|| {
+            let tail = DeviceViewMut { ptr: offset::<T>(self.ptr, mid), len: self.len - mid, stream: self.stream.clone(), _borrow: PhantomData };
+            (DeviceViewMut { ptr: self.ptr, len: mid, stream: self.stream, _borrow: PhantomData }, tail)
+        })
+    }
+}
+
+impl<'a, T> From<DeviceViewMut<'a, T>> for DeviceView<'a, T> {
+    fn from(v: DeviceViewMut<'a, T>) -> Self {
+        DeviceView { ptr: v.ptr, len: v.len, stream: v.stream, _borrow: PhantomData }
+    }
+}
+
+impl<'a, T> From<&'a CudaSlice<T>> for DeviceView<'a, T> {
+    fn from(s: &'a CudaSlice<T>) -> Self {
+        Self::of(s)
+    }
+}
+
+impl<'a, T> From<&'a mut CudaSlice<T>> for DeviceViewMut<'a, T> {
+    fn from(s: &'a mut CudaSlice<T>) -> Self {
+        Self::of(s)
+    }
+}
+
+impl<T> DeviceSlice<T> for DeviceView<'_, T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+}
+
+impl<T> DevicePtr<T> for DeviceView<'_, T> {
+    fn device_ptr<'b>(&'b self, _stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
+
+impl<T> DeviceSlice<T> for DeviceViewMut<'_, T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+}
+
+impl<T> DevicePtr<T> for DeviceViewMut<'_, T> {
+    fn device_ptr<'b>(&'b self, _stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
+
+impl<T> DevicePtrMut<T> for DeviceViewMut<'_, T> {
+    fn device_ptr_mut<'b>(&'b mut self, _stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
+        (self.ptr, SyncOnDrop::Record(None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bounds;
+
+    #[test]
+    fn ranges_are_checked_not_panicking() {
+        assert_eq!(bounds(&(..), 5), Some((0, 5)));
+        assert_eq!(bounds(&(1..3), 5), Some((1, 3)));
+        assert_eq!(bounds(&(2..=4), 5), Some((2, 5)));
+        let (s, e) = (3, 2);
+        assert_eq!(bounds(&(s..e), 5), None);
+        assert_eq!(bounds(&(0..6), 5), None);
+        assert_eq!(bounds(&(..=usize::MAX), 5), None);
+        assert_eq!(bounds(&(5..), 5), Some((5, 5)));
+    }
+}
