@@ -72,7 +72,8 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
     let y = match crate::open_gpu() {
         Ok(gpu) => {
             let plan_start = std::time::Instant::now();
-            let mut plan = Spmv::new(&gpu, DeviceCsr::upload(&gpu, &a)?, args.format)?;
+            let da = DeviceCsr::upload(&gpu, &a)?;
+            let mut plan = Spmv::new(&gpu, da.view(), args.format)?;
             gpu.synchronize()?;
             let convert = plan_start.elapsed();
             let dx = gpu.upload(&x)?;

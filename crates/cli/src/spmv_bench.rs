@@ -180,7 +180,7 @@ fn run_matrix<T: SpmvValue>(
     let mut dy = dy.slice_mut(0..a.rows() as usize);
     let timer = GpuTimer::new(gpu)?;
     let bytes = gpu_spmv::byte_model(a.rows(), a.cols(), a.nnz(), T::BYTES as u64);
-    let mut m = Some(DeviceCsr::upload(gpu, a)?);
+    let m = DeviceCsr::upload(gpu, a)?;
     let mut out = vec![];
     for &format in formats {
         pb.set_message(format!("{name} {}: {format}", T::NAME));
@@ -196,7 +196,7 @@ fn run_matrix<T: SpmvValue>(
             footprint: 0,
         };
         let t0 = std::time::Instant::now();
-        let made = Spmv::new(gpu, m.take().ok_or(Error::Usage("matrix lost".into()))?, format);
+        let made = Spmv::new(gpu, m.view(), format);
         gpu.synchronize()?;
         rec.convert_ms = t0.elapsed().as_secs_f64() * 1e3;
         let mut plan = match made {
@@ -205,7 +205,6 @@ fn run_matrix<T: SpmvValue>(
                 rec.result = Err(format!("refused: {e}"));
                 pb.suspend(|| eprintln!("{name} {} {format}: {e}", T::NAME));
                 out.push(rec);
-                m = Some(DeviceCsr::upload(gpu, a)?);
                 pb.inc(1);
                 continue;
             }
@@ -230,7 +229,6 @@ fn run_matrix<T: SpmvValue>(
             }
         };
         out.push(rec);
-        m = Some(plan.into_matrix());
         pb.inc(1);
     }
     Ok(out)

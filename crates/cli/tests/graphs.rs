@@ -24,7 +24,8 @@ gpu_test!(fn auto_transpose_and_spmv_replay_from_a_cuda_graph_on_a_callers_strea
         let da = DeviceCsr::upload(&g, &a).unwrap();
         // One call outside the capture sizes the plan's workspace.
         let out = t.transpose_into(Algorithm::Auto, &da, t.alloc_output(&da).unwrap()).unwrap().into_parts();
-        let mut spmv = Spmv::new(&g, DeviceCsr::upload(&g, &a).unwrap(), Format::Auto).unwrap();
+        let mut spmv = Spmv::new(&g, da.view(), Format::Auto).unwrap();
+        let reads_csr = !spmv.format().copies_values();
         let mut dx = g.upload(&vec![1.0f64; a.cols() as usize]).unwrap();
         let mut dy = g.alloc::<f64>(a.rows() as usize).unwrap();
         spmv.apply(1.0, &dx, 0.0, &mut dy).unwrap();
@@ -60,10 +61,12 @@ gpu_test!(fn auto_transpose_and_spmv_replay_from_a_cuda_graph_on_a_callers_strea
             let got = DeviceCsr::from_parts(&g, a.cols(), a.rows(), out).unwrap();
             assert!(got.download(&g).unwrap().same_bits(&b.transpose()), "replay {replay}: transpose of {} x {}", a.rows(), a.cols());
             out = got.into_parts();
-            // The SpMV plan holds its own copy of A: its product is A·x with A's first values.
+            // The SpMV plan borrows A: its product is B·x with the new values, unless its format
+            // keeps a converted copy of the first ones (Format::copies_values).
+            let src = if reads_csr { &b } else { &a };
             let mut want = vec![0.0; a.rows() as usize];
-            spmv_serial::spmv(&a, 1.0, &x, 0.0, &mut want);
-            let bound = spmv_serial::error_bound(&a, 1.0, &x, 0.0, &want);
+            spmv_serial::spmv(src, 1.0, &x, 0.0, &mut want);
+            let bound = spmv_serial::error_bound(src, 1.0, &x, 0.0, &want);
             spmv_serial::within(&g.download(&dy).unwrap(), &want, &bound).unwrap();
             da = Some(parts);
         }

@@ -24,7 +24,7 @@ fn run_all(gpu: &Gpu, a: &Csr<u32, f64>, x: &[f64]) -> (Vec<Csr<u32, f64>>, Vec<
     let dx = gpu.upload(x).unwrap();
     let mut ys = vec![];
     for format in [Format::CsrScalar, Format::CsrVector, Format::Ell, Format::Jds] {
-        let mut plan = match Spmv::new(gpu, DeviceCsr::upload(gpu, a).unwrap(), format) {
+        let mut plan = match Spmv::new(gpu, da.view(), format) {
             Ok(p) => p,
             Err(_) => continue, // ELL refuses uneven rows; the other handle refuses alike
         };

@@ -108,7 +108,8 @@ fn main() {
         let mut cs = CuSparseProducts::new(&gpu, da).expect("cusparse");
         let csr_mb = (4 * (m + 1) + 12 * nnz) as f64 / 1e6;
         println!("| {name} | {nnz} | {:.1} ({csr_mb:.1}) | {build_ms:.1} | {pair_ms:.1} | {transpose_ms:.2} |", c.footprint_bytes() as f64 / 1e6);
-        let mut spmv = Spmv::new(&gpu, DeviceCsr::upload(&gpu, &a).expect("upload"), Format::Auto).expect("spmv");
+        let da_spmv = DeviceCsr::upload(&gpu, &a).expect("upload");
+        let mut spmv = Spmv::new(&gpu, da_spmv.view(), Format::Auto).expect("spmv");
         for k in KS {
             let bytes = (12 * nnz + 4 * (m + 1) + 8 * k as u64 * (m + n)) as f64;
             for op in [Op::NoTranspose, Op::Transpose] {

@@ -77,6 +77,17 @@ pub enum Error {
         /// The index type's largest value.
         max: u64,
     },
+    /// A device array does not start at an address aligned as the kernels need
+    /// ([`view::VIEW_ALIGN`] bytes).
+    #[error("{what} starts at device address {addr:#x}, which is not a multiple of {align} bytes")]
+    Misaligned {
+        /// Which array.
+        what: &'static str,
+        /// Its address.
+        addr: u64,
+        /// The alignment required.
+        align: u64,
+    },
     /// A size does not fit the index type.
     #[error("{what} = {len} is too large for the index type (max {max})")]
     TooLarge {

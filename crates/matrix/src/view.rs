@@ -10,13 +10,31 @@ use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
 
 use crate::device::{check_lengths, check_structure, DeviceCsr, DeviceCsrParts, MAX_NNZ};
 use crate::device64::{DeviceCsr64, DeviceCsr64Parts};
-use crate::Result;
+use crate::{Error, Result};
+
+/// The alignment, in bytes, every array of a [`DeviceCsrView`] and of a [`DeviceCsrPartsMut`]
+/// given to an algorithm must start at: the kernels load and store up to 16 bytes at a time.
+/// Whole allocations (cudarc, CuPy, PyTorch) start at 256 bytes; a sub-range of one is aligned
+/// when its offset in bytes is a multiple of 16.
+pub const VIEW_ALIGN: u64 = 16;
+
+/// [`Error::Misaligned`] unless `addr` is a multiple of [`VIEW_ALIGN`] (empty arrays pass).
+///
+/// # Errors
+/// [`Error::Misaligned`] naming `what`.
+pub fn check_aligned(what: &'static str, addr: u64, len: usize) -> Result<()> {
+    if len > 0 && addr % VIEW_ALIGN != 0 {
+        return Err(Error::Misaligned { what, addr, align: VIEW_ALIGN });
+    }
+    Ok(())
+}
 
 /// A read-only CSR matrix in borrowed device memory with pointer words `O` (`u32` or `u64`)
 /// and `u32` column indices; `vals` is absent for pattern matrices.
 ///
-/// Invariants (those of [`DeviceCsr`]), kept by every safe constructor: `rows, cols <=
-/// MAX_DIM`, `nnz` within the pointer type (`MAX_NNZ` for `u32`); the row pointer has
+/// Invariants (those of [`DeviceCsr`]), kept by every safe constructor: every array starts at
+/// a multiple of [`VIEW_ALIGN`] bytes; `rows, cols <= MAX_DIM`, `nnz` within the pointer type
+/// (`MAX_NNZ` for `u32`); the row pointer has
 /// `rows + 1` entries, starts at 0, never decreases and ends at `nnz`; every column index is
 /// below `cols`; the values, when present, number `nnz`. Built by [`DeviceCsr::view`],
 /// [`DeviceCsr64::view`], [`DeviceCsrView::new`] (validated on the GPU) or the `unsafe`
@@ -56,8 +74,14 @@ impl<'a, T, O: OffsetWord> DeviceCsrView<'a, T, O> {
     /// position. Buffers written on another stream must be complete first ([`Gpu`]'s rule).
     ///
     /// # Errors
-    /// `LengthMismatch`, `TooLarge`, `BadPointers`, `IndexOutOfRange`, device errors.
+    /// `Misaligned`, `LengthMismatch`, `TooLarge`, `BadPointers`, `IndexOutOfRange`, device
+    /// errors.
     pub fn new(gpu: &Gpu, rows: u64, cols: u64, ptr: DeviceView<'a, O>, idx: DeviceView<'a, u32>, vals: Option<DeviceView<'a, T>>) -> Result<Self> {
+        check_aligned("row pointer", ptr.addr(), ptr.len())?;
+        check_aligned("column indices", idx.addr(), idx.len())?;
+        if let Some(v) = &vals {
+            check_aligned("values", v.addr(), v.len())?;
+        }
         check_lengths(rows, cols, ptr.len(), idx.len(), vals.as_ref().map(|v| v.len()), max_nnz::<O>())?;
         check_structure(gpu, cols, &ptr, &idx)?;
         // SAFETY: every invariant was checked above.
@@ -148,6 +172,20 @@ impl<T, O> std::fmt::Debug for DeviceCsrPartsMut<'_, T, O> {
 }
 
 impl<T, O> DeviceCsrPartsMut<'_, T, O> {
+    /// [`Error::Misaligned`] unless every buffer starts at a multiple of [`VIEW_ALIGN`] bytes
+    /// (what producers check before writing).
+    ///
+    /// # Errors
+    /// [`Error::Misaligned`] naming the output array.
+    pub fn check_aligned(&self) -> Result<()> {
+        check_aligned("output pointer", self.ptr.addr(), self.ptr.len())?;
+        check_aligned("output indices", self.idx.addr(), self.idx.len())?;
+        match &self.vals {
+            Some(v) => check_aligned("output values", v.addr(), v.len()),
+            None => Ok(()),
+        }
+    }
+
     /// A shorter-lived borrow of the same buffers.
     pub fn reborrow(&mut self) -> DeviceCsrPartsMut<'_, T, O> {
         DeviceCsrPartsMut { ptr: self.ptr.reborrow(), idx: self.idx.reborrow(), vals: self.vals.as_mut().map(|v| v.reborrow()) }

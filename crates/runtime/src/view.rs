@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, SyncOnDrop};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, LaunchArgs, PushKernelArg, SyncOnDrop};
 
 /// A read-only view of `len` items of `T` in device memory, borrowed for `'a`.
 pub struct DeviceView<'a, T> {
@@ -259,6 +259,23 @@ impl<T> DevicePtr<T> for DeviceViewMut<'_, T> {
 impl<T> DevicePtrMut<T> for DeviceViewMut<'_, T> {
     fn device_ptr_mut<'b>(&'b mut self, _stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
         (self.ptr, SyncOnDrop::Record(None))
+    }
+}
+
+// Views pass straight to a kernel launch as their device address (typed arguments instead of
+// raw `u64`s): a read-only view by shared reference, a writable one by mutable reference.
+// SAFETY: the pushed argument is the address of a `u64` field that lives as long as the borrow
+// of the view, which outlives the launch builder ('b: 'a).
+unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b DeviceView<'c, T>> for LaunchArgs<'a> {
+    fn arg(&mut self, arg: &'b DeviceView<'c, T>) -> &mut Self {
+        self.arg(&arg.ptr)
+    }
+}
+
+// SAFETY: as for DeviceView.
+unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b mut DeviceViewMut<'c, T>> for LaunchArgs<'a> {
+    fn arg(&mut self, arg: &'b mut DeviceViewMut<'c, T>) -> &mut Self {
+        self.arg(&arg.ptr)
     }
 }
 

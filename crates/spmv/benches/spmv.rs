@@ -32,17 +32,16 @@ fn main() {
         let bytes = gpu_spmv::byte_model(a.rows(), a.cols(), a.nnz(), 8);
         let x = gpu.upload(&vec![1.0f64; a.cols() as usize]).expect("x");
         let mut y = gpu.alloc::<f64>(a.rows() as usize).expect("y");
-        let mut m = Some(DeviceCsr::upload(&gpu, &a).expect("upload"));
+        let m = DeviceCsr::upload(&gpu, &a).expect("upload");
         for format in Format::ALL.into_iter().chain([Format::Auto]) {
             let t0 = std::time::Instant::now();
-            let made = Spmv::new(&gpu, m.take().expect("matrix"), format);
+            let made = Spmv::new(&gpu, m.view(), format);
             gpu.synchronize().expect("sync");
             let convert_ms = t0.elapsed().as_secs_f64() * 1e3;
             let mut plan = match made {
                 Ok(p) => p,
                 Err(e) => {
                     println!("| {name} | {} | {format} | refused: {e} | | | | |", a.nnz());
-                    m = Some(DeviceCsr::upload(&gpu, &a).expect("upload"));
                     continue;
                 }
             };
@@ -66,7 +65,6 @@ fn main() {
                 100.0 * gbs / copy,
                 plan.footprint_bytes() as f64 / 1e6
             );
-            m = Some(plan.into_matrix());
         }
     }
 }

@@ -1,7 +1,7 @@
 //! [`Format::Auto`]: row-length statistics measured on the GPU and the rule that picks a format
 //! from them (fitted to the H100 measurements in BENCHMARKS.md).
 use gpu_runtime::Gpu;
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::DeviceCsrView;
 
 use crate::launch::Kernels;
 use crate::{convert, Format, Result, SpmvValue};
@@ -51,7 +51,7 @@ impl RowStats {
 
     /// Measured on the GPU: row lengths, their maximum and histogram (`gpu-histogram`), the
     /// histogram summed on the host.
-    pub(crate) fn measure<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>) -> Result<Self> {
+    pub(crate) fn measure<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let h = convert::length_histogram(gpu, k, a)?;
         Ok(Self::from_histogram(h.iter().enumerate().map(|(l, &c)| (l as u64, c as u64))))
     }

@@ -2,13 +2,18 @@
 //! nonzero (ptr2idx), exclusive scans with their totals, the identity permutation.
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use gpu_runtime::Gpu;
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::DeviceCsrView;
 
 use crate::launch::{grid, Kernels};
 use crate::{Result, SpmvValue};
 
 /// The longest row, and each row's length when `with_lengths`.
-pub(crate) fn row_lengths<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>, with_lengths: bool) -> Result<(Option<CudaSlice<u32>>, u32)> {
+pub(crate) fn row_lengths<T: SpmvValue>(
+    gpu: &Gpu,
+    k: &Kernels,
+    a: &DeviceCsrView<'_, T>,
+    with_lengths: bool,
+) -> Result<(Option<CudaSlice<u32>>, u32)> {
     let rows = a.rows();
     let mut max = gpu.alloc_zeros::<u32>(1)?;
     let mut len = if with_lengths { Some(gpu.alloc::<u32>(rows.max(1) as usize)?) } else { None };
@@ -30,7 +35,7 @@ pub(crate) fn row_lengths<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>
 
 /// The row-length histogram: `counts[l]` = rows of length `l`, for `l ≤` the longest row (empty
 /// for a matrix without rows), counted by `gpu-histogram` and downloaded.
-pub(crate) fn length_histogram<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>) -> Result<Vec<u32>> {
+pub(crate) fn length_histogram<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Vec<u32>> {
     let (len, max) = row_lengths(gpu, k, a, true)?;
     match len {
         Some(len) if a.rows() > 0 => {
@@ -51,7 +56,7 @@ pub(crate) fn download_prefix<T: gpu_runtime::AnyBits + Default>(gpu: &Gpu, buf:
 }
 
 /// The row of every nonzero.
-pub(crate) fn rows_of<T: SpmvValue>(gpu: &Gpu, a: &DeviceCsr<T>) -> Result<CudaSlice<u32>> {
+pub(crate) fn rows_of<T: SpmvValue>(gpu: &Gpu, a: &DeviceCsrView<'_, T>) -> Result<CudaSlice<u32>> {
     let mut rows = gpu.alloc::<u32>(a.nnz().max(1) as usize)?;
     if a.nnz() > 0 {
         let mut view = rows.slice_mut(0..a.nnz() as usize);

@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use cudarc::cusparse::sys;
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use gpu_runtime::{Gpu, ScratchBuf};
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::DeviceCsrView;
 
 use crate::{Error, Result, SpmvValue};
 
@@ -48,7 +48,7 @@ impl CuSparseSpmv {
     ///
     /// The descriptor points into `a` and `coo_rows`, which the plan owns for as long as this
     /// lives.
-    pub fn new<T: SpmvValue>(gpu: &Gpu, a: &DeviceCsr<T>, coo_rows: Option<&CudaSlice<u32>>, alg: Alg) -> Result<Self> {
+    pub fn new<T: SpmvValue>(gpu: &Gpu, a: &DeviceCsrView<'_, T>, coo_rows: Option<&CudaSlice<u32>>, alg: Alg) -> Result<Self> {
         gpu_runtime::vendor::cusparse_library().map_err(|e| Error::CuSparseUnavailable(e.to_string()))?;
         gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
         let mut handle = std::ptr::null_mut();

@@ -22,7 +22,7 @@ use std::str::FromStr;
 
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use gpu_runtime::{Payload, PtxModule};
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::DeviceCsrView;
 use sptrans_matrix::Value;
 
 /// The embedded `spmv` PTX module (built from `kernels-rs/spmv`).
@@ -220,6 +220,13 @@ impl Format {
         matches!(self, Format::CuSparseCsrAlg1 | Format::CuSparseCsrAlg2 | Format::CuSparseCoo)
     }
 
+    /// Whether the plan keeps its own copy of the values (ELL, HYB, SCOO, JDS: converted
+    /// layouts): then values written into the borrowed CSR after [`Spmv::new`] are not seen by
+    /// [`Spmv::apply`]. The other formats read the CSR's values at every product.
+    pub fn copies_values(self) -> bool {
+        matches!(self, Format::Ell | Format::Hyb | Format::Scoo | Format::Jds)
+    }
+
     /// Whether the same inputs give the same bits on every run, for any matrix (CSR-adaptive
     /// also is when no row is longer than [`spmv_kernels::ADAPTIVE_LONG`], HYB when nothing
     /// overflows to COO).
@@ -268,7 +275,7 @@ enum CooRows {
 
 impl CooRows {
     /// The rows of `a` (sorted), in 16 bits where they fit.
-    fn new<T: SpmvValue>(gpu: &Gpu, k: &launch::Kernels, a: &DeviceCsr<T>) -> Result<Self> {
+    fn new<T: SpmvValue>(gpu: &Gpu, k: &launch::Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let rows = convert::rows_of(gpu, a)?;
         let nnz = a.nnz();
         if nnz == 0 {
@@ -296,23 +303,25 @@ impl CooRows {
 }
 
 /// An SpMV plan: a matrix converted once to a format, multiplied many times
-/// ([`Spmv::apply`]), on its [`Gpu`]'s stream, allocating nothing per call. The plan keeps the
-/// CSR it was made from ([`Spmv::into_matrix`] gives it back); [`Spmv::footprint_bytes`] counts
-/// what the chosen format itself needs.
-pub struct Spmv<T: SpmvValue> {
+/// ([`Spmv::apply`]), on its [`Gpu`]'s stream, allocating nothing per call. The plan borrows the
+/// CSR it was made from (a [`DeviceCsrView`]: of a [`DeviceCsr`](sptrans_matrix::device::DeviceCsr)
+/// by `.view()`, or of a caller's buffers) for as long as it lives: the CSR formats and the
+/// cuSPARSE baselines read it at every product. [`Spmv::footprint_bytes`] counts what the
+/// chosen format itself needs.
+pub struct Spmv<'a, T: SpmvValue> {
     gpu: Gpu,
     k: launch::Kernels,
     format: Format,
     stats: Option<RowStats>,
-    a: DeviceCsr<T>,
+    a: DeviceCsrView<'a, T>,
     data: Data<T>,
     /// The cuSPARSE baselines' handle and descriptors (pointing into `a` and, for COO, the
     /// row array).
     cusparse: Option<cusparse::CuSparseSpmv>,
 }
 
-impl<T: SpmvValue> Spmv<T> {
-    /// Takes `a` and converts it to `format` on the GPU with the primitives (transient
+impl<'a, T: SpmvValue> Spmv<'a, T> {
+    /// Borrows `a` and converts it to `format` on the GPU with the primitives (transient
     /// workspace); [`Format::Auto`] first measures the row lengths ([`RowStats`]) and picks
     /// with [`Format::choose`]. Conversions that size their arrays from the data (CSR-adaptive,
     /// ELL, HYB, SCOO, JDS, and COO's row width) read a few words back, synchronizing the
@@ -320,8 +329,9 @@ impl<T: SpmvValue> Spmv<T> {
     ///
     /// # Errors
     /// [`Error::NoValues`] for a pattern matrix; [`Error::TooMuchPadding`] for ELL on uneven
-    /// rows; cuSPARSE errors for the baselines; module loading, out of memory.
-    pub fn new(gpu: &Gpu, a: DeviceCsr<T>, format: Format) -> Result<Self> {
+    /// rows; cuSPARSE errors for the baselines; module loading, out of memory. The matrix is
+    /// borrowed: an error leaves it with the caller.
+    pub fn new(gpu: &Gpu, a: DeviceCsrView<'a, T>, format: Format) -> Result<Self> {
         if a.vals().is_none() {
             return Err(Error::NoValues);
         }
@@ -383,17 +393,9 @@ impl<T: SpmvValue> Spmv<T> {
         self.stats.as_ref()
     }
 
-    /// The matrix.
-    pub fn matrix(&self) -> &DeviceCsr<T> {
+    /// The matrix it borrows.
+    pub fn matrix(&self) -> &DeviceCsrView<'a, T> {
         &self.a
-    }
-
-    /// Gives the matrix back.
-    pub fn into_matrix(mut self) -> DeviceCsr<T> {
-        // The descriptors point into the matrix: release them first.
-        self.cusparse = None;
-        let Spmv { a, .. } = self;
-        a
     }
 
     /// Device bytes of the matrix in this format, padding included: the CSR arrays for the CSR

@@ -64,15 +64,14 @@ fn check<T: SpmvValue>(gpu: &Gpu, plan: &mut Spmv<T>, a: &Csr<u32, T>, alpha: T,
 }
 
 /// The plan, or `None` when ELL refuses a matrix whose padding is indeed past the limit.
-fn plan_or_refusal<T: SpmvValue>(gpu: &Gpu, da: &mut Option<DeviceCsr<T>>, a: &Csr<u32, T>, format: Format, name: &str) -> Option<Spmv<T>> {
-    match Spmv::new(gpu, da.take().unwrap(), format) {
+fn plan_or_refusal<'a, T: SpmvValue>(gpu: &Gpu, da: &'a DeviceCsr<T>, a: &Csr<u32, T>, format: Format, name: &str) -> Option<Spmv<'a, T>> {
+    match Spmv::new(gpu, da.view(), format) {
         Ok(plan) => Some(plan),
         Err(Error::TooMuchPadding { slots, nnz }) if format == Format::Ell => {
             let width = a.ptr().windows(2).map(|w| (w[1] - w[0]) as u64).max().unwrap_or(0);
             assert_eq!(slots, a.rows() * width, "{name}");
             assert!(slots > gpu_spmv::ell::ELL_MAX_FILL * nnz.max(1), "{name}: refused within the limit");
             assert!(Ell::from_csr(a).is_err());
-            *da = Some(DeviceCsr::upload(gpu, a).unwrap());
             None
         }
         Err(e) => panic!("{name} {format}: {e}"),
@@ -87,9 +86,8 @@ fn every_format<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
         }
         for (name, a) in matrices::<T>(r, scale) {
             let da = DeviceCsr::upload(gpu, &a).unwrap();
-            let mut da = Some(da);
             for format in Format::ALL.into_iter().chain([Format::Auto]) {
-                let Some(mut plan) = plan_or_refusal(gpu, &mut da, &a, format, &name) else { continue };
+                let Some(mut plan) = plan_or_refusal(gpu, &da, &a, format, &name) else { continue };
                 let x = random_vec::<T>(r, a.cols() as usize);
                 let y0 = random_vec::<T>(r, a.rows() as usize);
                 let first = check(gpu, &mut plan, &a, T::from_f64(1.0), &x, T::default(), &y0, &name);
@@ -98,7 +96,6 @@ fn every_format<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                     let again = check(gpu, &mut plan, &a, T::from_f64(1.0), &x, T::default(), &y0, &name);
                     assert!(first.iter().zip(&again).all(|(p, q)| p.bit_pattern() == q.bit_pattern()), "{name} {format}: not the same bits twice");
                 }
-                da = Some(plan.into_matrix());
                 cases += 1;
             }
         }
@@ -124,17 +121,17 @@ gpu_test!(fn one_dense_row_nan_and_infinity(gpu) {
     x[17] = f64::NAN;
     x[n as usize - 1] = f64::INFINITY;
     let y0 = random_vec::<f64>(&mut r, 300);
-    let mut da = Some(DeviceCsr::upload(gpu, &a).unwrap());
+    let da = DeviceCsr::upload(gpu, &a).unwrap();
     for format in Format::ALL {
-        let Some(mut plan) = plan_or_refusal(gpu, &mut da, &a, format, "dense row") else { continue };
+        let Some(mut plan) = plan_or_refusal(gpu, &da, &a, format, "dense row") else { continue };
         check(gpu, &mut plan, &a, 2.0, &x, 0.0, &y0, "dense row with NaN / inf");
-        da = Some(plan.into_matrix());
     }
 });
 
 gpu_test!(fn errors_are_values(gpu) {
     let a = generate::uniform::<f64>(30, 20, 100, 1).unwrap();
-    let mut plan = Spmv::new(gpu, DeviceCsr::upload(gpu, &a).unwrap(), Format::CsrVector).unwrap();
+    let da = DeviceCsr::upload(gpu, &a).unwrap();
+    let mut plan = Spmv::new(gpu, da.view(), Format::CsrVector).unwrap();
     let (x, mut y) = (gpu.alloc::<f64>(21).unwrap(), gpu.alloc::<f64>(30).unwrap());
     assert!(matches!(plan.apply(1.0, &x, 0.0, &mut y), Err(Error::LengthMismatch { what: "x", expected: 20, got: 21 })));
     let (x, mut y) = (gpu.alloc::<f64>(20).unwrap(), gpu.alloc::<f64>(29).unwrap());
@@ -142,9 +139,9 @@ gpu_test!(fn errors_are_values(gpu) {
     // A matrix without values (built from parts, as a pattern matrix is) is refused.
     let parts = sptrans_matrix::device::DeviceCsrParts::<f64> { ptr: gpu.upload(&[0u32, 1, 2]).unwrap(), idx: gpu.upload(&[0u32, 1]).unwrap(), vals: None };
     let pattern = DeviceCsr::from_parts(gpu, 2, 2, parts).unwrap();
-    assert!(matches!(Spmv::new(gpu, pattern, Format::Coo), Err(Error::NoValues)));
+    assert!(matches!(Spmv::new(gpu, pattern.view(), Format::Coo), Err(Error::NoValues)));
     assert_eq!(plan.footprint_bytes(), 4 * 31 + 12 * 100);
-    let coo = Spmv::new(gpu, plan.into_matrix(), Format::Coo).unwrap();
+    let coo = Spmv::new(gpu, da.view(), Format::Coo).unwrap();
     // Columns and values, 16-bit rows, one chunk's 32-bit base row.
     assert_eq!(coo.footprint_bytes(), 12 * 100 + 2 * 100 + 4);
 });
@@ -162,7 +159,8 @@ fn coo_rows_16_or_32<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) {
         let idx: Vec<u32> = (0..10).chain(20..30).collect();
         let vals = random_vec::<T>(r, 20);
         let a = Csr::try_new(rows, 40, ptr, idx, vals).unwrap();
-        let mut plan = Spmv::new(gpu, DeviceCsr::upload(gpu, &a).unwrap(), Format::Coo).unwrap();
+        let da = DeviceCsr::upload(gpu, &a).unwrap();
+        let mut plan = Spmv::new(gpu, da.view(), Format::Coo).unwrap();
         assert_eq!(plan.footprint_bytes(), 20 * (4 + T::BYTES as u64) + 20 * bytes_per_row + if bytes_per_row == 2 { 4 } else { 0 }, "span {span}");
         let x = random_vec::<T>(r, 40);
         let y0 = random_vec::<T>(r, rows as usize);
@@ -243,11 +241,10 @@ gpu_test!(fn long_rows_cut_in_pieces(gpu) {
     let a = Csr::try_new(40, n, ptr, idx, vals).unwrap();
     let x = random_vec::<f64>(&mut r, n as usize);
     let y0 = random_vec::<f64>(&mut r, 40);
-    let mut da = Some(DeviceCsr::upload(gpu, &a).unwrap());
+    let da = DeviceCsr::upload(gpu, &a).unwrap();
     for format in Format::ALL {
-        let Some(mut plan) = plan_or_refusal(gpu, &mut da, &a, format, "long rows") else { continue };
+        let Some(mut plan) = plan_or_refusal(gpu, &da, &a, format, "long rows") else { continue };
         check(gpu, &mut plan, &a, 1.5, &x, -0.5, &y0, "long rows");
-        da = Some(plan.into_matrix());
     }
 });
 

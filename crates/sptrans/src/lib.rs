@@ -1,9 +1,12 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
-pub use gpu_runtime::{AnyBits, DeviceProps, Gpu, GpuTimer, Payload, Scratch, ScratchBuf, copy_bandwidth_gbs, device_count, driver_present};
+pub use gpu_runtime::{
+    AnyBits, DeviceProps, DeviceView, DeviceViewMut, Gpu, GpuTimer, Payload, Scratch, ScratchBuf, copy_bandwidth_gbs, device_count, driver_present,
+};
 pub use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
-pub use sptrans_matrix::device64::DeviceCsr64;
+pub use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
+pub use sptrans_matrix::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, DeviceCsrView};
 pub use sptrans_matrix::{Coo, Csc, Csr, Value, generate, mm};
 
 /// The CSRC layout: one copy of a matrix with fast `A·X` and `Aᵀ·U` (`gpu-csrc`).

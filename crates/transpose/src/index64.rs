@@ -232,6 +232,7 @@ impl Transposer {
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
         let p = self.plan(a.rows(), a.cols(), a.nnz())?;
+        out.check_aligned()?;
         let checks = [
             ("output pointer length", p.n + 1, out.ptr.len() as u64),
             ("output indices length", p.nnz, out.idx.len() as u64),

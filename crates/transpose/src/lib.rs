@@ -430,6 +430,7 @@ fn check_dims(d: Dims) -> Result<()> {
 }
 
 fn check_output<T>(a: &DeviceCsrView<'_, T>, out: &DeviceCsrPartsMut<'_, T>, d: Dims) -> Result<()> {
+    out.check_aligned()?;
     let checks = [
         ("output pointer length", d.n + 1, out.ptr.len() as u64),
         ("output indices length", d.nnz, out.idx.len() as u64),

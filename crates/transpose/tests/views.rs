@@ -20,8 +20,9 @@ const ALGOS: [Algorithm; 7] = [
     Algorithm::Serial,
 ];
 
-/// Padding (items) before and after each sub-range.
-const PAD: usize = 7;
+/// Padding (items) before and after each sub-range: 16 items keep every width's sub-range at a
+/// multiple of 16 bytes (`VIEW_ALIGN`), as the transposers require.
+const PAD: usize = 16;
 
 /// `data` inside a buffer of `PAD + data + PAD` items, the padding poisoned.
 fn embed<T: Payload + Default>(g: &Gpu, data: &[T], before: usize) -> gpu_runtime::cudarc::driver::CudaSlice<T> {
@@ -49,9 +50,9 @@ fn check_sub<T: Payload + Default + PartialEq>(what: &str, got: &[T], poison: &[
 fn one<T: Value + Payload + Default + PartialEq>(t: &mut Transposer, algo: Algorithm, a: &Csr<u32, T>, pattern: bool) {
     let g = t.gpu().clone();
     let (m, n, nnz) = (a.rows(), a.cols(), a.nnz() as usize);
-    let (bp, bi, bv) = (embed(&g, a.ptr(), 3), embed(&g, a.idx(), 5), embed(&g, a.vals(), 2));
-    let vals = (!pattern).then(|| DeviceView::of(&bv).slice(2..2 + nnz));
-    let av = DeviceCsrView::new(&g, m, n, DeviceView::of(&bp).slice(3..3 + m as usize + 1), DeviceView::of(&bi).slice(5..5 + nnz), vals).unwrap();
+    let (bp, bi, bv) = (embed(&g, a.ptr(), 16), embed(&g, a.idx(), 32), embed(&g, a.vals(), 48));
+    let vals = (!pattern).then(|| DeviceView::of(&bv).slice(48..48 + nnz));
+    let av = DeviceCsrView::new(&g, m, n, DeviceView::of(&bp).slice(16..16 + m as usize + 1), DeviceView::of(&bi).slice(32..32 + nnz), vals).unwrap();
     let ((mut op, p0), (mut oi, i0), (mut ov, v0)) = (poisoned::<u32>(&g, n as usize + 1), poisoned::<u32>(&g, nnz), poisoned::<T>(&g, nnz));
     {
         let mut out = DeviceCsrPartsMut {
@@ -77,14 +78,14 @@ fn one64<T: Value + Payload + Default + PartialEq>(t: &mut Transposer, algo: Alg
     let g = t.gpu().clone();
     let (m, n, nnz) = (a.rows(), a.cols(), a.nnz() as usize);
     let ptr64: Vec<u64> = a.ptr().iter().map(|&p| p as u64).collect();
-    let (bp, bi, bv) = (embed(&g, &ptr64, 1), embed(&g, a.idx(), 4), embed(&g, a.vals(), 6));
+    let (bp, bi, bv) = (embed(&g, &ptr64, 32), embed(&g, a.idx(), 16), embed(&g, a.vals(), 64));
     let av: DeviceCsr64View<'_, T> = DeviceCsr64View::new(
         &g,
         m,
         n,
-        DeviceView::of(&bp).slice(1..1 + m as usize + 1),
-        DeviceView::of(&bi).slice(4..4 + nnz),
-        Some(DeviceView::of(&bv).slice(6..6 + nnz)),
+        DeviceView::of(&bp).slice(32..32 + m as usize + 1),
+        DeviceView::of(&bi).slice(16..16 + nnz),
+        Some(DeviceView::of(&bv).slice(64..64 + nnz)),
     )
     .unwrap();
     let ((mut op, p0), (mut oi, i0), (mut ov, v0)) = (poisoned::<u64>(&g, n as usize + 1), poisoned::<u32>(&g, nnz), poisoned::<T>(&g, nnz));
@@ -160,4 +161,12 @@ gpu_test!(fn a_view_is_validated_on_construction(gpu) {
     let mut out = DeviceCsrPartsMut::<f64> { ptr: DeviceViewMut::of(&mut small), idx: DeviceViewMut::of(&mut oi), vals: None };
     let e = t.transpose_view(Algorithm::Auto, &v, &mut out).unwrap_err();
     assert!(matches!(e, gpu_transpose::Error::Shape { what: "output pointer length", expected: 11, got: 3 }), "{e}");
+    // Sub-ranges that do not start at a multiple of 16 bytes are refused, naming the array.
+    let big = g.upload(&[0u32, 0, 1, 2, 3]).unwrap();
+    let e = DeviceCsrView::<f64>::new(g, 3, 10, DeviceView::of(&big).slice(1..), DeviceView::of(&idx), None).unwrap_err();
+    assert!(matches!(e, sptrans_matrix::Error::Misaligned { what: "row pointer", align: 16, .. }), "{e}");
+    let mut op = g.alloc::<u32>(12).unwrap();
+    let mut out = DeviceCsrPartsMut::<f64> { ptr: DeviceViewMut::of(&mut op).into_slice(1..), idx: DeviceViewMut::of(&mut oi), vals: None };
+    let e = t.transpose_view(Algorithm::Auto, &v, &mut out).unwrap_err();
+    assert!(matches!(e, gpu_transpose::Error::Matrix(sptrans_matrix::Error::Misaligned { what: "output pointer", .. })), "{e}");
 });

@@ -8,7 +8,7 @@ mod serial;
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use gpu_runtime::Gpu;
 use spmv_kernels::NT;
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 pub use serial::RowBlocks;
 
@@ -28,11 +28,11 @@ impl DeviceRowBlocks {
     ///
     /// # Errors
     /// Out of memory, launch errors.
-    pub fn from_csr<T: SpmvValue>(gpu: &Gpu, a: &DeviceCsr<T>) -> Result<Self> {
-        Self::convert(gpu, &Kernels::load::<T>(gpu)?, a)
+    pub fn from_csr<T: SpmvValue>(gpu: &Gpu, a: &impl AsDeviceCsrView<T>) -> Result<Self> {
+        Self::convert(gpu, &Kernels::load::<T>(gpu)?, &a.csr_view())
     }
 
-    pub(crate) fn convert<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>) -> Result<Self> {
+    pub(crate) fn convert<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let rows = a.rows();
         let mut count = gpu.alloc::<u32>(rows as usize + 2)?;
         // SAFETY: spmv_adaptive_counts(rows, ptr, count): count holds rows + 2.

@@ -6,7 +6,7 @@ mod serial;
 
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use gpu_runtime::Gpu;
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 pub(crate) use serial::check_padding;
 pub use serial::{Ell, ELL_MAX_FILL};
@@ -30,18 +30,18 @@ impl<T: SpmvValue> DeviceEll<T> {
     /// # Errors
     /// [`crate::Error::TooMuchPadding`] past [`ELL_MAX_FILL`]; [`crate::Error::NoValues`]; out
     /// of memory, launch errors.
-    pub fn from_csr(gpu: &Gpu, a: &DeviceCsr<T>) -> Result<Self> {
-        Self::convert(gpu, &Kernels::load::<T>(gpu)?, a)
+    pub fn from_csr(gpu: &Gpu, a: &impl AsDeviceCsrView<T>) -> Result<Self> {
+        Self::convert(gpu, &Kernels::load::<T>(gpu)?, &a.csr_view())
     }
 
-    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>) -> Result<Self> {
+    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let (_, max) = convert::row_lengths(gpu, k, a, false)?;
         check_padding(a.rows(), max as u64, a.nnz())?;
         Self::fill(gpu, k, a, max as u64)
     }
 
     /// The first `width` entries of every row (HYB's ELL part).
-    pub(crate) fn fill(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>, width: u64) -> Result<Self> {
+    pub(crate) fn fill(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, width: u64) -> Result<Self> {
         let vals = a.vals().ok_or(crate::Error::NoValues)?;
         let (rows, slots) = (a.rows(), a.rows() * width);
         let mut col = gpu.alloc::<u32>(slots.max(1) as usize)?;

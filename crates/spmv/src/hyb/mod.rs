@@ -5,7 +5,7 @@ mod serial;
 
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use gpu_runtime::Gpu;
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 pub use serial::{width, Hyb};
 
@@ -29,11 +29,11 @@ impl<T: SpmvValue> DeviceHyb<T> {
     ///
     /// # Errors
     /// [`crate::Error::NoValues`]; out of memory, launch errors.
-    pub fn from_csr(gpu: &Gpu, a: &DeviceCsr<T>) -> Result<Self> {
-        Self::convert(gpu, &Kernels::load::<T>(gpu)?, a)
+    pub fn from_csr(gpu: &Gpu, a: &impl AsDeviceCsrView<T>) -> Result<Self> {
+        Self::convert(gpu, &Kernels::load::<T>(gpu)?, &a.csr_view())
     }
 
-    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>) -> Result<Self> {
+    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let vals = a.vals().ok_or(crate::Error::NoValues)?;
         let rows = a.rows();
         let w = width(&convert::length_histogram(gpu, k, a)?, rows);

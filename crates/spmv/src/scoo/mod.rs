@@ -8,7 +8,7 @@ mod serial;
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use gpu_runtime::Gpu;
 use spmv_kernels::{NT, SCOO_LANES};
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 use serial::check_slice_rows;
 pub use serial::{slice_rows, Scoo};
@@ -37,11 +37,11 @@ impl<T: SpmvValue> DeviceScoo<T> {
     /// # Errors
     /// [`crate::Error::Invalid`] for a bad slice height; [`crate::Error::NoValues`]; out of
     /// memory, launch errors.
-    pub fn from_csr(gpu: &Gpu, a: &DeviceCsr<T>, slice_rows: Option<u32>) -> Result<Self> {
-        Self::convert(gpu, &Kernels::load::<T>(gpu)?, a, slice_rows)
+    pub fn from_csr(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, slice_rows: Option<u32>) -> Result<Self> {
+        Self::convert(gpu, &Kernels::load::<T>(gpu)?, &a.csr_view(), slice_rows)
     }
 
-    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsr<T>, s: Option<u32>) -> Result<Self> {
+    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, s: Option<u32>) -> Result<Self> {
         let vals = a.vals().ok_or(crate::Error::NoValues)?;
         let s = s.unwrap_or_else(|| slice_rows(a.rows(), gpu.props().sm_count));
         check_slice_rows(s)?;
