@@ -329,6 +329,10 @@ pub struct SvdArgs {
     /// Host memory the command may use (as `transpose --max-memory`).
     #[arg(long, value_parser = parse_bytes)]
     pub max_memory: Option<u64>,
+    /// Print the time of each phase and each GPU operation (synchronizing around every
+    /// operation: slower; for studies).
+    #[arg(long)]
+    pub profile: bool,
 }
 
 /// `sptrans spmv-bench`.

@@ -2,7 +2,7 @@
 //! by block Lanczos on CSRC on the GPU (`gpu-svd`), or by its serial twin without one (said so).
 use std::io::Write;
 
-use gpu_svd::Config;
+use gpu_svd::{Config, Event};
 use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::{mm, Csr};
 
@@ -26,20 +26,35 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         tol: args.tol,
         max_restarts: args.max_iter.max(1) as usize - 1,
         krylov: args.krylov,
+        profile: args.profile,
         ..Config::default()
     };
-    let progress = |restart: usize, worst: f64| eprintln!("  cycle {}: largest residual / σ₁ = {worst:.2e}", restart + 1);
+    let mut ops = Vec::new();
+    let mut progress = |e: Event<'_>| match e {
+        Event::Cycle { restart, residual } => eprintln!("  cycle {}: largest residual / σ₁ = {residual:.2e}", restart + 1),
+        Event::HostQr { restart } => eprintln!("  cycle {}: dependent columns (or a block over 4 wide); redone with host QR decisions", restart + 1),
+        Event::Phase { what, seconds } => eprintln!("  {what}: {:.2} ms", seconds * 1e3),
+        Event::Operation { what, seconds, calls } => ops.push((what.to_string(), seconds, calls)),
+        _ => {}
+    };
     let t0 = std::time::Instant::now();
     let (s, on) = match crate::open_gpu() {
         Ok(gpu) => {
             let da = DeviceCsr::upload(&gpu, &a)?;
-            (gpu_svd::svd(&gpu, &da, &cfg, progress)?, format!("on {}", gpu.props().name))
+            (gpu_svd::svd_observed(&gpu, &da, &cfg, &mut progress)?, format!("on {}", gpu.props().name))
         }
         Err(why) => {
             eprintln!("no GPU ({why}): the serial twin computes the SVD");
-            (gpu_svd::serial::svd(&a, &cfg, progress)?, "by the serial twin".to_string())
+            (gpu_svd::serial::svd_observed(&a, &cfg, &mut progress)?, "by the serial twin".to_string())
         }
     };
+    if !ops.is_empty() {
+        let total: f64 = ops.iter().map(|o| o.1).sum();
+        eprintln!("svd profile ({total:.3} s in GPU operations):");
+        for (op, secs, calls) in &ops {
+            eprintln!("  {op:>14}: {secs:.4} s in {calls} calls ({:.1} µs each)", 1e6 * secs / *calls as f64);
+        }
+    }
     eprintln!(
         "{} cycles ({} restarts), {} block products of {} vectors, Krylov dimension {}, {:.3} s {on}",
         s.restarts + 1,

@@ -17,7 +17,8 @@
 //! 8 k (m + n)`). The table goes to stdout; `SPTRANS_CSRC_CSV=path` writes the rows as CSV,
 //! `SPTRANS_CSRC_PLOT=path.svg` a chart of each product's speedup over cuSPARSE by k;
 //! `SPTRANS_CSRC_QUICK=1` runs a small suite (for a smoke test).
-use gpu_csrc::{CsrPair, CuSparseProducts, DeviceCsrc, Op, Products, Walk};
+use gpu_csrc::{CsrPair, CuSparseProducts, DeviceCsrc, Op, Walk};
+use gpu_runtime::{DenseView, DenseViewMut, DeviceView, DeviceViewMut};
 use gpu_runtime::{Gpu, GpuTimer};
 use gpu_spmv::{Format, Spmv};
 use gpu_transpose::{Algorithm, Transposer};
@@ -115,15 +116,17 @@ fn main() {
             for op in [Op::NoTranspose, Op::Transpose] {
                 let (xn, on) = if op == Op::NoTranspose { (n, m) } else { (m, n) };
                 let x = gpu.upload(&(0..xn as usize * k).map(|i| ((i % 17) as f64 - 8.0) / 8.0).collect::<Vec<_>>()).expect("x");
-                let mut out = gpu.alloc::<f64>(on as usize * k).expect("out");
-                let t_csrc = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("csrc"));
+                let mut out_buf = gpu.alloc::<f64>(on as usize * k).expect("out");
+                let x = DenseView::packed(DeviceView::of(&x), xn).expect("x");
+                let mut out = DenseViewMut::packed(DeviceViewMut::of(&mut out_buf), on).expect("out");
+                let t_csrc = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, 0.0, &mut out).expect("csrc"));
                 // Each walk with the default shared budget and with global atomics only (the
                 // paper's kernel is warp segments with global atomics).
                 let budget = c.transposed_shared_bytes();
                 let mut walk_ms = |walk: Walk, bytes: u32| {
                     c.set_transposed_walk(walk);
                     c.set_transposed_shared_bytes(bytes);
-                    let t = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("csrc"));
+                    let t = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, 0.0, &mut out).expect("csrc"));
                     c.set_transposed_walk(Walk::Auto);
                     c.set_transposed_shared_bytes(budget);
                     t
@@ -138,11 +141,11 @@ fn main() {
                         walk_ms(Walk::LaneGroups, 0),
                     )
                 };
-                let t_cs = median_ms(&timer, reps, || cs.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("cusparse"));
-                let t_ex = median_ms(&timer, reps, || explicit.multiply(op.flip(), 1.0, &x, k, 0.0, &mut out).expect("explicit"));
-                let t_pair = median_ms(&timer, reps, || pair.multiply(op, 1.0, &x, k, 0.0, &mut out).expect("pair"));
+                let t_cs = median_ms(&timer, reps, || cs.multiply(op, 1.0, &x, 0.0, &mut out).expect("cusparse"));
+                let t_ex = median_ms(&timer, reps, || explicit.multiply(op.flip(), 1.0, &x, 0.0, &mut out).expect("explicit"));
+                let t_pair = median_ms(&timer, reps, || pair.multiply(op, 1.0, &x, 0.0, &mut out).expect("pair"));
                 let t_spmv = if k == 1 && op == Op::NoTranspose {
-                    Some(median_ms(&timer, reps, || spmv.apply(1.0, &x, 0.0, &mut out).expect("spmv")))
+                    Some(median_ms(&timer, reps, || spmv.apply(1.0, x.data(), 0.0, out.data_mut()).expect("spmv")))
                 } else {
                     None
                 };

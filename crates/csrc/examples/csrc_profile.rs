@@ -1,7 +1,8 @@
 //! For ncu: `csrc_profile MATRIX K` builds one tall-suite matrix (`64`, `4284` or `100k`: 1M × 64,
 //! 1M × 4284, 2M × 100k) and runs each product (A·X, then Aᵀ·U) three times with K vectors (f64).
 //! `ncu --kernel-name regex:csrc_ --launch-skip 4 --launch-count 4 target/release/examples/csrc_profile 4284 16`
-use gpu_csrc::{DeviceCsrc, Op, Products};
+use gpu_csrc::{DenseView, DenseViewMut, DeviceCsrc, Op};
+use gpu_runtime::{DeviceView, DeviceViewMut};
 use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::generate;
 
@@ -19,8 +20,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (xn, on) = if op == Op::NoTranspose { (a.cols(), a.rows()) } else { (a.rows(), a.cols()) };
         let x = gpu.upload(&vec![1.0f64; xn as usize * k])?;
         let mut out = gpu.alloc::<f64>(on as usize * k)?;
+        let x = DenseView::packed(DeviceView::of(&x), xn)?;
+        let mut out = DenseViewMut::packed(DeviceViewMut::of(&mut out), on)?;
         for _ in 0..3 {
-            c.multiply(op, 1.0, &x, k, 0.0, &mut out)?;
+            c.multiply(op, 1.0, &x, 0.0, &mut out)?;
         }
     }
     gpu.synchronize()?;

@@ -6,11 +6,11 @@
 use std::ffi::c_void;
 
 use cudarc::cusparse::sys;
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
-use gpu_runtime::{Gpu, ScratchBuf};
+use gpu_runtime::cudarc::driver::DevicePtr;
+use gpu_runtime::{DenseView, DenseViewMut, Gpu, Scratch, ScratchBuf};
 use sptrans_matrix::device::DeviceCsr;
 
-use crate::{check_dense, launch, Error, Op, Products, Result, SpmvValue};
+use crate::{dense, launch, Error, Op, Products, Result, SpmvValue};
 
 fn check(call: &'static str, status: sys::cusparseStatus_t) -> Result<()> {
     if status == sys::cusparseStatus_t::CUSPARSE_STATUS_ALLOC_FAILED {
@@ -104,16 +104,16 @@ impl<T: SpmvValue> CuSparseProducts<T> {
         }
     }
 
-    /// A dense-block descriptor of `rows × k`, column-major.
+    /// A dense-block descriptor of `rows × k`, column-major with leading dimension `ld`.
     ///
     /// # Safety
-    /// `ptr` holds `rows · k` values of `T`.
-    unsafe fn dn_mat(rows: u64, k: usize, ptr: u64) -> Result<DnMat> {
+    /// `ptr` spans `ld · (k − 1) + rows` values of `T`.
+    unsafe fn dn_mat(rows: u64, k: usize, ld: u64, ptr: u64) -> Result<DnMat> {
         let mut d = std::ptr::null_mut();
         let order = sys::cusparseOrder_t::CUSPARSE_ORDER_COL;
-        // SAFETY: the caller's block of rows · k values; ld = rows (≥ 1 as cuSPARSE asks).
+        // SAFETY: the caller's block; ld ≥ max(rows, 1) as cuSPARSE asks (DenseView's rule).
         check("cusparseCreateDnMat", unsafe {
-            sys::cusparseCreateDnMat(&mut d, rows as i64, k as i64, rows.max(1) as i64, ptr as *mut c_void, value_type::<T>(), order)
+            sys::cusparseCreateDnMat(&mut d, rows as i64, k as i64, ld.max(1) as i64, ptr as *mut c_void, value_type::<T>(), order)
         })?;
         Ok(DnMat(d))
     }
@@ -139,6 +139,8 @@ impl Drop for DnVec {
     }
 }
 
+crate::inherent_products!(CuSparseProducts);
+
 impl<T: SpmvValue> Products<T> for CuSparseProducts<T> {
     fn rows(&self) -> u64 {
         self.rows
@@ -148,20 +150,58 @@ impl<T: SpmvValue> Products<T> for CuSparseProducts<T> {
         self.cols
     }
 
-    fn multiply(&mut self, op: Op, alpha: T, x: &impl DevicePtr<T>, k: usize, beta: T, out: &mut impl DevicePtrMut<T>) -> Result<()> {
+    /// 0: cuSPARSE takes any leading dimension itself and keeps its own buffer.
+    fn workspace_bytes(&self, _op: Op, _k: usize, _packed: bool) -> u64 {
+        0
+    }
+
+    fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    /// cuSPARSE's buffer (sized at the first product of a shape; nothing to reserve).
+    fn own_scratch(&mut self) -> &mut ScratchBuf {
+        &mut self.buffer
+    }
+
+    fn reserve(&mut self, _op: Op, _k: usize, _packed: bool) -> Result<()> {
+        Ok(())
+    }
+
+    fn multiply_with(
+        &mut self,
+        op: Op,
+        alpha: T,
+        x: &DenseView<'_, T>,
+        beta: T,
+        out: &mut DenseViewMut<'_, T>,
+        _scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
+        Products::multiply(self, op, alpha, x, beta, out)
+    }
+
+    fn multiply(&mut self, op: Op, alpha: T, x: &DenseView<'_, T>, beta: T, out: &mut DenseViewMut<'_, T>) -> Result<()> {
         let (rows, cols) = (self.rows, self.cols);
-        check_dense(rows, cols, op, x.len(), k, out.len())?;
+        let k = dense::check(rows, cols, op, x, out)?;
         if rows == 0 || cols == 0 {
-            // cuSPARSE refuses empty dimensions: out = beta · out (our scale kernel).
+            // cuSPARSE refuses empty dimensions: out = beta · out (our scale kernel), a column
+            // at a time when out is strided.
             let on = if op == Op::NoTranspose { rows } else { cols };
-            let (op_, _o) = out.device_ptr_mut(self.gpu.stream());
-            // SAFETY: out holds on · k values (checked); an empty product only scales it.
-            return unsafe { launch::scale(&self.gpu, &self.k, on * k as u64, beta, op_) };
+            let ld = out.ld();
+            let base = out.data_mut().addr();
+            if out.is_packed() {
+                // SAFETY: out holds on · k values (checked); an empty product only scales it.
+                return unsafe { launch::scale(&self.gpu, &self.k, on * k as u64, beta, base) };
+            }
+            for c in 0..k as u64 {
+                // SAFETY: column c of out: on values at c · ld (DenseView's span).
+                unsafe { launch::scale(&self.gpu, &self.k, on, beta, base + c * ld * T::BYTES as u64)? };
+            }
+            return Ok(());
         }
         self.gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
-        let stream = self.gpu.stream().clone();
-        let (xp, _x) = x.device_ptr(&stream);
-        let (yp, _y) = out.device_ptr_mut(&stream);
+        let (xp, yp) = (x.data().addr(), out.data_mut().addr());
+        let (xld, yld) = (x.ld(), out.ld());
         let (xn, on) = if op == Op::NoTranspose { (cols, rows) } else { (rows, cols) };
         let sop = match op {
             Op::NoTranspose => sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE,
@@ -187,8 +227,9 @@ impl<T: SpmvValue> Products<T> for CuSparseProducts<T> {
             // SAFETY: as above, with a buffer of the size cuSPARSE asked for.
             check("cusparseSpMV", unsafe { sys::cusparseSpMV(self.handle, sop, a, self.mat, vx.0, b, vy.0, value_type::<T>(), alg, ptr) })
         } else {
-            // SAFETY: x and out hold k vectors of xn and on values (checked).
-            let (mx, my) = unsafe { (Self::dn_mat(xn, k, xp)?, Self::dn_mat(on, k, yp)?) };
+            // SAFETY: x and out span k vectors of xn and on values at their leading dimensions
+            // (checked).
+            let (mx, my) = unsafe { (Self::dn_mat(xn, k, xld, xp)?, Self::dn_mat(on, k, yld, yp)?) };
             let nt = sys::cusparseOperation_t::CUSPARSE_OPERATION_NON_TRANSPOSE;
             let alg = sys::cusparseSpMMAlg_t::CUSPARSE_SPMM_ALG_DEFAULT;
             // SAFETY: live handle and descriptors; host scalars of the compute type.

@@ -7,6 +7,7 @@ pub use gpu_runtime::Gpu;
 pub use gpu_spmv::SpmvValue;
 
 mod cusparse;
+mod dense;
 mod launch;
 mod pair;
 pub mod serial;
@@ -15,10 +16,12 @@ pub use cusparse::CuSparseProducts;
 pub use pair::CsrPair;
 pub use serial::Csrc;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::PtxModule;
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
+use gpu_runtime::scratch::Layout;
+pub use gpu_runtime::{DenseView, DenseViewMut};
+use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
 use gpu_transpose::{Algorithm, Transposer};
-use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 pub use csrc_kernels::{BLOCK_ROWS, MAX_K};
 
@@ -105,36 +108,127 @@ impl Op {
 
 /// Sparse products on the GPU with `k` dense vectors: what the truncated SVD and the benchmark
 /// drive, implemented by [`DeviceCsrc`], the deterministic [`CsrPair`] and the cuSPARSE baseline
-/// [`CuSparseProducts`].
+/// [`CuSparseProducts`]. Each type has the same methods inherent (no import needed); the trait
+/// is for code generic over them.
+///
+/// The dense blocks are [`DenseView`]s: column-major, `k = x.cols()` vectors (`1..=MAX_K`) of
+/// the operand's length, any leading dimension (strided blocks are packed through the scratch:
+/// see [`Products::workspace_bytes`]).
 pub trait Products<T: SpmvValue> {
     /// Rows of `A`.
     fn rows(&self) -> u64;
     /// Columns of `A`.
     fn cols(&self) -> u64;
-    /// `out = alpha · op(A) · x + beta · out` for `k` vectors (`1..=MAX_K`), dense blocks
-    /// column-major and packed (`x`: `k` vectors of `cols` for [`Op::NoTranspose`], of `rows`
-    /// for [`Op::Transpose`]; `out` the other length); `out` is not read when `beta == 0`.
+    /// Device bytes one product `op` with `k` vectors needs beyond its operands: the product's
+    /// own (the transposed lane-group product's `cols · k` accumulators), plus, unless
+    /// `packed` (both blocks with `ld == rows`), room to pack strided blocks. The same for
+    /// every call of that shape: a plan given this much never allocates.
+    fn workspace_bytes(&self, op: Op, k: usize, packed: bool) -> u64;
+    /// The plan's GPU handle.
+    fn gpu(&self) -> &Gpu;
+    /// The plan's own scratch (what [`Products::multiply`] runs on).
+    #[doc(hidden)]
+    fn own_scratch(&mut self) -> &mut ScratchBuf;
+    /// Allocates the plan's own scratch for products up to this shape now, so that
+    /// [`Products::multiply`] allocates nothing afterwards.
+    ///
+    /// # Errors
+    /// Out of memory.
+    fn reserve(&mut self, op: Op, k: usize, packed: bool) -> Result<()> {
+        let (bytes, gpu) = (self.workspace_bytes(op, k, packed), self.gpu().clone());
+        Ok(self.own_scratch().reserve(&gpu, bytes)?)
+    }
+    /// `out = alpha · op(A) · x + beta · out` on the plan's own scratch (grown when a larger
+    /// shape comes; [`Products::reserve`] sizes it first); `out` is not read when `beta == 0`.
     /// Enqueued on the plan's stream without synchronizing.
     ///
     /// # Errors
-    /// [`Error::BadVectorCount`], [`Error::LengthMismatch`]; launch and cuSPARSE errors.
-    fn multiply(&mut self, op: Op, alpha: T, x: &impl DevicePtr<T>, k: usize, beta: T, out: &mut impl DevicePtrMut<T>) -> Result<()>;
+    /// [`Error::BadVectorCount`], [`Error::LengthMismatch`] (operand rows, vector counts);
+    /// launch and cuSPARSE errors; out of memory.
+    fn multiply(&mut self, op: Op, alpha: T, x: &DenseView<'_, T>, beta: T, out: &mut DenseViewMut<'_, T>) -> Result<()>
+    where
+        Self: Sized,
+    {
+        let k = dense::check(self.rows(), self.cols(), op, x, out)?;
+        let (bytes, gpu) = (self.workspace_bytes(op, k, x.is_packed() && out.is_packed()), self.gpu().clone());
+        ScratchBuf::lend(self, |p| p.own_scratch(), &gpu, bytes, |c, s| c.multiply_with(op, alpha, x, beta, out, s))
+    }
+    /// [`Products::multiply`] on caller-lent scratch of at least [`Products::workspace_bytes`].
+    ///
+    /// # Errors
+    /// As [`Products::multiply`], and `ScratchTooSmall`.
+    fn multiply_with(
+        &mut self,
+        op: Op,
+        alpha: T,
+        x: &DenseView<'_, T>,
+        beta: T,
+        out: &mut DenseViewMut<'_, T>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()>;
 }
 
-/// Checks `k` and the two dense blocks' lengths for `op(A)` of `A` `rows × cols`.
-pub(crate) fn check_dense(rows: u64, cols: u64, op: Op, x_len: usize, k: usize, out_len: usize) -> Result<()> {
-    if k == 0 || k > MAX_K as usize {
-        return Err(Error::BadVectorCount { k });
-    }
-    let (xn, on) = if op == Op::NoTranspose { (cols, rows) } else { (rows, cols) };
-    if x_len as u64 != xn * k as u64 {
-        return Err(Error::LengthMismatch { what: "x", expected: xn * k as u64, got: x_len as u64 });
-    }
-    if out_len as u64 != on * k as u64 {
-        return Err(Error::LengthMismatch { what: "out", expected: on * k as u64, got: out_len as u64 });
-    }
-    Ok(())
+/// The methods of [`Products`] made inherent on a type, forwarding to its implementation.
+macro_rules! inherent_products {
+    ($ty:ident) => {
+        impl<T: SpmvValue> $ty<T> {
+            /// Rows of `A`.
+            pub fn rows(&self) -> u64 {
+                <Self as $crate::Products<T>>::rows(self)
+            }
+
+            /// Columns of `A`.
+            pub fn cols(&self) -> u64 {
+                <Self as $crate::Products<T>>::cols(self)
+            }
+
+            /// See [`Products::workspace_bytes`]($crate::Products::workspace_bytes).
+            pub fn workspace_bytes(&self, op: $crate::Op, k: usize, packed: bool) -> u64 {
+                <Self as $crate::Products<T>>::workspace_bytes(self, op, k, packed)
+            }
+
+            /// See [`Products::reserve`]($crate::Products::reserve).
+            ///
+            /// # Errors
+            /// Out of memory.
+            pub fn reserve(&mut self, op: $crate::Op, k: usize, packed: bool) -> $crate::Result<()> {
+                <Self as $crate::Products<T>>::reserve(self, op, k, packed)
+            }
+
+            /// `out = alpha · op(A) · x + beta · out`: see [`Products::multiply`]($crate::Products::multiply).
+            ///
+            /// # Errors
+            /// As [`Products::multiply`]($crate::Products::multiply).
+            pub fn multiply(
+                &mut self,
+                op: $crate::Op,
+                alpha: T,
+                x: &gpu_runtime::DenseView<'_, T>,
+                beta: T,
+                out: &mut gpu_runtime::DenseViewMut<'_, T>,
+            ) -> $crate::Result<()> {
+                <Self as $crate::Products<T>>::multiply(self, op, alpha, x, beta, out)
+            }
+
+            /// On lent scratch: see [`Products::multiply_with`]($crate::Products::multiply_with).
+            ///
+            /// # Errors
+            /// As [`Products::multiply_with`]($crate::Products::multiply_with).
+            pub fn multiply_with(
+                &mut self,
+                op: $crate::Op,
+                alpha: T,
+                x: &gpu_runtime::DenseView<'_, T>,
+                beta: T,
+                out: &mut gpu_runtime::DenseViewMut<'_, T>,
+                scratch: &mut gpu_runtime::Scratch<'_>,
+            ) -> $crate::Result<()> {
+                <Self as $crate::Products<T>>::multiply_with(self, op, alpha, x, beta, out, scratch)
+            }
+        }
+    };
 }
+pub(crate) use inherent_products;
 
 /// How the transposed product of a [`DeviceCsrc`] walks the nonzeros of a row block (sorted by
 /// column). Both give the same sums up to rounding (neither is bit-reproducible).
@@ -177,8 +271,8 @@ pub struct DeviceCsrc<T: SpmvValue> {
     atu_budget: u32,
     /// How the transposed product walks a row block.
     walk: Walk,
-    /// The row-major scratch of the global lane-group product, grown on demand.
-    scratch: Option<CudaSlice<T>>,
+    /// The plan's own scratch (the global lane-group product's accumulators, packed operands).
+    own: ScratchBuf,
     p: CudaSlice<u32>,
     r: CudaSlice<u8>,
     j: CudaSlice<u32>,
@@ -193,19 +287,20 @@ impl<T: SpmvValue> DeviceCsrc<T> {
     ///
     /// # Errors
     /// [`Error::NoValues`] for a pattern matrix; out of memory, launch errors.
-    pub fn from_csr(gpu: &Gpu, a: &DeviceCsr<T>) -> Result<Self> {
+    pub fn from_csr(gpu: &Gpu, a: &impl AsDeviceCsrView<T>) -> Result<Self> {
+        let a = a.csr_view();
         let k = launch::Kernels::load::<T>(gpu)?;
         if a.vals().is_none() {
             return Err(Error::NoValues);
         }
         if a.cols() > a.rows() {
-            let at = Transposer::new(gpu)?.transpose_new(Algorithm::Auto, a)?;
-            return Self::build(gpu, k, &at, true);
+            let at = Transposer::new(gpu)?.transpose_new(Algorithm::Auto, &a)?;
+            return Self::build(gpu, k, &at.view(), true);
         }
-        Self::build(gpu, k, a, false)
+        Self::build(gpu, k, &a, false)
     }
 
-    fn build(gpu: &Gpu, k: launch::Kernels, a: &DeviceCsr<T>, transposed: bool) -> Result<Self> {
+    fn build(gpu: &Gpu, k: launch::Kernels, a: &DeviceCsrView<'_, T>, transposed: bool) -> Result<Self> {
         let vals = a.vals().ok_or(Error::NoValues)?;
         let (rows, nnz) = (a.rows(), a.nnz());
         let blocks = csrc_kernels::row_blocks(rows);
@@ -231,7 +326,7 @@ impl<T: SpmvValue> DeviceCsrc<T> {
         }
         let (rows, cols) = if transposed { (a.cols(), a.rows()) } else { (a.rows(), a.cols()) };
         let atu_budget = k.shared_budget;
-        Ok(Self { gpu: gpu.clone(), k, rows, cols, transposed, nnz, atu_budget, walk: Walk::Auto, scratch: None, p, r, j, v })
+        Ok(Self { gpu: gpu.clone(), k, rows, cols, transposed, nnz, atu_budget, walk: Walk::Auto, own: ScratchBuf::default(), p, r, j, v })
     }
 
     /// Nonzeros.
@@ -304,6 +399,19 @@ impl<T: SpmvValue> DeviceCsrc<T> {
     }
 }
 
+impl<T: SpmvValue> DeviceCsrc<T> {
+    /// The transposed-product plan of the stored matrix for `k` vectors, and whether it needs
+    /// the `cols · k` accumulators of the scratch.
+    fn atu(&self, op: Op, k: usize) -> (launch::AtuPlan, bool) {
+        let sc = self.stored_shape().1;
+        let stored_op = if self.transposed { op.flip() } else { op };
+        let plan = launch::atu_plan(sc, k as u32, T::BYTES as u64, self.atu_budget, self.walk);
+        (plan, stored_op == Op::Transpose && plan == launch::AtuPlan::GlobalGrouped && sc > 0)
+    }
+}
+
+inherent_products!(DeviceCsrc);
+
 impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
     fn rows(&self) -> u64 {
         self.rows
@@ -313,40 +421,57 @@ impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
         self.cols
     }
 
-    fn multiply(&mut self, op: Op, alpha: T, x: &impl DevicePtr<T>, k: usize, beta: T, out: &mut impl DevicePtrMut<T>) -> Result<()> {
-        check_dense(self.rows, self.cols, op, x.len(), k, out.len())?;
-        let stream = self.gpu.stream().clone();
-        let (p, _p) = self.p.device_ptr(&stream);
-        let (r, _r) = self.r.device_ptr(&stream);
-        let (j, _j) = self.j.device_ptr(&stream);
-        let (v, _v) = self.v.device_ptr(&stream);
-        let (xp, _x) = x.device_ptr(&stream);
-        let (op_, _o) = out.device_ptr_mut(&stream);
-        let (sr, sc) = self.stored_shape();
-        let stored_op = if self.transposed { op.flip() } else { op };
-        let plan = launch::atu_plan(sc, k as u32, T::BYTES as u64, self.atu_budget, self.walk);
-        let need = sc as usize * k;
-        let grouped_global = stored_op == Op::Transpose && plan == launch::AtuPlan::GlobalGrouped && need > 0;
-        if grouped_global && self.scratch.as_ref().is_none_or(|s| s.len() < need) {
-            self.scratch = None;
-            self.scratch = Some(self.gpu.alloc::<T>(need)?);
-        }
-        let (sp, _s) = match self.scratch.as_mut() {
-            Some(s) if grouped_global => {
-                self.gpu.memset_bytes(&mut s.slice_mut(0..need), 0)?;
-                let (a, g) = s.device_ptr_mut(&stream);
-                (a, Some(g))
+    fn workspace_bytes(&self, op: Op, k: usize, packed: bool) -> u64 {
+        let grouped = if self.atu(op, k).1 { self.stored_shape().1 * k as u64 * T::BYTES as u64 } else { 0 };
+        Layout::new().add(dense::packing_bytes(self.rows, self.cols, op, k, T::BYTES as u64, packed)).add(grouped).bytes()
+    }
+
+    fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    fn own_scratch(&mut self) -> &mut ScratchBuf {
+        &mut self.own
+    }
+
+    fn multiply_with(
+        &mut self,
+        op: Op,
+        alpha: T,
+        x: &DenseView<'_, T>,
+        beta: T,
+        out: &mut DenseViewMut<'_, T>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
+        let k = dense::check(self.rows, self.cols, op, x, out)?;
+        scratch.require(Products::workspace_bytes(self, op, k, x.is_packed() && out.is_packed()))?;
+        let gpu = self.gpu.clone();
+        dense::with_packed(&gpu, (self.rows, self.cols), op, x, beta, out, scratch, |d, s| {
+            let stream = gpu.stream().clone();
+            let (p, _p) = self.p.device_ptr(&stream);
+            let (r, _r) = self.r.device_ptr(&stream);
+            let (j, _j) = self.j.device_ptr(&stream);
+            let (v, _v) = self.v.device_ptr(&stream);
+            let (sr, sc) = self.stored_shape();
+            let stored_op = if self.transposed { op.flip() } else { op };
+            let (plan, grouped) = self.atu(op, d.k);
+            let mut acc = if grouped { Some(s.slice::<T>(sc as usize * d.k)?) } else { None };
+            let sp = match acc.as_mut() {
+                Some(w) => {
+                    gpu.memset_bytes(w, 0)?;
+                    w.view().addr()
+                }
+                None => 0,
+            };
+            // SAFETY: the arrays of a CSRC built from a valid CSR of sr × sc; x and out are packed
+            // blocks of k vectors of op(A)'s lengths (dense::check), which are the stored
+            // matrix's for stored_op; 1 ≤ k ≤ MAX_K; sp holds sc · k values when used.
+            unsafe {
+                match stored_op {
+                    Op::NoTranspose => launch::ax(&gpu, &self.k, sr, sc, d.k as u32, p, r, j, v, d.x, alpha, beta, d.out),
+                    Op::Transpose => launch::atu(&gpu, &self.k, plan, sr, sc, d.k as u32, p, r, j, v, d.x, alpha, beta, d.out, sp),
+                }
             }
-            _ => (0, None),
-        };
-        // SAFETY: the arrays of a CSRC built from a valid CSR of sr × sc; check_dense checked x
-        // and out hold k vectors of op(A)'s lengths, which are the stored matrix's for
-        // stored_op; 1 ≤ k ≤ MAX_K.
-        unsafe {
-            match stored_op {
-                Op::NoTranspose => launch::ax(&self.gpu, &self.k, sr, sc, k as u32, p, r, j, v, xp, alpha, beta, op_),
-                Op::Transpose => launch::atu(&self.gpu, &self.k, plan, sr, sc, k as u32, p, r, j, v, xp, alpha, beta, op_, sp),
-            }
-        }
+        })
     }
 }

@@ -4,12 +4,12 @@
 //! the same inputs give the same bits on every run. The cost: twice the memory of one CSR, the
 //! transpose at build time, and rows of `Aᵀ` that are long and few for tall matrices (a block
 //! each; BENCHMARKS.md has the times).
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
-use gpu_runtime::Gpu;
+use gpu_runtime::cudarc::driver::DevicePtr;
+use gpu_runtime::{DenseView, DenseViewMut, Gpu, Scratch, ScratchBuf};
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::DeviceCsr;
 
-use crate::{check_dense, launch, Error, Op, Products, Result, SpmvValue};
+use crate::{dense, launch, Error, Op, Products, Result, SpmvValue};
 
 /// `A` and `Aᵀ` in CSR on the GPU, for bit-reproducible products ([`Products`]).
 pub struct CsrPair<T: SpmvValue> {
@@ -17,6 +17,8 @@ pub struct CsrPair<T: SpmvValue> {
     k: launch::Kernels,
     a: DeviceCsr<T>,
     at: DeviceCsr<T>,
+    /// The plan's own scratch (packed operands).
+    own: ScratchBuf,
 }
 
 impl<T: SpmvValue> CsrPair<T> {
@@ -30,7 +32,7 @@ impl<T: SpmvValue> CsrPair<T> {
         }
         let k = launch::Kernels::load::<T>(gpu)?;
         let at = Transposer::new(gpu)?.transpose_new(Algorithm::Auto, &a)?;
-        Ok(Self { gpu: gpu.clone(), k, a, at })
+        Ok(Self { gpu: gpu.clone(), k, a, at, own: ScratchBuf::default() })
     }
 
     /// Device bytes of both CSR matrices.
@@ -50,6 +52,8 @@ impl<T: SpmvValue> CsrPair<T> {
     }
 }
 
+crate::inherent_products!(CsrPair);
+
 impl<T: SpmvValue> Products<T> for CsrPair<T> {
     fn rows(&self) -> u64 {
         self.a.rows()
@@ -59,8 +63,29 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
         self.a.cols()
     }
 
-    fn multiply(&mut self, op: Op, alpha: T, x: &impl DevicePtr<T>, k: usize, beta: T, out: &mut impl DevicePtrMut<T>) -> Result<()> {
-        check_dense(self.a.rows(), self.a.cols(), op, x.len(), k, out.len())?;
+    fn workspace_bytes(&self, op: Op, k: usize, packed: bool) -> u64 {
+        dense::packing_bytes(self.a.rows(), self.a.cols(), op, k, T::BYTES as u64, packed)
+    }
+
+    fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+
+    fn own_scratch(&mut self) -> &mut ScratchBuf {
+        &mut self.own
+    }
+
+    fn multiply_with(
+        &mut self,
+        op: Op,
+        alpha: T,
+        x: &DenseView<'_, T>,
+        beta: T,
+        out: &mut DenseViewMut<'_, T>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
+        let k = dense::check(self.a.rows(), self.a.cols(), op, x, out)?;
+        scratch.require(Products::workspace_bytes(self, op, k, x.is_packed() && out.is_packed()))?;
         let m = if op == Op::NoTranspose { &self.a } else { &self.at };
         let stream = self.gpu.stream().clone();
         let (p, _p) = m.ptr().device_ptr(&stream);
@@ -69,10 +94,11 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
             Some(v) => v.device_ptr(&stream).0,
             None => return Err(Error::NoValues),
         };
-        let (xp, _x) = x.device_ptr(&stream);
-        let (yp, _y) = out.device_ptr_mut(&stream);
-        // SAFETY: a valid CSR (DeviceCsr's invariants) of op(A)'s shape; check_dense checked the
-        // dense blocks hold k vectors of its column and row counts; 1 ≤ k ≤ MAX_K.
-        unsafe { launch::csr(&self.gpu, &self.k, m.rows(), m.cols(), m.nnz(), k as u32, p, i, v, xp, alpha, beta, yp) }
+        let (gpu, kernels) = (&self.gpu, &self.k);
+        dense::with_packed(gpu, (self.a.rows(), self.a.cols()), op, x, beta, out, scratch, |d, _| {
+            // SAFETY: a valid CSR (DeviceCsr's invariants) of op(A)'s shape; x and out are packed
+            // blocks of k vectors of its column and row counts (dense::check); 1 ≤ k ≤ MAX_K.
+            unsafe { launch::csr(gpu, kernels, m.rows(), m.cols(), m.nnz(), d.k as u32, p, i, v, d.x, alpha, beta, d.out) }
+        })
     }
 }

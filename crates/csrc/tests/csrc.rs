@@ -6,8 +6,9 @@
 //! 2^k ± 1), a dense column and a dense row, empty shapes; `CsrPair` bit-identical across runs;
 //! NaN and infinity propagated; the errors. The twin's own CSRC-order product is checked against
 //! the specification on any machine.
-use gpu_csrc::{serial, CsrPair, CuSparseProducts, DeviceCsrc, Error, Op, Products, SpmvValue, Walk, BLOCK_ROWS};
-use gpu_testkit::{gpu_test, max_len, rng, Gpu, POISON_BYTE};
+use gpu_csrc::{serial, CsrPair, CuSparseProducts, DenseView, DenseViewMut, DeviceCsrc, Error, Op, Products, SpmvValue, Walk, BLOCK_ROWS};
+use gpu_runtime::{DeviceView, DeviceViewMut};
+use gpu_testkit::{gpu_test, max_len, rng, Gpu};
 use rand::rngs::StdRng;
 use rand::Rng;
 use sptrans_matrix::device::DeviceCsr;
@@ -44,7 +45,9 @@ fn random_vec<T: SpmvValue>(r: &mut StdRng, n: usize) -> Vec<T> {
     (0..n).map(|_| T::from_f64(r.random_range(-1.0..1.0))).collect()
 }
 
-/// One product on the GPU against the twin; returns the GPU's output.
+/// One product on the GPU against the twin, with packed blocks and, for 3 and 16 vectors, again
+/// with strided ones (leading dimension `rows + 3`, the gaps poisoned and checked untouched);
+/// returns the GPU's output of the packed run.
 #[allow(clippy::too_many_arguments)]
 fn check<T: SpmvValue, P: Products<T>>(
     gpu: &Gpu,
@@ -58,20 +61,45 @@ fn check<T: SpmvValue, P: Products<T>>(
     out0: &[T],
     what: &str,
 ) -> Vec<T> {
-    let dx = gpu.upload(x).unwrap();
-    let mut dout = gpu.upload(out0).unwrap();
-    if beta == T::default() {
-        gpu.memset_bytes(&mut dout, POISON_BYTE).unwrap();
-    }
-    plan.multiply(op, alpha, &dx, k, beta, &mut dout).unwrap_or_else(|e| panic!("{what} {op:?} k={k}: {e}"));
-    let got = gpu.download(&dout).unwrap();
     let mut want = out0.to_vec();
     serial::multiply(a, op, alpha, x, k, beta, &mut want);
     let bound = serial::error_bound(a, op, alpha, x, k, beta, out0);
-    if let Err(e) = gpu_spmv::serial::within(&got, &want, &bound) {
-        panic!("{what} {op:?} k={k} {}: {e}", T::NAME);
+    let (xn, on) = (x.len() / k, out0.len() / k);
+    let mut first = None;
+    // Strided blocks for two vector counts only (each run is a full product).
+    for strided in [false, true].into_iter().filter(|&s| !s || k == 3 || k == 16) {
+        let (xld, old) = if strided { (xn + 3, on + 3) } else { (xn.max(1), on.max(1)) };
+        let poison = T::from_f64(-1.5e30); // a sentinel no product here computes
+        let spread = |v: &[T], n: usize, ld: usize| -> Vec<T> {
+            let mut s = vec![poison; ld * k];
+            for c in 0..k {
+                s[c * ld..c * ld + n].copy_from_slice(&v[c * n..(c + 1) * n]);
+            }
+            s
+        };
+        let dx = gpu.upload(&spread(x, xn, xld)).unwrap();
+        let out_init = if beta == T::default() { vec![poison; on * k] } else { out0.to_vec() };
+        let mut dout = gpu.upload(&spread(&out_init, on, old)).unwrap();
+        {
+            let xv = DenseView::new(DeviceView::of(&dx), xn as u64, k as u64, xld as u64).unwrap();
+            let mut ov = DenseViewMut::new(DeviceViewMut::of(&mut dout), on as u64, k as u64, old as u64).unwrap();
+            plan.multiply(op, alpha, &xv, beta, &mut ov).unwrap_or_else(|e| panic!("{what} {op:?} k={k} strided={strided}: {e}"));
+        }
+        let all = gpu.download(&dout).unwrap();
+        let mut got = Vec::with_capacity(on * k);
+        for c in 0..k {
+            got.extend_from_slice(&all[c * old..c * old + on]);
+            assert!(
+                all[c * old + on..(c + 1) * old].iter().all(|v| v.bit_pattern() == poison.bit_pattern()),
+                "{what} {op:?} k={k}: wrote into the gaps"
+            );
+        }
+        if let Err(e) = gpu_spmv::serial::within(&got, &want, &bound) {
+            panic!("{what} {op:?} k={k} strided={strided} {}: {e}", T::NAME);
+        }
+        first.get_or_insert(got);
     }
-    got
+    first.unwrap_or_default()
 }
 
 fn lens<T: SpmvValue>(a: &Csr<u32, T>, op: Op) -> (usize, usize) {
@@ -164,12 +192,17 @@ gpu_test!(fn nan_and_infinity_propagate(gpu) {
 gpu_test!(fn errors_are_values(gpu) {
     let a = generate::uniform::<f64>(300, 20, 1000, 1).unwrap();
     let mut c = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
-    let (x, mut y) = (gpu.alloc::<f64>(20).unwrap(), gpu.alloc::<f64>(300).unwrap());
-    assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &x, 0, 0.0, &mut y), Err(Error::BadVectorCount { k: 0 })));
-    assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &x, 17, 0.0, &mut y), Err(Error::BadVectorCount { k: 17 })));
-    assert!(matches!(c.multiply(Op::Transpose, 1.0, &x, 1, 0.0, &mut y), Err(Error::LengthMismatch { what: "x", expected: 300, got: 20, .. })));
-    let (x, mut y) = (gpu.alloc::<f64>(40).unwrap(), gpu.alloc::<f64>(601).unwrap());
-    assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &x, 2, 0.0, &mut y), Err(Error::LengthMismatch { what: "out", expected: 600, .. })));
+    let (x, mut y) = (gpu.alloc::<f64>(20 * 17).unwrap(), gpu.alloc::<f64>(300 * 17).unwrap());
+    let block = |k: u64| DenseView::new(DeviceView::of(&x), 20, k, 20).unwrap();
+    assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &block(0), 0.0, &mut DenseViewMut::new(DeviceViewMut::of(&mut y), 300, 0, 300).unwrap()), Err(Error::BadVectorCount { k: 0 })));
+    assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &block(17), 0.0, &mut DenseViewMut::new(DeviceViewMut::of(&mut y), 300, 17, 300).unwrap()), Err(Error::BadVectorCount { k: 17 })));
+    assert!(matches!(c.multiply(Op::Transpose, 1.0, &block(1), 0.0, &mut DenseViewMut::new(DeviceViewMut::of(&mut y), 20, 1, 20).unwrap()), Err(Error::LengthMismatch { what: "x rows", expected: 300, got: 20 })));
+    assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &block(2), 0.0, &mut DenseViewMut::new(DeviceViewMut::of(&mut y), 299, 2, 299).unwrap()), Err(Error::LengthMismatch { what: "out rows", expected: 300, .. })));
+    assert!(matches!(c.multiply(Op::NoTranspose, 1.0, &block(2), 0.0, &mut DenseViewMut::new(DeviceViewMut::of(&mut y), 300, 3, 300).unwrap()), Err(Error::LengthMismatch { what: "out vectors", expected: 2, got: 3 })));
+    // A leading dimension below the rows, or a view too short for its shape, is refused when the
+    // block is made.
+    assert!(matches!(DenseView::new(DeviceView::of(&x), 20, 2, 19), Err(gpu_runtime::Error::LeadingDimension { rows: 20, ld: 19 })));
+    assert!(matches!(DenseView::new(DeviceView::of(&x), 20, 18, 20), Err(gpu_runtime::Error::LengthMismatch { .. })));
     let parts = sptrans_matrix::device::DeviceCsrParts::<f64> { ptr: gpu.upload(&[0u32, 1, 2]).unwrap(), idx: gpu.upload(&[0u32, 1]).unwrap(), vals: None };
     let pattern = DeviceCsr::from_parts(gpu, 2, 2, parts).unwrap();
     assert!(matches!(DeviceCsrc::from_csr(gpu, &pattern), Err(Error::NoValues)));

@@ -77,6 +77,14 @@ pub enum Error {
         /// Bytes lent.
         available: u64,
     },
+    /// A dense block's leading dimension below its row count.
+    #[error("dense block of {rows} rows with leading dimension {ld}: the leading dimension must be at least the rows (and at least 1)")]
+    LeadingDimension {
+        /// Rows of the block.
+        rows: u64,
+        /// The leading dimension given.
+        ld: u64,
+    },
     /// A stream of another context was given to a handle ([`crate::Gpu::with_stream`]).
     #[error("the stream belongs to another CUDA context than this handle's")]
     ForeignStream,

@@ -87,11 +87,19 @@ struct Shared {
     modules: Mutex<HashMap<usize, (Arc<CudaModule>, ModuleLoad)>>,
     /// Which images later loads may take.
     policy: Mutex<ImagePolicy>,
+    /// Device allocations made through this handle family ([`Gpu::allocations`]).
+    allocations: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
     fn new(ctx: Arc<CudaContext>, props: DeviceProps) -> Arc<Self> {
-        Arc::new(Shared { ctx, props, modules: Mutex::new(HashMap::new()), policy: Mutex::new(ImagePolicy::from_env()) })
+        Arc::new(Shared {
+            ctx,
+            props,
+            modules: Mutex::new(HashMap::new()),
+            policy: Mutex::new(ImagePolicy::from_env()),
+            allocations: Default::default(),
+        })
     }
 }
 
@@ -338,8 +346,17 @@ impl Gpu {
         if len == 0 {
             return self.stream.null().map_err(Error::alloc(0, "device buffer"));
         }
+        self.shared.allocations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // SAFETY: forwarded to the caller (contents written before they are read as `T`).
         unsafe { self.stream.alloc::<T>(len) }.map_err(Error::alloc(bytes, "device buffer"))
+    }
+
+    /// Device allocations made so far through this handle and the handles sharing its module
+    /// cache (clones, [`Gpu::with_stream`], [`Gpu::fork`]): every buffer of this workspace's
+    /// plans comes from [`Gpu::alloc`] and its kin, so a hot call that leaves this count
+    /// unchanged allocated nothing (cuBLAS's and cuSPARSE's own buffers are not counted).
+    pub fn allocations(&self) -> u64 {
+        self.shared.allocations.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Zero-filled device buffer of `len` elements.

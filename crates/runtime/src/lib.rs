@@ -21,4 +21,4 @@ pub use image::{cubin_arch, Cubin, Image, ImagePolicy, ModuleLoad, CUBIN_ARCHS, 
 pub use module::{grid_1d, Kernel, Launch, PtxModule};
 pub use scratch::{Scratch, ScratchBuf};
 pub use timing::{copy_bandwidth_gbs, GpuTimer};
-pub use view::{DeviceView, DeviceViewMut};
+pub use view::{DenseView, DenseViewMut, DeviceView, DeviceViewMut};

@@ -295,3 +295,198 @@ mod tests {
         assert_eq!(bounds(&(5..), 5), Some((5, 5)));
     }
 }
+
+/// The items a column-major `rows × cols` block with leading dimension `ld` spans: `ld · (cols −
+/// 1) + rows` (0 when empty), `None` on overflow.
+fn dense_span(rows: u64, cols: u64, ld: u64) -> Option<u64> {
+    if rows == 0 || cols == 0 {
+        return Some(0);
+    }
+    ld.checked_mul(cols - 1)?.checked_add(rows)
+}
+
+/// Checks a dense block's shape against the items its view holds.
+fn check_dense(rows: u64, cols: u64, ld: u64, len: usize) -> crate::Result<()> {
+    if ld < rows.max(1) {
+        return Err(crate::Error::LeadingDimension { rows, ld });
+    }
+    let span = dense_span(rows, cols, ld).ok_or(crate::Error::TooLarge { what: "dense block", len: u64::MAX, max: usize::MAX as u64 })?;
+    if span > len as u64 {
+        return Err(crate::Error::LengthMismatch { what: "dense block items", expected: span, got: len as u64 });
+    }
+    Ok(())
+}
+
+/// The columns of a packed block of `len` items of `rows` each.
+fn packed_cols(len: u64, rows: u64) -> crate::Result<u64> {
+    let cols = len.checked_div(rows).unwrap_or(0);
+    if cols * rows != len {
+        return Err(crate::Error::LengthMismatch { what: "packed dense block items", expected: cols.max(1) * rows, got: len });
+    }
+    Ok(cols)
+}
+
+/// A read-only column-major `rows × cols` block of device memory with leading dimension `ld`
+/// (column `c` starts `c · ld` items after the first): a block of `cols` vectors of `rows`
+/// items, as BLAS, cuBLAS and cuSPARSE take them. Packed when `ld == rows`.
+#[derive(Clone, Debug)]
+pub struct DenseView<'a, T> {
+    rows: u64,
+    cols: u64,
+    ld: u64,
+    data: DeviceView<'a, T>,
+}
+
+/// A writable column-major `rows × cols` block with leading dimension `ld` ([`DenseView`]).
+#[derive(Debug)]
+pub struct DenseViewMut<'a, T> {
+    rows: u64,
+    cols: u64,
+    ld: u64,
+    data: DeviceViewMut<'a, T>,
+}
+
+impl<'a, T> DenseView<'a, T> {
+    /// A `rows × cols` block with leading dimension `ld` over `data`.
+    ///
+    /// # Errors
+    /// [`crate::Error::LeadingDimension`] when `ld < max(rows, 1)`;
+    /// [`crate::Error::LengthMismatch`] when `data` holds fewer than `ld · (cols − 1) + rows`
+    /// items.
+    pub fn new(data: DeviceView<'a, T>, rows: u64, cols: u64, ld: u64) -> crate::Result<Self> {
+        check_dense(rows, cols, ld, data.len())?;
+        Ok(Self { rows, cols, ld, data })
+    }
+
+    /// All of `data` as packed columns of `rows` items (`ld = rows`, `cols = len / rows`).
+    ///
+    /// # Errors
+    /// [`crate::Error::LengthMismatch`] when the length is not a multiple of `rows`, or
+    /// `rows == 0` with a non-empty `data`.
+    pub fn packed(data: DeviceView<'a, T>, rows: u64) -> crate::Result<Self> {
+        let cols = packed_cols(data.len() as u64, rows)?;
+        Ok(Self { rows, cols, ld: rows.max(1), data })
+    }
+
+    /// Rows (items per vector).
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Columns (vectors).
+    pub fn cols(&self) -> u64 {
+        self.cols
+    }
+
+    /// Leading dimension: items from one column's start to the next's.
+    pub fn ld(&self) -> u64 {
+        self.ld
+    }
+
+    /// Whether the columns follow one another without gaps (`ld == rows`, one column, or none
+    /// of the rows).
+    pub fn is_packed(&self) -> bool {
+        self.ld == self.rows || self.cols <= 1 || self.rows == 0
+    }
+
+    /// The items it spans.
+    pub fn data(&self) -> &DeviceView<'a, T> {
+        &self.data
+    }
+}
+
+impl<'a, T> DenseViewMut<'a, T> {
+    /// A writable `rows × cols` block with leading dimension `ld` over `data`.
+    ///
+    /// # Errors
+    /// As [`DenseView::new`].
+    pub fn new(data: DeviceViewMut<'a, T>, rows: u64, cols: u64, ld: u64) -> crate::Result<Self> {
+        check_dense(rows, cols, ld, data.len())?;
+        Ok(Self { rows, cols, ld, data })
+    }
+
+    /// All of `data` as packed columns of `rows` items.
+    ///
+    /// # Errors
+    /// As [`DenseView::packed`].
+    pub fn packed(data: DeviceViewMut<'a, T>, rows: u64) -> crate::Result<Self> {
+        let cols = packed_cols(data.len() as u64, rows)?;
+        Ok(Self { rows, cols, ld: rows.max(1), data })
+    }
+
+    /// Rows (items per vector).
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Columns (vectors).
+    pub fn cols(&self) -> u64 {
+        self.cols
+    }
+
+    /// Leading dimension.
+    pub fn ld(&self) -> u64 {
+        self.ld
+    }
+
+    /// Whether the columns follow one another without gaps.
+    pub fn is_packed(&self) -> bool {
+        self.ld == self.rows || self.cols <= 1 || self.rows == 0
+    }
+
+    /// The items it spans, writable.
+    pub fn data_mut(&mut self) -> &mut DeviceViewMut<'a, T> {
+        &mut self.data
+    }
+
+    /// The same block read-only, borrowing this one.
+    pub fn as_view(&self) -> DenseView<'_, T> {
+        DenseView { rows: self.rows, cols: self.cols, ld: self.ld, data: self.data.as_view() }
+    }
+
+    /// A shorter-lived writable borrow of the same block.
+    pub fn reborrow(&mut self) -> DenseViewMut<'_, T> {
+        DenseViewMut { rows: self.rows, cols: self.cols, ld: self.ld, data: self.data.reborrow() }
+    }
+}
+
+impl crate::Gpu {
+    /// Copies the block `src` into `dst` (same rows and columns; any leading dimensions) on this
+    /// handle's stream, without synchronizing: one 2-D copy (`cuMemcpy2DAsync`).
+    ///
+    /// # Errors
+    /// [`crate::Error::LengthMismatch`] for blocks of different shapes; driver errors.
+    pub fn copy_dense<T>(&self, src: &DenseView<'_, T>, dst: &mut DenseViewMut<'_, T>) -> crate::Result<()> {
+        if (src.rows, src.cols) != (dst.rows, dst.cols) {
+            let what = "dense copy shape (rows · cols)";
+            return Err(crate::Error::LengthMismatch { what, expected: src.rows * src.cols, got: dst.rows * dst.cols });
+        }
+        if src.rows == 0 || src.cols == 0 {
+            return Ok(());
+        }
+        let size = std::mem::size_of::<T>();
+        use cudarc::driver::sys;
+        let p = sys::CUDA_MEMCPY2D {
+            srcXInBytes: 0,
+            srcY: 0,
+            srcMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            srcHost: std::ptr::null(),
+            srcDevice: src.data.addr(),
+            srcArray: std::ptr::null_mut(),
+            srcPitch: src.ld as usize * size,
+            dstXInBytes: 0,
+            dstY: 0,
+            dstMemoryType: sys::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: dst.data.addr(),
+            dstArray: std::ptr::null_mut(),
+            dstPitch: dst.ld as usize * size,
+            WidthInBytes: src.rows as usize * size,
+            Height: src.cols as usize,
+        };
+        // SAFETY: both views span ld · (cols − 1) + rows items (checked at construction), which
+        // is what a copy of `cols` rows of `rows · size` bytes at these pitches touches; the
+        // stream is this handle's.
+        unsafe { sys::cuMemcpy2DAsync_v2(&p, self.stream().cu_stream()) }.result().map_err(crate::Error::driver("a 2-D copy of a dense block"))
+    }
+}

@@ -2,7 +2,8 @@
 #![deny(missing_docs)]
 
 pub use gpu_runtime::{
-    AnyBits, DeviceProps, DeviceView, DeviceViewMut, Gpu, GpuTimer, Payload, Scratch, ScratchBuf, copy_bandwidth_gbs, device_count, driver_present,
+    AnyBits, DenseView, DenseViewMut, DeviceProps, DeviceView, DeviceViewMut, Gpu, GpuTimer, Payload, Scratch, ScratchBuf, copy_bandwidth_gbs,
+    device_count, driver_present,
 };
 pub use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 pub use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};

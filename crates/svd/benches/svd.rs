@@ -45,7 +45,7 @@ fn main() {
         let da = DeviceCsr::upload(&gpu, a).expect("upload");
         gpu.synchronize().expect("sync");
         // One warm-up (module loading, cuBLAS handle).
-        let _ = svd(&gpu, &da, &Config { rank: 4, max_restarts: 0, ..Config::default() }, |_, _| {});
+        let _ = svd(&gpu, &da, &Config { rank: 4, max_restarts: 0, ..Config::default() });
         let runs = [
             (1, 1e-10, None),
             (2, 1e-10, None),
@@ -65,7 +65,7 @@ fn main() {
             let mut s = None;
             for _ in 0..3 {
                 let t0 = std::time::Instant::now();
-                s = Some(svd(&gpu, &da, &cfg, |_, _| {}).expect("svd"));
+                s = Some(svd(&gpu, &da, &cfg).expect("svd"));
                 gpu.synchronize().expect("sync");
                 times.push(t0.elapsed().as_secs_f64());
             }
@@ -98,11 +98,15 @@ fn main() {
         }
         if only_profile || std::env::var("SPTRANS_SVD_BENCH_PROFILE").is_ok_and(|v| v == "1") {
             // One more run with every backend operation synchronized and timed.
-            std::env::set_var("SPTRANS_SVD_PROFILE", "1");
             let t0 = std::time::Instant::now();
-            let s = svd(&gpu, &da, &Config { rank: 16, tol: 1e-10, ..Config::default() }, |_, _| {}).expect("svd");
+            let cfg = Config { rank: 16, tol: 1e-10, profile: true, ..Config::default() };
+            let s = gpu_svd::svd_observed(&gpu, &da, &cfg, |e| {
+                if let gpu_svd::Event::Operation { what, seconds, calls } = e {
+                    eprintln!("  {what:>14}: {seconds:.4} s in {calls} calls");
+                }
+            })
+            .expect("svd");
             eprintln!("{name}: profiled run {:.3} s, {} restarts", t0.elapsed().as_secs_f64(), s.restarts);
-            std::env::remove_var("SPTRANS_SVD_PROFILE");
         }
     }
     if let Ok(path) = std::env::var("SPTRANS_SVD_CSV") {

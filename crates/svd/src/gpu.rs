@@ -5,9 +5,9 @@
 use std::ffi::c_int;
 
 use cudarc::cublas::{result as blas, safe::CudaBlas, sys as blas_sys};
-use gpu_csrc::{DeviceCsrc, Op, Products};
+use gpu_csrc::{DeviceCsrc, Op};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::{grid_1d, Gpu, Kernel};
+use gpu_runtime::{grid_1d, DenseView, DenseViewMut, DeviceView, DeviceViewMut, Gpu, Kernel};
 use svd_kernels::qr::slot::{self, SLOT};
 use svd_kernels::{MAX_COLS, MAX_PAIRS, NT};
 
@@ -39,19 +39,16 @@ pub(crate) struct GpuBackend<'a> {
     gram_blocks: u32,
     /// The QR slots (`svd_kernels::qr::slot::SLOT` values each).
     slots: CudaSlice<f64>,
-    /// `SPTRANS_SVD_PROFILE=1`: seconds and calls per operation (each synchronized), printed
-    /// to stderr when the backend is dropped.
+    /// [`crate::Config::profile`]: seconds and calls per operation (each synchronized),
+    /// reported as [`crate::Event::Operation`] at the end ([`GpuBackend::report`]).
     profile: Option<std::collections::BTreeMap<&'static str, (f64, usize)>>,
 }
 
-impl Drop for GpuBackend<'_> {
-    fn drop(&mut self) {
-        if let Some(p) = &self.profile {
-            let total: f64 = p.values().map(|v| v.0).sum();
-            eprintln!("svd profile ({total:.3} s in backend operations):");
-            for (op, (secs, calls)) in p {
-                eprintln!("  {op:>14}: {secs:.4} s in {calls} calls ({:.1} µs each)", 1e6 * secs / *calls as f64);
-            }
+impl GpuBackend<'_> {
+    /// Reports the profile's totals per operation (nothing unless profiling).
+    pub(crate) fn report(&self, obs: &mut dyn FnMut(crate::Event<'_>)) {
+        for (op, (secs, calls)) in self.profile.iter().flatten() {
+            obs(crate::Event::Operation { what: op, seconds: *secs, calls: *calls });
         }
     }
 }
@@ -86,14 +83,14 @@ fn blas_err(call: &'static str) -> impl FnOnce(cudarc::cublas::result::CublasErr
 }
 
 impl<'a> GpuBackend<'a> {
-    pub fn new(gpu: &Gpu, c: &'a mut DeviceCsrc<f64>, transposed: bool) -> Result<Self> {
+    pub fn new(gpu: &Gpu, c: &'a mut DeviceCsrc<f64>, transposed: bool, profile: bool) -> Result<Self> {
         gpu_runtime::vendor::cublas_library().map_err(|e| Error::CublasUnavailable(e.to_string()))?;
         gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuBLAS"))?;
         let blas = CudaBlas::new(gpu.stream().clone()).map_err(blas_err("cublasCreate"))?;
         let small = gpu.alloc::<f64>(1024)?;
         let partial = gpu.alloc::<f64>(DOT_CHUNKS * 256)?;
         let ones = gpu.upload(&[1.0f64; DOT_CHUNKS])?;
-        let profile = std::env::var("SPTRANS_SVD_PROFILE").is_ok_and(|v| v == "1").then(Default::default);
+        let profile = profile.then(Default::default);
         let (gram, mul) = (gpu.kernel(&crate::MODULE, "svd_gram_f64")?, gpu.kernel(&crate::MODULE, "svd_mul_f64")?);
         let qr_step = gpu.kernel(&crate::MODULE, "svd_qr_step_f64")?;
         let slots = gpu.alloc::<f64>(SLOT)?;
@@ -299,10 +296,10 @@ impl Backend for GpuBackend<'_> {
             "product",
             (|| -> Result<_> {
                 let op = if self.transposed { op.flip() } else { op };
-                let xv = x.data.slice(x0 * x.rows..(x0 + k) * x.rows);
+                let xv = DenseView::packed(DeviceView::of(&x.data).slice(x0 * x.rows..(x0 + k) * x.rows), x.rows as u64)?;
                 let rows = out.rows;
-                let mut ov = out.data.slice_mut(o0 * rows..(o0 + k) * rows);
-                Ok(self.c.multiply(op, 1.0, &xv, k, 0.0, &mut ov)?)
+                let mut ov = DenseViewMut::packed(DeviceViewMut::of(&mut out.data).into_slice(o0 * rows..(o0 + k) * rows), rows as u64)?;
+                Ok(self.c.multiply(op, 1.0, &xv, 0.0, &mut ov)?)
             })()
         )
     }
@@ -579,7 +576,7 @@ mod tests {
         let a = generate::uniform::<f64>(64, 8, 100, r.random()).unwrap();
         let twin = gpu_csrc::serial::Csrc::from_csr(&a);
         let mut dc = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
-        let mut gb = GpuBackend::new(gpu, &mut dc, false).unwrap();
+        let mut gb = GpuBackend::new(gpu, &mut dc, false, false).unwrap();
         let mut hb = HostBackend { c: &twin, transposed: false, slots: Vec::new() };
         gb.reserve_slots(1).unwrap();
         hb.reserve_slots(1).unwrap();

@@ -31,7 +31,7 @@
 use gpu_csrc::Op;
 
 use crate::dense::{self, SplitMix};
-use crate::{Config, Error, Result, Svd};
+use crate::{Config, Error, Event, Result, Svd};
 
 /// What the algorithm needs from a machine: column-major dense blocks (`rows × cols`, columns
 /// addressed by index), products with the sparse matrix, and three dense operations.
@@ -365,7 +365,7 @@ fn cycle<B: Backend>(
 
 /// Runs the algorithm; the backend's operator is `m × n` with `m ≥ n`. `a_norm` is `‖A‖_F` (the
 /// scale of the dependence test).
-pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progress: impl FnMut(usize, f64)) -> Result<Svd> {
+pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, obs: &mut dyn FnMut(Event<'_>)) -> Result<Svd> {
     let (m, n) = be.shape();
     let r = cfg.rank;
     let (b, p) = sizes(cfg, n);
@@ -375,7 +375,7 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
     // of the rest was fastest (0.112–0.123 s on 1M × 4284), a half 0.131 s, four fifths 0.182 s.
     let keep = (r + (kk - r.min(kk)) / 4).min(kk.saturating_sub(b)).max(r.min(kk.saturating_sub(b)));
     let abs = 1e-13 * a_norm.max(f64::MIN_POSITIVE.sqrt());
-    let profile = std::env::var("SPTRANS_SVD_PROFILE").is_ok_and(|v| v == "1");
+    let profile = cfg.profile;
     let t_alloc = std::time::Instant::now();
     let mut rng = SplitMix(cfg.seed);
     let mut pb = be.alloc(n, kk + b)?;
@@ -386,7 +386,7 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
     // The fast cycles' QR slots: two per step.
     be.reserve_slots(2 * p + 1)?;
     if profile {
-        eprintln!("  bases allocated: {:.2} ms", t_alloc.elapsed().as_secs_f64() * 1e3);
+        obs(Event::Phase { what: "bases allocated", seconds: t_alloc.elapsed().as_secs_f64() });
     }
     let start = rng.vec(n * b);
     be.set(&mut pb, 0, b, &start)?;
@@ -411,9 +411,7 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
         let (bm, wgram) = match fast {
             Some(done) => done,
             None => {
-                if profile {
-                    eprintln!("  cycle {restarts}: dependent columns (or a block over 4 wide); redone with host QR decisions");
-                }
+                obs(Event::HostQr { restart: restarts });
                 let host = QrWay::Host { tn: &mut tn, tm: &mut tm, rng: &mut rng, r: Vec::new() };
                 cycle(be, &cyc, &mut pb, &mut qb, &kept_sigma, &coupling, &mut products, host)?
                     .ok_or_else(|| Error::Internal("a cycle with host QR decisions reported dependent columns".into()))?
@@ -422,7 +420,7 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
         let t_svd = std::time::Instant::now();
         let (u, sig, v) = dense::svd(&bm, kt).map_err(Error::Internal)?;
         if profile {
-            eprintln!("  small SVD of {kt} × {kt}: {:.2} ms", t_svd.elapsed().as_secs_f64() * 1e3);
+            obs(Event::Phase { what: "small SVD", seconds: t_svd.elapsed().as_secs_f64() });
         }
         // Residual estimates ‖W y_i‖ = sqrt(y_iᵀ (WᵀW) y_i), y_i the last b entries of U e_i.
         let y = |i: usize| -> Vec<f64> { (0..b).map(|t| u[(kt - b + t) + i * kt]).collect() };
@@ -440,12 +438,12 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, mut progres
             .collect();
         let worst = est.iter().cloned().fold(0.0, f64::max);
         let converged = worst <= cfg.tol * sig[0] || sig[0] == 0.0 || kt >= n;
-        progress(restarts, if sig[0] > 0.0 { worst / sig[0] } else { 0.0 });
+        obs(Event::Cycle { restart: restarts, residual: if sig[0] > 0.0 { worst / sig[0] } else { 0.0 } });
         if converged || restarts >= cfg.max_restarts {
             let t_fin = std::time::Instant::now();
             let out = finish(be, cfg, &pb, &qb, &mut tn, &mut tm, tw, kt, &u, &sig, &v, est, converged, restarts, products, b, p);
             if profile {
-                eprintln!("  finish: {:.2} ms", t_fin.elapsed().as_secs_f64() * 1e3);
+                obs(Event::Phase { what: "finish", seconds: t_fin.elapsed().as_secs_f64() });
             }
             return out;
         }

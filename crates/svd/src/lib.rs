@@ -16,8 +16,7 @@ mod lanczos;
 use gpu_csrc::serial::Csrc;
 use gpu_csrc::{DeviceCsrc, MAX_K};
 use gpu_runtime::PtxModule;
-use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::Csr;
+use sptrans_matrix::{AsDeviceCsrView, Csr};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -84,11 +83,54 @@ pub struct Config {
     /// Return the singular vectors ([`Svd::u`], [`Svd::v`]; copied to the host, `(rows + cols)
     /// · r` values).
     pub vectors: bool,
+    /// Time each phase and each backend operation, reported through the observer of
+    /// [`svd_observed`] as [`Event::Phase`] and [`Event::Operation`]. Profiling synchronizes
+    /// the stream around every operation: slower, for studies only.
+    pub profile: bool,
+}
+
+/// What the SVD reports while it runs, to the observer of [`svd_observed`] (the library
+/// prints nothing itself).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event<'a> {
+    /// A cycle ended: restarts made so far and the worst wanted residual estimate relative to
+    /// `σ₁` (the run stops when it is at most [`Config::tol`]).
+    Cycle {
+        /// Restarts made before this cycle's end.
+        restart: usize,
+        /// `max ‖Aᵀu − σv‖ / σ₁` over the wanted triplets.
+        residual: f64,
+    },
+    /// A cycle found dependent columns (or a block wider than the fast QR takes) and was redone
+    /// with the host's QR decisions.
+    HostQr {
+        /// The restart count at that cycle.
+        restart: usize,
+    },
+    /// With [`Config::profile`]: a phase's wall time (`setup`: CSRC build, cuBLAS handle and
+    /// norm; `bases allocated`; `small SVD`, each cycle; `finish`).
+    Phase {
+        /// The phase.
+        what: &'a str,
+        /// Seconds.
+        seconds: f64,
+    },
+    /// With [`Config::profile`], at the end: a backend operation's total time and calls
+    /// (`product`, `dot`, `qr`, ...; each synchronized).
+    Operation {
+        /// The operation.
+        what: &'a str,
+        /// Seconds in all.
+        seconds: f64,
+        /// Calls.
+        calls: usize,
+    },
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Self { rank: 16, block: 2, tol: 1e-8, max_restarts: 100, krylov: None, seed: 0x5eed, vectors: false }
+        Self { rank: 16, block: 2, tol: 1e-8, max_restarts: 100, krylov: None, seed: 0x5eed, vectors: false, profile: false }
     }
 }
 
@@ -146,26 +188,37 @@ fn untranspose(mut s: Svd, transposed: bool) -> Svd {
 }
 
 /// The truncated SVD on the GPU: products on CSRC ([`gpu_csrc::DeviceCsrc`], built here from
-/// `a`), the Krylov bases in device memory, block operations by cuBLAS, the small SVD of the
-/// block bidiagonal matrix on the host (faer). `progress(restart, worst relative residual)` is
-/// called after every cycle.
+/// `a`: a `DeviceCsr` or a borrowed `DeviceCsrView`), the Krylov bases in device memory, block operations
+/// by cuBLAS and the tall-skinny kernels, the small SVD of the block bidiagonal matrix on the
+/// host (faer). Prints nothing; [`svd_observed`] reports progress.
 ///
 /// # Errors
 /// [`Error::RankTooLarge`], [`Error::Config`]; [`Error::CublasUnavailable`]; CSRC, cuBLAS, driver
 /// errors, out of memory.
-pub fn svd(gpu: &Gpu, a: &DeviceCsr<f64>, cfg: &Config, progress: impl FnMut(usize, f64)) -> Result<Svd> {
+pub fn svd(gpu: &Gpu, a: &impl AsDeviceCsrView<f64>, cfg: &Config) -> Result<Svd> {
+    svd_observed(gpu, a, cfg, |_| {})
+}
+
+/// [`svd`], calling `observer` with each [`Event`]: after every cycle, and with
+/// [`Config::profile`] the phases' and operations' times.
+///
+/// # Errors
+/// As [`svd`].
+pub fn svd_observed(gpu: &Gpu, a: &impl AsDeviceCsrView<f64>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
+    let a = a.csr_view();
     cfg.check(a.rows(), a.cols())?;
     let transposed = a.cols() > a.rows();
-    let vals = a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?;
+    let vals = a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?.clone();
     let t0 = std::time::Instant::now();
-    let mut c = DeviceCsrc::from_csr(gpu, a)?;
-    let mut be = gpu::GpuBackend::new(gpu, &mut c, transposed)?;
-    let norm = be.norm(&vals.slice(0..a.nnz() as usize))?;
-    if std::env::var("SPTRANS_SVD_PROFILE").is_ok_and(|v| v == "1") {
+    let mut c = DeviceCsrc::from_csr(gpu, &a)?;
+    let mut be = gpu::GpuBackend::new(gpu, &mut c, transposed, cfg.profile)?;
+    let norm = be.norm(&vals)?;
+    if cfg.profile {
         gpu.synchronize()?;
-        eprintln!("  CSRC build, cuBLAS handle, norm: {:.2} ms", t0.elapsed().as_secs_f64() * 1e3);
+        observer(Event::Phase { what: "setup", seconds: t0.elapsed().as_secs_f64() });
     }
-    let s = lanczos::run(&mut be, cfg, norm, progress)?;
+    let s = lanczos::run(&mut be, cfg, norm, &mut observer)?;
+    be.report(&mut observer);
     Ok(untranspose(s, transposed))
 }
 
@@ -178,12 +231,20 @@ pub mod serial {
     ///
     /// # Errors
     /// [`Error::RankTooLarge`], [`Error::Config`], [`Error::Internal`].
-    pub fn svd(a: &Csr<u32, f64>, cfg: &Config, progress: impl FnMut(usize, f64)) -> Result<Svd> {
+    pub fn svd(a: &Csr<u32, f64>, cfg: &Config) -> Result<Svd> {
+        svd_observed(a, cfg, |_| {})
+    }
+
+    /// [`svd`] reporting each [`Event`] to `observer` (as [`crate::svd_observed`]).
+    ///
+    /// # Errors
+    /// As [`svd`].
+    pub fn svd_observed(a: &Csr<u32, f64>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
         cfg.check(a.rows(), a.cols())?;
         let c = Csrc::from_csr(a);
         let transposed = a.cols() > a.rows();
         let mut be = host::HostBackend { c: &c, transposed, slots: Vec::new() };
-        let s = lanczos::run(&mut be, cfg, frobenius(a), progress)?;
+        let s = lanczos::run(&mut be, cfg, frobenius(a), &mut observer)?;
         Ok(untranspose(s, transposed))
     }
 }

@@ -104,7 +104,7 @@ fn cfg(rank: usize) -> Config {
 fn twin_matches_a_dense_svd() {
     let (mut r, _seed) = rng();
     for (name, a, rank) in small_cases(&mut r) {
-        let s = serial::svd(&a, &cfg(rank), |_, _| {}).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let s = serial::svd(&a, &cfg(rank)).unwrap_or_else(|e| panic!("{name}: {e}"));
         check_against_dense(&name, &a, &s, rank);
     }
 }
@@ -112,13 +112,13 @@ fn twin_matches_a_dense_svd() {
 #[test]
 fn bad_settings_are_errors() {
     let a = generate::uniform::<f64>(30, 20, 100, 1).unwrap();
-    assert!(matches!(serial::svd(&a, &cfg(21), |_, _| {}), Err(Error::RankTooLarge { rank: 21, rows: 30, cols: 20 })));
-    assert!(matches!(serial::svd(&a, &cfg(0), |_, _| {}), Err(Error::RankTooLarge { .. })));
-    assert!(matches!(serial::svd(&a, &Config { block: 17, ..cfg(2) }, |_, _| {}), Err(Error::Config(_))));
-    assert!(matches!(serial::svd(&a, &Config { tol: 0.0, ..cfg(2) }, |_, _| {}), Err(Error::Config(_))));
-    assert!(matches!(serial::svd(&a, &Config { tol: f64::NAN, ..cfg(2) }, |_, _| {}), Err(Error::Config(_))));
+    assert!(matches!(serial::svd(&a, &cfg(21)), Err(Error::RankTooLarge { rank: 21, rows: 30, cols: 20 })));
+    assert!(matches!(serial::svd(&a, &cfg(0)), Err(Error::RankTooLarge { .. })));
+    assert!(matches!(serial::svd(&a, &Config { block: 17, ..cfg(2) }), Err(Error::Config(_))));
+    assert!(matches!(serial::svd(&a, &Config { tol: 0.0, ..cfg(2) }), Err(Error::Config(_))));
+    assert!(matches!(serial::svd(&a, &Config { tol: f64::NAN, ..cfg(2) }), Err(Error::Config(_))));
     let empty = Csr::<u32, f64>::try_new(0, 5, vec![0], vec![], vec![]).unwrap();
-    assert!(matches!(serial::svd(&empty, &cfg(1), |_, _| {}), Err(Error::RankTooLarge { .. })));
+    assert!(matches!(serial::svd(&empty, &cfg(1)), Err(Error::RankTooLarge { .. })));
 }
 
 /// A run stopped by the restart cap says so, with its estimates, instead of hanging.
@@ -127,7 +127,7 @@ fn the_restart_cap_is_reported() {
     let a = generate::uniform::<f64>(3000, 400, 20_000, 9).unwrap();
     let c = Config { rank: 10, block: 2, krylov: Some(12), max_restarts: 2, tol: 1e-14, ..Config::default() };
     let mut calls = 0;
-    let s = serial::svd(&a, &c, |_, _| calls += 1).unwrap();
+    let s = serial::svd_observed(&a, &c, |e| calls += matches!(e, gpu_svd::Event::Cycle { .. }) as usize).unwrap();
     assert!(!s.converged);
     assert_eq!(s.restarts, 2);
     assert_eq!(calls, 3);
@@ -135,7 +135,7 @@ fn the_restart_cap_is_reported() {
 }
 
 fn gpu_run(gpu: &Gpu, a: &Csr<u32, f64>, c: &Config) -> Svd {
-    svd(gpu, &DeviceCsr::upload(gpu, a).unwrap(), c, |_, _| {}).unwrap()
+    svd(gpu, &DeviceCsr::upload(gpu, a).unwrap(), c).unwrap()
 }
 
 gpu_test!(fn gpu_matches_a_dense_svd(gpu) {
@@ -158,13 +158,13 @@ gpu_test!(fn gpu_matches_the_twin(gpu) {
     for (name, a) in &cases {
         let c = Config { rank: 6, block: 3, tol: 1e-10, ..Config::default() };
         let g = gpu_run(gpu, a, &c);
-        let t = serial::svd(a, &c, |_, _| {}).unwrap();
+        let t = serial::svd(a, &c).unwrap();
         assert!(g.converged && t.converged, "{name}");
         for i in 0..6 {
             assert!((g.sigma[i] - t.sigma[i]).abs() <= 1e-8 * t.sigma[0], "{name}: σ{} GPU {:e} twin {:e}", i + 1, g.sigma[i], t.sigma[i]);
             assert!(g.residual[i] <= 1e-8 * g.sigma[0], "{name}: residual {:e}", g.residual[i]);
         }
     }
-    let e = svd(gpu, &DeviceCsr::upload(gpu, &cases[0].1).unwrap(), &cfg(301), |_, _| {});
+    let e = svd(gpu, &DeviceCsr::upload(gpu, &cases[0].1).unwrap(), &cfg(301));
     assert!(matches!(e, Err(Error::RankTooLarge { .. })));
 });

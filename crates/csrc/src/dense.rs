@@ -1,0 +1,100 @@
+//! The dense operands of a product: blocks of `k` vectors as [`DenseView`] / [`DenseViewMut`]
+//! (column-major, any leading dimension). The kernels read and write packed blocks
+//! (`ld == rows`); a block with gaps between its columns is packed into the plan's scratch by
+//! one 2-D copy before the product (and `out` copied back after it): two extra passes over that
+//! block, taken only when the caller's block is strided. Scratch is carved in this order: the
+//! packed `x` (when strided), the packed `out` (when strided), then the product's own.
+use gpu_runtime::scratch::Layout;
+use gpu_runtime::{DenseView, DenseViewMut, Gpu, Scratch};
+
+use crate::{Error, Op, Result, SpmvValue, MAX_K};
+
+/// The packed operands handed to a kernel: device addresses of `x` and `out`, and `k`.
+pub(crate) struct Packed {
+    pub(crate) x: u64,
+    pub(crate) out: u64,
+    pub(crate) k: usize,
+}
+
+/// `(x rows, out rows)` of `op(A)` for `A` `rows × cols`.
+pub(crate) fn operand_rows(rows: u64, cols: u64, op: Op) -> (u64, u64) {
+    if op == Op::NoTranspose {
+        (cols, rows)
+    } else {
+        (rows, cols)
+    }
+}
+
+/// Scratch bytes the packing of strided operands takes (0 when both are packed), before the
+/// product's own.
+pub(crate) fn packing_bytes(rows: u64, cols: u64, op: Op, k: usize, value_bytes: u64, packed: bool) -> u64 {
+    if packed {
+        return 0;
+    }
+    let (xn, on) = operand_rows(rows, cols, op);
+    Layout::new().add(xn * k as u64 * value_bytes).add(on * k as u64 * value_bytes).bytes()
+}
+
+/// Checks `x` and `out` against `op(A)` for `A` `rows × cols`: `k = x.cols()` vectors
+/// (`1..=MAX_K`), `out` of as many, each of the operand's length.
+pub(crate) fn check<T>(rows: u64, cols: u64, op: Op, x: &DenseView<'_, T>, out: &DenseViewMut<'_, T>) -> Result<usize> {
+    let k = x.cols() as usize;
+    if k == 0 || k > MAX_K as usize {
+        return Err(Error::BadVectorCount { k });
+    }
+    if out.cols() != x.cols() {
+        return Err(Error::LengthMismatch { what: "out vectors", expected: x.cols(), got: out.cols() });
+    }
+    let (xn, on) = operand_rows(rows, cols, op);
+    if x.rows() != xn {
+        return Err(Error::LengthMismatch { what: "x rows", expected: xn, got: x.rows() });
+    }
+    if out.rows() != on {
+        return Err(Error::LengthMismatch { what: "out rows", expected: on, got: out.rows() });
+    }
+    Ok(k)
+}
+
+/// Runs `product` on packed operands: the caller's blocks when packed, otherwise copies in
+/// `scratch` (`out`'s read in only when `beta != 0`, and copied back after). `product` gets
+/// the rest of the scratch.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn with_packed<T: SpmvValue>(
+    gpu: &Gpu,
+    (rows, cols): (u64, u64),
+    op: Op,
+    x: &DenseView<'_, T>,
+    beta: T,
+    out: &mut DenseViewMut<'_, T>,
+    scratch: &mut Scratch<'_>,
+    product: impl FnOnce(Packed, &mut Scratch<'_>) -> Result<()>,
+) -> Result<()> {
+    let k = check(rows, cols, op, x, out)?;
+    let (xn, on) = operand_rows(rows, cols, op);
+    let mut px = None;
+    let xa = if x.is_packed() {
+        x.data().addr()
+    } else {
+        let mut buf = scratch.slice::<T>((xn * k as u64) as usize)?;
+        let mut dst = DenseViewMut::packed(buf.view_mut(), xn)?;
+        gpu.copy_dense(x, &mut dst)?;
+        let a = buf.view().addr();
+        px = Some(buf);
+        a
+    };
+    if out.is_packed() {
+        let oa = out.data_mut().addr();
+        return product(Packed { x: xa, out: oa, k }, scratch);
+    }
+    let mut buf = scratch.slice::<T>((on * k as u64) as usize)?;
+    if beta != T::default() {
+        let mut dst = DenseViewMut::packed(buf.view_mut(), on)?;
+        gpu.copy_dense(&out.as_view(), &mut dst)?;
+    }
+    let oa = buf.view().addr();
+    product(Packed { x: xa, out: oa, k }, scratch)?;
+    let src = DenseView::packed(buf.view(), on)?;
+    gpu.copy_dense(&src, out)?;
+    drop(px);
+    Ok(())
+}
