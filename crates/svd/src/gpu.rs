@@ -180,7 +180,11 @@ impl<'a> GpuBackend<'a> {
 impl GpuBackend<'_> {
     /// `Xᵀ Y` (`c × k`, `c · k ≤ MAX_PAIRS`) of two blocks of `rows` rows by `svd_gram_f64`: per-block
     /// partial sums, added on the host in block order (the same bits every run).
-    fn gram_small(&mut self, rows: usize, xa: u64, c: usize, ya: u64, k: usize) -> Result<Vec<f64>> {
+    ///
+    /// # Safety
+    /// `xa` and `ya` are the device addresses of `c` and `k` columns of `rows` values each
+    /// (leading dimension `rows`) inside live blocks; `c · k ≤ MAX_PAIRS`.
+    unsafe fn gram_small(&mut self, rows: usize, xa: u64, c: usize, ya: u64, k: usize) -> Result<Vec<f64>> {
         let pairs = c * k;
         let cfg = self.gram_cfg(rows);
         let blocks = cfg.grid_dim.0 as usize;
@@ -236,11 +240,15 @@ impl GpuBackend<'_> {
     }
 
     /// `Y = X · coef` (or `+= ` with `accumulate`) with `coef` from the host.
+    ///
+    /// # Safety
+    /// `xa` and `ya` are the device addresses of `c` and `k ≤ MAX_COLS` columns of `rows` values
+    /// (leading dimension `rows`) inside live blocks, disjoint or the same with `c = k`; `coef`
+    /// holds `c · k` values.
     #[allow(clippy::too_many_arguments)]
-    fn mul_small(&mut self, rows: usize, xa: u64, c: usize, coef: &[f64], accumulate: bool, ya: u64, k: usize) -> Result<()> {
+    unsafe fn mul_small(&mut self, rows: usize, xa: u64, c: usize, coef: &[f64], accumulate: bool, ya: u64, k: usize) -> Result<()> {
         let s = self.upload_small(coef)?;
-        // SAFETY: the callers pass columns of their blocks (disjoint, or the same with c = k), c,
-        // k ≤ MAX_COLS; small holds c · k values.
+        // SAFETY: the caller's contract; small holds c · k values.
         unsafe { self.mul_launch(rows, xa, c, s, accumulate, ya, k, 0) }
     }
 
@@ -315,7 +323,9 @@ impl Backend for GpuBackend<'_> {
                 let (xa, ya) = (self.addr(x, x0), self.addr(y, y0));
                 let rows = x.rows;
                 if c * k <= MAX_PAIRS as usize && y.rows == rows && rows > 0 {
-                    return self.gram_small(rows, xa, c, ya, k);
+                    // SAFETY: columns x0..x0 + c of x and y0..y0 + k of y (the Backend contract:
+                    // inside their blocks), both of `rows` rows; c · k ≤ MAX_PAIRS.
+                    return unsafe { self.gram_small(rows, xa, c, ya, k) };
                 }
                 self.small(c * k)?;
                 let s = self.small.device_ptr_mut(self.gpu.stream()).0;
@@ -393,7 +403,9 @@ impl Backend for GpuBackend<'_> {
                 }
                 let (xa, ya) = (self.addr(blk, x0), self.addr(blk, y0));
                 if c <= MAX_COLS as usize && k <= MAX_COLS as usize {
-                    return self.mul_small(blk.rows, xa, c, coef, true, ya, k);
+                    // SAFETY: disjoint column ranges of one block (the Backend contract), c, k ≤
+                    // MAX_COLS; coef holds c · k values.
+                    return unsafe { self.mul_small(blk.rows, xa, c, coef, true, ya, k) };
                 }
                 let s = self.upload_small(coef)?;
                 // SAFETY: disjoint column ranges of one block of blk.rows rows; coef c × k.
@@ -412,7 +424,9 @@ impl Backend for GpuBackend<'_> {
                 }
                 let (xa, oa) = (self.addr(x, x0), self.addr(out, o0));
                 if c <= MAX_COLS as usize && k <= MAX_COLS as usize && c > 0 {
-                    return self.mul_small(out.rows, xa, c, coef, false, oa, k);
+                    // SAFETY: columns of two different blocks of the same row count (the Backend
+                    // contract), c, k ≤ MAX_COLS; coef holds c · k values.
+                    return unsafe { self.mul_small(out.rows, xa, c, coef, false, oa, k) };
                 }
                 let s = self.upload_small(coef)?;
                 // SAFETY: columns of two blocks of the same row count; coef c × k.
@@ -449,7 +463,9 @@ impl Backend for GpuBackend<'_> {
         // A block has at most MAX_K ≤ MAX_COLS columns (`Config::check`).
         const _: () = assert!(MAX_COLS >= gpu_csrc::MAX_K);
         let a = self.addr(blk, c0);
-        timed!(self, "mul_in_place", self.mul_small(blk.rows, a, b, coef, false, a, b))
+        // SAFETY: the same b ≤ MAX_COLS columns in and out (the kernel reads a row's c values before
+        // writing them); coef holds b · b values.
+        timed!(self, "mul_in_place", unsafe { self.mul_small(blk.rows, a, b, coef, false, a, b) })
     }
 
     fn reserve_slots(&mut self, n: usize) -> Result<()> {

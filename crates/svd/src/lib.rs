@@ -15,8 +15,10 @@ mod lanczos;
 
 use gpu_csrc::serial::Csrc;
 use gpu_csrc::{DeviceCsrc, MAX_K};
+use gpu_runtime::cudarc::driver::CudaSlice;
+use gpu_runtime::DeviceView;
 use gpu_runtime::PtxModule;
-use sptrans_matrix::{AsDeviceCsrView, Csr};
+use sptrans_matrix::{AsDeviceCsrView, Csr, DeviceCsrView};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -187,15 +189,57 @@ fn untranspose(mut s: Svd, transposed: bool) -> Svd {
     s
 }
 
+/// The value types the SVD takes: `f64`, and `f32`, whose values are widened to `f64` on the
+/// GPU (exactly; `8 · nnz` bytes more) so that the whole computation runs in double precision.
+pub trait SvdValue: gpu_csrc::SpmvValue {
+    /// The matrix with `f64` values: `a` itself, or its structure with the values widened into
+    /// `buf`.
+    ///
+    /// # Errors
+    /// Out of memory, launch errors.
+    #[doc(hidden)]
+    fn as_f64<'a>(gpu: &Gpu, a: &DeviceCsrView<'a, Self>, buf: &'a mut Option<CudaSlice<f64>>) -> Result<DeviceCsrView<'a, f64>>;
+}
+
+impl SvdValue for f64 {
+    fn as_f64<'a>(_gpu: &Gpu, a: &DeviceCsrView<'a, f64>, _buf: &'a mut Option<CudaSlice<f64>>) -> Result<DeviceCsrView<'a, f64>> {
+        Ok(a.clone())
+    }
+}
+
+impl SvdValue for f32 {
+    fn as_f64<'a>(gpu: &Gpu, a: &DeviceCsrView<'a, f32>, buf: &'a mut Option<CudaSlice<f64>>) -> Result<DeviceCsrView<'a, f64>> {
+        let vals = a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?;
+        let n = vals.len();
+        let mut wide = gpu.alloc::<f64>(n)?;
+        if n > 0 {
+            let k = gpu.kernel(&MODULE, "svd_widen_f32")?;
+            let n64 = n as u64;
+            // SAFETY: svd_widen_f32(n, src, dst): the values (n) and the new buffer (n).
+            unsafe {
+                k.args(gpu.stream()).arg(&n64).arg(vals).arg(&mut wide).launch(gpu_runtime::grid_1d(
+                    n64,
+                    256,
+                    1024,
+                    4 * gpu.props().sm_count.max(1),
+                ))?
+            };
+        }
+        let wide = buf.insert(wide);
+        a.with_values(DeviceView::of(wide)).map_err(|e| Error::Internal(e.to_string()))
+    }
+}
+
 /// The truncated SVD on the GPU: products on CSRC ([`gpu_csrc::DeviceCsrc`], built here from
-/// `a`: a `DeviceCsr` or a borrowed `DeviceCsrView`), the Krylov bases in device memory, block operations
-/// by cuBLAS and the tall-skinny kernels, the small SVD of the block bidiagonal matrix on the
-/// host (faer). Prints nothing; [`svd_observed`] reports progress.
+/// `a`: a `DeviceCsr` or a borrowed `DeviceCsrView`, of `f64` or `f32` values — see
+/// [`SvdValue`]), the Krylov bases in device memory, block operations by cuBLAS and the
+/// tall-skinny kernels, the small SVD of the block bidiagonal matrix on the host (faer). Prints
+/// nothing; [`svd_observed`] reports progress.
 ///
 /// # Errors
 /// [`Error::RankTooLarge`], [`Error::Config`]; [`Error::CublasUnavailable`]; CSRC, cuBLAS, driver
 /// errors, out of memory.
-pub fn svd(gpu: &Gpu, a: &impl AsDeviceCsrView<f64>, cfg: &Config) -> Result<Svd> {
+pub fn svd<T: SvdValue>(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, cfg: &Config) -> Result<Svd> {
     svd_observed(gpu, a, cfg, |_| {})
 }
 
@@ -204,12 +248,14 @@ pub fn svd(gpu: &Gpu, a: &impl AsDeviceCsrView<f64>, cfg: &Config) -> Result<Svd
 ///
 /// # Errors
 /// As [`svd`].
-pub fn svd_observed(gpu: &Gpu, a: &impl AsDeviceCsrView<f64>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
+pub fn svd_observed<T: SvdValue>(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
     let a = a.csr_view();
     cfg.check(a.rows(), a.cols())?;
+    let t0 = std::time::Instant::now();
+    let mut wide = None;
+    let a = T::as_f64(gpu, &a, &mut wide)?;
     let transposed = a.cols() > a.rows();
     let vals = a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?.clone();
-    let t0 = std::time::Instant::now();
     let mut c = DeviceCsrc::from_csr(gpu, &a)?;
     let mut be = gpu::GpuBackend::new(gpu, &mut c, transposed, cfg.profile)?;
     let norm = be.norm(&vals)?;
@@ -227,11 +273,12 @@ pub fn svd_observed(gpu: &Gpu, a: &impl AsDeviceCsrView<f64>, cfg: &Config, mut 
 pub mod serial {
     use super::*;
 
-    /// The truncated SVD of `a` on the host (see [`crate::svd`]).
+    /// The truncated SVD of `a` on the host (see [`crate::svd`]; `f32` values are widened to
+    /// `f64`, as on the GPU).
     ///
     /// # Errors
     /// [`Error::RankTooLarge`], [`Error::Config`], [`Error::Internal`].
-    pub fn svd(a: &Csr<u32, f64>, cfg: &Config) -> Result<Svd> {
+    pub fn svd<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config) -> Result<Svd> {
         svd_observed(a, cfg, |_| {})
     }
 
@@ -239,7 +286,15 @@ pub mod serial {
     ///
     /// # Errors
     /// As [`svd`].
-    pub fn svd_observed(a: &Csr<u32, f64>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
+    pub fn svd_observed<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
+        let wide;
+        let a: &Csr<u32, f64> = match (a as &dyn std::any::Any).downcast_ref::<Csr<u32, f64>>() {
+            Some(a) => a,
+            None => {
+                wide = a.clone().map_values(Into::into);
+                &wide
+            }
+        };
         cfg.check(a.rows(), a.cols())?;
         let c = Csrc::from_csr(a);
         let transposed = a.cols() > a.rows();

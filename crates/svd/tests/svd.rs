@@ -168,3 +168,30 @@ gpu_test!(fn gpu_matches_the_twin(gpu) {
     let e = svd(gpu, &DeviceCsr::upload(gpu, &cases[0].1).unwrap(), &cfg(301));
     assert!(matches!(e, Err(Error::RankTooLarge { .. })));
 });
+
+/// f32 matrices: their values widened to f64 give the f64 SVD of the same values (the twin bit for
+/// bit; the GPU, whose transposed products use atomics, within 1e-8 of σ₁ as for f64).
+#[test]
+fn f32_values_are_widened_on_the_twin() {
+    let a = generate::tall_skinny::<f64>(3000, 120, 6, 11).unwrap();
+    let a32 = a.clone().map_values(|v| v as f32);
+    let a64 = a32.clone().map_values(f64::from);
+    let c = Config { rank: 5, tol: 1e-10, ..Config::default() };
+    let (s32, s64) = (serial::svd(&a32, &c).unwrap(), serial::svd(&a64, &c).unwrap());
+    assert!(s32.sigma.iter().zip(&s64.sigma).all(|(x, y)| x.to_bits() == y.to_bits()), "{:?} vs {:?}", s32.sigma, s64.sigma);
+}
+
+gpu_test!(fn gpu_takes_f32_values(gpu) {
+    let (mut r, _seed) = rng();
+    for a in [generate::tall_skinny::<f64>(20_000, 300, 6, r.random()).unwrap(), generate::uniform::<f64>(800, 6000, 40_000, r.random()).unwrap()] {
+        let a32 = a.clone().map_values(|v| v as f32);
+        let a64 = a32.clone().map_values(f64::from);
+        let c = Config { rank: 6, block: 2, tol: 1e-10, ..Config::default() };
+        let g32 = svd(gpu, &DeviceCsr::upload(gpu, &a32).unwrap(), &c).unwrap();
+        let t64 = serial::svd(&a64, &c).unwrap();
+        assert!(g32.converged);
+        for i in 0..6 {
+            assert!((g32.sigma[i] - t64.sigma[i]).abs() <= 1e-8 * t64.sigma[0], "σ{}: f32 on the GPU {:e}, f64 twin {:e}", i + 1, g32.sigma[i], t64.sigma[i]);
+        }
+    }
+});

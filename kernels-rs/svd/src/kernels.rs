@@ -142,3 +142,18 @@ pub unsafe extern "ptx-kernel" fn svd_qr_step_f64(blocks: u32, b: u32, partial: 
         qr_step(gs, b as usize, abs, pass, one_pass != 0, sl, gpu_device::intrinsics::sqrt_f64);
     }
 }
+
+/// `dst[i] = src[i]` widened from `f32` to `f64` (exact), for `i < n`: an `f32` matrix's values
+/// for the `f64` SVD.
+///
+/// # Safety
+/// `src` and `dst` hold `n` values each; any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn svd_widen_f32(n: u64, src: *const f32, dst: *mut f64) {
+    let mut i = index_1d_u64();
+    while i < n {
+        // SAFETY: i < n.
+        unsafe { *dst.add(i as usize) = *src.add(i as usize) as f64 };
+        i += grid_size_1d();
+    }
+}
