@@ -251,7 +251,14 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
                 match r {
                     Ok(st) => records.push(rec(Ok(st), ws, true)),
                     Err(e) => {
-                        pb.println(format!("{}: {algo}: {e}", src.name));
+                        // cuSPARSE's csr2cscEx2 returns wrong entries in a few calls in a thousand on
+                        // some matrices, reproduced without sptrans (the record says how).
+                        let known = if algo == Algorithm::CuSparse && matches!(e, Error::CheckFailed(_)) {
+                            " (an intermittent cuSPARSE defect, reproduced through CuPy alone: benches/experiments/2026-11-26-cusparse-baseline-anomaly.md)"
+                        } else {
+                            ""
+                        };
+                        pb.println(format!("{}: {algo}: {e}{known}", src.name));
                         records.push(rec(Err(e.to_string()), ws, false));
                     }
                 }
