@@ -2,26 +2,27 @@
 //! twin once per matrix and algorithm, then timed runs (GPU events); tables, CSV and an SVG chart.
 use std::path::{Path, PathBuf};
 
-use gpu_transpose::measure::{paper_suite, small_suite, time_gpu, time_gpu64, time_serial, Stats, SuiteMatrix};
+use gpu_transpose::baselines::CuSparseTranspose;
+use gpu_transpose::measure::{paper_suite, small_suite, time_cusparse, time_gpu, time_gpu64, time_serial, Stats, SuiteMatrix};
 use gpu_transpose::{serial, Algorithm, Transposer};
 use indicatif::{ProgressBar, ProgressStyle};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
 use sptrans_matrix::{mm, Csr};
-use sptrans_report::{csv, find, matrices, median, tables, Record};
+use sptrans_report::{csv, find, matrices, median, tables, Record, Target};
 
 use crate::cli::{BenchArgs, BenchValues, IndexBits};
 use crate::{Error, Result};
 
-/// The algorithms `bench` runs by default, in table order.
-pub const DEFAULT_ALGOS: [Algorithm; 7] = [
-    Algorithm::Serial,
-    Algorithm::ScanTrans,
-    Algorithm::MergeTrans,
-    Algorithm::RadixTrans,
-    Algorithm::SymTrans,
-    Algorithm::CooChain,
-    Algorithm::CuSparse,
+/// The algorithms `bench` runs by default, in table order, and the cuSPARSE peer.
+pub const DEFAULT_ALGOS: [Target; 7] = [
+    Target::Ours(Algorithm::Serial),
+    Target::Ours(Algorithm::ScanTrans),
+    Target::Ours(Algorithm::MergeTrans),
+    Target::Ours(Algorithm::RadixTrans),
+    Target::Ours(Algorithm::SymTrans),
+    Target::Ours(Algorithm::CooChain),
+    Target::CuSparse,
 ];
 
 /// The serial twin runs at most this many timed repetitions.
@@ -170,8 +171,8 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
             None
         }
     };
-    let algos: Vec<Algorithm> = match (&gpu, &args.algos) {
-        (None, _) => vec![Algorithm::Serial],
+    let algos: Vec<Target> = match (&gpu, &args.algos) {
+        (None, _) => vec![Target::Ours(Algorithm::Serial)],
         (Some(_), Some(a)) => a.clone(),
         (Some(_), None) => DEFAULT_ALGOS.to_vec(),
     };
@@ -186,6 +187,11 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
     if let Some(t) = t.as_mut() {
         t.set_radix_bits(args.radix_bits);
     }
+    // The peer, loaded when asked for (a missing cuSPARSE fails its cells, not the run).
+    let mut peer = match &gpu {
+        Some(g) if algos.contains(&Target::CuSparse) => Some(CuSparseTranspose::new(g).map_err(|e| e.to_string())),
+        _ => None,
+    };
     let copy = match &gpu {
         Some(g) => Some(gpu_runtime::copy_bandwidth_gbs(g, 1 << 30, 20)?),
         None => None,
@@ -238,22 +244,29 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
         for &algo in &algos {
             pb.set_message(format!("{}: {algo}", src.name));
             let rec = |result, workspace, checked| Record { matrix: src.name.clone(), shape, algo, result, workspace, checked };
-            if algo == Algorithm::Serial {
+            if algo == Target::Ours(Algorithm::Serial) {
                 records.push(rec(Ok(time_serial(&a, args.reps.min(SERIAL_MAX_REPS))), Some(0), true));
             } else if let (Some((g, da, out, wide)), Some(t)) = (dev.as_mut(), t.as_mut()) {
-                let (r, ws) = match wide {
+                let (r, ws) = match (algo, wide) {
                     // cuSPARSE takes no 64-bit pointer: it stays the 32-bit peer.
-                    Some((d64, out64)) if algo != Algorithm::CuSparse => {
+                    (Target::CuSparse, _) => match peer.as_mut() {
+                        Some(Ok(c)) => (run_peer(c, g, da, out, &want, args), c.workspace_bytes(shape.0, shape.1, shape.2, vb).ok()),
+                        Some(Err(why)) => (Err(Error::Usage(why.clone())), None),
+                        None => (Err(Error::Usage("cuSPARSE was not loaded".into())), None),
+                    },
+                    (Target::Ours(algo), Some((d64, out64))) => {
                         (run_gpu64(t, g, algo, d64, out64, &want, args), t.workspace64_bytes(algo, shape.0, shape.1, shape.2, vb).ok())
                     }
-                    _ => (run_gpu(t, g, algo, da, out, &want, args), t.workspace_bytes(algo, shape.0, shape.1, shape.2, vb).ok()),
+                    (Target::Ours(algo), None) => {
+                        (run_gpu(t, g, algo, da, out, &want, args), t.workspace_bytes(algo, shape.0, shape.1, shape.2, vb).ok())
+                    }
                 };
                 match r {
                     Ok(st) => records.push(rec(Ok(st), ws, true)),
                     Err(e) => {
                         // cuSPARSE's csr2cscEx2 returns wrong entries in a few calls in a thousand on
                         // some matrices, reproduced without sptrans (the record says how).
-                        let known = if algo == Algorithm::CuSparse && matches!(e, Error::CheckFailed(_)) {
+                        let known = if algo == Target::CuSparse && matches!(e, Error::CheckFailed(_)) {
                             " (an intermittent cuSPARSE defect, reproduced through CuPy alone: benches/experiments/2026-11-26-cusparse-baseline-anomaly.md)"
                         } else {
                             ""
@@ -330,6 +343,35 @@ fn run_gpu<T: BenchValue>(
     Ok(stats)
 }
 
+/// [`run_gpu`] for the cuSPARSE peer.
+fn run_peer<T: BenchValue>(
+    c: &mut CuSparseTranspose,
+    gpu: &gpu_runtime::Gpu,
+    da: &DeviceCsr<T>,
+    out: &mut Option<DeviceCsrParts<T>>,
+    want: &Csr<u32, T>,
+    args: &BenchArgs,
+) -> Result<Stats> {
+    let mut parts = match out.take() {
+        Some(p) => p,
+        None => DeviceCsrParts::alloc(gpu, da.cols(), da.nnz(), da.vals().is_some())?,
+    };
+    gpu.memset_bytes(&mut parts.idx, 0xAB)?;
+    c.transpose_view(&da.view(), &mut parts.view_mut())?;
+    // SAFETY: cuSPARSE wrote the transpose's structure into parts (checked against the twin next,
+    // by the downloaded copy's own validation and comparison).
+    let res = unsafe { DeviceCsr::from_parts_unchecked(da.cols(), da.rows(), parts) };
+    let got = res.download(gpu)?;
+    let parts = res.into_parts();
+    if !got.same_bits(want) {
+        *out = Some(parts);
+        return Err(Error::CheckFailed("cusparse differs from the serial twin".to_string()));
+    }
+    let (stats, parts) = time_cusparse(c, da, parts, args.warmup, args.reps)?;
+    *out = Some(parts);
+    Ok(stats)
+}
+
 /// [`run_gpu`] on the 64-bit path: checked against the twin (widened), then timed.
 fn run_gpu64<T: BenchValue>(
     t: &mut Transposer,
@@ -357,7 +399,7 @@ fn run_gpu64<T: BenchValue>(
 }
 
 /// A grouped bar chart of median times (log scale), one group per matrix.
-pub fn plot(path: &Path, records: &[Record], algos: &[Algorithm]) -> Result<()> {
+pub fn plot(path: &Path, records: &[Record], algos: &[Target]) -> Result<()> {
     use plotters::prelude::*;
     let err = |e: String| Error::Output { path: path.to_path_buf(), msg: e };
     let mats = matrices(records);

@@ -36,6 +36,13 @@ pub enum Command {
 }
 
 fn parse_algo(s: &str) -> Result<Algorithm, String> {
+    if s.eq_ignore_ascii_case("cusparse") {
+        return Err("cuSPARSE is the benchmarks' peer, not a transposer of sptrans: `sptrans bench --algos radix,cusparse` compares them".into());
+    }
+    s.parse().map_err(|e: gpu_transpose::Error| e.to_string())
+}
+
+fn parse_target(s: &str) -> Result<sptrans_report::Target, String> {
     s.parse().map_err(|e: gpu_transpose::Error| e.to_string())
 }
 
@@ -49,7 +56,7 @@ pub struct TransposeArgs {
     /// standard output). Written to a temporary file beside it and renamed into place when done.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Algorithm: auto, serial, scan, merge, radix, sym, cusparse, coo. `auto` is the
+    /// Algorithm: auto, serial, scan, merge, radix, sym, coo. `auto` is the
     /// library's `Auto` (RadixTrans), SymTrans for any file stored as symmetric, skew-symmetric
     /// or Hermitian (one triangle: a symmetric pattern, told to the plan as a hint), and the
     /// serial twin without a GPU.
@@ -205,8 +212,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub matrices: Option<PathBuf>,
     /// Algorithms, comma-separated (default: serial,scan,merge,radix,sym,coo,cusparse).
-    #[arg(long, value_delimiter = ',', value_parser = parse_algo)]
-    pub algos: Option<Vec<Algorithm>>,
+    #[arg(long, value_delimiter = ',', value_parser = parse_target)]
+    pub algos: Option<Vec<sptrans_report::Target>>,
     /// RadixTrans's largest digit in bits, 1 to 9 (default 8): fewer, wider passes.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=9))]
     pub radix_bits: Option<u32>,

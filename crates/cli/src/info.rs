@@ -94,8 +94,7 @@ pub fn info(args: &InfoArgs) -> Result<()> {
                 }
                 println!("  all modules loaded in {}", ms(total));
                 let start = std::time::Instant::now();
-                let mut t = gpu_transpose::Transposer::new(&gpu)?;
-                match t.cusparse_version() {
+                match gpu_transpose::baselines::CuSparseTranspose::new(&gpu).and_then(|c| c.version()) {
                     Ok(v) => println!("cuSPARSE: {v} ({}), loaded in {}", gpu_transpose::cusparse_library().unwrap_or("?"), ms(start.elapsed())),
                     Err(e) => println!("cuSPARSE: {e}"),
                 }

@@ -96,7 +96,18 @@ fn transpose_with_check_for_every_field_and_gzip() {
     // or auto without a GPU) against an independent sort-based transpose. Without a GPU an
     // explicit GPU algorithm is an error and writes nothing.
     let gpu = gpu_testkit::shared_gpu().is_ok();
-    for algo in ["auto", "serial", "scan", "merge", "radix", "coo", "cusparse"] {
+    // cuSPARSE is the benchmarks' peer, not a transposer: refused with a pointer to `bench`.
+    let cus = dir.path().join("real-cusparse.mtx");
+    sptrans()
+        .args(["transpose", "--algo", "cusparse"])
+        .arg(&real)
+        .arg("-o")
+        .arg(&cus)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("sptrans bench").and(no_panic()));
+    assert!(!cus.exists());
+    for algo in ["auto", "serial", "scan", "merge", "radix", "coo"] {
         let out = dir.path().join(format!("real-{algo}.mtx"));
         let run = sptrans().args(["transpose", "--check", "--algo", algo]).arg(&real).arg("-o").arg(&out).assert();
         if algo == "serial" || (algo == "auto" && !gpu) {

@@ -5,6 +5,47 @@ use std::fmt::Write as _;
 use gpu_transpose::measure::{bytes_moved, Stats};
 use gpu_transpose::Algorithm;
 
+/// What a benchmark runs: one of our algorithms, or the cuSPARSE peer
+/// ([`gpu_transpose::baselines::CuSparseTranspose`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// One of this project's algorithms.
+    Ours(Algorithm),
+    /// cuSPARSE's `csr2cscEx2`, the peer of every ratio.
+    CuSparse,
+}
+
+impl Target {
+    /// The short name (`radix`, …, `cusparse`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Ours(a) => a.name(),
+            Target::CuSparse => "cusparse",
+        }
+    }
+
+    /// Whether it runs on the GPU.
+    pub fn is_gpu(self) -> bool {
+        !matches!(self, Target::Ours(Algorithm::Serial))
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Target {
+    type Err = gpu_transpose::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("cusparse") {
+            return Ok(Target::CuSparse);
+        }
+        s.parse().map(Target::Ours)
+    }
+}
+
 /// One measurement: a matrix, an algorithm, its timings or why there are none.
 #[derive(Clone, Debug)]
 pub struct Record {
@@ -12,8 +53,8 @@ pub struct Record {
     pub matrix: String,
     /// Rows, columns, nonzeros.
     pub shape: (u64, u64, u64),
-    /// The algorithm.
-    pub algo: Algorithm,
+    /// The algorithm, or the peer.
+    pub algo: Target,
     /// Timings, or the error that stopped it.
     pub result: std::result::Result<Stats, String>,
     /// Workspace bytes (device), when known.
@@ -23,7 +64,7 @@ pub struct Record {
 }
 
 /// The record of `matrix` and `algo`, if any.
-pub fn find<'a>(records: &'a [Record], matrix: &str, algo: Algorithm) -> Option<&'a Record> {
+pub fn find<'a>(records: &'a [Record], matrix: &str, algo: Target) -> Option<&'a Record> {
     records.iter().find(|r| r.matrix == matrix && r.algo == algo)
 }
 
@@ -44,7 +85,7 @@ pub fn median(r: Option<&Record>) -> Option<f64> {
 }
 
 /// The text tables: times, speedups, bandwidth (values of `value_bytes` bytes) and workspace.
-pub fn tables(records: &[Record], algos: &[Algorithm], copy: Option<f64>, value_bytes: usize) -> String {
+pub fn tables(records: &[Record], algos: &[Target], copy: Option<f64>, value_bytes: usize) -> String {
     let mut s = String::new();
     let mats = matrices(records);
     let head = |s: &mut String, first: &str, cols: &[String]| {
@@ -66,13 +107,13 @@ pub fn tables(records: &[Record], algos: &[Algorithm], copy: Option<f64>, value_
             .collect();
         let _ = writeln!(s, "| {m} | {} | {} |", shape.2, cells.join(" | "));
     }
-    let gpu_algos: Vec<Algorithm> = algos.iter().copied().filter(|a| a.is_gpu()).collect();
+    let gpu_algos: Vec<Target> = algos.iter().copied().filter(|a| a.is_gpu()).collect();
     if !gpu_algos.is_empty() {
         let _ = writeln!(s, "\nSpeedup over the serial twin / over cuSPARSE (time of the other ÷ this one's)");
         head(&mut s, "matrix", &gpu_algos.iter().map(|a| a.name().to_string()).collect::<Vec<_>>());
         for (m, _) in &mats {
-            let ser = median(find(records, m, Algorithm::Serial));
-            let cus = median(find(records, m, Algorithm::CuSparse));
+            let ser = median(find(records, m, Target::Ours(Algorithm::Serial)));
+            let cus = median(find(records, m, Target::CuSparse));
             let cells: Vec<String> = gpu_algos
                 .iter()
                 .map(|&a| match median(find(records, m, a)) {
@@ -120,8 +161,8 @@ pub fn csv(records: &[Record], copy: Option<f64>, value_bytes: usize) -> String 
     let mut s = String::from("matrix,rows,cols,nnz,algorithm,median_ms,min_ms,max_ms,reps,gb_per_s,copy_fraction,speedup_vs_serial,speedup_vs_cusparse,workspace_bytes,checked,error\n");
     for r in records {
         let (m, n, nnz) = r.shape;
-        let ser = median(find(records, &r.matrix, Algorithm::Serial));
-        let cus = median(find(records, &r.matrix, Algorithm::CuSparse));
+        let ser = median(find(records, &r.matrix, Target::Ours(Algorithm::Serial)));
+        let cus = median(find(records, &r.matrix, Target::CuSparse));
         let opt = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v:.6}"));
         let name = r.matrix.replace('"', "'");
         match &r.result {

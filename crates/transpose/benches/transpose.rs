@@ -12,13 +12,12 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gpu_runtime::{Gpu, GpuTimer};
-use gpu_transpose::measure::{bytes_moved, paper_suite, small_suite, time_gpu, time_serial};
+use gpu_transpose::measure::{bytes_moved, paper_suite, small_suite, time_cusparse, time_gpu, time_serial};
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
-use sptrans_report::{tables, Record};
+use sptrans_report::{tables, Record, Target};
 
-const GPU_ALGOS: [Algorithm; 6] =
-    [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::SymTrans, Algorithm::CooChain, Algorithm::CuSparse];
+const GPU_ALGOS: [Algorithm; 5] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::SymTrans, Algorithm::CooChain];
 
 fn bench(c: &mut Criterion) {
     let gpu = match Gpu::first() {
@@ -29,8 +28,10 @@ fn bench(c: &mut Criterion) {
     println!("device: {}; device-to-device copy: {copy:.0} GB/s (read + write)", gpu.props().name);
     let timer = GpuTimer::new(&gpu).expect("events");
     let mut t = Transposer::new(&gpu).expect("kernels");
-    match t.cusparse_version() {
-        Ok(v) => println!("cuSPARSE {v} from {}", gpu_transpose::cusparse_library().unwrap_or("?")),
+    let mut peer = gpu_transpose::baselines::CuSparseTranspose::new(&gpu);
+    match peer.as_ref().map(|c| c.version()) {
+        Ok(Ok(v)) => println!("cuSPARSE {v} from {}", gpu_transpose::cusparse_library().unwrap_or("?")),
+        Ok(Err(e)) => println!("{e}"),
         Err(e) => println!("{e}"),
     }
     if std::env::var("SPTRANS_BENCH_SUITE").as_deref() == Ok("streams") {
@@ -56,7 +57,7 @@ fn bench(c: &mut Criterion) {
                 Ok(r) => r,
                 Err(e) => {
                     println!("{}: {algo}: {e}", sm.name);
-                    records.push(Record { checked: false, ..record(algo, Err(e.to_string()), None) });
+                    records.push(Record { checked: false, ..record(Target::Ours(algo), Err(e.to_string()), None) });
                     continue;
                 }
             };
@@ -67,7 +68,23 @@ fn bench(c: &mut Criterion) {
             });
             let (st, back) = time_gpu(&mut t, algo, &da, out.take().expect("output buffers"), 2, 20).expect("timed");
             out = Some(back);
-            records.push(record(algo, Ok(st), t.workspace_bytes(algo, m, n, nnz, 4).ok()));
+            records.push(record(Target::Ours(algo), Ok(st), t.workspace_bytes(algo, m, n, nnz, 4).ok()));
+        }
+        if let Ok(cs) = peer.as_mut() {
+            // The peer, checked then timed the same way.
+            let parts = out.take().unwrap_or_else(|| t.alloc_output(&da).expect("output buffers"));
+            match cs.transpose_into(&da, parts) {
+                Ok(res) if res.download(&gpu).expect("download") == want => {
+                    let (st, back) = time_cusparse(cs, &da, res.into_parts(), 2, 20).expect("timed");
+                    out = Some(back);
+                    records.push(record(Target::CuSparse, Ok(st), cs.workspace_bytes(m, n, nnz, 4).ok()));
+                }
+                Ok(res) => {
+                    out = Some(res.into_parts());
+                    records.push(Record { checked: false, ..record(Target::CuSparse, Err("cuSPARSE differs from the twin".into()), None) });
+                }
+                Err(e) => records.push(Record { checked: false, ..record(Target::CuSparse, Err(e.to_string()), None) }),
+            }
         }
         group.finish();
         if sweep {
@@ -97,9 +114,9 @@ fn bench(c: &mut Criterion) {
             }
             t.set_radix_bits(None);
         }
-        records.push(record(Algorithm::Serial, Ok(time_serial(&a, if nnz > 20_000_000 { 1 } else { 3 })), Some(0)));
+        records.push(record(Target::Ours(Algorithm::Serial), Ok(time_serial(&a, if nnz > 20_000_000 { 1 } else { 3 })), Some(0)));
     }
-    let algos: Vec<Algorithm> = std::iter::once(Algorithm::Serial).chain(GPU_ALGOS).collect();
+    let algos: Vec<Target> = std::iter::once(Algorithm::Serial).chain(GPU_ALGOS).map(Target::Ours).chain([Target::CuSparse]).collect();
     print!("{}", tables(&records, &algos, Some(copy), 4));
     streams_overlap(&gpu);
 }

@@ -14,8 +14,6 @@ pub enum Algorithm {
     /// ptr2idx, block sorts of `(column, position)` pairs, merge passes, pointers from the sorted
     /// columns by boundary detection, gather.
     MergeTrans,
-    /// NVIDIA cuSPARSE `cusparseCsr2cscEx2` (default algorithm).
-    CuSparse,
     /// ScanTrans one digit (up to 9 bits) of the column index at a time (LSD), onesweep: one read
     /// counts every pass's digits; per pass, tiles of 4096 nonzeros rank their columns in shared
     /// memory (`intra`) and find the counts of the tiles before them by decoupled look-back
@@ -39,25 +37,17 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    /// Every algorithm but `Auto`, in table order.
-    pub const ALL: [Algorithm; 7] = [
-        Algorithm::Serial,
-        Algorithm::ScanTrans,
-        Algorithm::MergeTrans,
-        Algorithm::RadixTrans,
-        Algorithm::SymTrans,
-        Algorithm::CuSparse,
-        Algorithm::CooChain,
-    ];
+    /// Every algorithm but `Auto`, in table order (cuSPARSE, the peer, is
+    /// [`crate::baselines::CuSparseTranspose`]).
+    pub const ALL: [Algorithm; 6] =
+        [Algorithm::Serial, Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::SymTrans, Algorithm::CooChain];
 
-    /// The short name (`serial`, `scan`, `merge`, `radix`, `sym`, `cusparse`, `coo`,
-    /// `auto`).
+    /// The short name (`serial`, `scan`, `merge`, `radix`, `sym`, `coo`, `auto`).
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Serial => "serial",
             Algorithm::ScanTrans => "scan",
             Algorithm::MergeTrans => "merge",
-            Algorithm::CuSparse => "cusparse",
             Algorithm::RadixTrans => "radix",
             Algorithm::SymTrans => "sym",
             Algorithm::CooChain => "coo",
@@ -127,7 +117,6 @@ impl FromStr for Algorithm {
             "serial" => Algorithm::Serial,
             "scan" | "scantrans" => Algorithm::ScanTrans,
             "merge" | "mergetrans" => Algorithm::MergeTrans,
-            "cusparse" => Algorithm::CuSparse,
             "radix" | "radixtrans" => Algorithm::RadixTrans,
             "sym" | "symtrans" => Algorithm::SymTrans,
             "coo" | "coochain" => Algorithm::CooChain,

@@ -8,7 +8,6 @@ use cudarc::cusparse::sys;
 use gpu_runtime::Gpu;
 
 use crate::{Error, Result};
-use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
 fn check(call: &'static str, status: sys::cusparseStatus_t) -> Result<()> {
     if status == sys::cusparseStatus_t::CUSPARSE_STATUS_ALLOC_FAILED {
@@ -25,8 +24,8 @@ pub(crate) struct CuSparse {
 
 // SAFETY: a cuSPARSE handle may be used from any host thread, one call at a time (the cuSPARSE
 // guide: handles are not thread-safe for concurrent use, not tied to the creating thread). This
-// one is owned by one `Transposer`, whose calls take `&mut self`, so moving it between threads
-// never makes two calls concurrent. It is not `Sync`.
+// one is owned by one `CuSparseTranspose`, whose calls take `&mut self`, so moving it between
+// threads never makes two calls concurrent. It is not `Sync`.
 unsafe impl Send for CuSparse {}
 
 /// The raw arguments of one `csr2cscEx2` call.
@@ -152,38 +151,4 @@ impl Drop for CuSparse {
         // SAFETY: the handle is live and dropped once.
         let _ = unsafe { sys::cusparseDestroy(self.handle) };
     }
-}
-
-/// Scratch of one call: the buffer cuSPARSE asks for (the query reads no data but refuses null
-/// pointers, so they point at a scratch word).
-pub(crate) fn workspace_bytes(t: &mut crate::Transposer, d: crate::Dims, value_bytes: usize) -> Result<u64> {
-    let dummy = t.gpu.alloc::<u64>(2)?;
-    let p = gpu_runtime::cudarc::driver::DevicePtr::device_ptr(&dummy, t.gpu.stream()).0;
-    let call = Call { m: d.m, n: d.n, nnz: d.nnz, vals: p, ptr: p, idx: p, out_vals: p, out_ptr: p, out_idx: p, value_bytes };
-    Ok(gpu_runtime::scratch::Layout::new().add(t.cusparse()?.buffer_size(&call)?).bytes())
-}
-
-/// `csr2cscEx2` of `a` into `out` on the plan's stream, its buffer carved from `scratch`.
-pub(crate) fn run<T: gpu_runtime::Payload>(
-    t: &mut crate::Transposer,
-    a: &DeviceCsrView<'_, T>,
-    out: &mut DeviceCsrPartsMut<'_, T>,
-    d: crate::Dims,
-    scratch: &mut gpu_runtime::Scratch<'_>,
-) -> Result<()> {
-    use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
-    let stream = t.gpu.stream().clone();
-    let (_, vals, out_vals) = crate::payload(&stream, a, out);
-    let (ptr, _a) = a.ptr().device_ptr(&stream);
-    let (idx, _b) = a.idx().device_ptr(&stream);
-    let (out_ptr, _c) = out.ptr.device_ptr_mut(&stream);
-    let (out_idx, _d) = out.idx.device_ptr_mut(&stream);
-    let value_bytes = if a.vals().is_some() { T::BYTES } else { 0 };
-    let call = Call { m: d.m, n: d.n, nnz: d.nnz, vals, ptr, idx, out_vals, out_ptr, out_idx, value_bytes };
-    let bytes = t.cusparse()?.buffer_size(&call)?;
-    let buf = scratch.take(bytes)?;
-    let cs = t.cusparse()?;
-    // SAFETY: a valid DeviceCsr and its transposed-shape output (checked), a buffer of the size
-    // cuSPARSE asked for.
-    unsafe { cs.run(&call, buf) }
 }

@@ -7,6 +7,7 @@ pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
 mod algorithm;
+pub mod baselines;
 mod coo_chain;
 mod cusparse;
 mod error;
@@ -73,7 +74,6 @@ pub struct Transposer {
     scanner: Scanner<u32>,
     sort: Segsort,
     radix: RadixSort,
-    cusparse: Option<cusparse::CuSparse>,
     parts: Option<u64>,
     own: ScratchBuf,
     k64: index64::Kernels64,
@@ -96,7 +96,7 @@ pub(crate) struct Dims {
 }
 
 impl Transposer {
-    /// Loads the kernels of this crate and of the primitives. cuSPARSE is loaded on first use.
+    /// Loads the kernels of this crate and of the primitives.
     ///
     /// # Errors
     /// [`Error::Runtime`] when a module cannot be loaded.
@@ -117,7 +117,6 @@ impl Transposer {
             hist: Histogram::new(gpu)?,
             scanner: Scanner::new(gpu, ScanAlgorithm::Auto)?,
             sort: Segsort::new(gpu)?,
-            cusparse: None,
             parts: None,
             radix: RadixSort::new(gpu)?,
             own: ScratchBuf::default(),
@@ -190,31 +189,12 @@ impl Transposer {
         self.parts.unwrap_or_else(|| scan_parts(nnz, n, self.gpu.props().sm_count))
     }
 
-    /// The cuSPARSE version (`major * 1000 + minor * 100 + patch`), loading it if needed.
-    ///
-    /// # Errors
-    /// [`Error::CuSparseUnavailable`] when the library cannot be loaded.
-    pub fn cusparse_version(&mut self) -> Result<i32> {
-        self.cusparse()?.version()
-    }
-
-    fn cusparse(&mut self) -> Result<&cusparse::CuSparse> {
-        // cuSPARSE works on the calling thread's current context (the plan may have moved here
-        // from another thread): make it this GPU's.
-        self.gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
-        if self.cusparse.is_none() {
-            self.cusparse = Some(cusparse::CuSparse::new(&self.gpu)?);
-        }
-        self.cusparse.as_ref().ok_or(Error::Runtime(gpu_runtime::Error::Internal("cuSPARSE handle missing after creation")))
-    }
-
     /// Device bytes `algo` needs beyond the input and output for an `m × n` matrix with `nnz`
     /// nonzeros of `value_bytes` bytes (0 for pattern): this crate's temporaries and the
-    /// primitives' scratch, all carved from one workspace. cuSPARSE is asked (and loaded) for
-    /// its own.
+    /// primitives' scratch, all carved from one workspace.
     ///
     /// # Errors
-    /// [`Error::TooLarge`] past 32-bit sizes; for `CuSparse`, its loading and query errors.
+    /// [`Error::TooLarge`] past 32-bit sizes.
     pub fn workspace_bytes(&mut self, algo: Algorithm, m: u64, n: u64, nnz: u64, value_bytes: usize) -> Result<u64> {
         let d = Dims { m, n, nnz };
         check_dims(d)?;
@@ -234,7 +214,6 @@ impl Transposer {
             Algorithm::CooChain => coo_chain::workspace_bytes(self, d),
             Algorithm::RadixTrans => radix_trans::workspace_bytes(&self.radix, d, value_bytes as u64),
             Algorithm::SymTrans => sym_trans::workspace_bytes(self, d, value_bytes as u64),
-            Algorithm::CuSparse => cusparse::workspace_bytes(self, d, value_bytes)?,
         })
     }
 
@@ -339,13 +318,13 @@ impl Transposer {
     /// `nnz` indices, values present exactly when `a` has them), on the plan's own workspace:
     /// when it returns `Ok`, `out` holds the `n × m` CSR of `aᵀ` (the CSC of `a`), rows sorted
     /// inside every column, once the stream gets there. Enqueued on the GPU's stream without
-    /// synchronizing, except `Serial`, the first cuSPARSE call and `SymTrans` (so `Auto` on
+    /// synchronizing, except `Serial` and `SymTrans` (so `Auto` on
     /// square matrices on a plan given [`PatternHint::Symmetric`]), which read back. On error
     /// `out`'s contents are unspecified.
     ///
     /// # Errors
     /// [`Error::Shape`] for output buffers of the wrong size, [`Error::TooLarge`],
-    /// [`Error::UnsupportedValue`], cuSPARSE errors, runtime errors ([`Error::is_out_of_memory`]).
+    /// [`Error::UnsupportedValue`], runtime errors ([`Error::is_out_of_memory`]).
     pub fn transpose_view<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsrView<'_, T>, out: &mut DeviceCsrPartsMut<'_, T>) -> Result<()> {
         let d = dims(a)?;
         let vb = if a.vals().is_some() { T::BYTES } else { 0 };
@@ -366,19 +345,14 @@ impl Transposer {
         out: &mut DeviceCsrPartsMut<'_, T>,
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
-        let d = dims(a)?;
-        check_output(a, out, d)?;
-        if a.vals().is_some() && !matches!(T::BYTES, 1 | 2 | 4 | 8 | 16) {
-            return Err(Error::UnsupportedValue { bytes: T::BYTES });
-        }
+        let d = check_call(a, out)?;
         let vb = if a.vals().is_some() { T::BYTES } else { 0 };
         let algo = self.resolve(algo, d.m, d.n, d.nnz, vb);
         scratch.require(self.workspace_bytes(algo, d.m, d.n, d.nnz, vb)?)?;
         if algo == Algorithm::Serial {
             serial::run(self, a, out)
         } else if d.nnz == 0 {
-            // Every algorithm's answer, without launching anything (cuSPARSE would leave the
-            // pointer of n = 0 unwritten).
+            // Every algorithm's answer, without launching anything.
             Ok(self.gpu.memset_bytes(&mut out.ptr, 0)?)
         } else if wide::by_positions(&self.radix, algo, vb, d.n) {
             wide::run(self, algo, a, out, d, scratch)
@@ -406,14 +380,13 @@ impl Transposer {
             Algorithm::CooChain => coo_chain::run(self, a, out, d, scratch),
             Algorithm::RadixTrans => radix_trans::run(self, a, out, d, scratch),
             Algorithm::SymTrans => sym_trans::run(self, a, out, d, scratch),
-            Algorithm::CuSparse => cusparse::run(self, a, out, d, scratch),
             Algorithm::Serial | Algorithm::Auto => Err(Error::Runtime(gpu_runtime::Error::Internal("unresolved transposition algorithm"))),
         }
     }
 }
 
 /// The input's sizes (the lengths agree: `DeviceCsr` keeps them).
-fn dims<T>(a: &DeviceCsrView<'_, T>) -> Result<Dims> {
+pub(crate) fn dims<T>(a: &DeviceCsrView<'_, T>) -> Result<Dims> {
     let d = Dims { m: a.rows(), n: a.cols(), nnz: a.nnz() };
     check_dims(d)?;
     Ok(d)
@@ -429,7 +402,19 @@ fn check_dims(d: Dims) -> Result<()> {
     Ok(())
 }
 
-fn check_output<T>(a: &DeviceCsrView<'_, T>, out: &DeviceCsrPartsMut<'_, T>, d: Dims) -> Result<()> {
+/// The checks every transposition makes first: sizes, the output's shape and alignment, and a
+/// value width the transposers move (1, 2, 4, 8 or 16 bytes).
+pub(crate) fn check_call<T>(a: &DeviceCsrView<'_, T>, out: &DeviceCsrPartsMut<'_, T>) -> Result<Dims> {
+    let d = dims(a)?;
+    check_output(a, out, d)?;
+    let bytes = std::mem::size_of::<T>();
+    if a.vals().is_some() && !matches!(bytes, 1 | 2 | 4 | 8 | 16) {
+        return Err(Error::UnsupportedValue { bytes });
+    }
+    Ok(d)
+}
+
+pub(crate) fn check_output<T>(a: &DeviceCsrView<'_, T>, out: &DeviceCsrPartsMut<'_, T>, d: Dims) -> Result<()> {
     out.check_aligned()?;
     let checks = [
         ("output pointer length", d.n + 1, out.ptr.len() as u64),
@@ -455,7 +440,7 @@ fn grid(sms: u32, items: u64) -> LaunchConfig {
 }
 
 /// Kernel variant (0: 4-byte values or none, 1: 8-byte) and the value pointers (0 if none).
-fn payload<T: Payload>(
+pub(crate) fn payload<T: Payload>(
     stream: &std::sync::Arc<gpu_runtime::cudarc::driver::CudaStream>,
     a: &DeviceCsrView<'_, T>,
     out: &mut DeviceCsrPartsMut<'_, T>,

@@ -58,7 +58,26 @@ pub fn time_gpu<T: Payload>(
     warmup: usize,
     reps: usize,
 ) -> Result<(Stats, DeviceCsrParts<T>)> {
-    timed(t, algo, out, warmup, reps, |t, out| Ok(t.transpose_into(algo, a, out)?.into_parts()))
+    let gpu = t.gpu().clone();
+    timed(&gpu, t, algo == Algorithm::Serial, out, warmup, reps, |t, out| Ok(t.transpose_into(algo, a, out)?.into_parts()))
+}
+
+/// [`time_gpu`] for the cuSPARSE baseline ([`crate::baselines::CuSparseTranspose`]).
+///
+/// # Errors
+/// As [`crate::baselines::CuSparseTranspose::transpose_view`], and timer errors.
+pub fn time_cusparse<T: Payload>(
+    c: &mut crate::baselines::CuSparseTranspose,
+    a: &DeviceCsr<T>,
+    out: DeviceCsrParts<T>,
+    warmup: usize,
+    reps: usize,
+) -> Result<(Stats, DeviceCsrParts<T>)> {
+    let gpu = c.gpu().clone();
+    timed(&gpu, c, false, out, warmup, reps, |c, mut out| {
+        c.transpose_view(&a.view(), &mut out.view_mut())?;
+        Ok(out)
+    })
 }
 
 /// [`time_gpu`] for a matrix with a 64-bit row pointer ([`Transposer::transpose64_into`]).
@@ -73,24 +92,28 @@ pub fn time_gpu64<T: Payload>(
     warmup: usize,
     reps: usize,
 ) -> Result<(Stats, DeviceCsr64Parts<T>)> {
-    timed(t, algo, out, warmup, reps, |t, out| Ok(t.transpose64_into(algo, a, out)?.into_parts()))
+    let gpu = t.gpu().clone();
+    timed(&gpu, t, algo == Algorithm::Serial, out, warmup, reps, |t, out| Ok(t.transpose64_into(algo, a, out)?.into_parts()))
 }
 
-fn timed<P>(
-    t: &mut Transposer,
-    algo: Algorithm,
+/// `warmup` untimed runs of `run`, then `reps` timed ones: by wall clock when `wall` (the
+/// serial twin, transfers included), else by GPU events on `gpu`'s stream.
+fn timed<X, P>(
+    gpu: &gpu_runtime::Gpu,
+    t: &mut X,
+    wall: bool,
     mut out: P,
     warmup: usize,
     reps: usize,
-    mut run: impl FnMut(&mut Transposer, P) -> Result<P>,
+    mut run: impl FnMut(&mut X, P) -> Result<P>,
 ) -> Result<(Stats, P)> {
-    let timer = GpuTimer::new(t.gpu())?;
+    let timer = GpuTimer::new(gpu)?;
     for _ in 0..warmup {
         out = run(t, out)?;
     }
     let mut ms = Vec::with_capacity(reps);
     for _ in 0..reps {
-        if algo == Algorithm::Serial {
+        if wall {
             let start = Instant::now();
             out = run(t, out)?;
             ms.push(start.elapsed().as_secs_f64() * 1e3);

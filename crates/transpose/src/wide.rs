@@ -17,14 +17,14 @@ use crate::{grid, Algorithm, Dims, Error, Result, Transposer};
 /// bytes move with the keys everywhere; RadixTrans's sort also carries 1 and 2 bytes, and 16
 /// bytes (two 8-byte halves a pass) when it is one pass, since each pass moves them twice (on
 /// the H100 the 64-column matrix took 0.43 ms against 0.68 by positions, the 3-pass uniform
-/// 100k² 1.06 against 0.79); the serial twin and cuSPARSE take every width themselves; 0 is a
+/// 100k² 1.06 against 0.79); the serial twin takes every width itself; 0 is a
 /// pattern.
 pub(crate) fn by_positions(radix: &RadixSort, algo: Algorithm, bytes: usize, n: u64) -> bool {
     match bytes {
         0 | 4 | 8 => false,
         1 | 2 if algo == Algorithm::RadixTrans => false,
         16 if algo == Algorithm::RadixTrans && radix.passes(bits_below(n)).0 == 1 => false,
-        _ => !matches!(algo, Algorithm::Serial | Algorithm::CuSparse),
+        _ => algo != Algorithm::Serial,
     }
 }
 

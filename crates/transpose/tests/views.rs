@@ -10,15 +10,8 @@ use gpu_transpose::{serial, Algorithm, DeviceCsr64View, DeviceCsrPartsMut, Devic
 use rand::Rng;
 use sptrans_matrix::{generate, Csr, Value};
 
-const ALGOS: [Algorithm; 7] = [
-    Algorithm::ScanTrans,
-    Algorithm::MergeTrans,
-    Algorithm::RadixTrans,
-    Algorithm::CooChain,
-    Algorithm::CuSparse,
-    Algorithm::Auto,
-    Algorithm::Serial,
-];
+const ALGOS: [Algorithm; 6] =
+    [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::CooChain, Algorithm::Auto, Algorithm::Serial];
 
 /// Padding (items) before and after each sub-range: 16 items keep every width's sub-range at a
 /// multiple of 16 bytes (`VIEW_ALIGN`), as the transposers require.
