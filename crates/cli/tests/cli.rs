@@ -128,12 +128,12 @@ fn transpose_with_check_for_every_field_and_gzip() {
     let out = dir.path().join("pat-t.mtx");
     sptrans().args(["transpose", "--check", "--algo", if gpu { "merge" } else { "auto" }]).arg(&pat).arg("-o").arg(&out).assert().success();
     transposed_equals_twin::<()>(&pat, &out);
-    // Complex: 16-byte values, on the GPU as their bits (every algorithm, cuSPARSE's C_64F
-    // included), else by the serial twin; checked against the twin either way.
+    // Complex: 16-byte values, on the GPU as their bits (every algorithm), else by the serial
+    // twin; checked against the twin either way.
     let cplx = dir.path().join("c.mtx");
     std::fs::write(&cplx, "%%MatrixMarket matrix coordinate complex general\n2 3 3\n1 3 1.5 -2\n2 1 0 1\n2 3 -0 nan\n").unwrap();
     let out = dir.path().join("c-t.mtx");
-    for algo in if gpu { vec!["radix", "scan", "merge", "coo", "cusparse"] } else { vec!["auto"] } {
+    for algo in if gpu { vec!["radix", "scan", "merge", "coo"] } else { vec!["auto"] } {
         let said = if gpu { "complex values as 16-byte bits" } else { "serial twin" };
         sptrans()
             .args(["transpose", "--check", "--algo", algo])
@@ -304,7 +304,7 @@ fn info_reports_modules_and_toolchain() {
 gpu_test!(fn transpose_and_bench_run_on_the_gpu(gpu) {
     let dir = tempfile::tempdir().unwrap();
     let real = gen_file(dir.path(), "big.mtx", &["uniform", "3000", "2000", "200000"]);
-    for algo in ["scan", "merge", "radix", "coo", "cusparse", "auto"] {
+    for algo in ["scan", "merge", "radix", "coo", "auto"] {
         let out = dir.path().join(format!("{algo}.mtx"));
         sptrans().args(["transpose", "--check", "--algo", algo]).arg(&real).arg("-o").arg(&out).assert().success().stderr(predicate::str::contains(gpu.props().name.as_str()));
         transposed_equals_twin::<f64>(&real, &out);
@@ -453,7 +453,7 @@ gpu_test!(fn index64_transpose_and_bench_on_the_gpu(_gpu) {
     let int = gen_file(dir.path(), "int.mtx", &["uniform", "70", "40", "500", "--field", "integer"]);
     let pat = gen_file(dir.path(), "pat.mtx", &["dense-col", "80", "30", "200", "--field", "pattern"]);
     let cplx = gen_file(dir.path(), "cplx.mtx", &["rmat", "6", "200", "--field", "complex"]);
-    for algo in ["radix", "scan", "cusparse", "auto"] {
+    for algo in ["radix", "scan", "auto"] {
         let out = dir.path().join(format!("{algo}.mtx"));
         sptrans().args(["transpose", "--check", "--index", "64", "--algo", algo]).arg(&real).arg("-o").arg(&out).assert().success().stderr(predicate::str::contains("64-bit row pointer").and(no_panic()));
         transposed_equals_twin::<f64>(&real, &out);
