@@ -269,7 +269,14 @@ pub enum BenchValues {
     C64,
 }
 
+fn parse_spmv_target(s: &str) -> Result<crate::spmv_bench::SpmvTarget, String> {
+    s.parse().map_err(|e: gpu_spmv::Error| e.to_string())
+}
+
 fn parse_format(s: &str) -> Result<gpu_spmv::Format, String> {
+    if gpu_spmv::baselines::CuSparseAlg::from_name(s).is_some() {
+        return Err(format!("{s} is the benchmarks' peer, not a format of sptrans: `sptrans spmv-bench --formats auto,{s}` compares them"));
+    }
     s.parse().map_err(|e: gpu_spmv::Error| e.to_string())
 }
 
@@ -294,7 +301,7 @@ pub struct SpmvArgs {
     #[arg(short, long, default_value = "-")]
     pub output: PathBuf,
     /// Format: auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds,
-    /// merge-path, cusparse-csr-alg1, cusparse-csr-alg2, cusparse-coo.
+    /// merge-path (cuSPARSE's, the peers, run under `spmv-bench`).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
     pub format: gpu_spmv::Format,
     /// Value precision.
@@ -353,8 +360,8 @@ pub struct SpmvBenchArgs {
     #[arg(long)]
     pub matrices: Option<PathBuf>,
     /// Formats, comma-separated (default: all, cuSPARSE's included, and auto).
-    #[arg(long, value_delimiter = ',', value_parser = parse_format)]
-    pub formats: Option<Vec<gpu_spmv::Format>>,
+    #[arg(long, value_delimiter = ',', value_parser = parse_spmv_target)]
+    pub formats: Option<Vec<crate::spmv_bench::SpmvTarget>>,
     /// Precisions, comma-separated.
     #[arg(long, value_delimiter = ',', value_enum, default_value = "f64,f32")]
     pub precision: Vec<Precision>,

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use gpu_runtime::{Gpu, GpuTimer};
+use gpu_spmv::baselines::{CuSparseAlg, CuSparseSpmv};
 use gpu_spmv::{serial, Format, Spmv, SpmvValue};
 use indicatif::{ProgressBar, ProgressStyle};
 use sptrans_matrix::device::DeviceCsr;
@@ -12,6 +13,71 @@ use sptrans_matrix::{generate, mm, Csr};
 
 use crate::cli::{Precision, SpmvBenchArgs};
 use crate::{Error, Result};
+
+/// What `spmv-bench` runs: one of our formats, or a cuSPARSE peer
+/// ([`gpu_spmv::baselines::CuSparseSpmv`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SpmvTarget {
+    /// One of this project's formats (or `auto`).
+    Ours(Format),
+    /// A cuSPARSE algorithm.
+    CuSparse(CuSparseAlg),
+}
+
+/// The peer every ratio is against: cuSPARSE CSR ALG1.
+pub const REFERENCE: SpmvTarget = SpmvTarget::CuSparse(CuSparseAlg::CsrAlg1);
+
+impl SpmvTarget {
+    /// The short name (`csr-vector`, `auto`, `cusparse-csr-alg1`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            SpmvTarget::Ours(f) => f.name(),
+            SpmvTarget::CuSparse(a) => a.name(),
+        }
+    }
+
+    /// Every concrete format, then `auto`, then the cuSPARSE peers.
+    pub fn all() -> Vec<SpmvTarget> {
+        Format::ALL.into_iter().chain([Format::Auto]).map(SpmvTarget::Ours).chain(CuSparseAlg::ALL.into_iter().map(SpmvTarget::CuSparse)).collect()
+    }
+}
+
+impl std::fmt::Display for SpmvTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for SpmvTarget {
+    type Err = gpu_spmv::Error;
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        match CuSparseAlg::from_name(s) {
+            Some(a) => Ok(SpmvTarget::CuSparse(a)),
+            None => s.parse().map(SpmvTarget::Ours),
+        }
+    }
+}
+
+/// A plan of either kind.
+enum Plan<'a, T: SpmvValue> {
+    Ours(Box<Spmv<'a, T>>),
+    Peer(Box<CuSparseSpmv<'a, T>>),
+}
+
+impl<T: SpmvValue> Plan<'_, T> {
+    fn apply(
+        &mut self,
+        alpha: T,
+        x: &impl gpu_runtime::cudarc::driver::DevicePtr<T>,
+        beta: T,
+        y: &mut impl gpu_runtime::cudarc::driver::DevicePtrMut<T>,
+    ) -> gpu_spmv::Result<()> {
+        match self {
+            Plan::Ours(p) => p.apply(alpha, x, beta, y),
+            Plan::Peer(p) => p.apply(alpha, x, beta, y),
+        }
+    }
+}
 
 /// One measurement.
 #[derive(Debug, Clone)]
@@ -22,10 +88,10 @@ pub struct SpmvRecord {
     pub precision: &'static str,
     /// Rows, columns, nonzeros.
     pub shape: (u64, u64, u64),
-    /// The format asked for.
-    pub format: Format,
-    /// The format run (`auto`'s choice).
-    pub chosen: Format,
+    /// The format (or peer) asked for.
+    pub format: SpmvTarget,
+    /// The one run (`auto`'s choice).
+    pub chosen: SpmvTarget,
     /// Median product time (ms), or why there is none.
     pub result: std::result::Result<f64, String>,
     /// Effective bandwidth (GB/s) by the byte model.
@@ -97,9 +163,9 @@ pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
     if args.reps == 0 {
         return Err(Error::Usage("--reps must be at least 1".into()));
     }
-    let mut formats = args.formats.clone().unwrap_or_else(|| Format::ALL.into_iter().chain([Format::Auto]).collect());
-    if !formats.contains(&Format::CuSparseCsrAlg1) {
-        formats.push(Format::CuSparseCsrAlg1);
+    let mut formats = args.formats.clone().unwrap_or_else(SpmvTarget::all);
+    if !formats.contains(&REFERENCE) {
+        formats.push(REFERENCE);
     }
     let srcs = sources(args)?;
     let copy = gpu_runtime::copy_bandwidth_gbs(&gpu, 1 << 30, 20)?;
@@ -167,7 +233,7 @@ fn run_matrix<T: SpmvValue>(
     gpu: &Gpu,
     name: &str,
     a: &Csr<u32, T>,
-    formats: &[Format],
+    formats: &[SpmvTarget],
     args: &SpmvBenchArgs,
     pb: &ProgressBar,
 ) -> Result<Vec<SpmvRecord>> {
@@ -196,7 +262,10 @@ fn run_matrix<T: SpmvValue>(
             footprint: 0,
         };
         let t0 = std::time::Instant::now();
-        let made = Spmv::new(gpu, m.view(), format);
+        let made = match format {
+            SpmvTarget::Ours(f) => Spmv::new(gpu, m.view(), f).map(|p| Plan::Ours(Box::new(p))),
+            SpmvTarget::CuSparse(alg) => CuSparseSpmv::new(gpu, m.view(), alg).map(|p| Plan::Peer(Box::new(p))),
+        };
         gpu.synchronize()?;
         rec.convert_ms = t0.elapsed().as_secs_f64() * 1e3;
         let mut plan = match made {
@@ -209,8 +278,10 @@ fn run_matrix<T: SpmvValue>(
                 continue;
             }
         };
-        rec.chosen = plan.format();
-        rec.footprint = plan.footprint_bytes();
+        (rec.chosen, rec.footprint) = match &plan {
+            Plan::Ours(p) => (SpmvTarget::Ours(p.format()), p.footprint_bytes()),
+            Plan::Peer(p) => (format, p.footprint_bytes()),
+        };
         plan.apply(T::from_f64(1.0), &dx, T::default(), &mut dy)?;
         let got = gpu.download(&dy)?;
         rec.result = match serial::within(&got, &want, &bound) {
@@ -236,14 +307,11 @@ fn run_matrix<T: SpmvValue>(
 
 /// The cuSPARSE CSR ALG1 time of the same matrix and precision.
 fn reference(records: &[SpmvRecord], r: &SpmvRecord) -> Option<f64> {
-    records
-        .iter()
-        .find(|q| q.matrix == r.matrix && q.precision == r.precision && q.format == Format::CuSparseCsrAlg1)
-        .and_then(|q| q.result.as_ref().ok().copied())
+    records.iter().find(|q| q.matrix == r.matrix && q.precision == r.precision && q.format == REFERENCE).and_then(|q| q.result.as_ref().ok().copied())
 }
 
 fn shown(r: &SpmvRecord) -> String {
-    if r.format == Format::Auto {
+    if r.format == SpmvTarget::Ours(Format::Auto) {
         format!("auto → {}", r.chosen)
     } else {
         r.format.to_string()
@@ -315,16 +383,16 @@ pub fn plot(path: &Path, records: &[SpmvRecord]) -> Result<()> {
     use plotters::prelude::*;
     let err = |e: String| Error::Output { path: path.to_path_buf(), msg: e };
     let mut groups: Vec<(String, &'static str)> = vec![];
-    let mut formats: Vec<Format> = vec![];
+    let mut formats: Vec<SpmvTarget> = vec![];
     for r in records {
         if !groups.iter().any(|g| g.0 == r.matrix && g.1 == r.precision) {
             groups.push((r.matrix.clone(), r.precision));
         }
-        if r.format != Format::CuSparseCsrAlg1 && !formats.contains(&r.format) {
+        if r.format != REFERENCE && !formats.contains(&r.format) {
             formats.push(r.format);
         }
     }
-    let speed = |g: &(String, &str), f: Format| {
+    let speed = |g: &(String, &str), f: SpmvTarget| {
         records
             .iter()
             .find(|r| r.matrix == g.0 && r.precision == g.1 && r.format == f)

@@ -66,5 +66,34 @@ fn main() {
                 plan.footprint_bytes() as f64 / 1e6
             );
         }
+        // The cuSPARSE peers, timed the same way.
+        for alg in gpu_spmv::baselines::CuSparseAlg::ALL {
+            let mut peer = match gpu_spmv::baselines::CuSparseSpmv::new(&gpu, m.view(), alg) {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("| {name} | {} | {alg} | unavailable: {e} | | | | |", a.nnz());
+                    continue;
+                }
+            };
+            for _ in 0..3 {
+                peer.apply(1.0, &x, 0.0, &mut y).expect("warm-up");
+            }
+            let mut ms: Vec<f64> = (0..30)
+                .map(|_| {
+                    timer.start().expect("timer");
+                    peer.apply(1.0, &x, 0.0, &mut y).expect("spmv");
+                    timer.stop_ms().expect("timer")
+                })
+                .collect();
+            ms.sort_by(f64::total_cmp);
+            let t = ms[15];
+            let gbs = bytes as f64 / (t * 1e-3) / 1e9;
+            println!(
+                "| {name} | {} | {alg} | {t:.4} | {gbs:.0} | {:.0}% | {:.0} | |",
+                a.nnz(),
+                100.0 * gbs / copy,
+                peer.footprint_bytes() as f64 / 1e6
+            );
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! The baseline: NVIDIA cuSPARSE's generic `cusparseSpMV` (CSR ALG1 and ALG2, COO ALG1) through
+//! The raw binding behind [`crate::baselines::CuSparseSpmv`]: NVIDIA cuSPARSE's generic `cusparseSpMV` (CSR ALG1 and ALG2, COO ALG1) through
 //! cudarc's cuSPARSE bindings, on the plan's matrix and stream. The library is found by
 //! `gpu_runtime::vendor::cusparse_library`; a missing one is [`Error::CuSparseUnavailable`].
 use std::ffi::c_void;
@@ -35,7 +35,7 @@ pub(crate) enum Alg {
 
 /// A handle bound to the plan's stream and the matrix's descriptor; the vectors' descriptors
 /// and the buffer are made at the first product and reused.
-pub(crate) struct CuSparseSpmv {
+pub(crate) struct CuSparseHandle {
     handle: sys::cusparseHandle_t,
     mat: sys::cusparseSpMatDescr_t,
     vecs: Option<(sys::cusparseDnVecDescr_t, sys::cusparseDnVecDescr_t)>,
@@ -43,10 +43,10 @@ pub(crate) struct CuSparseSpmv {
     buffer: ScratchBuf,
 }
 
-impl CuSparseSpmv {
+impl CuSparseHandle {
     /// A handle on `gpu`'s stream and a descriptor of `a` (CSR, or COO with `coo_rows`).
     ///
-    /// The descriptor points into `a` and `coo_rows`, which the plan owns for as long as this
+    /// The descriptor points into `a` and `coo_rows`, which the plan keeps for as long as this
     /// lives.
     pub fn new<T: SpmvValue>(gpu: &Gpu, a: &DeviceCsrView<'_, T>, coo_rows: Option<&CudaSlice<u32>>, alg: Alg) -> Result<Self> {
         gpu_runtime::vendor::cusparse_library().map_err(|e| Error::CuSparseUnavailable(e.to_string()))?;
@@ -129,7 +129,7 @@ impl CuSparseSpmv {
     }
 }
 
-impl Drop for CuSparseSpmv {
+impl Drop for CuSparseHandle {
     fn drop(&mut self) {
         // SAFETY: live descriptors and handle, each destroyed once.
         unsafe {

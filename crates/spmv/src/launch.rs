@@ -142,7 +142,7 @@ pub(crate) unsafe fn coo<T: SpmvValue>(
 ///
 /// # Safety
 /// `y` holds `rows` values.
-unsafe fn scale<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, beta: T, y: u64) -> Result<()> {
+pub(crate) unsafe fn scale<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, beta: T, y: u64) -> Result<()> {
     if rows > 0 {
         // SAFETY: spmv_scale_T(rows, beta, y): y holds rows values.
         unsafe { k.scale.args(gpu.stream()).arg(&rows).arg(&beta).arg(&y).launch(grid_1d(rows, NT, NT as u64, max_blocks(gpu)))? };

@@ -7,6 +7,7 @@ pub use gpu_runtime::Gpu;
 
 pub mod adaptive;
 mod auto;
+pub mod baselines;
 mod convert;
 mod cusparse;
 pub mod ell;
@@ -79,7 +80,7 @@ pub enum Error {
     #[error("spmv: the matrix has no values (a pattern matrix)")]
     NoValues,
     /// A format name that [`Format::from_str`] does not know.
-    #[error("unknown SpMV format `{0}` (auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds, merge-path, cusparse-csr-alg1, cusparse-csr-alg2, cusparse-coo)")]
+    #[error("unknown SpMV format `{0}` (auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds, merge-path; cuSPARSE's are the peers of baselines::CuSparseSpmv)")]
     UnknownFormat(String),
     /// cuSPARSE could not be loaded (the baseline formats).
     #[error("cuSPARSE is not available: {0}")]
@@ -107,6 +108,17 @@ gpu_runtime::lift_errors!(gpu_ptr2idx => Ptr2Idx, gpu_scan => Scan, gpu_radix =>
 /// ```
 pub fn byte_model(rows: u64, cols: u64, nnz: u64, value_bytes: u64) -> u64 {
     (4 + value_bytes) * nnz + 4 * (rows + 1) + value_bytes * (cols + rows)
+}
+
+/// [`Error::LengthMismatch`] unless `x` has `cols` and `y` `rows` entries.
+pub(crate) fn check_vectors(rows: u64, cols: u64, x_len: usize, y_len: usize) -> Result<()> {
+    if x_len as u64 != cols {
+        return Err(Error::LengthMismatch { what: "x", expected: cols, got: x_len as u64 });
+    }
+    if y_len as u64 != rows {
+        return Err(Error::LengthMismatch { what: "y", expected: rows, got: y_len as u64 });
+    }
+    Ok(())
 }
 
 pub(crate) fn invalid(format: &'static str, reason: String) -> Error {
@@ -169,19 +181,12 @@ pub enum Format {
     /// deterministic; rows split between threads are completed by atomic adds, so the format
     /// is **not bit-reproducible**. Extra memory: 4 bytes per `MERGE_VT` (8) steps.
     MergePath,
-    /// The baseline: cuSPARSE `cusparseSpMV`, CSR, `CUSPARSE_SPMV_CSR_ALG1` (not bit-reproducible).
-    CuSparseCsrAlg1,
-    /// The baseline: cuSPARSE `cusparseSpMV`, CSR, `CUSPARSE_SPMV_CSR_ALG2` (deterministic).
-    CuSparseCsrAlg2,
-    /// The baseline: cuSPARSE `cusparseSpMV`, COO, `CUSPARSE_SPMV_COO_ALG1` (not
-    /// bit-reproducible).
-    CuSparseCoo,
 }
 
 impl Format {
-    /// Every concrete format, in table order (ours, then the cuSPARSE baselines); not
-    /// [`Format::Auto`].
-    pub const ALL: [Format; 12] = [
+    /// Every concrete format, in table order; not [`Format::Auto`] (cuSPARSE's are the peers of
+    /// [`baselines::CuSparseSpmv`]).
+    pub const ALL: [Format; 9] = [
         Format::CsrScalar,
         Format::CsrVector,
         Format::CsrAdaptive,
@@ -191,12 +196,9 @@ impl Format {
         Format::Scoo,
         Format::Jds,
         Format::MergePath,
-        Format::CuSparseCsrAlg1,
-        Format::CuSparseCsrAlg2,
-        Format::CuSparseCoo,
     ];
 
-    /// The short name (`csr-scalar`, `ell`, `cusparse-csr-alg1`, …).
+    /// The short name (`csr-scalar`, `ell`, `merge-path`, …).
     pub fn name(self) -> &'static str {
         match self {
             Format::Auto => "auto",
@@ -209,15 +211,7 @@ impl Format {
             Format::Scoo => "scoo",
             Format::Jds => "jds",
             Format::MergePath => "merge-path",
-            Format::CuSparseCsrAlg1 => "cusparse-csr-alg1",
-            Format::CuSparseCsrAlg2 => "cusparse-csr-alg2",
-            Format::CuSparseCoo => "cusparse-coo",
         }
-    }
-
-    /// Whether it is a cuSPARSE baseline.
-    pub fn is_cusparse(self) -> bool {
-        matches!(self, Format::CuSparseCsrAlg1 | Format::CuSparseCsrAlg2 | Format::CuSparseCoo)
     }
 
     /// Whether the plan keeps its own copy of the values (ELL, HYB, SCOO, JDS: converted
@@ -231,7 +225,7 @@ impl Format {
     /// also is when no row is longer than [`spmv_kernels::ADAPTIVE_LONG`], HYB when nothing
     /// overflows to COO).
     pub fn is_deterministic(self) -> bool {
-        matches!(self, Format::CsrScalar | Format::CsrVector | Format::Ell | Format::Jds | Format::CuSparseCsrAlg2)
+        matches!(self, Format::CsrScalar | Format::CsrVector | Format::Ell | Format::Jds)
     }
 }
 
@@ -253,7 +247,7 @@ impl FromStr for Format {
 enum Data<T: SpmvValue> {
     /// CSR-scalar, CSR-vector, cuSPARSE CSR: the CSR alone.
     Csr,
-    /// cuSPARSE COO: the row of every nonzero; merge-path: the first row of every thread's
+    /// Merge-path: the first row of every thread's
     /// steps.
     Rows(CudaSlice<u32>),
     /// COO: the row of every nonzero.
@@ -315,9 +309,6 @@ pub struct Spmv<'a, T: SpmvValue> {
     stats: Option<RowStats>,
     a: DeviceCsrView<'a, T>,
     data: Data<T>,
-    /// The cuSPARSE baselines' handle and descriptors (pointing into `a` and, for COO, the
-    /// row array).
-    cusparse: Option<cusparse::CuSparseSpmv>,
 }
 
 impl<'a, T: SpmvValue> Spmv<'a, T> {
@@ -345,7 +336,6 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
         };
         let data = match format {
             Format::Coo => Data::Coo(CooRows::new(gpu, &k, &a)?),
-            Format::CuSparseCoo => Data::Rows(convert::rows_of(gpu, &a)?),
             Format::MergePath => {
                 let mut start = gpu.alloc::<u32>(launch::merge_threads(a.rows(), a.nnz()).max(1) as usize)?;
                 let stream = gpu.stream().clone();
@@ -362,25 +352,9 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
             Format::Hyb => Data::Hyb(hyb::DeviceHyb::convert(gpu, &k, &a)?),
             Format::Scoo => Data::Scoo(scoo::DeviceScoo::convert(gpu, &k, &a, None)?),
             Format::Jds => Data::Jds(jds::DeviceJds::convert(gpu, &k, &a)?),
-            Format::CsrScalar | Format::CsrVector | Format::CuSparseCsrAlg1 | Format::CuSparseCsrAlg2 | Format::Auto => Data::Csr,
+            Format::CsrScalar | Format::CsrVector | Format::Auto => Data::Csr,
         };
-        let alg = match format {
-            Format::CuSparseCsrAlg1 => Some(cusparse::Alg::CsrAlg1),
-            Format::CuSparseCsrAlg2 => Some(cusparse::Alg::CsrAlg2),
-            Format::CuSparseCoo => Some(cusparse::Alg::CooAlg1),
-            _ => None,
-        };
-        let cusparse = match alg {
-            Some(alg) => {
-                let rows = match &data {
-                    Data::Rows(r) => Some(r),
-                    _ => None,
-                };
-                Some(cusparse::CuSparseSpmv::new(gpu, &a, rows, alg)?)
-            }
-            None => None,
-        };
-        Ok(Self { gpu: gpu.clone(), k, format, stats, a, data, cusparse })
+        Ok(Self { gpu: gpu.clone(), k, format, stats, a, data })
     }
 
     /// The format (for [`Format::Auto`], the one chosen).
@@ -405,7 +379,6 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
         let csr = 4 * (self.a.rows() + 1) + self.a.nnz() * (4 + T::BYTES as u64);
         match (&self.data, self.format) {
             (Data::Coo(r), _) => self.a.nnz() * (4 + T::BYTES as u64) + r.bytes(),
-            (Data::Rows(_), Format::CuSparseCoo) => self.a.nnz() * (8 + T::BYTES as u64),
             (Data::Rows(r), _) => csr + 4 * r.len() as u64,
             (Data::Csr, _) => csr,
             (Data::Adaptive(b), _) => csr + b.footprint_bytes(),
@@ -424,12 +397,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
     /// errors.
     pub fn apply(&mut self, alpha: T, x: &impl DevicePtr<T>, beta: T, y: &mut impl DevicePtrMut<T>) -> Result<()> {
         let (rows, cols, nnz) = (self.a.rows(), self.a.cols(), self.a.nnz());
-        if x.len() as u64 != cols {
-            return Err(Error::LengthMismatch { what: "x", expected: cols, got: x.len() as u64 });
-        }
-        if y.len() as u64 != rows {
-            return Err(Error::LengthMismatch { what: "y", expected: rows, got: y.len() as u64 });
-        }
+        check_vectors(rows, cols, x.len(), y.len())?;
         let stream = self.gpu.stream().clone();
         let (p, _p) = self.a.ptr().device_ptr(&stream);
         let (i, _i) = self.a.idx().device_ptr(&stream);
@@ -463,10 +431,6 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
             (_, Data::Hyb(h)) => unsafe { h.apply(gpu, k, alpha, xp, beta, yp) },
             (_, Data::Scoo(s)) => unsafe { s.apply(gpu, k, alpha, xp, beta, yp) },
             (_, Data::Jds(j)) => unsafe { j.apply(gpu, k, alpha, xp, beta, yp) },
-            (Format::CuSparseCsrAlg1 | Format::CuSparseCsrAlg2 | Format::CuSparseCoo, _) => match self.cusparse.as_mut() {
-                Some(cs) => unsafe { cs.apply(gpu, rows, cols, alpha, xp, beta, yp) },
-                None => Err(Error::Runtime(gpu_runtime::Error::Internal("cuSPARSE plan without its handle"))),
-            },
             _ => Err(Error::Runtime(gpu_runtime::Error::Internal("SpMV plan without its format's data"))),
         }
     }

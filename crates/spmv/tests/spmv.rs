@@ -5,6 +5,7 @@
 //! bit-identical across runs; every GPU conversion equal to its twin's; the errors. The twins of
 //! the formats are checked against the CSR twin on any machine.
 use gpu_spmv::adaptive::{DeviceRowBlocks, RowBlocks};
+use gpu_spmv::baselines::{CuSparseAlg, CuSparseSpmv};
 use gpu_spmv::ell::{DeviceEll, Ell};
 use gpu_spmv::hyb::{DeviceHyb, Hyb};
 use gpu_spmv::jds::{DeviceJds, Jds};
@@ -335,4 +336,52 @@ fn formats_and_bounds() {
     assert!((b[0] - 2.0 * g / (1.0 - g) * (2.0 + 1e-8)).abs() < 1e-12);
     assert!(serial::within(&[1.0f32], &[1.0 + 1e-3], &[1e-4]).is_err());
     assert!(serial::within(&[f32::NAN], &[f32::NAN], &[0.0]).is_ok());
+}
+
+/// The cuSPARSE peers (`baselines::CuSparseSpmv`) against the twin within its bound, on the same
+/// matrices as the formats (empty shapes included), f64 and f32, `beta` zero and not; wrong
+/// vector lengths are errors.
+fn cusparse_peers<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) {
+    for scale in [1u64, 33, 5000] {
+        for (name, a) in matrices::<T>(r, scale) {
+            let da = DeviceCsr::upload(gpu, &a).unwrap();
+            for alg in CuSparseAlg::ALL {
+                let mut plan = CuSparseSpmv::new(gpu, da.view(), alg).unwrap_or_else(|e| panic!("{name} {alg}: {e}"));
+                for (alpha, beta) in [(1.0, 0.0), (-0.75, 0.5)] {
+                    let (alpha, beta) = (T::from_f64(alpha), T::from_f64(beta));
+                    let x = random_vec::<T>(r, a.cols() as usize);
+                    let y0 = random_vec::<T>(r, a.rows() as usize);
+                    let dx = gpu.upload(&x).unwrap();
+                    let mut dy = gpu.upload(&y0).unwrap();
+                    if beta == T::default() {
+                        gpu.memset_bytes(&mut dy, POISON_BYTE).unwrap();
+                    }
+                    plan.apply(alpha, &dx, beta, &mut dy).unwrap_or_else(|e| panic!("{name} {alg}: {e}"));
+                    let mut want = y0.clone();
+                    serial::spmv(&a, alpha, &x, beta, &mut want);
+                    let bound = serial::error_bound(&a, alpha, &x, beta, &y0);
+                    if let Err(e) = serial::within(&gpu.download(&dy).unwrap(), &want, &bound) {
+                        panic!("{name} {alg} {}: {e}", T::NAME);
+                    }
+                }
+                let (x, mut y) = (gpu.alloc::<T>(a.cols() as usize + 1).unwrap(), gpu.alloc::<T>(a.rows() as usize).unwrap());
+                assert!(matches!(plan.apply(T::from_f64(1.0), &x, T::default(), &mut y), Err(Error::LengthMismatch { what: "x", .. })));
+            }
+        }
+    }
+}
+
+gpu_test!(fn cusparse_peers_match_the_twin(gpu) {
+    let (mut r, _seed) = rng();
+    cusparse_peers::<f64>(gpu, &mut r);
+    cusparse_peers::<f32>(gpu, &mut r);
+});
+
+#[test]
+fn cusparse_peer_names() {
+    for a in CuSparseAlg::ALL {
+        assert_eq!(CuSparseAlg::from_name(a.name()), Some(a));
+        assert!(a.name().parse::<Format>().is_err(), "{a} is not a format");
+    }
+    assert!(CuSparseAlg::CsrAlg2.is_deterministic() && !CuSparseAlg::CsrAlg1.is_deterministic());
 }

@@ -1,0 +1,122 @@
+//! Peers the benchmarks and tests compare with, kept out of [`crate::Format`] (which lists this
+//! crate's formats): NVIDIA cuSPARSE's `cusparseSpMV` on CSR (ALG1, ALG2) and COO (ALG1), as
+//! [`CuSparseSpmv`].
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use gpu_runtime::Gpu;
+use sptrans_matrix::DeviceCsrView;
+
+use crate::cusparse::{Alg, CuSparseHandle};
+use crate::{convert, launch, Error, Result, SpmvValue};
+
+/// Which cuSPARSE `cusparseSpMV` algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CuSparseAlg {
+    /// CSR, `CUSPARSE_SPMV_CSR_ALG1` (not bit-reproducible): the peer of every SpMV ratio.
+    CsrAlg1,
+    /// CSR, `CUSPARSE_SPMV_CSR_ALG2` (deterministic).
+    CsrAlg2,
+    /// COO (the rows of every nonzero, made from the CSR), `CUSPARSE_SPMV_COO_ALG1` (not
+    /// bit-reproducible).
+    CooAlg1,
+}
+
+impl CuSparseAlg {
+    /// Every one, in table order.
+    pub const ALL: [CuSparseAlg; 3] = [CuSparseAlg::CsrAlg1, CuSparseAlg::CsrAlg2, CuSparseAlg::CooAlg1];
+
+    /// The short name (`cusparse-csr-alg1`, `cusparse-csr-alg2`, `cusparse-coo`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CuSparseAlg::CsrAlg1 => "cusparse-csr-alg1",
+            CuSparseAlg::CsrAlg2 => "cusparse-csr-alg2",
+            CuSparseAlg::CooAlg1 => "cusparse-coo",
+        }
+    }
+
+    /// The algorithm of a short name ([`CuSparseAlg::name`]), case-insensitive.
+    pub fn from_name(s: &str) -> Option<CuSparseAlg> {
+        CuSparseAlg::ALL.into_iter().find(|a| a.name().eq_ignore_ascii_case(s))
+    }
+
+    /// Whether the same inputs give the same bits on every run.
+    pub fn is_deterministic(self) -> bool {
+        self == CuSparseAlg::CsrAlg2
+    }
+}
+
+impl std::fmt::Display for CuSparseAlg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// cuSPARSE's SpMV on a borrowed CSR, as a plan like [`crate::Spmv`]: `y = alpha · A · x + beta ·
+/// y` on the [`Gpu`]'s stream. The handle, the matrix's descriptor (pointing into the borrowed
+/// arrays, and into the plan's own row array for COO) and the buffer are made once; the vectors'
+/// descriptors at the first product.
+pub struct CuSparseSpmv<'a, T: SpmvValue> {
+    gpu: Gpu,
+    k: launch::Kernels,
+    alg: CuSparseAlg,
+    a: DeviceCsrView<'a, T>,
+    /// COO's rows (declared after the handle: the descriptor points into them).
+    h: CuSparseHandle,
+    rows: Option<CudaSlice<u32>>,
+}
+
+impl<'a, T: SpmvValue> CuSparseSpmv<'a, T> {
+    /// Loads cuSPARSE and describes `a` for `alg` (COO: its rows made on the GPU first).
+    ///
+    /// # Errors
+    /// [`Error::CuSparseUnavailable`], [`Error::NoValues`], cuSPARSE errors, out of memory.
+    pub fn new(gpu: &Gpu, a: DeviceCsrView<'a, T>, alg: CuSparseAlg) -> Result<Self> {
+        if a.vals().is_none() {
+            return Err(Error::NoValues);
+        }
+        let k = launch::Kernels::load::<T>(gpu)?;
+        let rows = if alg == CuSparseAlg::CooAlg1 { Some(convert::rows_of(gpu, &a)?) } else { None };
+        let inner = match alg {
+            CuSparseAlg::CsrAlg1 => Alg::CsrAlg1,
+            CuSparseAlg::CsrAlg2 => Alg::CsrAlg2,
+            CuSparseAlg::CooAlg1 => Alg::CooAlg1,
+        };
+        let h = CuSparseHandle::new(gpu, &a, rows.as_ref(), inner)?;
+        Ok(Self { gpu: gpu.clone(), k, alg, a, h, rows })
+    }
+
+    /// The algorithm.
+    pub fn alg(&self) -> CuSparseAlg {
+        self.alg
+    }
+
+    /// Device bytes of the matrix as cuSPARSE reads it: the CSR, or for COO its rows, columns
+    /// and values.
+    pub fn footprint_bytes(&self) -> u64 {
+        let nnz = self.a.nnz();
+        match self.rows {
+            Some(_) => nnz * (8 + T::BYTES as u64),
+            None => 4 * (self.a.rows() + 1) + nnz * (4 + T::BYTES as u64),
+        }
+    }
+
+    /// `y = alpha * A * x + beta * y` (`y` not read when `beta == 0`). Enqueued on the stream; the
+    /// first product allocates cuSPARSE's buffer.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] for vectors of the wrong length; cuSPARSE errors.
+    pub fn apply(&mut self, alpha: T, x: &impl DevicePtr<T>, beta: T, y: &mut impl DevicePtrMut<T>) -> Result<()> {
+        let (rows, cols) = (self.a.rows(), self.a.cols());
+        crate::check_vectors(rows, cols, x.len(), y.len())?;
+        let stream = self.gpu.stream().clone();
+        let (xp, _x) = x.device_ptr(&stream);
+        let (yp, _y) = y.device_ptr_mut(&stream);
+        if rows == 0 || cols == 0 || self.a.nnz() == 0 {
+            // cuSPARSE refuses empty dimensions: y = beta · y (our scale kernel).
+            // SAFETY: y holds rows values (checked).
+            return unsafe { launch::scale(&self.gpu, &self.k, rows, beta, yp) };
+        }
+        // SAFETY: x and y hold cols and rows values (checked), live until the work completes (the
+        // caller's borrows outlast the enqueue; the stream orders their later use).
+        unsafe { self.h.apply(&self.gpu, rows, cols, alpha, xp, beta, yp) }
+    }
+}
