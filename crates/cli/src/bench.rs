@@ -300,7 +300,7 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
         for (name, why) in &skipped {
             text.push_str(&skipped_csv_row(name, why));
         }
-        std::fs::write(p, text).map_err(|e| Error::Output { path: p.clone(), msg: e.to_string() })?;
+        crate::files::write_with(p, |w| w.write_all(text.as_bytes()).map_err(|e| e.to_string()))?;
         eprintln!("wrote {}", p.display());
     }
     if let Some(p) = &args.plot {

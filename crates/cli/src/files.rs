@@ -1,7 +1,8 @@
 //! `transpose` and `gen`: Matrix Market in and out. Every input is read exactly once, streaming
 //! (`-` is standard input), and refused before anything large is allocated when it would not fit
-//! the memory allowed; every output is written to a temporary file beside it and renamed into
-//! place when complete (`-` is standard output; a name ending in `.gz` is written gzip).
+//! the memory allowed; every output goes where [`crate::output`] says (regular files through a
+//! temporary file renamed into place; devices, FIFOs and standard output streamed; a name ending
+//! in `.gz` is written gzip).
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
@@ -18,47 +19,57 @@ fn mat_err(path: &Path) -> impl FnOnce(sptrans_matrix::Error) -> Error + '_ {
     move |source| Error::Matrix { path: path.to_path_buf(), source }
 }
 
-/// Writes `a` as Matrix Market to `path`: standard output for `-`; otherwise a temporary file in
-/// the same directory, gzip when the name ends in `.gz`, renamed to `path` once complete (an
-/// interrupted or failed run leaves an earlier `path` untouched).
+/// Writes `a` as Matrix Market to `path` ([`write_with`]).
 pub(crate) fn write<I: sptrans_matrix::Index, T: Value>(path: &Path, a: &Csr<I, T>) -> Result<()> {
     write_with(path, |w| mm::write_csr(w, a).map_err(|e| e.to_string()))
 }
 
-/// Writes what `body` produces to `path` as [`write`] does (standard output for `-`, else a
-/// temporary file renamed into place; gzip for `.gz`).
+/// Writes what `body` produces to `path`, harming nothing ([`crate::output`]): standard output
+/// for `-`; a character device, FIFO or socket (or a symlink to one) written directly, streaming;
+/// a regular file or a new path through a temporary file beside it, renamed into place when
+/// complete (an interrupted or failed run leaves an earlier file untouched and no temporary file
+/// behind), with the existing file's mode or `0666 & !umask`; a symlink is written through to its
+/// target. gzip when the name ends in `.gz`.
 pub(crate) fn write_with(path: &Path, body: impl Fn(&mut dyn Write) -> std::result::Result<(), String>) -> Result<()> {
     let out_err = |msg: String| Error::Output { path: path.to_path_buf(), msg };
-    if path.as_os_str() == "-" {
-        let stdout = std::io::stdout();
-        let mut w = BufWriter::new(stdout.lock());
-        body(&mut w).map_err(out_err)?;
-        return w.flush().map_err(|e| out_err(e.to_string()));
-    }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".sptrans-")
-        .suffix(".part")
-        .tempfile_in(dir)
-        .map_err(|e| out_err(format!("cannot create a temporary file in {}: {e}", dir.display())))?;
-    {
-        let file = BufWriter::with_capacity(1 << 20, tmp.as_file());
-        if path.to_string_lossy().ends_with(".gz") {
-            let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-            body(&mut gz).map_err(out_err)?;
-            gz.finish().and_then(|mut f| f.flush()).map_err(|e| out_err(e.to_string()))?;
+    let gz = path.to_string_lossy().ends_with(".gz");
+    let stream = |w: &mut dyn Write| -> Result<()> {
+        // The body reports errors as text: the watch remembers whether the reader closed the pipe.
+        let mut w = crate::output::Watch::new(w);
+        let done = if gz {
+            let mut z = flate2::write::GzEncoder::new(&mut w, flate2::Compression::default());
+            body(&mut z).map_err(out_err).and_then(|()| z.finish().and_then(|f| f.flush()).map_err(|e| crate::output::io_error(path, e)))
         } else {
-            let mut file = file;
-            body(&mut file).map_err(out_err)?;
-            file.flush().map_err(|e| out_err(e.to_string()))?;
+            body(&mut w).map_err(out_err).and_then(|()| w.flush().map_err(|e| crate::output::io_error(path, e)))
+        };
+        if w.broken() {
+            return Err(Error::BrokenPipe);
+        }
+        done
+    };
+    match crate::output::Destination::of(path)? {
+        crate::output::Destination::Stdout => {
+            let stdout = std::io::stdout();
+            let mut w = BufWriter::new(stdout.lock());
+            stream(&mut w)
+        }
+        crate::output::Destination::Special(target) => {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .map_err(|e| out_err(format!("cannot open {} for writing: {e}", target.display())))?;
+            let mut w = BufWriter::with_capacity(1 << 20, f);
+            stream(&mut w)
+        }
+        crate::output::Destination::Regular { target, mode } => {
+            let tmp = crate::output::Temporary::beside(&target, mode)?;
+            {
+                let mut w = BufWriter::with_capacity(1 << 20, tmp.file());
+                stream(&mut w)?;
+            }
+            tmp.persist(&target)
         }
     }
-    tmp.as_file().sync_all().map_err(|e| out_err(e.to_string()))?;
-    tmp.persist(path).map_err(|e| out_err(format!("cannot move the finished file into place: {}", e.error)))?;
-    Ok(())
 }
 
 /// Host memory a command may use: `--max-memory`, else what the system reports as available

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod cli;
 mod files;
 pub mod info;
+mod output;
 pub mod spmv;
 pub mod spmv_bench;
 pub mod svd;
@@ -45,6 +46,10 @@ pub enum Error {
     /// A GPU runtime error.
     #[error(transparent)]
     Runtime(#[from] gpu_runtime::Error),
+    /// Standard output was closed by its reader (`… | head`): the program ends quietly with
+    /// status 141, as after `SIGPIPE`.
+    #[error("standard output closed")]
+    BrokenPipe,
     /// Writing an output (CSV, plot) failed.
     #[error("{path}: {msg}")]
     Output {
@@ -83,6 +88,19 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Runs one command.
 pub fn run(cli: Cli) -> Result<()> {
+    // Every output path is checked before any reading or computing (issue 38).
+    let outputs: Vec<&std::path::Path> = match &cli.command {
+        cli::Command::Transpose(a) => vec![a.output.as_path()],
+        cli::Command::Gen(a) => a.output.iter().map(|p| p.as_path()).collect(),
+        cli::Command::Bench(a) => a.csv.iter().chain(a.plot.iter()).map(|p| p.as_path()).collect(),
+        cli::Command::Spmv(a) => vec![a.output.as_path()],
+        cli::Command::SpmvBench(a) => a.csv.iter().chain(a.plot.iter()).map(|p| p.as_path()).collect(),
+        cli::Command::Svd(a) => a.output.iter().map(|p| p.as_path()).collect(),
+        cli::Command::Info(_) => vec![],
+    };
+    for p in outputs {
+        output::check(p)?;
+    }
     match cli.command {
         cli::Command::Transpose(a) => files::transpose(&a),
         cli::Command::Gen(a) => files::gen(&a),

@@ -4,6 +4,8 @@ use clap::Parser;
 fn main() -> std::process::ExitCode {
     match sptrans_cli::run(sptrans_cli::Cli::parse()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
+        // A reader that closed the pipe (`sptrans spmv A.mtx | head`): quiet, as after SIGPIPE.
+        Err(sptrans_cli::Error::BrokenPipe) => std::process::ExitCode::from(141),
         Err(e) => {
             eprintln!("error: {e}");
             std::process::ExitCode::FAILURE

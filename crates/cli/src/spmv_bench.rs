@@ -201,7 +201,8 @@ pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
     pb.finish_and_clear();
     print!("{}", table(&records, copy));
     if let Some(path) = &args.csv {
-        std::fs::write(path, csv(&records, copy)).map_err(|e| Error::Output { path: path.clone(), msg: e.to_string() })?;
+        let text = csv(&records, copy);
+        crate::files::write_with(path, |w| w.write_all(text.as_bytes()).map_err(|e| e.to_string()))?;
         eprintln!("wrote {}", path.display());
     }
     if let Some(path) = &args.plot {
