@@ -172,6 +172,13 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
         }
     };
     let algos: Vec<Target> = match (&gpu, &args.algos) {
+        (None, Some(a)) if a.iter().any(|t| t.is_gpu()) => {
+            let names: Vec<&str> = a.iter().filter(|t| t.is_gpu()).map(|t| t.name()).collect();
+            return Err(Error::Usage(format!(
+                "--algos {} needs a GPU, and none is usable; --algos serial (or no --algos) runs the serial twin",
+                names.join(",")
+            )));
+        }
         (None, _) => vec![Target::Ours(Algorithm::Serial)],
         (Some(_), Some(a)) => a.clone(),
         (Some(_), None) => DEFAULT_ALGOS.to_vec(),

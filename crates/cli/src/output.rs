@@ -58,6 +58,10 @@ impl Destination {
         if path.as_os_str() == "-" {
             return Ok(Destination::Stdout);
         }
+        let name = path.to_string_lossy();
+        if let Some(ext) = [".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z"].into_iter().find(|e| name.ends_with(e)) {
+            return Err(err(path, format!("{ext} compression is not written; use .gz (gzip) or no extension for plain text")));
+        }
         let target = match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => {
                 // Written through to the target (which may not exist yet: a dangling link makes it).

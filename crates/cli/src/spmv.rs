@@ -69,7 +69,9 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
         None => vec![T::from_f64(1.0); a.cols() as usize],
     };
     eprintln!("A: {} × {}, {} nonzeros ({})", a.rows(), a.cols(), a.nnz(), T::NAME);
-    let y = match crate::open_gpu() {
+    let gpu = crate::open_gpu();
+    let on_gpu = gpu.is_ok();
+    let y = match gpu {
         Ok(gpu) => {
             let plan_start = std::time::Instant::now();
             let da = DeviceCsr::upload(&gpu, &a)?;
@@ -91,6 +93,9 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
             );
             gpu.download(&dy)?
         }
+        Err(why) if args.format != Format::Auto => {
+            return Err(Error::Usage(format!("--format {} needs a GPU ({why}); --format auto runs the serial twin without one", args.format)));
+        }
         Err(why) => {
             eprintln!("no GPU ({why}): the serial twin computed y");
             let mut y = vec![T::default(); a.rows() as usize];
@@ -98,7 +103,9 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
             y
         }
     };
-    if args.check {
+    if args.check && !on_gpu {
+        eprintln!("check: nothing to compare: without a GPU, y is the serial twin's own result");
+    } else if args.check {
         let mut want = vec![T::default(); a.rows() as usize];
         serial::spmv(&a, T::from_f64(1.0), &x, T::default(), &mut want);
         let bound = serial::error_bound(&a, T::from_f64(1.0), &x, T::default(), &want);

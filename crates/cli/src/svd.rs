@@ -16,6 +16,16 @@ use crate::{Error, Result};
 /// Unreadable or malformed files, bad settings (k > min(rows, cols), block, tolerance), GPU
 /// errors, and [`Error::NotConverged`] at the restart cap (after printing what it has).
 pub fn svd(args: &SvdArgs) -> Result<()> {
+    // Settings that no matrix can make valid are refused before the file is read.
+    if args.rank == 0 {
+        return Err(Error::Usage("-k 0: ask for at least one singular value".into()));
+    }
+    if args.block == 0 || args.block > gpu_csrc::MAX_K as usize {
+        return Err(Error::Usage(format!("--block {}: 1 to {}", args.block, gpu_csrc::MAX_K)));
+    }
+    if !(args.tol > 0.0 && args.tol.is_finite()) {
+        return Err(Error::Usage(format!("--tol {}: a positive number", args.tol)));
+    }
     let path = &args.input;
     let a: Csr<u32, f64> =
         mm::Input::open(path).and_then(|i| i.read_csr(host_limit(args.max_memory))).map_err(|source| Error::Matrix { path: path.clone(), source })?;

@@ -345,18 +345,18 @@ fn spmv_writes_y_and_refuses_bad_vectors() {
         text.push_str(&format!("{v}\n"));
     }
     std::fs::write(&x_path, text).unwrap();
+    // Without a GPU an explicit format is an error naming the fallback, and --check says it has
+    // nothing to compare.
+    let gpu = gpu_testkit::shared_gpu().is_ok();
     for format in ["auto", "csr-adaptive", "jds", "scoo"] {
         let y_path = dir.path().join(format!("y-{format}.mtx"));
-        sptrans()
-            .args(["spmv", "--check", "--format", format])
-            .arg(&a_path)
-            .arg("--x")
-            .arg(&x_path)
-            .arg("-o")
-            .arg(&y_path)
-            .assert()
-            .success()
-            .stderr(predicate::str::contains("check: y agrees").and(no_panic()));
+        let run = sptrans().args(["spmv", "--check", "--format", format]).arg(&a_path).arg("--x").arg(&x_path).arg("-o").arg(&y_path).assert();
+        if !gpu && format != "auto" {
+            run.code(1).stderr(predicate::str::contains("needs a GPU").and(predicate::str::contains("--format auto")).and(no_panic()));
+            continue;
+        }
+        let said = if gpu { "check: y agrees" } else { "check: nothing to compare" };
+        run.success().stderr(predicate::str::contains(said).and(no_panic()));
         let y = mm::read_csr::<f64>(&y_path).unwrap();
         assert_eq!((y.rows(), y.cols()), (a.rows(), 1));
         let mut got = vec![0.0; a.rows() as usize];
@@ -435,7 +435,13 @@ fn svd_finds_known_singular_values() {
         assert!((s - w).abs() <= 1e-12 * 7.0, "σ {s} vs {w}");
     }
     sptrans().args(["svd", "-k", "7"]).arg(&p).assert().code(1).stderr(predicate::str::contains("at most min(rows, cols) = 6").and(no_panic()));
-    sptrans().args(["svd", "-k", "2", "--block", "17"]).arg(&p).assert().code(1).stderr(predicate::str::contains("block size 17").and(no_panic()));
+    sptrans().args(["svd", "-k", "2", "--block", "17"]).arg(&p).assert().code(1).stderr(predicate::str::contains("--block 17").and(no_panic()));
+    // Settings no matrix can make valid are refused before the file is read (it does not exist).
+    sptrans().args(["svd", "-k", "0", "no-such.mtx"]).assert().code(1).stderr(predicate::str::contains("-k 0").and(no_panic()));
+    // A matrix holding NaN is named as such, not as a convergence failure.
+    let nan = dir.path().join("nan.mtx");
+    std::fs::write(&nan, "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 nan\n3 3 2\n").unwrap();
+    sptrans().args(["svd", "-k", "1"]).arg(&nan).assert().code(1).stderr(predicate::str::contains("NaN or infinite").and(no_panic()));
     let big = gen_file(dir.path(), "u.mtx", &["uniform", "2000", "300", "12000"]);
     sptrans()
         .args(["svd", "-k", "8", "--tol", "1e-15", "--max-iter", "1", "--krylov", "16"])

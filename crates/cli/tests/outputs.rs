@@ -94,6 +94,22 @@ fn bad_output_paths_fail_before_any_work() {
         assert!(!status.success(), "{args:?}");
         assert!(err.contains("nodir"), "{args:?}: {err}");
     }
+    // A compression we do not write is refused, not written as plain text under its name.
+    sptrans()
+        .args(["gen", "uniform", "3", "2", "1", "-o"])
+        .arg(dir.path().join("t.mtx.bz2"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(".bz2 compression"));
+    assert!(!dir.path().join("t.mtx.bz2").exists());
+    // Without a GPU, asking for GPU algorithms is an error naming the fallback.
+    if gpu_testkit::shared_gpu().is_err() {
+        sptrans()
+            .args(["bench", "--suite", "small", "--algos", "radix", "--quiet"])
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("needs a GPU").and(predicate::str::contains("--algos serial")));
+    }
     // A directory as the output.
     sptrans().args(["gen", "uniform", "3", "2", "1", "-o"]).arg(dir.path()).assert().failure().stderr(predicate::str::contains("is a directory"));
 }

@@ -42,6 +42,13 @@ pub enum Error {
     /// A setting out of its range.
     #[error("invalid SVD setting: {0}")]
     Config(String),
+    /// The matrix holds NaN or an infinity (found before the iteration: its Frobenius norm is not
+    /// finite).
+    #[error("the matrix holds NaN or infinite values (its Frobenius norm is {norm}): the SVD is undefined")]
+    NonFinite {
+        /// The norm computed.
+        norm: f64,
+    },
     /// cuBLAS could not be loaded.
     #[error("cuBLAS is not available: {0}")]
     CublasUnavailable(String),
@@ -259,6 +266,9 @@ pub fn svd_observed<T: SvdValue>(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, cfg: &C
     let mut c = DeviceCsrc::from_csr(gpu, &a)?;
     let mut be = gpu::GpuBackend::new(gpu, &mut c, transposed, cfg.profile)?;
     let norm = be.norm(&vals)?;
+    if !norm.is_finite() {
+        return Err(Error::NonFinite { norm });
+    }
     if cfg.profile {
         gpu.synchronize()?;
         observer(Event::Phase { what: "setup", seconds: t0.elapsed().as_secs_f64() });
@@ -299,7 +309,11 @@ pub mod serial {
         let c = Csrc::from_csr(a);
         let transposed = a.cols() > a.rows();
         let mut be = host::HostBackend { c: &c, transposed, slots: Vec::new() };
-        let s = lanczos::run(&mut be, cfg, frobenius(a), &mut observer)?;
+        let norm = frobenius(a);
+        if !norm.is_finite() {
+            return Err(Error::NonFinite { norm });
+        }
+        let s = lanczos::run(&mut be, cfg, norm, &mut observer)?;
         Ok(untranspose(s, transposed))
     }
 }
