@@ -47,6 +47,55 @@ impl<T> std::fmt::Debug for DeviceViewMut<'_, T> {
     }
 }
 
+/// The accessors every view of one kind shares.
+macro_rules! view_accessors {
+    (flat $($t:ident),*) => {$(
+        impl<T> $t<'_, T> {
+            /// Items.
+            pub fn len(&self) -> usize {
+                self.len
+            }
+
+            /// Whether it holds no item.
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+
+            /// The device address of the first item.
+            pub fn addr(&self) -> u64 {
+                self.ptr
+            }
+        }
+    )*};
+    (dense $($t:ident),*) => {$(
+        impl<T> $t<'_, T> {
+            /// Rows (items per vector).
+            pub fn rows(&self) -> u64 {
+                self.rows
+            }
+
+            /// Columns (vectors).
+            pub fn cols(&self) -> u64 {
+                self.cols
+            }
+
+            /// Leading dimension: items from one column's start to the next's.
+            pub fn ld(&self) -> u64 {
+                self.ld
+            }
+
+            /// Whether the columns follow one another without gaps (`ld == rows`, one column, or
+            /// none of the rows).
+            pub fn is_packed(&self) -> bool {
+                self.ld == self.rows || self.cols <= 1 || self.rows == 0
+            }
+        }
+    )*};
+}
+
+view_accessors!(flat DeviceView, DeviceViewMut);
+view_accessors!(dense DenseView, DenseViewMut);
+
 /// `start..end` of a range over `len` items, `None` when it does not fit.
 fn bounds(range: &impl RangeBounds<usize>, len: usize) -> Option<(usize, usize)> {
     let start = match range.start_bound() {
@@ -82,21 +131,6 @@ impl<'a, T> DeviceView<'a, T> {
     /// ordering) for `'a`.
     pub unsafe fn from_raw(ptr: u64, len: usize, stream: &Arc<CudaStream>) -> Self {
         Self { ptr, len, stream: stream.clone(), _borrow: PhantomData }
-    }
-
-    /// Items.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no item.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The device address of the first item.
-    pub fn addr(&self) -> u64 {
-        self.ptr
     }
 
     /// The sub-range `range`, `None` when it is out of bounds.
@@ -136,21 +170,6 @@ impl<'a, T> DeviceViewMut<'a, T> {
     /// the caller enqueues on.
     pub unsafe fn from_raw(ptr: u64, len: usize, stream: &Arc<CudaStream>) -> Self {
         Self { ptr, len, stream: stream.clone(), _borrow: PhantomData }
-    }
-
-    /// Items.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no item.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The device address of the first item.
-    pub fn addr(&self) -> u64 {
-        self.ptr
     }
 
     /// A read-only view of the same items, borrowing this one.
@@ -368,27 +387,6 @@ impl<'a, T> DenseView<'a, T> {
         Ok(Self { rows, cols, ld: rows.max(1), data })
     }
 
-    /// Rows (items per vector).
-    pub fn rows(&self) -> u64 {
-        self.rows
-    }
-
-    /// Columns (vectors).
-    pub fn cols(&self) -> u64 {
-        self.cols
-    }
-
-    /// Leading dimension: items from one column's start to the next's.
-    pub fn ld(&self) -> u64 {
-        self.ld
-    }
-
-    /// Whether the columns follow one another without gaps (`ld == rows`, one column, or none
-    /// of the rows).
-    pub fn is_packed(&self) -> bool {
-        self.ld == self.rows || self.cols <= 1 || self.rows == 0
-    }
-
     /// The items it spans.
     pub fn data(&self) -> &DeviceView<'a, T> {
         &self.data
@@ -412,26 +410,6 @@ impl<'a, T> DenseViewMut<'a, T> {
     pub fn packed(data: DeviceViewMut<'a, T>, rows: u64) -> crate::Result<Self> {
         let cols = packed_cols(data.len() as u64, rows)?;
         Ok(Self { rows, cols, ld: rows.max(1), data })
-    }
-
-    /// Rows (items per vector).
-    pub fn rows(&self) -> u64 {
-        self.rows
-    }
-
-    /// Columns (vectors).
-    pub fn cols(&self) -> u64 {
-        self.cols
-    }
-
-    /// Leading dimension.
-    pub fn ld(&self) -> u64 {
-        self.ld
-    }
-
-    /// Whether the columns follow one another without gaps.
-    pub fn is_packed(&self) -> bool {
-        self.ld == self.rows || self.cols <= 1 || self.rows == 0
     }
 
     /// The items it spans, writable.
