@@ -364,17 +364,13 @@ fn run_peer<T: BenchValue>(
         None => DeviceCsrParts::alloc(gpu, da.cols(), da.nnz(), da.vals().is_some())?,
     };
     gpu.memset_bytes(&mut parts.idx, 0xAB)?;
-    c.transpose_view(&da.view(), &mut parts.view_mut())?;
-    // SAFETY: cuSPARSE wrote the transpose's structure into parts (checked against the twin next,
-    // by the downloaded copy's own validation and comparison).
-    let res = unsafe { DeviceCsr::from_parts_unchecked(da.cols(), da.rows(), parts) };
+    let res = c.transpose_into(da, parts)?;
     let got = res.download(gpu)?;
-    let parts = res.into_parts();
     if !got.same_bits(want) {
-        *out = Some(parts);
+        *out = Some(res.into_parts());
         return Err(Error::CheckFailed("cusparse differs from the serial twin".to_string()));
     }
-    let (stats, parts) = time_cusparse(c, da, parts, args.warmup, args.reps)?;
+    let (stats, parts) = time_cusparse(c, da, res.into_parts(), args.warmup, args.reps)?;
     *out = Some(parts);
     Ok(stats)
 }

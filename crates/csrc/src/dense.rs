@@ -71,16 +71,13 @@ pub(crate) fn with_packed<T: SpmvValue>(
 ) -> Result<()> {
     let k = check(rows, cols, op, x, out)?;
     let (xn, on) = operand_rows(rows, cols, op);
-    let mut px = None;
     let xa = if x.is_packed() {
         x.data().addr()
     } else {
         let mut buf = scratch.slice::<T>((xn * k as u64) as usize)?;
         let mut dst = DenseViewMut::packed(buf.view_mut(), xn)?;
         gpu.copy_dense(x, &mut dst)?;
-        let a = buf.view().addr();
-        px = Some(buf);
-        a
+        buf.view().addr()
     };
     if out.is_packed() {
         let oa = out.data_mut().addr();
@@ -95,6 +92,5 @@ pub(crate) fn with_packed<T: SpmvValue>(
     product(Packed { x: xa, out: oa, k }, scratch)?;
     let src = DenseView::packed(buf.view(), on)?;
     gpu.copy_dense(&src, out)?;
-    drop(px);
     Ok(())
 }
