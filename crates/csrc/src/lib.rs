@@ -334,6 +334,21 @@ impl<T: SpmvValue> DeviceCsrc<T> {
         self.nnz
     }
 
+    /// Runs this plan's later work on `gpu`'s stream (a handle on the same context, such as
+    /// [`Gpu::with_stream`] of the one it was built with): for callers whose current stream
+    /// changes between products. Work already enqueued on the old stream is not waited for: order
+    /// the two streams first when they differ.
+    ///
+    /// # Errors
+    /// `gpu_runtime::Error::ForeignStream` when `gpu` belongs to another context.
+    pub fn set_gpu(&mut self, gpu: &Gpu) -> Result<()> {
+        if gpu.context().cu_ctx() != self.gpu.context().cu_ctx() {
+            return Err(gpu_runtime::Error::ForeignStream.into());
+        }
+        self.gpu = gpu.clone();
+        Ok(())
+    }
+
     /// Caps the shared memory of the transposed product (of the stored matrix): when one column
     /// of the result (`cols` values of the stored matrix, plus 256 staged rows) fits in `bytes`,
     /// each block accumulates the result in shared memory and adds it to global memory once,

@@ -1,0 +1,222 @@
+"""``sptrans.transpose`` and ``sptrans.Operator``."""
+
+import numpy as np
+
+from . import _native
+from ._frameworks import FLOAT_DTYPES, adapter, kind_of, make_csr, matrix, note_host
+
+#: Nonzeros from which the 64-bit row-pointer path runs (int32 pointers end there).
+WIDE_NNZ = 2**31
+ALGORITHMS = ("auto", "radix", "scan", "merge", "coo", "sym", "serial")
+#: Columns per product (more are done in chunks of this many).
+MAX_K = 16
+
+
+def gpu_available():
+    """Whether a CUDA driver and at least one GPU are present."""
+    return _native.gpu_available()
+
+
+def transpose(A, algorithm="auto"):
+    """The CSR of ``A.T`` (the CSC of ``A``), with sorted indices, bit-exact.
+
+    ``A`` is a CuPy ``csr_matrix`` (on its device, ordered by CuPy's current stream), a PyTorch
+    sparse CSR or COO tensor (CUDA: ordered by ``torch.cuda.current_stream()``; CPU: the host
+    twin), or a SciPy sparse matrix or array (the host twin). Other formats are converted to CSR
+    first (a copy). Index arrays of int32 or int64, values of any 1-, 2-, 4-, 8- or 16-byte
+    dtype (float32/64, complex64/128, ...). The result has ``A``'s type, index dtype and value
+    dtype, allocated by ``A``'s framework.
+
+    Differences from SciPy's ``A.T.tocsr()``: indices come out sorted in every row (SciPy's do
+    too for a sorted input, but not in general); duplicates are kept, not summed; int64 index
+    arrays on the GPU are narrowed to 32 bits on the device while checked, and the result's
+    widened back (copies).
+
+    ``algorithm``: ``"auto"`` (RadixTrans or ScanTrans by size), ``"radix"``, ``"scan"``,
+    ``"merge"``, ``"coo"``, ``"sym"`` (for a symmetric pattern) or ``"serial"``.
+
+    Raises ``TypeError`` (unsupported input or dtype), ``ValueError`` (malformed structure, with
+    the position), ``MemoryError`` (device out of memory), ``RuntimeError`` (no GPU for a
+    device input, driver errors).
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"sptrans.transpose: algorithm {algorithm!r} (one of {', '.join(ALGORITHMS)})")
+    m = matrix(A)
+    shape = (m.cols, m.rows)
+    fw = m.fw
+    pb, ib, vb = m.widths()
+    if vb not in (1, 2, 4, 8, 16):
+        raise TypeError(f"sptrans.transpose: values of dtype {m.dtype} ({vb} bytes) are not supported")
+    if fw.host:
+        note_host()
+        ptr, idx, vals = m.addrs()
+        index = m.indices.dtype
+        out_ptr = np.empty(m.cols + 1, dtype=index)
+        out_idx = np.empty(m.nnz, dtype=index)
+        out_vals = np.empty(m.nnz, dtype=m.data.dtype)
+        _native.transpose_cpu(
+            m.rows, m.cols, m.nnz, ptr, idx, ib, vals, vb, fw.addr(out_ptr), fw.addr(out_idx), fw.addr(out_vals)
+        )
+        return make_csr(m, out_vals, out_idx, out_ptr, shape)
+    if m.rows >= 2**31:
+        raise ValueError(f"sptrans.transpose: {m.rows} rows; the result's indices hold at most 2^31 - 1")
+    wide = m.nnz >= WIDE_NNZ
+    dev, stream = m.device, m.stream()
+    ws = _native.transpose_workspace(dev, stream, m.rows, m.cols, m.nnz, pb, ib, vb, algorithm, wide)
+    scratch = fw.empty(max(int(ws), 1), np.uint8, dev)
+    out_ptr = fw.empty(m.cols + 1, np.int64 if wide else np.int32, dev)
+    out_idx = fw.empty(m.nnz, np.int32, dev)
+    out_vals = fw.empty(m.nnz, m.dtype, dev)
+    ptr, idx, vals = m.addrs()
+    _native.transpose_gpu(
+        dev, stream, m.rows, m.cols, m.nnz, ptr, pb, idx, ib, vals, vb,
+        fw.addr(out_ptr), fw.addr(out_idx), fw.addr(out_vals), fw.addr(scratch), int(scratch.shape[0]),
+        algorithm, wide,
+    )  # fmt: skip
+    if pb == 8 and not wide:
+        out_ptr = fw.widen(out_ptr)
+    if ib == 8:
+        out_idx = fw.widen(out_idx)
+    return make_csr(m, out_vals, out_idx, out_ptr, shape)
+
+
+class Operator:
+    """A plan of a sparse matrix ``A`` for repeated products ``A @ X`` and ``A.T @ Y``.
+
+    On the GPU (CuPy or PyTorch CUDA input) the plan is the CSRC layout of ``A``: one private
+    copy of its structure and values (the input is read once, then not needed), with direct and
+    transposed products of 1 to 16 columns per launch (more columns run in chunks of 16). For
+    SciPy input the products run on the host twin. Values float32 or float64; the operand is
+    cast to that dtype.
+
+    ``op @ x`` and ``op.T @ y`` take a vector (1-D) or a block (2-D, ``n × k``) of ``A``'s
+    framework on ``A``'s device and return one of the same framework (a block in column-major
+    order), ordered by the framework's current stream at the call.
+
+    Differences from SciPy: no dtype promotion (the result has ``A``'s dtype); sums are in a
+    different order than SciPy's, so results agree to rounding, not bit for bit.
+    """
+
+    def __init__(self, A):
+        m = matrix(A)
+        if m.dtype not in FLOAT_DTYPES:
+            raise TypeError(f"sptrans.Operator: values must be float32 or float64, not {m.dtype}")
+        self.shape = (m.rows, m.cols)
+        self.dtype = m.dtype
+        self._fw = m.fw
+        self._device = m.device
+        self._kind = m.kind
+        if m.fw.host:
+            note_host()
+            self._host = m
+            self._plan = None
+        else:
+            self._host = None
+            pb, ib, vb = m.widths()
+            ws = _native.Operator.build_workspace(m.rows, m.cols, m.nnz, pb, ib)
+            scratch = m.fw.empty(max(int(ws), 1), np.uint8, m.device)
+            ptr, idx, vals = m.addrs()
+            self._plan = _native.Operator(
+                m.device, m.stream(), m.rows, m.cols, m.nnz, ptr, pb, idx, ib, vals, vb,
+                m.fw.addr(scratch), int(scratch.shape[0]),
+            )  # fmt: skip
+        self.nnz = m.nnz
+
+    @property
+    def T(self):
+        """The transposed operator (the same plan)."""
+        return _Transposed(self)
+
+    def __matmul__(self, x):
+        return self._apply("N", x)
+
+    def matvec(self, x):
+        return self._apply("N", x)
+
+    def rmatvec(self, y):
+        return self._apply("T", y)
+
+    def matmat(self, x):
+        return self._apply("N", x)
+
+    def rmatmat(self, y):
+        return self._apply("T", y)
+
+    def aslinearoperator(self):
+        """A ``scipy.sparse.linalg.LinearOperator`` (SciPy input) or a CuPy one (CuPy input)."""
+        if self._kind == "cupy":
+            from cupyx.scipy.sparse.linalg import LinearOperator
+        else:
+            from scipy.sparse.linalg import LinearOperator
+        return LinearOperator(
+            self.shape, matvec=self.matvec, rmatvec=self.rmatvec, matmat=self.matmat, rmatmat=self.rmatmat, dtype=self.dtype
+        )
+
+    def __repr__(self):
+        where = "host" if self._plan is None else f"{self._fw.name} device {self._device}"
+        return f"<sptrans.Operator {self.shape[0]}x{self.shape[1]}, {self.nnz} nonzeros, {self.dtype}, {where}>"
+
+    def _apply(self, op, x):
+        fw = self._fw
+        kind = kind_of(x)
+        expected = "numpy" if fw.host else fw.name
+        if kind != expected and not (fw.host and kind is None):
+            raise TypeError(f"sptrans.Operator: operand of {type(x).__module__}.{type(x).__name__}; this operator takes {expected} arrays")
+        if fw.host:
+            x = np.asarray(x)
+        elif fw.device(x) != self._device:
+            raise ValueError(f"sptrans.Operator: operand on device {fw.device(x)}, the operator on {self._device}")
+        rows, cols = self.shape
+        n_in, n_out = (cols, rows) if op == "N" else (rows, cols)
+        ndim = len(x.shape)
+        if ndim not in (1, 2) or int(x.shape[0]) != n_in:
+            what = "A" if op == "N" else "A.T"
+            raise ValueError(f"sptrans.Operator: {what} @ x needs x of shape ({n_in},) or ({n_in}, k), got {tuple(x.shape)}")
+        if fw.dtype(x).kind not in "fiub":
+            raise TypeError(f"sptrans.Operator: operand dtype {fw.dtype(x)} (real numbers only)")
+        k = 1 if ndim == 1 else int(x.shape[1])
+        if n_in == 0 or n_out == 0 or k == 0 or self.nnz == 0:
+            out = fw.zeros((n_out, k), self.dtype, self._device)
+            return out[:, 0] if ndim == 1 else out
+        x2 = x.reshape(n_in, 1) if ndim == 1 else x
+        out = fw.empty((n_out, k), self.dtype, self._device, order="F")
+        for j in range(0, k, MAX_K):
+            kc = min(MAX_K, k - j)
+            xc = fw.contiguous(x2[:, j : j + kc], dtype=self.dtype, order="F")
+            yc = out[:, j : j + kc]
+            if fw.host:
+                h = self._host
+                ptr, idx, vals = h.addrs()
+                _, ib, vb = h.widths()
+                _native.multiply_cpu(op, h.rows, h.cols, h.nnz, ptr, idx, ib, vals, vb, fw.addr(xc), kc, fw.addr(yc))
+            else:
+                ws = int(self._plan.workspace(op, kc))
+                scratch = fw.empty(max(ws, 1), np.uint8, self._device)
+                stream = fw.stream(self._device)
+                self._plan.multiply(stream, op, fw.addr(xc), kc, fw.addr(yc), fw.addr(scratch), ws)
+        return out[:, 0] if ndim == 1 else out
+
+
+class _Transposed:
+    """``op.T``: the same plan with the products swapped."""
+
+    def __init__(self, op):
+        self._op = op
+        self.shape = (op.shape[1], op.shape[0])
+        self.dtype = op.dtype
+
+    @property
+    def T(self):
+        return self._op
+
+    def __matmul__(self, y):
+        return self._op._apply("T", y)
+
+    def matvec(self, y):
+        return self._op._apply("T", y)
+
+    def rmatvec(self, x):
+        return self._op._apply("N", x)
+
+    matmat = matvec
+    rmatmat = rmatvec

@@ -1,0 +1,164 @@
+//! The caller's device and stream, and the caller's CSR arrays as validated views.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use sptrans::runtime::check::{self, OffsetWord};
+use sptrans::runtime::cudarc::driver::CudaStream;
+use sptrans::runtime::cudarc::driver::sys::CUstream;
+use sptrans::{DeviceCsrView, DeviceView, Gpu, Scratch};
+
+use crate::py_err;
+
+/// One handle per device, opened on first use; handles on callers' streams share its module
+/// cache (kernels are loaded once per device and process).
+static DEVICES: Mutex<Option<HashMap<usize, Gpu>>> = Mutex::new(None);
+
+/// A handle on device `ordinal` running on the caller's stream `stream` (a `CUstream`; 0 is the
+/// legacy default stream).
+pub(crate) fn gpu_on(ordinal: usize, stream: u64) -> PyResult<Gpu> {
+    let base = {
+        let mut guard = DEVICES.lock().map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("sptrans: device table poisoned"))?;
+        let table = guard.get_or_insert_with(HashMap::new);
+        match table.get(&ordinal) {
+            Some(g) => g.clone(),
+            None => {
+                let g = Gpu::new(ordinal).map_err(py_err)?;
+                table.insert(ordinal, g.clone());
+                g
+            }
+        }
+    };
+    // SAFETY: `stream` is the current stream of the caller's framework on this device (the
+    // Python layer reads it from CuPy or PyTorch and holds the arrays' owners for the call); it
+    // belongs to the device's primary context, which `Gpu::new` retained. The wrapper does not
+    // destroy it, and work is ordered by that stream.
+    let s: Arc<CudaStream> = unsafe { base.context().wrap_borrowed_stream(stream as CUstream) };
+    base.with_stream(s).map_err(py_err)
+}
+
+/// The caller's CSR arrays: addresses and widths as the Python layer checked them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CsrArgs {
+    pub rows: u64,
+    pub cols: u64,
+    pub nnz: u64,
+    /// Row pointer address (`rows + 1` entries of `ptr_bytes`: 4 for int32, 8 for int64).
+    pub ptr: u64,
+    pub ptr_bytes: usize,
+    /// Column indices address (`nnz` entries of `idx_bytes`).
+    pub idx: u64,
+    pub idx_bytes: usize,
+    /// Values address (`nnz` entries), 0 for none.
+    pub vals: u64,
+}
+
+impl CsrArgs {
+    /// Whether the structure must be converted (64-bit arrays are narrowed to `u32` indices).
+    pub fn converts(&self) -> bool {
+        self.ptr_bytes != 4 || self.idx_bytes != 4
+    }
+
+    /// Scratch bytes [`CsrArgs::view`] takes with pointer words `O`.
+    pub fn view_bytes<O>(&self) -> u64 {
+        let align = sptrans::runtime::scratch::ALIGN;
+        let mut b = check::WORKSPACE_BYTES + align;
+        if self.converts() {
+            b += (self.rows + 1) * std::mem::size_of::<O>() as u64 + align + self.nnz * 4 + align;
+        }
+        b
+    }
+
+    fn check_widths(&self) -> PyResult<()> {
+        for (what, w) in [("row pointer", self.ptr_bytes), ("column indices", self.idx_bytes)] {
+            if w != 4 && w != 8 {
+                return Err(PyValueError::new_err(format!("{what}: index arrays must be int32 or int64 (got {w}-byte items)")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The arrays as a view with pointer words `O` and values `T`, validated on the GPU (one
+    /// synchronization) with [`CsrArgs::view_bytes`] of `scratch`; int64 structure is narrowed
+    /// into the scratch as it is checked.
+    ///
+    /// # Safety
+    /// The addresses must hold the stated entries on `gpu`'s device, readable for `'a`, and be
+    /// complete in `gpu`'s stream order.
+    pub unsafe fn view<'a, T, O: OffsetWord>(&self, gpu: &Gpu, scratch: &mut Scratch<'a>) -> PyResult<DeviceCsrView<'a, T, O>> {
+        self.check_widths()?;
+        let stream = gpu.stream();
+        let (m, n, nnz) = (self.rows, self.cols, self.nnz);
+        let max_nnz = if std::mem::size_of::<O>() == 4 { sptrans::matrix::device::MAX_NNZ } else { u64::MAX };
+        if nnz > max_nnz {
+            return Err(PyValueError::new_err(format!("{nnz} nonzeros: more than this path's {max_nnz}")));
+        }
+        // SAFETY (all from_raw below): the caller's guarantee.
+        let vals = (self.vals != 0).then(|| unsafe { DeviceView::<T>::from_raw(self.vals, nnz as usize, stream) });
+        if !self.converts() {
+            if std::mem::size_of::<O>() != 4 {
+                return Err(PyValueError::new_err("an int32 row pointer takes the 32-bit path"));
+            }
+            let ptr = unsafe { DeviceView::<O>::from_raw(self.ptr, m as usize + 1, stream) };
+            let idx = unsafe { DeviceView::<u32>::from_raw(self.idx, nnz as usize, stream) };
+            let mut flags = scratch.sub(check::WORKSPACE_BYTES).map_err(py_err)?;
+            let (pf, xf) = check::offsets_and_indices(gpu, &ptr, nnz, &idx, n, &mut flags).map_err(py_err)?;
+            if let Some(f) = pf {
+                return Err(PyValueError::new_err(format!("indptr: {f} (position {})", f.position())));
+            }
+            if let Some(f) = xf {
+                // The caller's int32 indices, read back as signed.
+                let v = f.value as u32 as i32;
+                return Err(PyValueError::new_err(format!("indices: entry {} at position {} is outside 0..{n}", v, f.position)));
+            }
+            // SAFETY: lengths from the shape; structure checked just above; sizes below.
+            sizes(m, n)?;
+            return Ok(unsafe { DeviceCsrView::new_unchecked(m, n, ptr, idx, vals) });
+        }
+        let mut p = scratch.slice::<O>(m as usize + 1).map_err(py_err)?;
+        let mut x = scratch.slice::<u32>(nnz as usize).map_err(py_err)?;
+        let mut flags = scratch.sub(check::WORKSPACE_BYTES).map_err(py_err)?;
+        let f = match (self.ptr_bytes, self.idx_bytes) {
+            (4, 8) => signed::<i32, i64, O>(gpu, self, &mut p, &mut x, &mut flags)?,
+            (8, 4) => signed::<i64, i32, O>(gpu, self, &mut p, &mut x, &mut flags)?,
+            _ => signed::<i64, i64, O>(gpu, self, &mut p, &mut x, &mut flags)?,
+        };
+        if let Some(v) = f.pointer_value {
+            return Err(PyValueError::new_err(format!("indptr: entry {} at position {} does not fit ({} at most)", v.value, v.position, O::MAX)));
+        }
+        if let Some(pf) = f.pointer {
+            return Err(PyValueError::new_err(format!("indptr: {pf} (position {})", pf.position())));
+        }
+        if let Some(v) = f.index {
+            return Err(PyValueError::new_err(format!("indices: entry {} at position {} is outside 0..{n}", v.value, v.position)));
+        }
+        sizes(m, n)?;
+        // SAFETY: signed_csr checked every entry as it converted it.
+        Ok(unsafe { DeviceCsrView::new_unchecked(m, n, DeviceView::from(p.into_view()), DeviceView::from(x.into_view()), vals) })
+    }
+}
+
+fn sizes(m: u64, n: u64) -> PyResult<()> {
+    let max = sptrans::matrix::device::MAX_DIM;
+    if m > max || n > max {
+        return Err(PyValueError::new_err(format!("shape ({m}, {n}): each dimension at most {max}")));
+    }
+    Ok(())
+}
+
+/// [`check::signed_csr`] of the caller's arrays (types `P`, `S`) into `p`, `x`.
+fn signed<P: check::SignedIndex, S: check::SignedIndex, O: OffsetWord>(
+    gpu: &Gpu,
+    a: &CsrArgs,
+    p: &mut sptrans::runtime::scratch::ScratchSlice<'_, O>,
+    x: &mut sptrans::runtime::scratch::ScratchSlice<'_, u32>,
+    flags: &mut Scratch<'_>,
+) -> PyResult<check::SignedCsrFaults> {
+    let stream = gpu.stream();
+    // SAFETY: the caller's guarantee (CsrArgs::view).
+    let (ptr, idx) =
+        unsafe { (DeviceView::<P>::from_raw(a.ptr, a.rows as usize + 1, stream), DeviceView::<S>::from_raw(a.idx, a.nnz as usize, stream)) };
+    check::signed_csr(gpu, &ptr, &idx, a.cols, p, x, flags).map_err(py_err)
+}

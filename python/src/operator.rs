@@ -1,0 +1,169 @@
+//! `sptrans.Operator`: a CSRC plan of the caller's matrix with `A·X` and `Aᵀ·Y` products on
+//! the caller's current stream.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use sptrans::csrc::{DeviceCsrc, Op};
+use sptrans::{DenseView, DenseViewMut, DeviceView, DeviceViewMut, Gpu, Scratch};
+
+use crate::device::{CsrArgs, gpu_on};
+use crate::{bad_width, py_err};
+
+enum Plan {
+    F32(DeviceCsrc<f32>),
+    F64(DeviceCsrc<f64>),
+}
+
+/// The CSRC plan of one matrix (a private copy of its structure and values in CSRC order),
+/// built on the GPU; products run on whichever stream the call names.
+#[pyclass(unsendable, module = "sptrans._native")]
+pub struct Operator {
+    plan: Plan,
+    device: usize,
+    rows: u64,
+    cols: u64,
+    nnz: u64,
+}
+
+fn op(name: &str) -> PyResult<Op> {
+    match name {
+        "N" => Ok(Op::NoTranspose),
+        "T" => Ok(Op::Transpose),
+        _ => Err(PyValueError::new_err(format!("op {name:?}: 'N' or 'T'"))),
+    }
+}
+
+#[pymethods]
+impl Operator {
+    /// Scratch bytes the constructor needs to check (and for int64 arrays narrow) the structure.
+    #[staticmethod]
+    fn build_workspace(rows: u64, cols: u64, nnz: u64, ptr_bytes: usize, idx_bytes: usize) -> u64 {
+        CsrArgs { rows, cols, nnz, ptr: 0, ptr_bytes, idx: 0, idx_bytes, vals: 0 }.view_bytes::<u32>()
+    }
+
+    /// Builds the plan of the caller's CSR (float32 or float64 values, `val_bytes` 4 or 8) on
+    /// `stream`, validating it first.
+    #[new]
+    #[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, val_bytes, scratch, scratch_bytes))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        device: usize,
+        stream: u64,
+        rows: u64,
+        cols: u64,
+        nnz: u64,
+        ptr: u64,
+        ptr_bytes: usize,
+        idx: u64,
+        idx_bytes: usize,
+        vals: u64,
+        val_bytes: usize,
+        scratch: u64,
+        scratch_bytes: u64,
+    ) -> PyResult<Self> {
+        let gpu = gpu_on(device, stream)?;
+        let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals };
+        let s = gpu.stream();
+        // SAFETY: the Python layer's arrays of the stated lengths on this device, alive for the
+        // call; the scratch (scratch_bytes) allocated by the caller's framework.
+        let plan = unsafe {
+            let mut buf = DeviceViewMut::<u8>::from_raw(scratch, scratch_bytes as usize, s);
+            let mut sc = Scratch::new(&mut buf, s);
+            match val_bytes {
+                4 => Plan::F32(DeviceCsrc::from_csr(&gpu, &args.view::<f32, u32>(&gpu, &mut sc)?).map_err(py_err)?),
+                8 => Plan::F64(DeviceCsrc::from_csr(&gpu, &args.view::<f64, u32>(&gpu, &mut sc)?).map_err(py_err)?),
+                b => return Err(bad_width("Operator (float32 or float64)", b)),
+            }
+        };
+        Ok(Self { plan, device, rows, cols, nnz })
+    }
+
+    /// Rows of the matrix.
+    #[getter]
+    fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Columns of the matrix.
+    #[getter]
+    fn cols(&self) -> u64 {
+        self.cols
+    }
+
+    /// Nonzeros.
+    #[getter]
+    fn nnz(&self) -> u64 {
+        self.nnz
+    }
+
+    /// The device the plan lives on.
+    #[getter]
+    fn device(&self) -> usize {
+        self.device
+    }
+
+    /// Scratch bytes one product `op` ('N' or 'T') of `k` packed columns needs.
+    fn workspace(&self, op: &str, k: usize) -> PyResult<u64> {
+        let op = self::op(op)?;
+        Ok(match &self.plan {
+            Plan::F32(p) => p.workspace_bytes(op, k, true),
+            Plan::F64(p) => p.workspace_bytes(op, k, true),
+        } + sptrans::runtime::scratch::ALIGN)
+    }
+
+    /// `out = op(A) · x` for a column-major block `x` of `k` columns (packed), enqueued on
+    /// `stream`.
+    #[pyo3(signature = (stream, op, x, k, out, scratch, scratch_bytes))]
+    #[allow(clippy::too_many_arguments)]
+    fn multiply(&mut self, stream: u64, op: &str, x: u64, k: usize, out: u64, scratch: u64, scratch_bytes: u64) -> PyResult<()> {
+        let op = self::op(op)?;
+        let gpu = gpu_on(self.device, stream)?;
+        let (xr, yr) = match op {
+            Op::NoTranspose => (self.cols, self.rows),
+            Op::Transpose => (self.rows, self.cols),
+        };
+        match &mut self.plan {
+            Plan::F32(p) => product(p, &gpu, op, (x, xr), (out, yr), k, (scratch, scratch_bytes)),
+            Plan::F64(p) => product(p, &gpu, op, (x, xr), (out, yr), k, (scratch, scratch_bytes)),
+        }
+    }
+}
+
+/// One product on the caller's packed blocks.
+fn product<T: sptrans::csrc::SpmvValue + num_one::One>(
+    p: &mut DeviceCsrc<T>,
+    gpu: &Gpu,
+    op: Op,
+    (x, xr): (u64, u64),
+    (y, yr): (u64, u64),
+    k: usize,
+    (scratch, scratch_bytes): (u64, u64),
+) -> PyResult<()> {
+    p.set_gpu(gpu).map_err(py_err)?;
+    let s = gpu.stream();
+    // SAFETY: the Python layer's F-ordered blocks of xr × k and yr × k items on this device and
+    // the scratch it allocated, alive for the call.
+    unsafe {
+        let xv = DenseView::packed(DeviceView::<T>::from_raw(x, xr as usize * k, s), xr).map_err(py_err)?;
+        let mut yv = DenseViewMut::packed(DeviceViewMut::<T>::from_raw(y, yr as usize * k, s), yr).map_err(py_err)?;
+        let mut buf = DeviceViewMut::<u8>::from_raw(scratch, scratch_bytes as usize, s);
+        let mut sc = Scratch::new(&mut buf, s);
+        p.multiply_with(op, T::ONE, &xv, T::ZERO, &mut yv, &mut sc).map_err(py_err)
+    }
+}
+
+/// One and zero of the value types.
+mod num_one {
+    pub trait One {
+        const ONE: Self;
+        const ZERO: Self;
+    }
+    impl One for f32 {
+        const ONE: f32 = 1.0;
+        const ZERO: f32 = 0.0;
+    }
+    impl One for f64 {
+        const ONE: f64 = 1.0;
+        const ZERO: f64 = 0.0;
+    }
+}

@@ -1,0 +1,136 @@
+//! `sptrans.transpose` on device arrays: the caller's CSR as a view, the caller's output arrays
+//! and scratch as mutable views, one transposer per device and stream.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use sptrans::runtime::check::OffsetWord;
+use sptrans::transpose::{Algorithm, Transposer};
+use sptrans::{DeviceCsrPartsMut, DeviceCsrView, DeviceViewMut, Payload, Scratch};
+
+use crate::device::{CsrArgs, gpu_on};
+use crate::{by_width, py_err};
+
+/// Transposers by (device, stream): kernels looked up once; they hold no memory (every call
+/// runs on scratch the caller's framework lends).
+static PLANS: Mutex<Option<HashMap<(usize, u64), Transposer>>> = Mutex::new(None);
+
+fn with_plan<R>(device: usize, stream: u64, f: impl FnOnce(&mut Transposer) -> PyResult<R>) -> PyResult<R> {
+    let mut guard = PLANS.lock().map_err(|_| PyRuntimeError::new_err("sptrans: transposer table poisoned"))?;
+    let table = guard.get_or_insert_with(HashMap::new);
+    let plan = match table.entry((device, stream)) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => e.insert(Transposer::new(&gpu_on(device, stream)?).map_err(py_err)?),
+    };
+    f(plan)
+}
+
+fn algorithm(name: &str) -> PyResult<Algorithm> {
+    name.parse::<Algorithm>().map_err(py_err)
+}
+
+/// Scratch bytes [`transpose_gpu`] needs for this matrix: the structure's check (and, for int64
+/// arrays, their narrowed copies) plus the transposer's workspace. `wide` selects the 64-bit
+/// pointer path (the Python layer takes it from 2^31 nonzeros, where int32 pointers end).
+#[pyfunction]
+#[pyo3(signature = (device, stream, rows, cols, nnz, ptr_bytes, idx_bytes, val_bytes, algorithm, wide))]
+#[allow(clippy::too_many_arguments)]
+pub fn transpose_workspace(
+    device: usize,
+    stream: u64,
+    rows: u64,
+    cols: u64,
+    nnz: u64,
+    ptr_bytes: usize,
+    idx_bytes: usize,
+    val_bytes: usize,
+    algorithm: &str,
+    wide: bool,
+) -> PyResult<u64> {
+    let algo = self::algorithm(algorithm)?;
+    let args = CsrArgs { rows, cols, nnz, ptr: 0, ptr_bytes, idx: 0, idx_bytes, vals: 0 };
+    with_plan(device, stream, |t| {
+        let own = if wide {
+            args.view_bytes::<u64>() + t.workspace64_bytes(algo, rows, cols, nnz, val_bytes).map_err(py_err)?
+        } else {
+            args.view_bytes::<u32>() + t.workspace_bytes(algo, rows, cols, nnz, val_bytes).map_err(py_err)?
+        };
+        Ok(own + sptrans::runtime::scratch::ALIGN)
+    })
+}
+
+/// Transposes the caller's CSR (int32/int64 structure, values of `val_bytes` bytes or none)
+/// into the caller's output arrays: `out_ptr` of `cols + 1` words (`u32`, or `u64` when
+/// `wide`), `out_idx` of `nnz` `u32`, `out_vals` of `nnz` values; enqueued on `stream` after
+/// validating the input (one synchronization).
+#[pyfunction]
+#[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, val_bytes, out_ptr, out_idx, out_vals, scratch, scratch_bytes, algorithm, wide))]
+#[allow(clippy::too_many_arguments)]
+pub fn transpose_gpu(
+    device: usize,
+    stream: u64,
+    rows: u64,
+    cols: u64,
+    nnz: u64,
+    ptr: u64,
+    ptr_bytes: usize,
+    idx: u64,
+    idx_bytes: usize,
+    vals: u64,
+    val_bytes: usize,
+    out_ptr: u64,
+    out_idx: u64,
+    out_vals: u64,
+    scratch: u64,
+    scratch_bytes: u64,
+    algorithm: &str,
+    wide: bool,
+) -> PyResult<()> {
+    let algo = self::algorithm(algorithm)?;
+    let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals };
+    let outs = Outs { ptr: out_ptr, idx: out_idx, vals: out_vals, scratch, scratch_bytes };
+    with_plan(device, stream, |t| {
+        by_width!(val_bytes, V => {
+            if wide {
+                run::<V, u64>(t, algo, &args, &outs, |t, algo, a, out, s| t.transpose64_view_with(algo, a, out, s))
+            } else {
+                run::<V, u32>(t, algo, &args, &outs, |t, algo, a, out, s| t.transpose_view_with(algo, a, out, s))
+            }
+        })
+    })
+}
+
+/// The caller's output and scratch addresses.
+struct Outs {
+    ptr: u64,
+    idx: u64,
+    vals: u64,
+    scratch: u64,
+    scratch_bytes: u64,
+}
+
+/// The transposer's entry point for pointer words `O`.
+type Entry<V, O> =
+    fn(&mut Transposer, Algorithm, &DeviceCsrView<'_, V, O>, &mut DeviceCsrPartsMut<'_, V, O>, &mut Scratch<'_>) -> sptrans::transpose::Result<()>;
+
+/// One transpose with pointer words `O` through `entry`.
+fn run<V: Payload, O: OffsetWord + Payload>(t: &mut Transposer, algo: Algorithm, a: &CsrArgs, o: &Outs, entry: Entry<V, O>) -> PyResult<()> {
+    let gpu = t.gpu().clone();
+    let stream = gpu.stream();
+    // SAFETY: the Python layer allocated the scratch (scratch_bytes) and the outputs (cols + 1
+    // pointer words of O, nnz indices and values) with the caller's framework on this device and
+    // keeps them alive for the call; the inputs are the caller's arrays of the stated lengths.
+    unsafe {
+        let mut buf = DeviceViewMut::<u8>::from_raw(o.scratch, o.scratch_bytes as usize, stream);
+        let mut scratch = Scratch::new(&mut buf, stream);
+        let view = a.view::<V, O>(&gpu, &mut scratch)?;
+        let mut out = DeviceCsrPartsMut {
+            ptr: DeviceViewMut::from_raw(o.ptr, a.cols as usize + 1, stream),
+            idx: DeviceViewMut::from_raw(o.idx, a.nnz as usize, stream),
+            vals: (a.vals != 0).then(|| DeviceViewMut::from_raw(o.vals, a.nnz as usize, stream)),
+        };
+        entry(t, algo, &view, &mut out, &mut scratch).map_err(py_err)
+    }
+}
