@@ -1,0 +1,163 @@
+"""The package on CuPy and PyTorch CUDA inputs, against SciPy. Skipped by name without a GPU
+(failing instead with SPTRANS_REQUIRE_GPU=1)."""
+
+import numpy as np
+import pytest
+
+import sptrans
+from sptrans import _frameworks, _native
+from conftest import SHAPES, parts_of, random_csr, reference_transpose
+
+BIG = [(70001, 50003), (1 << 17, (1 << 16) + 1)]
+
+
+@pytest.mark.parametrize("shape", SHAPES + BIG)
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+def test_transpose_matches_scipy(gpu_fw, shape, index):
+    density = 0.1 if shape[0] * shape[1] < 10**7 else 4e-4
+    a = random_csr(*shape, density=density, seed=sum(shape), index=index)
+    t = sptrans.transpose(gpu_fw.csr(a))
+    r = reference_transpose(a)
+    p, i, v = parts_of(gpu_fw, t)
+    assert tuple(t.shape) == (shape[1], shape[0])
+    if gpu_fw.name == "torch" or index == np.int64:
+        assert p.dtype == np.dtype(index) and i.dtype == np.dtype(index)
+    assert np.array_equal(p, r.indptr) and np.array_equal(i, r.indices)
+    assert v.tobytes() == r.data.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128, np.int8, np.int16])
+@pytest.mark.parametrize("algorithm", ["auto", "radix", "scan", "merge", "coo", "serial"])
+def test_transpose_value_types_and_algorithms(gpu_fw, dtype, algorithm):
+    if gpu_fw.name == "cupy" and np.dtype(dtype).kind not in "fc" and np.dtype(dtype) != np.dtype(np.bool_):
+        pytest.skip("CuPy sparse matrices hold float, complex and bool values only")
+    a = random_csr(1025, 769, density=0.02, dtype=dtype, seed=37)
+    t = sptrans.transpose(gpu_fw.csr(a), algorithm=algorithm)
+    r = reference_transpose(a)
+    p, i, v = parts_of(gpu_fw, t)
+    assert np.array_equal(p, r.indptr) and np.array_equal(i, r.indices)
+    assert v.tobytes() == r.data.tobytes()
+
+
+def test_transpose_borrows_inputs_and_fills_poisoned_outputs(gpu_fw, monkeypatch):
+    a = random_csr(3001, 2003, density=0.01, seed=41)
+    d = gpu_fw.csr(a)
+    seen = {}
+    real = _native.transpose_gpu
+
+    def spy(*args):
+        seen["in"] = args[5], args[7], args[9]
+        return real(*args)
+
+    monkeypatch.setattr(_native, "transpose_gpu", spy)
+    fw = _frameworks.adapter(gpu_fw.name)
+    empty = fw.empty
+
+    def poisoned(shape, dtype, device, order="C"):
+        out = empty(shape, dtype, device, order)
+        if gpu_fw.name == "cupy":
+            out.view(np.uint8)[...] = 0xFF
+        else:
+            out.view(gpu_fw.m.uint8).fill_(0xFF)
+        return out
+
+    monkeypatch.setattr(fw, "empty", poisoned)
+    t = sptrans.transpose(d)
+    if gpu_fw.name == "cupy":
+        own = d.indptr.data.ptr, d.indices.data.ptr, d.data.data.ptr
+    else:
+        own = d.crow_indices().data_ptr(), d.col_indices().data_ptr(), d.values().data_ptr()
+    assert seen["in"] == own, "the input arrays are passed by address, not copied"
+    r = reference_transpose(a)
+    p, i, v = parts_of(gpu_fw, t)
+    assert np.array_equal(p, r.indptr) and np.array_equal(i, r.indices) and np.array_equal(v, r.data)
+
+
+def test_transpose_on_a_non_default_stream(gpu_fw):
+    a = random_csr(20000, 15000, density=0.002, seed=43)
+    if gpu_fw.name == "cupy":
+        cp = gpu_fw.m
+        s = cp.cuda.Stream(non_blocking=True)
+        with s:
+            d = gpu_fw.csr(a)
+            t = sptrans.transpose(d)
+            p, i, v = parts_of(gpu_fw, t)
+        s.synchronize()
+    else:
+        torch = gpu_fw.m
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            d = gpu_fw.csr(a)
+            t = sptrans.transpose(d)
+            p, i, v = parts_of(gpu_fw, t)
+    r = reference_transpose(a)
+    assert np.array_equal(p, r.indptr) and np.array_equal(i, r.indices) and np.array_equal(v, r.data)
+
+
+def test_malformed_device_structure_is_a_value_error(gpu_fw):
+    a = random_csr(200, 100, density=0.05, seed=47)
+    b = a.copy()
+    b.indices[17] = 100
+    with pytest.raises(ValueError, match="position 17"):
+        sptrans.transpose(gpu_fw.csr(b))
+    b = a.copy()
+    b.indices[9] = -3
+    with pytest.raises(ValueError, match="position 9"):
+        sptrans.transpose(gpu_fw.csr(b))
+    for index in (np.int32, np.int64):
+        b = random_csr(200, 100, density=0.05, seed=47, index=index)
+        b.indptr[50] = b.indptr[49] - 1 if b.indptr[49] > 0 else b.indptr[51] + 5
+        with pytest.raises(ValueError, match="indptr"):
+            sptrans.transpose(gpu_fw.csr(b))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (33, 31), (31, 33), (5000, 3000), (3000, 5000)])
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-12), (np.float32, 2e-5)])
+def test_operator_products_match_scipy(gpu_fw, shape, dtype, tol):
+    a = random_csr(*shape, density=0.01 if shape[0] > 100 else 0.2, dtype=dtype, seed=53)
+    op = sptrans.Operator(gpu_fw.csr(a))
+    rng = np.random.default_rng(3)
+    scale = max(1.0, float(np.abs(a).sum(axis=1).max()), float(np.abs(a).sum(axis=0).max()))
+    for k in (None, 1, 2, 4, 16, 21):
+        xs = (shape[1],) if k is None else (shape[1], k)
+        ys = (shape[0],) if k is None else (shape[0], k)
+        x = rng.standard_normal(xs).astype(dtype)
+        y = rng.standard_normal(ys).astype(dtype)
+        got = gpu_fw.host(op @ gpu_fw.dense(x))
+        assert got.shape == (a @ x).shape
+        assert np.abs(got - a @ x).max(initial=0) <= tol * scale * 4
+        got = gpu_fw.host(op.T @ gpu_fw.dense(y))
+        assert np.abs(got - a.T @ y).max(initial=0) <= tol * scale * 4
+
+
+def test_operator_rejects_foreign_operands(gpu_fw):
+    a = random_csr(50, 40, density=0.1, seed=59)
+    op = sptrans.Operator(gpu_fw.csr(a))
+    with pytest.raises(TypeError):
+        op @ np.ones(40)
+    with pytest.raises(ValueError):
+        op @ gpu_fw.dense(np.ones(41))
+
+
+def test_svds_matches_dense_svd(gpu_fw):
+    from test_cpu import spectra
+
+    for name, a in spectra():
+        ref = np.linalg.svd(a.toarray(), compute_uv=False)
+        u, s, vh = sptrans.linalg.svds(gpu_fw.csr(a), k=6, random_state=1)
+        s, u, vh = gpu_fw.host(s), gpu_fw.host(u), gpu_fw.host(vh)
+        assert np.abs(s - ref[:6][::-1]).max() <= 1e-10 * ref[0], name
+        assert np.abs(a @ vh.T - u * s).max() <= 1e-8 * ref[0], name
+
+
+def test_svds_float32_and_errors(gpu_fw):
+    a = random_csr(3000, 800, density=0.01, dtype=np.float32, seed=61)
+    s = gpu_fw.host(sptrans.linalg.svds(gpu_fw.csr(a), k=4, return_singular_vectors=False))
+    ref = np.linalg.svd(a.toarray().astype(np.float64), compute_uv=False)[:4][::-1]
+    assert s.dtype == np.float32 and np.abs(s - ref).max() <= 1e-6 * ref[-1]
+    b = a.copy()
+    b.data[5] = np.inf
+    with pytest.raises(ValueError):
+        sptrans.linalg.svds(gpu_fw.csr(b), k=2)
+    with pytest.raises(ValueError):
+        sptrans.linalg.svds(gpu_fw.csr(a), k=801)
