@@ -5,7 +5,9 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+# The machine's python has pytest (with plugins): install only our wheel unless pytest is missing.
+if python3 -c "import pytest" 2>/dev/null; then WHEELS=".whl/sptrans-*.whl"; else WHEELS=".whl/*.whl"; fi
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $WHEELS || exit 1
 export PYTHONPATH=/tmp/site NCCL_NVLS_ENABLE=0
 rm -rf /tmp/pytests && cp -r python/tests /tmp/pytests
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/device.txt"
@@ -23,6 +25,9 @@ cp.cuda.Device().synchronize()
 print("ok", float(s[-1]))
 PY
   (cd /tmp/pytests && compute-sanitizer --tool memcheck --report-api-errors no python3 small.py 2>&1) | tee "$OUT/memcheck.log" | tail -4
+fi
+if [ "${OVERHEAD:-1}" = 1 ]; then
+  python3 python/benchmarks/overhead.py 2>&1 | tee "$OUT/overhead.log" | head -60
 fi
 if [ "${BENCH:-1}" = 1 ]; then
   PYTHONUNBUFFERED=1 python3 python/benchmarks/bench.py --out "$OUT/python-bench.json" "$@" 2>&1 | tee "$OUT/bench.log"

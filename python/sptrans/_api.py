@@ -17,7 +17,7 @@ def gpu_available():
     return _native.gpu_available()
 
 
-def transpose(A, algorithm="auto"):
+def transpose(A, algorithm="auto", *, check=True):
     """The CSR of ``A.T`` (the CSC of ``A``), with sorted indices, bit-exact.
 
     ``A`` is a CuPy ``csr_matrix`` (on its device, ordered by CuPy's current stream), a PyTorch
@@ -34,6 +34,13 @@ def transpose(A, algorithm="auto"):
 
     ``algorithm``: ``"auto"`` (RadixTrans or ScanTrans by size), ``"radix"``, ``"scan"``,
     ``"merge"``, ``"coo"``, ``"sym"`` (for a symmetric pattern) or ``"serial"``.
+
+    ``check``: the structure (row pointer from 0 to nnz, never decreasing; every index below the
+    column count) is validated on the GPU before any kernel indexes with it, which costs one
+    read of the index arrays and one synchronization. ``check=False`` skips that for int32
+    arrays on your promise that they are valid (as PyTorch's sparse constructors do by
+    default): a malformed structure may then make kernels read or write out of bounds. int64
+    arrays are always checked (while they are narrowed).
 
     Raises ``TypeError`` (unsupported input or dtype), ``ValueError`` (malformed structure, with
     the position), ``MemoryError`` (device out of memory), ``RuntimeError`` (no GPU for a
@@ -63,15 +70,15 @@ def transpose(A, algorithm="auto"):
     wide = m.nnz >= WIDE_NNZ
     dev, stream = m.device, m.stream()
     ws = _native.transpose_workspace(dev, stream, m.rows, m.cols, m.nnz, pb, ib, vb, algorithm, wide)
-    scratch = fw.empty(max(int(ws), 1), np.uint8, dev)
+    scratch, scratch_addr = fw.scratch(int(ws), dev)
     out_ptr = fw.empty(m.cols + 1, np.int64 if wide else np.int32, dev)
     out_idx = fw.empty(m.nnz, np.int32, dev)
     out_vals = fw.empty(m.nnz, m.dtype, dev)
     ptr, idx, vals = m.addrs()
     _native.transpose_gpu(
         dev, stream, m.rows, m.cols, m.nnz, ptr, pb, idx, ib, vals, vb,
-        fw.addr(out_ptr), fw.addr(out_idx), fw.addr(out_vals), fw.addr(scratch), int(scratch.shape[0]),
-        algorithm, wide,
+        fw.addr(out_ptr), fw.addr(out_idx), fw.addr(out_vals), scratch_addr, int(ws),
+        algorithm, wide, bool(check),
     )  # fmt: skip
     if pb == 8 and not wide:
         out_ptr = fw.widen(out_ptr)
@@ -114,11 +121,11 @@ class Operator:
             self._host = None
             pb, ib, vb = m.widths()
             ws = _native.Operator.build_workspace(m.rows, m.cols, m.nnz, pb, ib)
-            scratch = m.fw.empty(max(int(ws), 1), np.uint8, m.device)
+            scratch, scratch_addr = m.fw.scratch(int(ws), m.device)
             ptr, idx, vals = m.addrs()
             self._plan = _native.Operator(
                 m.device, m.stream(), m.rows, m.cols, m.nnz, ptr, pb, idx, ib, vals, vb,
-                m.fw.addr(scratch), int(scratch.shape[0]),
+                scratch_addr, int(ws),
             )  # fmt: skip
         self.nnz = m.nnz
 
@@ -191,9 +198,9 @@ class Operator:
                 _native.multiply_cpu(op, h.rows, h.cols, h.nnz, ptr, idx, ib, vals, vb, fw.addr(xc), kc, fw.addr(yc))
             else:
                 ws = int(self._plan.workspace(op, kc))
-                scratch = fw.empty(max(ws, 1), np.uint8, self._device)
+                scratch, scratch_addr = fw.scratch(ws, self._device)
                 stream = fw.stream(self._device)
-                self._plan.multiply(stream, op, fw.addr(xc), kc, fw.addr(yc), fw.addr(scratch), ws)
+                self._plan.multiply(stream, op, fw.addr(xc), kc, fw.addr(yc), scratch_addr, ws)
         return out[:, 0] if ndim == 1 else out
 
 

@@ -103,6 +103,12 @@ class Cupy:
         with self.cp.cuda.Device(device):
             return self.cp.zeros(shape, dtype=dtype)
 
+    def scratch(self, nbytes, device):
+        """Device bytes from CuPy's pool (stream-ordered by CuPy's rules): (owner, address)."""
+        with self.cp.cuda.Device(device):
+            mem = self.cp.cuda.alloc(max(nbytes, 1))
+        return mem, mem.ptr
+
     def contiguous(self, a, dtype=None, order="C"):
         with self.cp.cuda.Device(a.device.id):
             if dtype is not None and a.dtype != dtype:
@@ -184,6 +190,11 @@ class Torch:
 
     def zeros(self, shape, dtype, device):
         return self.torch.zeros(shape, dtype=self.tdtype(dtype), device=self.torch.device("cuda", device))
+
+    def scratch(self, nbytes, device):
+        """Device bytes from PyTorch's caching allocator: (owner, address)."""
+        t = self.torch.empty(max(nbytes, 1), dtype=self.torch.uint8, device=self.torch.device("cuda", device))
+        return t, t.data_ptr()
 
     def contiguous(self, a, dtype=None, order="C"):
         if dtype is not None and self.dtype(a) != np.dtype(dtype):
@@ -336,6 +347,15 @@ def make_csr(m, data, indices, indptr, shape):
     if m.kind == "cupy":
         import cupyx.scipy.sparse as csp
 
+        # CuPy's tuple constructor reads the index arrays back to pick their dtype (a
+        # synchronization and ~75 us); recent CuPy has a constructor for arrays already known
+        # valid, which ours are (sorted indices, the input's index dtype).
+        parts = getattr(csp.csr_matrix, "_from_parts", None)
+        if parts is not None:
+            try:
+                return parts(data, indices, indptr, shape, has_sorted_indices=True)
+            except TypeError:
+                pass
         return csp.csr_matrix((data, indices, indptr), shape=shape)
     import torch
 

@@ -51,8 +51,10 @@ pub(crate) struct CsrArgs {
     /// Column indices address (`nnz` entries of `idx_bytes`).
     pub idx: u64,
     pub idx_bytes: usize,
-    /// Values address (`nnz` entries), 0 for none.
+    /// Values address (`nnz` entries).
     pub vals: u64,
+    /// Whether the matrix has values (`vals` may be 0 when `nnz == 0`).
+    pub with_vals: bool,
 }
 
 impl CsrArgs {
@@ -82,12 +84,14 @@ impl CsrArgs {
 
     /// The arrays as a view with pointer words `O` and values `T`, validated on the GPU (one
     /// synchronization) with [`CsrArgs::view_bytes`] of `scratch`; int64 structure is narrowed
-    /// into the scratch as it is checked.
+    /// into the scratch as it is checked. With `trust`, int32 structure is not checked (no
+    /// synchronization): the caller promised a valid CSR.
     ///
     /// # Safety
     /// The addresses must hold the stated entries on `gpu`'s device, readable for `'a`, and be
-    /// complete in `gpu`'s stream order.
-    pub unsafe fn view<'a, T, O: OffsetWord>(&self, gpu: &Gpu, scratch: &mut Scratch<'a>) -> PyResult<DeviceCsrView<'a, T, O>> {
+    /// complete in `gpu`'s stream order; with `trust`, they must form a valid CSR structure
+    /// (`DeviceCsrView`'s invariants), or kernels may read and write out of bounds.
+    pub unsafe fn view<'a, T, O: OffsetWord>(&self, gpu: &Gpu, scratch: &mut Scratch<'a>, trust: bool) -> PyResult<DeviceCsrView<'a, T, O>> {
         self.check_widths()?;
         let stream = gpu.stream();
         let (m, n, nnz) = (self.rows, self.cols, self.nnz);
@@ -96,13 +100,18 @@ impl CsrArgs {
             return Err(PyValueError::new_err(format!("{nnz} nonzeros: more than this path's {max_nnz}")));
         }
         // SAFETY (all from_raw below): the caller's guarantee.
-        let vals = (self.vals != 0).then(|| unsafe { DeviceView::<T>::from_raw(self.vals, nnz as usize, stream) });
+        let vals = self.with_vals.then(|| unsafe { DeviceView::<T>::from_raw(self.vals, nnz as usize, stream) });
         if !self.converts() {
             if std::mem::size_of::<O>() != 4 {
                 return Err(PyValueError::new_err("an int32 row pointer takes the 32-bit path"));
             }
             let ptr = unsafe { DeviceView::<O>::from_raw(self.ptr, m as usize + 1, stream) };
             let idx = unsafe { DeviceView::<u32>::from_raw(self.idx, nnz as usize, stream) };
+            sizes(m, n)?;
+            if trust {
+                // SAFETY: the caller's promise (see above).
+                return Ok(unsafe { DeviceCsrView::new_unchecked(m, n, ptr, idx, vals) });
+            }
             let mut flags = scratch.sub(check::WORKSPACE_BYTES).map_err(py_err)?;
             let (pf, xf) = check::offsets_and_indices(gpu, &ptr, nnz, &idx, n, &mut flags).map_err(py_err)?;
             if let Some(f) = pf {
@@ -113,8 +122,7 @@ impl CsrArgs {
                 let v = f.value as u32 as i32;
                 return Err(PyValueError::new_err(format!("indices: entry {} at position {} is outside 0..{n}", v, f.position)));
             }
-            // SAFETY: lengths from the shape; structure checked just above; sizes below.
-            sizes(m, n)?;
+            // SAFETY: lengths from the shape and sizes checked; structure checked just above.
             return Ok(unsafe { DeviceCsrView::new_unchecked(m, n, ptr, idx, vals) });
         }
         let mut p = scratch.slice::<O>(m as usize + 1).map_err(py_err)?;

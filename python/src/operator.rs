@@ -38,7 +38,7 @@ impl Operator {
     /// Scratch bytes the constructor needs to check (and for int64 arrays narrow) the structure.
     #[staticmethod]
     fn build_workspace(rows: u64, cols: u64, nnz: u64, ptr_bytes: usize, idx_bytes: usize) -> u64 {
-        CsrArgs { rows, cols, nnz, ptr: 0, ptr_bytes, idx: 0, idx_bytes, vals: 0 }.view_bytes::<u32>()
+        CsrArgs { rows, cols, nnz, ptr: 0, ptr_bytes, idx: 0, idx_bytes, vals: 0, with_vals: true }.view_bytes::<u32>()
     }
 
     /// Builds the plan of the caller's CSR (float32 or float64 values, `val_bytes` 4 or 8) on
@@ -62,7 +62,7 @@ impl Operator {
         scratch_bytes: u64,
     ) -> PyResult<Self> {
         let gpu = gpu_on(device, stream)?;
-        let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals };
+        let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, with_vals: val_bytes != 0 };
         let s = gpu.stream();
         // SAFETY: the Python layer's arrays of the stated lengths on this device, alive for the
         // call; the scratch (scratch_bytes) allocated by the caller's framework.
@@ -70,8 +70,8 @@ impl Operator {
             let mut buf = DeviceViewMut::<u8>::from_raw(scratch, scratch_bytes as usize, s);
             let mut sc = Scratch::new(&mut buf, s);
             match val_bytes {
-                4 => Plan::F32(DeviceCsrc::from_csr(&gpu, &args.view::<f32, u32>(&gpu, &mut sc)?).map_err(py_err)?),
-                8 => Plan::F64(DeviceCsrc::from_csr(&gpu, &args.view::<f64, u32>(&gpu, &mut sc)?).map_err(py_err)?),
+                4 => Plan::F32(DeviceCsrc::from_csr(&gpu, &args.view::<f32, u32>(&gpu, &mut sc, false)?).map_err(py_err)?),
+                8 => Plan::F64(DeviceCsrc::from_csr(&gpu, &args.view::<f64, u32>(&gpu, &mut sc, false)?).map_err(py_err)?),
                 b => return Err(bad_width("Operator (float32 or float64)", b)),
             }
         };

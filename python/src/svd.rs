@@ -49,7 +49,7 @@ pub fn svds_gpu(
     vectors: bool,
 ) -> PyResult<SvdOut<'_>> {
     let gpu = gpu_on(device, stream)?;
-    let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals };
+    let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, with_vals: val_bytes != 0 };
     let cfg = config(k, tol, block, seed, max_restarts, vectors);
     let s = py.detach(|| -> PyResult<Svd> {
         let mut own = ScratchBuf::default();
@@ -59,8 +59,8 @@ pub fn svds_gpu(
         // call (it holds their owners).
         unsafe {
             match val_bytes {
-                4 => sptrans::svd::svd(&gpu, &args.view::<f32, u32>(&gpu, &mut sc)?, &cfg).map_err(py_err),
-                8 => sptrans::svd::svd(&gpu, &args.view::<f64, u32>(&gpu, &mut sc)?, &cfg).map_err(py_err),
+                4 => sptrans::svd::svd(&gpu, &args.view::<f32, u32>(&gpu, &mut sc, false)?, &cfg).map_err(py_err),
+                8 => sptrans::svd::svd(&gpu, &args.view::<f64, u32>(&gpu, &mut sc, false)?, &cfg).map_err(py_err),
                 b => Err(bad_width("svds (float32 or float64)", b)),
             }
         }

@@ -50,7 +50,7 @@ pub fn transpose_workspace(
     wide: bool,
 ) -> PyResult<u64> {
     let algo = self::algorithm(algorithm)?;
-    let args = CsrArgs { rows, cols, nnz, ptr: 0, ptr_bytes, idx: 0, idx_bytes, vals: 0 };
+    let args = CsrArgs { rows, cols, nnz, ptr: 0, ptr_bytes, idx: 0, idx_bytes, vals: 0, with_vals: true };
     with_plan(device, stream, |t| {
         let own = if wide {
             args.view_bytes::<u64>() + t.workspace64_bytes(algo, rows, cols, nnz, val_bytes).map_err(py_err)?
@@ -64,9 +64,10 @@ pub fn transpose_workspace(
 /// Transposes the caller's CSR (int32/int64 structure, values of `val_bytes` bytes or none)
 /// into the caller's output arrays: `out_ptr` of `cols + 1` words (`u32`, or `u64` when
 /// `wide`), `out_idx` of `nnz` `u32`, `out_vals` of `nnz` values; enqueued on `stream` after
-/// validating the input (one synchronization).
+/// validating the input (one synchronization; `check = false` skips that for int32 structure,
+/// on the caller's promise that it is valid — the Python layer's `check=False`).
 #[pyfunction]
-#[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, val_bytes, out_ptr, out_idx, out_vals, scratch, scratch_bytes, algorithm, wide))]
+#[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, val_bytes, out_ptr, out_idx, out_vals, scratch, scratch_bytes, algorithm, wide, check = true))]
 #[allow(clippy::too_many_arguments)]
 pub fn transpose_gpu(
     device: usize,
@@ -87,10 +88,11 @@ pub fn transpose_gpu(
     scratch_bytes: u64,
     algorithm: &str,
     wide: bool,
+    check: bool,
 ) -> PyResult<()> {
     let algo = self::algorithm(algorithm)?;
-    let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals };
-    let outs = Outs { ptr: out_ptr, idx: out_idx, vals: out_vals, scratch, scratch_bytes };
+    let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, with_vals: val_bytes != 0 };
+    let outs = Outs { ptr: out_ptr, idx: out_idx, vals: out_vals, scratch, scratch_bytes, trust: !check };
     with_plan(device, stream, |t| {
         by_width!(val_bytes, V => {
             if wide {
@@ -109,6 +111,8 @@ struct Outs {
     vals: u64,
     scratch: u64,
     scratch_bytes: u64,
+    /// Skip the structure check (the caller's promise).
+    trust: bool,
 }
 
 /// The transposer's entry point for pointer words `O`.
@@ -125,11 +129,11 @@ fn run<V: Payload, O: OffsetWord + Payload>(t: &mut Transposer, algo: Algorithm,
     unsafe {
         let mut buf = DeviceViewMut::<u8>::from_raw(o.scratch, o.scratch_bytes as usize, stream);
         let mut scratch = Scratch::new(&mut buf, stream);
-        let view = a.view::<V, O>(&gpu, &mut scratch)?;
+        let view = a.view::<V, O>(&gpu, &mut scratch, o.trust)?;
         let mut out = DeviceCsrPartsMut {
             ptr: DeviceViewMut::from_raw(o.ptr, a.cols as usize + 1, stream),
             idx: DeviceViewMut::from_raw(o.idx, a.nnz as usize, stream),
-            vals: (a.vals != 0).then(|| DeviceViewMut::from_raw(o.vals, a.nnz as usize, stream)),
+            vals: a.with_vals.then(|| DeviceViewMut::from_raw(o.vals, a.nnz as usize, stream)),
         };
         entry(t, algo, &view, &mut out, &mut scratch).map_err(py_err)
     }
