@@ -38,15 +38,15 @@ def svds(
     (default 100); ``ncv`` is the Krylov dimension per cycle (default ``max(6k, 96)``);
     ``random_state`` (an int) seeds the start block; ``which`` must be ``"LM"``; ``v0``,
     ``solver`` and ``options`` are not used (``solver`` is accepted for SciPy's signature).
-    ``block`` is the number of vectors per product (1 to 16). ``center=True`` (the SVD of the
-    column-centered matrix, sparse PCA) is not built yet and raises ``NotImplementedError``.
+    ``block`` is the number of vectors per product (1 to 16). ``center=True`` decomposes the
+    column-centered matrix ``A - 1 mu^T`` (``mu`` the column means) without forming it: sparse
+    PCA, the principal axes in ``vh`` and the scores in ``u * s`` (each product adds a rank-one
+    correction; the matrix stays sparse).
 
     Raises ``ValueError`` for ``k`` outside ``1..min(m, n)``, bad settings, NaN or infinite
     values and malformed structure; ``TypeError`` for values other than float32/float64;
     ``RuntimeError`` when the iteration does not converge within ``maxiter`` restarts.
     """
-    if center:
-        raise NotImplementedError("sptrans.linalg.svds: center=True is not implemented yet")
     if which != "LM":
         raise ValueError(f"sptrans.linalg.svds: which={which!r}; only the largest ('LM') are computed")
     if v0 is not None:
@@ -69,10 +69,11 @@ def svds(
         raise ValueError("sptrans.linalg.svds: ncv is chosen by the library (max(6k, 96))")
     if m.fw.host:
         note_host()
-        out = _native.svds_cpu(m.rows, m.cols, m.nnz, ptr, idx, ib, vals, vb, k, tol, int(block), seed, restarts, vectors)
+        out = _native.svds_cpu(m.rows, m.cols, m.nnz, ptr, idx, ib, vals, vb, k, tol, int(block), seed, restarts, vectors, bool(center))
     else:
         out = _native.svds_gpu(
-            m.device, m.stream(), m.rows, m.cols, m.nnz, ptr, pb, idx, ib, vals, vb, k, tol, int(block), seed, restarts, vectors
+            m.device, m.stream(), m.rows, m.cols, m.nnz, ptr, pb, idx, ib, vals, vb, k, tol, int(block), seed, restarts, vectors,
+            bool(center),
         )
     sigma, u, v, converged, used, _products = out
     if not converged:

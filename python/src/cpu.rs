@@ -185,7 +185,7 @@ pub fn multiply_cpu(
 
 /// The serial twin of the truncated SVD (the same algorithm as on the GPU, host algebra).
 #[pyfunction]
-#[pyo3(signature = (rows, cols, nnz, ptr, idx, idx_bytes, vals, val_bytes, k, tol, block, seed, max_restarts, vectors))]
+#[pyo3(signature = (rows, cols, nnz, ptr, idx, idx_bytes, vals, val_bytes, k, tol, block, seed, max_restarts, vectors, center = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn svds_cpu(
     py: Python<'_>,
@@ -203,9 +203,10 @@ pub fn svds_cpu(
     seed: u64,
     max_restarts: usize,
     vectors: bool,
+    center: bool,
 ) -> PyResult<SvdOut<'_>> {
     let h = Host { rows, cols, nnz, ptr, idx, idx_bytes };
-    let cfg = config(k, tol, block, seed, max_restarts, vectors);
+    let cfg = config(k, tol, block, seed, max_restarts, vectors, center);
     // SAFETY (csr): the Python layer's contiguous host arrays of these lengths, alive for the call.
     let s = py.detach(|| match val_bytes {
         4 => sptrans::svd::serial::svd(&unsafe { h.csr::<f32>(vals) }?, &cfg).map_err(py_err),

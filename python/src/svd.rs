@@ -19,14 +19,14 @@ pub(crate) fn answer(py: Python<'_>, s: Svd) -> SvdOut<'_> {
 }
 
 /// The settings from Python's arguments (the library's defaults for the rest).
-pub(crate) fn config(k: usize, tol: f64, block: usize, seed: u64, max_restarts: usize, vectors: bool) -> Config {
-    Config { rank: k, tol, block, seed, max_restarts, vectors, ..Config::default() }
+pub(crate) fn config(k: usize, tol: f64, block: usize, seed: u64, max_restarts: usize, vectors: bool, center: bool) -> Config {
+    Config { rank: k, tol, block, seed, max_restarts, vectors, center, ..Config::default() }
 }
 
 /// The `k` largest singular triplets of the caller's CSR (float32 or float64), computed on
-/// `stream` (synchronizes: the small SVD runs on the host). The GIL is released meanwhile.
+/// `stream` (synchronizes: the small SVD runs on the host); `center`: of `A − 1 μᵀ`. The GIL is released meanwhile.
 #[pyfunction]
-#[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, val_bytes, k, tol, block, seed, max_restarts, vectors))]
+#[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, val_bytes, k, tol, block, seed, max_restarts, vectors, center = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn svds_gpu(
     py: Python<'_>,
@@ -47,10 +47,11 @@ pub fn svds_gpu(
     seed: u64,
     max_restarts: usize,
     vectors: bool,
+    center: bool,
 ) -> PyResult<SvdOut<'_>> {
     let gpu = gpu_on(device, stream)?;
     let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, with_vals: val_bytes != 0 };
-    let cfg = config(k, tol, block, seed, max_restarts, vectors);
+    let cfg = config(k, tol, block, seed, max_restarts, vectors, center);
     let s = py.detach(|| -> PyResult<Svd> {
         let mut own = ScratchBuf::default();
         own.reserve(&gpu, args.view_bytes::<u32>()).map_err(py_err)?;

@@ -70,7 +70,7 @@ def gpu_fw(request):
     name = request.param
     module = dict(frameworks())[name]
     if module is None or not sptrans.gpu_available():
-        why = f"{name} not importable" if module is None else "no CUDA GPU"
+        why = "no CUDA GPU" if not sptrans.gpu_available() else f"{name} not importable"
         if REQUIRE_GPU:
             pytest.fail(f"SPTRANS_REQUIRE_GPU=1 but {why}")
         pytest.skip(f"GPU test skipped: {why}")

@@ -194,8 +194,6 @@ def test_svds_options_and_errors():
         sptrans.linalg.svds(a, k=61)
     with pytest.raises(ValueError, match="which"):
         sptrans.linalg.svds(a, k=2, which="SM")
-    with pytest.raises(NotImplementedError):
-        sptrans.linalg.svds(a, k=2, center=True)
     b = a.copy()
     b.data[3] = np.nan
     with pytest.raises(ValueError, match="(?i)nan|finite"):
@@ -214,3 +212,15 @@ def test_no_gpu_notice_is_a_warning_once(monkeypatch):
         sptrans.transpose(a)
     notes = [x for x in w if "no CUDA GPU" in str(x.message)]
     assert len(notes) == 1
+
+
+@pytest.mark.parametrize("shape", [(300, 60), (60, 300), (500, 40)])
+def test_svds_center_is_pca(shape):
+    a = random_csr(*shape, density=0.1, seed=67)
+    d = a.toarray()
+    c = d - d.mean(axis=0)
+    ref = np.linalg.svd(c, compute_uv=False)
+    k = 5
+    u, s, vh = sptrans.linalg.svds(a, k=k, center=True, random_state=3)
+    assert np.abs(s - ref[:k][::-1]).max() <= 1e-10 * ref[0]
+    assert np.abs(c @ vh.T - u * s).max() <= 1e-8 * ref[0]

@@ -163,3 +163,14 @@ def test_svds_float32_and_errors(gpu_fw):
         sptrans.linalg.svds(gpu_fw.csr(b), k=2)
     with pytest.raises(ValueError):
         sptrans.linalg.svds(gpu_fw.csr(a), k=801)
+
+
+def test_svds_center_is_pca(gpu_fw):
+    for shape in [(3000, 200), (200, 3000)]:
+        a = random_csr(*shape, density=0.02, seed=71)
+        c = a.toarray() - a.toarray().mean(axis=0)
+        ref = np.linalg.svd(c, compute_uv=False)
+        u, s, vh = sptrans.linalg.svds(gpu_fw.csr(a), k=6, center=True, random_state=5)
+        s, u, vh = gpu_fw.host(s), gpu_fw.host(u), gpu_fw.host(vh)
+        assert np.abs(s - ref[:6][::-1]).max() <= 1e-10 * ref[0]
+        assert np.abs(c @ vh.T - u * s).max() <= 1e-8 * ref[0]

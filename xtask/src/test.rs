@@ -83,6 +83,8 @@ pub fn run(args: &[String]) -> Res {
     ]);
     let byo_ok = cmd.status().map_err(|e| e.to_string())?.success();
 
+    let python = python_package();
+
     let records = std::fs::read_to_string(&log).unwrap_or_default();
     let _ = std::fs::remove_file(&log);
     let (mut gpu_pass, mut gpu_fail) = (0u64, 0u64);
@@ -119,6 +121,12 @@ pub fn run(args: &[String]) -> Res {
     if !host_ok || !kernels_ok {
         problems.push("cargo test failed".to_string());
     }
+    match python {
+        Ok(true) => {}
+        Ok(false) => problems.push("the Python package's tests failed (see above)".to_string()),
+        Err(e) if std::env::var("SPTRANS_REQUIRE_PYTHON").is_ok_and(|v| v == "1") => problems.push(e),
+        Err(e) => println!("python package: skipped ({e})"),
+    }
     if !byo_ok {
         problems.push("the library crates do not build beside a user's cudarc/cuda-12060 (see above)".to_string());
     }
@@ -142,6 +150,44 @@ pub fn run(args: &[String]) -> Res {
     } else {
         Err(problems.join("\n"))
     }
+}
+
+/// The Python package (`python/`): a venv in `target/pyvenv` with maturin, NumPy, SciPy and
+/// pytest, `pip install ./python` (a dev-profile build, reusing the workspace's artifacts), then
+/// pytest on `python/tests` (GPU tests there report themselves skipped without a GPU). `Err` when
+/// the venv or the install cannot be made (no `python3 -m venv`, no network for pip).
+fn python_package() -> Res<bool> {
+    println!("\n== python package: pip install ./python, pytest python/tests");
+    let venv = std::path::Path::new("target/pyvenv");
+    let py = venv.join("bin/python");
+    let run = |c: &mut Command, what: &str| -> Res {
+        let s = c.status().map_err(|e| format!("{what}: {e}"))?;
+        if s.success() {
+            Ok(())
+        } else {
+            Err(format!("{what} failed ({s})"))
+        }
+    };
+    if !py.exists() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(venv), "python3 -m venv target/pyvenv")?;
+    }
+    run(
+        Command::new(&py).args(["-m", "pip", "install", "-q", "--disable-pip-version-check", "maturin>=1.5,<2", "numpy", "scipy", "pytest"]),
+        "pip install maturin numpy scipy pytest",
+    )?;
+    run(
+        Command::new(&py)
+            .args(["-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-build-isolation", "--force-reinstall", "--no-deps", "./python"])
+            .env("MATURIN_PEP517_ARGS", "--profile dev"),
+        "pip install ./python",
+    )?;
+    // Run from python/tests against the installed package (not the source folder).
+    let status = Command::new(std::path::Path::new("../../").join(&py))
+        .args(["-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "."])
+        .current_dir("python/tests")
+        .status()
+        .map_err(|e| format!("pytest: {e}"))?;
+    Ok(status.success())
 }
 
 #[cfg(test)]

@@ -337,9 +337,21 @@ pub struct SvdArgs {
     /// Krylov dimension per cycle (default: max(6k, 96)).
     #[arg(long)]
     pub krylov: Option<usize>,
-    /// Where to write σ₁ … σ_k, one per line (`-`: standard output).
+    /// Where to write σ₁ … σ_k, one per line (`-`: standard output; the table then goes to
+    /// standard error).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Write the left singular vectors U (rows × k) here, as a Matrix Market `array` (dense,
+    /// column-major; gzip when it ends in `.gz`; `-` for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub left: Option<PathBuf>,
+    /// Write the right singular vectors V (cols × k) here, as `--left` does.
+    #[arg(long, value_name = "FILE")]
+    pub right: Option<PathBuf>,
+    /// Decompose the column-centered matrix A − 1μᵀ (μ the column means) without forming it:
+    /// sparse PCA (V holds the principal axes, U·Σ the scores).
+    #[arg(long)]
+    pub center: bool,
     /// Host memory the command may use (as `transpose --max-memory`).
     #[arg(long, value_parser = parse_bytes)]
     pub max_memory: Option<u64>,

@@ -95,7 +95,7 @@ pub fn run(cli: Cli) -> Result<()> {
         cli::Command::Bench(a) => a.csv.iter().chain(a.plot.iter()).map(|p| p.as_path()).collect(),
         cli::Command::Spmv(a) => vec![a.output.as_path()],
         cli::Command::SpmvBench(a) => a.csv.iter().chain(a.plot.iter()).map(|p| p.as_path()).collect(),
-        cli::Command::Svd(a) => a.output.iter().map(|p| p.as_path()).collect(),
+        cli::Command::Svd(a) => a.output.iter().chain(&a.left).chain(&a.right).map(|p| p.as_path()).collect(),
         cli::Command::Info(_) => vec![],
     };
     for p in outputs {

@@ -26,6 +26,10 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     if !(args.tol > 0.0 && args.tol.is_finite()) {
         return Err(Error::Usage(format!("--tol {}: a positive number", args.tol)));
     }
+    let stdouts = [&args.output, &args.left, &args.right].iter().filter(|o| o.as_ref().is_some_and(|p| p.as_os_str() == "-")).count();
+    if stdouts > 1 {
+        return Err(Error::Usage("only one of -o, --left and --right can be `-` (standard output)".into()));
+    }
     let path = &args.input;
     let a: Csr<u32, f64> =
         mm::Input::open(path).and_then(|i| i.read_csr(host_limit(args.max_memory))).map_err(|source| Error::Matrix { path: path.clone(), source })?;
@@ -37,6 +41,8 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         max_restarts: args.max_iter.max(1) as usize - 1,
         krylov: args.krylov,
         profile: args.profile,
+        vectors: args.left.is_some() || args.right.is_some(),
+        center: args.center,
         ..Config::default()
     };
     let mut ops = Vec::new();
@@ -74,9 +80,40 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         s.block * s.steps,
         t0.elapsed().as_secs_f64()
     );
-    println!("{:>4}  {:>24}  {:>10}  {:>12}", "i", "sigma", "residual", "residual/σ₁");
-    for (i, (sg, r)) in s.sigma.iter().zip(&s.residual).enumerate() {
-        println!("{:>4}  {sg:>24.16e}  {r:>10.2e}  {:>12.2e}", i + 1, if s.sigma[0] > 0.0 { r / s.sigma[0] } else { 0.0 });
+    // The table goes to standard output unless a file is written there.
+    let table = |w: &mut dyn Write| -> std::io::Result<()> {
+        writeln!(w, "{:>4}  {:>24}  {:>10}  {:>12}", "i", "sigma", "residual", "residual/σ₁")?;
+        for (i, (sg, r)) in s.sigma.iter().zip(&s.residual).enumerate() {
+            writeln!(w, "{:>4}  {sg:>24.16e}  {r:>10.2e}  {:>12.2e}", i + 1, if s.sigma[0] > 0.0 { r / s.sigma[0] } else { 0.0 })?;
+        }
+        Ok(())
+    };
+    let shown = if stdouts > 0 { table(&mut std::io::stderr().lock()) } else { table(&mut std::io::stdout().lock()) };
+    if let Err(e) = shown {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            return Err(Error::BrokenPipe);
+        }
+        return Err(Error::Output { path: "-".into(), msg: e.to_string() });
+    }
+    let k = s.sigma.len();
+    for (file, v, rows, what) in [(&args.left, &s.u, a.rows(), "left singular vectors U"), (&args.right, &s.v, a.cols(), "right singular vectors V")]
+    {
+        if let Some(out) = file {
+            write_with(out, |w: &mut dyn Write| {
+                let e = |e: std::io::Error| e.to_string();
+                writeln!(w, "%%MatrixMarket matrix array real general").map_err(e)?;
+                writeln!(w, "% sptrans svd: {what} ({rows} x {k}, column-major){}", if args.center { " of the column-centered matrix" } else { "" })
+                    .map_err(e)?;
+                writeln!(w, "{rows} {k}").map_err(e)?;
+                for x in v {
+                    writeln!(w, "{x:.17e}").map_err(e)?;
+                }
+                Ok(())
+            })?;
+            if out.as_os_str() != "-" {
+                eprintln!("wrote {} ({what})", out.display());
+            }
+        }
     }
     if let Some(out) = &args.output {
         write_with(out, |w: &mut dyn Write| {

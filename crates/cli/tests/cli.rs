@@ -451,6 +451,63 @@ fn svd_finds_known_singular_values() {
         .stderr(predicate::str::contains("did not converge in 1 cycles").and(no_panic()));
 }
 
+/// `sptrans svd --center` (sparse PCA) on a matrix whose centered singular triplets are known:
+/// columns `c + d` with `c` constant and `d` of zero mean, so `A − 1μᵀ = [d₁ d₂]` with σ = √50,
+/// √18 and V = the swapped identity; `-o -` puts σ alone on standard output (the table goes to
+/// standard error) and `--left/--right` write U and V as Matrix Market arrays.
+#[test]
+fn svd_center_writes_principal_axes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("a.mtx");
+    std::fs::write(&p, "%%MatrixMarket matrix coordinate real general\n4 2 8\n1 1 4\n2 1 -2\n3 1 1\n4 1 1\n1 2 2\n2 2 2\n3 2 7\n4 2 -3\n").unwrap();
+    let (u, v) = (dir.path().join("u.mtx"), dir.path().join("v.mtx.gz"));
+    let out = sptrans()
+        .args(["svd", "-k", "2", "--center", "--tol", "1e-12", "-o", "-", "--left"])
+        .arg(&u)
+        .arg("--right")
+        .arg(&v)
+        .arg(&p)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("residual/σ₁").and(no_panic()))
+        .get_output()
+        .stdout
+        .clone();
+    let sigma: Vec<f64> = String::from_utf8(out).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(sigma.len(), 2, "standard output holds σ alone: {sigma:?}");
+    for (s, w) in sigma.iter().zip([50f64.sqrt(), 18f64.sqrt()]) {
+        assert!((s - w).abs() <= 1e-12 * w, "σ {s} vs {w}");
+    }
+    let read = |path: &std::path::Path| -> (String, Vec<f64>) {
+        let mut text = String::new();
+        let f = std::fs::File::open(path).unwrap();
+        if path.to_string_lossy().ends_with(".gz") {
+            std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(f), &mut text).unwrap();
+        } else {
+            std::io::Read::read_to_string(&mut std::io::BufReader::new(f), &mut text).unwrap();
+        }
+        let mut lines = text.lines().filter(|l| !l.starts_with('%'));
+        let dims = lines.next().unwrap().to_string();
+        (dims, lines.map(|l| l.parse().unwrap()).collect())
+    };
+    let (vd, vv) = read(&v);
+    assert_eq!(vd, "2 2");
+    // Column-major V: the first axis is column 2 (σ = √50), the second column 1.
+    let want = [0.0, 1.0, 1.0, 0.0];
+    assert!(vv.iter().zip(want).all(|(g, w)| (g.abs() - w).abs() < 1e-10), "V = {vv:?}");
+    let (ud, uu) = read(&u);
+    assert_eq!(ud, "4 2");
+    let s2 = 0.5f64.sqrt();
+    let want = [0.0, 0.0, s2, s2, s2, s2, 0.0, 0.0];
+    assert!(uu.iter().zip(want).all(|(g, w)| (g.abs() - w).abs() < 1e-10), "U = {uu:?}");
+    sptrans()
+        .args(["svd", "-k", "1", "-o", "-", "--left", "-"])
+        .arg(&p)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("only one of").and(no_panic()));
+}
+
 gpu_test!(fn index64_transpose_and_bench_on_the_gpu(_gpu) {
     // `--index 64`: every field through the 64-bit row pointer, checked against the twin by the
     // command and here; the bench's 64-bit runs checked against the twin too.

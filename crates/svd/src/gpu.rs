@@ -39,12 +39,63 @@ pub(crate) struct GpuBackend<'a> {
     gram_blocks: u32,
     /// The QR slots (`svd_kernels::qr::slot::SLOT` values each).
     slots: CudaSlice<f64>,
+    /// [`crate::Config::center`]: ones (`m`), the column means `μ` (`n`) and room for the
+    /// `1 × k` row of a correction, in `A`'s orientation.
+    center: Option<Centering>,
     /// [`crate::Config::profile`]: seconds and calls per operation (each synchronized),
     /// reported as [`crate::Event::Operation`] at the end ([`GpuBackend::report`]).
     profile: Option<std::collections::BTreeMap<&'static str, (f64, usize)>>,
 }
 
+/// What the centered products need on the device.
+struct Centering {
+    ones: CudaSlice<f64>,
+    mu: CudaSlice<f64>,
+    row: CudaSlice<f64>,
+}
+
 impl GpuBackend<'_> {
+    /// Centers every later product (`A − 1 μᵀ` for `A`): computes `μ = Aᵀ 1 / m` with the plan's
+    /// transposed product and returns it (downloaded, for the norm).
+    pub(crate) fn center(&mut self) -> Result<Vec<f64>> {
+        let (m, n) = (self.c.rows() as usize, self.c.cols() as usize);
+        let ones = self.gpu.upload(&vec![1.0f64; m.max(1)])?;
+        let mut mu = self.gpu.alloc_zeros::<f64>(n.max(1))?;
+        if m > 0 && n > 0 {
+            let x = DenseView::packed(DeviceView::of(&ones).slice(0..m), m as u64)?;
+            let mut o = DenseViewMut::packed(DeviceViewMut::of(&mut mu).into_slice(0..n), n as u64)?;
+            self.c.multiply(Op::Transpose, 1.0 / m as f64, &x, 0.0, &mut o)?;
+        }
+        let means = self.gpu.download(&mu.slice(0..n))?;
+        let row = self.gpu.alloc_zeros::<f64>(MAX_COLS as usize)?;
+        self.center = Some(Centering { ones, mu, row });
+        Ok(means)
+    }
+
+    /// `out[:, o0 .. o0 + k] −= left · (rightᵀ · x[:, x0 .. x0 + k])`: the centering correction
+    /// of the product `op_a` (in `A`'s orientation) just made.
+    fn correct(&mut self, op_a: Op, x: &GpuBlock, x0: usize, out: &mut GpuBlock, o0: usize, k: usize) -> Result<()> {
+        let Some(cn) = &self.center else { return Ok(()) };
+        let (m, n) = (self.c.rows() as usize, self.c.cols() as usize);
+        if m == 0 || n == 0 || k == 0 {
+            return Ok(());
+        }
+        let stream = self.gpu.stream();
+        let (ones, mu, row) = (cn.ones.device_ptr(stream).0, cn.mu.device_ptr(stream).0, cn.row.device_ptr(stream).0);
+        let (right, rl, left, ll) = match op_a {
+            Op::NoTranspose => (mu, n, ones, m),
+            Op::Transpose => (ones, m, mu, n),
+        };
+        let (xa, oa) = (self.addr(x, x0), self.addr(out, o0));
+        // SAFETY: `right` holds rl = x.rows values and `left` ll = out.rows (the product's
+        // operand and result lengths); `row` holds MAX_COLS ≥ k; the columns are inside their
+        // blocks (the Backend contract).
+        unsafe {
+            self.gemm(true, 1, k, rl, 1.0, right, rl, xa, x.rows, 0.0, row, 1)?;
+            self.gemm(false, ll, k, 1, -1.0, left, ll, row, 1, 1.0, oa, out.rows)
+        }
+    }
+
     /// Reports the profile's totals per operation (nothing unless profiling).
     pub(crate) fn report(&self, obs: &mut dyn FnMut(crate::Event<'_>)) {
         for (op, (secs, calls)) in self.profile.iter().flatten() {
@@ -96,7 +147,7 @@ impl<'a> GpuBackend<'a> {
         let slots = gpu.alloc::<f64>(SLOT)?;
         // Two blocks per SM; their partial sums (MAX_PAIRS each) fit `partial`.
         let gram_blocks = (2 * gpu.props().sm_count.max(1)).min((DOT_CHUNKS * 256 / MAX_PAIRS as usize) as u32);
-        Ok(Self { gpu: gpu.clone(), c, transposed, blas, small, partial, ones, gram, mul, qr_step, gram_blocks, slots, profile })
+        Ok(Self { gpu: gpu.clone(), c, transposed, blas, small, partial, ones, gram, mul, qr_step, gram_blocks, slots, center: None, profile })
     }
 
     fn small(&mut self, len: usize) -> Result<()> {
@@ -307,7 +358,8 @@ impl Backend for GpuBackend<'_> {
                 let xv = DenseView::packed(DeviceView::of(&x.data).slice(x0 * x.rows..(x0 + k) * x.rows), x.rows as u64)?;
                 let rows = out.rows;
                 let mut ov = DenseViewMut::packed(DeviceViewMut::of(&mut out.data).into_slice(o0 * rows..(o0 + k) * rows), rows as u64)?;
-                Ok(self.c.multiply(op, 1.0, &xv, 0.0, &mut ov)?)
+                self.c.multiply(op, 1.0, &xv, 0.0, &mut ov)?;
+                self.correct(op, x, x0, out, o0, k)
             })()
         )
     }
@@ -593,7 +645,7 @@ mod tests {
         let twin = gpu_csrc::serial::Csrc::from_csr(&a);
         let mut dc = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
         let mut gb = GpuBackend::new(gpu, &mut dc, false, false).unwrap();
-        let mut hb = HostBackend { c: &twin, transposed: false, slots: Vec::new() };
+        let mut hb = HostBackend { c: &twin, transposed: false, slots: Vec::new(), mu: None };
         gb.reserve_slots(1).unwrap();
         hb.reserve_slots(1).unwrap();
         let eps = f64::EPSILON;

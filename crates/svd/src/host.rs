@@ -18,6 +18,21 @@ pub(crate) struct HostBackend<'a> {
     pub transposed: bool,
     /// The QR slots (`svd_kernels::qr::slot::SLOT` values each).
     pub slots: Vec<Vec<f64>>,
+    /// [`crate::Config::center`]: the column means `μ` of `A`.
+    pub mu: Option<Vec<f64>>,
+}
+
+impl HostBackend<'_> {
+    /// Centers every later product (`A − 1 μᵀ`); returns `μ = Aᵀ 1 / m`.
+    pub(crate) fn center(&mut self) -> Vec<f64> {
+        let (m, n) = (self.c.rows() as usize, self.c.cols() as usize);
+        let mut mu = vec![0.0; n];
+        if m > 0 {
+            self.c.multiply(Op::Transpose, 1.0 / m as f64, &vec![1.0; m], 1, 0.0, &mut mu);
+        }
+        self.mu = Some(mu.clone());
+        mu
+    }
 }
 
 impl HostBlock {
@@ -56,6 +71,24 @@ impl Backend for HostBackend<'_> {
         let stored = if self.transposed { op.flip() } else { op };
         let rows = out.rows;
         self.c.multiply(stored, 1.0, x.cols(x0, k), k, 0.0, &mut out.data[o0 * rows..(o0 + k) * rows]);
+        if let Some(mu) = &self.mu {
+            // out −= left · (rightᵀ x) in A's orientation: left = 1, right = μ for A·x; left = μ,
+            // right = 1 for Aᵀ·x.
+            for j in 0..k {
+                let xc = &x.data[(x0 + j) * x.rows..(x0 + j + 1) * x.rows];
+                let oc = &mut out.data[(o0 + j) * rows..(o0 + j + 1) * rows];
+                match stored {
+                    Op::NoTranspose => {
+                        let t: f64 = mu.iter().zip(xc).map(|(a, b)| a * b).sum();
+                        oc.iter_mut().for_each(|o| *o -= t);
+                    }
+                    Op::Transpose => {
+                        let t: f64 = xc.iter().sum();
+                        oc.iter_mut().zip(mu).for_each(|(o, m)| *o -= m * t);
+                    }
+                }
+            }
+        }
         Ok(())
     }
 

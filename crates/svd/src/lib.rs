@@ -92,6 +92,10 @@ pub struct Config {
     /// Return the singular vectors ([`Svd::u`], [`Svd::v`]; copied to the host, `(rows + cols)
     /// · r` values).
     pub vectors: bool,
+    /// Decompose the column-centered matrix `A − 1 μᵀ` (`μ` the column means) without forming
+    /// it: sparse PCA. Each product adds one rank-one correction (two small cuBLAS products on
+    /// the GPU); the matrix stays sparse.
+    pub center: bool,
     /// Time each phase and each backend operation, reported through the observer of
     /// [`svd_observed`] as [`Event::Phase`] and [`Event::Operation`]. Profiling synchronizes
     /// the stream around every operation: slower, for studies only.
@@ -139,7 +143,7 @@ pub enum Event<'a> {
 
 impl Default for Config {
     fn default() -> Self {
-        Self { rank: 16, block: 2, tol: 1e-8, max_restarts: 100, krylov: None, seed: 0x5eed, vectors: false, profile: false }
+        Self { rank: 16, block: 2, tol: 1e-8, max_restarts: 100, krylov: None, seed: 0x5eed, vectors: false, center: false, profile: false }
     }
 }
 
@@ -186,6 +190,12 @@ pub struct Svd {
 
 fn frobenius(a: &Csr<u32, f64>) -> f64 {
     a.vals().iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+/// `‖A − 1 μᵀ‖_F` from `‖A‖_F` and the column means: `‖A‖² − m ‖μ‖²` (each column's sum is
+/// `m μ_j`), never below 0.
+fn centered_norm(norm: f64, rows: u64, mu: &[f64]) -> f64 {
+    (norm * norm - rows as f64 * mu.iter().map(|x| x * x).sum::<f64>()).max(0.0).sqrt()
 }
 
 /// Swaps `u` and `v` of an answer computed on `Aᵀ`.
@@ -265,9 +275,12 @@ pub fn svd_observed<T: SvdValue>(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, cfg: &C
     let vals = a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?.clone();
     let mut c = DeviceCsrc::from_csr(gpu, &a)?;
     let mut be = gpu::GpuBackend::new(gpu, &mut c, transposed, cfg.profile)?;
-    let norm = be.norm(&vals)?;
+    let mut norm = be.norm(&vals)?;
     if !norm.is_finite() {
         return Err(Error::NonFinite { norm });
+    }
+    if cfg.center {
+        norm = centered_norm(norm, a.rows(), &be.center()?);
     }
     if cfg.profile {
         gpu.synchronize()?;
@@ -308,10 +321,13 @@ pub mod serial {
         cfg.check(a.rows(), a.cols())?;
         let c = Csrc::from_csr(a);
         let transposed = a.cols() > a.rows();
-        let mut be = host::HostBackend { c: &c, transposed, slots: Vec::new() };
-        let norm = frobenius(a);
+        let mut be = host::HostBackend { c: &c, transposed, slots: Vec::new(), mu: None };
+        let mut norm = frobenius(a);
         if !norm.is_finite() {
             return Err(Error::NonFinite { norm });
+        }
+        if cfg.center {
+            norm = centered_norm(norm, a.rows(), &be.center());
         }
         let s = lanczos::run(&mut be, cfg, norm, &mut observer)?;
         Ok(untranspose(s, transposed))

@@ -195,3 +195,44 @@ gpu_test!(fn gpu_takes_f32_values(gpu) {
         }
     }
 });
+
+/// `a − 1 μᵀ` (μ the column means) as a dense-built CSR: the reference of the centered SVD.
+fn centered_dense(a: &Csr<u32, f64>) -> Csr<u32, f64> {
+    let (m, n) = (a.rows() as usize, a.cols() as usize);
+    let mut d = vec![0.0; m * n];
+    for i in 0..m {
+        for k in a.ptr()[i] as usize..a.ptr()[i + 1] as usize {
+            d[i * n + a.idx()[k] as usize] += a.vals()[k];
+        }
+    }
+    let mu: Vec<f64> = (0..n).map(|j| (0..m).map(|i| d[i * n + j]).sum::<f64>() / m as f64).collect();
+    for i in 0..m {
+        for j in 0..n {
+            d[i * n + j] -= mu[j];
+        }
+    }
+    from_dense(m, n, &d)
+}
+
+fn centered_cases(r: &mut StdRng) -> Vec<(String, Csr<u32, f64>, usize)> {
+    small_cases(r).into_iter().filter(|(name, _, _)| !name.starts_with("zero") && name != "1x1").collect()
+}
+
+/// Sparse PCA: `Config::center` gives the SVD of the column-centered matrix (dense reference),
+/// tall and wide (the operator transposed), vectors checked against the centered operator.
+#[test]
+fn twin_centers_columns() {
+    let (mut r, _seed) = rng();
+    for (name, a, rank) in centered_cases(&mut r) {
+        let s = serial::svd(&a, &Config { center: true, ..cfg(rank) }).unwrap_or_else(|e| panic!("{name}: {e}"));
+        check_against_dense(&format!("centered {name}"), &centered_dense(&a), &s, rank);
+    }
+}
+
+gpu_test!(fn gpu_centers_columns(gpu) {
+    let (mut r, _seed) = rng();
+    for (name, a, rank) in centered_cases(&mut r) {
+        let s = gpu_run(gpu, &a, &Config { center: true, ..cfg(rank) });
+        check_against_dense(&format!("centered {name}"), &centered_dense(&a), &s, rank);
+    }
+});
