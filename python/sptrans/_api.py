@@ -27,10 +27,9 @@ def transpose(A, algorithm="auto", *, check=True):
     dtype (float32/64, complex64/128, ...). The result has ``A``'s type, index dtype and value
     dtype, allocated by ``A``'s framework.
 
-    Differences from SciPy's ``A.T.tocsr()``: indices come out sorted in every row (SciPy's do
-    too for a sorted input, but not in general); duplicates are kept, not summed; int64 index
-    arrays on the GPU are narrowed to 32 bits on the device while checked, and the result's
-    widened back (copies).
+    The result equals SciPy's ``A.T.tocsr()`` bit for bit (indices sorted in every row,
+    duplicates kept, not summed). int64 index arrays on the GPU are narrowed to 32 bits on the
+    device while checked, and the result's widened back (copies).
 
     ``algorithm``: ``"auto"`` (RadixTrans or ScanTrans by size), ``"radix"``, ``"scan"``,
     ``"merge"``, ``"coo"``, ``"sym"`` (for a symmetric pattern) or ``"serial"``.
@@ -71,9 +70,7 @@ def transpose(A, algorithm="auto", *, check=True):
     dev, stream = m.device, m.stream()
     ws = _native.transpose_workspace(dev, stream, m.rows, m.cols, m.nnz, pb, ib, vb, algorithm, wide)
     scratch, scratch_addr = fw.scratch(int(ws), dev)
-    out_ptr = fw.empty(m.cols + 1, np.int64 if wide else np.int32, dev)
-    out_idx = fw.empty(m.nnz, np.int32, dev)
-    out_vals = fw.empty(m.nnz, m.dtype, dev)
+    out_ptr, out_idx, out_vals = fw.empties([(m.cols + 1, np.int64 if wide else np.int32), (m.nnz, np.int32), (m.nnz, m.dtype)], dev)
     ptr, idx, vals = m.addrs()
     _native.transpose_gpu(
         dev, stream, m.rows, m.cols, m.nnz, ptr, pb, idx, ib, vals, vb,

@@ -103,6 +103,18 @@ class Cupy:
         with self.cp.cuda.Device(device):
             return self.cp.zeros(shape, dtype=dtype)
 
+    def empties(self, specs, device):
+        """Several 1-D arrays ``[(length, dtype), ...]`` under one device switch."""
+        cp = self.cp
+        with cp.cuda.Device(device):
+            return [cp.empty(n, dtype=d) for n, d in specs]
+
+    def ready(self, a):
+        """``a`` if contiguous and aligned (as the native module takes arrays), else a copy."""
+        if a.flags.c_contiguous and (not a.size or a.data.ptr % ALIGN == 0):
+            return a
+        return self.aligned(self.contiguous(a))
+
     def scratch(self, nbytes, device):
         """Device bytes from CuPy's pool (stream-ordered by CuPy's rules): (owner, address)."""
         with self.cp.cuda.Device(device):
@@ -191,6 +203,17 @@ class Torch:
     def zeros(self, shape, dtype, device):
         return self.torch.zeros(shape, dtype=self.tdtype(dtype), device=self.torch.device("cuda", device))
 
+    def empties(self, specs, device):
+        """Several 1-D tensors ``[(length, dtype), ...]``."""
+        dev = self.torch.device("cuda", device)
+        return [self.torch.empty(n, dtype=self.tdtype(d), device=dev) for n, d in specs]
+
+    def ready(self, a):
+        """``a`` if contiguous and aligned (as the native module takes tensors), else a copy."""
+        if a.is_contiguous() and (not a.numel() or a.data_ptr() % ALIGN == 0):
+            return a
+        return self.aligned(a.contiguous())
+
     def scratch(self, nbytes, device):
         """Device bytes from PyTorch's caching allocator: (owner, address)."""
         t = self.torch.empty(max(nbytes, 1), dtype=self.torch.uint8, device=self.torch.device("cuda", device))
@@ -246,7 +269,7 @@ def note_host():
 class Matrix:
     """A CSR matrix's arrays as the native module takes them."""
 
-    __slots__ = ("fw", "kind", "rows", "cols", "nnz", "indptr", "indices", "data", "device", "like")
+    __slots__ = ("fw", "kind", "rows", "cols", "nnz", "indptr", "indices", "data", "device", "like", "dtypes")
 
     def __init__(self, fw, kind, shape, indptr, indices, data, like):
         self.fw, self.kind, self.like = fw, kind, like
@@ -254,9 +277,10 @@ class Matrix:
         self.indptr, self.indices, self.data = indptr, indices, data
         self.nnz = int(indices.shape[0])
         self.device = fw.device(data)
-        for what, a in (("indptr", indptr), ("indices", indices)):
-            if fw.dtype(a) not in INDEX_DTYPES:
-                raise TypeError(f"sptrans: {what} must be int32 or int64, not {fw.dtype(a)}")
+        self.dtypes = (fw.dtype(indptr), fw.dtype(indices), fw.dtype(data))
+        for what, dt in (("indptr", self.dtypes[0]), ("indices", self.dtypes[1])):
+            if dt not in INDEX_DTYPES:
+                raise TypeError(f"sptrans: {what} must be int32 or int64, not {dt}")
         if not fw.host:
             for what, a in (("indptr", indptr), ("indices", indices)):
                 if fw.device(a) != self.device:
@@ -268,15 +292,15 @@ class Matrix:
 
     @property
     def dtype(self):
-        return self.fw.dtype(self.data)
+        return self.dtypes[2]
 
     def addrs(self):
         f = self.fw
         return f.addr(self.indptr), f.addr(self.indices), f.addr(self.data)
 
     def widths(self):
-        f = self.fw
-        return f.dtype(self.indptr).itemsize, f.dtype(self.indices).itemsize, f.dtype(self.data).itemsize
+        p, i, v = self.dtypes
+        return p.itemsize, i.itemsize, v.itemsize
 
     def stream(self):
         return self.fw.stream(self.device)
@@ -308,8 +332,7 @@ def matrix(A):
         if A.format != "csr":
             A = A.tocsr()
         fw = adapter("cupy")
-        ip, ix, d = (fw.aligned(fw.contiguous(a)) for a in (A.indptr, A.indices, A.data))
-        return Matrix(fw, "cupy", A.shape, ip, ix, d, A)
+        return Matrix(fw, "cupy", A.shape, fw.ready(A.indptr), fw.ready(A.indices), fw.ready(A.data), A)
     if kind == "torch":
         import torch
 
@@ -332,8 +355,7 @@ def matrix(A):
         if A.device.type != "cuda":
             raise ValueError(f"sptrans: tensors on {A.device} are not supported (CUDA or CPU)")
         fw = adapter("torch")
-        ip, ix, d = (fw.aligned(fw.contiguous(a)) for a in (ip, ix, d))
-        return Matrix(fw, "torch", A.shape, ip, ix, d, A)
+        return Matrix(fw, "torch", A.shape, fw.ready(ip), fw.ready(ix), fw.ready(d), A)
     raise TypeError(
         f"sptrans: unsupported input {type(A).__module__}.{type(A).__name__} "
         "(CuPy or SciPy sparse matrices, PyTorch sparse tensors)"

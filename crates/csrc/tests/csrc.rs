@@ -253,3 +253,31 @@ fn twin_products_and_validation() {
     assert!(serial::Csrc::<f64>::try_new(10, 10, vec![0, 1], vec![10], vec![0], vec![1.0]).is_err());
     assert!(serial::Csrc::<f64>::try_new(10, 10, vec![0], vec![], vec![], vec![]).is_err());
 }
+
+// `set_gpu`: products after moving the plan to another stream of the same context (a caller's
+// current stream, as the Python package does) equal the twin's, tall and wide (transpose view).
+gpu_test!(fn products_follow_the_stream_set_later(gpu) {
+    let (mut r, _seed) = rng();
+    for a in [generate::uniform::<f64>(5000, 3000, 60_000, r.random()).unwrap(), generate::uniform::<f64>(700, 9000, 50_000, r.random()).unwrap()] {
+        let d = DeviceCsr::upload(gpu, &a).unwrap();
+        let mut c = DeviceCsrc::from_csr(gpu, &d).unwrap();
+        let other = gpu.fork().unwrap();
+        c.set_gpu(&other).unwrap();
+        let k = 3;
+        let x: Vec<f64> = (0..a.cols() as usize * k).map(|_| r.random_range(-1.0..1.0)).collect();
+        let y: Vec<f64> = (0..a.rows() as usize * k).map(|_| r.random_range(-1.0..1.0)).collect();
+        for (op, input, n_out) in [(Op::NoTranspose, &x, a.rows() as usize), (Op::Transpose, &y, a.cols() as usize)] {
+            let n_in = input.len() / k;
+            let xd = other.upload(input).unwrap();
+            let mut od = other.alloc_zeros::<f64>(n_out * k).unwrap();
+            let xv = DenseView::packed(DeviceView::of(&xd), n_in as u64).unwrap();
+            let mut ov = DenseViewMut::packed(DeviceViewMut::of(&mut od), n_out as u64).unwrap();
+            c.multiply(op, 1.0, &xv, 0.0, &mut ov).unwrap();
+            let got = other.download(&od).unwrap();
+            let mut want = vec![0.0; n_out * k];
+            serial::multiply(&a, op, 1.0, input, k, 0.0, &mut want);
+            let scale = a.vals().iter().map(|v| v.abs()).sum::<f64>().max(1.0);
+            assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-12 * scale), "{op:?}");
+        }
+    }
+});
