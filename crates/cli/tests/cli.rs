@@ -508,6 +508,38 @@ fn svd_center_writes_principal_axes() {
         .stderr(predicate::str::contains("only one of").and(no_panic()));
 }
 
+/// SuiteSparse archives (`NAME.tar.gz` holding `NAME/NAME.mtx` beside other members) are read
+/// as their matrix, from a file and from standard input; one without `NAME/NAME.mtx` is an error
+/// naming what it holds. Built with the system `tar`.
+#[test]
+fn suitesparse_archives_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("M");
+    std::fs::create_dir(&m).unwrap();
+    let a = gen_file(&m, "M.mtx", &["uniform", "300", "200", "2000"]);
+    std::fs::write(m.join("M_b.mtx"), "%%MatrixMarket matrix array real general\n1 1\n1\n").unwrap();
+    let tgz = dir.path().join("M.tar.gz");
+    let ok = std::process::Command::new("tar").arg("czf").arg(&tgz).arg("-C").arg(dir.path()).args(["M/M_b.mtx", "M/M.mtx"]).status().unwrap();
+    assert!(ok.success(), "tar czf");
+    let (want, got) = (dir.path().join("want.mtx"), dir.path().join("got.mtx"));
+    sptrans().args(["transpose", "--algo", "serial", "-o"]).arg(&want).arg(&a).assert().success();
+    sptrans().args(["transpose", "--algo", "serial", "-o"]).arg(&got).arg(&tgz).assert().success().stderr(no_panic());
+    assert_eq!(std::fs::read(&want).unwrap(), std::fs::read(&got).unwrap());
+    let piped =
+        sptrans().args(["transpose", "--algo", "serial", "-o", "-", "-"]).pipe_stdin(&tgz).unwrap().assert().success().get_output().stdout.clone();
+    assert_eq!(piped, std::fs::read(&want).unwrap());
+    let bad = dir.path().join("b.tar.gz");
+    let ok = std::process::Command::new("tar").arg("czf").arg(&bad).arg("-C").arg(dir.path()).arg("M/M_b.mtx").status().unwrap();
+    assert!(ok.success());
+    sptrans()
+        .args(["transpose", "-o"])
+        .arg(dir.path().join("x.mtx"))
+        .arg(&bad)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no NAME/NAME.mtx").and(predicate::str::contains("M/M_b.mtx")).and(no_panic()));
+}
+
 gpu_test!(fn index64_transpose_and_bench_on_the_gpu(_gpu) {
     // `--index 64`: every field through the 64-bit row pointer, checked against the twin by the
     // command and here; the bench's 64-bit runs checked against the twin too.

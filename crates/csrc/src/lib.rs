@@ -336,14 +336,19 @@ impl<T: SpmvValue> DeviceCsrc<T> {
 
     /// Runs this plan's later work on `gpu`'s stream (a handle on the same context, such as
     /// [`Gpu::with_stream`] of the one it was built with): for callers whose current stream
-    /// changes between products. Work already enqueued on the old stream is not waited for: order
-    /// the two streams first when they differ.
+    /// changes between products. When the stream differs, the new one first waits (on the
+    /// device, through an event; the host does not block) for the work already enqueued on the
+    /// old one, so the plan's data and scratch are never used out of order.
     ///
     /// # Errors
-    /// `gpu_runtime::Error::ForeignStream` when `gpu` belongs to another context.
+    /// `gpu_runtime::Error::ForeignStream` when `gpu` belongs to another context; driver errors
+    /// recording or waiting for the event.
     pub fn set_gpu(&mut self, gpu: &Gpu) -> Result<()> {
         if gpu.context().cu_ctx() != self.gpu.context().cu_ctx() {
             return Err(gpu_runtime::Error::ForeignStream.into());
+        }
+        if gpu.stream().cu_stream() != self.gpu.stream().cu_stream() {
+            gpu.stream().join(self.gpu.stream()).map_err(gpu_runtime::Error::driver("ordering the new stream after the old"))?;
         }
         self.gpu = gpu.clone();
         Ok(())

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+pub mod archive;
 pub mod device;
 pub mod device64;
 mod formats;
@@ -20,6 +21,9 @@ pub enum Error {
     /// Reading or writing failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+    /// A tar archive (SuiteSparse's `NAME.tar.gz`) was malformed or held no `NAME/NAME.mtx`.
+    #[error("tar archive: {0}")]
+    Archive(String),
     /// A Matrix Market input was refused.
     #[error("line {line}: {msg}")]
     Parse {

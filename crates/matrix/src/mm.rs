@@ -524,6 +524,8 @@ pub fn read_bytes(reader: impl Read) -> Result<Vec<u8>> {
 pub struct Input {
     header: Header,
     gzip: bool,
+    /// The archive member read, for a tar archive (SuiteSparse's `NAME.tar.gz`).
+    member: Option<String>,
     size_hint: Option<u64>,
     stream: Box<dyn Read>,
 }
@@ -556,7 +558,24 @@ impl Input {
     /// As [`Input::open`], without the opening.
     pub fn from_reader(src: Box<dyn Read>, len: Option<u64>) -> Result<Self> {
         let (reader, gzip) = gunzip_if_gzip(std::io::BufReader::with_capacity(1 << 16, src))?;
+        // A tar archive (SuiteSparse's NAME.tar.gz, or a plain .tar): its NAME/NAME.mtx member.
+        let mut first = [0u8; 512];
+        let mut got = 0;
         let mut reader = reader;
+        while got < 512 {
+            match reader.read(&mut first[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(gzip_context(Error::Io(e), gzip)),
+            }
+        }
+        let (mut reader, member, len): (Box<dyn Read>, _, _) = if got == 512 && crate::archive::is_tar_header(&first) {
+            let (r, name, size) = crate::archive::matrix_member(first, reader).map_err(|e| gzip_context(e, gzip))?;
+            (r, Some(name), Some(size))
+        } else {
+            (Box::new(std::io::Cursor::new(first[..got].to_vec()).chain(reader)), None, if gzip { None } else { len })
+        };
         // The banner: bytes up to the first newline (at most 4 KiB), kept to be replayed.
         let mut head = Vec::with_capacity(256);
         let mut byte = [0u8; 256];
@@ -581,7 +600,7 @@ impl Input {
         }
         .map_err(|e| gzip_context(e, gzip))?;
         let stream: Box<dyn Read> = Box::new(std::io::Cursor::new(head).chain(reader));
-        Ok(Self { header, gzip, size_hint: if gzip { None } else { len }, stream })
+        Ok(Self { header, gzip, member, size_hint: len, stream })
     }
 
     /// The parsed banner.
@@ -592,6 +611,11 @@ impl Input {
     /// Whether the input was gzip-compressed.
     pub fn is_gzip(&self) -> bool {
         self.gzip
+    }
+
+    /// The member read when the input was a tar archive (`NAME/NAME.mtx`).
+    pub fn member(&self) -> Option<&str> {
+        self.member.as_deref()
     }
 
     /// Reads the matrix into COO (32-bit indices), streaming.
