@@ -17,7 +17,7 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Transpose a Matrix Market file (.mtx, .mtx.gz, or a SuiteSparse NAME.tar.gz holding NAME/NAME.mtx) and write the result.
+    /// Transpose a Matrix Market file (.mtx, .mtx.gz, a SuiteSparse NAME.tar.gz holding NAME/NAME.mtx, or a SciPy .npz) and write the result.
     Transpose(TransposeArgs),
     /// Generate a matrix and write it as Matrix Market.
     Gen(GenArgs),
@@ -49,7 +49,7 @@ fn parse_target(s: &str) -> Result<sptrans_report::Target, String> {
 /// `sptrans transpose`.
 #[derive(Debug, Args)]
 pub struct TransposeArgs {
-    /// Input matrix (.mtx, .mtx.gz, or a SuiteSparse NAME.tar.gz holding NAME/NAME.mtx; gzip is detected by content; `-` for standard input;
+    /// Input matrix (.mtx, .mtx.gz, a SuiteSparse NAME.tar.gz holding NAME/NAME.mtx, or a SciPy .npz; gzip is detected by content; `-` for standard input;
     /// pipes and FIFOs work: the input is read once, streaming).
     pub input: PathBuf,
     /// Output file (Matrix Market coordinate general; gzip when it ends in `.gz`; `-` for
@@ -292,7 +292,7 @@ pub enum Precision {
 /// `sptrans spmv`.
 #[derive(Debug, Args)]
 pub struct SpmvArgs {
-    /// The matrix (.mtx, .mtx.gz, or a SuiteSparse NAME.tar.gz holding NAME/NAME.mtx; `-` for standard input).
+    /// The matrix (.mtx, .mtx.gz, a SuiteSparse NAME.tar.gz holding NAME/NAME.mtx, or a SciPy .npz; `-` for standard input).
     pub input: PathBuf,
     /// x as a Matrix Market array file of `cols` entries (default: all ones).
     #[arg(long)]
@@ -319,7 +319,7 @@ pub struct SpmvArgs {
 /// `sptrans svd`.
 #[derive(Debug, Args)]
 pub struct SvdArgs {
-    /// The matrix (.mtx, .mtx.gz, or a SuiteSparse NAME.tar.gz holding NAME/NAME.mtx; `-` for standard input); real or integer values.
+    /// The matrix (.mtx, .mtx.gz, a SuiteSparse NAME.tar.gz holding NAME/NAME.mtx, or a SciPy .npz; `-` for standard input); real or integer values.
     pub input: PathBuf,
     /// Singular values wanted (the largest), at most min(rows, cols).
     #[arg(short = 'k', long = "rank", default_value_t = 16)]

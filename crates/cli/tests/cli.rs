@@ -540,6 +540,20 @@ fn suitesparse_archives_are_read() {
         .stderr(predicate::str::contains("no NAME/NAME.mtx").and(predicate::str::contains("M/M_b.mtx")).and(no_panic()));
 }
 
+/// SciPy `.npz` archives (`scipy.sparse.save_npz`; fixtures of the matrix crate, made by SciPy)
+/// are read as their matrix: transposing one equals transposing the same matrix's `.mtx`.
+#[test]
+fn scipy_npz_archives_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../matrix/tests/data");
+    for name in ["scipy-csr-f64", "scipy-csc-f32", "scipy-coo-i64"] {
+        let (want, got) = (dir.path().join(format!("{name}-want.mtx")), dir.path().join(format!("{name}-got.mtx")));
+        sptrans().args(["transpose", "--algo", "serial", "-o"]).arg(&want).arg(data.join(format!("{name}.mtx"))).assert().success();
+        sptrans().args(["transpose", "--algo", "serial", "-o"]).arg(&got).arg(data.join(format!("{name}.npz"))).assert().success().stderr(no_panic());
+        assert_eq!(std::fs::read(&want).unwrap(), std::fs::read(&got).unwrap(), "{name}");
+    }
+}
+
 gpu_test!(fn index64_transpose_and_bench_on_the_gpu(_gpu) {
     // `--index 64`: every field through the 64-bit row pointer, checked against the twin by the
     // command and here; the bench's 64-bit runs checked against the twin too.

@@ -7,6 +7,7 @@ pub mod device64;
 mod formats;
 pub mod generate;
 pub mod mm;
+pub mod npz;
 mod value;
 pub mod view;
 
@@ -21,6 +22,9 @@ pub enum Error {
     /// Reading or writing failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+    /// A SciPy `.npz` archive (`scipy.sparse.save_npz`) was malformed or of an unread format.
+    #[error("npz: {0}")]
+    Npz(String),
     /// A tar archive (SuiteSparse's `NAME.tar.gz`) was malformed or held no `NAME/NAME.mtx`.
     #[error("tar archive: {0}")]
     Archive(String),

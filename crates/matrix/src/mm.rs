@@ -518,7 +518,9 @@ pub fn read_bytes(reader: impl Read) -> Result<Vec<u8>> {
 }
 
 /// A Matrix Market input opened once: a file, or standard input for `-`; gunzipped when it
-/// starts with the gzip magic bytes; its banner already parsed (so the value type can be chosen)
+/// starts with the gzip magic bytes; the `NAME/NAME.mtx` member of a tar archive (SuiteSparse's
+/// `NAME.tar.gz`); or a SciPy `.npz` archive (`scipy.sparse.save_npz`: CSR, CSC or COO, read
+/// whole, its header made `coordinate <field> general`); its banner already parsed (so the value type can be chosen)
 /// while the stream still starts at the banner. Pipes, FIFOs and process substitutions work: the
 /// input is read exactly once, in chunks.
 pub struct Input {
@@ -527,7 +529,13 @@ pub struct Input {
     /// The archive member read, for a tar archive (SuiteSparse's `NAME.tar.gz`).
     member: Option<String>,
     size_hint: Option<u64>,
-    stream: Box<dyn Read>,
+    stream: Source,
+}
+
+/// Where the entries come from: Matrix Market text, or a SciPy `.npz` archive read whole.
+enum Source {
+    Text(Box<dyn Read>),
+    Npz(crate::npz::Npz),
 }
 
 impl std::fmt::Debug for Input {
@@ -570,6 +578,14 @@ impl Input {
                 Err(e) => return Err(gzip_context(Error::Io(e), gzip)),
             }
         }
+        if crate::npz::is_zip(&first[..got]) {
+            // A SciPy .npz archive (zip needs the whole file: read it, from a file or a pipe).
+            let mut bytes = first[..got].to_vec();
+            reader.read_to_end(&mut bytes).map_err(|e| gzip_context(Error::Io(e), gzip))?;
+            let npz = crate::npz::Npz::from_bytes(bytes)?;
+            let header = Header { format: Format::Coordinate, field: npz.field()?, symmetry: Symmetry::General };
+            return Ok(Self { header, gzip, member: None, size_hint: None, stream: Source::Npz(npz) });
+        }
         let (mut reader, member, len): (Box<dyn Read>, _, _) = if got == 512 && crate::archive::is_tar_header(&first) {
             let (r, name, size) = crate::archive::matrix_member(first, reader).map_err(|e| gzip_context(e, gzip))?;
             (r, Some(name), Some(size))
@@ -599,7 +615,7 @@ impl Input {
             }
         }
         .map_err(|e| gzip_context(e, gzip))?;
-        let stream: Box<dyn Read> = Box::new(std::io::Cursor::new(head).chain(reader));
+        let stream = Source::Text(Box::new(std::io::Cursor::new(head).chain(reader)));
         Ok(Self { header, gzip, member, size_hint: len, stream })
     }
 
@@ -633,7 +649,17 @@ impl Input {
     /// As [`parse_reader`], and [`Error::MemoryLimit`].
     pub fn read_coo_limited<T: Value>(self, limit: Option<u64>) -> Result<Coo<u32, T>> {
         let gzip = self.gzip;
-        parse_limited(self.stream, self.size_hint, limit).map_err(|e| gzip_context(e, gzip))
+        match self.stream {
+            Source::Text(s) => parse_limited(s, self.size_hint, limit).map_err(|e| gzip_context(e, gzip)),
+            Source::Npz(npz) => {
+                let (rows, cols, entries) = npz.dims();
+                let need = read_bytes_estimate::<u32, T>(rows, entries);
+                match limit {
+                    Some(limit) if need > limit => Err(Error::MemoryLimit { rows, cols, entries, need, limit }),
+                    _ => npz.into_coo(),
+                }
+            }
+        }
     }
 
     /// Reads the matrix into CSR, calling `check(rows, cols, entries)` right after the size line
@@ -654,7 +680,14 @@ impl Input {
     /// As [`Input::read_csr_checked`]; [`Error::TooLarge`] for sizes past `I`.
     pub fn read_csr_checked_as<I: Index, T: Value>(self, check: &mut dyn FnMut(u64, u64, u64) -> Result<()>) -> Result<Csr<I, T>> {
         let gzip = self.gzip;
-        parse_checked::<I, T>(self.stream, self.size_hint, check).map_err(|e| gzip_context(e, gzip))?.try_into_csr()
+        match self.stream {
+            Source::Text(s) => parse_checked::<I, T>(s, self.size_hint, check).map_err(|e| gzip_context(e, gzip))?.try_into_csr(),
+            Source::Npz(npz) => {
+                let (rows, cols, entries) = npz.dims();
+                check(rows, cols, entries)?;
+                npz.into_coo::<I, T>()?.try_into_csr()
+            }
+        }
     }
 
     /// Reads the matrix into CSR (duplicates summed, columns sorted in each row); running out of
