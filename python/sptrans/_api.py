@@ -10,6 +10,8 @@ WIDE_NNZ = 2**31
 ALGORITHMS = ("auto", "radix", "scan", "merge", "coo", "sym", "serial")
 #: Columns per product (more are done in chunks of this many).
 MAX_K = 16
+#: Operator formats: the CSRC plan, or one of the SpMV formats (``A @ x`` only).
+FORMATS = ("csrc", "auto", "csr-scalar", "csr-vector", "csr-adaptive", "coo", "ell", "hyb", "scoo", "jds", "merge-path")
 
 
 def gpu_available():
@@ -97,11 +99,21 @@ class Operator:
     framework on ``A``'s device and return one of the same framework (a block in column-major
     order), ordered by the framework's current stream at the call.
 
+    ``format``: ``"csrc"`` (default: the CSRC plan above) or a sparse-matrix-vector format of
+    the library (``"auto"``, ``"csr-scalar"``, ``"csr-vector"``, ``"csr-adaptive"``, ``"coo"``,
+    ``"ell"``, ``"hyb"``, ``"scoo"``, ``"jds"``, ``"merge-path"``): those borrow ``A``'s arrays
+    (kept alive by the operator: do not change them while it lives; int64 index arrays are
+    narrowed to an int32 copy first), convert to the format on the GPU, and compute ``A @ x``
+    only (a column at a time for blocks); ``op.T @ y`` then raises ``ValueError``. For SciPy
+    input the host twin runs whatever the format.
+
     Differences from SciPy: no dtype promotion (the result has ``A``'s dtype); sums are in a
     different order than SciPy's, so results agree to rounding, not bit for bit.
     """
 
-    def __init__(self, A):
+    def __init__(self, A, format="csrc"):
+        if format not in FORMATS:
+            raise ValueError(f"sptrans.Operator: format {format!r} (one of {', '.join(FORMATS)})")
         m = matrix(A)
         if m.dtype not in FLOAT_DTYPES:
             raise TypeError(f"sptrans.Operator: values must be float32 or float64, not {m.dtype}")
@@ -110,20 +122,36 @@ class Operator:
         self._fw = m.fw
         self._device = m.device
         self._kind = m.kind
+        self._keep = None
         if m.fw.host:
             note_host()
             self._host = m
             self._plan = None
+            self.format = "serial"
         else:
             self._host = None
+            fw, dev, stream = m.fw, m.device, m.stream()
             pb, ib, vb = m.widths()
-            ws = _native.Operator.build_workspace(m.rows, m.cols, m.nnz, pb, ib)
-            scratch, scratch_addr = m.fw.scratch(int(ws), m.device)
             ptr, idx, vals = m.addrs()
+            if format != "csrc" and (pb, ib) != (4, 4):
+                # The SpMV formats borrow int32 arrays: narrow (checked on the device) first.
+                if m.rows >= 2**31 or m.cols >= 2**31 or m.nnz >= 2**31:
+                    raise ValueError(f"sptrans.Operator: {m.rows}x{m.cols} with {m.nnz} nonzeros does not fit int32 indices (use format='csrc')")
+                nptr, nidx = fw.empties([(m.rows + 1, np.int32), (m.nnz, np.int32)], dev)
+                flags, flags_addr = fw.scratch(4096, dev)
+                _native.narrow_csr(
+                    dev, stream, m.rows, m.cols, m.nnz, ptr, pb, idx, ib, fw.addr(nptr), fw.addr(nidx), flags_addr, 4096
+                )
+                ptr, idx, pb, ib = fw.addr(nptr), fw.addr(nidx), 4, 4
+                self._keep = (nptr, nidx, m.data)
+            elif format != "csrc":
+                self._keep = (m.indptr, m.indices, m.data)
+            ws = _native.Operator.build_workspace(m.rows, m.cols, m.nnz, pb, ib)
+            scratch, scratch_addr = fw.scratch(int(ws), dev)
             self._plan = _native.Operator(
-                m.device, m.stream(), m.rows, m.cols, m.nnz, ptr, pb, idx, ib, vals, vb,
-                scratch_addr, int(ws),
-            )  # fmt: skip
+                dev, stream, m.rows, m.cols, m.nnz, ptr, pb, idx, ib, vals, vb, scratch_addr, int(ws), format
+            )
+            self.format = self._plan.format
         self.nnz = m.nnz
 
     @property
@@ -158,7 +186,7 @@ class Operator:
 
     def __repr__(self):
         where = "host" if self._plan is None else f"{self._fw.name} device {self._device}"
-        return f"<sptrans.Operator {self.shape[0]}x{self.shape[1]}, {self.nnz} nonzeros, {self.dtype}, {where}>"
+        return f"<sptrans.Operator {self.shape[0]}x{self.shape[1]}, {self.nnz} nonzeros, {self.dtype}, {self.format}, {where}>"
 
     def _apply(self, op, x):
         fw = self._fw

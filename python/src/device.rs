@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use sptrans::runtime::check::{self, OffsetWord};
 use sptrans::runtime::cudarc::driver::CudaStream;
 use sptrans::runtime::cudarc::driver::sys::CUstream;
-use sptrans::{DeviceCsrView, DeviceView, Gpu, Scratch};
+use sptrans::{DeviceCsrView, DeviceView, DeviceViewMut, Gpu, Scratch};
 
 use crate::py_err;
 
@@ -82,6 +82,67 @@ impl CsrArgs {
         Ok(())
     }
 
+    /// The caller's int32 arrays as a view of any lifetime, validated on the GPU with `flags`
+    /// (`check::WORKSPACE_BYTES`; one synchronization) unless `trust`.
+    ///
+    /// # Safety
+    /// As [`CsrArgs::view`], and the arrays must stay alive and unchanged for `'v` (the Python
+    /// layer keeps their owners).
+    pub unsafe fn view32<'v, T>(&self, gpu: &Gpu, flags: &mut Scratch<'_>, trust: bool) -> PyResult<DeviceCsrView<'v, T, u32>> {
+        self.check_widths()?;
+        if self.converts() {
+            return Err(PyValueError::new_err("int32 index arrays expected here"));
+        }
+        let stream = gpu.stream();
+        let (m, n, nnz) = (self.rows, self.cols, self.nnz);
+        if nnz > sptrans::matrix::device::MAX_NNZ {
+            return Err(PyValueError::new_err(format!("{nnz} nonzeros: more than the 32-bit path's {}", sptrans::matrix::device::MAX_NNZ)));
+        }
+        sizes(m, n)?;
+        // SAFETY (from_raw): the caller's guarantee.
+        let vals = self.with_vals.then(|| unsafe { DeviceView::<T>::from_raw(self.vals, nnz as usize, stream) });
+        let ptr = unsafe { DeviceView::<u32>::from_raw(self.ptr, m as usize + 1, stream) };
+        let idx = unsafe { DeviceView::<u32>::from_raw(self.idx, nnz as usize, stream) };
+        if !trust {
+            let (pf, xf) = check::offsets_and_indices(gpu, &ptr, nnz, &idx, n, flags).map_err(py_err)?;
+            if let Some(f) = pf {
+                return Err(PyValueError::new_err(format!("indptr: {f} (position {})", f.position())));
+            }
+            if let Some(f) = xf {
+                // The caller's int32 indices, read back as signed.
+                let v = f.value as u32 as i32;
+                return Err(PyValueError::new_err(format!("indices: entry {} at position {} is outside 0..{n}", v, f.position)));
+            }
+        }
+        // SAFETY: lengths from the shape, sizes checked; structure checked above or promised.
+        Ok(unsafe { DeviceCsrView::new_unchecked(m, n, ptr, idx, vals) })
+    }
+
+    /// Narrows the caller's int64 (or mixed) structure into the caller's int32 arrays `out_ptr`
+    /// (`rows + 1`) and `out_idx` (`nnz`), checking every entry as it converts (one
+    /// synchronization; `flags` of `check::WORKSPACE_BYTES`).
+    ///
+    /// # Safety
+    /// As [`CsrArgs::view`]; `out_ptr` and `out_idx` hold `rows + 1` and `nnz` writable `u32`.
+    pub unsafe fn narrow_into(&self, gpu: &Gpu, out_ptr: u64, out_idx: u64, flags: &mut Scratch<'_>) -> PyResult<()> {
+        self.check_widths()?;
+        let stream = gpu.stream();
+        // SAFETY: the caller's guarantee.
+        let (mut p, mut x) = unsafe {
+            (
+                DeviceViewMut::<u32>::from_raw(out_ptr, self.rows as usize + 1, stream),
+                DeviceViewMut::<u32>::from_raw(out_idx, self.nnz as usize, stream),
+            )
+        };
+        let f = match (self.ptr_bytes, self.idx_bytes) {
+            (4, 4) => signed::<i32, i32, u32>(gpu, self, &mut p, &mut x, flags)?,
+            (4, 8) => signed::<i32, i64, u32>(gpu, self, &mut p, &mut x, flags)?,
+            (8, 4) => signed::<i64, i32, u32>(gpu, self, &mut p, &mut x, flags)?,
+            _ => signed::<i64, i64, u32>(gpu, self, &mut p, &mut x, flags)?,
+        };
+        faults(&f, self.cols, u32::MAX as u64)
+    }
+
     /// The arrays as a view with pointer words `O` and values `T`, validated on the GPU (one
     /// synchronization) with [`CsrArgs::view_bytes`] of `scratch`; int64 structure is narrowed
     /// into the scratch as it is checked. With `trust`, int32 structure is not checked (no
@@ -91,7 +152,12 @@ impl CsrArgs {
     /// The addresses must hold the stated entries on `gpu`'s device, readable for `'a`, and be
     /// complete in `gpu`'s stream order; with `trust`, they must form a valid CSR structure
     /// (`DeviceCsrView`'s invariants), or kernels may read and write out of bounds.
-    pub unsafe fn view<'a, T, O: OffsetWord>(&self, gpu: &Gpu, scratch: &mut Scratch<'a>, trust: bool) -> PyResult<DeviceCsrView<'a, T, O>> {
+    pub unsafe fn view<'a, T, O: OffsetWord + 'static>(
+        &self,
+        gpu: &Gpu,
+        scratch: &mut Scratch<'a>,
+        trust: bool,
+    ) -> PyResult<DeviceCsrView<'a, T, O>> {
         self.check_widths()?;
         let stream = gpu.stream();
         let (m, n, nnz) = (self.rows, self.cols, self.nnz);
@@ -102,28 +168,14 @@ impl CsrArgs {
         // SAFETY (all from_raw below): the caller's guarantee.
         let vals = self.with_vals.then(|| unsafe { DeviceView::<T>::from_raw(self.vals, nnz as usize, stream) });
         if !self.converts() {
-            if std::mem::size_of::<O>() != 4 {
+            if std::any::TypeId::of::<O>() != std::any::TypeId::of::<u32>() {
                 return Err(PyValueError::new_err("an int32 row pointer takes the 32-bit path"));
             }
-            let ptr = unsafe { DeviceView::<O>::from_raw(self.ptr, m as usize + 1, stream) };
-            let idx = unsafe { DeviceView::<u32>::from_raw(self.idx, nnz as usize, stream) };
-            sizes(m, n)?;
-            if trust {
-                // SAFETY: the caller's promise (see above).
-                return Ok(unsafe { DeviceCsrView::new_unchecked(m, n, ptr, idx, vals) });
-            }
             let mut flags = scratch.sub(check::WORKSPACE_BYTES).map_err(py_err)?;
-            let (pf, xf) = check::offsets_and_indices(gpu, &ptr, nnz, &idx, n, &mut flags).map_err(py_err)?;
-            if let Some(f) = pf {
-                return Err(PyValueError::new_err(format!("indptr: {f} (position {})", f.position())));
-            }
-            if let Some(f) = xf {
-                // The caller's int32 indices, read back as signed.
-                let v = f.value as u32 as i32;
-                return Err(PyValueError::new_err(format!("indices: entry {} at position {} is outside 0..{n}", v, f.position)));
-            }
-            // SAFETY: lengths from the shape and sizes checked; structure checked just above.
-            return Ok(unsafe { DeviceCsrView::new_unchecked(m, n, ptr, idx, vals) });
+            // SAFETY: the caller's guarantee, forwarded.
+            let v = unsafe { self.view32::<T>(gpu, &mut flags, trust)? };
+            // SAFETY: O is u32 (its TypeId checked above): the two are the same type.
+            return Ok(unsafe { std::mem::transmute_copy::<DeviceCsrView<'a, T, u32>, DeviceCsrView<'a, T, O>>(&std::mem::ManuallyDrop::new(v)) });
         }
         let mut p = scratch.slice::<O>(m as usize + 1).map_err(py_err)?;
         let mut x = scratch.slice::<u32>(nnz as usize).map_err(py_err)?;
@@ -133,19 +185,25 @@ impl CsrArgs {
             (8, 4) => signed::<i64, i32, O>(gpu, self, &mut p, &mut x, &mut flags)?,
             _ => signed::<i64, i64, O>(gpu, self, &mut p, &mut x, &mut flags)?,
         };
-        if let Some(v) = f.pointer_value {
-            return Err(PyValueError::new_err(format!("indptr: entry {} at position {} does not fit ({} at most)", v.value, v.position, O::MAX)));
-        }
-        if let Some(pf) = f.pointer {
-            return Err(PyValueError::new_err(format!("indptr: {pf} (position {})", pf.position())));
-        }
-        if let Some(v) = f.index {
-            return Err(PyValueError::new_err(format!("indices: entry {} at position {} is outside 0..{n}", v.value, v.position)));
-        }
+        faults(&f, n, O::MAX)?;
         sizes(m, n)?;
         // SAFETY: signed_csr checked every entry as it converted it.
         Ok(unsafe { DeviceCsrView::new_unchecked(m, n, DeviceView::from(p.into_view()), DeviceView::from(x.into_view()), vals) })
     }
+}
+
+/// The first fault [`check::signed_csr`] found, as a `ValueError` naming the array and position.
+fn faults(f: &check::SignedCsrFaults, n: u64, max: u64) -> PyResult<()> {
+    if let Some(v) = f.pointer_value {
+        return Err(PyValueError::new_err(format!("indptr: entry {} at position {} does not fit ({max} at most)", v.value, v.position)));
+    }
+    if let Some(pf) = f.pointer {
+        return Err(PyValueError::new_err(format!("indptr: {pf} (position {})", pf.position())));
+    }
+    if let Some(v) = f.index {
+        return Err(PyValueError::new_err(format!("indices: entry {} at position {} is outside 0..{n}", v.value, v.position)));
+    }
+    Ok(())
 }
 
 fn sizes(m: u64, n: u64) -> PyResult<()> {
@@ -160,8 +218,8 @@ fn sizes(m: u64, n: u64) -> PyResult<()> {
 fn signed<P: check::SignedIndex, S: check::SignedIndex, O: OffsetWord>(
     gpu: &Gpu,
     a: &CsrArgs,
-    p: &mut sptrans::runtime::scratch::ScratchSlice<'_, O>,
-    x: &mut sptrans::runtime::scratch::ScratchSlice<'_, u32>,
+    p: &mut impl sptrans::runtime::cudarc::driver::DevicePtrMut<O>,
+    x: &mut impl sptrans::runtime::cudarc::driver::DevicePtrMut<u32>,
     flags: &mut Scratch<'_>,
 ) -> PyResult<check::SignedCsrFaults> {
     let stream = gpu.stream();

@@ -108,6 +108,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cpu::multiply_cpu, m)?)?;
     m.add_function(wrap_pyfunction!(cpu::svds_cpu, m)?)?;
     m.add_function(wrap_pyfunction!(svd::svds_gpu, m)?)?;
+    m.add_function(wrap_pyfunction!(operator::narrow_csr, m)?)?;
     m.add_class::<operator::Operator>()?;
     Ok(())
 }

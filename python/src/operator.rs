@@ -4,6 +4,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use sptrans::csrc::{DeviceCsrc, Op};
+use sptrans::spmv::{Format, Spmv};
 use sptrans::{DenseView, DenseViewMut, DeviceView, DeviceViewMut, Gpu, Scratch};
 
 use crate::device::{CsrArgs, gpu_on};
@@ -12,6 +13,10 @@ use crate::{bad_width, py_err};
 enum Plan {
     F32(DeviceCsrc<f32>),
     F64(DeviceCsrc<f64>),
+    /// An SpMV format over the caller's int32 arrays (borrowed: the Python object keeps their
+    /// owners alive and the plan's lifetime is that object's).
+    Spmv32(Spmv<'static, f32>),
+    Spmv64(Spmv<'static, f64>),
 }
 
 /// The CSRC plan of one matrix (a private copy of its structure and values in CSRC order),
@@ -42,9 +47,11 @@ impl Operator {
     }
 
     /// Builds the plan of the caller's CSR (float32 or float64 values, `val_bytes` 4 or 8) on
-    /// `stream`, validating it first.
+    /// `stream`, validating it first: `format` "csrc" (a private CSRC copy: both products, 1–16
+    /// columns) or an SpMV format of `sptrans.spmv` ("auto", "csr-vector", "merge-path", ...:
+    /// `A·x` only, borrowing the caller's int32 arrays, which must outlive the plan).
     #[new]
-    #[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, val_bytes, scratch, scratch_bytes))]
+    #[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, val_bytes, scratch, scratch_bytes, format = "csrc"))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         device: usize,
@@ -60,6 +67,7 @@ impl Operator {
         val_bytes: usize,
         scratch: u64,
         scratch_bytes: u64,
+        format: &str,
     ) -> PyResult<Self> {
         let gpu = gpu_on(device, stream)?;
         let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, with_vals: val_bytes != 0 };
@@ -69,10 +77,19 @@ impl Operator {
         let plan = unsafe {
             let mut buf = DeviceViewMut::<u8>::from_raw(scratch, scratch_bytes as usize, s);
             let mut sc = Scratch::new(&mut buf, s);
-            match val_bytes {
-                4 => Plan::F32(DeviceCsrc::from_csr(&gpu, &args.view::<f32, u32>(&gpu, &mut sc, false)?).map_err(py_err)?),
-                8 => Plan::F64(DeviceCsrc::from_csr(&gpu, &args.view::<f64, u32>(&gpu, &mut sc, false)?).map_err(py_err)?),
-                b => return Err(bad_width("Operator (float32 or float64)", b)),
+            if format == "csrc" {
+                match val_bytes {
+                    4 => Plan::F32(DeviceCsrc::from_csr(&gpu, &args.view::<f32, u32>(&gpu, &mut sc, false)?).map_err(py_err)?),
+                    8 => Plan::F64(DeviceCsrc::from_csr(&gpu, &args.view::<f64, u32>(&gpu, &mut sc, false)?).map_err(py_err)?),
+                    b => return Err(bad_width("Operator (float32 or float64)", b)),
+                }
+            } else {
+                let f = format.parse::<Format>().map_err(py_err)?;
+                match val_bytes {
+                    4 => Plan::Spmv32(Spmv::new(&gpu, args.view32::<f32>(&gpu, &mut sc, false)?, f).map_err(py_err)?),
+                    8 => Plan::Spmv64(Spmv::new(&gpu, args.view32::<f64>(&gpu, &mut sc, false)?, f).map_err(py_err)?),
+                    b => return Err(bad_width("Operator (float32 or float64)", b)),
+                }
             }
         };
         Ok(Self { plan, device, rows, cols, nnz })
@@ -108,6 +125,7 @@ impl Operator {
         Ok(match &self.plan {
             Plan::F32(p) => p.workspace_bytes(op, k, true),
             Plan::F64(p) => p.workspace_bytes(op, k, true),
+            Plan::Spmv32(_) | Plan::Spmv64(_) => 0,
         } + sptrans::runtime::scratch::ALIGN)
     }
 
@@ -125,6 +143,18 @@ impl Operator {
         match &mut self.plan {
             Plan::F32(p) => product(p, &gpu, op, (x, xr), (out, yr), k, (scratch, scratch_bytes)),
             Plan::F64(p) => product(p, &gpu, op, (x, xr), (out, yr), k, (scratch, scratch_bytes)),
+            Plan::Spmv32(p) => spmv(p, &gpu, op, (x, xr), (out, yr), k),
+            Plan::Spmv64(p) => spmv(p, &gpu, op, (x, xr), (out, yr), k),
+        }
+    }
+
+    /// The plan's format name ("csrc", or the SpMV format chosen: "auto" resolves).
+    #[getter]
+    fn format(&self) -> &'static str {
+        match &self.plan {
+            Plan::F32(_) | Plan::F64(_) => "csrc",
+            Plan::Spmv32(p) => p.format().name(),
+            Plan::Spmv64(p) => p.format().name(),
         }
     }
 }
@@ -149,6 +179,65 @@ fn product<T: sptrans::csrc::SpmvValue + num_one::One>(
         let mut buf = DeviceViewMut::<u8>::from_raw(scratch, scratch_bytes as usize, s);
         let mut sc = Scratch::new(&mut buf, s);
         p.multiply_with(op, T::ONE, &xv, T::ZERO, &mut yv, &mut sc).map_err(py_err)
+    }
+}
+
+/// `out = A · x` column by column with an SpMV plan (no transposed product).
+fn spmv<T: sptrans::spmv::SpmvValue + num_one::One>(
+    p: &mut Spmv<'static, T>,
+    gpu: &Gpu,
+    op: Op,
+    (x, xr): (u64, u64),
+    (y, yr): (u64, u64),
+    k: usize,
+) -> PyResult<()> {
+    if op == Op::Transpose {
+        return Err(PyValueError::new_err(format!("the {} SpMV plan has no transposed product: use format='csrc' for A.T @ y", p.format().name())));
+    }
+    p.set_gpu(gpu).map_err(py_err)?;
+    let s = gpu.stream();
+    let size = std::mem::size_of::<T>() as u64;
+    for j in 0..k as u64 {
+        // SAFETY: column j of the Python layer's F-ordered blocks (xr × k and yr × k items on
+        // this device), alive for the call.
+        let (xv, mut yv) = unsafe {
+            (DeviceView::<T>::from_raw(x + j * xr * size, xr as usize, s), DeviceViewMut::<T>::from_raw(y + j * yr * size, yr as usize, s))
+        };
+        p.apply(T::ONE, &xv, T::ZERO, &mut yv).map_err(py_err)?;
+    }
+    Ok(())
+}
+
+/// Narrows the caller's int64 (or mixed) CSR structure into the caller's int32 arrays
+/// `out_ptr` (`rows + 1`) and `out_idx` (`nnz`) on `stream`, checking every entry as it is
+/// converted (one synchronization; `scratch` of `check::WORKSPACE_BYTES`).
+#[pyfunction]
+#[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, out_ptr, out_idx, scratch, scratch_bytes))]
+#[allow(clippy::too_many_arguments)]
+pub fn narrow_csr(
+    device: usize,
+    stream: u64,
+    rows: u64,
+    cols: u64,
+    nnz: u64,
+    ptr: u64,
+    ptr_bytes: usize,
+    idx: u64,
+    idx_bytes: usize,
+    out_ptr: u64,
+    out_idx: u64,
+    scratch: u64,
+    scratch_bytes: u64,
+) -> PyResult<()> {
+    let gpu = gpu_on(device, stream)?;
+    let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals: 0, with_vals: false };
+    let s = gpu.stream();
+    // SAFETY: the Python layer's arrays of the stated lengths on this device (outputs freshly
+    // allocated int32 arrays), and its scratch, alive for the call.
+    unsafe {
+        let mut buf = DeviceViewMut::<u8>::from_raw(scratch, scratch_bytes as usize, s);
+        let mut sc = Scratch::new(&mut buf, s);
+        args.narrow_into(&gpu, out_ptr, out_idx, &mut sc)
     }
 }
 

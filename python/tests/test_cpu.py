@@ -107,6 +107,8 @@ def test_bad_arguments():
         sptrans.transpose([[1, 0], [0, 1]])
     with pytest.raises(TypeError, match="float32 or float64"):
         sptrans.Operator(random_csr(10, 10, dtype=np.complex128))
+    with pytest.raises(ValueError, match="format"):
+        sptrans.Operator(a, format="dense")
     with pytest.raises(TypeError, match="unsupported input"):
         sptrans.transpose(object())
 

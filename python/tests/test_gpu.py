@@ -174,3 +174,18 @@ def test_svds_center_is_pca(gpu_fw):
         s, u, vh = gpu_fw.host(s), gpu_fw.host(u), gpu_fw.host(vh)
         assert np.abs(s - ref[:6][::-1]).max() <= 1e-10 * ref[0]
         assert np.abs(c @ vh.T - u * s).max() <= 1e-8 * ref[0]
+
+
+@pytest.mark.parametrize("format", ["auto", "csr-vector", "merge-path", "hyb", "jds", "csr-adaptive"])
+@pytest.mark.parametrize("index", [np.int32, np.int64])
+def test_operator_spmv_formats(gpu_fw, format, index):
+    a = random_csr(4099, 3001, density=0.003, seed=73, index=index)
+    op = sptrans.Operator(gpu_fw.csr(a), format=format)
+    assert op.format != "csrc" and (format == "auto" or op.format == format)
+    rng = np.random.default_rng(9)
+    for shape in [(3001,), (3001, 3)]:
+        x = rng.standard_normal(shape)
+        got = gpu_fw.host(op @ gpu_fw.dense(x))
+        assert np.abs(got - a @ x).max() <= 1e-12 * max(1.0, float(np.abs(a).sum(axis=1).max()))
+    with pytest.raises(ValueError, match="transposed"):
+        op.T @ gpu_fw.dense(np.ones(4099))

@@ -133,12 +133,24 @@ fn run<O: OffsetWord>(
     scratch: &mut Scratch<'_>,
 ) -> Result<(Option<OffsetFault>, Option<IndexFault>)> {
     let m = (offsets.len() as u64).checked_sub(1).ok_or(Error::LengthMismatch { what: "offsets (at least 1 entry)", expected: 1, got: 0 })?;
-    let fl = scratch.take(16)?;
-    // SAFETY: the two flag words just carved from the scratch.
-    unsafe { gpu.fill_raw(fl, 0xFF, 16)? };
+    // Four words: the two first-fault flags, then the first and last offsets (copied on the
+    // device into zeroed words, so that one read, one synchronization, brings all four back).
+    let fl = scratch.take(32)?;
+    // SAFETY: the four words just carved from the scratch.
+    unsafe {
+        gpu.fill_raw(fl, 0xFF, 16)?;
+        gpu.fill_raw(fl + 16, 0, 16)?;
+    }
     let stream = gpu.stream();
     let max_blocks = gpu.props().sm_count.max(1) * 8;
     let (o, _o) = offsets.device_ptr(stream);
+    let size = std::mem::size_of::<O>();
+    for (at, dst) in [(0, fl + 16), (m, fl + 24)] {
+        // SAFETY: `at` ≤ m, inside the m + 1 offsets; `dst` one of the zeroed words (size ≤ 8:
+        // the little-endian low bytes).
+        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, o + size as u64 * at, size, stream.cu_stream()) }
+            .map_err(Error::driver("copying an offset"))?;
+    }
     let cfg = |len: u64| -> LaunchConfig { grid_1d(len, NT, NT as u64 * 4, max_blocks) };
     if m > 0 {
         let k = gpu.kernel(&MODULE, O::DECREASE)?;
@@ -153,10 +165,10 @@ fn run<O: OffsetWord>(
         // words, first_bad is the second word of `flags`.
         unsafe { k.args(stream).arg(&ix).arg(&n).arg(&bound).arg(&second).launch(cfg(n))? };
     }
-    let ends: [u64; 2] = [word(gpu, offsets, 0)?.into(), word(gpu, offsets, m)?.into()];
-    let mut got = [0u64; 2];
-    // SAFETY: the two flag words written above.
+    let mut got = [0u64; 4];
+    // SAFETY: the four words written above.
     unsafe { gpu.read_raw(fl, &mut got)? };
+    let ends = [got[2], got[3]];
     let offset_fault = if ends[0] != 0 {
         Some(OffsetFault::Start { value: ends[0] })
     } else if got[0] != u64::MAX {
@@ -176,15 +188,6 @@ fn run<O: OffsetWord>(
         }
     };
     Ok((offset_fault, index_fault))
-}
-
-/// The word at `at` of a device buffer (`at < len`), downloaded.
-fn word<O: OffsetWord>(gpu: &Gpu, buf: &impl DevicePtr<O>, at: u64) -> Result<O> {
-    let (p, _g) = buf.device_ptr(gpu.stream());
-    let mut w = [O::default()];
-    // SAFETY: `at` < the buffer's length (callers pass 0, m of m + 1 words).
-    unsafe { gpu.read_raw(p + std::mem::size_of::<O>() as u64 * at, &mut w)? };
-    Ok(w[0])
 }
 
 /// A caller's index type that [`signed_csr`] takes: `i32` and `i64`, as PyTorch and SciPy

@@ -357,6 +357,24 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
         Ok(Self { gpu: gpu.clone(), k, format, stats, a, data })
     }
 
+    /// Runs later products on `gpu`'s stream (a handle on the same context): for callers whose
+    /// current stream changes between products. When the stream differs, the new one first waits
+    /// (on the device, through an event; the host does not block) for the work enqueued on the
+    /// old one. Buffers the plan borrows must be complete in the new stream's order too.
+    ///
+    /// # Errors
+    /// `gpu_runtime::Error::ForeignStream` for another context; driver errors.
+    pub fn set_gpu(&mut self, gpu: &Gpu) -> Result<()> {
+        if gpu.context().cu_ctx() != self.gpu.context().cu_ctx() {
+            return Err(gpu_runtime::Error::ForeignStream.into());
+        }
+        if gpu.stream().cu_stream() != self.gpu.stream().cu_stream() {
+            gpu.stream().join(self.gpu.stream()).map_err(gpu_runtime::Error::driver("ordering the new stream after the old"))?;
+        }
+        self.gpu = gpu.clone();
+        Ok(())
+    }
+
     /// The format (for [`Format::Auto`], the one chosen).
     pub fn format(&self) -> Format {
         self.format
