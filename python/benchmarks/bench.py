@@ -153,10 +153,10 @@ def bench_transpose(name, a, out):
     # the difference).
     m, n, nnz = a.shape[0], a.shape[1], a.nnz
     stream = cp.cuda.get_current_stream().ptr
-    ws = _native.transpose_workspace(0, stream, m, n, nnz, 4, 4, 8, "auto", False)
+    a_in = (m, n, nnz, d.indptr.data.ptr, 4, d.indices.data.ptr, 4, d.data.data.ptr, 8)
+    ws = _native.transpose_workspace(0, stream, a_in, "auto", False)
     scratch, op, oi, ov = cp.empty(ws, cp.uint8), cp.empty(n + 1, cp.int32), cp.empty(nnz, cp.int32), cp.empty(nnz, cp.float64)
-    args = (0, stream, m, n, nnz, d.indptr.data.ptr, 4, d.indices.data.ptr, 4, d.data.data.ptr, 8,
-            op.data.ptr, oi.data.ptr, ov.data.ptr, scratch.data.ptr, ws, "auto", False)  # fmt: skip
+    args = (0, stream, a_in, (op.data.ptr, oi.data.ptr, ov.data.ptr), (scratch.data.ptr, ws), "auto", False)
     native = timed(lambda: _native.transpose_gpu(*args, True))
     native_nc = timed(lambda: _native.transpose_gpu(*args, False))
     ours_nc = timed(lambda: sptrans.transpose(d, check=False))

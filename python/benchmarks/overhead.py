@@ -33,18 +33,17 @@ def per_call(f, n=2000):
 fw = _frameworks.adapter("cupy")
 m = _frameworks.matrix(d)
 stream = m.stream()
-ws = _native.transpose_workspace(0, stream, m.rows, m.cols, m.nnz, 4, 4, 8, "auto", False)
+ws = _native.transpose_workspace(0, stream, m.native(), "auto", False)
 mem, addr = fw.scratch(ws, 0)
 op, oi, ov = fw.empty(m.cols + 1, "int32", 0), fw.empty(m.nnz, "int32", 0), fw.empty(m.nnz, "float64", 0)
-args = [0, stream, m.rows, m.cols, m.nnz, *[x for x in (m.addrs()[0], 4, m.addrs()[1], 4, m.addrs()[2], 8)],
-        fw.addr(op), fw.addr(oi), fw.addr(ov), addr, ws, "auto", False]  # fmt: skip
+args = [0, stream, m.native(), (fw.addr(op), fw.addr(oi), fw.addr(ov)), (addr, ws), "auto", False]
 print(f"sptrans.transpose           {per_call(lambda: sptrans.transpose(d)):8.1f} us/call")
 print(f"sptrans.transpose(check=F)  {per_call(lambda: sptrans.transpose(d, check=False)):8.1f} us/call")
 print(f"native (checked)            {per_call(lambda: _native.transpose_gpu(*args, True)):8.1f} us/call")
 print(f"native (check=False)        {per_call(lambda: _native.transpose_gpu(*args, False)):8.1f} us/call")
 print(f"matrix(A)                   {per_call(lambda: _frameworks.matrix(d)):8.1f} us/call")
 print(f"stream()                    {per_call(lambda: m.stream()):8.1f} us/call")
-print(f"transpose_workspace         {per_call(lambda: _native.transpose_workspace(0, stream, m.rows, m.cols, m.nnz, 4, 4, 8, 'auto', False)):8.1f} us/call")
+print(f"transpose_workspace         {per_call(lambda: _native.transpose_workspace(0, stream, m.native(), 'auto', False)):8.1f} us/call")
 print(f"fw.empty x1                 {per_call(lambda: fw.empty(m.nnz, 'int32', 0)):8.1f} us/call")
 print(f"fw.scratch                  {per_call(lambda: fw.scratch(ws, 0)):8.1f} us/call")
 print(f"make_csr                    {per_call(lambda: _frameworks.make_csr(m, ov, oi, op, (m.cols, m.rows))):8.1f} us/call")

@@ -57,28 +57,22 @@ def transpose(A, algorithm="auto", *, check=True):
         raise TypeError(f"sptrans.transpose: values of dtype {m.dtype} ({vb} bytes) are not supported")
     if fw.host:
         note_host()
-        ptr, idx, vals = m.addrs()
         index = m.indices.dtype
         out_ptr = np.empty(m.cols + 1, dtype=index)
         out_idx = np.empty(m.nnz, dtype=index)
         out_vals = np.empty(m.nnz, dtype=m.data.dtype)
-        _native.transpose_cpu(
-            m.rows, m.cols, m.nnz, ptr, idx, ib, vals, vb, fw.addr(out_ptr), fw.addr(out_idx), fw.addr(out_vals)
-        )
+        _native.transpose_cpu(m.native(), (fw.addr(out_ptr), fw.addr(out_idx), fw.addr(out_vals)))
         return make_csr(m, out_vals, out_idx, out_ptr, shape)
     if m.rows >= 2**31:
         raise ValueError(f"sptrans.transpose: {m.rows} rows; the result's indices hold at most 2^31 - 1")
     wide = m.nnz >= WIDE_NNZ
     dev, stream = m.device, m.stream()
-    ws = _native.transpose_workspace(dev, stream, m.rows, m.cols, m.nnz, pb, ib, vb, algorithm, wide)
+    a = m.native()
+    ws = _native.transpose_workspace(dev, stream, a, algorithm, wide)
     scratch, scratch_addr = fw.scratch(int(ws), dev)
     out_ptr, out_idx, out_vals = fw.empties([(m.cols + 1, np.int64 if wide else np.int32), (m.nnz, np.int32), (m.nnz, m.dtype)], dev)
-    ptr, idx, vals = m.addrs()
-    _native.transpose_gpu(
-        dev, stream, m.rows, m.cols, m.nnz, ptr, pb, idx, ib, vals, vb,
-        fw.addr(out_ptr), fw.addr(out_idx), fw.addr(out_vals), scratch_addr, int(ws),
-        algorithm, wide, bool(check),
-    )  # fmt: skip
+    out = (fw.addr(out_ptr), fw.addr(out_idx), fw.addr(out_vals))
+    _native.transpose_gpu(dev, stream, a, out, (scratch_addr, int(ws)), algorithm, wide, bool(check))
     if pb == 8 and not wide:
         out_ptr = fw.widen(out_ptr)
     if ib == 8:
@@ -131,26 +125,22 @@ class Operator:
         else:
             self._host = None
             fw, dev, stream = m.fw, m.device, m.stream()
-            pb, ib, vb = m.widths()
-            ptr, idx, vals = m.addrs()
+            pb, ib, _ = m.widths()
+            a = m.native()
             if format != "csrc" and (pb, ib) != (4, 4):
                 # The SpMV formats borrow int32 arrays: narrow (checked on the device) first.
                 if m.rows >= 2**31 or m.cols >= 2**31 or m.nnz >= 2**31:
                     raise ValueError(f"sptrans.Operator: {m.rows}x{m.cols} with {m.nnz} nonzeros does not fit int32 indices (use format='csrc')")
                 nptr, nidx = fw.empties([(m.rows + 1, np.int32), (m.nnz, np.int32)], dev)
                 flags, flags_addr = fw.scratch(4096, dev)
-                _native.narrow_csr(
-                    dev, stream, m.rows, m.cols, m.nnz, ptr, pb, idx, ib, fw.addr(nptr), fw.addr(nidx), flags_addr, 4096
-                )
-                ptr, idx, pb, ib = fw.addr(nptr), fw.addr(nidx), 4, 4
+                _native.narrow_csr(dev, stream, a, (fw.addr(nptr), fw.addr(nidx)), (flags_addr, 4096))
+                a = m.native(fw.addr(nptr), fw.addr(nidx), (4, 4))
                 self._keep = (nptr, nidx, m.data)
             elif format != "csrc":
                 self._keep = (m.indptr, m.indices, m.data)
-            ws = _native.Operator.build_workspace(m.rows, m.cols, m.nnz, pb, ib)
+            ws = _native.Operator.build_workspace(a)
             scratch, scratch_addr = fw.scratch(int(ws), dev)
-            self._plan = _native.Operator(
-                dev, stream, m.rows, m.cols, m.nnz, ptr, pb, idx, ib, vals, vb, scratch_addr, int(ws), format
-            )
+            self._plan = _native.Operator(dev, stream, a, (scratch_addr, int(ws)), format)
             self.format = self._plan.format
         self.nnz = m.nnz
 
@@ -217,15 +207,12 @@ class Operator:
             xc = fw.contiguous(x2[:, j : j + kc], dtype=self.dtype, order="F")
             yc = out[:, j : j + kc]
             if fw.host:
-                h = self._host
-                ptr, idx, vals = h.addrs()
-                _, ib, vb = h.widths()
-                _native.multiply_cpu(op, h.rows, h.cols, h.nnz, ptr, idx, ib, vals, vb, fw.addr(xc), kc, fw.addr(yc))
+                _native.multiply_cpu(op, self._host.native(), fw.addr(xc), kc, fw.addr(yc))
             else:
                 ws = int(self._plan.workspace(op, kc))
                 scratch, scratch_addr = fw.scratch(ws, self._device)
                 stream = fw.stream(self._device)
-                self._plan.multiply(stream, op, fw.addr(xc), kc, fw.addr(yc), scratch_addr, ws)
+                self._plan.multiply(stream, op, fw.addr(xc), kc, fw.addr(yc), (scratch_addr, ws))
         return out[:, 0] if ndim == 1 else out
 
 

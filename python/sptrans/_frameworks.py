@@ -305,6 +305,15 @@ class Matrix:
     def stream(self):
         return self.fw.stream(self.device)
 
+    def native(self, ptr=None, idx=None, widths=None):
+        """The tuple the native module takes: (rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes,
+        vals, val_bytes); ``ptr``/``idx``/``widths`` replace the index arrays (narrowed copies)."""
+        p, i, v = self.addrs()
+        pb, ib, vb = self.widths()
+        if ptr is not None:
+            p, i, (pb, ib) = ptr, idx, widths
+        return (self.rows, self.cols, self.nnz, p, pb, i, ib, v, vb)
+
 
 def matrix(A):
     """The caller's sparse matrix as a :class:`Matrix` (CSR; other formats converted, a copy)."""

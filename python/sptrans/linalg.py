@@ -63,18 +63,13 @@ def svds(
     restarts = 100 if maxiter is None else int(maxiter)
     seed = _seed(random_state)
     vectors = return_singular_vectors is not False
-    pb, ib, vb = m.widths()
-    ptr, idx, vals = m.addrs()
     if ncv is not None:
         raise ValueError("sptrans.linalg.svds: ncv is chosen by the library (max(6k, 96))")
     if m.fw.host:
         note_host()
-        out = _native.svds_cpu(m.rows, m.cols, m.nnz, ptr, idx, ib, vals, vb, k, tol, int(block), seed, restarts, vectors, bool(center))
+        out = _native.svds_cpu(m.native(), k, tol, int(block), seed, restarts, vectors, bool(center))
     else:
-        out = _native.svds_gpu(
-            m.device, m.stream(), m.rows, m.cols, m.nnz, ptr, pb, idx, ib, vals, vb, k, tol, int(block), seed, restarts, vectors,
-            bool(center),
-        )
+        out = _native.svds_gpu(m.device, m.stream(), m.native(), k, tol, int(block), seed, restarts, vectors, bool(center))
     sigma, u, v, converged, used, _products = out
     if not converged:
         raise RuntimeError(f"sptrans.linalg.svds: no convergence to tol={tol:g} within {used} restarts (raise maxiter or tol)")

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use sptrans::Csr;
 use sptrans::csrc::Op;
 
+use crate::device::CsrIn;
 use crate::svd::{SvdOut, answer, config};
 use crate::{bad_width, by_width, py_err};
 
@@ -22,6 +23,15 @@ struct Host {
 }
 
 impl Host {
+    /// The host arrays of `a` (pointer and indices of one width, as the Python layer makes them).
+    fn of(a: &CsrIn) -> PyResult<Self> {
+        let x = a.args();
+        if x.ptr_bytes != x.idx_bytes {
+            return Err(PyValueError::new_err("indptr and indices must have the same dtype here"));
+        }
+        Ok(Host { rows: x.rows, cols: x.cols, nnz: x.nnz, ptr: x.ptr, idx: x.idx, idx_bytes: x.idx_bytes })
+    }
+
     /// # Safety
     /// `addr` holds `len` readable items of `T` for `'a` (or `len == 0`).
     unsafe fn slice<'a, T>(addr: u64, len: u64) -> &'a [T] {
@@ -96,25 +106,14 @@ fn check<I: sptrans::matrix::Index>(rows: u64, cols: u64, ptr: &[I], idx: &[I]) 
     Ok(())
 }
 
-/// The serial transpose of a host CSR into the caller's host arrays (`cols + 1`, `nnz`, `nnz`
-/// items; pointer and indices of `idx_bytes`, values of `val_bytes`). The GIL is released.
+/// The serial transpose of the host CSR `a` into the caller's host arrays `out` (`cols + 1`,
+/// `nnz`, `nnz` items; pointer and indices of `a`'s index width, which both arrays share;
+/// values of `a`'s value width). The GIL is released.
 #[pyfunction]
-#[pyo3(signature = (rows, cols, nnz, ptr, idx, idx_bytes, vals, val_bytes, out_ptr, out_idx, out_vals))]
-#[allow(clippy::too_many_arguments)]
-pub fn transpose_cpu(
-    py: Python<'_>,
-    rows: u64,
-    cols: u64,
-    nnz: u64,
-    ptr: u64,
-    idx: u64,
-    idx_bytes: usize,
-    vals: u64,
-    val_bytes: usize,
-    out_ptr: u64,
-    out_idx: u64,
-    out_vals: u64,
-) -> PyResult<()> {
+pub fn transpose_cpu(py: Python<'_>, a: CsrIn, out: (u64, u64, u64)) -> PyResult<()> {
+    let (h, vals, val_bytes) = (Host::of(&a)?, a.args().vals, a.val_bytes());
+    let (rows, cols, nnz, idx_bytes) = (h.rows, h.cols, h.nnz, h.idx_bytes);
+    let (a, out) = ([h.ptr, h.idx, vals], [out.0, out.1, out.2]);
     fn go<I: sptrans::matrix::Index, V: Copy + Default>(rows: u64, cols: u64, nnz: u64, a: [u64; 3], out: [u64; 3]) -> PyResult<()> {
         // SAFETY: the Python layer's contiguous host arrays of these lengths and types, alive for
         // the call (outputs freshly allocated, not aliasing the inputs).
@@ -129,7 +128,6 @@ pub fn transpose_cpu(
         }
         Ok(())
     }
-    let (a, out) = ([ptr, idx, vals], [out_ptr, out_idx, out_vals]);
     py.detach(|| {
         by_width!(val_bytes, V => match idx_bytes {
             4 => go::<u32, V>(rows, cols, nnz, a, out),
@@ -142,31 +140,24 @@ pub fn transpose_cpu(
 /// `out = op(A) · x` on the host (the CSRC products' twin) for column-major blocks of `k`
 /// columns, float32 or float64.
 #[pyfunction]
-#[pyo3(signature = (op, rows, cols, nnz, ptr, idx, idx_bytes, vals, val_bytes, x, k, out))]
-#[allow(clippy::too_many_arguments)]
-pub fn multiply_cpu(
-    py: Python<'_>,
-    op: &str,
-    rows: u64,
-    cols: u64,
-    nnz: u64,
-    ptr: u64,
-    idx: u64,
-    idx_bytes: usize,
-    vals: u64,
-    val_bytes: usize,
-    x: u64,
-    k: usize,
-    out: u64,
-) -> PyResult<()> {
+pub fn multiply_cpu(py: Python<'_>, op: &str, a: CsrIn, x: u64, k: usize, out: u64) -> PyResult<()> {
+    let (h, vals, val_bytes) = (Host::of(&a)?, a.args().vals, a.val_bytes());
+    let (rows, cols) = (h.rows, h.cols);
     let op = match op {
         "N" => Op::NoTranspose,
         "T" => Op::Transpose,
         _ => return Err(PyValueError::new_err(format!("op {op:?}: 'N' or 'T'"))),
     };
-    let h = Host { rows, cols, nnz, ptr, idx, idx_bytes };
     let (xr, yr) = if op == Op::NoTranspose { (cols, rows) } else { (rows, cols) };
-    fn go<T: sptrans::csrc::SpmvValue + Default>(h: &Host, vals: u64, op: Op, x: u64, xr: u64, k: usize, out: u64, yr: u64, one: T) -> PyResult<()> {
+    fn go<T: sptrans::csrc::SpmvValue + Default>(
+        h: &Host,
+        vals: u64,
+        op: Op,
+        (x, xr): (u64, u64),
+        k: usize,
+        (out, yr): (u64, u64),
+        one: T,
+    ) -> PyResult<()> {
         // SAFETY: the Python layer's contiguous host arrays of these lengths, alive for the call.
         unsafe {
             let a = h.csr::<T>(vals)?;
@@ -177,26 +168,19 @@ pub fn multiply_cpu(
         Ok(())
     }
     py.detach(|| match val_bytes {
-        4 => go::<f32>(&h, vals, op, x, xr, k, out, yr, 1.0),
-        8 => go::<f64>(&h, vals, op, x, xr, k, out, yr, 1.0),
+        4 => go::<f32>(&h, vals, op, (x, xr), k, (out, yr), 1.0),
+        8 => go::<f64>(&h, vals, op, (x, xr), k, (out, yr), 1.0),
         b => Err(bad_width("multiply (float32 or float64)", b)),
     })
 }
 
 /// The serial twin of the truncated SVD (the same algorithm as on the GPU, host algebra).
 #[pyfunction]
-#[pyo3(signature = (rows, cols, nnz, ptr, idx, idx_bytes, vals, val_bytes, k, tol, block, seed, max_restarts, vectors, center = false))]
+#[pyo3(signature = (a, k, tol, block, seed, max_restarts, vectors, center = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn svds_cpu(
     py: Python<'_>,
-    rows: u64,
-    cols: u64,
-    nnz: u64,
-    ptr: u64,
-    idx: u64,
-    idx_bytes: usize,
-    vals: u64,
-    val_bytes: usize,
+    a: CsrIn,
     k: usize,
     tol: f64,
     block: usize,
@@ -205,7 +189,7 @@ pub fn svds_cpu(
     vectors: bool,
     center: bool,
 ) -> PyResult<SvdOut<'_>> {
-    let h = Host { rows, cols, nnz, ptr, idx, idx_bytes };
+    let (h, vals, val_bytes) = (Host::of(&a)?, a.args().vals, a.val_bytes());
     let cfg = config(k, tol, block, seed, max_restarts, vectors, center);
     // SAFETY (csr): the Python layer's contiguous host arrays of these lengths, alive for the call.
     let s = py.detach(|| match val_bytes {

@@ -39,6 +39,25 @@ pub(crate) fn gpu_on(ordinal: usize, stream: u64) -> PyResult<Gpu> {
     base.with_stream(s).map_err(py_err)
 }
 
+/// The caller's CSR as the Python layer passes it, one tuple: `(rows, cols, nnz, ptr,
+/// ptr_bytes, idx, idx_bytes, vals, val_bytes)` (addresses as integers, widths in bytes,
+/// `val_bytes == 0` for no values).
+#[derive(FromPyObject, Clone, Copy, Debug)]
+pub(crate) struct CsrIn(u64, u64, u64, u64, usize, u64, usize, u64, usize);
+
+impl CsrIn {
+    /// The arrays as [`CsrArgs`].
+    pub fn args(&self) -> CsrArgs {
+        let CsrIn(rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, val_bytes) = *self;
+        CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, with_vals: val_bytes != 0 }
+    }
+
+    /// Bytes per value (0: none).
+    pub fn val_bytes(&self) -> usize {
+        self.8
+    }
+}
+
 /// The caller's CSR arrays: addresses and widths as the Python layer checked them.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct CsrArgs {

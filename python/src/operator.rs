@@ -7,7 +7,7 @@ use sptrans::csrc::{DeviceCsrc, Op};
 use sptrans::spmv::{Format, Spmv};
 use sptrans::{DenseView, DenseViewMut, DeviceView, DeviceViewMut, Gpu, Scratch};
 
-use crate::device::{CsrArgs, gpu_on};
+use crate::device::{CsrIn, gpu_on};
 use crate::{bad_width, py_err};
 
 enum Plan {
@@ -42,8 +42,8 @@ fn op(name: &str) -> PyResult<Op> {
 impl Operator {
     /// Scratch bytes the constructor needs to check (and for int64 arrays narrow) the structure.
     #[staticmethod]
-    fn build_workspace(rows: u64, cols: u64, nnz: u64, ptr_bytes: usize, idx_bytes: usize) -> u64 {
-        CsrArgs { rows, cols, nnz, ptr: 0, ptr_bytes, idx: 0, idx_bytes, vals: 0, with_vals: true }.view_bytes::<u32>()
+    fn build_workspace(a: CsrIn) -> u64 {
+        a.args().view_bytes::<u32>()
     }
 
     /// Builds the plan of the caller's CSR (float32 or float64 values, `val_bytes` 4 or 8) on
@@ -51,31 +51,16 @@ impl Operator {
     /// columns) or an SpMV format of `sptrans.spmv` ("auto", "csr-vector", "merge-path", ...:
     /// `A·x` only, borrowing the caller's int32 arrays, which must outlive the plan).
     #[new]
-    #[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, val_bytes, scratch, scratch_bytes, format = "csrc"))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        device: usize,
-        stream: u64,
-        rows: u64,
-        cols: u64,
-        nnz: u64,
-        ptr: u64,
-        ptr_bytes: usize,
-        idx: u64,
-        idx_bytes: usize,
-        vals: u64,
-        val_bytes: usize,
-        scratch: u64,
-        scratch_bytes: u64,
-        format: &str,
-    ) -> PyResult<Self> {
+    #[pyo3(signature = (device, stream, a, scratch, format = "csrc"))]
+    fn new(device: usize, stream: u64, a: CsrIn, scratch: (u64, u64), format: &str) -> PyResult<Self> {
         let gpu = gpu_on(device, stream)?;
-        let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, with_vals: val_bytes != 0 };
+        let (args, val_bytes) = (a.args(), a.val_bytes());
+        let (rows, cols, nnz) = (args.rows, args.cols, args.nnz);
         let s = gpu.stream();
         // SAFETY: the Python layer's arrays of the stated lengths on this device, alive for the
         // call; the scratch (scratch_bytes) allocated by the caller's framework.
         let plan = unsafe {
-            let mut buf = DeviceViewMut::<u8>::from_raw(scratch, scratch_bytes as usize, s);
+            let mut buf = DeviceViewMut::<u8>::from_raw(scratch.0, scratch.1 as usize, s);
             let mut sc = Scratch::new(&mut buf, s);
             if format == "csrc" {
                 match val_bytes {
@@ -131,9 +116,8 @@ impl Operator {
 
     /// `out = op(A) · x` for a column-major block `x` of `k` columns (packed), enqueued on
     /// `stream`.
-    #[pyo3(signature = (stream, op, x, k, out, scratch, scratch_bytes))]
-    #[allow(clippy::too_many_arguments)]
-    fn multiply(&mut self, stream: u64, op: &str, x: u64, k: usize, out: u64, scratch: u64, scratch_bytes: u64) -> PyResult<()> {
+    /// `scratch`: (address, bytes) of at least [`Operator::workspace`].
+    fn multiply(&mut self, stream: u64, op: &str, x: u64, k: usize, out: u64, scratch: (u64, u64)) -> PyResult<()> {
         let op = self::op(op)?;
         let gpu = gpu_on(self.device, stream)?;
         let (xr, yr) = match op {
@@ -141,8 +125,8 @@ impl Operator {
             Op::Transpose => (self.rows, self.cols),
         };
         match &mut self.plan {
-            Plan::F32(p) => product(p, &gpu, op, (x, xr), (out, yr), k, (scratch, scratch_bytes)),
-            Plan::F64(p) => product(p, &gpu, op, (x, xr), (out, yr), k, (scratch, scratch_bytes)),
+            Plan::F32(p) => product(p, &gpu, op, (x, xr), (out, yr), k, scratch),
+            Plan::F64(p) => product(p, &gpu, op, (x, xr), (out, yr), k, scratch),
             Plan::Spmv32(p) => spmv(p, &gpu, op, (x, xr), (out, yr), k),
             Plan::Spmv64(p) => spmv(p, &gpu, op, (x, xr), (out, yr), k),
         }
@@ -208,36 +192,19 @@ fn spmv<T: sptrans::spmv::SpmvValue + num_one::One>(
     Ok(())
 }
 
-/// Narrows the caller's int64 (or mixed) CSR structure into the caller's int32 arrays
-/// `out_ptr` (`rows + 1`) and `out_idx` (`nnz`) on `stream`, checking every entry as it is
-/// converted (one synchronization; `scratch` of `check::WORKSPACE_BYTES`).
+/// Narrows the caller's int64 (or mixed) CSR structure `a` into the caller's int32 arrays
+/// `out` = (pointer of `rows + 1`, indices of `nnz`) on `stream`, checking every entry as it is
+/// converted (one synchronization; `scratch` (address, bytes) of `check::WORKSPACE_BYTES`).
 #[pyfunction]
-#[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, out_ptr, out_idx, scratch, scratch_bytes))]
-#[allow(clippy::too_many_arguments)]
-pub fn narrow_csr(
-    device: usize,
-    stream: u64,
-    rows: u64,
-    cols: u64,
-    nnz: u64,
-    ptr: u64,
-    ptr_bytes: usize,
-    idx: u64,
-    idx_bytes: usize,
-    out_ptr: u64,
-    out_idx: u64,
-    scratch: u64,
-    scratch_bytes: u64,
-) -> PyResult<()> {
+pub fn narrow_csr(device: usize, stream: u64, a: CsrIn, out: (u64, u64), scratch: (u64, u64)) -> PyResult<()> {
     let gpu = gpu_on(device, stream)?;
-    let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals: 0, with_vals: false };
     let s = gpu.stream();
     // SAFETY: the Python layer's arrays of the stated lengths on this device (outputs freshly
     // allocated int32 arrays), and its scratch, alive for the call.
     unsafe {
-        let mut buf = DeviceViewMut::<u8>::from_raw(scratch, scratch_bytes as usize, s);
+        let mut buf = DeviceViewMut::<u8>::from_raw(scratch.0, scratch.1 as usize, s);
         let mut sc = Scratch::new(&mut buf, s);
-        args.narrow_into(&gpu, out_ptr, out_idx, &mut sc)
+        a.args().narrow_into(&gpu, out.0, out.1, &mut sc)
     }
 }
 

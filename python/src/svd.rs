@@ -5,7 +5,7 @@ use pyo3::types::PyBytes;
 use sptrans::ScratchBuf;
 use sptrans::svd::{Config, Svd};
 
-use crate::device::{CsrArgs, gpu_on};
+use crate::device::{CsrIn, gpu_on};
 use crate::{bad_width, py_err};
 
 /// What `svds` returns to Python: `(sigma, u, v, converged, restarts, products)`, `sigma` as
@@ -26,21 +26,13 @@ pub(crate) fn config(k: usize, tol: f64, block: usize, seed: u64, max_restarts: 
 /// The `k` largest singular triplets of the caller's CSR (float32 or float64), computed on
 /// `stream` (synchronizes: the small SVD runs on the host); `center`: of `A − 1 μᵀ`. The GIL is released meanwhile.
 #[pyfunction]
-#[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, val_bytes, k, tol, block, seed, max_restarts, vectors, center = false))]
+#[pyo3(signature = (device, stream, a, k, tol, block, seed, max_restarts, vectors, center = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn svds_gpu(
     py: Python<'_>,
     device: usize,
     stream: u64,
-    rows: u64,
-    cols: u64,
-    nnz: u64,
-    ptr: u64,
-    ptr_bytes: usize,
-    idx: u64,
-    idx_bytes: usize,
-    vals: u64,
-    val_bytes: usize,
+    a: CsrIn,
     k: usize,
     tol: f64,
     block: usize,
@@ -50,7 +42,7 @@ pub fn svds_gpu(
     center: bool,
 ) -> PyResult<SvdOut<'_>> {
     let gpu = gpu_on(device, stream)?;
-    let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, with_vals: val_bytes != 0 };
+    let (args, val_bytes) = (a.args(), a.val_bytes());
     let cfg = config(k, tol, block, seed, max_restarts, vectors, center);
     let s = py.detach(|| -> PyResult<Svd> {
         let mut own = ScratchBuf::default();

@@ -10,7 +10,7 @@ use sptrans::runtime::check::OffsetWord;
 use sptrans::transpose::{Algorithm, Transposer};
 use sptrans::{DeviceCsrPartsMut, DeviceCsrView, DeviceViewMut, Payload, Scratch};
 
-use crate::device::{CsrArgs, gpu_on};
+use crate::device::{CsrArgs, CsrIn, gpu_on};
 use crate::{by_width, py_err};
 
 /// Transposers by (device, stream): kernels looked up once; they hold no memory (every call
@@ -31,70 +31,48 @@ fn algorithm(name: &str) -> PyResult<Algorithm> {
     name.parse::<Algorithm>().map_err(py_err)
 }
 
-/// Scratch bytes [`transpose_gpu`] needs for this matrix: the structure's check (and, for int64
-/// arrays, their narrowed copies) plus the transposer's workspace. `wide` selects the 64-bit
-/// pointer path (the Python layer takes it from 2^31 nonzeros, where int32 pointers end).
+/// Scratch bytes [`transpose_gpu`] needs for this matrix (`a`'s addresses unused): the
+/// structure's check (and, for int64 arrays, their narrowed copies) plus the transposer's
+/// workspace. `wide` selects the 64-bit pointer path (the Python layer takes it from 2^31
+/// nonzeros, where int32 pointers end).
 #[pyfunction]
-#[pyo3(signature = (device, stream, rows, cols, nnz, ptr_bytes, idx_bytes, val_bytes, algorithm, wide))]
-#[allow(clippy::too_many_arguments)]
-pub fn transpose_workspace(
-    device: usize,
-    stream: u64,
-    rows: u64,
-    cols: u64,
-    nnz: u64,
-    ptr_bytes: usize,
-    idx_bytes: usize,
-    val_bytes: usize,
-    algorithm: &str,
-    wide: bool,
-) -> PyResult<u64> {
+pub fn transpose_workspace(device: usize, stream: u64, a: CsrIn, algorithm: &str, wide: bool) -> PyResult<u64> {
     let algo = self::algorithm(algorithm)?;
-    let args = CsrArgs { rows, cols, nnz, ptr: 0, ptr_bytes, idx: 0, idx_bytes, vals: 0, with_vals: true };
+    let (args, vb) = (a.args(), a.val_bytes());
     with_plan(device, stream, |t| {
         let own = if wide {
-            args.view_bytes::<u64>() + t.workspace64_bytes(algo, rows, cols, nnz, val_bytes).map_err(py_err)?
+            args.view_bytes::<u64>() + t.workspace64_bytes(algo, args.rows, args.cols, args.nnz, vb).map_err(py_err)?
         } else {
-            args.view_bytes::<u32>() + t.workspace_bytes(algo, rows, cols, nnz, val_bytes).map_err(py_err)?
+            args.view_bytes::<u32>() + t.workspace_bytes(algo, args.rows, args.cols, args.nnz, vb).map_err(py_err)?
         };
         Ok(own + sptrans::runtime::scratch::ALIGN)
     })
 }
 
-/// Transposes the caller's CSR (int32/int64 structure, values of `val_bytes` bytes or none)
-/// into the caller's output arrays: `out_ptr` of `cols + 1` words (`u32`, or `u64` when
-/// `wide`), `out_idx` of `nnz` `u32`, `out_vals` of `nnz` values; enqueued on `stream` after
-/// validating the input (one synchronization; `check = false` skips that for int32 structure,
-/// on the caller's promise that it is valid — the Python layer's `check=False`).
+/// Transposes the caller's CSR `a` (int32/int64 structure, values of any width or none) into
+/// the caller's output arrays: `out` = (pointer of `cols + 1` words — `u32`, or `u64` when
+/// `wide` —, `nnz` `u32` indices, `nnz` values), on `scratch` (address, bytes); enqueued on
+/// `stream` after validating the input (one synchronization; `check = false` skips that for
+/// int32 structure, on the caller's promise that it is valid — the Python layer's
+/// `check=False`).
 #[pyfunction]
-#[pyo3(signature = (device, stream, rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, val_bytes, out_ptr, out_idx, out_vals, scratch, scratch_bytes, algorithm, wide, check = true))]
+#[pyo3(signature = (device, stream, a, out, scratch, algorithm, wide, check = true))]
 #[allow(clippy::too_many_arguments)]
 pub fn transpose_gpu(
     device: usize,
     stream: u64,
-    rows: u64,
-    cols: u64,
-    nnz: u64,
-    ptr: u64,
-    ptr_bytes: usize,
-    idx: u64,
-    idx_bytes: usize,
-    vals: u64,
-    val_bytes: usize,
-    out_ptr: u64,
-    out_idx: u64,
-    out_vals: u64,
-    scratch: u64,
-    scratch_bytes: u64,
+    a: CsrIn,
+    out: (u64, u64, u64),
+    scratch: (u64, u64),
     algorithm: &str,
     wide: bool,
     check: bool,
 ) -> PyResult<()> {
     let algo = self::algorithm(algorithm)?;
-    let args = CsrArgs { rows, cols, nnz, ptr, ptr_bytes, idx, idx_bytes, vals, with_vals: val_bytes != 0 };
-    let outs = Outs { ptr: out_ptr, idx: out_idx, vals: out_vals, scratch, scratch_bytes, trust: !check };
+    let args = a.args();
+    let outs = Outs { ptr: out.0, idx: out.1, vals: out.2, scratch: scratch.0, scratch_bytes: scratch.1, trust: !check };
     with_plan(device, stream, |t| {
-        by_width!(val_bytes, V => {
+        by_width!(a.val_bytes(), V => {
             if wide {
                 run::<V, u64>(t, algo, &args, &outs, |t, algo, a, out, s| t.transpose64_view_with(algo, a, out, s))
             } else {

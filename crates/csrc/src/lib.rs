@@ -344,12 +344,7 @@ impl<T: SpmvValue> DeviceCsrc<T> {
     /// `gpu_runtime::Error::ForeignStream` when `gpu` belongs to another context; driver errors
     /// recording or waiting for the event.
     pub fn set_gpu(&mut self, gpu: &Gpu) -> Result<()> {
-        if gpu.context().cu_ctx() != self.gpu.context().cu_ctx() {
-            return Err(gpu_runtime::Error::ForeignStream.into());
-        }
-        if gpu.stream().cu_stream() != self.gpu.stream().cu_stream() {
-            gpu.stream().join(self.gpu.stream()).map_err(gpu_runtime::Error::driver("ordering the new stream after the old"))?;
-        }
+        gpu.follow(&self.gpu)?;
         self.gpu = gpu.clone();
         Ok(())
     }

@@ -191,6 +191,23 @@ impl Gpu {
         Ok(Self { shared: self.shared.clone(), stream })
     }
 
+    /// Makes this handle's stream wait (on the device, through an event; the host does not
+    /// block) for the work enqueued so far on `old`'s stream, when the two differ: for a plan
+    /// moving from `old` to this handle (a plan's `set_gpu`).
+    ///
+    /// # Errors
+    /// [`Error::ForeignStream`] when `old` belongs to another context; driver errors recording or
+    /// waiting for the event.
+    pub fn follow(&self, old: &Gpu) -> Result<()> {
+        if old.shared.ctx.cu_ctx() != self.shared.ctx.cu_ctx() {
+            return Err(Error::ForeignStream);
+        }
+        if old.stream.cu_stream() != self.stream.cu_stream() {
+            self.stream.join(&old.stream).map_err(Error::driver("ordering a stream after another"))?;
+        }
+        Ok(())
+    }
+
     /// A handle on a new non-blocking stream of the same context (shares the module cache): work
     /// of plans built from it may overlap with this handle's.
     ///

@@ -365,12 +365,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
     /// # Errors
     /// `gpu_runtime::Error::ForeignStream` for another context; driver errors.
     pub fn set_gpu(&mut self, gpu: &Gpu) -> Result<()> {
-        if gpu.context().cu_ctx() != self.gpu.context().cu_ctx() {
-            return Err(gpu_runtime::Error::ForeignStream.into());
-        }
-        if gpu.stream().cu_stream() != self.gpu.stream().cu_stream() {
-            gpu.stream().join(self.gpu.stream()).map_err(gpu_runtime::Error::driver("ordering the new stream after the old"))?;
-        }
+        gpu.follow(&self.gpu)?;
         self.gpu = gpu.clone();
         Ok(())
     }
