@@ -302,13 +302,19 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
             println!("- {name}: {why}");
         }
     }
-    if let Some(p) = &args.csv {
+    if args.csv.is_some() || args.json.is_some() {
         let mut text = csv(&records, copy, vb);
         for (name, why) in &skipped {
             text.push_str(&skipped_csv_row(name, why));
         }
-        crate::files::write_with(p, |w| w.write_all(text.as_bytes()).map_err(|e| e.to_string()))?;
-        eprintln!("wrote {}", p.display());
+        if let Some(p) = &args.csv {
+            crate::files::write_with(p, |w| w.write_all(text.as_bytes()).map_err(|e| e.to_string()))?;
+            eprintln!("wrote {}", p.display());
+        }
+        if let Some(p) = &args.json {
+            let extra = serde_json::json!({ "values": T::NAME, "value_bytes": vb, "index_bits": if args.index == IndexBits::I64 { 64 } else { 32 } });
+            crate::write_json(p, &text, crate::json_meta(gpu.as_ref(), copy, extra))?;
+        }
     }
     if let Some(p) = &args.plot {
         plot(p, &records, &algos)?;

@@ -226,6 +226,10 @@ pub struct BenchArgs {
     /// Write every measurement as CSV here.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Write every measurement as JSON here: the CSV's fields per record, plus the device, driver,
+    /// copy bandwidth and command line (`meta`).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
     /// Draw a bar chart of the times (SVG) here.
     #[arg(long)]
     pub plot: Option<PathBuf>,
@@ -380,9 +384,13 @@ pub struct SpmvBenchArgs {
     /// Timed products per matrix and format (the median is reported).
     #[arg(long, default_value_t = 30)]
     pub reps: usize,
-    /// Write every measurement as CSV here.
+    /// Write every measurement as CSV here (with GB/s and GFLOP/s, 2 flops a nonzero).
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Write every measurement as JSON here: the CSV's fields per record, plus the device, driver,
+    /// copy bandwidth and command line (`meta`).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
     /// Draw the speedups over cuSPARSE CSR (SVG) here.
     #[arg(long)]
     pub plot: Option<PathBuf>,

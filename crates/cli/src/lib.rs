@@ -92,9 +92,9 @@ pub fn run(cli: Cli) -> Result<()> {
     let outputs: Vec<&std::path::Path> = match &cli.command {
         cli::Command::Transpose(a) => vec![a.output.as_path()],
         cli::Command::Gen(a) => a.output.iter().map(|p| p.as_path()).collect(),
-        cli::Command::Bench(a) => a.csv.iter().chain(a.plot.iter()).map(|p| p.as_path()).collect(),
+        cli::Command::Bench(a) => a.csv.iter().chain(&a.json).chain(a.plot.iter()).map(|p| p.as_path()).collect(),
         cli::Command::Spmv(a) => vec![a.output.as_path()],
-        cli::Command::SpmvBench(a) => a.csv.iter().chain(a.plot.iter()).map(|p| p.as_path()).collect(),
+        cli::Command::SpmvBench(a) => a.csv.iter().chain(&a.json).chain(a.plot.iter()).map(|p| p.as_path()).collect(),
         cli::Command::Svd(a) => a.output.iter().chain(&a.left).chain(&a.right).map(|p| p.as_path()).collect(),
         cli::Command::Info(_) => vec![],
     };
@@ -110,6 +110,33 @@ pub fn run(cli: Cli) -> Result<()> {
         cli::Command::Svd(a) => svd::svd(&a),
         cli::Command::Info(a) => info::info(&a),
     }
+}
+
+/// The `meta` object of `--json` results: the command line, the tool's version, the time, the
+/// device and its driver (or that the serial twin ran), and the measured copy bandwidth.
+pub(crate) fn json_meta(gpu: Option<&gpu_runtime::Gpu>, copy_gbs: Option<f64>, extra: serde_json::Value) -> serde_json::Value {
+    let driver = gpu_runtime::driver_version().ok().map(|(a, b)| format!("{a}.{b}"));
+    let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let mut m = serde_json::json!({
+        "command": std::env::args().collect::<Vec<_>>().join(" "),
+        "sptrans_version": env!("CARGO_PKG_VERSION"),
+        "unix_time": unix,
+        "device": gpu.map_or("none (the serial twin)".to_string(), |g| g.props().name.clone()),
+        "cuda_driver": driver,
+        "copy_gb_per_s": copy_gbs,
+    });
+    if let (Some(o), serde_json::Value::Object(e)) = (m.as_object_mut(), extra) {
+        o.extend(e);
+    }
+    m
+}
+
+/// Writes `csv_text` as JSON (`sptrans_report::json_from_csv`) to `path`.
+pub(crate) fn write_json(path: &std::path::Path, csv_text: &str, meta: serde_json::Value) -> Result<()> {
+    let text = sptrans_report::json_from_csv(csv_text, meta).map_err(|msg| Error::Output { path: path.to_path_buf(), msg })?;
+    files::write_with(path, |w| w.write_all(text.as_bytes()).map_err(|e| e.to_string()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
 }
 
 /// The first GPU, or why there is none (any failure to open one counts as none).

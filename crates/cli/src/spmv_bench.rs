@@ -205,6 +205,9 @@ pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
         crate::files::write_with(path, |w| w.write_all(text.as_bytes()).map_err(|e| e.to_string()))?;
         eprintln!("wrote {}", path.display());
     }
+    if let Some(path) = &args.json {
+        crate::write_json(path, &csv(&records, copy), crate::json_meta(Some(&gpu), Some(copy), serde_json::json!({})))?;
+    }
     if let Some(path) = &args.plot {
         plot(path, &records)?;
         eprintln!("wrote {}", path.display());
@@ -347,22 +350,23 @@ pub fn table(records: &[SpmvRecord], copy: f64) -> String {
 /// CSV of every measurement (empty time, and the reason, when there is none).
 pub fn csv(records: &[SpmvRecord], copy: f64) -> String {
     let mut s = String::from(
-        "matrix,precision,rows,cols,nnz,format,chosen,median_ms,gbs,pct_copy,speedup_vs_cusparse_csr,conversion_ms,footprint_bytes,note\n",
+        "matrix,precision,rows,cols,nnz,format,chosen,median_ms,gbs,gflops,pct_copy,speedup_vs_cusparse_csr,conversion_ms,footprint_bytes,note\n",
     );
     for r in records {
         let q = |t: &str| format!("\"{}\"", t.replace('"', "'"));
-        let (ms, gbs, pct, sp, note) = match &r.result {
+        let (ms, gbs, gflops, pct, sp, note) = match &r.result {
             Ok(t) => (
                 format!("{t}"),
                 format!("{:.1}", r.gbs),
+                format!("{:.2}", 2.0 * r.shape.2 as f64 / (t * 1e6)),
                 format!("{:.1}", 100.0 * r.gbs / copy),
                 reference(records, r).map_or(String::new(), |b| format!("{:.4}", b / t)),
                 String::new(),
             ),
-            Err(e) => (String::new(), String::new(), String::new(), String::new(), e.clone()),
+            Err(e) => (String::new(), String::new(), String::new(), String::new(), String::new(), e.clone()),
         };
         s.push_str(&format!(
-            "{},{},{},{},{},{},{},{ms},{gbs},{pct},{sp},{:.3},{},{}\n",
+            "{},{},{},{},{},{},{},{ms},{gbs},{gflops},{pct},{sp},{:.3},{},{}\n",
             q(&r.matrix),
             r.precision,
             r.shape.0,

@@ -217,12 +217,14 @@ fn bench_writes_tables_csv_and_plot() {
     gen_file(&mats, "a.mtx", &["uniform", "300", "200", "3000"]);
     gen_file(&mats, "b.mtx", &["laplacian2d", "20"]);
     std::fs::write(mats.join("notes.txt"), "not a matrix").unwrap();
-    let (csv, svg) = (dir.path().join("r.csv"), dir.path().join("r.svg"));
+    let (csv, svg, json) = (dir.path().join("r.csv"), dir.path().join("r.svg"), dir.path().join("r.json"));
     let out = sptrans()
         .args(["bench", "--quiet", "--reps", "3", "--warmup", "1", "--suite"])
         .arg(&mats)
         .arg("--csv")
         .arg(&csv)
+        .arg("--json")
+        .arg(&json)
         .arg("--plot")
         .arg(&svg)
         .assert()
@@ -239,6 +241,12 @@ fn bench_writes_tables_csv_and_plot() {
     assert_eq!(lines.len() - 1, if gpu { 2 * sptrans_cli::bench::DEFAULT_ALGOS.len() } else { 2 }, "{text}");
     assert!(lines[1..].iter().all(|l| l.contains(",true,")), "every run checked against the twin:\n{text}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    // The JSON holds the CSV's records, typed, and what ran them.
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let recs = j["records"].as_array().unwrap();
+    assert_eq!(recs.len(), lines.len() - 1);
+    assert!(recs.iter().all(|r| r["checked"] == true && r["median_ms"].is_number() && r["nnz"].is_u64()), "{j}");
+    assert!(j["meta"]["command"].as_str().unwrap().contains("--json") && j["meta"]["device"].is_string(), "{j}");
     // f64 values: every run checked against the twin of the widened matrix; 24 B per nonzero.
     let out = sptrans()
         .args(["bench", "--quiet", "--reps", "2", "--warmup", "1", "--values", "f64", "--suite"])
@@ -397,7 +405,24 @@ fn spmv_writes_y_and_refuses_bad_vectors() {
 gpu_test!(fn spmv_bench_writes_table_csv_and_chart(_gpu) {
     let dir = tempfile::tempdir().unwrap();
     let (csv, svg) = (dir.path().join("spmv.csv"), dir.path().join("spmv.svg"));
-    let out = sptrans().args(["spmv-bench", "--suite", "small", "--reps", "3", "--quiet", "--csv"]).arg(&csv).arg("--plot").arg(&svg).assert().success().get_output().stdout.clone();
+    let json = dir.path().join("s.json");
+    let out = sptrans()
+        .args(["spmv-bench", "--suite", "small", "--reps", "3", "--quiet", "--csv"])
+        .arg(&csv)
+        .arg("--plot")
+        .arg(&svg)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let recs = j["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 4 * 2 * 13);
+    assert!(recs.iter().filter(|r| r["note"].is_null()).all(|r| r["gflops"].as_f64().is_some_and(|g| g > 0.0)), "{j}");
+    assert!(j["meta"]["copy_gb_per_s"].as_f64().is_some_and(|c| c > 100.0));
     let table = String::from_utf8(out).unwrap();
     assert!(table.contains("| × cuSPARSE CSR |") && table.contains("auto →"), "{table}");
     let text = std::fs::read_to_string(&csv).unwrap();

@@ -196,3 +196,56 @@ pub fn csv(records: &[Record], copy: Option<f64>, value_bytes: usize) -> String 
     }
     s
 }
+
+/// A CSV of this crate's or the CLI's tables (a header line, then rows) as JSON for other tools
+/// (Ginkgo-style consumers): `{"meta": meta, "records": [{column: value, ...}, ...]}`, each value
+/// a number where it parses as one, `true`/`false` as booleans, empty fields as `null`, the rest
+/// as strings.
+///
+/// # Errors
+/// A message when the CSV cannot be parsed.
+pub fn json_from_csv(csv_text: &str, meta: serde_json::Value) -> Result<String, String> {
+    let mut rd = csv::ReaderBuilder::new().has_headers(true).from_reader(csv_text.as_bytes());
+    let header: Vec<String> = rd.headers().map_err(|e| e.to_string())?.iter().map(String::from).collect();
+    let mut rows = Vec::new();
+    for rec in rd.records() {
+        let rec = rec.map_err(|e| e.to_string())?;
+        let mut obj = serde_json::Map::new();
+        for (k, v) in header.iter().zip(rec.iter()) {
+            let value = if v.is_empty() {
+                serde_json::Value::Null
+            } else if let Ok(b) = v.parse::<bool>() {
+                serde_json::Value::Bool(b)
+            } else if let Some(n) = v.parse::<f64>().ok().filter(|x| x.is_finite()).and_then(serde_json::Number::from_f64) {
+                if let Ok(i) = v.parse::<i64>() {
+                    serde_json::Value::from(i)
+                } else {
+                    serde_json::Value::Number(n)
+                }
+            } else {
+                serde_json::Value::String(v.to_string())
+            };
+            obj.insert(k.clone(), value);
+        }
+        rows.push(serde_json::Value::Object(obj));
+    }
+    serde_json::to_string_pretty(&serde_json::json!({ "meta": meta, "records": rows })).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod json_tests {
+    #[test]
+    fn csv_rows_become_typed_records() {
+        let text = "matrix,nnz,median_ms,checked,error\n\"a, b\",12,0.5,true,\n\"c\",3,,false,\"no GPU\"\n";
+        let j: serde_json::Value = serde_json::from_str(&super::json_from_csv(text, serde_json::json!({"device": "x"})).unwrap()).unwrap();
+        assert_eq!(j["meta"]["device"], "x");
+        let r = &j["records"];
+        assert_eq!(r[0]["matrix"], "a, b");
+        assert_eq!(r[0]["nnz"], 12);
+        assert_eq!(r[0]["median_ms"], 0.5);
+        assert_eq!(r[0]["checked"], true);
+        assert!(r[0]["error"].is_null());
+        assert!(r[1]["median_ms"].is_null());
+        assert_eq!(r[1]["error"], "no GPU");
+    }
+}
