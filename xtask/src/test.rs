@@ -181,8 +181,14 @@ fn python_package() -> Res<bool> {
             .env("MATURIN_PEP517_ARGS", "--profile dev"),
         "pip install ./python",
     )?;
-    // Run from python/tests against the installed package (not the source folder).
-    let status = Command::new(std::path::Path::new("../../").join(&py))
+    // Run from python/tests against the installed package (not the source folder); the CLI's
+    // file tests use the binary `cargo test` built.
+    let bin = std::env::current_dir().map_err(|e| e.to_string())?.join("target/debug/sptrans");
+    let mut cmd = Command::new(std::path::Path::new("../../").join(&py));
+    if bin.exists() && std::env::var_os("SPTRANS_BIN").is_none() {
+        cmd.env("SPTRANS_BIN", &bin);
+    }
+    let status = cmd
         .args(["-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "."])
         .current_dir("python/tests")
         .status()

@@ -52,7 +52,7 @@ pub struct TransposeArgs {
     /// Input matrix (.mtx, .mtx.gz, a SuiteSparse NAME.tar.gz holding NAME/NAME.mtx, or a SciPy .npz; gzip is detected by content; `-` for standard input;
     /// pipes and FIFOs work: the input is read once, streaming).
     pub input: PathBuf,
-    /// Output file (Matrix Market coordinate general; gzip when it ends in `.gz`; `-` for
+    /// Output file (Matrix Market coordinate general; gzip when it ends in `.gz`; SciPy `save_npz` CSR when it ends in `.npz`; `-` for
     /// standard output). Written to a temporary file beside it and renamed into place when done.
     #[arg(short, long)]
     pub output: PathBuf,

@@ -19,8 +19,12 @@ fn mat_err(path: &Path) -> impl FnOnce(sptrans_matrix::Error) -> Error + '_ {
     move |source| Error::Matrix { path: path.to_path_buf(), source }
 }
 
-/// Writes `a` as Matrix Market to `path` ([`write_with`]).
+/// Writes `a` to `path` ([`write_with`]): as SciPy's `save_npz` when the name ends in `.npz`,
+/// else as Matrix Market.
 pub(crate) fn write<I: sptrans_matrix::Index, T: Value>(path: &Path, a: &Csr<I, T>) -> Result<()> {
+    if path.to_string_lossy().ends_with(".npz") {
+        return write_with(path, |w| sptrans_matrix::npz::write_csr(w, a).map_err(|e| e.to_string()));
+    }
     write_with(path, |w| mm::write_csr(w, a).map_err(|e| e.to_string()))
 }
 

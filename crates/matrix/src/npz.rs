@@ -5,7 +5,7 @@
 //! The zip container is read by the `zip` crate; the `.npy` arrays (1-D, little-endian numbers
 //! and the short `format` string) by a small parser here: the `npyz` crate's `.npz` support
 //! would pin an old `zip` with C compression libraries.
-use std::io::Read;
+use std::io::{Read, Write};
 
 use crate::value::{Field, Raw};
 use crate::{Coo, Error, Index, Result, Value};
@@ -296,4 +296,89 @@ fn names(a: &std::collections::HashMap<String, Npy>) -> String {
     let mut v: Vec<&str> = a.keys().map(String::as_str).collect();
     v.sort();
     v.join(", ")
+}
+
+/// NumPy's dtype for `T` (little-endian), or `None` for a type NumPy lacks (`bf16`, 128-bit
+/// integers). Told apart by field, size and, where those tie, by the bits of `1` and `-1`.
+fn npy_descr<T: Value>() -> Option<String> {
+    let size = std::mem::size_of::<T>();
+    Some(match (T::FIELD, size) {
+        (Field::Pattern, _) => "|b1".to_string(),
+        (Field::Real, 2) if T::one().bit_pattern() == 0x3C00 => "<f2".to_string(),
+        (Field::Real, 4 | 8) => format!("<f{size}"),
+        (Field::Complex, 8 | 16) => format!("<c{size}"),
+        (Field::Integer, 1 | 2 | 4 | 8) => {
+            let signed = T::from_f64(-1.0).bit_pattern() != 0;
+            format!("{}{}{size}", if size == 1 { '|' } else { '<' }, if signed { 'i' } else { 'u' })
+        }
+        _ => return None,
+    })
+}
+
+/// A 1-D `.npy` file of `len` items of `descr` (`shape` `()` when `len` is `None`: a scalar).
+fn npy(descr: &str, len: Option<usize>, data: &[u8]) -> Vec<u8> {
+    let shape = len.map_or("()".to_string(), |n| format!("({n},)"));
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // Magic (6) + version (2) + length (2) + header + newline, padded to a multiple of 64.
+    let total = (10 + header.len() + 1).next_multiple_of(64);
+    header.push_str(&" ".repeat(total - 10 - header.len() - 1));
+    header.push('\n');
+    let mut out = Vec::with_capacity(total + data.len());
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+/// Writes `a` as `scipy.sparse.save_npz` does (format `csr`, deflate-compressed members
+/// `indices`, `indptr`, `format`, `shape`, `data`; int32 index arrays when every index and the
+/// nonzero count fit, else int64), readable by `scipy.sparse.load_npz` and by [`Npz`].
+///
+/// # Errors
+/// [`Error::Npz`] for a value type NumPy lacks (`bf16`, 128-bit integers); [`Error::Io`].
+pub fn write_csr<I: Index, T: Value>(mut w: impl std::io::Write, a: &crate::Csr<I, T>) -> Result<()> {
+    let descr = npy_descr::<T>().ok_or_else(|| err(format!("values of {} bytes ({:?}) have no NumPy dtype", std::mem::size_of::<T>(), T::FIELD)))?;
+    let narrow = a.nnz() <= i32::MAX as u64 && a.rows().max(a.cols()) <= i32::MAX as u64;
+    let index = |v: &[I]| -> Vec<u8> {
+        if narrow {
+            v.iter().flat_map(|x| (x.to_u64() as i32).to_le_bytes()).collect()
+        } else {
+            v.iter().flat_map(|x| (x.to_u64() as i64).to_le_bytes()).collect()
+        }
+    };
+    let idescr = if narrow { "<i4" } else { "<i8" };
+    let size = std::mem::size_of::<T>();
+    let data: Vec<u8> = match T::FIELD {
+        Field::Pattern => vec![1u8; a.nnz() as usize],
+        // `bit_pattern` holds the real part's bits above bit 64 and the imaginary part's below;
+        // NumPy stores the real part first.
+        Field::Complex => a
+            .vals()
+            .iter()
+            .flat_map(|v| {
+                let b = v.bit_pattern();
+                let (re, im) = ((b >> 64) as u64, b as u64);
+                re.to_le_bytes().into_iter().take(size / 2).chain(im.to_le_bytes().into_iter().take(size / 2))
+            })
+            .collect(),
+        _ => a.vals().iter().flat_map(|v| v.bit_pattern().to_le_bytes().into_iter().take(size)).collect(),
+    };
+    let shape: Vec<u8> = [a.rows() as i64, a.cols() as i64].iter().flat_map(|x| x.to_le_bytes()).collect();
+    let members: [(&str, Vec<u8>); 5] = [
+        ("indices.npy", npy(idescr, Some(a.idx().len()), &index(a.idx()))),
+        ("indptr.npy", npy(idescr, Some(a.ptr().len()), &index(a.ptr()))),
+        ("format.npy", npy("<U3", None, &"csr".chars().flat_map(|c| (c as u32).to_le_bytes()).collect::<Vec<u8>>())),
+        ("shape.npy", npy("<i8", Some(2), &shape)),
+        ("data.npy", npy(&descr, Some(a.nnz() as usize), &data)),
+    ];
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated).large_file(true);
+    for (name, bytes) in &members {
+        zip.start_file(*name, opts).map_err(|e| err(format!("{name}: {e}")))?;
+        zip.write_all(bytes)?;
+    }
+    let bytes = zip.finish().map_err(|e| err(e.to_string()))?.into_inner();
+    w.write_all(&bytes)?;
+    Ok(())
 }

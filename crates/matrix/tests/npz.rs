@@ -63,3 +63,26 @@ fn malformed_archives_are_errors() {
     let e = Input::open(&p).unwrap_err().to_string();
     assert!(e.contains("format") || e.contains("shape"), "{e}");
 }
+
+/// What `npz::write_csr` writes reads back equal (every value type NumPy has; pattern matrices
+/// as booleans), and types NumPy lacks are refused.
+#[test]
+fn written_archives_read_back() {
+    fn round<T: Value>(a: &Csr<u32, T>) -> Csr<u32, T> {
+        let mut buf = Vec::new();
+        sptrans_matrix::npz::write_csr(&mut buf, a).unwrap();
+        Input::from_reader(Box::new(std::io::Cursor::new(buf)), None).unwrap().read_csr::<T>(None).unwrap()
+    }
+    let (a, _) = both::<f64>("scipy-csr-f64");
+    let b = round(&a);
+    assert_eq!((a.rows(), a.cols(), a.ptr(), a.idx()), (b.rows(), b.cols(), b.ptr(), b.idx()));
+    assert!(a.vals().iter().zip(b.vals()).all(|(x, y)| x.to_bits() == y.to_bits()));
+    let f = a.clone().map_values(|v| v as f32);
+    assert_eq!(round(&f).vals(), f.vals());
+    let i = a.clone().map_values(|v| (v * 100.0) as i32);
+    assert_eq!(round(&i).vals(), i.vals());
+    let c = a.clone().map_values(|v| Complex64::new(v, -v));
+    assert_eq!(round(&c).vals(), c.vals());
+    let mut buf = Vec::new();
+    assert!(sptrans_matrix::npz::write_csr(&mut buf, &a.clone().map_values(|v| half::bf16::from_f64(v))).is_err());
+}
