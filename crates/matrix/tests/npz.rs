@@ -84,5 +84,5 @@ fn written_archives_read_back() {
     let c = a.clone().map_values(|v| Complex64::new(v, -v));
     assert_eq!(round(&c).vals(), c.vals());
     let mut buf = Vec::new();
-    assert!(sptrans_matrix::npz::write_csr(&mut buf, &a.clone().map_values(|v| half::bf16::from_f64(v))).is_err());
+    assert!(sptrans_matrix::npz::write_csr(&mut buf, &a.clone().map_values(half::bf16::from_f64)).is_err());
 }
