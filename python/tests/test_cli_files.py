@@ -56,3 +56,27 @@ def test_suitesparse_archive_and_bad_npz(tmp_path):
     np.savez(bad, data=np.ones(3))
     r = run("transpose", bad, "-o", tmp_path / "x.mtx")
     assert r.returncode == 1 and "npz" in r.stderr and "panicked" not in r.stderr
+
+
+@pytest.mark.parametrize("x_kind", ["npy", "text", "mtx"])
+def test_spmv_vectors_as_users_hold_them(tmp_path, x_kind):
+    a = random_csr(400, 250, density=0.03, seed=89)
+    src = tmp_path / "a.npz"
+    sp.save_npz(src, a)
+    x = np.random.default_rng(2).standard_normal(250)
+    xp = tmp_path / f"x.{x_kind}"
+    if x_kind == "npy":
+        np.save(xp, x)
+    elif x_kind == "text":
+        xp.write_text("\n".join(repr(float(v)) for v in x))
+    else:
+        sio.mmwrite(xp, x.reshape(-1, 1))
+    yp = tmp_path / "y.npy"
+    r = run("spmv", src, "--x", xp, "-o", yp, "--precision", "f64")
+    assert r.returncode == 0, r.stderr
+    y = np.load(yp)
+    assert y.shape == (400,) and np.abs(y - a @ x).max() <= 1e-12 * np.abs(a).sum(axis=1).max()
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 2 three")
+    r = run("spmv", src, "--x", bad, "-o", tmp_path / "z.mtx")
+    assert r.returncode != 0 and "entry 3" in r.stderr and "panicked" not in r.stderr

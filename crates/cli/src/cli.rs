@@ -298,10 +298,12 @@ pub enum Precision {
 pub struct SpmvArgs {
     /// The matrix (.mtx, .mtx.gz, a SuiteSparse NAME.tar.gz holding NAME/NAME.mtx, or a SciPy .npz; `-` for standard input).
     pub input: PathBuf,
-    /// x as a Matrix Market array file of `cols` entries (default: all ones).
+    /// x: a Matrix Market array file, a NumPy `.npy` vector or plain text (numbers separated by
+    /// white space) of `cols` entries (default: all ones).
     #[arg(long)]
     pub x: Option<PathBuf>,
-    /// Where to write y (Matrix Market array; `-`: standard output, the default).
+    /// Where to write y (Matrix Market array, or NumPy `.npy` when the name ends in `.npy`; `-`:
+    /// standard output, the default).
     #[arg(short, long, default_value = "-")]
     pub output: PathBuf,
     /// Format: auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds,

@@ -27,7 +27,35 @@ pub fn spmv(args: &SpmvArgs) -> Result<()> {
 /// 1 × n).
 pub(crate) fn read_vector<T: SpmvValue>(path: &Path, n: u64) -> Result<Vec<T>> {
     let err = |source| Error::Matrix { path: path.to_path_buf(), source };
-    let input = mm::Input::open(path).map_err(err)?;
+    let mut bytes = Vec::new();
+    let read = if path.as_os_str() == "-" {
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)
+    } else {
+        std::fs::File::open(path).and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes))
+    };
+    read.map_err(|e| err(sptrans_matrix::Error::Io(e)))?;
+    let check_len = |x: Vec<T>| -> Result<Vec<T>> {
+        if x.len() as u64 != n {
+            return Err(Error::Usage(format!("{}: x has {} entries; the matrix has {n} columns", path.display(), x.len())));
+        }
+        Ok(x)
+    };
+    // A NumPy .npy vector, or plain text (numbers separated by white space), or Matrix Market.
+    if sptrans_matrix::npz::is_npy(&bytes) {
+        return check_len(sptrans_matrix::npz::read_npy_vector(bytes).map_err(err)?);
+    }
+    if !bytes.starts_with(b"%%MatrixMarket") && !bytes.starts_with(&[0x1f, 0x8b]) {
+        let text = String::from_utf8_lossy(&bytes);
+        let x = text
+            .split_whitespace()
+            .enumerate()
+            .map(|(i, t)| {
+                t.parse::<f64>().map(T::from_f64).map_err(|_| Error::Usage(format!("{}: entry {} ({t:?}) is not a number", path.display(), i + 1)))
+            })
+            .collect::<Result<Vec<T>>>()?;
+        return check_len(x);
+    }
+    let input = mm::Input::from_reader(Box::new(std::io::Cursor::new(bytes)), None).map_err(err)?;
     if input.header().format != mm::Format::Array {
         return Err(Error::Usage(format!("{}: a vector must be a Matrix Market `array` file, not `coordinate`", path.display())));
     }
@@ -48,6 +76,9 @@ pub(crate) fn read_vector<T: SpmvValue>(path: &Path, n: u64) -> Result<Vec<T>> {
 /// Writes `y` as a Matrix Market `array real general` file of `y.len()` × 1 (shortest
 /// round-trip decimal of each value: read back, the same bits).
 pub(crate) fn write_vector<T: SpmvValue + std::fmt::Display>(path: &Path, y: &[T]) -> Result<()> {
+    if path.to_string_lossy().ends_with(".npy") {
+        return write_with(path, |w: &mut dyn Write| sptrans_matrix::npz::write_npy_vector(w, y).map_err(|e| e.to_string()));
+    }
     write_with(path, |w: &mut dyn Write| {
         let e = |e: std::io::Error| e.to_string();
         writeln!(w, "%%MatrixMarket matrix array real general").map_err(e)?;

@@ -382,3 +382,33 @@ pub fn write_csr<I: Index, T: Value>(mut w: impl std::io::Write, a: &crate::Csr<
     w.write_all(&bytes)?;
     Ok(())
 }
+
+/// Whether `head` starts a NumPy `.npy` file.
+pub fn is_npy(head: &[u8]) -> bool {
+    head.starts_with(b"\x93NUMPY")
+}
+
+/// A 1-D `.npy` array of real or integer numbers (NumPy's `np.save` of a vector) as `T`
+/// (`T::from_f64`; complex arrays refused).
+///
+/// # Errors
+/// [`Error::Npz`] for a malformed file, another dtype or more than one dimension.
+pub fn read_npy_vector<T: Value>(bytes: Vec<u8>) -> Result<Vec<T>> {
+    let a = parse_npy("the .npy vector", bytes)?;
+    match a.kind()?.0 {
+        'f' | 'i' | 'u' | 'b' => a.values::<f64>().map(|v| v.into_iter().map(T::from_f64).collect()),
+        _ => Err(err(format!("the .npy vector: dtype {} (real or integer numbers expected)", a.descr))),
+    }
+}
+
+/// Writes `values` as a 1-D `.npy` array (`np.load` reads it).
+///
+/// # Errors
+/// [`Error::Npz`] for a value type NumPy lacks; [`Error::Io`].
+pub fn write_npy_vector<T: Value>(mut w: impl std::io::Write, values: &[T]) -> Result<()> {
+    let descr = npy_descr::<T>().ok_or_else(|| err("values with no NumPy dtype"))?;
+    let size = std::mem::size_of::<T>();
+    let data: Vec<u8> = values.iter().flat_map(|v| v.bit_pattern().to_le_bytes().into_iter().take(size)).collect();
+    w.write_all(&npy(&descr, Some(values.len()), &data))?;
+    Ok(())
+}
