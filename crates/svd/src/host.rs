@@ -3,8 +3,17 @@
 use gpu_csrc::serial::Csrc;
 use gpu_csrc::Op;
 
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef, Par};
+
 use crate::lanczos::Backend;
 use crate::Result;
+
+/// Columns `c0 .. c0 + k` of a block as a matrix (dense products run through faer's matmul:
+/// blocked and vectorized, sequential, so that the twin gives the same bits every run).
+fn cols(b: &HostBlock, c0: usize, k: usize) -> MatRef<'_, f64> {
+    MatRef::from_column_major_slice(&b.data[c0 * b.rows..(c0 + k) * b.rows], b.rows, k)
+}
 
 /// A column-major host block.
 pub(crate) struct HostBlock {
@@ -93,46 +102,41 @@ impl Backend for HostBackend<'_> {
     }
 
     fn dot(&mut self, x: &HostBlock, x0: usize, c: usize, y: &HostBlock, y0: usize, k: usize) -> Result<Vec<f64>> {
-        let rows = x.rows;
         let mut out = vec![0.0; c * k];
-        for j in 0..k {
-            let yc = &y.data[(y0 + j) * rows..(y0 + j + 1) * rows];
-            for i in 0..c {
-                let xc = &x.data[(x0 + i) * rows..(x0 + i + 1) * rows];
-                out[i + j * c] = xc.iter().zip(yc).map(|(a, b)| a * b).sum();
-            }
+        if c * k > 0 {
+            let (xm, ym) = (cols(x, x0, c), cols(y, y0, k));
+            matmul(MatMut::from_column_major_slice_mut(&mut out, c, k), Accum::Replace, xm.transpose(), ym, 1.0, Par::Seq);
         }
         Ok(out)
     }
 
     fn update_within(&mut self, blk: &mut HostBlock, y0: usize, k: usize, x0: usize, c: usize, coef: &[f64]) -> Result<()> {
-        let rows = blk.rows;
-        for j in 0..k {
-            for i in 0..c {
-                let w = coef[i + j * c];
-                if w != 0.0 {
-                    for t in 0..rows {
-                        blk.data[t + (y0 + j) * rows] += w * blk.data[t + (x0 + i) * rows];
-                    }
-                }
-            }
+        if c == 0 || k == 0 {
+            return Ok(());
         }
+        let rows = blk.rows;
+        // Disjoint column ranges of one block: split the storage between them.
+        let (x, y) = if x0 < y0 {
+            let (a, b) = blk.data.split_at_mut(y0 * rows);
+            (&a[x0 * rows..(x0 + c) * rows], &mut b[..k * rows])
+        } else {
+            let (a, b) = blk.data.split_at_mut(x0 * rows);
+            (&b[..c * rows], &mut a[y0 * rows..(y0 + k) * rows])
+        };
+        let (xm, cm) = (MatRef::from_column_major_slice(x, rows, c), MatRef::from_column_major_slice(coef, c, k));
+        matmul(MatMut::from_column_major_slice_mut(y, rows, k), Accum::Add, xm, cm, 1.0, Par::Seq);
         Ok(())
     }
 
     fn combine(&mut self, out: &mut HostBlock, o0: usize, k: usize, x: &HostBlock, x0: usize, c: usize, coef: &[f64]) -> Result<()> {
         let rows = out.rows;
-        for j in 0..k {
-            let col = &mut out.data[(o0 + j) * rows..(o0 + j + 1) * rows];
-            col.iter_mut().for_each(|v| *v = 0.0);
-            for i in 0..c {
-                let w = coef[i + j * c];
-                let xc = &x.data[(x0 + i) * rows..(x0 + i + 1) * rows];
-                for (v, a) in col.iter_mut().zip(xc) {
-                    *v += w * a;
-                }
-            }
+        let o = &mut out.data[o0 * rows..(o0 + k) * rows];
+        if c == 0 {
+            o.iter_mut().for_each(|v| *v = 0.0);
+            return Ok(());
         }
+        let cm = MatRef::from_column_major_slice(coef, c, k);
+        matmul(MatMut::from_column_major_slice_mut(o, rows, k), Accum::Replace, cols(x, x0, c), cm, 1.0, Par::Seq);
         Ok(())
     }
 
