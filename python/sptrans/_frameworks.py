@@ -238,7 +238,10 @@ class Torch:
         return a.detach().cpu().numpy()
 
     def from_numpy(self, a, device):
-        return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.torch.device("cuda", device))
+        with warnings.catch_warnings():
+            # Read-only host buffers (results handed over as bytes) are only read, to copy them up.
+            warnings.filterwarnings("ignore", message=".*not writable.*")
+            return self.torch.from_numpy(np.ascontiguousarray(a)).to(self.torch.device("cuda", device))
 
 
 _ADAPTERS = {}

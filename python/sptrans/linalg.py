@@ -74,18 +74,36 @@ def svds(
     if not converged:
         raise RuntimeError(f"sptrans.linalg.svds: no convergence to tol={tol:g} within {used} restarts (raise maxiter or tol)")
     s = np.frombuffer(sigma, dtype=np.float64)[::-1].astype(m.dtype)
-    back = m.fw.from_numpy if not m.fw.host else (lambda a, d: a)
-    if m.kind == "torch-cpu":
-        import torch
-
-        back = lambda a, d: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    if m.fw.host:
+        back = (lambda a: a) if m.kind != "torch-cpu" else _torch_from_numpy
+        if not vectors:
+            return back(s)
+        uu = np.frombuffer(u, dtype=np.float64).reshape(k, m.rows)[::-1].T.astype(m.dtype)
+        vh = np.frombuffer(v, dtype=np.float64).reshape(k, m.cols)[::-1].astype(m.dtype)
+        uu = back(np.ascontiguousarray(uu)) if return_singular_vectors != "vh" else None
+        vh = back(np.ascontiguousarray(vh)) if return_singular_vectors != "u" else None
+        return uu, back(s), vh
+    # Device inputs: the vectors go up as they came (k rows of m), flipped and cast on the device.
+    up = lambda b, cols: m.fw.from_numpy(np.frombuffer(b, dtype=np.float64).reshape(k, cols), m.device)  # noqa: E731
+    s_dev = m.fw.from_numpy(np.ascontiguousarray(s), m.device)
     if not vectors:
-        return back(s, m.device)
-    uu = np.frombuffer(u, dtype=np.float64).reshape(k, m.rows).T[:, ::-1].astype(m.dtype)
-    vh = np.frombuffer(v, dtype=np.float64).reshape(k, m.cols)[::-1].astype(m.dtype)
-    uu = back(np.ascontiguousarray(uu), m.device) if return_singular_vectors != "vh" else None
-    vh = back(np.ascontiguousarray(vh), m.device) if return_singular_vectors != "u" else None
-    return uu, back(s, m.device), vh
+        return s_dev
+    uu = _flip_cast(m, up(u, m.rows)).T if return_singular_vectors != "vh" else None
+    vh = _flip_cast(m, up(v, m.cols)) if return_singular_vectors != "u" else None
+    return uu, s_dev, vh
+
+
+def _flip_cast(m, rows_block):
+    """The k rows in reverse order, cast to the matrix's dtype, on the device."""
+    if m.fw.name == "cupy":
+        return rows_block[::-1].astype(m.dtype)
+    return rows_block.flip(0).to(m.fw.tdtype(m.dtype))
+
+
+def _torch_from_numpy(a):
+    import torch
+
+    return torch.from_numpy(np.ascontiguousarray(a))
 
 
 def _seed(random_state):

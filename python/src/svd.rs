@@ -14,7 +14,12 @@ use crate::{bad_width, py_err};
 pub(crate) type SvdOut<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, bool, usize, usize);
 
 pub(crate) fn answer(py: Python<'_>, s: Svd) -> SvdOut<'_> {
-    let bytes = |v: &[f64]| PyBytes::new(py, &v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>());
+    // One copy into the bytes object (native byte order: NumPy's frombuffer with float64).
+    let bytes = |v: &[f64]| {
+        // SAFETY: an f64 slice viewed as its bytes (any bit pattern is a byte; alignment 1).
+        let raw = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) };
+        PyBytes::new(py, raw)
+    };
     (bytes(&s.sigma), bytes(&s.u), bytes(&s.v), s.converged, s.restarts, s.products)
 }
 
