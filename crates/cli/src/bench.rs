@@ -86,7 +86,27 @@ fn from_file(path: PathBuf) -> Source {
     Source { name, load: Box::new(move || mm::read_csr::<f32>(&path).map_err(|source| Error::Matrix { path: path.clone(), source })) }
 }
 
-/// The `.mtx` and `.mtx.gz` files of `dir`, sorted.
+/// The matrices named in the list file `list`: one path a line, relative to the list's folder;
+/// blank lines and `#` comments skipped; a missing file is an error naming its line.
+pub(crate) fn list_files(list: &Path) -> Result<Vec<PathBuf>> {
+    let text = std::fs::read_to_string(list).map_err(|e| Error::Usage(format!("--list {}: {e}", list.display())))?;
+    let base = list.parent().unwrap_or(Path::new("."));
+    let mut out = Vec::new();
+    for (no, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let p = base.join(line);
+        if !p.is_file() {
+            return Err(Error::Usage(format!("--list {} line {}: {} is not a file", list.display(), no + 1, p.display())));
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// The matrix files of `dir` (`.mtx`, `.mtx.gz`, SciPy `.npz`, SuiteSparse `.tar.gz`), sorted.
 pub(crate) fn mtx_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let rd = std::fs::read_dir(dir).map_err(|e| Error::Usage(format!("{}: {e}", dir.display())))?;
     let mut files: Vec<PathBuf> = rd
@@ -95,7 +115,7 @@ pub(crate) fn mtx_files(dir: &Path) -> Result<Vec<PathBuf>> {
         .filter(|p| {
             p.is_file() && {
                 let n = p.to_string_lossy();
-                n.ends_with(".mtx") || n.ends_with(".mtx.gz")
+                [".mtx", ".mtx.gz", ".npz", ".tar.gz", ".tgz"].iter().any(|e| n.ends_with(e))
             }
         })
         .collect();
@@ -122,6 +142,9 @@ fn sources(args: &BenchArgs, have_gpu: bool) -> Result<Vec<Source>> {
     }
     if let Some(dir) = &args.matrices {
         out.extend(mtx_files(dir)?.into_iter().map(from_file));
+    }
+    if let Some(list) = &args.list {
+        out.extend(list_files(list)?.into_iter().map(from_file));
     }
     if out.is_empty() {
         return Err(Error::Usage("the suite holds no matrices".into()));

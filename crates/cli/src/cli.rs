@@ -211,6 +211,10 @@ pub struct BenchArgs {
     /// Also run the real matrices of this directory (with the default or small suite).
     #[arg(long)]
     pub matrices: Option<PathBuf>,
+    /// Also run the matrices listed in this file: one path a line (relative paths from the
+    /// list's folder; blank lines and `#` comments skipped).
+    #[arg(long)]
+    pub list: Option<PathBuf>,
     /// Algorithms, comma-separated (default: serial,scan,merge,radix,sym,coo,cusparse).
     #[arg(long, value_delimiter = ',', value_parser = parse_target)]
     pub algos: Option<Vec<sptrans_report::Target>>,
@@ -377,6 +381,10 @@ pub struct SpmvBenchArgs {
     /// Also run the matrices of this directory.
     #[arg(long)]
     pub matrices: Option<PathBuf>,
+    /// Also run the matrices listed in this file: one path a line (relative paths from the
+    /// list's folder; blank lines and `#` comments skipped).
+    #[arg(long)]
+    pub list: Option<PathBuf>,
     /// Formats, comma-separated (default: all, cuSPARSE's included, and auto).
     #[arg(long, value_delimiter = ',', value_parser = parse_spmv_target)]
     pub formats: Option<Vec<crate::spmv_bench::SpmvTarget>>,

@@ -146,6 +146,9 @@ fn sources(args: &SpmvBenchArgs) -> Result<Vec<(String, Builder)>> {
     if let Some(d) = &args.matrices {
         out.extend(dir(d)?.into_iter().map(file));
     }
+    if let Some(list) = &args.list {
+        out.extend(crate::bench::list_files(list)?.into_iter().map(file));
+    }
     if out.is_empty() {
         return Err(Error::Usage("the suite holds no matrices".into()));
     }

@@ -247,6 +247,27 @@ fn bench_writes_tables_csv_and_plot() {
     assert_eq!(recs.len(), lines.len() - 1);
     assert!(recs.iter().all(|r| r["checked"] == true && r["median_ms"].is_number() && r["nnz"].is_u64()), "{j}");
     assert!(j["meta"]["command"].as_str().unwrap().contains("--json") && j["meta"]["device"].is_string(), "{j}");
+    // --list: matrices named in a file (relative to it), comments skipped; a missing one named.
+    std::fs::write(dir.path().join("list.txt"), "# two of them\nmats/a.mtx\n\nmats/b.mtx\n").unwrap();
+    let out = sptrans()
+        .args(["bench", "--quiet", "--reps", "1", "--algos", "serial", "--suite"])
+        .arg(mats.join("a.mtx"))
+        .arg("--list")
+        .arg(dir.path().join("list.txt"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let table = String::from_utf8_lossy(&out);
+    assert!(table.contains("| a.mtx |") && table.contains("| b.mtx |"), "b.mtx comes from the list alone: {table}");
+    std::fs::write(dir.path().join("bad.txt"), "mats/a.mtx\nmats/none.mtx\n").unwrap();
+    sptrans()
+        .args(["bench", "--suite", "small", "--list"])
+        .arg(dir.path().join("bad.txt"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("line 2").and(no_panic()));
     // f64 values: every run checked against the twin of the widened matrix; 24 B per nonzero.
     let out = sptrans()
         .args(["bench", "--quiet", "--reps", "2", "--warmup", "1", "--values", "f64", "--suite"])
