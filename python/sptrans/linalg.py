@@ -69,7 +69,13 @@ def svds(
         note_host()
         out = _native.svds_cpu(m.native(), k, tol, int(block), seed, restarts, vectors, bool(center))
     else:
-        out = _native.svds_gpu(m.device, m.stream(), m.native(), k, tol, int(block), seed, restarts, vectors, bool(center))
+        # The vectors are written on the device into blocks of the caller's framework (k rows
+        # of m and of n: column-major m × k and n × k), never through host memory.
+        blocks = m.fw.empties([(k * m.rows, np.float64), (k * m.cols, np.float64)], m.device) if vectors else None
+        dest = (m.fw.addr(blocks[0]), m.fw.addr(blocks[1])) if vectors else None
+        out = _native.svds_gpu(
+            m.device, m.stream(), m.native(), k, tol, int(block), seed, restarts, False, bool(center), dest
+        )
     sigma, u, v, converged, used, _products = out
     if not converged:
         raise RuntimeError(f"sptrans.linalg.svds: no convergence to tol={tol:g} within {used} restarts (raise maxiter or tol)")
@@ -83,13 +89,13 @@ def svds(
         uu = back(np.ascontiguousarray(uu)) if return_singular_vectors != "vh" else None
         vh = back(np.ascontiguousarray(vh)) if return_singular_vectors != "u" else None
         return uu, back(s), vh
-    # Device inputs: the vectors go up as they came (k rows of m), flipped and cast on the device.
-    up = lambda b, cols: m.fw.from_numpy(np.frombuffer(b, dtype=np.float64).reshape(k, cols), m.device)  # noqa: E731
+    # Device inputs: the vectors are already there (k rows of m), flipped and cast on the device.
     s_dev = m.fw.from_numpy(np.ascontiguousarray(s), m.device)
     if not vectors:
         return s_dev
-    uu = _flip_cast(m, up(u, m.rows)).T if return_singular_vectors != "vh" else None
-    vh = _flip_cast(m, up(v, m.cols)) if return_singular_vectors != "u" else None
+    ub, vb = (b.reshape(k, n) for b, n in zip(blocks, (m.rows, m.cols)))
+    uu = _flip_cast(m, ub).T if return_singular_vectors != "vh" else None
+    vh = _flip_cast(m, vb) if return_singular_vectors != "u" else None
     return uu, s_dev, vh
 
 

@@ -2,8 +2,8 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use sptrans::ScratchBuf;
 use sptrans::svd::{Config, Svd};
+use sptrans::{DenseViewMut, DeviceViewMut, ScratchBuf};
 
 use crate::device::{CsrIn, gpu_on};
 use crate::{bad_width, py_err};
@@ -31,7 +31,7 @@ pub(crate) fn config(k: usize, tol: f64, block: usize, seed: u64, max_restarts: 
 /// The `k` largest singular triplets of the caller's CSR (float32 or float64), computed on
 /// `stream` (synchronizes: the small SVD runs on the host); `center`: of `A − 1 μᵀ`. The GIL is released meanwhile.
 #[pyfunction]
-#[pyo3(signature = (device, stream, a, k, tol, block, seed, max_restarts, vectors, center = false))]
+#[pyo3(signature = (device, stream, a, k, tol, block, seed, max_restarts, vectors, center = false, dest = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn svds_gpu(
     py: Python<'_>,
@@ -45,6 +45,7 @@ pub fn svds_gpu(
     max_restarts: usize,
     vectors: bool,
     center: bool,
+    dest: Option<(u64, u64)>,
 ) -> PyResult<SvdOut<'_>> {
     let gpu = gpu_on(device, stream)?;
     let (args, val_bytes) = (a.args(), a.val_bytes());
@@ -54,11 +55,34 @@ pub fn svds_gpu(
         own.reserve(&gpu, args.view_bytes::<u32>()).map_err(py_err)?;
         let mut sc = own.scratch(&gpu, args.view_bytes::<u32>()).map_err(py_err)?;
         // SAFETY: the Python layer's arrays of the stated lengths on this device, alive for the
-        // call (it holds their owners).
+        // call (it holds their owners); `dest`, when given, two float64 device blocks it
+        // allocated: rows × k and cols × k, column-major and packed.
         unsafe {
+            let st = gpu.stream();
+            let into = dest.map(|(u, v)| {
+                let k64 = k as u64;
+                (
+                    DenseViewMut::new(DeviceViewMut::<f64>::from_raw(u, args.rows as usize * k, st), args.rows, k64, args.rows.max(1)),
+                    DenseViewMut::new(DeviceViewMut::<f64>::from_raw(v, args.cols as usize * k, st), args.cols, k64, args.cols.max(1)),
+                )
+            });
+            let into = match into {
+                Some((u, v)) => Some((u.map_err(py_err)?, v.map_err(py_err)?)),
+                None => None,
+            };
+            macro_rules! go {
+                ($t:ty) => {{
+                    let view = args.view::<$t, u32>(&gpu, &mut sc, false)?;
+                    match into {
+                        Some((mut u, mut v)) => sptrans::svd::svd_into(&gpu, &view, &cfg, &mut u, &mut v),
+                        None => sptrans::svd::svd(&gpu, &view, &cfg),
+                    }
+                    .map_err(py_err)
+                }};
+            }
             match val_bytes {
-                4 => sptrans::svd::svd(&gpu, &args.view::<f32, u32>(&gpu, &mut sc, false)?, &cfg).map_err(py_err),
-                8 => sptrans::svd::svd(&gpu, &args.view::<f64, u32>(&gpu, &mut sc, false)?, &cfg).map_err(py_err),
+                4 => go!(f32),
+                8 => go!(f64),
                 b => Err(bad_width("svds (float32 or float64)", b)),
             }
         }

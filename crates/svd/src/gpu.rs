@@ -39,6 +39,9 @@ pub(crate) struct GpuBackend<'a> {
     gram_blocks: u32,
     /// The QR slots (`svd_kernels::qr::slot::SLOT` values each).
     slots: CudaSlice<f64>,
+    /// [`crate::svd_into`]: the caller's device blocks for the left and right vectors in the
+    /// operator's orientation (address, leading dimension), when lent.
+    pub(crate) dest: Option<[(u64, usize); 2]>,
     /// [`crate::Config::center`]: ones (`m`), the column means `μ` (`n`) and room for the
     /// `1 × k` row of a correction, in `A`'s orientation.
     center: Option<Centering>,
@@ -147,7 +150,23 @@ impl<'a> GpuBackend<'a> {
         let slots = gpu.alloc::<f64>(SLOT)?;
         // Two blocks per SM; their partial sums (MAX_PAIRS each) fit `partial`.
         let gram_blocks = (2 * gpu.props().sm_count.max(1)).min((DOT_CHUNKS * 256 / MAX_PAIRS as usize) as u32);
-        Ok(Self { gpu: gpu.clone(), c, transposed, blas, small, partial, ones, gram, mul, qr_step, gram_blocks, slots, center: None, profile })
+        Ok(Self {
+            gpu: gpu.clone(),
+            c,
+            transposed,
+            blas,
+            small,
+            partial,
+            ones,
+            gram,
+            mul,
+            qr_step,
+            gram_blocks,
+            slots,
+            dest: None,
+            center: None,
+            profile,
+        })
     }
 
     fn small(&mut self, len: usize) -> Result<()> {
@@ -603,6 +622,26 @@ impl Backend for GpuBackend<'_> {
                 Ok(())
             })()
         )
+    }
+
+    fn exports(&self) -> bool {
+        self.dest.is_some()
+    }
+
+    fn export(&mut self, blk: &GpuBlock, c0: usize, k: usize, scale: &[f64], left: bool, at: usize) -> Result<()> {
+        let Some(dest) = self.dest else { return Err(Error::Internal("no destinations for vectors".into())) };
+        let (addr, ld) = dest[if left { 0 } else { 1 }];
+        if k == 0 || blk.rows == 0 {
+            return Ok(());
+        }
+        // dst[:, at .. at + k] = blk[:, c0 .. c0 + k] · diag(scale), one small GEMM.
+        let diag: Vec<f64> = (0..k * k).map(|x| if x % (k + 1) == 0 { scale[x / (k + 1)] } else { 0.0 }).collect();
+        let s = self.upload_small(&diag)?;
+        let x = self.addr(blk, c0);
+        // SAFETY: columns c0 .. c0 + k of the block (rows each); the destination was checked by
+        // svd_into to hold `rank` columns of `blk.rows` rows at leading dimension `ld`, and
+        // at + k ≤ rank; the k × k coefficients just uploaded.
+        unsafe { self.gemm(false, blk.rows, k, k, 1.0, x, blk.rows, s, k, 0.0, addr + (at * ld * 8) as u64, ld) }
     }
 
     fn copy(&mut self, src: &GpuBlock, s0: usize, dst: &mut GpuBlock, d0: usize, k: usize) -> Result<()> {

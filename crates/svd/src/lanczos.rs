@@ -79,6 +79,16 @@ pub(crate) trait Backend {
     fn update_neg_rt(&mut self, blk: &mut Self::Block, y0: usize, x0: usize, b: usize, s: usize) -> Result<()>;
     /// Slots `0 .. n`: each one's `R` (`b × b`) and whether it found dependent columns.
     fn fetch_slots(&mut self, n: usize, b: usize) -> Result<Vec<(Vec<f64>, bool)>>;
+    /// Whether the answer's vectors go to destinations the backend holds (device blocks lent
+    /// by the caller: [`crate::svd_into`]) through [`Backend::export`] instead of to the host.
+    fn exports(&self) -> bool {
+        false
+    }
+    /// Writes columns `c0 .. c0 + k` of `blk`, column `i` scaled by `scale[i]`, as columns
+    /// `at .. at + k` of the answer's left (`left`: the operator's rows) or right vectors.
+    fn export(&mut self, _blk: &Self::Block, _c0: usize, _k: usize, _scale: &[f64], _left: bool, _at: usize) -> Result<()> {
+        Err(Error::Internal("this backend keeps no destinations for vectors".into()))
+    }
     /// `dst[:, d0 .. d0 + k] = src[:, s0 .. s0 + k]`.
     fn copy(&mut self, src: &Self::Block, s0: usize, dst: &mut Self::Block, d0: usize, k: usize) -> Result<()>;
 }
@@ -518,7 +528,11 @@ fn finish<B: Backend>(
             let (e1, e2) = (d1[i * (k + 1)].max(0.0), d2[i * (k + 1)].max(0.0) * inv(i) * inv(i));
             residual.push((e1 + e2).sqrt());
         }
-        if cfg.vectors {
+        if be.exports() {
+            let inv_u: Vec<f64> = (0..k).map(inv).collect();
+            be.export(tm, 0, k, &inv_u, true, c0)?;
+            be.export(tn, 0, k, &vec![1.0; k], false, c0)?;
+        } else if cfg.vectors {
             let (uu, vv) = (be.get(tm, 0, k)?, be.get(tn, 0, k)?);
             for i in 0..k {
                 uall.extend(uu[i * m..(i + 1) * m].iter().map(|x| x * inv(i)));

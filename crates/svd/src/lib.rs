@@ -268,13 +268,54 @@ pub fn svd<T: SvdValue>(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, cfg: &Config) ->
 pub fn svd_observed<T: SvdValue>(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
     let a = a.csr_view();
     cfg.check(a.rows(), a.cols())?;
+    run_gpu(gpu, &a, cfg, None, &mut observer)
+}
+
+/// [`svd`] writing the singular vectors into the caller's device blocks instead of host memory:
+/// `u` of `rows × rank` and `v` of `cols × rank` (column-major, any leading dimension), left
+/// and right vectors in the order of [`Svd::sigma`]. The answer's `u` and `v` stay empty; the
+/// blocks are written on `gpu`'s stream (complete when the call returns: the SVD synchronizes).
+///
+/// # Errors
+/// `Error::Config` for blocks of other shapes; as [`svd`].
+pub fn svd_into<T: SvdValue>(
+    gpu: &Gpu,
+    a: &impl AsDeviceCsrView<T>,
+    cfg: &Config,
+    u: &mut gpu_runtime::DenseViewMut<'_, f64>,
+    v: &mut gpu_runtime::DenseViewMut<'_, f64>,
+) -> Result<Svd> {
+    let a = a.csr_view();
+    cfg.check(a.rows(), a.cols())?;
+    for (what, rows_cols, rows) in [("u", (u.rows(), u.cols()), a.rows()), ("v", (v.rows(), v.cols()), a.cols())] {
+        if rows_cols != (rows, cfg.rank as u64) {
+            return Err(Error::Config(format!("{what}: {} × {} block, expected {rows} × {}", rows_cols.0, rows_cols.1, cfg.rank)));
+        }
+    }
+    let transposed = a.cols() > a.rows();
+    // The backend's left vectors span the operator's rows: A's columns when it works on Aᵀ.
+    let (ua, vb) = ((u.data_mut().addr(), u.ld() as usize), (v.data_mut().addr(), v.ld() as usize));
+    let dest = if transposed { [vb, ua] } else { [ua, vb] };
+    run_gpu(gpu, &a, &Config { vectors: false, ..cfg.clone() }, Some(dest), &mut |_| {})
+}
+
+/// The GPU SVD of a checked view; `dest`: device blocks (address, leading dimension) for the
+/// left and right vectors in the operator's orientation.
+fn run_gpu<T: SvdValue>(
+    gpu: &Gpu,
+    a: &DeviceCsrView<'_, T>,
+    cfg: &Config,
+    dest: Option<[(u64, usize); 2]>,
+    observer: &mut dyn FnMut(Event<'_>),
+) -> Result<Svd> {
     let t0 = std::time::Instant::now();
     let mut wide = None;
-    let a = T::as_f64(gpu, &a, &mut wide)?;
+    let a = T::as_f64(gpu, a, &mut wide)?;
     let transposed = a.cols() > a.rows();
     let vals = a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?.clone();
     let mut c = DeviceCsrc::from_csr(gpu, &a)?;
     let mut be = gpu::GpuBackend::new(gpu, &mut c, transposed, cfg.profile)?;
+    be.dest = dest;
     let mut norm = be.norm(&vals)?;
     if !norm.is_finite() {
         return Err(Error::NonFinite { norm });
@@ -286,8 +327,8 @@ pub fn svd_observed<T: SvdValue>(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, cfg: &C
         gpu.synchronize()?;
         observer(Event::Phase { what: "setup", seconds: t0.elapsed().as_secs_f64() });
     }
-    let s = lanczos::run(&mut be, cfg, norm, &mut observer)?;
-    be.report(&mut observer);
+    let s = lanczos::run(&mut be, cfg, norm, observer)?;
+    be.report(observer);
     Ok(untranspose(s, transposed))
 }
 

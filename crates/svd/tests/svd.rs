@@ -236,3 +236,47 @@ gpu_test!(fn gpu_centers_columns(gpu) {
         check_against_dense(&format!("centered {name}"), &centered_dense(&a), &s, rank);
     }
 });
+
+// `svd_into`: the vectors written into caller-lent device blocks (with a leading dimension past
+// the rows) equal the host vectors of `svd`, tall and wide (the operator transposed).
+gpu_test!(fn vectors_into_device_blocks(gpu) {
+    let (mut r, _seed) = rng();
+    for a in [generate::tall_skinny::<f64>(20_000, 300, 6, r.random()).unwrap(), generate::uniform::<f64>(800, 6000, 40_000, r.random()).unwrap()] {
+        let (m, n, k) = (a.rows() as usize, a.cols() as usize, 6usize);
+        let c = Config { rank: k, block: 2, tol: 1e-10, vectors: true, ..Config::default() };
+        let d = DeviceCsr::upload(gpu, &a).unwrap();
+        let host = svd(gpu, &d, &c).unwrap();
+        let (lu, lv) = (m + 3, n + 5);
+        let mut ub = gpu.alloc_zeros::<f64>(lu * k).unwrap();
+        let mut vb = gpu.alloc_zeros::<f64>(lv * k).unwrap();
+        let dev = {
+            let mut uv = gpu_runtime::DenseViewMut::new(gpu_runtime::DeviceViewMut::of(&mut ub), m as u64, k as u64, lu as u64).unwrap();
+            let mut vv = gpu_runtime::DenseViewMut::new(gpu_runtime::DeviceViewMut::of(&mut vb), n as u64, k as u64, lv as u64).unwrap();
+            gpu_svd::svd_into(gpu, &d, &c, &mut uv, &mut vv).unwrap()
+        };
+        assert!(dev.u.is_empty() && dev.v.is_empty());
+        // Two runs: the transposed products add by atomics, so the answers agree to rounding, and
+        // each vector up to its sign (the triplet's: the same sign for u and v).
+        for (g, h) in dev.sigma.iter().zip(&host.sigma) {
+            assert!((g - h).abs() <= 1e-12 * host.sigma[0], "σ {g} vs {h}");
+        }
+        let (uh, vh) = (gpu.download(&ub).unwrap(), gpu.download(&vb).unwrap());
+        for i in 0..k {
+            let dot: f64 = (0..n).map(|t| vh[i * lv + t] * host.v[i * n + t]).sum();
+            let sign = dot.signum();
+            assert!(dot.abs() > 0.5, "v{i}: not the same vector");
+            for t in 0..m {
+                assert!((sign * uh[i * lu + t] - host.u[i * m + t]).abs() <= 1e-9, "u[{t}, {i}]");
+            }
+            for t in 0..n {
+                assert!((sign * vh[i * lv + t] - host.v[i * n + t]).abs() <= 1e-9, "v[{t}, {i}]");
+            }
+            // The padding past the rows stays as it was (zeros).
+            assert!(uh[i * lu + m..(i + 1) * lu].iter().all(|&x| x == 0.0), "u's padding");
+        }
+        let mut small = gpu.alloc_zeros::<f64>(m * (k - 1)).unwrap();
+        let mut uv = gpu_runtime::DenseViewMut::packed(gpu_runtime::DeviceViewMut::of(&mut small), m as u64).unwrap();
+        let mut vv = gpu_runtime::DenseViewMut::new(gpu_runtime::DeviceViewMut::of(&mut vb), n as u64, k as u64, lv as u64).unwrap();
+        assert!(matches!(gpu_svd::svd_into(gpu, &d, &c, &mut uv, &mut vv), Err(Error::Config(_))));
+    }
+});
