@@ -202,6 +202,7 @@ class Operator:
             return out[:, 0] if ndim == 1 else out
         x2 = x.reshape(n_in, 1) if ndim == 1 else x
         out = fw.empty((n_out, k), self.dtype, self._device, order="F")
+        stream = None if fw.host else fw.stream(self._device)
         for j in range(0, k, MAX_K):
             kc = min(MAX_K, k - j)
             xc = fw.contiguous(x2[:, j : j + kc], dtype=self.dtype, order="F")
@@ -211,7 +212,6 @@ class Operator:
             else:
                 ws = int(self._plan.workspace(op, kc))
                 scratch, scratch_addr = fw.scratch(ws, self._device)
-                stream = fw.stream(self._device)
                 self._plan.multiply(stream, op, fw.addr(xc), kc, fw.addr(yc), (scratch_addr, ws))
         return out[:, 0] if ndim == 1 else out
 

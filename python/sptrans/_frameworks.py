@@ -169,9 +169,7 @@ class Torch:
                 (torch.bool, np.bool_),
             ]:
                 _TORCH_TO_NUMPY[t] = np.dtype(n)
-            self._to_torch = {v: k for k, v in _TORCH_TO_NUMPY.items()}
-        else:
-            self._to_torch = {v: k for k, v in _TORCH_TO_NUMPY.items()}
+        self._to_torch = {v: k for k, v in _TORCH_TO_NUMPY.items()}
 
     @staticmethod
     def addr(a):

@@ -65,17 +65,17 @@ def svds(
     vectors = return_singular_vectors is not False
     if ncv is not None:
         raise ValueError("sptrans.linalg.svds: ncv is chosen by the library (max(6k, 96))")
+    # (k, tol, block, seed, max_restarts, vectors, center), as the native module takes them.
+    settings = lambda vec: (k, tol, int(block), seed, restarts, vec, bool(center))  # noqa: E731
     if m.fw.host:
         note_host()
-        out = _native.svds_cpu(m.native(), k, tol, int(block), seed, restarts, vectors, bool(center))
+        out = _native.svds_cpu(m.native(), settings(vectors))
     else:
         # The vectors are written on the device into blocks of the caller's framework (k rows
         # of m and of n: column-major m × k and n × k), never through host memory.
         blocks = m.fw.empties([(k * m.rows, np.float64), (k * m.cols, np.float64)], m.device) if vectors else None
         dest = (m.fw.addr(blocks[0]), m.fw.addr(blocks[1])) if vectors else None
-        out = _native.svds_gpu(
-            m.device, m.stream(), m.native(), k, tol, int(block), seed, restarts, False, bool(center), dest
-        )
+        out = _native.svds_gpu(m.device, m.stream(), m.native(), settings(False), dest)
     sigma, u, v, converged, used, _products = out
     if not converged:
         raise RuntimeError(f"sptrans.linalg.svds: no convergence to tol={tol:g} within {used} restarts (raise maxiter or tol)")

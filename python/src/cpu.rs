@@ -8,7 +8,7 @@ use sptrans::Csr;
 use sptrans::csrc::Op;
 
 use crate::device::CsrIn;
-use crate::svd::{SvdOut, answer, config};
+use crate::svd::{SvdOut, SvdSettings, answer};
 use crate::{bad_width, by_width, py_err};
 
 /// The caller's host CSR: shape, and addresses of its arrays (pointer and indices of one width).
@@ -176,21 +176,9 @@ pub fn multiply_cpu(py: Python<'_>, op: &str, a: CsrIn, x: u64, k: usize, out: u
 
 /// The serial twin of the truncated SVD (the same algorithm as on the GPU, host algebra).
 #[pyfunction]
-#[pyo3(signature = (a, k, tol, block, seed, max_restarts, vectors, center = false))]
-#[allow(clippy::too_many_arguments)]
-pub fn svds_cpu(
-    py: Python<'_>,
-    a: CsrIn,
-    k: usize,
-    tol: f64,
-    block: usize,
-    seed: u64,
-    max_restarts: usize,
-    vectors: bool,
-    center: bool,
-) -> PyResult<SvdOut<'_>> {
+pub fn svds_cpu(py: Python<'_>, a: CsrIn, settings: SvdSettings) -> PyResult<SvdOut<'_>> {
     let (h, vals, val_bytes) = (Host::of(&a)?, a.args().vals, a.val_bytes());
-    let cfg = config(k, tol, block, seed, max_restarts, vectors, center);
+    let cfg = settings.config();
     // SAFETY (csr): the Python layer's contiguous host arrays of these lengths, alive for the call.
     let s = py.detach(|| match val_bytes {
         4 => sptrans::svd::serial::svd(&unsafe { h.csr::<f32>(vals) }?, &cfg).map_err(py_err),

@@ -184,8 +184,6 @@ impl CsrArgs {
         if nnz > max_nnz {
             return Err(PyValueError::new_err(format!("{nnz} nonzeros: more than this path's {max_nnz}")));
         }
-        // SAFETY (all from_raw below): the caller's guarantee.
-        let vals = self.with_vals.then(|| unsafe { DeviceView::<T>::from_raw(self.vals, nnz as usize, stream) });
         if !self.converts() {
             if std::any::TypeId::of::<O>() != std::any::TypeId::of::<u32>() {
                 return Err(PyValueError::new_err("an int32 row pointer takes the 32-bit path"));
@@ -196,6 +194,8 @@ impl CsrArgs {
             // SAFETY: O is u32 (its TypeId checked above): the two are the same type.
             return Ok(unsafe { std::mem::transmute_copy::<DeviceCsrView<'a, T, u32>, DeviceCsrView<'a, T, O>>(&std::mem::ManuallyDrop::new(v)) });
         }
+        // SAFETY: the caller's guarantee.
+        let vals = self.with_vals.then(|| unsafe { DeviceView::<T>::from_raw(self.vals, nnz as usize, stream) });
         let mut p = scratch.slice::<O>(m as usize + 1).map_err(py_err)?;
         let mut x = scratch.slice::<u32>(nnz as usize).map_err(py_err)?;
         let mut flags = scratch.sub(check::WORKSPACE_BYTES).map_err(py_err)?;

@@ -23,36 +23,30 @@ pub(crate) fn answer(py: Python<'_>, s: Svd) -> SvdOut<'_> {
     (bytes(&s.sigma), bytes(&s.u), bytes(&s.v), s.converged, s.restarts, s.products)
 }
 
-/// The settings from Python's arguments (the library's defaults for the rest).
-pub(crate) fn config(k: usize, tol: f64, block: usize, seed: u64, max_restarts: usize, vectors: bool, center: bool) -> Config {
-    Config { rank: k, tol, block, seed, max_restarts, vectors, center, ..Config::default() }
+/// The SVD settings as the Python layer passes them, one tuple: `(k, tol, block, seed,
+/// max_restarts, vectors, center)`.
+#[derive(FromPyObject, Clone, Copy, Debug)]
+pub(crate) struct SvdSettings(usize, f64, usize, u64, usize, bool, bool);
+
+impl SvdSettings {
+    /// The library's settings (its defaults for the rest).
+    pub fn config(&self) -> Config {
+        let SvdSettings(rank, tol, block, seed, max_restarts, vectors, center) = *self;
+        Config { rank, tol, block, seed, max_restarts, vectors, center, ..Config::default() }
+    }
 }
 
 /// The `k` largest singular triplets of the caller's CSR (float32 or float64), computed on
 /// `stream` (synchronizes: the small SVD runs on the host); `center`: of `A − 1 μᵀ`. The GIL is released meanwhile.
 #[pyfunction]
-#[pyo3(signature = (device, stream, a, k, tol, block, seed, max_restarts, vectors, center = false, dest = None))]
-#[allow(clippy::too_many_arguments)]
-pub fn svds_gpu(
-    py: Python<'_>,
-    device: usize,
-    stream: u64,
-    a: CsrIn,
-    k: usize,
-    tol: f64,
-    block: usize,
-    seed: u64,
-    max_restarts: usize,
-    vectors: bool,
-    center: bool,
-    dest: Option<(u64, u64)>,
-) -> PyResult<SvdOut<'_>> {
+#[pyo3(signature = (device, stream, a, settings, dest = None))]
+pub fn svds_gpu(py: Python<'_>, device: usize, stream: u64, a: CsrIn, settings: SvdSettings, dest: Option<(u64, u64)>) -> PyResult<SvdOut<'_>> {
     let gpu = gpu_on(device, stream)?;
     let (args, val_bytes) = (a.args(), a.val_bytes());
-    let cfg = config(k, tol, block, seed, max_restarts, vectors, center);
+    let cfg = settings.config();
+    let k = cfg.rank;
     let s = py.detach(|| -> PyResult<Svd> {
         let mut own = ScratchBuf::default();
-        own.reserve(&gpu, args.view_bytes::<u32>()).map_err(py_err)?;
         let mut sc = own.scratch(&gpu, args.view_bytes::<u32>()).map_err(py_err)?;
         // SAFETY: the Python layer's arrays of the stated lengths on this device, alive for the
         // call (it holds their owners); `dest`, when given, two float64 device blocks it
