@@ -115,7 +115,9 @@ pub(crate) fn mtx_files(dir: &Path) -> Result<Vec<PathBuf>> {
         .filter(|p| {
             p.is_file() && {
                 let n = p.to_string_lossy();
-                [".mtx", ".mtx.gz", ".npz", ".tar.gz", ".tgz"].iter().any(|e| n.ends_with(e))
+                [".mtx", ".mtx.gz", ".mtx.zst", ".mtx.xz", ".mtx.bz2", ".npz", ".tar.gz", ".tgz", ".tar.zst", ".tar.xz", ".tar.bz2", ".tar"]
+                    .iter()
+                    .any(|e| n.ends_with(e))
             }
         })
         .collect();

@@ -49,10 +49,10 @@ fn parse_target(s: &str) -> Result<sptrans_report::Target, String> {
 /// `sptrans transpose`.
 #[derive(Debug, Args)]
 pub struct TransposeArgs {
-    /// Input matrix (.mtx, .mtx.gz, a SuiteSparse NAME.tar.gz holding NAME/NAME.mtx, or a SciPy .npz; gzip is detected by content; `-` for standard input;
+    /// Input matrix (.mtx, .mtx.gz, a SuiteSparse NAME.tar.gz holding NAME/NAME.mtx, or a SciPy .npz; gzip, zstd, xz and bzip2 are detected by content; `-` for standard input;
     /// pipes and FIFOs work: the input is read once, streaming).
     pub input: PathBuf,
-    /// Output file (Matrix Market coordinate general; gzip when it ends in `.gz`; SciPy `save_npz` CSR when it ends in `.npz`; `-` for
+    /// Output file (Matrix Market coordinate general; compressed when it ends in `.gz`, `.zst`, `.xz` or `.bz2`; SciPy `save_npz` CSR when it ends in `.npz`; `-` for
     /// standard output). Written to a temporary file beside it and renamed into place when done.
     #[arg(short, long)]
     pub output: PathBuf,
@@ -205,7 +205,7 @@ pub enum GenKind {
 /// `sptrans bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// `default` (the seed papers' sizes), `small`, a directory of .mtx/.mtx.gz files, or files.
+    /// `default` (the seed papers' sizes), `small`, a directory of .mtx (plain or .gz/.zst/.xz/.bz2), .npz and SuiteSparse .tar.gz files, or files.
     #[arg(long, num_args = 1.., default_value = "default")]
     pub suite: Vec<PathBuf>,
     /// Also run the real matrices of this directory (with the default or small suite).
@@ -352,7 +352,7 @@ pub struct SvdArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Write the left singular vectors U (rows × k) here, as a Matrix Market `array` (dense,
-    /// column-major; gzip when it ends in `.gz`; `-` for standard output).
+    /// column-major; compressed when it ends in `.gz`, `.zst`, `.xz` or `.bz2`; `-` for standard output).
     #[arg(long, value_name = "FILE")]
     pub left: Option<PathBuf>,
     /// Write the right singular vectors V (cols × k) here, as `--left` does.
@@ -375,7 +375,7 @@ pub struct SvdArgs {
 #[derive(Debug, Args)]
 pub struct SpmvBenchArgs {
     /// `default` (uniform 100k², 10M; R-MAT 2^20 and 2^22; 3D Laplacian 100³; a dense row of
-    /// 1M over 1M × 1M, 10M), `small`, a directory of .mtx/.mtx.gz files, or files.
+    /// 1M over 1M × 1M, 10M), `small`, a directory of .mtx (plain or .gz/.zst/.xz/.bz2), .npz and SuiteSparse .tar.gz files, or files.
     #[arg(long, num_args = 1.., default_value = "default")]
     pub suite: Vec<PathBuf>,
     /// Also run the matrices of this directory.

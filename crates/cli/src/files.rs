@@ -2,7 +2,7 @@
 //! (`-` is standard input), and refused before anything large is allocated when it would not fit
 //! the memory allowed; every output goes where [`crate::output`] says (regular files through a
 //! temporary file renamed into place; devices, FIFOs and standard output streamed; a name ending
-//! in `.gz` is written gzip).
+//! in `.gz`, `.zst`, `.xz` or `.bz2` is written compressed so).
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
@@ -33,15 +33,16 @@ pub(crate) fn write<I: sptrans_matrix::Index, T: Value>(path: &Path, a: &Csr<I, 
 /// a regular file or a new path through a temporary file beside it, renamed into place when
 /// complete (an interrupted or failed run leaves an earlier file untouched and no temporary file
 /// behind), with the existing file's mode or `0666 & !umask`; a symlink is written through to its
-/// target. gzip when the name ends in `.gz`.
+/// target. Compressed when the name ends in `.gz`, `.zst`, `.xz` or `.bz2`
+/// ([`sptrans_matrix::compress::Codec::from_path`]).
 pub(crate) fn write_with(path: &Path, body: impl Fn(&mut dyn Write) -> std::result::Result<(), String>) -> Result<()> {
     let out_err = |msg: String| Error::Output { path: path.to_path_buf(), msg };
-    let gz = path.to_string_lossy().ends_with(".gz");
+    let codec = sptrans_matrix::compress::Codec::from_path(path);
     let stream = |w: &mut dyn Write| -> Result<()> {
         // The body reports errors as text: the watch remembers whether the reader closed the pipe.
         let mut w = crate::output::Watch::new(w);
-        let done = if gz {
-            let mut z = flate2::write::GzEncoder::new(&mut w, flate2::Compression::default());
+        let done = if let Some(codec) = codec {
+            let mut z = codec.encoder(&mut w).map_err(|e| crate::output::io_error(path, e))?;
             body(&mut z).map_err(out_err).and_then(|()| z.finish().and_then(|f| f.flush()).map_err(|e| crate::output::io_error(path, e)))
         } else {
             body(&mut w).map_err(out_err).and_then(|()| w.flush().map_err(|e| crate::output::io_error(path, e)))

@@ -59,8 +59,8 @@ impl Destination {
             return Ok(Destination::Stdout);
         }
         let name = path.to_string_lossy();
-        if let Some(ext) = [".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z"].into_iter().find(|e| name.ends_with(e)) {
-            return Err(err(path, format!("{ext} compression is not written; use .gz (gzip) or no extension for plain text")));
+        if let Some(ext) = [".lz4", ".zip", ".7z"].into_iter().find(|e| name.ends_with(e)) {
+            return Err(err(path, format!("{ext} compression is not written; use .gz, .zst, .xz or .bz2, or no extension for plain text")));
         }
         let target = match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => {

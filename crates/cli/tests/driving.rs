@@ -142,6 +142,46 @@ fn gzip_output_by_name_and_atomic_replacement() {
 }
 
 #[test]
+fn zstd_xz_and_bzip2_written_by_name_and_read_by_content() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = gen(dir.path(), "a.mtx", &["rmat", "9", "3000"]);
+    for (ext, magic) in [("zst", &[0x28u8, 0xb5, 0x2f, 0xfd][..]), ("xz", &[0xfd, b'7', b'z', b'X', b'Z', 0][..]), ("bz2", &b"BZh"[..])] {
+        // Written compressed by its name, and compressed smaller than the text.
+        let t = dir.path().join(format!("t.mtx.{ext}"));
+        sptrans().arg("transpose").arg(&a).arg("-o").arg(&t).assert().success();
+        let bytes = std::fs::read(&t).unwrap();
+        assert!(bytes.starts_with(magic), ".{ext} output starts with its magic bytes");
+        assert!((bytes.len() as u64) < std::fs::metadata(&a).unwrap().len(), ".{ext} output is compressed");
+        assert!(mm::read_csr::<f64>(&t).unwrap().same_bits(&twin(&a)), ".{ext} read back");
+        // Read by content: under a name that does not say so, and through a pipe.
+        let hidden = dir.path().join(format!("hidden-{ext}.mtx"));
+        std::fs::copy(&t, &hidden).unwrap();
+        let back = dir.path().join(format!("back-{ext}.mtx"));
+        sptrans().arg("transpose").arg(&hidden).arg("-o").arg(&back).assert().success();
+        assert!(mm::read_csr::<f64>(&back).unwrap().same_bits(&mm::read_csr::<f64>(&a).unwrap()), ".{ext} by content");
+        let piped = dir.path().join(format!("piped-{ext}.mtx"));
+        sptrans().arg("transpose").arg("-").arg("-o").arg(&piped).write_stdin(bytes.clone()).assert().success();
+        assert!(mm::read_csr::<f64>(&piped).unwrap().same_bits(&mm::read_csr::<f64>(&a).unwrap()), ".{ext} through a pipe");
+        // A truncated stream is named as that compression, without a panic.
+        let cut = dir.path().join(format!("cut-{ext}.mtx"));
+        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+        let name = match ext {
+            "zst" => "zstd",
+            "bz2" => "bzip2",
+            e => e,
+        };
+        sptrans()
+            .arg("transpose")
+            .arg(&cut)
+            .arg("-o")
+            .arg(dir.path().join("never.mtx"))
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(format!("{name}-compressed")).and(no_panic()));
+    }
+}
+
+#[test]
 fn explicit_gpu_algorithms_without_a_gpu_are_errors_and_auto_says_it_falls_back() {
     if gpu_testkit::shared_gpu().is_ok() {
         eprintln!("SKIPPED: explicit_gpu_algorithms_without_a_gpu... (a GPU is present)");

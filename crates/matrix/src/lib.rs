@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 pub mod archive;
+pub mod compress;
 pub mod device;
 pub mod device64;
 mod formats;

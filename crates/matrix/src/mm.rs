@@ -2,7 +2,7 @@
 //!
 //! Reading follows `POLICY.md` of the conformance corpus: accept what real files contain, refuse
 //! anything that would lose or invent data, never panic. Every refusal is [`Error::Parse`] with
-//! the 1-based line number and what was wrong. Gzip input is detected by its magic bytes.
+//! the 1-based line number and what was wrong. Compressed input (gzip, zstd, xz, bzip2) is detected by its magic bytes.
 //!
 //! - Banner `%%MatrixMarket matrix coordinate|array real|integer|complex|pattern
 //!   general|symmetric|skew-symmetric|hermitian`, case-insensitive, leading spaces and a single
@@ -20,6 +20,7 @@
 use std::io::{BufRead, Read, Write};
 use std::path::Path;
 
+use crate::compress::Codec;
 use crate::formats::{check_fits, coo_unchecked, Coo, Csr, Index};
 use crate::value::{Field, Raw, Value};
 use crate::{Error, Result};
@@ -481,12 +482,12 @@ fn parse_checked<I: Index, T: Value>(
     Ok(coo_unchecked(rows, cols, sink.row, sink.col, sink.vals))
 }
 
-/// `reader`, gunzipped when it starts with the gzip magic bytes (the one place that decides),
-/// and whether it was.
-fn gunzip_if_gzip<'a, R: BufRead + 'a>(mut reader: R) -> Result<(Box<dyn Read + 'a>, bool)> {
-    // The first two bytes, however the source delivers them (a pipe may give one at a time).
-    let mut magic = Vec::with_capacity(2);
-    while magic.len() < 2 {
+/// `reader`, decompressed when it starts with a compressed format's magic bytes (gzip, zstd,
+/// xz, bzip2: [`crate::compress::Codec::detect`], the one place that decides), and the format.
+fn decompress<'a, R: BufRead + 'a>(mut reader: R) -> Result<(Box<dyn Read + 'a>, Option<Codec>)> {
+    // The first bytes, however the source delivers them (a pipe may give one at a time).
+    let mut magic = Vec::with_capacity(crate::compress::MAGIC_LEN);
+    while magic.len() < crate::compress::MAGIC_LEN {
         let buf = match reader.fill_buf() {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -495,37 +496,38 @@ fn gunzip_if_gzip<'a, R: BufRead + 'a>(mut reader: R) -> Result<(Box<dyn Read + 
         if buf.is_empty() {
             break;
         }
-        let take = buf.len().min(2 - magic.len());
+        let take = buf.len().min(crate::compress::MAGIC_LEN - magic.len());
         magic.extend_from_slice(&buf[..take]);
         reader.consume(take);
     }
-    let gzip = magic == [0x1f, 0x8b];
+    let codec = Codec::detect(&magic);
     let whole = std::io::BufReader::new(std::io::Cursor::new(magic).chain(reader));
-    if gzip {
-        return Ok((Box::new(flate2::bufread::MultiGzDecoder::new(whole)), true));
+    match codec {
+        Some(c) => Ok((c.decoder(whole).map_err(|e| compressed_context(Error::Io(e), codec))?, codec)),
+        None => Ok((Box::new(whole), None)),
     }
-    Ok((Box::new(whole), false))
 }
 
-/// Reads all of `reader`, gunzipping when it starts with the gzip magic bytes.
+/// Reads all of `reader`, decompressing it when it starts with a compressed format's magic bytes
+/// (gzip, zstd, xz, bzip2).
 ///
 /// # Errors
 /// [`Error::Io`] when reading or decompressing fails.
 pub fn read_bytes(reader: impl Read) -> Result<Vec<u8>> {
     let mut data = Vec::new();
-    gunzip_if_gzip(std::io::BufReader::new(reader))?.0.read_to_end(&mut data)?;
+    decompress(std::io::BufReader::new(reader))?.0.read_to_end(&mut data)?;
     Ok(data)
 }
 
-/// A Matrix Market input opened once: a file, or standard input for `-`; gunzipped when it
-/// starts with the gzip magic bytes; the `NAME/NAME.mtx` member of a tar archive (SuiteSparse's
+/// A Matrix Market input opened once: a file, or standard input for `-`; decompressed when it
+/// starts with the magic bytes of gzip, zstd, xz or bzip2; the `NAME/NAME.mtx` member of a tar archive (SuiteSparse's
 /// `NAME.tar.gz`); or a SciPy `.npz` archive (`scipy.sparse.save_npz`: CSR, CSC or COO, read
 /// whole, its header made `coordinate <field> general`); its banner already parsed (so the value type can be chosen)
 /// while the stream still starts at the banner. Pipes, FIFOs and process substitutions work: the
 /// input is read exactly once, in chunks.
 pub struct Input {
     header: Header,
-    gzip: bool,
+    codec: Option<Codec>,
     /// The archive member read, for a tar archive (SuiteSparse's `NAME.tar.gz`).
     member: Option<String>,
     size_hint: Option<u64>,
@@ -540,7 +542,7 @@ enum Source {
 
 impl std::fmt::Debug for Input {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Input").field("header", &self.header).field("gzip", &self.gzip).finish()
+        f.debug_struct("Input").field("header", &self.header).field("compression", &self.codec).finish()
     }
 }
 
@@ -549,7 +551,7 @@ impl Input {
     ///
     /// # Errors
     /// [`Error::Open`] when the file cannot be opened, [`Error::Parse`] for a missing or bad
-    /// banner (binary data and corrupt gzip streams are named as such), [`Error::Io`].
+    /// banner (binary data and corrupt compressed streams are named as such), [`Error::Io`].
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         if path.as_os_str() == "-" {
@@ -565,7 +567,7 @@ impl Input {
     /// # Errors
     /// As [`Input::open`], without the opening.
     pub fn from_reader(src: Box<dyn Read>, len: Option<u64>) -> Result<Self> {
-        let (reader, gzip) = gunzip_if_gzip(std::io::BufReader::with_capacity(1 << 16, src))?;
+        let (reader, codec) = decompress(std::io::BufReader::with_capacity(1 << 16, src))?;
         // A tar archive (SuiteSparse's NAME.tar.gz, or a plain .tar): its NAME/NAME.mtx member.
         let mut first = [0u8; 512];
         let mut got = 0;
@@ -575,22 +577,22 @@ impl Input {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(gzip_context(Error::Io(e), gzip)),
+                Err(e) => return Err(compressed_context(Error::Io(e), codec)),
             }
         }
         if crate::npz::is_zip(&first[..got]) {
             // A SciPy .npz archive (zip needs the whole file: read it, from a file or a pipe).
             let mut bytes = first[..got].to_vec();
-            reader.read_to_end(&mut bytes).map_err(|e| gzip_context(Error::Io(e), gzip))?;
+            reader.read_to_end(&mut bytes).map_err(|e| compressed_context(Error::Io(e), codec))?;
             let npz = crate::npz::Npz::from_bytes(bytes)?;
             let header = Header { format: Format::Coordinate, field: npz.field()?, symmetry: Symmetry::General };
-            return Ok(Self { header, gzip, member: None, size_hint: None, stream: Source::Npz(npz) });
+            return Ok(Self { header, codec, member: None, size_hint: None, stream: Source::Npz(npz) });
         }
         let (mut reader, member, len): (Box<dyn Read>, _, _) = if got == 512 && crate::archive::is_tar_header(&first) {
-            let (r, name, size) = crate::archive::matrix_member(first, reader).map_err(|e| gzip_context(e, gzip))?;
+            let (r, name, size) = crate::archive::matrix_member(first, reader).map_err(|e| compressed_context(e, codec))?;
             (r, Some(name), Some(size))
         } else {
-            (Box::new(std::io::Cursor::new(first[..got].to_vec()).chain(reader)), None, if gzip { None } else { len })
+            (Box::new(std::io::Cursor::new(first[..got].to_vec()).chain(reader)), None, if codec.is_some() { None } else { len })
         };
         // The banner: bytes up to the first newline (at most 4 KiB), kept to be replayed.
         let mut head = Vec::with_capacity(256);
@@ -599,7 +601,7 @@ impl Input {
             let n = match reader.read(&mut byte) {
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(gzip_context(Error::Io(e), gzip)),
+                Err(e) => return Err(compressed_context(Error::Io(e), codec)),
             };
             if n == 0 {
                 break;
@@ -614,9 +616,9 @@ impl Input {
                 Err(e) => Err(e),
             }
         }
-        .map_err(|e| gzip_context(e, gzip))?;
+        .map_err(|e| compressed_context(e, codec))?;
         let stream = Source::Text(Box::new(std::io::Cursor::new(head).chain(reader)));
-        Ok(Self { header, gzip, member, size_hint: len, stream })
+        Ok(Self { header, codec, member, size_hint: len, stream })
     }
 
     /// The parsed banner.
@@ -626,7 +628,12 @@ impl Input {
 
     /// Whether the input was gzip-compressed.
     pub fn is_gzip(&self) -> bool {
-        self.gzip
+        self.codec == Some(Codec::Gzip)
+    }
+
+    /// The compressed format the input came in, if any.
+    pub fn compression(&self) -> Option<Codec> {
+        self.codec
     }
 
     /// The member read when the input was a tar archive (`NAME/NAME.mtx`).
@@ -648,9 +655,9 @@ impl Input {
     /// # Errors
     /// As [`parse_reader`], and [`Error::MemoryLimit`].
     pub fn read_coo_limited<T: Value>(self, limit: Option<u64>) -> Result<Coo<u32, T>> {
-        let gzip = self.gzip;
+        let codec = self.codec;
         match self.stream {
-            Source::Text(s) => parse_limited(s, self.size_hint, limit).map_err(|e| gzip_context(e, gzip)),
+            Source::Text(s) => parse_limited(s, self.size_hint, limit).map_err(|e| compressed_context(e, codec)),
             Source::Npz(npz) => {
                 let (rows, cols, entries) = npz.dims();
                 let need = read_bytes_estimate::<u32, T>(rows, entries);
@@ -679,9 +686,9 @@ impl Input {
     /// # Errors
     /// As [`Input::read_csr_checked`]; [`Error::TooLarge`] for sizes past `I`.
     pub fn read_csr_checked_as<I: Index, T: Value>(self, check: &mut dyn FnMut(u64, u64, u64) -> Result<()>) -> Result<Csr<I, T>> {
-        let gzip = self.gzip;
+        let codec = self.codec;
         match self.stream {
-            Source::Text(s) => parse_checked::<I, T>(s, self.size_hint, check).map_err(|e| gzip_context(e, gzip))?.try_into_csr(),
+            Source::Text(s) => parse_checked::<I, T>(s, self.size_hint, check).map_err(|e| compressed_context(e, codec))?.try_into_csr(),
             Source::Npz(npz) => {
                 let (rows, cols, entries) = npz.dims();
                 check(rows, cols, entries)?;
@@ -700,18 +707,17 @@ impl Input {
     }
 }
 
-/// Adds "the input was gzip-compressed" to the errors a corrupt gzip stream causes: I/O errors
+/// Adds "the input was compressed" to the errors a corrupt compressed stream causes: I/O errors
 /// of the decoder, and garbage where the banner should be.
-fn gzip_context(e: Error, gzip: bool) -> Error {
-    if !gzip {
-        return e;
-    }
+fn compressed_context(e: Error, codec: Option<Codec>) -> Error {
+    let Some(codec) = codec else { return e };
+    let name = codec.name();
     match e {
         Error::Parse { line: 1, msg } => {
-            Error::Parse { line: 1, msg: format!("{msg}; the input is gzip-compressed: the compressed stream may be corrupt") }
+            Error::Parse { line: 1, msg: format!("{msg}; the input is {name}-compressed: the compressed stream may be corrupt") }
         }
         Error::Io(io) => {
-            Error::Io(std::io::Error::new(io.kind(), format!("{io} (reading the gzip-compressed input: the stream may be corrupt or truncated)")))
+            Error::Io(std::io::Error::new(io.kind(), format!("{io} (reading the {name}-compressed input: the stream may be corrupt or truncated)")))
         }
         e => e,
     }
