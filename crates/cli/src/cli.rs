@@ -124,6 +124,11 @@ pub struct GenArgs {
     /// Value field of the output.
     #[arg(long, value_enum, default_value = "real", global = true)]
     pub field: FieldArg,
+    /// Index width of the generator: 64 builds matrices of more than 2^32 - 1 nonzeros or with a
+    /// dimension past it (rows × cols must still fit 64 bits); the file is the same either way
+    /// for matrices both can hold.
+    #[arg(long, value_enum, default_value_t = IndexBits::I32, global = true)]
+    pub index: IndexBits,
 }
 
 /// The generators (see `sptrans_matrix::generate` for each exact distribution).

@@ -437,16 +437,17 @@ fn finish<I: GpuIndex, T: Value>(args: &TransposeArgs, a: &Csr<I, T>, at: Csr<I,
     Ok(())
 }
 
-fn generate<T: Value>(kind: &GenKind, seed: u64) -> sptrans_matrix::Result<Csr<u32, T>> {
+fn spec(kind: &GenKind) -> generate::Spec {
+    use generate::Spec;
     match *kind {
-        GenKind::Uniform { m, n, nnz } => generate::uniform(m, n, nnz, seed),
-        GenKind::Rmat { scale, edges, a, b, c } => generate::rmat(scale, edges, a, b, c, seed),
-        GenKind::Laplacian2d { k } => generate::laplacian_2d(k),
-        GenKind::Laplacian3d { k } => generate::laplacian_3d(k),
-        GenKind::Banded { n, lower, upper } => generate::banded(n, lower, upper, seed),
-        GenKind::TallSkinny { m, n, per_row } => generate::tall_skinny(m, n, per_row, seed),
-        GenKind::DenseRow { m, n, nnz } => generate::dense_row(m, n, nnz, seed),
-        GenKind::DenseCol { m, n, nnz } => generate::dense_col(m, n, nnz, seed),
+        GenKind::Uniform { m, n, nnz } => Spec::Uniform { m, n, nnz },
+        GenKind::Rmat { scale, edges, a, b, c } => Spec::Rmat { scale, edges, a, b, c },
+        GenKind::Laplacian2d { k } => Spec::Laplacian2d { k },
+        GenKind::Laplacian3d { k } => Spec::Laplacian3d { k },
+        GenKind::Banded { n, lower, upper } => Spec::Banded { n, lower, upper },
+        GenKind::TallSkinny { m, n, per_row } => Spec::TallSkinny { m, n, per_row },
+        GenKind::DenseRow { m, n, nnz } => Spec::DenseRow { m, n, nnz },
+        GenKind::DenseCol { m, n, nnz } => Spec::DenseCol { m, n, nnz },
     }
 }
 
@@ -459,18 +460,9 @@ pub fn gen(args: &GenArgs) -> Result<()> {
             return Err(Error::Usage(format!("generating the matrix: nnz = {nnz} is more than m * n = {}", m * n)));
         }
     }
-    let (rows, cols, nnz) = match args.field {
-        FieldArg::Real => save::<f64>(out, generate(&args.kind, args.seed).map_err(Error::Gen)?)?,
-        FieldArg::Integer => save::<i64>(out, generate(&args.kind, args.seed).map_err(Error::Gen)?)?,
-        FieldArg::Pattern => save::<()>(out, generate(&args.kind, args.seed).map_err(Error::Gen)?)?,
-        FieldArg::Complex => {
-            let mut k = 0u64;
-            let a = generate::<f64>(&args.kind, args.seed).map_err(Error::Gen)?.map_values(|re| {
-                k += 1;
-                Complex64::new(re, ((k - 1) as f64 * 0.618_033_988_75).fract() - 0.5)
-            });
-            save::<Complex64>(out, a)?
-        }
+    let (rows, cols, nnz) = match args.index {
+        IndexBits::I32 => gen_as::<u32>(out, args)?,
+        IndexBits::I64 => gen_as::<u64>(out, args)?,
     };
     if out.as_os_str() != "-" {
         eprintln!("wrote {} ({rows} x {cols}, {nnz} nonzeros)", out.display());
@@ -478,7 +470,25 @@ pub fn gen(args: &GenArgs) -> Result<()> {
     Ok(())
 }
 
-fn save<T: Value>(out: &Path, a: Csr<u32, T>) -> Result<(u64, u64, u64)> {
+/// Generates with index type `I` and writes; `(rows, cols, nonzeros)`.
+fn gen_as<I: sptrans_matrix::Index>(out: &Path, args: &GenArgs) -> Result<(u64, u64, u64)> {
+    let spec = spec(&args.kind);
+    match args.field {
+        FieldArg::Real => save::<I, f64>(out, spec.build(args.seed).map_err(Error::Gen)?),
+        FieldArg::Integer => save::<I, i64>(out, spec.build(args.seed).map_err(Error::Gen)?),
+        FieldArg::Pattern => save::<I, ()>(out, spec.build(args.seed).map_err(Error::Gen)?),
+        FieldArg::Complex => {
+            let mut k = 0u64;
+            let a = spec.build::<I, f64>(args.seed).map_err(Error::Gen)?.map_values(|re| {
+                k += 1;
+                Complex64::new(re, ((k - 1) as f64 * 0.618_033_988_75).fract() - 0.5)
+            });
+            save::<I, Complex64>(out, a)
+        }
+    }
+}
+
+fn save<I: sptrans_matrix::Index, T: Value>(out: &Path, a: Csr<I, T>) -> Result<(u64, u64, u64)> {
     write(out, &a)?;
     Ok((a.rows(), a.cols(), a.nnz()))
 }

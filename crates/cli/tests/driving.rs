@@ -323,6 +323,26 @@ fn generator_parameters_are_validated() {
 }
 
 #[test]
+fn gen_index_64_writes_what_32_does_and_goes_past_32_bits() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in [&["uniform", "300", "200", "5000"][..], &["rmat", "9", "4000"], &["laplacian3d", "7"], &["dense-col", "80", "90", "600"]] {
+        let (a, b) = (dir.path().join("a.mtx"), dir.path().join("b.mtx"));
+        sptrans().arg("gen").args(kind).arg("-o").arg(&a).assert().success();
+        sptrans().arg("gen").args(kind).args(["--index", "64", "-o"]).arg(&b).assert().success();
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap(), "{kind:?}");
+    }
+    // A row of 6e9 columns: past 32-bit indices, refused with 32 and written with 64.
+    let wide = dir.path().join("wide.mtx");
+    let args = ["gen", "uniform", "2", "6000000000", "7"];
+    sptrans().args(args).arg("-o").arg(&wide).assert().failure().code(1).stderr(predicate::str::contains("dimension").and(no_panic()));
+    sptrans().args(args).args(["--index", "64", "-o"]).arg(&wide).assert().success();
+    let input = mm::Input::open(&wide).unwrap();
+    let a = input.read_csr_checked_as::<u64, f64>(&mut |_, _, _| Ok(())).unwrap();
+    assert_eq!((a.rows(), a.cols(), a.nnz()), (2, 6_000_000_000, 7));
+    assert!(a.idx().iter().any(|&j| j > u64::from(u32::MAX)), "columns past 2^32 drawn");
+}
+
+#[test]
 fn info_finds_ptxas_as_build_ptx_does() {
     // PTXAS names the tool for both `cargo xtask build-ptx` and `sptrans info`
     // (sptrans_devtools::find_ptxas): point it at any file and info reports that path.

@@ -4,34 +4,129 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::formats::{csr_unchecked, Csr};
+use crate::formats::{csr_unchecked, Csr, Index};
 use crate::{Error, Result, Value};
 
-fn too_large(what: &'static str, value: u64) -> Error {
-    Error::TooLarge { what, len: value, max: u32::MAX as u64 }
+fn too_large<I: Index>(what: &'static str, value: u64) -> Error {
+    Error::TooLarge { what, len: value, max: I::MAX }
+}
+
+/// A generator and its sizes, for building with either index type ([`Spec::build`]); the
+/// functions of this module are [`Spec::build`] with `u32` indices.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Spec {
+    /// [`uniform`].
+    Uniform {
+        /// Rows.
+        m: u64,
+        /// Columns.
+        n: u64,
+        /// Nonzeros.
+        nnz: u64,
+    },
+    /// [`rmat`].
+    Rmat {
+        /// `2^scale` vertices.
+        scale: u32,
+        /// Edges drawn (duplicates removed).
+        edges: u64,
+        /// Quadrant probabilities (`d = 1 - a - b - c`).
+        a: f64,
+        /// See `a`.
+        b: f64,
+        /// See `a`.
+        c: f64,
+    },
+    /// [`laplacian_2d`].
+    Laplacian2d {
+        /// Grid side.
+        k: u64,
+    },
+    /// [`laplacian_3d`].
+    Laplacian3d {
+        /// Grid side.
+        k: u64,
+    },
+    /// [`banded`].
+    Banded {
+        /// Order.
+        n: u64,
+        /// Diagonals below the main one.
+        lower: u64,
+        /// Diagonals above the main one.
+        upper: u64,
+    },
+    /// [`tall_skinny`].
+    TallSkinny {
+        /// Rows.
+        m: u64,
+        /// Columns.
+        n: u64,
+        /// Distinct columns per row.
+        per_row: u64,
+    },
+    /// [`dense_row`].
+    DenseRow {
+        /// Rows.
+        m: u64,
+        /// Columns.
+        n: u64,
+        /// Uniform nonzeros besides the dense row.
+        nnz: u64,
+    },
+    /// [`dense_col`].
+    DenseCol {
+        /// Rows.
+        m: u64,
+        /// Columns.
+        n: u64,
+        /// Uniform nonzeros besides the dense column.
+        nnz: u64,
+    },
+}
+
+impl Spec {
+    /// The matrix, with index type `I` (`u64`: more than `u32::MAX` nonzeros or a dimension past
+    /// it, as long as `rows × cols` fits `u64`); the same matrix with either index type.
+    ///
+    /// # Errors
+    /// As the generator's function; [`Error::TooLarge`] naming the size past `I`.
+    pub fn build<I: Index, T: Value>(&self, seed: u64) -> Result<Csr<I, T>> {
+        match *self {
+            Spec::Uniform { m, n, nnz } => uniform_as(m, n, nnz, seed),
+            Spec::Rmat { scale, edges, a, b, c } => rmat_as(scale, edges, a, b, c, seed),
+            Spec::Laplacian2d { k } => stencil(&[k, k, 1]),
+            Spec::Laplacian3d { k } => stencil(&[k, k, k]),
+            Spec::Banded { n, lower, upper } => banded_as(n, lower, upper, seed),
+            Spec::TallSkinny { m, n, per_row } => tall_skinny_as(m, n, per_row, seed),
+            Spec::DenseRow { m, n, nnz } => adversary(m, n, nnz, seed, true),
+            Spec::DenseCol { m, n, nnz } => adversary(m, n, nnz, seed, false),
+        }
+    }
 }
 
 /// CSR from sorted, unique row-major positions `key = i * n + j`.
-fn from_keys<T: Value>(m: u64, n: u64, keys: &[u64], mut val: impl FnMut(u64, u64) -> T) -> Result<Csr<u32, T>> {
-    if m > u32::MAX as u64 || n > u32::MAX as u64 {
-        return Err(too_large("dimension", m.max(n)));
+fn from_keys<I: Index, T: Value>(m: u64, n: u64, keys: &[u64], mut val: impl FnMut(u64, u64) -> T) -> Result<Csr<I, T>> {
+    if m > I::MAX || n > I::MAX {
+        return Err(too_large::<I>("dimension", m.max(n)));
     }
-    if keys.len() as u64 > u32::MAX as u64 {
-        return Err(too_large("nonzeros", keys.len() as u64));
+    if keys.len() as u64 > I::MAX {
+        return Err(too_large::<I>("nonzeros", keys.len() as u64));
     }
-    let mut ptr = vec![0u32; m as usize + 1];
+    let to = |v: u64| I::from_u64(v).expect("checked against I::MAX above");
+    let mut counts = vec![0u64; m as usize + 1];
     let mut idx = Vec::with_capacity(keys.len());
     let mut vals = Vec::with_capacity(keys.len());
     for &k in keys {
         let (i, j) = (k / n, k % n);
-        ptr[i as usize + 1] += 1;
-        idx.push(j as u32);
+        counts[i as usize + 1] += 1;
+        idx.push(to(j));
         vals.push(val(i, j));
     }
     for i in 0..m as usize {
-        ptr[i + 1] += ptr[i];
+        counts[i + 1] += counts[i];
     }
-    Ok(csr_unchecked(m, n, ptr, idx, vals))
+    Ok(csr_unchecked(m, n, counts.into_iter().map(to).collect(), idx, vals))
 }
 
 fn rand_val<T: Value>(r: &mut StdRng) -> T {
@@ -45,7 +140,11 @@ fn rand_val<T: Value>(r: &mut StdRng) -> T {
 /// # Errors
 /// [`Error::TooLarge`] when a size does not fit 32-bit indices (or more nonzeros are asked than the shape holds).
 pub fn uniform<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u32, T>> {
-    let total = m.checked_mul(n).ok_or(too_large("m * n", u64::MAX))?;
+    uniform_as(m, n, nnz, seed)
+}
+
+fn uniform_as<I: Index, T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<I, T>> {
+    let total = m.checked_mul(n).ok_or(Error::TooLarge { what: "m * n", len: u64::MAX, max: u64::MAX })?;
     let nnz = nnz.min(total);
     let mut r = StdRng::seed_from_u64(seed);
     // Draw the smaller of the kept and the excluded sets.
@@ -82,10 +181,14 @@ pub fn uniform<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u32,
 /// [`Error::InvalidParameter`] for a scale above 32, a probability outside `[0, 1]` or
 /// `a + b + c > 1`; [`Error::TooLarge`] past 32-bit nonzeros.
 pub fn rmat<T: Value>(scale: u32, edges: u64, a: f64, b: f64, c: f64, seed: u64) -> Result<Csr<u32, T>> {
+    rmat_as(scale, edges, a, b, c, seed)
+}
+
+fn rmat_as<I: Index, T: Value>(scale: u32, edges: u64, a: f64, b: f64, c: f64, seed: u64) -> Result<Csr<I, T>> {
     if scale > 32 {
         return Err(Error::InvalidParameter {
             what: "scale",
-            msg: format!("{scale} is too large: 2^scale vertices must fit 32-bit indices (scale at most 32)"),
+            msg: format!("{scale} is too large: the 2^(2 scale) positions must fit 64 bits (scale at most 32)"),
         });
     }
     for (what, p) in [("a", a), ("b", b), ("c", c)] {
@@ -142,8 +245,9 @@ pub fn laplacian_3d<T: Value>(k: u64) -> Result<Csr<u32, T>> {
     stencil(&[k, k, k])
 }
 
-fn stencil<T: Value>(dims: &[u64; 3]) -> Result<Csr<u32, T>> {
-    let n = dims[0].checked_mul(dims[1]).and_then(|x| x.checked_mul(dims[2])).ok_or(too_large("grid points", u64::MAX))?;
+fn stencil<I: Index, T: Value>(dims: &[u64; 3]) -> Result<Csr<I, T>> {
+    let n = dims[0].checked_mul(dims[1]).and_then(|x| x.checked_mul(dims[2])).ok_or(too_large::<I>("grid points", u64::MAX))?;
+    n.checked_mul(n).ok_or(Error::TooLarge { what: "n * n (grid points squared)", len: u64::MAX, max: u64::MAX })?;
     let ndim = dims.iter().filter(|&&d| d > 1).count().max(1) as f64;
     let strides = [1, dims[0], dims[0] * dims[1]];
     let mut keys = Vec::new();
@@ -169,6 +273,11 @@ fn stencil<T: Value>(dims: &[u64; 3]) -> Result<Csr<u32, T>> {
 /// # Errors
 /// [`Error::TooLarge`] when a size does not fit 32-bit indices (or more nonzeros are asked than the shape holds).
 pub fn banded<T: Value>(n: u64, lower: u64, upper: u64, seed: u64) -> Result<Csr<u32, T>> {
+    banded_as(n, lower, upper, seed)
+}
+
+fn banded_as<I: Index, T: Value>(n: u64, lower: u64, upper: u64, seed: u64) -> Result<Csr<I, T>> {
+    n.checked_mul(n).ok_or(Error::TooLarge { what: "n * n", len: u64::MAX, max: u64::MAX })?;
     let mut r = StdRng::seed_from_u64(seed);
     let mut keys = Vec::new();
     for i in 0..n {
@@ -185,6 +294,11 @@ pub fn banded<T: Value>(n: u64, lower: u64, upper: u64, seed: u64) -> Result<Csr
 /// [`Error::InvalidParameter`] when `per_row > n`; [`Error::TooLarge`] when a size does not fit
 /// 32-bit indices.
 pub fn tall_skinny<T: Value>(m: u64, n: u64, per_row: u64, seed: u64) -> Result<Csr<u32, T>> {
+    tall_skinny_as(m, n, per_row, seed)
+}
+
+fn tall_skinny_as<I: Index, T: Value>(m: u64, n: u64, per_row: u64, seed: u64) -> Result<Csr<I, T>> {
+    m.checked_mul(n).ok_or(Error::TooLarge { what: "m * n", len: u64::MAX, max: u64::MAX })?;
     if per_row > n {
         return Err(Error::InvalidParameter { what: "per_row", msg: format!("{per_row} distinct columns per row cannot fit in {n} columns") });
     }
@@ -220,10 +334,10 @@ pub fn dense_col<T: Value>(m: u64, n: u64, nnz: u64, seed: u64) -> Result<Csr<u3
     adversary(m, n, nnz, seed, false)
 }
 
-fn adversary<T: Value>(m: u64, n: u64, nnz: u64, seed: u64, row: bool) -> Result<Csr<u32, T>> {
-    let base = uniform::<T>(m, n, nnz, seed)?;
+fn adversary<I: Index, T: Value>(m: u64, n: u64, nnz: u64, seed: u64, row: bool) -> Result<Csr<I, T>> {
+    let base = uniform_as::<I, T>(m, n, nnz, seed)?;
     let mut keys: Vec<u64> = (0..m as usize)
-        .flat_map(|i| base.idx()[base.ptr()[i] as usize..base.ptr()[i + 1] as usize].iter().map(move |&j| i as u64 * n + j as u64))
+        .flat_map(|i| base.idx()[base.ptr()[i].to_usize()..base.ptr()[i + 1].to_usize()].iter().map(move |&j| i as u64 * n + j.to_u64()))
         .collect();
     if m > 0 && n > 0 {
         if row {
