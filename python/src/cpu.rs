@@ -174,15 +174,16 @@ pub fn multiply_cpu(py: Python<'_>, op: &str, a: CsrIn, x: u64, k: usize, out: u
     })
 }
 
-/// The serial twin of the truncated SVD (the same algorithm as on the GPU, host algebra).
+/// The CPU fallback of the truncated SVD (the same algorithm as on the GPU, on the host's
+/// threads: `gpu_svd::cpu`).
 #[pyfunction]
 pub fn svds_cpu(py: Python<'_>, a: CsrIn, settings: SvdSettings) -> PyResult<SvdOut<'_>> {
     let (h, vals, val_bytes) = (Host::of(&a)?, a.args().vals, a.val_bytes());
     let cfg = settings.config();
     // SAFETY (csr): the Python layer's contiguous host arrays of these lengths, alive for the call.
     let s = py.detach(|| match val_bytes {
-        4 => sptrans::svd::serial::svd(&unsafe { h.csr::<f32>(vals) }?, &cfg).map_err(py_err),
-        8 => sptrans::svd::serial::svd(&unsafe { h.csr::<f64>(vals) }?, &cfg).map_err(py_err),
+        4 => sptrans::svd::cpu::svd(&unsafe { h.csr::<f32>(vals) }?, &cfg).map_err(py_err),
+        8 => sptrans::svd::cpu::svd(&unsafe { h.csr::<f64>(vals) }?, &cfg).map_err(py_err),
         b => Err(bad_width("svds (float32 or float64)", b)),
     })?;
     Ok(answer(py, s))

@@ -205,6 +205,64 @@ pub enum GenKind {
         /// Nonzeros.
         nnz: u64,
     },
+    /// Mesh-like: the 7- or 27-point stencil of a K × K × K grid, numbered naturally, randomly or by RCM.
+    Stencil {
+        /// Grid side.
+        k: u64,
+        /// Stencil points: 7 or 27.
+        #[arg(long, default_value_t = 27)]
+        points: u32,
+        /// Numbering of the unknowns.
+        #[arg(long, value_enum, default_value = "natural")]
+        order: OrderArg,
+    },
+    /// Graph with communities of C vertices and power-law degrees of mean D.
+    Graph {
+        /// Vertices.
+        n: u64,
+        /// Mean degree.
+        degree: u64,
+        /// Vertices per community.
+        community: u64,
+    },
+    /// Circuit-like: short rows near the diagonal plus RAILS dense rows and columns.
+    Circuit {
+        /// Order.
+        n: u64,
+        /// Supply rails.
+        rails: u64,
+    },
+    /// Bag of words: DOCS × TERMS, Zipf-distributed terms, PER_DOC a document on average.
+    Text {
+        /// Documents (rows).
+        docs: u64,
+        /// Terms (columns).
+        terms: u64,
+        /// Mean distinct terms a document.
+        per_doc: u64,
+    },
+    /// LP / KKT-like: M × N staircase of BLOCKS blocks, PER_ROW entries a row, plus linking columns.
+    Lp {
+        /// Rows.
+        m: u64,
+        /// Columns.
+        n: u64,
+        /// Diagonal blocks.
+        blocks: u64,
+        /// Entries a row.
+        per_row: u64,
+    },
+}
+
+/// Numberings of `gen stencil` (`--order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OrderArg {
+    /// Lexicographic grid order.
+    Natural,
+    /// A random permutation.
+    Random,
+    /// Reverse Cuthill–McKee.
+    Rcm,
 }
 
 /// `sptrans bench`.

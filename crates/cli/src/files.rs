@@ -11,7 +11,7 @@ use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::num_complex::Complex64;
 use sptrans_matrix::{generate, human_bytes, mm, Csr, Field, Value};
 
-use crate::cli::{FieldArg, GenArgs, GenKind, IndexBits, TransposeArgs};
+use crate::cli::{FieldArg, GenArgs, GenKind, IndexBits, OrderArg, TransposeArgs};
 use crate::{Error, Result};
 use sptrans_matrix::device64::DeviceCsr64;
 
@@ -448,6 +448,18 @@ fn spec(kind: &GenKind) -> generate::Spec {
         GenKind::TallSkinny { m, n, per_row } => Spec::TallSkinny { m, n, per_row },
         GenKind::DenseRow { m, n, nnz } => Spec::DenseRow { m, n, nnz },
         GenKind::DenseCol { m, n, nnz } => Spec::DenseCol { m, n, nnz },
+        GenKind::Stencil { k, points, order } => {
+            let order = match order {
+                OrderArg::Natural => generate::Order::Natural,
+                OrderArg::Random => generate::Order::Random,
+                OrderArg::Rcm => generate::Order::Rcm,
+            };
+            Spec::Stencil { k, points, order }
+        }
+        GenKind::Graph { n, degree, community } => Spec::Graph { n, degree, community },
+        GenKind::Circuit { n, rails } => Spec::Circuit { n, rails },
+        GenKind::Text { docs, terms, per_doc } => Spec::Text { docs, terms, per_doc },
+        GenKind::Lp { m, n, blocks, per_row } => Spec::Lp { m, n, blocks, per_row },
     }
 }
 

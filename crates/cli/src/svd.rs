@@ -60,8 +60,9 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
             (gpu_svd::svd_observed(&gpu, &da, &cfg, &mut progress)?, format!("on {}", gpu.props().name))
         }
         Err(why) => {
-            eprintln!("no GPU ({why}): the serial twin computes the SVD");
-            (gpu_svd::serial::svd_observed(&a, &cfg, &mut progress)?, "by the serial twin".to_string())
+            let threads = rayon::current_num_threads();
+            eprintln!("no GPU ({why}): the CPU fallback computes the SVD on {threads} threads");
+            (gpu_svd::cpu::svd_observed(&a, &cfg, &mut progress)?, format!("on the CPU ({threads} threads)"))
         }
     };
     if !ops.is_empty() {

@@ -325,7 +325,18 @@ fn generator_parameters_are_validated() {
 #[test]
 fn gen_index_64_writes_what_32_does_and_goes_past_32_bits() {
     let dir = tempfile::tempdir().unwrap();
-    for kind in [&["uniform", "300", "200", "5000"][..], &["rmat", "9", "4000"], &["laplacian3d", "7"], &["dense-col", "80", "90", "600"]] {
+    for kind in [
+        &["uniform", "300", "200", "5000"][..],
+        &["rmat", "9", "4000"],
+        &["laplacian3d", "7"],
+        &["dense-col", "80", "90", "600"],
+        &["stencil", "6", "--order", "rcm"],
+        &["stencil", "5", "--points", "7", "--order", "random"],
+        &["graph", "2000", "8", "100"],
+        &["circuit", "3000", "2"],
+        &["text", "300", "2000", "10"],
+        &["lp", "500", "600", "4", "5"],
+    ] {
         let (a, b) = (dir.path().join("a.mtx"), dir.path().join("b.mtx"));
         sptrans().arg("gen").args(kind).arg("-o").arg(&a).assert().success();
         sptrans().arg("gen").args(kind).args(["--index", "64", "-o"]).arg(&b).assert().success();

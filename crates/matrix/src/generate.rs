@@ -83,6 +83,51 @@ pub enum Spec {
         /// Uniform nonzeros besides the dense column.
         nnz: u64,
     },
+    /// [`stencil_3d`]: a mesh-like 7- or 27-point stencil, numbered naturally, randomly or by RCM.
+    Stencil {
+        /// Grid side (`k³` unknowns).
+        k: u64,
+        /// 7 or 27.
+        points: u32,
+        /// The numbering.
+        order: Order,
+    },
+    /// [`community_graph`].
+    Graph {
+        /// Vertices.
+        n: u64,
+        /// Mean degree.
+        degree: u64,
+        /// Vertices per community.
+        community: u64,
+    },
+    /// [`circuit`].
+    Circuit {
+        /// Order.
+        n: u64,
+        /// Supply rails (dense rows and columns).
+        rails: u64,
+    },
+    /// [`text`].
+    Text {
+        /// Documents (rows).
+        docs: u64,
+        /// Terms (columns).
+        terms: u64,
+        /// Mean distinct terms a document.
+        per_doc: u64,
+    },
+    /// [`lp`].
+    Lp {
+        /// Constraints (rows).
+        m: u64,
+        /// Variables (columns).
+        n: u64,
+        /// Diagonal blocks of the staircase.
+        blocks: u64,
+        /// Entries a row in the staircase.
+        per_row: u64,
+    },
 }
 
 impl Spec {
@@ -101,6 +146,11 @@ impl Spec {
             Spec::TallSkinny { m, n, per_row } => tall_skinny_as(m, n, per_row, seed),
             Spec::DenseRow { m, n, nnz } => adversary(m, n, nnz, seed, true),
             Spec::DenseCol { m, n, nnz } => adversary(m, n, nnz, seed, false),
+            Spec::Stencil { k, points, order } => stencil_ordered(k, points, order, seed),
+            Spec::Graph { n, degree, community } => graph_as(n, degree, community, seed),
+            Spec::Circuit { n, rails } => circuit_as(n, rails, seed),
+            Spec::Text { docs, terms, per_doc } => text_as(docs, terms, per_doc, seed),
+            Spec::Lp { m, n, blocks, per_row } => lp_as(m, n, blocks, per_row, seed),
         }
     }
 }
@@ -349,5 +399,270 @@ fn adversary<I: Index, T: Value>(m: u64, n: u64, nnz: u64, seed: u64, row: bool)
     keys.sort_unstable();
     keys.dedup();
     let mut r = StdRng::seed_from_u64(seed ^ 0x9e37_79b9_7f4a_7c15);
+    from_keys(m, n, &keys, |_, _| rand_val(&mut r))
+}
+
+/// How the unknowns of a mesh are numbered ([`Spec::Stencil`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Lexicographic grid order (x fastest): bands at distance 1, k and k².
+    Natural,
+    /// A random permutation (seeded): what an unordered mesh generator produces.
+    Random,
+    /// Reverse Cuthill–McKee from a corner (breadth-first levels, neighbours by degree, reversed):
+    /// what a bandwidth-reducing reordering produces.
+    Rcm,
+}
+
+/// A 3-D mesh-like matrix: the 7- or 27-point stencil of a `k × k × k` grid, numbered as `order`
+/// says (the permutation applied to rows and columns alike, so the pattern stays symmetric).
+/// Values: `points − 1` on the diagonal, −1 off it.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for `points` other than 7 or 27; [`Error::TooLarge`] past `u32`.
+pub fn stencil_3d<T: Value>(k: u64, points: u32, order: Order, seed: u64) -> Result<Csr<u32, T>> {
+    Spec::Stencil { k, points, order }.build(seed)
+}
+
+fn stencil_ordered<I: Index, T: Value>(k: u64, points: u32, order: Order, seed: u64) -> Result<Csr<I, T>> {
+    if points != 7 && points != 27 {
+        return Err(Error::InvalidParameter { what: "points", msg: format!("{points}: the stencils have 7 or 27 points") });
+    }
+    let n = k.checked_pow(3).filter(|n| n.checked_mul(*n).is_some()).ok_or(too_large::<I>("grid points", u64::MAX))?;
+    if n > I::MAX {
+        return Err(too_large::<I>("dimension", n));
+    }
+    let neighbours = |p: u64, out: &mut Vec<u64>| {
+        out.clear();
+        let c = [p % k, (p / k) % k, p / (k * k)];
+        for dz in -1i64..=1 {
+            for dy in -1i64..=1 {
+                for dx in -1i64..=1 {
+                    let far = dx.abs() + dy.abs() + dz.abs();
+                    if points == 7 && far > 1 {
+                        continue;
+                    }
+                    let q = [c[0] as i64 + dx, c[1] as i64 + dy, c[2] as i64 + dz];
+                    if q.iter().all(|&v| v >= 0 && (v as u64) < k) {
+                        out.push(q[0] as u64 + k * (q[1] as u64 + k * q[2] as u64));
+                    }
+                }
+            }
+        }
+    };
+    // perm[old] = new.
+    let perm: Vec<u64> = match order {
+        Order::Natural => (0..n).collect(),
+        Order::Random => {
+            let mut r = StdRng::seed_from_u64(seed);
+            let mut p: Vec<u64> = (0..n).collect();
+            rand::seq::SliceRandom::shuffle(&mut p[..], &mut r);
+            p
+        }
+        Order::Rcm => {
+            // Breadth-first from corner 0, unvisited neighbours by degree (then index); reversed.
+            let mut seen = vec![false; n as usize];
+            let mut visit = Vec::with_capacity(n as usize);
+            let (mut nb, mut cand) = (Vec::new(), Vec::new());
+            let deg = |p: u64, nb: &mut Vec<u64>| {
+                neighbours(p, nb);
+                nb.len()
+            };
+            for start in 0..n {
+                if seen[start as usize] {
+                    continue;
+                }
+                seen[start as usize] = true;
+                visit.push(start);
+                let mut head = visit.len() - 1;
+                while head < visit.len() {
+                    let p = visit[head];
+                    head += 1;
+                    neighbours(p, &mut nb);
+                    cand.clear();
+                    for &q in nb.iter().filter(|&&q| !seen[q as usize]) {
+                        let mut tmp = Vec::new();
+                        cand.push((deg(q, &mut tmp), q));
+                    }
+                    cand.sort_unstable();
+                    for &(_, q) in &cand {
+                        seen[q as usize] = true;
+                        visit.push(q);
+                    }
+                }
+            }
+            let mut p = vec![0u64; n as usize];
+            for (pos, &old) in visit.iter().rev().enumerate() {
+                p[old as usize] = pos as u64;
+            }
+            p
+        }
+    };
+    let mut keys = Vec::with_capacity((n as usize).saturating_mul(points as usize));
+    let mut nb = Vec::new();
+    for p in 0..n {
+        neighbours(p, &mut nb);
+        keys.extend(nb.iter().map(|&q| perm[p as usize] * n + perm[q as usize]));
+    }
+    keys.sort_unstable();
+    let diag = f64::from(points - 1);
+    from_keys(n, n, &keys, |i, j| T::from_f64(if i == j { diag } else { -1.0 }))
+}
+
+/// A graph with communities and power-law degrees: `n` vertices in communities of `community`
+/// consecutive vertices; vertex degrees from a Pareto law (exponent 2.1, mean about `degree`,
+/// capped at `n / 4`); each edge stays in its community with probability 0.85, else lands on a
+/// vertex drawn with power-law popularity (a few hubs take most). Duplicates removed.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for `community` 0 or `degree` 0; [`Error::TooLarge`] past `u32`.
+pub fn community_graph<T: Value>(n: u64, degree: u64, community: u64, seed: u64) -> Result<Csr<u32, T>> {
+    Spec::Graph { n, degree, community }.build(seed)
+}
+
+fn graph_as<I: Index, T: Value>(n: u64, degree: u64, community: u64, seed: u64) -> Result<Csr<I, T>> {
+    if community == 0 || degree == 0 {
+        return Err(Error::InvalidParameter { what: "community, degree", msg: "both must be at least 1".into() });
+    }
+    n.checked_mul(n).ok_or(Error::TooLarge { what: "n * n", len: u64::MAX, max: u64::MAX })?;
+    let mut r = StdRng::seed_from_u64(seed);
+    let alpha = 2.1f64;
+    // Pareto with minimum x_m has mean x_m α / (α − 1).
+    let xm = degree as f64 * (alpha - 1.0) / alpha;
+    let cap = (n / 4).max(1) as f64;
+    let mut keys = Vec::new();
+    for i in 0..n {
+        let u: f64 = r.random_range(f64::EPSILON..1.0);
+        let d = (xm / u.powf(1.0 / alpha)).min(cap).round().max(1.0) as u64;
+        let c0 = (i / community) * community;
+        let size = community.min(n - c0);
+        for _ in 0..d {
+            let j = if r.random_range(0.0..1.0) < 0.85 {
+                c0 + r.random_range(0..size)
+            } else {
+                // Popularity ∝ rank^-1.2: hubs at the low indices of a random stride.
+                let v: f64 = r.random_range(0.0..1.0);
+                ((n as f64) * v.powf(4.0)) as u64 % n
+            };
+            keys.push(i * n + j);
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    from_keys(n, n, &keys, |_, _| rand_val(&mut r))
+}
+
+/// A circuit-like matrix of order `n`: the diagonal, 1 to 5 entries a row within ±`reach` of it
+/// (device stamps of nearby nodes), and `rails` supply rails (rows and columns at random
+/// indices) touching each node with probability 1/8 — a few dense rows and columns.
+///
+/// # Errors
+/// [`Error::TooLarge`] past `u32`.
+pub fn circuit<T: Value>(n: u64, rails: u64, seed: u64) -> Result<Csr<u32, T>> {
+    Spec::Circuit { n, rails }.build(seed)
+}
+
+fn circuit_as<I: Index, T: Value>(n: u64, rails: u64, seed: u64) -> Result<Csr<I, T>> {
+    n.checked_mul(n).ok_or(Error::TooLarge { what: "n * n", len: u64::MAX, max: u64::MAX })?;
+    let mut r = StdRng::seed_from_u64(seed);
+    let reach = 64u64;
+    let rail: Vec<u64> = (0..rails.min(n)).map(|_| r.random_range(0..n.max(1))).collect();
+    let mut keys = Vec::new();
+    for i in 0..n {
+        keys.push(i * n + i);
+        for _ in 0..r.random_range(1..=5u32) {
+            let lo = i.saturating_sub(reach);
+            let hi = (i + reach).min(n - 1);
+            let j = r.random_range(lo..=hi);
+            keys.push(i * n + j);
+            keys.push(j * n + i);
+        }
+        for &g in &rail {
+            if r.random_range(0..8u32) == 0 {
+                keys.push(i * n + g);
+                keys.push(g * n + i);
+            }
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    from_keys(n, n, &keys, |i, j| if i == j { T::from_f64(4.0) } else { rand_val(&mut r) })
+}
+
+/// Bag of words: `docs × terms`, each document with a length drawn around `per_doc` (geometric)
+/// of distinct terms drawn from a Zipf law (exponent 1.1: a few terms in most documents, most
+/// terms in few).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `per_doc` is 0 or more than `terms`; [`Error::TooLarge`].
+pub fn text<T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -> Result<Csr<u32, T>> {
+    Spec::Text { docs, terms, per_doc }.build(seed)
+}
+
+fn text_as<I: Index, T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -> Result<Csr<I, T>> {
+    if per_doc == 0 || per_doc > terms {
+        return Err(Error::InvalidParameter { what: "per_doc", msg: format!("{per_doc} terms per document of {terms} terms") });
+    }
+    docs.checked_mul(terms).ok_or(Error::TooLarge { what: "docs * terms", len: u64::MAX, max: u64::MAX })?;
+    let mut r = StdRng::seed_from_u64(seed);
+    // Zipf by inverse transform of the continuous law on [1, terms + 1): P(x) ∝ x^-s.
+    let s = 1.1f64;
+    let (a, b) = (1.0f64, (terms + 1) as f64);
+    let (ea, eb) = (a.powf(1.0 - s), b.powf(1.0 - s));
+    let mut keys = Vec::new();
+    let mut row = Vec::new();
+    for d in 0..docs {
+        let u: f64 = r.random_range(f64::EPSILON..1.0);
+        let len = ((-(per_doc as f64) * u.ln()).round() as u64).clamp(1, terms.min(8 * per_doc));
+        row.clear();
+        let mut tries = 0;
+        while (row.len() as u64) < len && tries < 20 * len {
+            let v: f64 = r.random_range(0.0..1.0);
+            let x = (ea + v * (eb - ea)).powf(1.0 / (1.0 - s));
+            row.push((x as u64).saturating_sub(1).min(terms - 1));
+            row.sort_unstable();
+            row.dedup();
+            tries += 1;
+        }
+        keys.extend(row.iter().map(|&t| d * terms + t));
+    }
+    from_keys(docs, terms, &keys, |_, _| T::from_f64(r.random_range(1..=5u32) as f64))
+}
+
+/// An LP / KKT-like rectangular matrix: `m × n` constraints by variables in `blocks` diagonal
+/// blocks (a staircase: block `b`'s rows touch its own columns and the next block's), `per_row`
+/// entries a row, plus `per_row / 4` linking columns (the last `n / 100`) in every row.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for zero sizes; [`Error::TooLarge`].
+pub fn lp<T: Value>(m: u64, n: u64, blocks: u64, per_row: u64, seed: u64) -> Result<Csr<u32, T>> {
+    Spec::Lp { m, n, blocks, per_row }.build(seed)
+}
+
+fn lp_as<I: Index, T: Value>(m: u64, n: u64, blocks: u64, per_row: u64, seed: u64) -> Result<Csr<I, T>> {
+    if blocks == 0 || per_row == 0 || n < 2 * blocks {
+        return Err(Error::InvalidParameter { what: "blocks, per_row", msg: format!("{blocks} blocks of {n} columns, {per_row} a row") });
+    }
+    m.checked_mul(n).ok_or(Error::TooLarge { what: "m * n", len: u64::MAX, max: u64::MAX })?;
+    let mut r = StdRng::seed_from_u64(seed);
+    let link = (n / 100).max(1);
+    let body = n - link;
+    let width = body / blocks;
+    let mut keys = Vec::new();
+    let mut row = Vec::new();
+    for i in 0..m {
+        let b = (i * blocks / m.max(1)).min(blocks - 1);
+        let (c0, c1) = (b * width, ((b + 2) * width).min(body));
+        row.clear();
+        for _ in 0..per_row {
+            row.push(r.random_range(c0..c1));
+        }
+        for _ in 0..(per_row / 4).max(1) {
+            row.push(body + r.random_range(0..link));
+        }
+        row.sort_unstable();
+        row.dedup();
+        keys.extend(row.iter().map(|&j| i * n + j));
+    }
     from_keys(m, n, &keys, |_, _| rand_val(&mut r))
 }

@@ -148,6 +148,90 @@ fn generators_are_deterministic_with_the_stated_shapes() {
     assert_eq!(dc.ptr()[1001] - dc.ptr()[1000], 1000);
 }
 
+/// The realistic suite's generators (issue 37): shapes, symmetry where promised, the structure
+/// each claims (bandwidth by numbering, hubs, rails, Zipf columns, a staircase), determinism, and
+/// the same matrix with `u64` indices.
+#[test]
+fn realistic_generators_have_their_structure() {
+    use generate::{Order, Spec};
+    let bandwidth = |a: &sptrans_matrix::Csr<u32, f64>| {
+        (0..a.rows() as usize)
+            .flat_map(|i| a.idx()[a.ptr()[i] as usize..a.ptr()[i + 1] as usize].iter().map(move |&j| (j as i64 - i as i64).unsigned_abs()))
+            .max()
+            .unwrap_or(0)
+    };
+    let k = 12u64;
+    let mut bands = Vec::new();
+    for order in [Order::Natural, Order::Random, Order::Rcm] {
+        let s7 = generate::stencil_3d::<f64>(k, 7, order, 5).unwrap();
+        assert_eq!((s7.rows(), s7.nnz()), (k * k * k, k * k * k + 6 * (k * k * (k - 1))), "{order:?}");
+        let s27 = generate::stencil_3d::<f64>(k, 27, order, 5).unwrap();
+        let inner = |d: u64| 3 * d - 2; // neighbours along one axis, self included, summed over the line
+        assert_eq!(s27.nnz(), inner(k).pow(3), "{order:?}");
+        assert!(s27.is_sorted_unique());
+        assert_eq!(s27.transpose(), s27, "{order:?}: symmetric");
+        let diag: f64 = (0..s27.rows() as usize).map(|i| s27.get(i as u64, i as u64).unwrap()).sum();
+        assert_eq!(diag, 26.0 * (k * k * k) as f64);
+        bands.push(bandwidth(&s27));
+    }
+    let n = k * k * k;
+    assert!(bands[0] == k * k + k + 1, "natural: {bands:?}");
+    assert!(bands[1] > n / 2, "random numbering scatters: {bands:?}");
+    assert!(bands[2] < n / 4 && bands[2] * 3 < bands[1], "RCM keeps a band (level sets of the corner BFS): {bands:?}");
+    assert!(generate::stencil_3d::<f64>(4, 9, Order::Natural, 1).unwrap_err().to_string().contains("7 or 27"));
+
+    let g = generate::community_graph::<f64>(20_000, 12, 500, 3).unwrap();
+    let local = (0..20_000usize)
+        .map(|i| g.idx()[g.ptr()[i] as usize..g.ptr()[i + 1] as usize].iter().filter(|&&j| j as usize / 500 == i / 500).count())
+        .sum::<usize>();
+    assert!(local as f64 > 0.7 * g.nnz() as f64, "communities: {local} of {}", g.nnz());
+    let max_row = (0..20_000usize).map(|i| g.ptr()[i + 1] - g.ptr()[i]).max().unwrap();
+    assert!(max_row as u64 > 10 * g.nnz() / 20_000, "power-law degrees: max {max_row}");
+    let cols = g.transpose();
+    let max_col = (0..20_000usize).map(|j| cols.ptr()[j + 1] - cols.ptr()[j]).max().unwrap();
+    assert!(max_col as u64 > 20 * g.nnz() / 20_000, "hubs: max column {max_col}");
+
+    let c = generate::circuit::<f64>(40_000, 3, 4).unwrap();
+    let dense_rows = (0..40_000usize).filter(|&i| c.ptr()[i + 1] - c.ptr()[i] > 1000).count();
+    assert!((1..=3).contains(&dense_rows), "rails: {dense_rows}");
+    assert_eq!(c.transpose().ptr(), c.ptr(), "circuit pattern symmetric (row counts)");
+
+    let t = generate::text::<f64>(5000, 30_000, 40, 6).unwrap();
+    assert_eq!((t.rows(), t.cols()), (5000, 30_000));
+    let df = t.transpose();
+    let (first, tail) = (df.ptr()[1] - df.ptr()[0], df.ptr()[30_000] - df.ptr()[15_000]);
+    assert!(first > 1000 && (tail as u64) < t.nnz() / 5, "Zipf: term 0 in {first} documents, second half {tail}");
+    assert!(generate::text::<f64>(10, 5, 6, 1).is_err());
+
+    let l = generate::lp::<f64>(10_000, 12_000, 20, 8, 7).unwrap();
+    assert_eq!((l.rows(), l.cols()), (10_000, 12_000));
+    let body = 12_000 - 120;
+    for i in [0usize, 4_999, 9_999] {
+        let b = (i * 20 / 10_000) as u32;
+        for &j in &l.idx()[l.ptr()[i] as usize..l.ptr()[i + 1] as usize] {
+            let w = body / 20;
+            assert!(j >= body || (j >= b * w && j < (b + 2) * w), "row {i}: column {j} off the staircase");
+        }
+    }
+
+    for spec in [
+        Spec::Stencil { k: 6, points: 27, order: Order::Rcm },
+        Spec::Graph { n: 3000, degree: 8, community: 100 },
+        Spec::Circuit { n: 3000, rails: 2 },
+        Spec::Text { docs: 500, terms: 4000, per_doc: 20 },
+        Spec::Lp { m: 900, n: 1000, blocks: 5, per_row: 6 },
+    ] {
+        let (a, b) = (spec.build::<u32, f64>(11).unwrap(), spec.build::<u32, f64>(11).unwrap());
+        assert_eq!(a, b, "{spec:?}: deterministic");
+        let w = spec.build::<u64, f64>(11).unwrap();
+        assert!(
+            w.ptr().iter().map(|&p| p as u32).eq(a.ptr().iter().copied()) && w.idx().iter().map(|&j| j as u32).eq(a.idx().iter().copied()),
+            "{spec:?}: u64"
+        );
+        assert_eq!(w.vals(), a.vals());
+    }
+}
+
 #[test]
 fn real_matrices_read_with_the_promised_nnz() {
     let Some(dir) = gpu_testkit::test_data("matrix", "matrices", "SPTRANS_MATRICES") else { return };

@@ -1,5 +1,7 @@
-//! The twin's backend: the same algorithm on the host, products by the CSRC twin
-//! (`gpu_csrc::serial::Csrc::multiply`), dense operations as plain loops.
+//! The host backends: the same algorithm on the host. The twin's products are the CSRC twin's
+//! (`gpu_csrc::serial::Csrc::multiply`) and its dense operations faer's sequential matmul; the
+//! CPU fallback ([`crate::cpu`]) gathers both products over CSR rows ([`crate::rows`]) and runs
+//! faer on every thread.
 use gpu_csrc::serial::Csrc;
 use gpu_csrc::Op;
 
@@ -9,8 +11,33 @@ use faer::{Accum, MatMut, MatRef, Par};
 use crate::lanczos::Backend;
 use crate::Result;
 
+/// Where a host backend's sparse products come from.
+pub(crate) enum Products<'a> {
+    /// The CSRC twin: the specification, sequential.
+    Twin(&'a Csrc<f64>),
+    /// Row gathers over `A` and its transpose, on threads ([`crate::rows::RowProducts`]).
+    Rows(crate::rows::RowProducts<'a>),
+}
+
+impl Products<'_> {
+    fn dims(&self) -> (usize, usize) {
+        match self {
+            Products::Twin(c) => (c.rows() as usize, c.cols() as usize),
+            Products::Rows(r) => r.dims(),
+        }
+    }
+
+    /// `out = op(A) · x` for `k` column-major vectors.
+    fn multiply(&mut self, op: Op, x: &[f64], k: usize, out: &mut [f64]) {
+        match self {
+            Products::Twin(c) => c.multiply(op, 1.0, x, k, 0.0, out),
+            Products::Rows(r) => r.multiply(op, x, k, out),
+        }
+    }
+}
+
 /// Columns `c0 .. c0 + k` of a block as a matrix (dense products run through faer's matmul:
-/// blocked and vectorized, sequential, so that the twin gives the same bits every run).
+/// blocked and vectorized; sequential for the twin, so that it gives the same bits every run).
 fn cols(b: &HostBlock, c0: usize, k: usize) -> MatRef<'_, f64> {
     MatRef::from_column_major_slice(&b.data[c0 * b.rows..(c0 + k) * b.rows], b.rows, k)
 }
@@ -22,7 +49,9 @@ pub(crate) struct HostBlock {
 }
 
 pub(crate) struct HostBackend<'a> {
-    pub c: &'a Csrc<f64>,
+    pub c: Products<'a>,
+    /// faer's parallelism for the dense operations (`Par::Seq` for the twin).
+    pub par: Par,
     /// The operator is the stored matrix's transpose (a wide matrix).
     pub transposed: bool,
     /// The QR slots (`svd_kernels::qr::slot::SLOT` values each).
@@ -34,10 +63,12 @@ pub(crate) struct HostBackend<'a> {
 impl HostBackend<'_> {
     /// Centers every later product (`A − 1 μᵀ`); returns `μ = Aᵀ 1 / m`.
     pub(crate) fn center(&mut self) -> Vec<f64> {
-        let (m, n) = (self.c.rows() as usize, self.c.cols() as usize);
+        let (m, n) = self.c.dims();
         let mut mu = vec![0.0; n];
         if m > 0 {
-            self.c.multiply(Op::Transpose, 1.0 / m as f64, &vec![1.0; m], 1, 0.0, &mut mu);
+            self.c.multiply(Op::Transpose, &vec![1.0; m], 1, &mut mu);
+            let inv = 1.0 / m as f64;
+            mu.iter_mut().for_each(|v| *v *= inv);
         }
         self.mu = Some(mu.clone());
         mu
@@ -54,7 +85,7 @@ impl Backend for HostBackend<'_> {
     type Block = HostBlock;
 
     fn shape(&self) -> (usize, usize) {
-        let (r, c) = (self.c.rows() as usize, self.c.cols() as usize);
+        let (r, c) = self.c.dims();
         if self.transposed {
             (c, r)
         } else {
@@ -79,7 +110,7 @@ impl Backend for HostBackend<'_> {
     fn product(&mut self, op: Op, x: &HostBlock, x0: usize, out: &mut HostBlock, o0: usize, k: usize) -> Result<()> {
         let stored = if self.transposed { op.flip() } else { op };
         let rows = out.rows;
-        self.c.multiply(stored, 1.0, x.cols(x0, k), k, 0.0, &mut out.data[o0 * rows..(o0 + k) * rows]);
+        self.c.multiply(stored, x.cols(x0, k), k, &mut out.data[o0 * rows..(o0 + k) * rows]);
         if let Some(mu) = &self.mu {
             // out −= left · (rightᵀ x) in A's orientation: left = 1, right = μ for A·x; left = μ,
             // right = 1 for Aᵀ·x.
@@ -102,10 +133,13 @@ impl Backend for HostBackend<'_> {
     }
 
     fn dot(&mut self, x: &HostBlock, x0: usize, c: usize, y: &HostBlock, y0: usize, k: usize) -> Result<Vec<f64>> {
+        if self.par != Par::Seq {
+            return Ok(crate::skinny::dot(x.cols(x0, c), c, y.cols(y0, k), k, x.rows));
+        }
         let mut out = vec![0.0; c * k];
         if c * k > 0 {
             let (xm, ym) = (cols(x, x0, c), cols(y, y0, k));
-            matmul(MatMut::from_column_major_slice_mut(&mut out, c, k), Accum::Replace, xm.transpose(), ym, 1.0, Par::Seq);
+            matmul(MatMut::from_column_major_slice_mut(&mut out, c, k), Accum::Replace, xm.transpose(), ym, 1.0, self.par);
         }
         Ok(out)
     }
@@ -123,8 +157,12 @@ impl Backend for HostBackend<'_> {
             let (a, b) = blk.data.split_at_mut(x0 * rows);
             (&b[..c * rows], &mut a[y0 * rows..(y0 + k) * rows])
         };
+        if self.par != Par::Seq {
+            crate::skinny::combine(y, k, x, c, coef, rows, true);
+            return Ok(());
+        }
         let (xm, cm) = (MatRef::from_column_major_slice(x, rows, c), MatRef::from_column_major_slice(coef, c, k));
-        matmul(MatMut::from_column_major_slice_mut(y, rows, k), Accum::Add, xm, cm, 1.0, Par::Seq);
+        matmul(MatMut::from_column_major_slice_mut(y, rows, k), Accum::Add, xm, cm, 1.0, self.par);
         Ok(())
     }
 
@@ -135,13 +173,23 @@ impl Backend for HostBackend<'_> {
             o.iter_mut().for_each(|v| *v = 0.0);
             return Ok(());
         }
+        if self.par != Par::Seq {
+            crate::skinny::combine(o, k, x.cols(x0, c), c, coef, rows, false);
+            return Ok(());
+        }
         let cm = MatRef::from_column_major_slice(coef, c, k);
-        matmul(MatMut::from_column_major_slice_mut(o, rows, k), Accum::Replace, cols(x, x0, c), cm, 1.0, Par::Seq);
+        matmul(MatMut::from_column_major_slice_mut(o, rows, k), Accum::Replace, cols(x, x0, c), cm, 1.0, self.par);
         Ok(())
     }
 
     fn mul_in_place(&mut self, blk: &mut HostBlock, c0: usize, b: usize, coef: &[f64]) -> Result<()> {
         let rows = blk.rows;
+        if self.par != Par::Seq {
+            // Through a copy of the columns.
+            let old = blk.cols(c0, b).to_vec();
+            crate::skinny::combine(&mut blk.data[c0 * rows..(c0 + b) * rows], b, &old, b, coef, rows, false);
+            return Ok(());
+        }
         let mut row = vec![0.0; b];
         for t in 0..rows {
             for (a, v) in row.iter_mut().enumerate() {

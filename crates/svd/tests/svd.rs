@@ -109,6 +109,30 @@ fn twin_matches_a_dense_svd() {
     }
 }
 
+/// The CPU fallback (threads, row gathers): the same dense reference, centered too, and the twin's
+/// σ on matrices of many row chunks (tall and wide).
+#[test]
+fn cpu_fallback_matches_a_dense_svd_and_the_twin() {
+    let (mut r, _seed) = rng();
+    for (name, a, rank) in small_cases(&mut r) {
+        let s = gpu_svd::cpu::svd(&a, &cfg(rank)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        check_against_dense(&format!("cpu {name}"), &a, &s, rank);
+    }
+    for (name, a, rank) in centered_cases(&mut r) {
+        let s = gpu_svd::cpu::svd(&a, &Config { center: true, ..cfg(rank) }).unwrap_or_else(|e| panic!("{name}: {e}"));
+        check_against_dense(&format!("cpu centered {name}"), &centered_dense(&a), &s, rank);
+    }
+    let seed: u64 = r.random();
+    for a in [generate::uniform::<f64>(12_000, 300, 48_000, seed).unwrap(), generate::uniform::<f64>(250, 10_000, 40_000, seed ^ 5).unwrap()] {
+        let c = Config { rank: 6, tol: 1e-10, ..Config::default() };
+        let (t, f) = (serial::svd(&a, &c).unwrap(), gpu_svd::cpu::svd(&a, &c).unwrap());
+        assert!(t.converged && f.converged);
+        for (x, y) in t.sigma.iter().zip(&f.sigma) {
+            assert!((x - y).abs() <= 1e-12 * t.sigma[0], "{}x{}: twin σ {x:e}, CPU {y:e}", a.rows(), a.cols());
+        }
+    }
+}
+
 #[test]
 fn bad_settings_are_errors() {
     let a = generate::uniform::<f64>(30, 20, 100, 1).unwrap();
