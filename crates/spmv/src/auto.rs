@@ -70,15 +70,22 @@ impl Format {
     /// - uneven rows with one row of more than 1/32 of the nonzeros: CSR-adaptive, which cuts
     ///   that row into blocks (a dense row of 1M in 11M nonzeros, 9%: 0.112 ms against COO's
     ///   0.117 and merge-path's 0.144);
-    /// - even rows of mean length ≥ 16: SCOO (uniform 100k², 100 per row: 0.070 ms, against
+    /// - even rows of mean length ≥ 64: SCOO (uniform 100k², 100 per row: 0.070 ms, against
     ///   COO's 0.106 and cuSPARSE's 0.113: the column-sorted slices reuse `x`);
-    /// - even short rows: JDS (3D Laplacian: 0.038 ms against CSR-scalar's 0.049 and
-    ///   cuSPARSE's 0.056), deterministic.
+    /// - other even rows: JDS (3D Laplacian: 0.038 ms against CSR-scalar's 0.049 and
+    ///   cuSPARSE's 0.056), deterministic. The realistic suite moved the SCOO bound from 16 to
+    ///   64: on 27-point stencils of 100³ (26 per row; natural, random and RCM numbering, H100,
+    ///   `benches/realistic-device-run.sh`) SCOO ran at 0.50–0.61× cuSPARSE and JDS at
+    ///   1.07–1.17×.
     ///
     /// ```
     /// use gpu_spmv::{Format, RowStats};
     /// let laplacian = RowStats::from_lengths((0..1000).map(|i| 5 + i % 3));
     /// assert_eq!(Format::choose(&laplacian), Format::Jds);
+    /// // A 27-point stencil's rows (8 to 27): JDS; 100 a row: SCOO.
+    /// let stencil = RowStats::from_lengths((0..1000).map(|i| if i % 50 == 0 { 12 } else { 27 }));
+    /// assert_eq!(Format::choose(&stencil), Format::Jds);
+    /// assert_eq!(Format::choose(&RowStats::from_lengths([100u64; 64])), Format::Scoo);
     /// // Rows of 3 with a hub row of 500 every 1000 (each 0.14% of the nonzeros).
     /// let power_law = RowStats::from_lengths((0..100_000u64).map(|i| if i % 1000 == 0 { 500 } else { 3 }));
     /// assert_eq!(Format::choose(&power_law), Format::Coo);
@@ -95,7 +102,7 @@ impl Format {
             } else {
                 Format::Coo
             }
-        } else if s.mean >= 16.0 {
+        } else if s.mean >= 64.0 {
             Format::Scoo
         } else {
             Format::Jds
