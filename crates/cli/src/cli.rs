@@ -414,13 +414,17 @@ pub struct SvdArgs {
     /// standard error).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
-    /// Write the left singular vectors U (rows × k) here, as a Matrix Market `array` (dense,
-    /// column-major; compressed when it ends in `.gz`, `.zst`, `.xz` or `.bz2`; `-` for standard output).
+    /// Write the left singular vectors U (rows × k) here: a NumPy `.npy` array when the name
+    /// ends in `.npy`, else a Matrix Market `array` (dense, column-major; compressed when it ends
+    /// in `.gz`, `.zst`, `.xz` or `.bz2`; `-` for standard output).
     #[arg(long, value_name = "FILE")]
     pub left: Option<PathBuf>,
     /// Write the right singular vectors V (cols × k) here, as `--left` does.
     #[arg(long, value_name = "FILE")]
     pub right: Option<PathBuf>,
+    /// Write U and V as `PREFIX.U.npy` and `PREFIX.V.npy` (`--left`/`--right` name them one by one).
+    #[arg(long, value_name = "PREFIX", conflicts_with_all = ["left", "right"])]
+    pub vectors: Option<PathBuf>,
     /// Decompose the column-centered matrix A − 1μᵀ (μ the column means) without forming it:
     /// sparse PCA (V holds the principal axes, U·Σ the scores).
     #[arg(long)]

@@ -89,13 +89,20 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Runs one command.
 pub fn run(cli: Cli) -> Result<()> {
     // Every output path is checked before any reading or computing (issue 38).
+    let vectors = match &cli.command {
+        cli::Command::Svd(a) => {
+            let (u, v) = svd::vector_paths(a);
+            u.into_iter().chain(v).collect()
+        }
+        _ => Vec::new(),
+    };
     let outputs: Vec<&std::path::Path> = match &cli.command {
         cli::Command::Transpose(a) => vec![a.output.as_path()],
         cli::Command::Gen(a) => a.output.iter().map(|p| p.as_path()).collect(),
         cli::Command::Bench(a) => a.csv.iter().chain(&a.json).chain(a.plot.iter()).map(|p| p.as_path()).collect(),
         cli::Command::Spmv(a) => vec![a.output.as_path()],
         cli::Command::SpmvBench(a) => a.csv.iter().chain(&a.json).chain(a.plot.iter()).map(|p| p.as_path()).collect(),
-        cli::Command::Svd(a) => a.output.iter().chain(&a.left).chain(&a.right).map(|p| p.as_path()).collect(),
+        cli::Command::Svd(a) => a.output.iter().chain(&vectors).map(|p| p.as_path()).collect(),
         cli::Command::Info(_) => vec![],
     };
     for p in outputs {

@@ -41,7 +41,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         max_restarts: args.max_iter.max(1) as usize - 1,
         krylov: args.krylov,
         profile: args.profile,
-        vectors: args.left.is_some() || args.right.is_some(),
+        vectors: args.left.is_some() || args.right.is_some() || args.vectors.is_some(),
         center: args.center,
         ..Config::default()
     };
@@ -57,7 +57,23 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     let (s, on) = match crate::open_gpu() {
         Ok(gpu) => {
             let da = DeviceCsr::upload(&gpu, &a)?;
-            (gpu_svd::svd_observed(&gpu, &da, &cfg, &mut progress)?, format!("on {}", gpu.props().name))
+            let s = if cfg.vectors {
+                // The vectors into device blocks (one small GEMM a chunk), then one copy each.
+                let (m, n, k) = (a.rows(), a.cols(), cfg.rank as u64);
+                let mut du = gpu.alloc_zeros::<f64>((m * k) as usize)?;
+                let mut dv = gpu.alloc_zeros::<f64>((n * k) as usize)?;
+                let mut s = {
+                    use gpu_runtime::{DenseViewMut, DeviceViewMut};
+                    let mut uv = DenseViewMut::new(DeviceViewMut::of(&mut du), m, k, m.max(1))?;
+                    let mut vv = DenseViewMut::new(DeviceViewMut::of(&mut dv), n, k, n.max(1))?;
+                    gpu_svd::svd_into_observed(&gpu, &da, &cfg, &mut uv, &mut vv, &mut progress)?
+                };
+                (s.u, s.v) = (gpu.download(&du)?, gpu.download(&dv)?);
+                s
+            } else {
+                gpu_svd::svd_observed(&gpu, &da, &cfg, &mut progress)?
+            };
+            (s, format!("on {}", gpu.props().name))
         }
         Err(why) => {
             let threads = rayon::current_num_threads();
@@ -97,9 +113,14 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         return Err(Error::Output { path: "-".into(), msg: e.to_string() });
     }
     let k = s.sigma.len();
-    for (file, v, rows, what) in [(&args.left, &s.u, a.rows(), "left singular vectors U"), (&args.right, &s.v, a.cols(), "right singular vectors V")]
-    {
+    let (left, right) = vector_paths(args);
+    for (file, v, rows, what) in [(&left, &s.u, a.rows(), "left singular vectors U"), (&right, &s.v, a.cols(), "right singular vectors V")] {
         if let Some(out) = file {
+            if out.to_string_lossy().ends_with(".npy") {
+                write_with(out, |w: &mut dyn Write| sptrans_matrix::npz::write_npy_matrix(w, rows as usize, k, v).map_err(|e| e.to_string()))?;
+                eprintln!("wrote {} ({what}, {rows} x {k})", out.display());
+                continue;
+            }
             write_with(out, |w: &mut dyn Write| {
                 let e = |e: std::io::Error| e.to_string();
                 writeln!(w, "%%MatrixMarket matrix array real general").map_err(e)?;
@@ -137,4 +158,19 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Where U and V go: `--vectors PREFIX` (`PREFIX.U.npy`, `PREFIX.V.npy`), else `--left`/`--right`.
+pub(crate) fn vector_paths(args: &SvdArgs) -> (Option<std::path::PathBuf>, Option<std::path::PathBuf>) {
+    match &args.vectors {
+        Some(p) => {
+            let with = |suffix: &str| {
+                let mut s = p.clone().into_os_string();
+                s.push(suffix);
+                Some(std::path::PathBuf::from(s))
+            };
+            (with(".U.npy"), with(".V.npy"))
+        }
+        None => (args.left.clone(), args.right.clone()),
+    }
 }

@@ -546,6 +546,25 @@ fn svd_center_writes_principal_axes() {
     let s2 = 0.5f64.sqrt();
     let want = [0.0, 0.0, s2, s2, s2, s2, 0.0, 0.0];
     assert!(uu.iter().zip(want).all(|(g, w)| (g.abs() - w).abs() < 1e-10), "U = {uu:?}");
+    // `--vectors PREFIX`: the same U and V as 2-D `.npy` arrays in Fortran order.
+    let prefix = dir.path().join("pca");
+    sptrans().args(["svd", "-k", "2", "--center", "--tol", "1e-12", "--vectors"]).arg(&prefix).arg(&p).assert().success();
+    for (suffix, shape, want) in [(".U.npy", "(4, 2)", uu.clone()), (".V.npy", "(2, 2)", vv.clone())] {
+        let bytes = std::fs::read(format!("{}{suffix}", prefix.display())).unwrap();
+        assert_eq!(&bytes[..6], b"\x93NUMPY");
+        let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+        let header = String::from_utf8_lossy(&bytes[10..10 + hlen]).to_string();
+        assert!(header.contains("'<f8'") && header.contains("'fortran_order': True") && header.contains(shape), "{suffix}: {header}");
+        let got: Vec<f64> = bytes[10 + hlen..].chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(got.len(), want.len(), "{suffix}");
+        assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-15 * w.abs().max(1.0)), "{suffix}: {got:?} vs {want:?}");
+    }
+    sptrans()
+        .args(["svd", "-k", "1", "--vectors", "x", "--left", "u.mtx"])
+        .arg(&p)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with").and(no_panic()));
     sptrans()
         .args(["svd", "-k", "1", "-o", "-", "--left", "-"])
         .arg(&p)

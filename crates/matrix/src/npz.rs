@@ -318,7 +318,13 @@ fn npy_descr<T: Value>() -> Option<String> {
 /// A 1-D `.npy` file of `len` items of `descr` (`shape` `()` when `len` is `None`: a scalar).
 fn npy(descr: &str, len: Option<usize>, data: &[u8]) -> Vec<u8> {
     let shape = len.map_or("()".to_string(), |n| format!("({n},)"));
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    npy_shaped(descr, &shape, false, data)
+}
+
+/// An `.npy` file of the given shape text (`"(3, 2)"`) and memory order.
+fn npy_shaped(descr: &str, shape: &str, fortran: bool, data: &[u8]) -> Vec<u8> {
+    let order = if fortran { "True" } else { "False" };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape}, }}");
     // Magic (6) + version (2) + length (2) + header + newline, padded to a multiple of 64.
     let total = (10 + header.len() + 1).next_multiple_of(64);
     header.push_str(&" ".repeat(total - 10 - header.len() - 1));
@@ -399,6 +405,27 @@ pub fn read_npy_vector<T: Value>(bytes: Vec<u8>) -> Result<Vec<T>> {
         'f' | 'i' | 'u' | 'b' => a.values::<f64>().map(|v| v.into_iter().map(T::from_f64).collect()),
         _ => Err(err(format!("the .npy vector: dtype {} (real or integer numbers expected)", a.descr))),
     }
+}
+
+/// Writes a `rows × cols` matrix stored column-major in `values` as a 2-D `.npy` array in
+/// Fortran order (`np.load` gives the `(rows, cols)` array).
+///
+/// # Errors
+/// [`Error::LengthMismatch`] unless `values` holds `rows · cols` entries; [`Error::Npz`] for a
+/// value type NumPy lacks; [`Error::Io`].
+pub fn write_npy_matrix<T: Value>(mut w: impl std::io::Write, rows: usize, cols: usize, values: &[T]) -> Result<()> {
+    if rows.checked_mul(cols) != Some(values.len()) {
+        return Err(Error::LengthMismatch {
+            what: "npy matrix values",
+            expected: (rows as u64).saturating_mul(cols as u64),
+            got: values.len() as u64,
+        });
+    }
+    let descr = npy_descr::<T>().ok_or_else(|| err("values with no NumPy dtype"))?;
+    let size = std::mem::size_of::<T>();
+    let data: Vec<u8> = values.iter().flat_map(|v| v.bit_pattern().to_le_bytes().into_iter().take(size)).collect();
+    w.write_all(&npy_shaped(&descr, &format!("({rows}, {cols})"), true, &data))?;
+    Ok(())
 }
 
 /// Writes `values` as a 1-D `.npy` array (`np.load` reads it).

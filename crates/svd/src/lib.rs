@@ -287,6 +287,21 @@ pub fn svd_into<T: SvdValue>(
     u: &mut gpu_runtime::DenseViewMut<'_, f64>,
     v: &mut gpu_runtime::DenseViewMut<'_, f64>,
 ) -> Result<Svd> {
+    svd_into_observed(gpu, a, cfg, u, v, |_| {})
+}
+
+/// [`svd_into`], calling `observer` with each [`Event`] (as [`svd_observed`]).
+///
+/// # Errors
+/// As [`svd_into`].
+pub fn svd_into_observed<T: SvdValue>(
+    gpu: &Gpu,
+    a: &impl AsDeviceCsrView<T>,
+    cfg: &Config,
+    u: &mut gpu_runtime::DenseViewMut<'_, f64>,
+    v: &mut gpu_runtime::DenseViewMut<'_, f64>,
+    mut observer: impl FnMut(Event<'_>),
+) -> Result<Svd> {
     let a = a.csr_view();
     cfg.check(a.rows(), a.cols())?;
     for (what, rows_cols, rows) in [("u", (u.rows(), u.cols()), a.rows()), ("v", (v.rows(), v.cols()), a.cols())] {
@@ -298,7 +313,7 @@ pub fn svd_into<T: SvdValue>(
     // The backend's left vectors span the operator's rows: A's columns when it works on Aᵀ.
     let (ua, vb) = ((u.data_mut().addr(), u.ld() as usize), (v.data_mut().addr(), v.ld() as usize));
     let dest = if transposed { [vb, ua] } else { [ua, vb] };
-    run_gpu(gpu, &a, &Config { vectors: false, ..cfg.clone() }, Some(dest), &mut |_| {})
+    run_gpu(gpu, &a, &Config { vectors: false, ..cfg.clone() }, Some(dest), &mut observer)
 }
 
 /// The GPU SVD of a checked view; `dest`: device blocks (address, leading dimension) for the
