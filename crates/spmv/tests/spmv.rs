@@ -317,7 +317,10 @@ fn host_types_refuse_bad_layouts() {
 fn auto_picks_by_row_statistics() {
     let pick = |a: &Csr<u32, f64>| Format::choose(&RowStats::from_lengths(a.ptr().windows(2).map(|w| (w[1] - w[0]) as u64)));
     assert_eq!(pick(&generate::laplacian_3d(20).unwrap()), Format::Jds);
-    assert_eq!(pick(&generate::uniform(2000, 2000, 100_000, 1).unwrap()), Format::Scoo);
+    assert_eq!(pick(&generate::uniform(2000, 2000, 200_000, 1).unwrap()), Format::Scoo);
+    // A 27-point stencil (26 a row on average): JDS, not SCOO (the realistic suite's refit).
+    assert_eq!(pick(&generate::stencil_3d(12, 27, generate::Order::Rcm, 1).unwrap()), Format::Jds);
+    assert_eq!(pick(&generate::uniform(2000, 2000, 50_000, 1).unwrap()), Format::Jds);
     assert_eq!(pick(&generate::dense_row(2000, 100_000, 110_000, 1).unwrap()), Format::CsrAdaptive);
     assert_eq!(pick(&generate::rmat(14, 200_000, 0.57, 0.19, 0.19, 1).unwrap()), Format::Coo);
     assert_eq!(pick(&Csr::try_new(3, 3, vec![0u32; 4], vec![], vec![]).unwrap()), Format::CsrScalar);
