@@ -684,7 +684,7 @@ mod tests {
         let twin = gpu_csrc::serial::Csrc::from_csr(&a);
         let mut dc = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
         let mut gb = GpuBackend::new(gpu, &mut dc, false, false).unwrap();
-        let mut hb = HostBackend { c: crate::host::Products::Twin(&twin), par: faer::Par::Seq, transposed: false, slots: Vec::new(), mu: None };
+        let mut hb = HostBackend { c: crate::host::Products::Twin(&twin), transposed: false, slots: Vec::new(), mu: None };
         gb.reserve_slots(1).unwrap();
         hb.reserve_slots(1).unwrap();
         let eps = f64::EPSILON;

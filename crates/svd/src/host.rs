@@ -1,7 +1,7 @@
 //! The host backends: the same algorithm on the host. The twin's products are the CSRC twin's
 //! (`gpu_csrc::serial::Csrc::multiply`) and its dense operations faer's sequential matmul; the
 //! CPU fallback ([`crate::cpu`]) gathers both products over CSR rows ([`crate::rows`]) and runs
-//! faer on every thread.
+//! its dense operations as the one-pass loops of [`crate::skinny`], both on rayon's threads.
 use gpu_csrc::serial::Csrc;
 use gpu_csrc::Op;
 
@@ -50,8 +50,6 @@ pub(crate) struct HostBlock {
 
 pub(crate) struct HostBackend<'a> {
     pub c: Products<'a>,
-    /// faer's parallelism for the dense operations (`Par::Seq` for the twin).
-    pub par: Par,
     /// The operator is the stored matrix's transpose (a wide matrix).
     pub transposed: bool,
     /// The QR slots (`svd_kernels::qr::slot::SLOT` values each).
@@ -61,6 +59,12 @@ pub(crate) struct HostBackend<'a> {
 }
 
 impl HostBackend<'_> {
+    /// The CPU fallback's backend (row products): its dense operations run as the threaded
+    /// tall-skinny loops of [`crate::skinny`]; the twin's through faer, sequential.
+    fn threaded(&self) -> bool {
+        matches!(self.c, Products::Rows(_))
+    }
+
     /// Centers every later product (`A − 1 μᵀ`); returns `μ = Aᵀ 1 / m`.
     pub(crate) fn center(&mut self) -> Vec<f64> {
         let (m, n) = self.c.dims();
@@ -133,13 +137,13 @@ impl Backend for HostBackend<'_> {
     }
 
     fn dot(&mut self, x: &HostBlock, x0: usize, c: usize, y: &HostBlock, y0: usize, k: usize) -> Result<Vec<f64>> {
-        if self.par != Par::Seq {
+        if self.threaded() {
             return Ok(crate::skinny::dot(x.cols(x0, c), c, y.cols(y0, k), k, x.rows));
         }
         let mut out = vec![0.0; c * k];
         if c * k > 0 {
             let (xm, ym) = (cols(x, x0, c), cols(y, y0, k));
-            matmul(MatMut::from_column_major_slice_mut(&mut out, c, k), Accum::Replace, xm.transpose(), ym, 1.0, self.par);
+            matmul(MatMut::from_column_major_slice_mut(&mut out, c, k), Accum::Replace, xm.transpose(), ym, 1.0, Par::Seq);
         }
         Ok(out)
     }
@@ -157,12 +161,12 @@ impl Backend for HostBackend<'_> {
             let (a, b) = blk.data.split_at_mut(x0 * rows);
             (&b[..c * rows], &mut a[y0 * rows..(y0 + k) * rows])
         };
-        if self.par != Par::Seq {
+        if self.threaded() {
             crate::skinny::combine(y, k, x, c, coef, rows, true);
             return Ok(());
         }
         let (xm, cm) = (MatRef::from_column_major_slice(x, rows, c), MatRef::from_column_major_slice(coef, c, k));
-        matmul(MatMut::from_column_major_slice_mut(y, rows, k), Accum::Add, xm, cm, 1.0, self.par);
+        matmul(MatMut::from_column_major_slice_mut(y, rows, k), Accum::Add, xm, cm, 1.0, Par::Seq);
         Ok(())
     }
 
@@ -173,18 +177,18 @@ impl Backend for HostBackend<'_> {
             o.iter_mut().for_each(|v| *v = 0.0);
             return Ok(());
         }
-        if self.par != Par::Seq {
+        if self.threaded() {
             crate::skinny::combine(o, k, x.cols(x0, c), c, coef, rows, false);
             return Ok(());
         }
         let cm = MatRef::from_column_major_slice(coef, c, k);
-        matmul(MatMut::from_column_major_slice_mut(o, rows, k), Accum::Replace, cols(x, x0, c), cm, 1.0, self.par);
+        matmul(MatMut::from_column_major_slice_mut(o, rows, k), Accum::Replace, cols(x, x0, c), cm, 1.0, Par::Seq);
         Ok(())
     }
 
     fn mul_in_place(&mut self, blk: &mut HostBlock, c0: usize, b: usize, coef: &[f64]) -> Result<()> {
         let rows = blk.rows;
-        if self.par != Par::Seq {
+        if self.threaded() {
             // Through a copy of the columns.
             let old = blk.cols(c0, b).to_vec();
             crate::skinny::combine(&mut blk.data[c0 * rows..(c0 + b) * rows], b, &old, b, coef, rows, false);

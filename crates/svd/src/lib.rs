@@ -367,34 +367,14 @@ pub mod serial {
     ///
     /// # Errors
     /// As [`svd`].
-    pub fn svd_observed<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
-        let wide;
-        let a: &Csr<u32, f64> = match (a as &dyn std::any::Any).downcast_ref::<Csr<u32, f64>>() {
-            Some(a) => a,
-            None => {
-                wide = a.clone().map_values(Into::into);
-                &wide
-            }
-        };
-        cfg.check(a.rows(), a.cols())?;
-        let c = Csrc::from_csr(a);
-        let transposed = a.cols() > a.rows();
-        let mut be = host::HostBackend { c: host::Products::Twin(&c), par: faer::Par::Seq, transposed, slots: Vec::new(), mu: None };
-        let mut norm = frobenius(a);
-        if !norm.is_finite() {
-            return Err(Error::NonFinite { norm });
-        }
-        if cfg.center {
-            norm = centered_norm(norm, a.rows(), &be.center());
-        }
-        let s = lanczos::run(&mut be, cfg, norm, &mut observer)?;
-        Ok(untranspose(s, transposed))
+    pub fn svd_observed<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config, observer: impl FnMut(Event<'_>)) -> Result<Svd> {
+        host_svd(a, cfg, false, observer)
     }
 }
 
 /// The CPU fallback: the algorithm of [`svd`] on the host, on every thread of rayon's pool
 /// (`RAYON_NUM_THREADS` sets their number): both products as row gathers over `A` and a host
-/// transpose of it, the dense operations through faer's threaded matmul. Not the specification
+/// transpose of it, the dense operations as one-pass loops over row chunks of the tall blocks. Not the specification
 /// (that is [`serial`], sequential and the same bits every run); its answers agree with the
 /// twin's within the tolerance asked, and its `σ` within rounding. It holds `A`, `Aᵀ` and the two
 /// Krylov bases (`(rows + cols) · K` values).
@@ -421,28 +401,41 @@ pub mod cpu {
     ///
     /// # Errors
     /// As [`serial::svd`].
-    pub fn svd_observed<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
-        let wide;
-        let a: &Csr<u32, f64> = match (a as &dyn std::any::Any).downcast_ref::<Csr<u32, f64>>() {
-            Some(a) => a,
-            None => {
-                wide = a.clone().map_values(Into::into);
-                &wide
-            }
-        };
-        cfg.check(a.rows(), a.cols())?;
-        let cfg = &Config { krylov: Some(cfg.krylov.unwrap_or(default_krylov(cfg.rank))), ..cfg.clone() };
-        let mut norm = frobenius(a);
-        if !norm.is_finite() {
-            return Err(Error::NonFinite { norm });
-        }
-        let transposed = a.cols() > a.rows();
-        let products = host::Products::Rows(rows::RowProducts::new(a));
-        let mut be = host::HostBackend { c: products, par: faer::Par::rayon(0), transposed, slots: Vec::new(), mu: None };
-        if cfg.center {
-            norm = centered_norm(norm, a.rows(), &be.center());
-        }
-        let s = lanczos::run(&mut be, cfg, norm, &mut observer)?;
-        Ok(untranspose(s, transposed))
+    pub fn svd_observed<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config, observer: impl FnMut(Event<'_>)) -> Result<Svd> {
+        host_svd(a, cfg, true, observer)
     }
+}
+
+/// The SVD on the host: the serial twin (`threaded == false`: CSRC twin products, sequential
+/// dense operations) or the CPU fallback ([`cpu`]: row gathers and tall-skinny loops on rayon's
+/// threads, [`cpu::default_krylov`] when [`Config::krylov`] is `None`); `f32` values widened.
+fn host_svd<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config, threaded: bool, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
+    let wide;
+    let a: &Csr<u32, f64> = match (a as &dyn std::any::Any).downcast_ref::<Csr<u32, f64>>() {
+        Some(a) => a,
+        None => {
+            wide = a.clone().map_values(Into::into);
+            &wide
+        }
+    };
+    cfg.check(a.rows(), a.cols())?;
+    let mut norm = frobenius(a);
+    if !norm.is_finite() {
+        return Err(Error::NonFinite { norm });
+    }
+    let twin;
+    let (c, cfg) = if threaded {
+        let krylov = Some(cfg.krylov.unwrap_or(cpu::default_krylov(cfg.rank)));
+        (host::Products::Rows(rows::RowProducts::new(a)), Config { krylov, ..cfg.clone() })
+    } else {
+        twin = Csrc::from_csr(a);
+        (host::Products::Twin(&twin), cfg.clone())
+    };
+    let transposed = a.cols() > a.rows();
+    let mut be = host::HostBackend { c, transposed, slots: Vec::new(), mu: None };
+    if cfg.center {
+        norm = centered_norm(norm, a.rows(), &be.center());
+    }
+    let s = lanczos::run(&mut be, &cfg, norm, &mut observer)?;
+    Ok(untranspose(s, transposed))
 }
