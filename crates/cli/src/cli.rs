@@ -114,7 +114,7 @@ pub enum FieldArg {
 pub struct GenArgs {
     /// The generator and its sizes.
     #[command(subcommand)]
-    pub kind: GenKind,
+    pub kind: sptrans_matrix::generate::Spec,
     /// Random seed (same seed, same matrix).
     #[arg(long, default_value_t = 1, global = true)]
     pub seed: u64,
@@ -129,140 +129,6 @@ pub struct GenArgs {
     /// for matrices both can hold.
     #[arg(long, value_enum, default_value_t = IndexBits::I32, global = true)]
     pub index: IndexBits,
-}
-
-/// The generators (see `sptrans_matrix::generate` for each exact distribution).
-#[derive(Debug, Clone, Subcommand)]
-pub enum GenKind {
-    /// Uniform random: NNZ distinct positions of an M × N matrix.
-    Uniform {
-        /// Rows.
-        m: u64,
-        /// Columns.
-        n: u64,
-        /// Nonzeros.
-        nnz: u64,
-    },
-    /// R-MAT power-law graph of 2^SCALE vertices and EDGES edges (duplicates merged).
-    Rmat {
-        /// log2 of the vertex count.
-        scale: u32,
-        /// Edges drawn.
-        edges: u64,
-        /// Probability of the top-left quadrant.
-        #[arg(long, default_value_t = 0.57)]
-        a: f64,
-        /// Top-right.
-        #[arg(long, default_value_t = 0.19)]
-        b: f64,
-        /// Bottom-left (d = 1 - a - b - c).
-        #[arg(long, default_value_t = 0.19)]
-        c: f64,
-    },
-    /// 5-point Laplacian of a K × K grid.
-    Laplacian2d {
-        /// Grid side.
-        k: u64,
-    },
-    /// 7-point Laplacian of a K × K × K grid.
-    Laplacian3d {
-        /// Grid side.
-        k: u64,
-    },
-    /// N × N band with LOWER subdiagonals and UPPER superdiagonals.
-    Banded {
-        /// Size.
-        n: u64,
-        /// Subdiagonals.
-        lower: u64,
-        /// Superdiagonals.
-        upper: u64,
-    },
-    /// Tall and skinny M × N, PER_ROW distinct columns in each row.
-    TallSkinny {
-        /// Rows.
-        m: u64,
-        /// Columns.
-        n: u64,
-        /// Entries per row.
-        per_row: u64,
-    },
-    /// Adversary: uniform M × N with NNZ entries plus one full row.
-    DenseRow {
-        /// Rows.
-        m: u64,
-        /// Columns.
-        n: u64,
-        /// Nonzeros.
-        nnz: u64,
-    },
-    /// Adversary: uniform M × N with NNZ entries plus one full column.
-    DenseCol {
-        /// Rows.
-        m: u64,
-        /// Columns.
-        n: u64,
-        /// Nonzeros.
-        nnz: u64,
-    },
-    /// Mesh-like: the 7- or 27-point stencil of a K × K × K grid, numbered naturally, randomly or by RCM.
-    Stencil {
-        /// Grid side.
-        k: u64,
-        /// Stencil points: 7 or 27.
-        #[arg(long, default_value_t = 27)]
-        points: u32,
-        /// Numbering of the unknowns.
-        #[arg(long, value_enum, default_value = "natural")]
-        order: OrderArg,
-    },
-    /// Graph with communities of C vertices and power-law degrees of mean D.
-    Graph {
-        /// Vertices.
-        n: u64,
-        /// Mean degree.
-        degree: u64,
-        /// Vertices per community.
-        community: u64,
-    },
-    /// Circuit-like: short rows near the diagonal plus RAILS dense rows and columns.
-    Circuit {
-        /// Order.
-        n: u64,
-        /// Supply rails.
-        rails: u64,
-    },
-    /// Bag of words: DOCS × TERMS, Zipf-distributed terms, PER_DOC a document on average.
-    Text {
-        /// Documents (rows).
-        docs: u64,
-        /// Terms (columns).
-        terms: u64,
-        /// Mean distinct terms a document.
-        per_doc: u64,
-    },
-    /// LP / KKT-like: M × N staircase of BLOCKS blocks, PER_ROW entries a row, plus linking columns.
-    Lp {
-        /// Rows.
-        m: u64,
-        /// Columns.
-        n: u64,
-        /// Diagonal blocks.
-        blocks: u64,
-        /// Entries a row.
-        per_row: u64,
-    },
-}
-
-/// Numberings of `gen stencil` (`--order`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OrderArg {
-    /// Lexicographic grid order.
-    Natural,
-    /// A random permutation.
-    Random,
-    /// Reverse Cuthill–McKee.
-    Rcm,
 }
 
 /// `sptrans bench`.

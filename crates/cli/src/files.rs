@@ -8,10 +8,11 @@ use std::path::Path;
 
 use gpu_transpose::{Algorithm, Payload, Transposer};
 use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::generate::Spec;
 use sptrans_matrix::num_complex::Complex64;
-use sptrans_matrix::{generate, human_bytes, mm, Csr, Field, Value};
+use sptrans_matrix::{human_bytes, mm, Csr, Field, Value};
 
-use crate::cli::{FieldArg, GenArgs, GenKind, IndexBits, OrderArg, TransposeArgs};
+use crate::cli::{FieldArg, GenArgs, IndexBits, TransposeArgs};
 use crate::{Error, Result};
 use sptrans_matrix::device64::DeviceCsr64;
 
@@ -437,37 +438,11 @@ fn finish<I: GpuIndex, T: Value>(args: &TransposeArgs, a: &Csr<I, T>, at: Csr<I,
     Ok(())
 }
 
-fn spec(kind: &GenKind) -> generate::Spec {
-    use generate::Spec;
-    match *kind {
-        GenKind::Uniform { m, n, nnz } => Spec::Uniform { m, n, nnz },
-        GenKind::Rmat { scale, edges, a, b, c } => Spec::Rmat { scale, edges, a, b, c },
-        GenKind::Laplacian2d { k } => Spec::Laplacian2d { k },
-        GenKind::Laplacian3d { k } => Spec::Laplacian3d { k },
-        GenKind::Banded { n, lower, upper } => Spec::Banded { n, lower, upper },
-        GenKind::TallSkinny { m, n, per_row } => Spec::TallSkinny { m, n, per_row },
-        GenKind::DenseRow { m, n, nnz } => Spec::DenseRow { m, n, nnz },
-        GenKind::DenseCol { m, n, nnz } => Spec::DenseCol { m, n, nnz },
-        GenKind::Stencil { k, points, order } => {
-            let order = match order {
-                OrderArg::Natural => generate::Order::Natural,
-                OrderArg::Random => generate::Order::Random,
-                OrderArg::Rcm => generate::Order::Rcm,
-            };
-            Spec::Stencil { k, points, order }
-        }
-        GenKind::Graph { n, degree, community } => Spec::Graph { n, degree, community },
-        GenKind::Circuit { n, rails } => Spec::Circuit { n, rails },
-        GenKind::Text { docs, terms, per_doc } => Spec::Text { docs, terms, per_doc },
-        GenKind::Lp { m, n, blocks, per_row } => Spec::Lp { m, n, blocks, per_row },
-    }
-}
-
 /// `sptrans gen`.
 pub fn gen(args: &GenArgs) -> Result<()> {
     let out = args.output.as_deref().ok_or_else(|| Error::Usage("gen needs an output file: -o OUT.mtx (or - for standard output)".into()))?;
     // The library clamps nnz to m * n; a user asking for more gets told, not a smaller matrix.
-    if let GenKind::Uniform { m, n, nnz } | GenKind::DenseRow { m, n, nnz } | GenKind::DenseCol { m, n, nnz } = args.kind {
+    if let Spec::Uniform { m, n, nnz } | Spec::DenseRow { m, n, nnz } | Spec::DenseCol { m, n, nnz } = args.kind {
         if m.checked_mul(n).is_some_and(|t| nnz > t) {
             return Err(Error::Usage(format!("generating the matrix: nnz = {nnz} is more than m * n = {}", m * n)));
         }
@@ -484,7 +459,7 @@ pub fn gen(args: &GenArgs) -> Result<()> {
 
 /// Generates with index type `I` and writes; `(rows, cols, nonzeros)`.
 fn gen_as<I: sptrans_matrix::Index>(out: &Path, args: &GenArgs) -> Result<(u64, u64, u64)> {
-    let spec = spec(&args.kind);
+    let spec = args.kind;
     match args.field {
         FieldArg::Real => save::<I, f64>(out, spec.build(args.seed).map_err(Error::Gen)?),
         FieldArg::Integer => save::<I, i64>(out, spec.build(args.seed).map_err(Error::Gen)?),

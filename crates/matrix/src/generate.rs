@@ -11,11 +11,15 @@ fn too_large<I: Index>(what: &'static str, value: u64) -> Error {
     Error::TooLarge { what, len: value, max: I::MAX }
 }
 
-/// A generator and its sizes, for building with either index type ([`Spec::build`]); the
-/// functions of this module are [`Spec::build`] with `u32` indices.
+/// A generator and its sizes, for building with either index type ([`Spec::build`]); each
+/// variant is the function of this module of the same name (`uniform`, `rmat`, `laplacian_2d`,
+/// `laplacian_3d`, `banded`, `tall_skinny`, `dense_row`, `dense_col`, `stencil_3d`,
+/// `community_graph`, `circuit`, `text`, `lp`), which is [`Spec::build`] with `u32` indices.
+/// With the `clap` feature it is a `clap::Subcommand` (the `sptrans gen` kinds).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Subcommand))]
 pub enum Spec {
-    /// [`uniform`].
+    /// Uniform random: NNZ distinct positions of an M × N matrix.
     Uniform {
         /// Rows.
         m: u64,
@@ -24,75 +28,80 @@ pub enum Spec {
         /// Nonzeros.
         nnz: u64,
     },
-    /// [`rmat`].
+    /// R-MAT power-law graph of 2^SCALE vertices and EDGES edges (duplicates merged).
     Rmat {
-        /// `2^scale` vertices.
+        /// log2 of the vertex count.
         scale: u32,
-        /// Edges drawn (duplicates removed).
+        /// Edges drawn.
         edges: u64,
-        /// Quadrant probabilities (`d = 1 - a - b - c`).
+        /// Probability of the top-left quadrant.
+        #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.57))]
         a: f64,
-        /// See `a`.
+        /// Top-right.
+        #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.19))]
         b: f64,
-        /// See `a`.
+        /// Bottom-left (d = 1 - a - b - c).
+        #[cfg_attr(feature = "clap", arg(long, default_value_t = 0.19))]
         c: f64,
     },
-    /// [`laplacian_2d`].
+    /// 5-point Laplacian of a K × K grid.
     Laplacian2d {
         /// Grid side.
         k: u64,
     },
-    /// [`laplacian_3d`].
+    /// 7-point Laplacian of a K × K × K grid.
     Laplacian3d {
         /// Grid side.
         k: u64,
     },
-    /// [`banded`].
+    /// N × N band with LOWER subdiagonals and UPPER superdiagonals.
     Banded {
-        /// Order.
+        /// Size.
         n: u64,
-        /// Diagonals below the main one.
+        /// Subdiagonals.
         lower: u64,
-        /// Diagonals above the main one.
+        /// Superdiagonals.
         upper: u64,
     },
-    /// [`tall_skinny`].
+    /// Tall and skinny M × N, PER_ROW distinct columns in each row.
     TallSkinny {
         /// Rows.
         m: u64,
         /// Columns.
         n: u64,
-        /// Distinct columns per row.
+        /// Entries per row.
         per_row: u64,
     },
-    /// [`dense_row`].
+    /// Adversary: uniform M × N with NNZ entries plus one full row.
     DenseRow {
         /// Rows.
         m: u64,
         /// Columns.
         n: u64,
-        /// Uniform nonzeros besides the dense row.
+        /// Nonzeros.
         nnz: u64,
     },
-    /// [`dense_col`].
+    /// Adversary: uniform M × N with NNZ entries plus one full column.
     DenseCol {
         /// Rows.
         m: u64,
         /// Columns.
         n: u64,
-        /// Uniform nonzeros besides the dense column.
+        /// Nonzeros.
         nnz: u64,
     },
-    /// [`stencil_3d`]: a mesh-like 7- or 27-point stencil, numbered naturally, randomly or by RCM.
+    /// Mesh-like: the 7- or 27-point stencil of a K × K × K grid, numbered naturally, randomly or by RCM.
     Stencil {
-        /// Grid side (`k³` unknowns).
+        /// Grid side.
         k: u64,
-        /// 7 or 27.
+        /// Stencil points: 7 or 27.
+        #[cfg_attr(feature = "clap", arg(long, default_value_t = 27))]
         points: u32,
-        /// The numbering.
+        /// Numbering of the unknowns.
+        #[cfg_attr(feature = "clap", arg(long, value_enum, default_value = "natural"))]
         order: Order,
     },
-    /// [`community_graph`].
+    /// Graph with communities of C vertices and power-law degrees of mean D.
     Graph {
         /// Vertices.
         n: u64,
@@ -101,14 +110,14 @@ pub enum Spec {
         /// Vertices per community.
         community: u64,
     },
-    /// [`circuit`].
+    /// Circuit-like: short rows near the diagonal plus RAILS dense rows and columns.
     Circuit {
         /// Order.
         n: u64,
-        /// Supply rails (dense rows and columns).
+        /// Supply rails.
         rails: u64,
     },
-    /// [`text`].
+    /// Bag of words: DOCS × TERMS, Zipf-distributed terms, PER_DOC a document on average.
     Text {
         /// Documents (rows).
         docs: u64,
@@ -117,15 +126,15 @@ pub enum Spec {
         /// Mean distinct terms a document.
         per_doc: u64,
     },
-    /// [`lp`].
+    /// LP / KKT-like: M × N staircase of BLOCKS blocks, PER_ROW entries a row, plus linking columns.
     Lp {
-        /// Constraints (rows).
+        /// Rows.
         m: u64,
-        /// Variables (columns).
+        /// Columns.
         n: u64,
-        /// Diagonal blocks of the staircase.
+        /// Diagonal blocks.
         blocks: u64,
-        /// Entries a row in the staircase.
+        /// Entries a row.
         per_row: u64,
     },
 }
@@ -404,6 +413,7 @@ fn adversary<I: Index, T: Value>(m: u64, n: u64, nnz: u64, seed: u64, row: bool)
 
 /// How the unknowns of a mesh are numbered ([`Spec::Stencil`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Order {
     /// Lexicographic grid order (x fastest): bands at distance 1, k and k².
     Natural,
