@@ -473,11 +473,7 @@ fn stencil_ordered<I: Index, T: Value>(k: u64, points: u32, order: Order, seed: 
             // Breadth-first from corner 0, unvisited neighbours by degree (then index); reversed.
             let mut seen = vec![false; n as usize];
             let mut visit = Vec::with_capacity(n as usize);
-            let (mut nb, mut cand) = (Vec::new(), Vec::new());
-            let deg = |p: u64, nb: &mut Vec<u64>| {
-                neighbours(p, nb);
-                nb.len()
-            };
+            let (mut nb, mut around, mut cand) = (Vec::new(), Vec::new(), Vec::new());
             for start in 0..n {
                 if seen[start as usize] {
                     continue;
@@ -491,8 +487,8 @@ fn stencil_ordered<I: Index, T: Value>(k: u64, points: u32, order: Order, seed: 
                     neighbours(p, &mut nb);
                     cand.clear();
                     for &q in nb.iter().filter(|&&q| !seen[q as usize]) {
-                        let mut tmp = Vec::new();
-                        cand.push((deg(q, &mut tmp), q));
+                        neighbours(q, &mut around);
+                        cand.push((around.len(), q));
                     }
                     cand.sort_unstable();
                     for &(_, q) in &cand {
