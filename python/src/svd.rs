@@ -26,7 +26,7 @@ pub(crate) fn answer(py: Python<'_>, s: Svd) -> SvdOut<'_> {
 /// The SVD settings as the Python layer passes them, one tuple: `(k, tol, block, seed,
 /// max_restarts, vectors, center)`.
 #[derive(FromPyObject, Clone, Copy, Debug)]
-pub(crate) struct SvdSettings(usize, f64, usize, u64, usize, bool, bool);
+pub(crate) struct SvdSettings(usize, f64, Option<usize>, u64, usize, bool, bool);
 
 impl SvdSettings {
     /// The library's settings (its defaults for the rest).

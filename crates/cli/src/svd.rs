@@ -20,8 +20,8 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     if args.rank == 0 {
         return Err(Error::Usage("-k 0: ask for at least one singular value".into()));
     }
-    if args.block == 0 || args.block > gpu_csrc::MAX_K as usize {
-        return Err(Error::Usage(format!("--block {}: 1 to {}", args.block, gpu_csrc::MAX_K)));
+    if let Some(b) = args.block.filter(|&b| b == 0 || b > gpu_csrc::MAX_K as usize) {
+        return Err(Error::Usage(format!("--block {b}: 1 to {}", gpu_csrc::MAX_K)));
     }
     if !(args.tol > 0.0 && args.tol.is_finite()) {
         return Err(Error::Usage(format!("--tol {}: a positive number", args.tol)));

@@ -12,6 +12,12 @@ pub const CUSPARSE_LIB_ENV: &str = "SPTRANS_CUSPARSE_LIB";
 /// Environment variable naming the cuBLAS shared library to load (a full path), tried first.
 pub const CUBLAS_LIB_ENV: &str = "SPTRANS_CUBLAS_LIB";
 
+/// Environment variable naming the NCCL shared library to load (a full path), tried first. NCCL's
+/// soname is `libnccl.so.2`, which cudarc's loader does not ask for: the library must also be
+/// reachable as `libnccl.so` (a link beside it, on `LD_LIBRARY_PATH`, as
+/// `benches/dist-device-run.sh` makes for PyTorch's copy).
+pub const NCCL_LIB_ENV: &str = "SPTRANS_NCCL_LIB";
+
 /// Loads cuSPARSE so that cudarc's loader finds it; `Ok(description)` or why not.
 fn load() -> &'static std::result::Result<String, String> {
     static LIB: OnceLock<std::result::Result<String, String>> = OnceLock::new();
@@ -22,6 +28,12 @@ fn load() -> &'static std::result::Result<String, String> {
 fn load_cublas() -> &'static std::result::Result<String, String> {
     static LIB: OnceLock<std::result::Result<String, String>> = OnceLock::new();
     LIB.get_or_init(|| load_library("cublas", CUBLAS_LIB_ENV))
+}
+
+/// Loads NCCL so that cudarc's loader finds it; `Ok(description)` or why not.
+fn load_nccl() -> &'static std::result::Result<String, String> {
+    static LIB: OnceLock<std::result::Result<String, String>> = OnceLock::new();
+    LIB.get_or_init(|| load_library("nccl", NCCL_LIB_ENV))
 }
 
 /// Loads library `lib` (cudarc's name: `cusparse`, `cublas`) by the path in `env` or by the
@@ -81,6 +93,14 @@ pub fn cusparse_library() -> std::result::Result<&'static str, &'static str> {
 /// Why the library cannot be loaded (the names and paths tried).
 pub fn cublas_library() -> std::result::Result<&'static str, &'static str> {
     as_strs(load_cublas())
+}
+
+/// Whether NCCL can be loaded, and from where (as [`cusparse_library`], with [`NCCL_LIB_ENV`]).
+///
+/// # Errors
+/// Why the library cannot be loaded (the names and paths tried).
+pub fn nccl_library() -> std::result::Result<&'static str, &'static str> {
+    as_strs(load_nccl())
 }
 
 fn as_strs(r: &'static std::result::Result<String, String>) -> std::result::Result<&'static str, &'static str> {

@@ -61,7 +61,7 @@ gpu_test!(fn hot_calls_allocate_nothing_after_the_plan(gpu) {
     }
 
     // The SVD: the allocation count at each cycle's end stays that of the first cycle.
-    let cfg = Config { rank: 8, block: 2, krylov: Some(24), tol: 1e-13, max_restarts: 12, ..Config::default() };
+    let cfg = Config { rank: 8, block: Some(2), krylov: Some(24), tol: 1e-13, max_restarts: 12, ..Config::default() };
     let mut counts = Vec::new();
     let s = svd_observed(gpu, &da, &cfg, |e| {
         if let Event::Cycle { .. } = e {

@@ -59,7 +59,7 @@ fn main() {
         ];
         let only_profile = std::env::var("SPTRANS_SVD_ONLY_PROFILE").is_ok_and(|v| v == "1");
         for (block, tol, krylov) in runs.into_iter().filter(|_| !only_profile) {
-            let cfg = Config { rank: 16, block, tol, krylov, ..Config::default() };
+            let cfg = Config { rank: 16, block: Some(block), tol, krylov, ..Config::default() };
             // Median of three runs.
             let mut times = Vec::new();
             let mut s = None;

@@ -1,6 +1,6 @@
 //! The host backends: the same algorithm on the host. The twin's products are the CSRC twin's
 //! (`gpu_csrc::serial::Csrc::multiply`) and its dense operations faer's sequential matmul; the
-//! CPU fallback ([`crate::cpu`]) gathers both products over CSR rows ([`crate::rows`]) and runs
+//! CPU fallback ([`crate::cpu`]) gathers and scatters over `A`'s CSR rows ([`crate::rows`]) and runs
 //! its dense operations as the one-pass loops of [`crate::skinny`], both on rayon's threads.
 use gpu_csrc::serial::Csrc;
 use gpu_csrc::Op;
@@ -15,7 +15,7 @@ use crate::Result;
 pub(crate) enum Products<'a> {
     /// The CSRC twin: the specification, sequential.
     Twin(&'a Csrc<f64>),
-    /// Row gathers over `A` and its transpose, on threads ([`crate::rows::RowProducts`]).
+    /// Row gathers and scatters over `A`, on threads ([`crate::rows::RowProducts`]).
     Rows(crate::rows::RowProducts<'a>),
 }
 
@@ -189,9 +189,7 @@ impl Backend for HostBackend<'_> {
     fn mul_in_place(&mut self, blk: &mut HostBlock, c0: usize, b: usize, coef: &[f64]) -> Result<()> {
         let rows = blk.rows;
         if self.threaded() {
-            // Through a copy of the columns.
-            let old = blk.cols(c0, b).to_vec();
-            crate::skinny::combine(&mut blk.data[c0 * rows..(c0 + b) * rows], b, &old, b, coef, rows, false);
+            crate::skinny::combine_in_place(&mut blk.data[c0 * rows..(c0 + b) * rows], rows, b, b, coef);
             return Ok(());
         }
         let mut row = vec![0.0; b];
@@ -204,6 +202,31 @@ impl Backend for HostBackend<'_> {
             }
         }
         Ok(())
+    }
+
+    fn shrink(&mut self, blk: &mut HostBlock, c: usize, k: usize, coef: &[f64], tmp: &mut HostBlock) -> Result<()> {
+        if !self.threaded() {
+            self.combine(tmp, 0, k, blk, 0, c, coef)?;
+            return self.copy(tmp, 0, blk, 0, k);
+        }
+        let rows = blk.rows;
+        crate::skinny::combine_in_place(&mut blk.data, rows, c, k, coef);
+        Ok(())
+    }
+
+    /// The CPU fallback shrinks in place and keeps its temporaries narrow (memory is the host's
+    /// limit); the twin keeps the default.
+    fn temp_cols(&self, kk: usize, b: usize) -> usize {
+        if self.threaded() {
+            b.max(2)
+        } else {
+            kk.max(2 * b)
+        }
+    }
+
+    /// The CPU fallback: the coefficients are on the host anyway.
+    fn selective_reorth(&self) -> bool {
+        self.threaded()
     }
 
     fn reserve_slots(&mut self, n: usize) -> Result<()> {

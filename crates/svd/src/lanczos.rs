@@ -91,6 +91,25 @@ pub(crate) trait Backend {
     }
     /// `dst[:, d0 .. d0 + k] = src[:, s0 .. s0 + k]`.
     fn copy(&mut self, src: &Self::Block, s0: usize, dst: &mut Self::Block, d0: usize, k: usize) -> Result<()>;
+    /// The restart's `blk[:, 0 .. k] = blk[:, 0 .. c] · coef` (`coef` `c × k`, `k ≤ c`); `tmp` has
+    /// [`Backend::temp_cols`] columns. By default through `tmp` (which then needs `k` columns).
+    fn shrink(&mut self, blk: &mut Self::Block, c: usize, k: usize, coef: &[f64], tmp: &mut Self::Block) -> Result<()> {
+        self.combine(tmp, 0, k, blk, 0, c, coef)?;
+        self.copy(tmp, 0, blk, 0, k)
+    }
+    /// Columns of the two temporaries (`n ×` and `m ×`) for a Krylov dimension `kk` and block
+    /// `b`: at least `max(b, 2)` (a QR's copy; the finish's vectors and products, in chunks of
+    /// half of them). By default `max(kk, 2 b)`, which the default [`Backend::shrink`] needs.
+    fn temp_cols(&self, kk: usize, b: usize) -> usize {
+        kk.max(2 * b)
+    }
+    /// Whether the reorthogonalization may skip its second Gram–Schmidt pass where the first
+    /// kept most of each vector's norm (the DGKS criterion, as ARPACK does): it then reads the
+    /// Gram coefficients on the host before deciding, a synchronization the GPU avoids. By
+    /// default no: two passes always.
+    fn selective_reorth(&self) -> bool {
+        false
+    }
 }
 
 /// The Krylov sizes for `r` wanted triplets: `(b, p)` with `K = p b ≤ n`, `K ≥ r`. When the
@@ -98,7 +117,7 @@ pub(crate) trait Backend {
 /// size up to `b` that divides `n`): one cycle is then exact.
 pub(crate) fn sizes(cfg: &Config, n: usize) -> (usize, usize) {
     let r = cfg.rank;
-    let b = cfg.block.min(n).max(1);
+    let b = cfg.block.unwrap_or(crate::DEFAULT_BLOCK).min(n).max(1);
     let want = cfg.krylov.unwrap_or((6 * r).max(96)).max(r + b);
     if want >= n {
         let b = (1..=b).rev().find(|d| n % d == 0).unwrap_or(1);
@@ -111,9 +130,36 @@ pub(crate) fn sizes(cfg: &Config, n: usize) -> (usize, usize) {
     (b, k / b)
 }
 
-/// Two passes of classical Gram–Schmidt of columns `c0 .. c0 + k` against `0 .. prior`.
+/// Two passes of classical Gram–Schmidt of columns `c0 .. c0 + k` against `0 .. prior`; with
+/// [`Backend::selective_reorth`] (and the columns right after the basis, `c0 == prior`), the
+/// second only where the first removed more than half of a column's squared norm (Daniel,
+/// Gragg, Kaufman & Stewart 1976: otherwise one pass already leaves the column orthogonal to
+/// working precision). The first pass's Gram matrix then includes the columns themselves, so
+/// their norms come in the same read of the basis.
 fn cgs2<B: Backend>(be: &mut B, blk: &mut B::Block, prior: usize, c0: usize, k: usize) -> Result<()> {
     if prior == 0 {
+        return Ok(());
+    }
+    if be.selective_reorth() && c0 == prior {
+        let w = prior + k;
+        let g = be.dot(blk, 0, w, blk, c0, k)?;
+        let mut neg = vec![0.0; prior * k];
+        let mut again = false;
+        for j in 0..k {
+            let mut removed = 0.0;
+            for i in 0..prior {
+                let c = g[i + j * w];
+                neg[i + j * prior] = -c;
+                removed += c * c;
+            }
+            let before = g[prior + j + j * w];
+            // NaN norms also take the second pass.
+            again |= (before - removed).partial_cmp(&(0.5 * before)).is_none_or(|o| o.is_lt());
+        }
+        be.update_within(blk, c0, k, 0, prior, &neg)?;
+        if again {
+            be.project_out(blk, prior, c0, k)?;
+        }
         return Ok(());
     }
     for _ in 0..2 {
@@ -390,7 +436,7 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, obs: &mut d
     let mut rng = SplitMix(cfg.seed);
     let mut pb = be.alloc(n, kk + b)?;
     let mut qb = be.alloc(m, kk)?;
-    let tw = kk.max(2 * b);
+    let tw = be.temp_cols(kk, b).max(b).max(2);
     let mut tn = be.alloc(n, tw)?;
     let mut tm = be.alloc(m, tw)?;
     // The fast cycles' QR slots: two per step.
@@ -459,10 +505,8 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, obs: &mut d
         }
         // Thick restart: keep `keep` Ritz triplets, continue from the residual block W.
         let wl = qr(be, &mut pb, &mut tn, n, kt, b, kt, abs, &mut rng)?;
-        be.combine(&mut tn, 0, keep, &pb, 0, kt, &v[..kt * keep])?;
-        be.copy(&tn, 0, &mut pb, 0, keep)?;
-        be.combine(&mut tm, 0, keep, &qb, 0, kt, &u[..kt * keep])?;
-        be.copy(&tm, 0, &mut qb, 0, keep)?;
+        be.shrink(&mut pb, kt, keep, &v[..kt * keep], &mut tn)?;
+        be.shrink(&mut qb, kt, keep, &u[..kt * keep], &mut tm)?;
         be.copy_within(&mut pb, kt, keep, b)?;
         // Aᵀ U_l = V_l Σ_l + P_next Cᵀ with Cᵀ = L [y_1 … y_l].
         coupling = vec![0.0; keep * b];
@@ -505,11 +549,11 @@ fn finish<B: Backend>(
     let mut residual = Vec::with_capacity(r);
     let (mut uall, mut vall) = (Vec::new(), Vec::new());
     let mut c0 = 0;
-    // In chunks of b, or 4 when b is smaller (the temporaries hold `tw ≥ 2 b` columns: a chunk's
-    // vectors, then their products; 4 × 4 Gram matrices still take the tall-skinny kernel, 16 × 16
-    // ones made the finish slower, 8.2 against 6.0 ms), each chunk needing two products; the
-    // residual vectors are formed and measured on the backend.
-    let ch = b.max(4.min(tw / 2));
+    // In chunks of b, or 4 when b is smaller, or half the temporaries' columns when they are
+    // narrower (a chunk's vectors, then their products; 4 × 4 Gram matrices still take the
+    // tall-skinny kernel, 16 × 16 ones made the finish slower, 8.2 against 6.0 ms), each chunk
+    // needing two products; the residual vectors are formed and measured on the backend.
+    let ch = b.max(4).min(tw / 2).max(1);
     while c0 < r {
         let k = ch.min(r - c0);
         be.combine(tn, 0, k, pb, 0, kk, &v[c0 * kk..(c0 + k) * kk])?; // v_i = P V e_i
@@ -551,7 +595,7 @@ mod tests {
 
     #[test]
     fn krylov_sizes() {
-        let c = |rank, block, krylov| Config { rank, block, krylov, ..Config::default() };
+        let c = |rank, block, krylov| Config { rank, block: Some(block), krylov, ..Config::default() };
         assert_eq!(sizes(&c(16, 4, None), 4284), (4, 24));
         assert_eq!(sizes(&c(16, 4, Some(250)), 4284), (4, 63));
         // The whole space: 30 = 3 · 10; 31 is prime.

@@ -72,14 +72,18 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 gpu_runtime::lift_errors!(gpu_csrc => Csrc);
 
+/// The block size when [`Config::block`] is `None`, on the GPU and in the twin.
+pub const DEFAULT_BLOCK: usize = 2;
+
 /// Settings of the truncated SVD.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Singular triplets wanted (`r`), the largest.
     pub rank: usize,
-    /// Block size `b` (vectors per product), `1 ..= 16`; default 2 (on the H100, k = 16 of a
-    /// 1M × 4284 matrix: 0.18 s at b = 2, 0.20 s at 4, 0.24 s at 1, 0.30 s at 8).
-    pub block: usize,
+    /// Block size `b` (vectors per product), `1 ..= 16`; `None`: 2 on the GPU and in the twin
+    /// (on the H100, k = 16 of a 1M × 4284 matrix: 0.18 s at b = 2, 0.20 s at 4, 0.24 s at 1,
+    /// 0.30 s at 8), [`cpu::DEFAULT_BLOCK`] in the CPU fallback.
+    pub block: Option<usize>,
     /// Stop when every wanted triplet's residual `‖Aᵀu − σv‖` (estimated from the recurrence) is at
     /// most `tol · σ₁`.
     pub tol: f64,
@@ -145,7 +149,7 @@ pub enum Event<'a> {
 
 impl Default for Config {
     fn default() -> Self {
-        Self { rank: 16, block: 2, tol: 1e-8, max_restarts: 100, krylov: None, seed: 0x5eed, vectors: false, center: false, profile: false }
+        Self { rank: 16, block: None, tol: 1e-8, max_restarts: 100, krylov: None, seed: 0x5eed, vectors: false, center: false, profile: false }
     }
 }
 
@@ -154,8 +158,8 @@ impl Config {
         if self.rank == 0 || self.rank as u64 > rows.min(cols) {
             return Err(Error::RankTooLarge { rank: self.rank, rows, cols });
         }
-        if self.block == 0 || self.block > MAX_K as usize {
-            return Err(Error::Config(format!("block size {} (1 to {MAX_K})", self.block)));
+        if let Some(b) = self.block.filter(|&b| b == 0 || b > MAX_K as usize) {
+            return Err(Error::Config(format!("block size {b} (1 to {MAX_K})")));
         }
         if !(self.tol > 0.0 && self.tol.is_finite()) {
             return Err(Error::Config(format!("tolerance {} (a positive number)", self.tol)));
@@ -373,20 +377,30 @@ pub mod serial {
 }
 
 /// The CPU fallback: the algorithm of [`svd`] on the host, on every thread of rayon's pool
-/// (`RAYON_NUM_THREADS` sets their number): both products as row gathers over `A` and a host
-/// transpose of it, the dense operations as one-pass loops over row chunks of the tall blocks. Not the specification
-/// (that is [`serial`], sequential and the same bits every run); its answers agree with the
-/// twin's within the tolerance asked, and its `σ` within rounding. It holds `A`, `Aᵀ` and the two
-/// Krylov bases (`(rows + cols) · K` values).
+/// (`RAYON_NUM_THREADS` sets their number), sized for host memory as ARPACK is: single-vector
+/// Lanczos ([`cpu::DEFAULT_BLOCK`]) with a small Krylov dimension ([`cpu::default_krylov`]),
+/// `A · X` as row gathers and `Aᵀ · U` as row scatters over `A` alone (no stored transpose),
+/// the dense operations as one-pass loops over row chunks of the tall blocks, the restart in
+/// place. Not the specification (that is [`serial`], sequential and the same bits every run);
+/// its answers agree with the twin's within the tolerance asked, and its `σ` within rounding.
+/// It holds `A`, the two Krylov bases (`(rows + cols) · (K + 1)` values at `b = 1`), two
+/// temporaries of two columns and the scatter's accumulators (a `cols`-vector per thread, at
+/// most a stored `Aᵀ`'s size).
 pub mod cpu {
     use super::*;
 
-    /// The Krylov dimension when [`Config::krylov`] is `None`: `max(4 r, 48)`, smaller than the
-    /// GPU's (`max(6 r, 96)`): on a CPU the reorthogonalization streams the basis from memory,
-    /// so a smaller basis with more restarts costs less (500k², 5M nonzeros, r = 8, two cores:
-    /// 17.3 s at K = 48, 22.0 s at 96, with 2 / 3 the memory).
+    /// The block size when [`Config::block`] is `None`: single-vector Lanczos, as ARPACK. On a
+    /// CPU a block of vectors saves no pass over `A` worth its slower convergence per product
+    /// (500k², 5M nonzeros, r = 8, two cores: 11.6 s at b = 1, K = 20; 25.5 s at b = 2, K = 24;
+    /// 48.9 s at b = 4, K = 32).
+    pub const DEFAULT_BLOCK: usize = 1;
+
+    /// The Krylov dimension when [`Config::krylov`] is `None`: `max(2 r + 4, 20)`, a fifth of the
+    /// GPU's (`max(6 r, 96)`): the CPU holds the bases in host memory, and a smaller basis with
+    /// more restarts costs no more time (same matrix, b = 1: 11.6 s at K = 20, 12.1 s at 24,
+    /// 14.3 s at 32, 16.3 s at 16).
     pub fn default_krylov(rank: usize) -> usize {
-        (4 * rank).max(48)
+        (2 * rank + 4).max(20)
     }
 
     /// The truncated SVD of `a` on the host's threads (`f32` values widened to `f64`).
@@ -407,8 +421,9 @@ pub mod cpu {
 }
 
 /// The SVD on the host: the serial twin (`threaded == false`: CSRC twin products, sequential
-/// dense operations) or the CPU fallback ([`cpu`]: row gathers and tall-skinny loops on rayon's
-/// threads, [`cpu::default_krylov`] when [`Config::krylov`] is `None`); `f32` values widened.
+/// dense operations) or the CPU fallback ([`cpu`]: row gathers and scatters and tall-skinny loops
+/// on rayon's threads, [`cpu::DEFAULT_BLOCK`] and [`cpu::default_krylov`] where [`Config`] leaves
+/// them `None`); `f32` values widened.
 fn host_svd<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config, threaded: bool, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
     let wide;
     let a: &Csr<u32, f64> = match (a as &dyn std::any::Any).downcast_ref::<Csr<u32, f64>>() {
@@ -426,7 +441,8 @@ fn host_svd<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config,
     let twin;
     let (c, cfg) = if threaded {
         let krylov = Some(cfg.krylov.unwrap_or(cpu::default_krylov(cfg.rank)));
-        (host::Products::Rows(rows::RowProducts::new(a)), Config { krylov, ..cfg.clone() })
+        let block = Some(cfg.block.unwrap_or(cpu::DEFAULT_BLOCK));
+        (host::Products::Rows(rows::RowProducts::new(a)), Config { krylov, block, ..cfg.clone() })
     } else {
         twin = Csrc::from_csr(a);
         (host::Products::Twin(&twin), cfg.clone())

@@ -37,18 +37,7 @@ pub(crate) fn dot(x: &[f64], c: usize, y: &[f64], k: usize, rows: usize) -> Vec<
 /// `Y = X · coef` (`add`: `Y += X · coef`) for column-major `X` (`rows × c`), `coef` (`c × k`) and
 /// `Y` (`rows × k`).
 pub(crate) fn combine(y: &mut [f64], k: usize, x: &[f64], c: usize, coef: &[f64], rows: usize, add: bool) {
-    // Split Y into row chunks of every column: a task owns rows r0 .. r1 of all k columns.
-    let mut cols: Vec<&mut [f64]> = y.chunks_mut(rows.max(1)).take(k).collect();
-    let mut tasks: Vec<Vec<&mut [f64]>> = (0..rows.div_ceil(CHUNK)).map(|_| Vec::with_capacity(k)).collect();
-    for col in cols.iter_mut() {
-        let mut rest: &mut [f64] = std::mem::take(col);
-        for task in tasks.iter_mut() {
-            let (head, tail) = rest.split_at_mut(CHUNK.min(rest.len()));
-            task.push(head);
-            rest = tail;
-        }
-    }
-    tasks.into_par_iter().enumerate().for_each(|(t, mut ys)| {
+    row_tasks(y, rows, k, CHUNK).into_par_iter().enumerate().for_each(|(t, mut ys)| {
         let r0 = t * CHUNK;
         if !add {
             ys.iter_mut().for_each(|yj| yj.iter_mut().for_each(|v| *v = 0.0));
@@ -61,6 +50,39 @@ pub(crate) fn combine(y: &mut [f64], k: usize, x: &[f64], c: usize, coef: &[f64]
             }
         }
     });
+}
+
+/// `B[:, 0 .. k] = B[:, 0 .. c] · coef` in place (`k ≤ c`) for a column-major block `B` of `rows`
+/// rows whose first `c` columns are `blk`: each task copies its rows of the `c` columns into a
+/// buffer of one chunk, then writes the `k` results over them. No temporary of the block's size.
+pub(crate) fn combine_in_place(blk: &mut [f64], rows: usize, c: usize, k: usize, coef: &[f64]) {
+    debug_assert!(k <= c && blk.len() >= rows * c && coef.len() >= c * k);
+    row_tasks(&mut blk[..rows * c], rows, c, CHUNK).into_par_iter().for_each(|mut cols| {
+        let len = cols.first().map_or(0, |col| col.len());
+        let mut old = Vec::with_capacity(len * c);
+        cols.iter().for_each(|col| old.extend_from_slice(col));
+        for (j, yj) in cols.iter_mut().take(k).enumerate() {
+            yj.iter_mut().for_each(|v| *v = 0.0);
+            for i in 0..c {
+                axpy(coef[i + j * c], &old[i * len..(i + 1) * len], yj);
+            }
+        }
+    });
+}
+
+/// The first `k` columns of the column-major `y` (`rows` rows each) cut into tasks of `chunk`
+/// rows: task `t` holds rows `t · chunk ..` of every column, so tasks write disjoint memory.
+pub(crate) fn row_tasks(y: &mut [f64], rows: usize, k: usize, chunk: usize) -> Vec<Vec<&mut [f64]>> {
+    let mut tasks: Vec<Vec<&mut [f64]>> = (0..rows.div_ceil(chunk)).map(|_| Vec::with_capacity(k)).collect();
+    for col in y.chunks_mut(rows.max(1)).take(k) {
+        let mut rest: &mut [f64] = col;
+        for task in tasks.iter_mut() {
+            let (head, tail) = rest.split_at_mut(chunk.min(rest.len()));
+            task.push(head);
+            rest = tail;
+        }
+    }
+    tasks
 }
 
 /// `y += a x`.
@@ -100,6 +122,17 @@ mod tests {
                         let want: f64 = (0..rows).map(|r| x[r + i * rows] * y[r + j * rows]).sum();
                         // Sums of `rows` products of magnitude ≤ 1, in another order.
                         assert!((d[i + j * c] - want).abs() <= 1e-13 * (rows as f64 + 1.0), "rows {rows} c {c} k {k}");
+                    }
+                }
+                for kk in [1, k.min(c), c] {
+                    let mut blk = x.clone();
+                    let coef: Vec<f64> = (0..c * kk).map(|i| (i % 5) as f64 - 2.0).collect();
+                    combine_in_place(&mut blk, rows, c, kk, &coef);
+                    for r in 0..rows {
+                        for j in 0..c {
+                            let want = if j < kk { (0..c).map(|i| x[r + i * rows] * coef[i + j * c]).sum() } else { x[r + j * rows] };
+                            assert!((blk[r + j * rows] - want).abs() <= 1e-12 * (c as f64 + 1.0), "in place: rows {rows} c {c} k {kk}");
+                        }
                     }
                 }
                 for add in [false, true] {

@@ -138,7 +138,7 @@ fn bad_settings_are_errors() {
     let a = generate::uniform::<f64>(30, 20, 100, 1).unwrap();
     assert!(matches!(serial::svd(&a, &cfg(21)), Err(Error::RankTooLarge { rank: 21, rows: 30, cols: 20 })));
     assert!(matches!(serial::svd(&a, &cfg(0)), Err(Error::RankTooLarge { .. })));
-    assert!(matches!(serial::svd(&a, &Config { block: 17, ..cfg(2) }), Err(Error::Config(_))));
+    assert!(matches!(serial::svd(&a, &Config { block: Some(17), ..cfg(2) }), Err(Error::Config(_))));
     assert!(matches!(serial::svd(&a, &Config { tol: 0.0, ..cfg(2) }), Err(Error::Config(_))));
     assert!(matches!(serial::svd(&a, &Config { tol: f64::NAN, ..cfg(2) }), Err(Error::Config(_))));
     let empty = Csr::<u32, f64>::try_new(0, 5, vec![0], vec![], vec![]).unwrap();
@@ -149,7 +149,7 @@ fn bad_settings_are_errors() {
 #[test]
 fn the_restart_cap_is_reported() {
     let a = generate::uniform::<f64>(3000, 400, 20_000, 9).unwrap();
-    let c = Config { rank: 10, block: 2, krylov: Some(12), max_restarts: 2, tol: 1e-14, ..Config::default() };
+    let c = Config { rank: 10, block: Some(2), krylov: Some(12), max_restarts: 2, tol: 1e-14, ..Config::default() };
     let mut calls = 0;
     let s = serial::svd_observed(&a, &c, |e| calls += matches!(e, gpu_svd::Event::Cycle { .. }) as usize).unwrap();
     assert!(!s.converged);
@@ -180,7 +180,7 @@ gpu_test!(fn gpu_matches_the_twin(gpu) {
         ("tall-skinny 70001x150", generate::tall_skinny::<f64>(70_001, 150, 5, s ^ 7).unwrap()),
     ];
     for (name, a) in &cases {
-        let c = Config { rank: 6, block: 3, tol: 1e-10, ..Config::default() };
+        let c = Config { rank: 6, block: Some(3), tol: 1e-10, ..Config::default() };
         let g = gpu_run(gpu, a, &c);
         let t = serial::svd(a, &c).unwrap();
         assert!(g.converged && t.converged, "{name}");
@@ -210,7 +210,7 @@ gpu_test!(fn gpu_takes_f32_values(gpu) {
     for a in [generate::tall_skinny::<f64>(20_000, 300, 6, r.random()).unwrap(), generate::uniform::<f64>(800, 6000, 40_000, r.random()).unwrap()] {
         let a32 = a.clone().map_values(|v| v as f32);
         let a64 = a32.clone().map_values(f64::from);
-        let c = Config { rank: 6, block: 2, tol: 1e-10, ..Config::default() };
+        let c = Config { rank: 6, block: Some(2), tol: 1e-10, ..Config::default() };
         let g32 = svd(gpu, &DeviceCsr::upload(gpu, &a32).unwrap(), &c).unwrap();
         let t64 = serial::svd(&a64, &c).unwrap();
         assert!(g32.converged);
@@ -267,7 +267,7 @@ gpu_test!(fn vectors_into_device_blocks(gpu) {
     let (mut r, _seed) = rng();
     for a in [generate::tall_skinny::<f64>(20_000, 300, 6, r.random()).unwrap(), generate::uniform::<f64>(800, 6000, 40_000, r.random()).unwrap()] {
         let (m, n, k) = (a.rows() as usize, a.cols() as usize, 6usize);
-        let c = Config { rank: k, block: 2, tol: 1e-10, vectors: true, ..Config::default() };
+        let c = Config { rank: k, block: Some(2), tol: 1e-10, vectors: true, ..Config::default() };
         let d = DeviceCsr::upload(gpu, &a).unwrap();
         let host = svd(gpu, &d, &c).unwrap();
         let (lu, lv) = (m + 3, n + 5);
