@@ -5,6 +5,7 @@ pub mod archive;
 pub mod compress;
 pub mod device;
 pub mod device64;
+pub mod dist;
 mod formats;
 pub mod generate;
 pub mod mm;

@@ -236,6 +236,7 @@ pub(crate) fn copy_back(gpu: &Gpu, from: Bufs, to: Bufs, n: u64, carry: Carry) -
         if bytes == 0 || src == 0 {
             return Ok(());
         }
+        gpu.bind()?;
         // SAFETY: both regions hold `bytes` bytes (n items of the kind) and do not overlap.
         unsafe { gpu_runtime::cudarc::driver::result::memcpy_dtod_async(dst, src, bytes as usize, gpu.stream().cu_stream()) }
             .map_err(gpu_runtime::Error::driver("copying the sorted keys back"))?;

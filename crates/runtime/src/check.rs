@@ -145,6 +145,7 @@ fn run<O: OffsetWord>(
     let max_blocks = gpu.props().sm_count.max(1) * 8;
     let (o, _o) = offsets.device_ptr(stream);
     let size = std::mem::size_of::<O>();
+    gpu.bind()?;
     for (at, dst) in [(0, fl + 16), (m, fl + 24)] {
         // SAFETY: `at` ≤ m, inside the m + 1 offsets; `dst` one of the zeroed words (size ≤ 8:
         // the little-endian low bytes).

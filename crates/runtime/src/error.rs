@@ -88,6 +88,17 @@ pub enum Error {
     /// A stream of another context was given to a handle ([`crate::Gpu::with_stream`]).
     #[error("the stream belongs to another CUDA context than this handle's")]
     ForeignStream,
+    /// NCCL (the library for collectives over several GPUs) could not be loaded.
+    #[error("NCCL not found: {0}")]
+    NoNccl(String),
+    /// An NCCL call failed.
+    #[error("NCCL error during {during}: {code}")]
+    Nccl {
+        /// The NCCL call.
+        during: &'static str,
+        /// NCCL's result code.
+        code: String,
+    },
     /// A step that the code's own logic guarantees failed: a bug in this workspace, reported
     /// rather than ignored.
     #[error("internal error (a bug in sptrans, please report it): {0}")]

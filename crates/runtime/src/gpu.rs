@@ -429,6 +429,7 @@ impl Gpu {
         let (ptr, _sync) = buf.device_ptr_mut(&self.stream);
         // SAFETY: `ptr` covers `num_bytes` bytes of the live buffer; the memset is ordered on
         // this handle's stream; any byte pattern is a valid `T`.
+        self.bind()?;
         unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, bytes, self.stream.cu_stream()) }.map_err(Error::driver("filling a buffer"))
     }
 }
@@ -445,9 +446,20 @@ impl Gpu {
         if bytes == 0 {
             return Ok(());
         }
+        self.bind()?;
         // SAFETY: forwarded to the caller.
         unsafe { cudarc::driver::result::memset_d8_async(addr, byte, bytes as usize, self.stream.cu_stream()) }
             .map_err(Error::driver("filling device memory"))
+    }
+
+    /// Makes this GPU's context current on the calling thread: raw driver calls (the `*_raw`
+    /// methods here, cuSPARSE and cuBLAS handles) need it when one thread drives several GPUs;
+    /// cudarc's typed calls bind it themselves.
+    ///
+    /// # Errors
+    /// [`Error::Driver`].
+    pub fn bind(&self) -> Result<()> {
+        self.context().bind_to_thread().map_err(Error::driver("binding the context"))
     }
 
     /// Copies `dst.len()` items from device address `src` to `dst` after this stream's earlier
@@ -462,6 +474,7 @@ impl Gpu {
         if dst.is_empty() {
             return Ok(());
         }
+        self.bind()?;
         // SAFETY: forwarded to the caller; `dst` is read only after the synchronization below.
         unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, src, self.stream.cu_stream()) }.map_err(Error::driver("copying to the host"))?;
         self.synchronize()

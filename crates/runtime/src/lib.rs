@@ -5,6 +5,7 @@ pub use cudarc;
 
 mod archs;
 pub mod check;
+pub mod comm;
 mod error;
 mod gpu;
 mod image;
@@ -13,6 +14,7 @@ pub mod scratch;
 pub mod selftest;
 mod timing;
 pub mod vendor;
+pub use comm::Comms;
 pub mod view;
 
 pub use error::{Error, Result};

@@ -97,6 +97,7 @@ pub(crate) fn scan(gpu: &Gpu, k: &Kernels, layout: &Layout, ws: u64, src: u64, d
     match layout.algorithm {
         Algorithm::ReduceThenScan => reduce_then_scan(gpu, k, layout, ws, 0, src, dst, n, inclusive),
         Algorithm::Lookback | Algorithm::Auto => {
+            gpu.bind()?;
             // SAFETY: the first zero_bytes of the workspace (counter + status) are ours.
             unsafe { gpu_runtime::cudarc::driver::result::memset_d8_async(ws, 0, layout.zero_bytes as usize, gpu.stream().cu_stream()) }
                 .map_err(RtError::driver("zeroing the scan workspace"))?;

@@ -25,6 +25,16 @@ pub use gpu_transpose as transpose;
 /// Host and device matrices, Matrix Market, generators (`sptrans-matrix`).
 pub use sptrans_matrix as matrix;
 
+/// More than one GPU over NCCL (loaded at run time; `SPTRANS_NCCL_LIB` points at it): the
+/// communicators of one process's GPUs ([`dist::Comms`]), matrices in row blocks over them
+/// ([`dist::DistCsr`]) and their transpose ([`dist::DistTransposer`]), bit for bit the one-GPU
+/// result.
+pub mod dist {
+    pub use gpu_runtime::comm::Comms;
+    pub use gpu_transpose::dist::{DistTransposer, Exchange};
+    pub use sptrans_matrix::dist::{DistCsr, balanced_starts};
+}
+
 /// The GPU primitives the algorithms are built from, each usable alone on its own stream and
 /// scratch.
 pub mod primitives {

@@ -58,6 +58,35 @@ pub fn run_gpu_test(name: &str, body: impl FnOnce(&Gpu)) {
     }
 }
 
+/// Runs multi-GPU test `name` on NCCL communicators over the first `count` GPUs, or records it
+/// as skipped when there are fewer GPUs or no NCCL (failing instead under
+/// `SPTRANS_REQUIRE_GPUS=<count or more>`). Multi-GPU tests of one binary run one at a time.
+pub fn run_multi_gpu_test(name: &str, count: usize, body: impl FnOnce(&gpu_runtime::Comms)) {
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let present = gpu_runtime::device_count().unwrap_or(0);
+    let comms = if present < count {
+        Err(format!("{count} GPUs wanted, {present} present"))
+    } else {
+        gpu_runtime::Comms::local(count).map_err(|e| e.to_string())
+    };
+    match comms {
+        Ok(c) => {
+            let _outcome = Outcome { name };
+            body(&c);
+        }
+        Err(reason) => {
+            let required = std::env::var("SPTRANS_REQUIRE_GPUS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0);
+            if required >= count {
+                record("fail", name, &reason);
+                panic!("SPTRANS_REQUIRE_GPUS={required} but {reason}");
+            }
+            record("skip", name, &reason);
+            eprintln!("SKIPPED ({reason}): {name}");
+        }
+    }
+}
+
 /// The shared test-data folder `sub` (`../shared/<sub>` beside the workspace), or the folder in
 /// the environment variable `env` when set; `None` when it is absent, after recording the
 /// running test (`label` and the thread's test name) as skipped with the reason, which

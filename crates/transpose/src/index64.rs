@@ -59,11 +59,11 @@ impl Plan {
 /// The kernels of the 64-bit path.
 pub(crate) struct Kernels64 {
     chunk_rows: gpu_runtime::Kernel,
-    chunk_ptr: gpu_runtime::Kernel,
+    pub(crate) chunk_ptr: gpu_runtime::Kernel,
     add_ptr: gpu_runtime::Kernel,
-    advance: gpu_runtime::Kernel,
+    pub(crate) advance: gpu_runtime::Kernel,
     /// `transpose_index64_place_v{1,2,4,8,16}`.
-    place: [gpu_runtime::Kernel; 5],
+    pub(crate) place: [gpu_runtime::Kernel; 5],
 }
 
 impl Kernels64 {
@@ -86,7 +86,7 @@ impl Kernels64 {
 }
 
 /// The place kernel of a value width (pattern matrices use the 4-byte one without values).
-fn place_variant(bytes: usize) -> Result<usize> {
+pub(crate) fn place_variant(bytes: usize) -> Result<usize> {
     match bytes {
         0 | 4 => Ok(2),
         1 => Ok(0),
@@ -291,7 +291,7 @@ impl Transposer {
     }
 
     /// `acc[0..len] += part[0..len]`.
-    fn add_ptr(&self, acc: u64, part: u64, len: u64) -> Result<()> {
+    pub(crate) fn add_ptr(&self, acc: u64, part: u64, len: u64) -> Result<()> {
         let stream = self.gpu.stream();
         // SAFETY: transpose_index64_add_ptr(acc, part, len): both hold len words (callers pass
         // the output pointer or the cursor, and a chunk's column pointer, of n + 1 or n words).

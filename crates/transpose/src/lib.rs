@@ -10,6 +10,7 @@ mod algorithm;
 pub mod baselines;
 mod coo_chain;
 mod cusparse;
+pub mod dist;
 mod error;
 pub mod index64;
 pub mod measure;

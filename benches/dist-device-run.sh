@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The distributed transpose (issue 39) on a multi-GPU machine: its tests (against the serial
+# twin, bit for bit, on 1, 2 and 4 GPUs as present), compute-sanitizer memcheck of the 2-GPU
+# test, then the scaling bench (1, 2, 4 GPUs against the one-GPU transpose and NCCL's own
+# all-to-all). NCCL comes from PyTorch's wheel (libnccl.so.2), linked as libnccl.so, the name
+# cudarc's loader asks for.
+# Here: cargo test --release -p gpu-transpose --test dist --no-run and cargo bench -p
+# gpu-transpose --bench dist --no-run, their binaries copied to .gpu/dist-test and .gpu/dist-bench;
+# there: `bash benches/dist-device-run.sh` (NNZ=... sets the bench's nonzeros; output in $OUT).
+set -u
+O=${OUT:-.gpu/out}; mkdir -p "$O"
+lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+[ -f "$lib/libnccl.so.2" ] || lib=$(dirname "$(find / -name 'libnccl.so.2' 2>/dev/null | head -1)")
+mkdir -p /tmp/ncclso && ln -sf "$lib/libnccl.so.2" /tmp/ncclso/libnccl.so
+export LD_LIBRARY_PATH=/tmp/ncclso:${LD_LIBRARY_PATH:-} NCCL_NVLS_ENABLE=0
+echo "NCCL: $lib/libnccl.so.2"; nvidia-smi -L
+G=$(nvidia-smi -L | wc -l)
+SPTRANS_GPU_TEST_LOG="$O/dist-tests.log" SPTRANS_REQUIRE_GPUS=$G .gpu/dist-test --test-threads 1 2>&1 | tail -15
+cat "$O/dist-tests.log"
+if [ "${SANITIZE:-1}" = 1 ]; then
+  compute-sanitizer --tool memcheck --report-api-errors no .gpu/dist-test dist_transpose_two_gpus --test-threads 1 2>&1 | tail -4
+fi
+SPTRANS_DIST_NNZ=${NNZ:-1073741824} SPTRANS_DIST_CSV="$O/dist.csv" .gpu/dist-bench 2>&1 | tee "$O/dist.txt"

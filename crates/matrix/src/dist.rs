@@ -1,0 +1,156 @@
+//! A CSR matrix spread over several GPUs by blocks of rows: [`DistCsr`].
+//!
+//! Block `g` (rows `row_starts[g] .. row_starts[g + 1]`, global column indices) lives on GPU
+//! `g` as a [`DeviceCsr`] of its own rows. [`DistCsr::scatter`] cuts a host matrix into blocks of
+//! nearly equal nonzeros; [`DistCsr::gather`] stacks the blocks back. The distributed
+//! transpose (`gpu_transpose::dist`) returns the transpose as a `DistCsr` too: its row blocks are
+//! the transpose's, cut by nonzeros likewise.
+use gpu_runtime::{AnyBits, Gpu};
+
+use crate::device::DeviceCsr;
+use crate::{Csr, Error, Result, Value};
+
+/// A `rows × cols` CSR matrix in row blocks, block `g` on GPU `g` (see the module docs).
+///
+/// Invariants, kept by the constructors: `row_starts` has one more entry than there are blocks,
+/// starts at 0, never decreases and ends at `rows`; block `g` is a valid [`DeviceCsr`] of
+/// `row_starts[g + 1] − row_starts[g]` rows and `cols` columns; all blocks have values or none.
+pub struct DistCsr<T: AnyBits> {
+    rows: u64,
+    cols: u64,
+    row_starts: Vec<u64>,
+    blocks: Vec<DeviceCsr<T>>,
+}
+
+/// The row starts of `parts` blocks of `ptr`'s rows with nearly equal nonzeros: block `g` starts
+/// at the first row whose offset reaches `g · nnz / parts` (`parts + 1` entries, from 0 to the
+/// row count). Rows are never split, so a very long row makes its block heavier.
+///
+/// ```
+/// // Rows of 4, 0, 4, 4 nonzeros in two blocks: rows 0..2 and 2..4.
+/// assert_eq!(sptrans_matrix::dist::balanced_starts(&[0u64, 4, 4, 8, 12], 2), vec![0, 2, 4]);
+/// ```
+pub fn balanced_starts(ptr: &[u64], parts: usize) -> Vec<u64> {
+    let rows = ptr.len().saturating_sub(1);
+    let nnz = ptr.last().copied().unwrap_or(0) as u128;
+    let mut starts: Vec<u64> = (0..parts)
+        .map(|g| {
+            let target = nnz * g as u128 / parts.max(1) as u128;
+            ptr[..rows].partition_point(|&o| (o as u128) < target) as u64
+        })
+        .collect();
+    starts.push(rows as u64);
+    starts
+}
+
+impl<T: AnyBits> DistCsr<T> {
+    /// Assembles blocks already on their GPUs.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `row_starts` is not one longer than `blocks`, or a block's
+    /// rows or columns disagree with it; [`Error::BadPointers`] for row starts that do not run
+    /// from 0 to `rows` without decreasing; [`Error::InvalidParameter`] when some blocks have values
+    /// and others not.
+    pub fn from_blocks(rows: u64, cols: u64, row_starts: Vec<u64>, blocks: Vec<DeviceCsr<T>>) -> Result<Self> {
+        if row_starts.len() != blocks.len() + 1 {
+            return Err(Error::LengthMismatch { what: "row starts", expected: blocks.len() as u64 + 1, got: row_starts.len() as u64 });
+        }
+        if row_starts[0] != 0 || row_starts[row_starts.len() - 1] != rows {
+            return Err(Error::BadPointers { index: 0, reason: format!("row starts must run from 0 to {rows}") });
+        }
+        for (g, b) in blocks.iter().enumerate() {
+            let (r0, r1) = (row_starts[g], row_starts[g + 1]);
+            if r1 < r0 {
+                return Err(Error::BadPointers { index: g as u64 + 1, reason: "row starts decrease".into() });
+            }
+            if b.rows() != r1 - r0 {
+                return Err(Error::LengthMismatch { what: "block rows", expected: r1 - r0, got: b.rows() });
+            }
+            if b.cols() != cols {
+                return Err(Error::LengthMismatch { what: "block columns", expected: cols, got: b.cols() });
+            }
+            if b.vals().is_some() != blocks[0].vals().is_some() {
+                return Err(Error::InvalidParameter { what: "blocks", msg: "some have values and others not".into() });
+            }
+        }
+        Ok(Self { rows, cols, row_starts, blocks })
+    }
+
+    /// Rows of the whole matrix.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Columns of the whole matrix.
+    pub fn cols(&self) -> u64 {
+        self.cols
+    }
+
+    /// Nonzeros of the whole matrix.
+    pub fn nnz(&self) -> u64 {
+        self.blocks.iter().map(DeviceCsr::nnz).sum()
+    }
+
+    /// The first row of each block, and the row count last.
+    pub fn row_starts(&self) -> &[u64] {
+        &self.row_starts
+    }
+
+    /// The blocks, block `g` on GPU `g`.
+    pub fn blocks(&self) -> &[DeviceCsr<T>] {
+        &self.blocks
+    }
+
+    /// Gives the blocks back.
+    pub fn into_blocks(self) -> Vec<DeviceCsr<T>> {
+        self.blocks
+    }
+}
+
+impl<T: Value + AnyBits> DistCsr<T> {
+    /// Cuts `a` into `gpus.len()` row blocks of nearly equal nonzeros ([`balanced_starts`]) and
+    /// uploads block `g` to `gpus[g]`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for no GPUs; device errors (out of memory).
+    pub fn scatter(gpus: &[Gpu], a: &Csr<u32, T>) -> Result<Self> {
+        if gpus.is_empty() {
+            return Err(Error::InvalidParameter { what: "GPUs", msg: "a distributed matrix needs at least one".into() });
+        }
+        let ptr64: Vec<u64> = a.ptr().iter().map(|&p| p as u64).collect();
+        let starts = balanced_starts(&ptr64, gpus.len());
+        let mut blocks = Vec::with_capacity(gpus.len());
+        for (g, gpu) in gpus.iter().enumerate() {
+            let (r0, r1) = (starts[g] as usize, starts[g + 1] as usize);
+            let (k0, k1) = (a.ptr()[r0] as usize, a.ptr()[r1] as usize);
+            let ptr: Vec<u32> = a.ptr()[r0..=r1].iter().map(|&p| p - k0 as u32).collect();
+            let block = Csr::try_new(r1 as u64 - r0 as u64, a.cols(), ptr, a.idx()[k0..k1].to_vec(), a.vals()[k0..k1].to_vec())?;
+            blocks.push(DeviceCsr::upload(gpu, &block)?);
+        }
+        Self::from_blocks(a.rows(), a.cols(), starts, blocks)
+    }
+
+    /// Downloads every block (from `gpus[g]`) and stacks them into one host matrix.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] for a GPU list of another length; device errors;
+    /// [`Error::TooLarge`] past 32-bit sizes.
+    pub fn gather(&self, gpus: &[Gpu]) -> Result<Csr<u32, T>> {
+        if gpus.len() != self.blocks.len() {
+            return Err(Error::LengthMismatch { what: "GPUs", expected: self.blocks.len() as u64, got: gpus.len() as u64 });
+        }
+        let nnz = self.nnz();
+        if nnz > u32::MAX as u64 {
+            return Err(Error::TooLarge { what: "nonzeros of a gathered matrix", len: nnz, max: u32::MAX as u64 });
+        }
+        let (mut ptr, mut idx, mut vals) = (vec![0u32], Vec::with_capacity(nnz as usize), Vec::with_capacity(nnz as usize));
+        for (b, gpu) in self.blocks.iter().zip(gpus) {
+            let h = b.download(gpu)?;
+            let base = idx.len() as u32;
+            ptr.extend(h.ptr()[1..].iter().map(|&p| p + base));
+            idx.extend_from_slice(h.idx());
+            vals.extend_from_slice(h.vals());
+        }
+        Csr::try_new(self.rows, self.cols, ptr, idx, vals)
+    }
+}

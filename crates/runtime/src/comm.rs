@@ -1,0 +1,165 @@
+//! NCCL communicators over the GPUs one process drives: [`Comms`]. NCCL is loaded at run time
+//! like the driver and cuSPARSE ([`crate::vendor::nccl_library`], `SPTRANS_NCCL_LIB`); without
+//! it, [`Error::NoNccl`] names what was tried. NVLink multicast (NVLS) is turned off
+//! (`NCCL_NVLS_ENABLE=0`) unless the environment already says otherwise.
+//!
+//! One thread drives every GPU, so each collective is issued for all ranks inside one NCCL
+//! group ([`Comms::group`]); the operations run on each GPU's own stream ([`Gpu::stream`]) and
+//! are ordered with that GPU's kernels like any other work on it.
+use cudarc::nccl::{result as nccl, sys};
+
+use crate::{Error, Gpu, Result};
+
+/// NCCL's status as this crate's error.
+fn nccl_err(during: &'static str) -> impl FnOnce(nccl::NcclError) -> Error {
+    move |e| Error::Nccl { during, code: format!("{:?}", e.0) }
+}
+
+/// One NCCL communicator per GPU of this process, ranks `0 .. len()` on GPUs `0 .. len()`, each
+/// with its [`Gpu`] handle (context and stream).
+pub struct Comms {
+    gpus: Vec<Gpu>,
+    raw: Vec<sys::ncclComm_t>,
+}
+
+impl std::fmt::Debug for Comms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Comms").field("ranks", &self.gpus.len()).finish()
+    }
+}
+
+impl Comms {
+    /// Communicators over GPUs `0 .. count` (`ncclCommInitAll`), one [`Gpu`] with its own
+    /// stream each.
+    ///
+    /// # Errors
+    /// [`Error::NoDriver`], [`Error::NoDevice`] when fewer than `count` GPUs are present (or
+    /// `count` is 0), [`Error::NoNccl`] when NCCL cannot be loaded, [`Error::Nccl`].
+    pub fn local(count: usize) -> Result<Self> {
+        let present = crate::device_count()?;
+        if count == 0 || count > present {
+            return Err(Error::NoDevice { ordinal: count.saturating_sub(1).max(present), count: present });
+        }
+        crate::vendor::nccl_library().map_err(|why| Error::NoNccl(why.to_string()))?;
+        if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
+            // NVLink multicast off: the lent machines' fabric manager does not serve it (KINDS.md).
+            std::env::set_var("NCCL_NVLS_ENABLE", "0");
+        }
+        let gpus = (0..count).map(Gpu::new).collect::<Result<Vec<_>>>()?;
+        let ordinals: Vec<i32> = (0..count as i32).collect();
+        let mut raw = vec![std::ptr::null_mut(); count];
+        // SAFETY: `raw` holds `count` communicator slots and `ordinals` `count` valid device
+        // ordinals (checked against the driver's count above).
+        unsafe { nccl::comm_init_all(raw.as_mut_ptr(), count as i32, ordinals.as_ptr()) }.map_err(nccl_err("ncclCommInitAll"))?;
+        Ok(Self { gpus, raw })
+    }
+
+    /// The number of ranks (GPUs).
+    pub fn len(&self) -> usize {
+        self.gpus.len()
+    }
+
+    /// Whether there are no ranks (never, for a constructed value).
+    pub fn is_empty(&self) -> bool {
+        self.gpus.is_empty()
+    }
+
+    /// Each rank's GPU handle, by rank.
+    pub fn gpus(&self) -> &[Gpu] {
+        &self.gpus
+    }
+
+    /// Runs `f`, which issues one NCCL call per rank (or several), inside one NCCL group
+    /// (`ncclGroupStart` / `ncclGroupEnd`), as NCCL requires when one thread drives several
+    /// GPUs. The group is closed whatever `f` returns.
+    ///
+    /// # Errors
+    /// `f`'s error, or [`Error::Nccl`] from the group calls.
+    pub fn group<R>(&self, f: impl FnOnce(&Self) -> Result<R>) -> Result<R> {
+        nccl::group_start().map_err(nccl_err("ncclGroupStart"))?;
+        let r = f(self);
+        let end = nccl::group_end().map_err(nccl_err("ncclGroupEnd"));
+        let r = r?;
+        end?;
+        Ok(r)
+    }
+
+    /// Waits for every rank's stream.
+    ///
+    /// # Errors
+    /// Driver errors (an earlier asynchronous failure among them).
+    pub fn synchronize(&self) -> Result<()> {
+        self.gpus.iter().try_for_each(Gpu::synchronize)
+    }
+
+    /// Enqueues on `rank`'s stream the sum, over every rank, of `count` `u64` words at `addr`
+    /// (each rank's own address), in place (`ncclAllReduce`). Call it for every rank inside one
+    /// [`Comms::group`].
+    ///
+    /// # Safety
+    /// `addr` is a device address on `rank`'s GPU holding `count` words, not used by other work
+    /// until the stream passes this operation.
+    ///
+    /// # Errors
+    /// [`Error::Nccl`]; [`Error::Internal`] for a rank out of range.
+    pub unsafe fn all_reduce_sum_u64(&self, rank: usize, addr: u64, count: usize) -> Result<()> {
+        let (comm, stream) = self.raw(rank)?;
+        let p = addr as *mut std::ffi::c_void;
+        // SAFETY: the caller's contract; the communicator and stream are this rank's.
+        unsafe { nccl::all_reduce(p, p, count, sys::ncclDataType_t::ncclUint64, sys::ncclRedOp_t::ncclSum, comm, stream) }
+            .map_err(nccl_err("ncclAllReduce"))?;
+        Ok(())
+    }
+
+    /// Enqueues on `rank`'s stream the sending of `bytes` bytes at `addr` to rank `peer`
+    /// (`ncclSend`); the peer posts the matching [`Comms::recv_bytes`] in the same group.
+    ///
+    /// # Safety
+    /// `addr` is a device address on `rank`'s GPU holding `bytes` bytes, left unchanged until the
+    /// stream passes this operation.
+    ///
+    /// # Errors
+    /// [`Error::Nccl`]; [`Error::Internal`] for a rank or peer out of range.
+    pub unsafe fn send_bytes(&self, rank: usize, addr: u64, bytes: usize, peer: usize) -> Result<()> {
+        let (comm, stream) = self.raw(rank)?;
+        self.raw(peer)?;
+        // SAFETY: the caller's contract; the communicator and stream are this rank's.
+        unsafe { nccl::send(addr as *const std::ffi::c_void, bytes, sys::ncclDataType_t::ncclUint8, peer as i32, comm, stream) }
+            .map_err(nccl_err("ncclSend"))?;
+        Ok(())
+    }
+
+    /// Enqueues on `rank`'s stream the receiving of `bytes` bytes from rank `peer` into `addr`
+    /// (`ncclRecv`).
+    ///
+    /// # Safety
+    /// `addr` is a device address on `rank`'s GPU with room for `bytes` bytes, not used by other
+    /// work until the stream passes this operation.
+    ///
+    /// # Errors
+    /// [`Error::Nccl`]; [`Error::Internal`] for a rank or peer out of range.
+    pub unsafe fn recv_bytes(&self, rank: usize, addr: u64, bytes: usize, peer: usize) -> Result<()> {
+        let (comm, stream) = self.raw(rank)?;
+        self.raw(peer)?;
+        // SAFETY: the caller's contract; the communicator and stream are this rank's.
+        unsafe { nccl::recv(addr as *mut std::ffi::c_void, bytes, sys::ncclDataType_t::ncclUint8, peer as i32, comm, stream) }
+            .map_err(nccl_err("ncclRecv"))?;
+        Ok(())
+    }
+
+    /// `rank`'s communicator and stream.
+    fn raw(&self, rank: usize) -> Result<(sys::ncclComm_t, sys::cudaStream_t)> {
+        let comm = *self.raw.get(rank).ok_or(Error::Internal("NCCL rank out of range"))?;
+        Ok((comm, self.gpus[rank].stream().cu_stream() as sys::cudaStream_t))
+    }
+}
+
+impl Drop for Comms {
+    fn drop(&mut self) {
+        for &c in &self.raw {
+            // SAFETY: each communicator was created by ncclCommInitAll and is destroyed once;
+            // a failure here has no one to report to.
+            let _ = unsafe { nccl::comm_destroy(c) };
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! Distributed transpose scaling over the GPUs present (1, 2, 4, ... ranks of one process), f32
+//! values, against the one-GPU transpose (`Auto`) of the same matrix and NCCL's own all-to-all
+//! of the same bytes, timed in the same run. Without a GPU or NCCL it says so and stops.
+//!
+//! `SPTRANS_DIST_NNZ` (default 2^28) nonzeros, `SPTRANS_DIST_ROWS` rows and columns (default
+//! nnz / 16), uniform columns (hashed, sorted within each row); `SPTRANS_DIST_CSV` writes the
+//! table as CSV. Median of `SPTRANS_DIST_RUNS` (default 5) runs after one warm-up.
+use gpu_runtime::cudarc::driver::DevicePtr;
+use gpu_runtime::Comms;
+use gpu_transpose::dist::DistTransposer;
+use gpu_transpose::Algorithm;
+use sptrans_matrix::dist::DistCsr;
+use sptrans_matrix::Csr;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// `m × m` with `nnz` nonzeros, rows of equal length (±1), hashed columns sorted in each row.
+fn matrix(m: u64, nnz: u64) -> Csr<u32, f32> {
+    let (q, rem) = (nnz / m, nnz % m);
+    let ptr: Vec<u32> = (0..=m).map(|r| (r * q + r.min(rem)) as u32).collect();
+    let mut idx = vec![0u32; nnz as usize];
+    let vals: Vec<f32> = (0..nnz).map(|k| (mix(k ^ 0x5555) % 1000) as f32 / 7.0).collect();
+    let mut rest: &mut [u32] = &mut idx;
+    for r in 0..m as usize {
+        let (row, tail) = rest.split_at_mut((ptr[r + 1] - ptr[r]) as usize);
+        for (t, c) in row.iter_mut().enumerate() {
+            *c = (mix(((r as u64) << 20) ^ t as u64 ^ 0x9e37) % m) as u32;
+        }
+        row.sort_unstable();
+        rest = tail;
+    }
+    Csr::try_new(m, m, ptr, idx, vals).expect("a valid generated matrix")
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// NCCL all-to-all of `per_peer` bytes between every pair of ranks (grouped sends and receives):
+/// seconds, median of `runs`.
+fn all_to_all(comms: &Comms, per_peer: usize, runs: usize) -> f64 {
+    let g = comms.len();
+    let bufs: Vec<_> =
+        comms.gpus().iter().map(|gpu| (gpu.alloc_zeros::<u8>(per_peer * g).unwrap(), gpu.alloc_zeros::<u8>(per_peer * g).unwrap())).collect();
+    let mut times = Vec::new();
+    for run in 0..=runs {
+        comms.synchronize().unwrap();
+        let t = std::time::Instant::now();
+        comms
+            .group(|c| {
+                for (s, (send, recv)) in bufs.iter().enumerate() {
+                    let stream = comms.gpus()[s].stream();
+                    let (sa, _g0) = send.device_ptr(stream);
+                    let (ra, _g1) = recv.device_ptr(stream);
+                    for p in (0..g).filter(|&p| p != s) {
+                        // SAFETY: per_peer bytes at offset p · per_peer of buffers of g · per_peer.
+                        unsafe {
+                            c.send_bytes(s, sa + (p * per_peer) as u64, per_peer, p)?;
+                            c.recv_bytes(s, ra + (p * per_peer) as u64, per_peer, p)?;
+                        }
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+        comms.synchronize().unwrap();
+        if run > 0 {
+            times.push(t.elapsed().as_secs_f64());
+        }
+    }
+    median(times)
+}
+
+fn main() {
+    let present = gpu_runtime::device_count().unwrap_or(0);
+    if present == 0 {
+        eprintln!("SKIPPED: no GPU");
+        return;
+    }
+    let nnz = env("SPTRANS_DIST_NNZ", 1 << 28);
+    let m = env("SPTRANS_DIST_ROWS", (nnz / 16).max(1));
+    let runs = env("SPTRANS_DIST_RUNS", 5) as usize;
+    let t = std::time::Instant::now();
+    let a = matrix(m, nnz);
+    eprintln!("matrix {m} x {m}, {nnz} nonzeros (f32), generated in {:.1} s", t.elapsed().as_secs_f64());
+    let copy = gpu_runtime::copy_bandwidth_gbs(&gpu_runtime::Gpu::new(0).unwrap(), 1 << 30, 10).unwrap_or(f64::NAN);
+    let mut rows = vec![
+        "gpus,one_gpu_ms,dist_ms,speedup,local_ms,pointer_ms,cuts_ms,exchange_ms,place_ms,sent_gb_per_rank,exchange_gbs,nccl_a2a_gbs,exchange_share"
+            .to_string(),
+    ];
+    println!("copy bandwidth of GPU 0: {copy:.0} GB/s");
+    println!(
+        "{:>4} {:>10} {:>10} {:>7}  phases (ms, profiled run)                      {:>9} {:>9} {:>9} {:>6}",
+        "gpus", "1 GPU ms", "dist ms", "speedup", "sent GB", "xchg GB/s", "a2a GB/s", "share"
+    );
+    let mut count = 1;
+    while count <= present {
+        let comms = match Comms::local(count) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("SKIPPED {count} GPUs: {e}");
+                return;
+            }
+        };
+        let mut dt = DistTransposer::new(&comms).unwrap();
+        let d = DistCsr::scatter(comms.gpus(), &a).unwrap();
+        // The one-GPU transpose of the whole matrix, on rank 0 (uploaded once).
+        let one = {
+            let whole = sptrans_matrix::device::DeviceCsr::upload(&comms.gpus()[0], &a).unwrap();
+            let tp = dt.rank(0).unwrap();
+            let mut times = Vec::new();
+            for run in 0..=runs {
+                comms.gpus()[0].synchronize().unwrap();
+                let t = std::time::Instant::now();
+                let out = tp.transpose_new(Algorithm::Auto, &whole).unwrap();
+                comms.gpus()[0].synchronize().unwrap();
+                if run > 0 {
+                    times.push(t.elapsed().as_secs_f64());
+                }
+                drop(out);
+            }
+            median(times)
+        };
+        let mut times = Vec::new();
+        for run in 0..=runs {
+            let t = std::time::Instant::now();
+            let (out, _) = dt.transpose(&comms, Algorithm::Auto, &d).unwrap();
+            if run > 0 {
+                times.push(t.elapsed().as_secs_f64());
+            }
+            drop(out);
+        }
+        let dist = median(times);
+        dt.set_profile(true);
+        let (_, ex) = dt.transpose(&comms, Algorithm::Auto, &d).unwrap();
+        dt.set_profile(false);
+        let ph = |w: &str| ex.phases.iter().find(|p| p.0 == w).map_or(0.0, |p| p.1);
+        let sent = ex.sent_bytes.iter().copied().max().unwrap_or(0) as f64;
+        let (xchg, a2a) = if count > 1 {
+            let per_peer = (sent / (count - 1) as f64) as usize;
+            let secs = all_to_all(&comms, per_peer.max(1), runs);
+            (sent / ph("exchange") / 1e9, (per_peer * (count - 1)) as f64 / secs / 1e9)
+        } else {
+            (f64::NAN, f64::NAN)
+        };
+        // gpus, 1-GPU ms, dist ms, speedup, the phases' ms, GB sent per rank, exchange and NCCL
+        // all-to-all GB/s, and the exchange's share of NCCL's rate.
+        let ms = |w: &str| ph(w) * 1e3;
+        let v = [
+            one * 1e3,
+            dist * 1e3,
+            one / dist,
+            ms("local"),
+            ms("pointer"),
+            ms("cuts"),
+            ms("exchange"),
+            ms("place"),
+            sent / 1e9,
+            xchg,
+            a2a,
+            xchg / a2a,
+        ];
+        println!(
+            "{count:>4} {:>10.2} {:>10.2} {:>6.2}x  local {:.2} ptr {:.2} cuts {:.2} xchg {:.2} place {:.2}  {:>9.3} {:>9.1} {:>9.1} {:>5.0}%",
+            v[0],
+            v[1],
+            v[2],
+            v[3],
+            v[4],
+            v[5],
+            v[6],
+            v[7],
+            v[8],
+            v[9],
+            v[10],
+            100.0 * v[11]
+        );
+        rows.push(std::iter::once(count.to_string()).chain(v.iter().map(|x| format!("{x:.4}"))).collect::<Vec<_>>().join(","));
+        drop(d);
+        count *= 2;
+    }
+    if let Ok(path) = std::env::var("SPTRANS_DIST_CSV") {
+        std::fs::write(&path, rows.join("\n") + "\n").expect("writing the CSV");
+        eprintln!("wrote {path}");
+    }
+}

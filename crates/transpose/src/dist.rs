@@ -1,0 +1,348 @@
+//! The transpose of a matrix spread over several GPUs ([`DistCsr`], row blocks), over NCCL
+//! ([`Comms`]): the result is the transpose as a `DistCsr` (its row blocks are column ranges of
+//! the input, balanced by nonzeros), equal bit for bit to the one-GPU transpose.
+//!
+//! 1. Each rank transposes its row block locally (the algorithm asked; `Auto` by default): a
+//!    CSC over all `n` columns of its own rows.
+//! 2. The global column pointer is the sum of the local ones (widened to 64 bits, one NCCL
+//!    all-reduce); the column ranges cut it into parts of nearly equal nonzeros (the cut points
+//!    read back by bisection: about `log₂ n` words per rank boundary).
+//! 3. Each rank sends every other rank the contiguous part of its local CSC that falls in that
+//!    rank's columns (the part's relative column pointer, row indices and values; grouped NCCL
+//!    sends and receives).
+//! 4. Each rank puts the pieces, in rank order, after one another in each column (the 64-bit
+//!    transposer's `place` kernel: rows offset by the sender's first row). Pieces from lower
+//!    ranks hold lower rows, so each column's rows stay sorted and equal entries keep their
+//!    order: the one-GPU result.
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use gpu_runtime::{Comms, Payload};
+use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+use sptrans_matrix::dist::DistCsr;
+
+use crate::{grid, Algorithm, Error, Result, Transposer};
+
+/// One [`Transposer`] per rank, for distributed transposes over a [`Comms`].
+pub struct DistTransposer {
+    tps: Vec<Transposer>,
+    profile: bool,
+}
+
+/// What the last [`DistTransposer::transpose`] moved.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Exchange {
+    /// The column ranges' first columns, and the column count last.
+    pub cuts: Vec<u64>,
+    /// Bytes each rank sent to the others (pointers, row indices and values).
+    pub sent_bytes: Vec<u64>,
+    /// With [`DistTransposer::set_profile`]: seconds of each phase (`local`, `pointer`, `cuts`,
+    /// `exchange`, `place`), every rank synchronized around each.
+    pub phases: Vec<(&'static str, f64)>,
+}
+
+impl DistTransposer {
+    /// A transposer for each rank of `comms` (on its GPU and stream).
+    ///
+    /// # Errors
+    /// As [`Transposer::new`].
+    pub fn new(comms: &Comms) -> Result<Self> {
+        Ok(Self { tps: comms.gpus().iter().map(Transposer::new).collect::<Result<Vec<_>>>()?, profile: false })
+    }
+
+    /// Times each phase ([`Exchange::phases`]), synchronizing every rank around each (slower; for
+    /// studies).
+    pub fn set_profile(&mut self, on: bool) {
+        self.profile = on;
+    }
+
+    /// The transposer of rank `r` (for one-GPU work on that rank's GPU).
+    pub fn rank(&mut self, r: usize) -> Option<&mut Transposer> {
+        self.tps.get_mut(r)
+    }
+
+    /// The transpose of `a` (block `g` on rank `g`'s GPU), `algo` for the local transposes, as a
+    /// [`DistCsr`] of `cols × rows` whose block `g` (on rank `g`) holds the columns
+    /// `cuts[g] .. cuts[g + 1]` of `a` (returned beside it). Synchronizes every rank (the cut
+    /// points and the pieces' sizes are read back); allocates its buffers per call.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when `a` has another number of blocks than `comms` has ranks;
+    /// [`Error::TooLarge`] when a rank's share of the transpose passes 32-bit offsets;
+    /// [`Error::UnsupportedValue`]; NCCL and driver errors (out of memory among them).
+    pub fn transpose<T: Payload>(&mut self, comms: &Comms, algo: Algorithm, a: &DistCsr<T>) -> Result<(DistCsr<T>, Exchange)> {
+        let g = comms.len();
+        if a.blocks().len() != g || self.tps.len() != g {
+            return Err(Error::Shape { what: "blocks of the distributed matrix", expected: g as u64, got: a.blocks().len() as u64 });
+        }
+        let (m, n) = (a.rows(), a.cols());
+        let with_vals = a.blocks().iter().any(|b| b.vals().is_some());
+        let vb = if with_vals { T::BYTES as u64 } else { 0 };
+        let kv = crate::index64::place_variant(vb as usize)?;
+        let gpus = comms.gpus();
+        let mut phases = Vec::new();
+        let profile = self.profile;
+        if profile {
+            comms.synchronize()?;
+        }
+        let mut clock = std::time::Instant::now();
+        let mut lap = |what: &'static str| -> Result<()> {
+            if profile {
+                comms.synchronize()?;
+                phases.push((what, clock.elapsed().as_secs_f64()));
+                clock = std::time::Instant::now();
+            }
+            Ok(())
+        };
+        // 1. Local transposes.
+        let mut local = Vec::with_capacity(g);
+        for (s, tp) in self.tps.iter_mut().enumerate() {
+            local.push(tp.transpose_new(algo, &a.blocks()[s])?);
+        }
+        lap("local")?;
+        if g == 1 {
+            // One rank: its local transpose is the answer.
+            comms.synchronize()?;
+            let out = DistCsr::from_blocks(n, m, vec![0, n], local)?;
+            return Ok((out, Exchange { cuts: vec![0, n], sent_bytes: vec![0], phases }));
+        }
+        // 2. Each rank's column pointer widened (w), and the global one (gl: the all-reduced sum).
+        let (mut w, mut gl): (Vec<CudaSlice<u64>>, Vec<CudaSlice<u64>>) = (Vec::new(), Vec::new());
+        for s in 0..g {
+            let gpu = &gpus[s];
+            let stream = gpu.stream();
+            let (mut ws, mut gs) = (gpu.alloc_zeros::<u64>(n as usize + 1)?, gpu.alloc_zeros::<u64>(n as usize + 1)?);
+            {
+                let (lp, _g0) = local[s].ptr().device_ptr(stream);
+                let (wa, _g1) = ws.device_ptr_mut(stream);
+                let (ga, _g2) = gs.device_ptr_mut(stream);
+                self.tps[s].add_ptr(wa, lp, n + 1)?;
+                self.tps[s].add_ptr(ga, lp, n + 1)?;
+            }
+            w.push(ws);
+            gl.push(gs);
+        }
+        comms.group(|c| {
+            for (s, gs) in gl.iter_mut().enumerate() {
+                let (ga, _g) = gs.device_ptr_mut(gpus[s].stream());
+                // SAFETY: n + 1 words on rank s's GPU, used next by this stream only.
+                unsafe { c.all_reduce_sum_u64(s, ga, n as usize + 1)? };
+            }
+            Ok(())
+        })?;
+        lap("pointer")?;
+        // 3. The cut points (columns), read from rank 0's global pointer by bisection.
+        let read = |s: usize, buf: &CudaSlice<u64>, i: u64| -> Result<u64> {
+            let (p, _g) = buf.device_ptr(gpus[s].stream());
+            let mut x = [0u64];
+            // SAFETY: i <= n: a word of the n + 1 of `buf` (read_raw synchronizes first).
+            unsafe { gpus[s].read_raw(p + 8 * i, &mut x)? };
+            Ok(x[0])
+        };
+        let total = read(0, &gl[0], n)?;
+        let mut cuts = vec![0u64; g + 1];
+        cuts[g] = n;
+        for r in 1..g {
+            let target = (total as u128 * r as u128 / g as u128) as u64;
+            let (mut lo, mut hi) = (cuts[r - 1], n);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if read(0, &gl[0], mid)? < target {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            cuts[r] = lo;
+        }
+        let glob: Vec<u64> = cuts.iter().map(|&c| read(0, &gl[0], c)).collect::<Result<_>>()?;
+        // off[s][r]: where rank s's entries of rank r's columns start in its local CSC.
+        let off: Vec<Vec<u64>> = (0..g).map(|s| cuts.iter().map(|&c| read(s, &w[s], c)).collect::<Result<Vec<_>>>()).collect::<Result<_>>()?;
+        for r in 0..g {
+            let share = glob[r + 1] - glob[r];
+            if share > sptrans_matrix::device::MAX_NNZ {
+                return Err(Error::TooLarge {
+                    what: "nonzeros of one rank's share of the transpose",
+                    len: share,
+                    max: sptrans_matrix::device::MAX_NNZ,
+                });
+            }
+        }
+        let range = |r: usize| cuts[r + 1] - cuts[r];
+        // Relative pointers of rank s's part for rank r, at rel_at[r] words of its buffer.
+        let rel_at: Vec<u64> = (0..=g).map(|r| (0..r).map(|q| range(q) + 1).sum()).collect();
+        let mut rel = Vec::with_capacity(g);
+        for s in 0..g {
+            let gpu = &gpus[s];
+            let stream = gpu.stream();
+            let mut buf = gpu.alloc_zeros::<u32>(rel_at[g] as usize)?;
+            {
+                let (wa, _g0) = w[s].device_ptr(stream);
+                let (ba, _g1) = buf.device_ptr_mut(stream);
+                for r in 0..g {
+                    let (r0, len, k0, k1, out) = (cuts[r], range(r) + 1, off[s][r], off[s][r + 1], ba + 4 * rel_at[r]);
+                    // SAFETY: transpose_index64_chunk_ptr(ptr, r0, len, k0, k1, out): w[s] holds
+                    // n + 1 >= r0 + len words; out has len words of the buffer (rel_at);
+                    // k1 - k0 <= the rank's nonzeros < 2^32.
+                    unsafe {
+                        self.tps[s]
+                            .k64
+                            .chunk_ptr
+                            .args(stream)
+                            .arg(&wa)
+                            .arg(&r0)
+                            .arg(&len)
+                            .arg(&k0)
+                            .arg(&k1)
+                            .arg(&out)
+                            .launch(grid(gpu.props().sm_count, len))?
+                    };
+                }
+            }
+            rel.push(buf);
+        }
+        lap("cuts")?;
+        // 4. The exchange: rank s's part for rank r, into r's receive buffers.
+        struct Piece<T: Payload> {
+            rel: CudaSlice<u32>,
+            rows: CudaSlice<u32>,
+            vals: Option<CudaSlice<T>>,
+        }
+        let mut recv: Vec<Vec<Option<Piece<T>>>> = Vec::with_capacity(g);
+        #[allow(clippy::needless_range_loop)] // r and s index off[s][r] both ways.
+        for r in 0..g {
+            let gpu = &gpus[r];
+            let mut row = Vec::with_capacity(g);
+            for s in 0..g {
+                if s == r {
+                    row.push(None);
+                    continue;
+                }
+                let cnt = (off[s][r + 1] - off[s][r]) as usize;
+                row.push(Some(Piece {
+                    rel: gpu.alloc_zeros::<u32>(range(r) as usize + 1)?,
+                    rows: gpu.alloc_zeros::<u32>(cnt.max(1))?,
+                    vals: if with_vals { Some(gpu.alloc_zeros::<T>(cnt.max(1))?) } else { None },
+                }));
+            }
+            recv.push(row);
+        }
+        let mut sent_bytes = vec![0u64; g];
+        comms.group(|c| {
+            for s in 0..g {
+                let stream = gpus[s].stream();
+                let (ra, _g0) = rel[s].device_ptr(stream);
+                let (ia, _g1) = local[s].idx().device_ptr(stream);
+                let va = local[s].vals().map(|v| v.device_ptr(stream).0).unwrap_or(0);
+                for r in (0..g).filter(|&r| r != s) {
+                    let (k0, cnt) = (off[s][r], off[s][r + 1] - off[s][r]);
+                    let pb = 4 * (range(r) + 1);
+                    // SAFETY: the part lies inside rank s's buffers: rel_at[r] + range(r) + 1
+                    // words of rel[s]; entries k0 .. k0 + cnt of its local CSC. Nothing writes
+                    // them until the stream passes the sends.
+                    unsafe {
+                        c.send_bytes(s, ra + 4 * rel_at[r], pb as usize, r)?;
+                        c.send_bytes(s, ia + 4 * k0, 4 * cnt as usize, r)?;
+                        if with_vals {
+                            c.send_bytes(s, va + vb * k0, (vb * cnt) as usize, r)?;
+                        }
+                    }
+                    sent_bytes[s] += pb + 4 * cnt + vb * cnt;
+                }
+            }
+            for r in 0..g {
+                let stream = gpus[r].stream();
+                for s in (0..g).filter(|&s| s != r) {
+                    let cnt = off[s][r + 1] - off[s][r];
+                    let p = recv[r][s].as_mut().ok_or(gpu_runtime::Error::Internal("a receive buffer is missing"))?;
+                    let (ra, _g0) = p.rel.device_ptr_mut(stream);
+                    let (ia, _g1) = p.rows.device_ptr_mut(stream);
+                    // SAFETY: each buffer was allocated above with room for what it receives.
+                    unsafe {
+                        c.recv_bytes(r, ra, 4 * (range(r) as usize + 1), s)?;
+                        c.recv_bytes(r, ia, 4 * cnt as usize, s)?;
+                        if let Some(v) = p.vals.as_mut() {
+                            let (vaddr, _g2) = v.device_ptr_mut(stream);
+                            c.recv_bytes(r, vaddr, (vb * cnt) as usize, s)?;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        lap("exchange")?;
+        // 5. Each rank places the pieces, in rank order, column by column.
+        let mut blocks = Vec::with_capacity(g);
+        for r in 0..g {
+            let gpu = &gpus[r];
+            let stream = gpu.stream().clone();
+            let sms = gpu.props().sm_count;
+            let (len, share) = (range(r), glob[r + 1] - glob[r]);
+            let mut parts = DeviceCsrParts::<T>::alloc(gpu, len, share, with_vals)?;
+            let mut cursor = gpu.alloc_zeros::<u64>(len.max(1) as usize)?;
+            {
+                let (ga, _g0) = gl[r].device_ptr(&stream);
+                let (pa, _g1) = parts.ptr.device_ptr_mut(&stream);
+                let (ca, _g2) = cursor.device_ptr_mut(&stream);
+                let (c0, lp1, k0, k1) = (cuts[r], len + 1, glob[r], glob[r + 1]);
+                // SAFETY: transpose_index64_chunk_ptr: the global pointer holds n + 1 >= c0 + len + 1
+                // words, the output pointer len + 1; k1 - k0 = share <= MAX_NNZ.
+                unsafe { self.tps[r].k64.chunk_ptr.args(&stream).arg(&ga).arg(&c0).arg(&lp1).arg(&k0).arg(&k1).arg(&pa).launch(grid(sms, lp1))? };
+                self.tps[r].add_ptr(ca, pa, len)?;
+            }
+            let (oidx, oguard) = parts.idx.device_ptr_mut(&stream);
+            let ovals = parts.vals.as_mut().map(|v| v.device_ptr_mut(&stream).0).unwrap_or(0);
+            for s in 0..g {
+                let cnt = off[s][r + 1] - off[s][r];
+                if cnt == 0 {
+                    continue;
+                }
+                // The piece: its relative pointer, row indices and values (rank r's own part read
+                // in place).
+                let (rel_view, rows_a, vals_a) = match &recv[r][s] {
+                    Some(p) => (p.rel.slice(..), p.rows.device_ptr(&stream).0, p.vals.as_ref().map(|v| v.device_ptr(&stream).0).unwrap_or(0)),
+                    None => {
+                        let k0 = off[r][r];
+                        let ia = local[r].idx().device_ptr(&stream).0 + 4 * k0;
+                        let va = local[r].vals().map(|v| v.device_ptr(&stream).0 + vb * k0).unwrap_or(0);
+                        (rel[r].slice(rel_at[r] as usize..(rel_at[r] + len + 1) as usize), ia, va)
+                    }
+                };
+                let mut cols = gpu.alloc_zeros::<u32>(cnt as usize)?;
+                self.tps[r].ptr2idx.run(&rel_view, &mut cols)?;
+                let (colp, _g4) = cols.device_ptr(&stream);
+                let (rp, _g5) = rel_view.device_ptr(&stream);
+                let (ca, _g6) = cursor.device_ptr(&stream);
+                let r0 = a.row_starts()[s] as u32;
+                // SAFETY: transpose_index64_place_v*(nnz, col, cp, cursor, rows, r0, vals, out_rows,
+                // out_vals): the piece's cnt entries with columns < len from ptr2idx of its
+                // pointer (len + 1 words from 0 to cnt); the cursor (len words: the output
+                // pointer plus the earlier pieces' counts, so destinations are distinct and
+                // below share); the output's share row indices and values.
+                unsafe {
+                    self.tps[r].k64.place[kv]
+                        .args(&stream)
+                        .arg(&cnt)
+                        .arg(&colp)
+                        .arg(&rp)
+                        .arg(&ca)
+                        .arg(&rows_a)
+                        .arg(&r0)
+                        .arg(&vals_a)
+                        .arg(&oidx)
+                        .arg(&ovals)
+                        .launch(grid(sms, cnt))?
+                };
+                // SAFETY: transpose_index64_advance(cursor, cp, len): len and len + 1 words.
+                unsafe { self.tps[r].k64.advance.args(&stream).arg(&ca).arg(&rp).arg(&len).launch(grid(sms, len))? };
+            }
+            drop(oguard);
+            // SAFETY: the pieces, placed in rank order after one another in each column, are the
+            // CSR of columns cuts[r] .. cuts[r + 1] of the transpose: pointer from 0 to share,
+            // row indices < m, values beside them.
+            blocks.push(unsafe { DeviceCsr::from_parts_unchecked(len, m, parts) });
+        }
+        comms.synchronize()?;
+        lap("place")?;
+        let out = DistCsr::from_blocks(n, m, cuts.clone(), blocks)?;
+        Ok((out, Exchange { cuts, sent_bytes, phases }))
+    }
+}
