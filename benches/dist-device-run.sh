@@ -6,6 +6,7 @@
 # cudarc's loader asks for.
 # Here: cargo test --release -p gpu-transpose --test dist --no-run and cargo bench -p
 # gpu-transpose --bench dist --no-run, their binaries copied to .gpu/dist-test and .gpu/dist-bench;
+# (and the CLI, `.gpu/sptrans`, for `transpose --gpus N --check`);
 # there: `bash benches/dist-device-run.sh` (NNZ=... sets the bench's nonzeros; output in $OUT).
 set -u
 O=${OUT:-.gpu/out}; mkdir -p "$O"
@@ -19,5 +20,9 @@ SPTRANS_GPU_TEST_LOG="$O/dist-tests.log" SPTRANS_REQUIRE_GPUS=$G .gpu/dist-test 
 cat "$O/dist-tests.log"
 if [ "${SANITIZE:-1}" = 1 ]; then
   compute-sanitizer --tool memcheck --report-api-errors no .gpu/dist-test dist_transpose_two_gpus --test-threads 1 2>&1 | tail -4
+fi
+if [ -x .gpu/sptrans ]; then
+  .gpu/sptrans gen uniform 2000000 1500000 20000000 -o /tmp/u20.mtx 2>&1 | tail -1
+  for n in $(seq 2 "$G"); do .gpu/sptrans transpose /tmp/u20.mtx -o /tmp/t$n.mtx --gpus "$n" --check 2>&1 | tail -2; done
 fi
 SPTRANS_DIST_NNZ=${NNZ:-1073741824} SPTRANS_DIST_CSV="$O/dist.csv" .gpu/dist-bench 2>&1 | tee "$O/dist.txt"

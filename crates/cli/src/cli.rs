@@ -75,6 +75,12 @@ pub struct TransposeArgs {
     /// and the 64-bit transposer, in chunks). The output file is the same either way.
     #[arg(long, value_enum, default_value_t = IndexBits::I32)]
     pub index: IndexBits,
+    /// GPUs to spread the transpose over (GPUs 0 .. N of this machine, row blocks balanced by
+    /// nonzeros, exchanged over NCCL; the result is the one-GPU transpose, bit for bit). More
+    /// than 1 needs NCCL: `SPTRANS_NCCL_LIB`, or `libnccl.so` on the loader path; 32-bit
+    /// indices, real or integer values.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub gpus: u64,
 }
 
 /// `123`, `500M`, `16G`, `1.5T` (powers of 1024; `k`, `M`, `G`, `T`, optional `B` / `iB`).

@@ -314,6 +314,9 @@ fn device_refusal(msg: String) -> sptrans_matrix::Error {
 
 /// `sptrans transpose`.
 pub fn transpose(args: &TransposeArgs) -> Result<()> {
+    if args.gpus > 1 {
+        return transpose_dist(args);
+    }
     match args.index {
         IndexBits::I32 => transpose_as::<u32>(args).map_err(|e| match e {
             // More entries than u32 holds: say how to take them.
@@ -354,6 +357,33 @@ fn transpose_as<I: GpuIndex>(args: &TransposeArgs) -> Result<()> {
             run_complex(args, a, target)
         }
     }
+}
+
+/// `sptrans transpose --gpus N` (N > 1): the distributed transpose over GPUs `0 .. N`.
+fn transpose_dist(args: &TransposeArgs) -> Result<()> {
+    let n = args.gpus as usize;
+    if args.index == IndexBits::I64 {
+        return Err(Error::Usage("--gpus with --index 64: the distributed transpose takes 32-bit indices for now".into()));
+    }
+    if args.algo == Algorithm::Serial {
+        return Err(Error::Usage("--gpus with --algo serial: the serial twin runs on the CPU; drop --gpus".into()));
+    }
+    let comms = gpu_runtime::Comms::local(n)?;
+    let input = mm::Input::open(&args.input).map_err(mat_err(&args.input))?;
+    match input.header().field {
+        Field::Real => dist_run(args, &comms, input.read_csr::<f64>(host_limit(args.max_memory)).map_err(mat_err(&args.input))?),
+        Field::Integer => dist_run(args, &comms, input.read_csr::<i64>(host_limit(args.max_memory)).map_err(mat_err(&args.input))?),
+        f => Err(Error::Usage(format!("--gpus: {f:?} values are not taken yet (real or integer)"))),
+    }
+}
+
+fn dist_run<T: Value + Payload>(args: &TransposeArgs, comms: &gpu_runtime::Comms, a: Csr<u32, T>) -> Result<()> {
+    let d = sptrans_matrix::dist::DistCsr::scatter(comms.gpus(), &a)?;
+    let mut dt = gpu_transpose::dist::DistTransposer::new(comms)?;
+    let (t, ex) = dt.transpose(comms, args.algo, &d)?;
+    let at = t.gather(comms.gpus())?;
+    let how = format!("distributed over {} GPUs ({} each; column cuts {:?})", comms.len(), args.algo, ex.cuts);
+    finish(args, &a, at, &how, true)
 }
 
 /// Complex values: on the GPU as their bits (16-byte values), checked and written as complex.

@@ -360,3 +360,29 @@ fn info_finds_ptxas_as_build_ptx_does() {
     let fake = bin();
     sptrans().args(["info", "--no-bandwidth"]).env("PTXAS", &fake).assert().success().stdout(predicate::str::contains(fake.display().to_string()));
 }
+
+#[test]
+fn gpus_is_checked_and_fails_clearly_without_the_gpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = gen(dir.path(), "a.mtx", &["uniform", "300", "200", "4000"]);
+    let out = dir.path().join("t.mtx");
+    sptrans().args(["transpose", "--gpus", "0"]).arg(&a).arg("-o").arg(&out).assert().failure().stderr(predicate::str::contains("--gpus"));
+    sptrans()
+        .args(["transpose", "--gpus", "2", "--index", "64"])
+        .arg(&a)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("32-bit indices").and(no_panic()));
+    // Two GPUs with NCCL: the one-GPU result; otherwise an error naming what is missing.
+    let run = sptrans().args(["transpose", "--gpus", "2", "--check"]).arg(&a).arg("-o").arg(&out).assert();
+    let o = run.get_output();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    if o.status.success() {
+        assert!(mm::read_csr::<f64>(&out).unwrap().same_bits(&twin(&a)));
+    } else {
+        assert!(["driver", "device", "NCCL"].iter().any(|w| err.contains(w)), "{err}");
+    }
+}

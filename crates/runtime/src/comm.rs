@@ -103,11 +103,28 @@ impl Comms {
     /// # Errors
     /// [`Error::Nccl`]; [`Error::Internal`] for a rank out of range.
     pub unsafe fn all_reduce_sum_u64(&self, rank: usize, addr: u64, count: usize) -> Result<()> {
+        // SAFETY: forwarded.
+        unsafe { self.all_reduce_sum(rank, addr, count, sys::ncclDataType_t::ncclUint64) }
+    }
+
+    /// [`Comms::all_reduce_sum_u64`] of `u32` words (sums past `u32::MAX` wrap).
+    ///
+    /// # Safety
+    /// As [`Comms::all_reduce_sum_u64`], with `count` 4-byte words.
+    ///
+    /// # Errors
+    /// As [`Comms::all_reduce_sum_u64`].
+    pub unsafe fn all_reduce_sum_u32(&self, rank: usize, addr: u64, count: usize) -> Result<()> {
+        // SAFETY: forwarded.
+        unsafe { self.all_reduce_sum(rank, addr, count, sys::ncclDataType_t::ncclUint32) }
+    }
+
+    /// In-place sum over the ranks of `count` words of type `dtype`.
+    unsafe fn all_reduce_sum(&self, rank: usize, addr: u64, count: usize, dtype: sys::ncclDataType_t) -> Result<()> {
         let (comm, stream) = self.raw(rank)?;
         let p = addr as *mut std::ffi::c_void;
         // SAFETY: the caller's contract; the communicator and stream are this rank's.
-        unsafe { nccl::all_reduce(p, p, count, sys::ncclDataType_t::ncclUint64, sys::ncclRedOp_t::ncclSum, comm, stream) }
-            .map_err(nccl_err("ncclAllReduce"))?;
+        unsafe { nccl::all_reduce(p, p, count, dtype, sys::ncclRedOp_t::ncclSum, comm, stream) }.map_err(nccl_err("ncclAllReduce"))?;
         Ok(())
     }
 

@@ -104,8 +104,10 @@ impl DistTransposer {
             let out = DistCsr::from_blocks(n, m, vec![0, n], local)?;
             return Ok((out, Exchange { cuts: vec![0, n], sent_bytes: vec![0], phases }));
         }
-        // 2. Each rank's column pointer widened (w), and the global one (gl: the all-reduced sum).
-        let (mut w, mut gl): (Vec<CudaSlice<u64>>, Vec<CudaSlice<u64>>) = (Vec::new(), Vec::new());
+        // 2. Each rank's column pointer widened (w), and the global one (gl: the all-reduced sum,
+        // of the 32-bit pointers when the total fits them: half the bytes).
+        let narrow = a.nnz() <= u32::MAX as u64;
+        let (mut w, mut gl, mut sum32) = (Vec::new(), Vec::new(), Vec::new());
         for s in 0..g {
             let gpu = &gpus[s];
             let stream = gpu.stream();
@@ -113,21 +115,39 @@ impl DistTransposer {
             {
                 let (lp, _g0) = local[s].ptr().device_ptr(stream);
                 let (wa, _g1) = ws.device_ptr_mut(stream);
-                let (ga, _g2) = gs.device_ptr_mut(stream);
                 self.tps[s].add_ptr(wa, lp, n + 1)?;
-                self.tps[s].add_ptr(ga, lp, n + 1)?;
+                if !narrow {
+                    let (ga, _g2) = gs.device_ptr_mut(stream);
+                    self.tps[s].add_ptr(ga, lp, n + 1)?;
+                }
+            }
+            if narrow {
+                let mut p32 = gpu.alloc_zeros::<u32>(n as usize + 1)?;
+                stream.memcpy_dtod(local[s].ptr(), &mut p32).map_err(gpu_runtime::Error::driver("copying a column pointer"))?;
+                sum32.push(p32);
             }
             w.push(ws);
             gl.push(gs);
         }
         comms.group(|c| {
-            for (s, gs) in gl.iter_mut().enumerate() {
-                let (ga, _g) = gs.device_ptr_mut(gpus[s].stream());
+            for s in 0..g {
+                let stream = gpus[s].stream();
                 // SAFETY: n + 1 words on rank s's GPU, used next by this stream only.
-                unsafe { c.all_reduce_sum_u64(s, ga, n as usize + 1)? };
+                unsafe {
+                    match sum32.get_mut(s) {
+                        Some(p32) => c.all_reduce_sum_u32(s, p32.device_ptr_mut(stream).0, n as usize + 1)?,
+                        None => c.all_reduce_sum_u64(s, gl[s].device_ptr_mut(stream).0, n as usize + 1)?,
+                    }
+                }
             }
             Ok(())
         })?;
+        for (s, p32) in sum32.iter().enumerate() {
+            let stream = gpus[s].stream();
+            let (pa, _g0) = p32.device_ptr(stream);
+            let (ga, _g1) = gl[s].device_ptr_mut(stream);
+            self.tps[s].add_ptr(ga, pa, n + 1)?;
+        }
         lap("pointer")?;
         // 3. The cut points (columns), read from rank 0's global pointer by bisection.
         let read = |s: usize, buf: &CudaSlice<u64>, i: u64| -> Result<u64> {
