@@ -27,8 +27,10 @@ pub struct DistCsr<T: AnyBits> {
 /// row count). Rows are never split, so a very long row makes its block heavier.
 ///
 /// ```
-/// // Rows of 4, 0, 4, 4 nonzeros in two blocks: rows 0..2 and 2..4.
-/// assert_eq!(sptrans_matrix::dist::balanced_starts(&[0u64, 4, 4, 8, 12], 2), vec![0, 2, 4]);
+/// // Four rows of 4 nonzeros in two blocks: rows 0..2 and 2..4.
+/// assert_eq!(sptrans_matrix::dist::balanced_starts(&[0u64, 4, 8, 12, 16], 2), vec![0, 2, 4]);
+/// // Rows of 4, 0, 4, 4: block 1 starts at the first row at or past 6 nonzeros, row 3.
+/// assert_eq!(sptrans_matrix::dist::balanced_starts(&[0u64, 4, 4, 8, 12], 2), vec![0, 3, 4]);
 /// ```
 pub fn balanced_starts(ptr: &[u64], parts: usize) -> Vec<u64> {
     let rows = ptr.len().saturating_sub(1);
