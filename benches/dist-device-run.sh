@@ -25,4 +25,17 @@ if [ -x .gpu/sptrans ]; then
   .gpu/sptrans gen uniform 2000000 1500000 20000000 -o /tmp/u20.mtx 2>&1 | tail -1
   for n in $(seq 2 "$G"); do .gpu/sptrans transpose /tmp/u20.mtx -o /tmp/t$n.mtx --gpus "$n" --check 2>&1 | tail -2; done
 fi
-SPTRANS_DIST_NNZ=${NNZ:-1073741824} SPTRANS_DIST_CSV="$O/dist.csv" .gpu/dist-bench 2>&1 | tee "$O/dist.txt"
+if [ "${BIG:-1}" = 1 ]; then
+  SPTRANS_DIST_NNZ=${NNZ:-1073741824} SPTRANS_DIST_CSV="$O/dist.csv" .gpu/dist-bench 2>&1 | tee "$O/dist.txt"
+fi
+# REALISTIC=1: a 27-point stencil in random numbering and a community graph (the realistic
+# suite's generators), checked through the CLI and timed by the bench.
+if [ "${REALISTIC:-0}" = 1 ] && [ -x .gpu/sptrans ]; then
+  .gpu/sptrans gen stencil 100 --order random --seed 2 -o /tmp/stencil.mtx 2>&1 | tail -1 &
+  .gpu/sptrans gen graph 2000000 8 1000 --seed 3 -o /tmp/graph.mtx 2>&1 | tail -1 &
+  wait
+  for m in stencil graph; do
+    for n in $(seq 2 "$G"); do .gpu/sptrans transpose /tmp/$m.mtx -o /tmp/t.mtx --gpus "$n" --check 2>&1 | head -1; done
+    SPTRANS_DIST_MTX=/tmp/$m.mtx SPTRANS_DIST_RUNS=10 SPTRANS_DIST_CSV="$O/dist-$m.csv" .gpu/dist-bench 2>&1 | tee "$O/dist-$m.txt"
+  done
+fi

@@ -3,7 +3,8 @@
 //! of the same bytes, timed in the same run. Without a GPU or NCCL it says so and stops.
 //!
 //! `SPTRANS_DIST_NNZ` (default 2^28) nonzeros, `SPTRANS_DIST_ROWS` rows and columns (default
-//! nnz / 16), uniform columns (hashed, sorted within each row); `SPTRANS_DIST_CSV` writes the
+//! nnz / 16), uniform columns (hashed, sorted within each row); or the Matrix Market file
+//! `SPTRANS_DIST_MTX` (values read as f32); `SPTRANS_DIST_CSV` writes the
 //! table as CSV. Median of `SPTRANS_DIST_RUNS` (default 5) runs after one warm-up.
 use gpu_runtime::cudarc::driver::DevicePtr;
 use gpu_runtime::Comms;
@@ -90,8 +91,25 @@ fn main() {
     let m = env("SPTRANS_DIST_ROWS", (nnz / 16).max(1));
     let runs = env("SPTRANS_DIST_RUNS", 5) as usize;
     let t = std::time::Instant::now();
-    let a = matrix(m, nnz);
-    eprintln!("matrix {m} x {m}, {nnz} nonzeros (f32), generated in {:.1} s", t.elapsed().as_secs_f64());
+    let a = match std::env::var_os("SPTRANS_DIST_MTX") {
+        Some(path) => {
+            let a = sptrans_matrix::mm::read_csr::<f32>(&path).expect("reading SPTRANS_DIST_MTX");
+            eprintln!(
+                "matrix {}: {} x {}, {} nonzeros (f32), read in {:.1} s",
+                path.to_string_lossy(),
+                a.rows(),
+                a.cols(),
+                a.nnz(),
+                t.elapsed().as_secs_f64()
+            );
+            a
+        }
+        None => {
+            let a = matrix(m, nnz);
+            eprintln!("matrix {m} x {m}, {nnz} nonzeros (f32), generated in {:.1} s", t.elapsed().as_secs_f64());
+            a
+        }
+    };
     let copy = gpu_runtime::copy_bandwidth_gbs(&gpu_runtime::Gpu::new(0).unwrap(), 1 << 30, 10).unwrap_or(f64::NAN);
     let mut rows = vec![
         "gpus,one_gpu_ms,dist_ms,speedup,local_ms,pointer_ms,cuts_ms,exchange_ms,place_ms,sent_gb_per_rank,exchange_gbs,nccl_a2a_gbs,exchange_share"
