@@ -8,7 +8,7 @@
 use gpu_runtime::{AnyBits, Gpu};
 
 use crate::device::DeviceCsr;
-use crate::{Csr, Error, Result, Value};
+use crate::{Csr, Error, Index, Result, Value};
 
 /// A `rows × cols` CSR matrix in row blocks, block `g` on GPU `g` (see the module docs).
 ///
@@ -32,15 +32,12 @@ pub struct DistCsr<T: AnyBits> {
 /// // Rows of 4, 0, 4, 4: block 1 starts at the first row at or past 6 nonzeros, row 3.
 /// assert_eq!(sptrans_matrix::dist::balanced_starts(&[0u64, 4, 4, 8, 12], 2), vec![0, 3, 4]);
 /// ```
-pub fn balanced_starts(ptr: &[u64], parts: usize) -> Vec<u64> {
+pub fn balanced_starts<I: Index>(ptr: &[I], parts: usize) -> Vec<u64> {
     let rows = ptr.len().saturating_sub(1);
-    let nnz = ptr.last().copied().unwrap_or(0) as u128;
-    let mut starts: Vec<u64> = (0..parts)
-        .map(|g| {
-            let target = nnz * g as u128 / parts.max(1) as u128;
-            ptr[..rows].partition_point(|&o| (o as u128) < target) as u64
-        })
-        .collect();
+    let nnz = ptr.last().map_or(0, |p| p.to_u64()) as u128;
+    let parts128 = parts.max(1) as u128;
+    // `offset < g · nnz / parts`, compared exactly (no rounding of the target).
+    let mut starts: Vec<u64> = (0..parts).map(|g| ptr[..rows].partition_point(|o| o.to_u64() as u128 * parts128 < nnz * g as u128) as u64).collect();
     starts.push(rows as u64);
     starts
 }
@@ -119,8 +116,7 @@ impl<T: Value + AnyBits> DistCsr<T> {
         if gpus.is_empty() {
             return Err(Error::InvalidParameter { what: "GPUs", msg: "a distributed matrix needs at least one".into() });
         }
-        let ptr64: Vec<u64> = a.ptr().iter().map(|&p| p as u64).collect();
-        let starts = balanced_starts(&ptr64, gpus.len());
+        let starts = balanced_starts(a.ptr(), gpus.len());
         let mut blocks = Vec::with_capacity(gpus.len());
         for (g, gpu) in gpus.iter().enumerate() {
             let (r0, r1) = (starts[g] as usize, starts[g + 1] as usize);

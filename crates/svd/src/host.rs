@@ -206,8 +206,7 @@ impl Backend for HostBackend<'_> {
 
     fn shrink(&mut self, blk: &mut HostBlock, c: usize, k: usize, coef: &[f64], tmp: &mut HostBlock) -> Result<()> {
         if !self.threaded() {
-            self.combine(tmp, 0, k, blk, 0, c, coef)?;
-            return self.copy(tmp, 0, blk, 0, k);
+            return crate::lanczos::shrink_through(self, blk, c, k, coef, tmp);
         }
         let rows = blk.rows;
         crate::skinny::combine_in_place(&mut blk.data, rows, c, k, coef);
@@ -220,7 +219,7 @@ impl Backend for HostBackend<'_> {
         if self.threaded() {
             b.max(2)
         } else {
-            kk.max(2 * b)
+            crate::lanczos::wide_temps(kk, b)
         }
     }
 

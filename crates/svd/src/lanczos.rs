@@ -93,15 +93,17 @@ pub(crate) trait Backend {
     fn copy(&mut self, src: &Self::Block, s0: usize, dst: &mut Self::Block, d0: usize, k: usize) -> Result<()>;
     /// The restart's `blk[:, 0 .. k] = blk[:, 0 .. c] · coef` (`coef` `c × k`, `k ≤ c`); `tmp` has
     /// [`Backend::temp_cols`] columns. By default through `tmp` (which then needs `k` columns).
-    fn shrink(&mut self, blk: &mut Self::Block, c: usize, k: usize, coef: &[f64], tmp: &mut Self::Block) -> Result<()> {
-        self.combine(tmp, 0, k, blk, 0, c, coef)?;
-        self.copy(tmp, 0, blk, 0, k)
+    fn shrink(&mut self, blk: &mut Self::Block, c: usize, k: usize, coef: &[f64], tmp: &mut Self::Block) -> Result<()>
+    where
+        Self: Sized,
+    {
+        shrink_through(self, blk, c, k, coef, tmp)
     }
     /// Columns of the two temporaries (`n ×` and `m ×`) for a Krylov dimension `kk` and block
     /// `b`: at least `max(b, 2)` (a QR's copy; the finish's vectors and products, in chunks of
-    /// half of them). By default `max(kk, 2 b)`, which the default [`Backend::shrink`] needs.
+    /// half of them). By default [`wide_temps`], which the default [`Backend::shrink`] needs.
     fn temp_cols(&self, kk: usize, b: usize) -> usize {
-        kk.max(2 * b)
+        wide_temps(kk, b)
     }
     /// Whether the reorthogonalization may skip its second Gram–Schmidt pass where the first
     /// kept most of each vector's norm (the DGKS criterion, as ARPACK does): it then reads the
@@ -110,6 +112,18 @@ pub(crate) trait Backend {
     fn selective_reorth(&self) -> bool {
         false
     }
+}
+
+/// [`Backend::shrink`] through the temporary: `tmp[:, 0 .. k] = blk[:, 0 .. c] · coef`, copied
+/// back (`tmp` holds `k` columns).
+pub(crate) fn shrink_through<B: Backend>(be: &mut B, blk: &mut B::Block, c: usize, k: usize, coef: &[f64], tmp: &mut B::Block) -> Result<()> {
+    be.combine(tmp, 0, k, blk, 0, c, coef)?;
+    be.copy(tmp, 0, blk, 0, k)
+}
+
+/// Temporaries wide enough for [`shrink_through`]: `max(kk, 2 b)` columns.
+pub(crate) fn wide_temps(kk: usize, b: usize) -> usize {
+    kk.max(2 * b)
 }
 
 /// The Krylov sizes for `r` wanted triplets: `(b, p)` with `K = p b ≤ n`, `K ≥ r`. When the

@@ -105,10 +105,8 @@ impl<'a> RowProducts<'a> {
         let (m, n) = self.dims();
         let parts = self.parts(k);
         let (ptr, idx, val) = (self.a.ptr(), self.a.idx(), self.a.vals());
-        let nnz = ptr[m] as u64;
         // Part p takes the rows from the first whose offset reaches p · nnz / parts.
-        let bounds: Vec<usize> =
-            (0..=parts).map(|p| if p == parts { m } else { ptr.partition_point(|&o| (o as u64) * (parts as u64) < nnz * p as u64).min(m) }).collect();
+        let bounds: Vec<usize> = sptrans_matrix::dist::balanced_starts(ptr, parts).into_iter().map(|b| b as usize).collect();
         grow(&mut self.scratch, parts * n * k);
         self.scratch[..parts * n * k].par_chunks_mut((n * k).max(1)).enumerate().for_each(|(p, acc)| {
             acc.iter_mut().for_each(|v| *v = 0.0);

@@ -48,14 +48,22 @@ pub fn run_gpu_test(name: &str, body: impl FnOnce(&Gpu)) {
             body(gpu);
         }
         Err(reason) => {
-            if std::env::var("SPTRANS_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-                record("fail", name, reason);
-                panic!("SPTRANS_REQUIRE_GPU=1 but no GPU: {reason}");
-            }
-            record("skip", name, reason);
-            eprintln!("SKIPPED (no GPU: {reason}): {name}");
+            let required = std::env::var("SPTRANS_REQUIRE_GPU").is_ok_and(|v| v == "1");
+            skip_or_fail(name, reason, "no GPU: ", required.then(|| format!("SPTRANS_REQUIRE_GPU=1 but no GPU: {reason}")));
         }
     }
+}
+
+/// Records test `name` as skipped for `reason` (and says so, the reason after `label`), or —
+/// when `required` holds the message of the variable that demands it — as failed, panicking
+/// with that message.
+fn skip_or_fail(name: &str, reason: &str, label: &str, required: Option<String>) {
+    if let Some(msg) = required {
+        record("fail", name, reason);
+        panic!("{msg}");
+    }
+    record("skip", name, reason);
+    eprintln!("SKIPPED ({label}{reason}): {name}");
 }
 
 /// Runs multi-GPU test `name` on NCCL communicators over the first `count` GPUs, or records it
@@ -77,12 +85,7 @@ pub fn run_multi_gpu_test(name: &str, count: usize, body: impl FnOnce(&gpu_runti
         }
         Err(reason) => {
             let required = std::env::var("SPTRANS_REQUIRE_GPUS").ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(0);
-            if required >= count {
-                record("fail", name, &reason);
-                panic!("SPTRANS_REQUIRE_GPUS={required} but {reason}");
-            }
-            record("skip", name, &reason);
-            eprintln!("SKIPPED ({reason}): {name}");
+            skip_or_fail(name, &reason, "", (required >= count).then(|| format!("SPTRANS_REQUIRE_GPUS={required} but {reason}")));
         }
     }
 }
@@ -104,12 +107,8 @@ pub fn test_data(label: &str, sub: &str, env: &str) -> Option<std::path::PathBuf
         _ => label.to_string(),
     };
     let reason = format!("no test data: {} not found (a clone without ../shared; set {env} to point elsewhere)", dir.display());
-    if std::env::var("SPTRANS_REQUIRE_DATA").is_ok_and(|v| v == "1") {
-        record("fail", &name, &reason);
-        panic!("SPTRANS_REQUIRE_DATA=1 but {reason}");
-    }
-    record("skip", &name, &reason);
-    eprintln!("SKIPPED ({reason}): {name}");
+    let required = std::env::var("SPTRANS_REQUIRE_DATA").is_ok_and(|v| v == "1");
+    skip_or_fail(&name, &reason, "", required.then(|| format!("SPTRANS_REQUIRE_DATA=1 but {reason}")));
     None
 }
 

@@ -17,16 +17,11 @@ fn env(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// `m × m` with `nnz` nonzeros, rows of equal length (±1), hashed columns sorted in each row.
+/// `m × m` with `nnz` nonzeros, rows of equal length (±1, the 64-bit test matrix's `gen_ptr`),
+/// columns hashed by SplitMix's finalizer (`mix_a`) and sorted in each row.
 fn matrix(m: u64, nnz: u64) -> Csr<u32, f32> {
-    let (q, rem) = (nnz / m, nnz % m);
-    let ptr: Vec<u32> = (0..=m).map(|r| (r * q + r.min(rem)) as u32).collect();
+    let mix = gpu_transpose::index64::mix_a;
+    let ptr: Vec<u32> = (0..=m).map(|r| gpu_transpose::index64::gen_ptr(r, m, nnz) as u32).collect();
     let mut idx = vec![0u32; nnz as usize];
     let vals: Vec<f32> = (0..nnz).map(|k| (mix(k ^ 0x5555) % 1000) as f32 / 7.0).collect();
     let mut rest: &mut [u32] = &mut idx;

@@ -19,7 +19,7 @@ use gpu_runtime::{Comms, Payload};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::dist::DistCsr;
 
-use crate::{grid, Algorithm, Error, Result, Transposer};
+use crate::{Algorithm, Error, Result, Transposer};
 
 /// One [`Transposer`] per rank, for distributed transposes over a [`Comms`].
 pub struct DistTransposer {
@@ -122,7 +122,7 @@ impl DistTransposer {
                 }
             }
             if narrow {
-                let mut p32 = gpu.alloc_zeros::<u32>(n as usize + 1)?;
+                let mut p32 = gpu.alloc::<u32>(n as usize + 1)?; // overwritten by the copy
                 stream.memcpy_dtod(local[s].ptr(), &mut p32).map_err(gpu_runtime::Error::driver("copying a column pointer"))?;
                 sum32.push(p32);
             }
@@ -193,28 +193,16 @@ impl DistTransposer {
         for s in 0..g {
             let gpu = &gpus[s];
             let stream = gpu.stream();
-            let mut buf = gpu.alloc_zeros::<u32>(rel_at[g] as usize)?;
+            // Every word is written below (the parts' pointers tile the buffer).
+            let mut buf = gpu.alloc::<u32>(rel_at[g] as usize)?;
             {
                 let (wa, _g0) = w[s].device_ptr(stream);
                 let (ba, _g1) = buf.device_ptr_mut(stream);
                 for r in 0..g {
-                    let (r0, len, k0, k1, out) = (cuts[r], range(r) + 1, off[s][r], off[s][r + 1], ba + 4 * rel_at[r]);
-                    // SAFETY: transpose_index64_chunk_ptr(ptr, r0, len, k0, k1, out): w[s] holds
-                    // n + 1 >= r0 + len words; out has len words of the buffer (rel_at);
-                    // k1 - k0 <= the rank's nonzeros < 2^32.
-                    unsafe {
-                        self.tps[s]
-                            .k64
-                            .chunk_ptr
-                            .args(stream)
-                            .arg(&wa)
-                            .arg(&r0)
-                            .arg(&len)
-                            .arg(&k0)
-                            .arg(&k1)
-                            .arg(&out)
-                            .launch(grid(gpu.props().sm_count, len))?
-                    };
+                    // SAFETY: w[s] holds n + 1 >= cuts[r] + range(r) + 1 words; the output has
+                    // range(r) + 1 words of the buffer at rel_at[r]; off[s][r + 1] - off[s][r] <=
+                    // the rank's nonzeros < 2^32.
+                    unsafe { self.tps[s].chunk_ptr_raw(wa, cuts[r], range(r) + 1, off[s][r], off[s][r + 1], ba + 4 * rel_at[r])? };
                 }
             }
             rel.push(buf);
@@ -236,11 +224,12 @@ impl DistTransposer {
                     row.push(None);
                     continue;
                 }
+                // Filled by the receives below (contents unspecified until then).
                 let cnt = (off[s][r + 1] - off[s][r]) as usize;
                 row.push(Some(Piece {
-                    rel: gpu.alloc_zeros::<u32>(range(r) as usize + 1)?,
-                    rows: gpu.alloc_zeros::<u32>(cnt.max(1))?,
-                    vals: if with_vals { Some(gpu.alloc_zeros::<T>(cnt.max(1))?) } else { None },
+                    rel: gpu.alloc::<u32>(range(r) as usize + 1)?,
+                    rows: gpu.alloc::<u32>(cnt.max(1))?,
+                    vals: if with_vals { Some(gpu.alloc::<T>(cnt.max(1))?) } else { None },
                 }));
             }
             recv.push(row);
@@ -294,7 +283,6 @@ impl DistTransposer {
         for r in 0..g {
             let gpu = &gpus[r];
             let stream = gpu.stream().clone();
-            let sms = gpu.props().sm_count;
             let (len, share) = (range(r), glob[r + 1] - glob[r]);
             let mut parts = DeviceCsrParts::<T>::alloc(gpu, len, share, with_vals)?;
             let mut cursor = gpu.alloc_zeros::<u64>(len.max(1) as usize)?;
@@ -302,10 +290,9 @@ impl DistTransposer {
                 let (ga, _g0) = gl[r].device_ptr(&stream);
                 let (pa, _g1) = parts.ptr.device_ptr_mut(&stream);
                 let (ca, _g2) = cursor.device_ptr_mut(&stream);
-                let (c0, lp1, k0, k1) = (cuts[r], len + 1, glob[r], glob[r + 1]);
-                // SAFETY: transpose_index64_chunk_ptr: the global pointer holds n + 1 >= c0 + len + 1
-                // words, the output pointer len + 1; k1 - k0 = share <= MAX_NNZ.
-                unsafe { self.tps[r].k64.chunk_ptr.args(&stream).arg(&ga).arg(&c0).arg(&lp1).arg(&k0).arg(&k1).arg(&pa).launch(grid(sms, lp1))? };
+                // SAFETY: the global pointer holds n + 1 >= cuts[r] + len + 1 words, the output
+                // pointer len + 1; glob[r + 1] - glob[r] = share <= MAX_NNZ.
+                unsafe { self.tps[r].chunk_ptr_raw(ga, cuts[r], len + 1, glob[r], glob[r + 1], pa)? };
                 self.tps[r].add_ptr(ca, pa, len)?;
             }
             let (oidx, oguard) = parts.idx.device_ptr_mut(&stream);
@@ -326,33 +313,17 @@ impl DistTransposer {
                         (rel[r].slice(rel_at[r] as usize..(rel_at[r] + len + 1) as usize), ia, va)
                     }
                 };
-                let mut cols = gpu.alloc_zeros::<u32>(cnt as usize)?;
+                let mut cols = gpu.alloc::<u32>(cnt as usize)?; // written whole by ptr2idx
                 self.tps[r].ptr2idx.run(&rel_view, &mut cols)?;
                 let (colp, _g4) = cols.device_ptr(&stream);
                 let (rp, _g5) = rel_view.device_ptr(&stream);
                 let (ca, _g6) = cursor.device_ptr(&stream);
                 let r0 = a.row_starts()[s] as u32;
-                // SAFETY: transpose_index64_place_v*(nnz, col, cp, cursor, rows, r0, vals, out_rows,
-                // out_vals): the piece's cnt entries with columns < len from ptr2idx of its
-                // pointer (len + 1 words from 0 to cnt); the cursor (len words: the output
-                // pointer plus the earlier pieces' counts, so destinations are distinct and
-                // below share); the output's share row indices and values.
-                unsafe {
-                    self.tps[r].k64.place[kv]
-                        .args(&stream)
-                        .arg(&cnt)
-                        .arg(&colp)
-                        .arg(&rp)
-                        .arg(&ca)
-                        .arg(&rows_a)
-                        .arg(&r0)
-                        .arg(&vals_a)
-                        .arg(&oidx)
-                        .arg(&ovals)
-                        .launch(grid(sms, cnt))?
-                };
-                // SAFETY: transpose_index64_advance(cursor, cp, len): len and len + 1 words.
-                unsafe { self.tps[r].k64.advance.args(&stream).arg(&ca).arg(&rp).arg(&len).launch(grid(sms, len))? };
+                // SAFETY: the piece's cnt entries with columns < len from ptr2idx of its pointer
+                // (len + 1 words from 0 to cnt); the cursor (len words: the output pointer plus
+                // the earlier pieces' counts, so destinations are distinct and below share); the
+                // output's share row indices and values.
+                unsafe { self.tps[r].place_piece(kv, cnt, colp, rp, ca, rows_a, r0, vals_a, oidx, ovals, len)? };
             }
             drop(oguard);
             // SAFETY: the pieces, placed in rank order after one another in each column, are the

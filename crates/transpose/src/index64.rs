@@ -26,7 +26,7 @@ use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, DeviceCsrView};
 
 /// The index math of this path, shared with its kernels and the CPU model.
-pub use transpose_kernels::index64::{chunk_ptr, chunk_rows, entry_hashes, gen_col, gen_ptr, upper_bound};
+pub use transpose_kernels::index64::{chunk_ptr, chunk_rows, entry_hashes, gen_col, gen_ptr, mix_a, upper_bound};
 
 use crate::{grid, wide, Algorithm, Dims, Error, Result, Transposer, MODULE};
 
@@ -59,11 +59,11 @@ impl Plan {
 /// The kernels of the 64-bit path.
 pub(crate) struct Kernels64 {
     chunk_rows: gpu_runtime::Kernel,
-    pub(crate) chunk_ptr: gpu_runtime::Kernel,
+    chunk_ptr: gpu_runtime::Kernel,
     add_ptr: gpu_runtime::Kernel,
-    pub(crate) advance: gpu_runtime::Kernel,
+    advance: gpu_runtime::Kernel,
     /// `transpose_index64_place_v{1,2,4,8,16}`.
-    pub(crate) place: [gpu_runtime::Kernel; 5],
+    place: [gpu_runtime::Kernel; 5],
 }
 
 impl Kernels64 {
@@ -280,12 +280,69 @@ impl Transposer {
     fn chunk_ptr<T: Payload>(&self, a: &DeviceCsr64View<'_, T>, (r0, r1, k0, k1): (u64, u64, u64, u64), cptr: u64) -> Result<()> {
         let stream = self.gpu.stream();
         let (ptr, _g) = a.ptr().device_ptr(stream);
-        let len = r1 - r0 + 1;
-        // SAFETY: transpose_index64_chunk_ptr(ptr, r0, len, k0, k1, out): a's pointer holds
-        // m + 1 >= r1 + 1 = r0 + len words; cptr holds m + 1 >= len (the workspace's first
-        // region); k1 - k0 <= chunk < 2^32.
+        // SAFETY: a's pointer holds m + 1 >= r1 + 1 = r0 + len words; cptr holds m + 1 >= len
+        // (the workspace's first region); k1 - k0 <= chunk < 2^32.
+        unsafe { self.chunk_ptr_raw(ptr, r0, r1 - r0 + 1, k0, k1, cptr) }
+    }
+
+    /// Enqueues `out[i] = clamp(ptr[r0 + i], k0, k1) − k0` for `i < len`
+    /// (`transpose_index64_chunk_ptr`): part of a 64-bit pointer as a 32-bit one from 0.
+    ///
+    /// # Safety
+    /// `ptr` holds at least `r0 + len` `u64` words and `out` `len` `u32` words on this GPU;
+    /// `k1 − k0 < 2^32`.
+    pub(crate) unsafe fn chunk_ptr_raw(&self, ptr: u64, r0: u64, len: u64, k0: u64, k1: u64, out: u64) -> Result<()> {
+        let stream = self.gpu.stream();
+        // SAFETY: the caller's contract is the kernel's.
         unsafe {
-            self.k64.chunk_ptr.args(stream).arg(&ptr).arg(&r0).arg(&len).arg(&k0).arg(&k1).arg(&cptr).launch(grid(self.gpu.props().sm_count, len))?
+            self.k64.chunk_ptr.args(stream).arg(&ptr).arg(&r0).arg(&len).arg(&k0).arg(&k1).arg(&out).launch(grid(self.gpu.props().sm_count, len))?
+        };
+        Ok(())
+    }
+
+    /// Enqueues the placing of one piece after the earlier ones in each output column: entry
+    /// `k < nc` (column `cols[k]`, row `rows[k] + r0`, value `vals[k]` unless `vals` is 0) to
+    /// `cursor[cols[k]] + k − cp[cols[k]]` of `out_rows` / `out_vals`
+    /// (`transpose_index64_place_v*`, variant `kv` of [`place_variant`]), then
+    /// `cursor[j] += cp[j + 1] − cp[j]` for `j < n` (`transpose_index64_advance`).
+    ///
+    /// # Safety
+    /// Device addresses on this GPU: `cols`, `rows` (and `vals`) hold `nc` items with
+    /// `cols[k] < n`; `cp` holds `n + 1` nondecreasing words with `cp[cols[k]] <= k` (the piece's
+    /// pointer, from 0 to `nc`); `cursor` `n` words whose destinations lie inside `out_rows`
+    /// (and `out_vals`) and are distinct from every other piece's.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn place_piece(
+        &self,
+        kv: usize,
+        nc: u64,
+        cols: u64,
+        cp: u64,
+        cursor: u64,
+        rows: u64,
+        r0: u32,
+        vals: u64,
+        out_rows: u64,
+        out_vals: u64,
+        n: u64,
+    ) -> Result<()> {
+        let stream = self.gpu.stream();
+        let sms = self.gpu.props().sm_count;
+        // SAFETY: the caller's contract is the two kernels'.
+        unsafe {
+            self.k64.place[kv]
+                .args(stream)
+                .arg(&nc)
+                .arg(&cols)
+                .arg(&cp)
+                .arg(&cursor)
+                .arg(&rows)
+                .arg(&r0)
+                .arg(&vals)
+                .arg(&out_rows)
+                .arg(&out_vals)
+                .launch(grid(sms, nc))?;
+            self.k64.advance.args(stream).arg(&cursor).arg(&cp).arg(&n).launch(grid(sms, n))?
         };
         Ok(())
     }
@@ -421,28 +478,11 @@ impl Transposer {
             let (cidxa, _g6) = cidx.device_ptr(&stream);
             let vals_in = if vb > 0 { cvals.device_ptr(&stream).0 } else { 0 };
             let (colp, _g4) = cols.device_ptr(&stream);
-            let (nc64, r0u) = (nc as u64, r0 as u32);
-            // SAFETY: transpose_index64_place_v*(nnz, col, cp, cursor, rows, r0, vals, out_rows,
-            // out_vals): the chunk's CSC (nc entries, columns < n from ptr2idx of its pointer
-            // cp of n + 1 words), the cursor (n words: the output pointer plus the previous
+            // SAFETY: the chunk's CSC (nc entries, columns < n from ptr2idx of its pointer cp
+            // of n + 1 words), the cursor (n words: the output pointer plus the previous
             // chunks' counts, so each column's destinations lie in its output range, distinct);
             // out's row indices and values (nnz items); values null for a pattern matrix.
-            unsafe {
-                self.k64.place[k]
-                    .args(&stream)
-                    .arg(&nc64)
-                    .arg(&colp)
-                    .arg(&cpa)
-                    .arg(&cursor)
-                    .arg(&cidxa)
-                    .arg(&r0u)
-                    .arg(&vals_in)
-                    .arg(&oidx)
-                    .arg(&ovals)
-                    .launch(grid(sms, nc64))?
-            };
-            // SAFETY: transpose_index64_advance(cursor, cp, n): n words and n + 1 words.
-            unsafe { self.k64.advance.args(&stream).arg(&cursor).arg(&cpa).arg(&p.n).launch(grid(sms, p.n))? };
+            unsafe { self.place_piece(k, nc as u64, colp, cpa, cursor, cidxa, r0 as u32, vals_in, oidx, ovals, p.n)? };
         }
         Ok(())
     }
