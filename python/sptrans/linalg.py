@@ -35,10 +35,10 @@ def svds(
 
     Arguments as SciPy's, with these differences: ``tol`` bounds every wanted residual
     ``||A^T u - s v||`` by ``tol * s_max`` (``0``: ``1e-10``); ``maxiter`` counts restarts
-    (default 100); ``ncv`` is the Krylov dimension per cycle (default ``max(6k, 96)`` on the GPU, ``max(4k, 48)`` on the host);
+    (default 100); ``ncv`` is the Krylov dimension per cycle (default ``max(6k, 96)`` on the GPU, ``max(2k + 4, 20)`` on the host);
     ``random_state`` (an int) seeds the start block; ``which`` must be ``"LM"``; ``v0``,
     ``solver`` and ``options`` are not used (``solver`` is accepted for SciPy's signature).
-    ``block`` is the number of vectors per product (1 to 16; default 2). ``center=True`` decomposes the
+    ``block`` is the number of vectors per product (1 to 16; default 2 on the GPU, 1 on the host). ``center=True`` decomposes the
     column-centered matrix ``A - 1 mu^T`` (``mu`` the column means) without forming it: sparse
     PCA, the principal axes in ``vh`` and the scores in ``u * s`` (each product adds a rank-one
     correction; the matrix stays sparse).
@@ -64,7 +64,7 @@ def svds(
     seed = _seed(random_state)
     vectors = return_singular_vectors is not False
     if ncv is not None:
-        raise ValueError("sptrans.linalg.svds: ncv is chosen by the library (max(6k, 96) on the GPU, max(4k, 48) on the host)")
+        raise ValueError("sptrans.linalg.svds: ncv is chosen by the library (max(6k, 96) on the GPU, max(2k + 4, 20) on the host)")
     # (k, tol, block, seed, max_restarts, vectors, center), as the native module takes them.
     settings = lambda vec: (k, tol, None if block is None else int(block), seed, restarts, vec, bool(center))  # noqa: E731
     if m.fw.host:

@@ -269,7 +269,7 @@ pub struct SvdArgs {
     /// Singular values wanted (the largest), at most min(rows, cols).
     #[arg(short = 'k', long = "rank", default_value_t = 16)]
     pub rank: usize,
-    /// Block size: vectors per product (1 to 16; default 2).
+    /// Block size: vectors per product (1 to 16; default 2 on a GPU, 1 on the CPU fallback).
     #[arg(long)]
     pub block: Option<usize>,
     /// Stop when every residual ‖Aᵀu − σv‖ is at most tol · σ₁.
@@ -279,7 +279,7 @@ pub struct SvdArgs {
     /// reaching it without converging is an error (exit code 1) after printing what it has.
     #[arg(long = "max-iter", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_iter: u64,
-    /// Krylov dimension per cycle (default: max(6k, 96) on a GPU, max(4k, 48) on the CPU).
+    /// Krylov dimension per cycle (default: max(6k, 96) on a GPU, max(2k + 4, 20) on the CPU).
     #[arg(long)]
     pub krylov: Option<usize>,
     /// Where to write σ₁ … σ_k, one per line (`-`: standard output; the table then goes to

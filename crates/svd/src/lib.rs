@@ -389,20 +389,21 @@ pub mod serial {
 pub mod cpu {
     use super::*;
 
-    /// The block size when [`Config::block`] is `None`: 2, as on the GPU. Single-vector
-    /// Lanczos (`Some(1)`) is faster and smaller with `krylov: Some(20)` (500k², 5M nonzeros,
-    /// r = 8, two cores: 11.6 s at b = 1, K = 20; 25.5 s at b = 2, K = 24; 2M², 20M nonzeros:
-    /// 114.6 s in 0.95 GiB), but on a rank-deficient centered matrix (a test case, seed
-    /// 2014136510076054651) it reported converged a triplet of σ ≈ 0 with a residual of 0.46:
-    /// not the default until that is understood.
-    pub const DEFAULT_BLOCK: usize = 2;
+    /// The block size when [`Config::block`] is `None`: single-vector Lanczos, as ARPACK. With
+    /// [`default_krylov`] it is faster and smaller than `b = 2` (500k², 5M nonzeros, r = 8, two
+    /// cores: 11.6 s at b = 1, K = 20; 25.5 s at b = 2, K = 24). It needs the left side's
+    /// breakdown guard of the algorithm (a near-zero pivot reorthogonalizes the new left
+    /// vector): without it, a rank-deficient centered matrix once reported a converged `σ ≈ 0`
+    /// with a residual of 0.46.
+    pub const DEFAULT_BLOCK: usize = 1;
 
-    /// The Krylov dimension when [`Config::krylov`] is `None`: `max(4 r, 48)`, half the GPU's
-    /// (`max(6 r, 96)`): on a CPU the reorthogonalization streams the basis from memory, so a
-    /// smaller basis with more restarts costs less (500k², 5M nonzeros, r = 8, two cores: 17.3 s
-    /// at K = 48, 22.0 s at 96).
+    /// The Krylov dimension when [`Config::krylov`] is `None`: `max(2 r + 4, 20)`, ARPACK's
+    /// `ncv` rule for `svds` (`max(2 k + 1, 20)`) with a little room for the restart's kept
+    /// triplets; on a CPU the reorthogonalization streams the basis from memory, so a small
+    /// basis with more restarts costs less (500k², 5M nonzeros, r = 8, two cores, b = 1: 11.6 s
+    /// at K = 20; b = 2: 17.3 s at K = 48, 22.0 s at 96).
     pub fn default_krylov(rank: usize) -> usize {
-        (4 * rank).max(48)
+        (2 * rank + 4).max(20)
     }
 
     /// The truncated SVD of `a` on the host's threads (`f32` values widened to `f64`).
