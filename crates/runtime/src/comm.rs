@@ -164,6 +164,39 @@ impl Comms {
         Ok(())
     }
 
+    /// Enqueues on `rank`'s stream its part of a broadcast of `bytes` bytes from rank `root`
+    /// (`ncclBroadcast`): the root sends from `send` (ignored on the other ranks), and every rank,
+    /// the root too, receives into its own `recv`. Call it for every rank inside one
+    /// [`Comms::group`] (several broadcasts with different roots make an all-gather of unequal
+    /// parts).
+    ///
+    /// # Safety
+    /// On the root, `send` holds `bytes` bytes left unchanged until the stream passes this
+    /// operation; on every rank, `recv` has room for `bytes` bytes not used by other work until
+    /// then (it may equal `send` on the root).
+    ///
+    /// # Errors
+    /// [`Error::Nccl`]; [`Error::Internal`] for a rank or root out of range.
+    pub unsafe fn broadcast_bytes(&self, rank: usize, send: u64, recv: u64, bytes: usize, root: usize) -> Result<()> {
+        let (comm, stream) = self.raw(rank)?;
+        self.raw(root)?;
+        let send = if rank == root { send } else { recv };
+        // SAFETY: the caller's contract; the communicator and stream are this rank's.
+        unsafe {
+            nccl::broadcast(
+                send as *const std::ffi::c_void,
+                recv as *mut std::ffi::c_void,
+                bytes,
+                sys::ncclDataType_t::ncclUint8,
+                root as i32,
+                comm,
+                stream,
+            )
+        }
+        .map_err(nccl_err("ncclBroadcast"))?;
+        Ok(())
+    }
+
     /// `rank`'s communicator and stream.
     fn raw(&self, rank: usize) -> Result<(sys::ncclComm_t, sys::cudaStream_t)> {
         let comm = *self.raw.get(rank).ok_or(Error::Internal("NCCL rank out of range"))?;

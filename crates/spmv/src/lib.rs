@@ -10,6 +10,7 @@ mod auto;
 pub mod baselines;
 mod convert;
 mod cusparse;
+pub mod dist;
 pub mod ell;
 pub mod hyb;
 pub mod jds;

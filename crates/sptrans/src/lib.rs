@@ -27,10 +27,11 @@ pub use sptrans_matrix as matrix;
 
 /// More than one GPU over NCCL (loaded at run time; `SPTRANS_NCCL_LIB` points at it): the
 /// communicators of one process's GPUs ([`dist::Comms`]), matrices in row blocks over them
-/// ([`dist::DistCsr`]) and their transpose ([`dist::DistTransposer`]), bit for bit the one-GPU
-/// result.
+/// ([`dist::DistCsr`]), their transpose ([`dist::DistTransposer`]) and products
+/// ([`dist::DistSpmv`]), bit for bit the one-GPU results.
 pub mod dist {
     pub use gpu_runtime::comm::Comms;
+    pub use gpu_spmv::dist::DistSpmv;
     pub use gpu_transpose::dist::{DistTransposer, Exchange};
     pub use sptrans_matrix::dist::{DistCsr, balanced_starts};
 }

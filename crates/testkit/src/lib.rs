@@ -90,6 +90,24 @@ pub fn run_multi_gpu_test(name: &str, count: usize, body: impl FnOnce(&gpu_runti
     }
 }
 
+/// For scaling benchmarks: runs `f` on NCCL communicators over 1, 2, 4, … GPUs while that many
+/// are present, stopping (with a `SKIPPED` line naming the count and the reason) when none can
+/// be made (no NCCL, a failing GPU).
+pub fn for_each_gpu_count(mut f: impl FnMut(&gpu_runtime::Comms)) {
+    let present = gpu_runtime::device_count().unwrap_or(0);
+    let mut count = 1;
+    while count <= present {
+        match gpu_runtime::Comms::local(count) {
+            Ok(c) => f(&c),
+            Err(e) => {
+                eprintln!("SKIPPED {count} GPUs: {e}");
+                return;
+            }
+        }
+        count *= 2;
+    }
+}
+
 /// The shared test-data folder `sub` (`../shared/<sub>` beside the workspace), or the folder in
 /// the environment variable `env` when set; `None` when it is absent, after recording the
 /// running test (`label` and the thread's test name) as skipped with the reason, which

@@ -107,7 +107,7 @@ fn main() {
     };
     let copy = gpu_runtime::copy_bandwidth_gbs(&gpu_runtime::Gpu::new(0).unwrap(), 1 << 30, 10).unwrap_or(f64::NAN);
     let mut rows = vec![
-        "gpus,one_gpu_ms,dist_ms,speedup,local_ms,pointer_ms,cuts_ms,exchange_ms,place_ms,sent_gb_per_rank,exchange_gbs,nccl_a2a_gbs,exchange_share"
+        "gpus,one_gpu_ms,dist_ms,speedup,block0_alone_ms,local_ms,pointer_ms,cuts_ms,exchange_ms,place_ms,sent_gb_per_rank,exchange_gbs,nccl_a2a_gbs,exchange_share"
             .to_string(),
     ];
     println!("copy bandwidth of GPU 0: {copy:.0} GB/s");
@@ -115,27 +115,19 @@ fn main() {
         "{:>4} {:>10} {:>10} {:>7}  phases (ms, profiled run)                      {:>9} {:>9} {:>9} {:>6}",
         "gpus", "1 GPU ms", "dist ms", "speedup", "sent GB", "xchg GB/s", "a2a GB/s", "share"
     );
-    let mut count = 1;
-    while count <= present {
-        let comms = match Comms::local(count) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("SKIPPED {count} GPUs: {e}");
-                return;
-            }
-        };
-        let mut dt = DistTransposer::new(&comms).unwrap();
+    gpu_testkit::for_each_gpu_count(|comms| {
+        let count = comms.len();
+        let mut dt = DistTransposer::new(comms).unwrap();
         let d = DistCsr::scatter(comms.gpus(), &a).unwrap();
         // The one-GPU transpose of the whole matrix, on rank 0 (uploaded once).
-        let one = {
-            let whole = sptrans_matrix::device::DeviceCsr::upload(&comms.gpus()[0], &a).unwrap();
+        // Timed as the distributed one: no synchronization between one call's output being
+        // dropped and the next call (the pool's memory is reused either way).
+        let mut time_one = |m: &sptrans_matrix::device::DeviceCsr<f32>| {
             let tp = dt.rank(0).unwrap();
             let mut times = Vec::new();
-            // Timed as the distributed one: no synchronization between one call's output being
-            // dropped and the next call (the pool's memory is reused either way).
             for run in 0..=runs {
                 let t = std::time::Instant::now();
-                let out = tp.transpose_new(Algorithm::Auto, &whole).unwrap();
+                let out = tp.transpose_new(Algorithm::Auto, m).unwrap();
                 comms.gpus()[0].synchronize().unwrap();
                 if run > 0 {
                     times.push(t.elapsed().as_secs_f64());
@@ -144,10 +136,13 @@ fn main() {
             }
             median(times)
         };
+        let one = time_one(&sptrans_matrix::device::DeviceCsr::upload(&comms.gpus()[0], &a).unwrap());
+        // Rank 0's block alone on its GPU: the floor of the local phase.
+        let block0 = time_one(&d.blocks()[0]);
         let mut times = Vec::new();
         for run in 0..=runs {
             let t = std::time::Instant::now();
-            let (out, _) = dt.transpose(&comms, Algorithm::Auto, &d).unwrap();
+            let (out, _) = dt.transpose(comms, Algorithm::Auto, &d).unwrap();
             if run > 0 {
                 times.push(t.elapsed().as_secs_f64());
             }
@@ -155,13 +150,13 @@ fn main() {
         }
         let dist = median(times);
         dt.set_profile(true);
-        let (_, ex) = dt.transpose(&comms, Algorithm::Auto, &d).unwrap();
+        let (_, ex) = dt.transpose(comms, Algorithm::Auto, &d).unwrap();
         dt.set_profile(false);
         let ph = |w: &str| ex.phases.iter().find(|p| p.0 == w).map_or(0.0, |p| p.1);
         let sent = ex.sent_bytes.iter().copied().max().unwrap_or(0) as f64;
         let (xchg, a2a) = if count > 1 {
             let per_peer = (sent / (count - 1) as f64) as usize;
-            let secs = all_to_all(&comms, per_peer.max(1), runs);
+            let secs = all_to_all(comms, per_peer.max(1), runs);
             (sent / ph("exchange") / 1e9, (per_peer * (count - 1)) as f64 / secs / 1e9)
         } else {
             (f64::NAN, f64::NAN)
@@ -173,6 +168,7 @@ fn main() {
             one * 1e3,
             dist * 1e3,
             one / dist,
+            block0 * 1e3,
             ms("local"),
             ms("pointer"),
             ms("cuts"),
@@ -184,7 +180,7 @@ fn main() {
             xchg / a2a,
         ];
         println!(
-            "{count:>4} {:>10.2} {:>10.2} {:>6.2}x  local {:.2} ptr {:.2} cuts {:.2} xchg {:.2} place {:.2}  {:>9.3} {:>9.1} {:>9.1} {:>5.0}%",
+            "{count:>4} {:>10.2} {:>10.2} {:>6.2}x  block 0 alone {:.2}; local {:.2} ptr {:.2} cuts {:.2} xchg {:.2} place {:.2}  {:>9.3} {:>9.1} {:>9.1} {:>5.0}%",
             v[0],
             v[1],
             v[2],
@@ -196,12 +192,12 @@ fn main() {
             v[8],
             v[9],
             v[10],
-            100.0 * v[11]
+            v[11],
+            100.0 * v[12]
         );
         rows.push(std::iter::once(count.to_string()).chain(v.iter().map(|x| format!("{x:.4}"))).collect::<Vec<_>>().join(","));
         drop(d);
-        count *= 2;
-    }
+    });
     if let Ok(path) = std::env::var("SPTRANS_DIST_CSV") {
         std::fs::write(&path, rows.join("\n") + "\n").expect("writing the CSV");
         eprintln!("wrote {path}");
