@@ -452,6 +452,31 @@ impl Gpu {
             .map_err(Error::driver("filling device memory"))
     }
 
+    /// Keeps up to `bytes` of freed device memory reserved in this device's default memory pool
+    /// (`CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`) instead of returning it to the driver at every
+    /// synchronization, the driver's default (0). Buffers freed and allocated again between
+    /// synchronizations reuse memory either way; across them, a kept reserve saves mapping
+    /// fresh pages (about 2 ms a GB on an H200). The setting is the device's, for every context
+    /// and library in the process that allocates from its default pool; `u64::MAX` keeps
+    /// everything, as the caching allocators of PyTorch and CuPy do.
+    ///
+    /// # Errors
+    /// [`Error::Driver`].
+    pub fn set_pool_release_threshold(&self, bytes: u64) -> Result<()> {
+        use cudarc::driver::sys;
+        self.bind()?;
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        // SAFETY: `pool` receives the handle of this context's device's default pool.
+        unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, self.context().cu_device()) }
+            .result()
+            .map_err(Error::driver("reading the default memory pool"))?;
+        let mut value = bytes;
+        // SAFETY: the release threshold is a cuuint64_t read from `value`.
+        unsafe { sys::cuMemPoolSetAttribute(pool, sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, (&mut value as *mut u64).cast()) }
+            .result()
+            .map_err(Error::driver("setting the memory pool's release threshold"))
+    }
+
     /// Makes this GPU's context current on the calling thread: raw driver calls (the `*_raw`
     /// methods here, cuSPARSE and cuBLAS handles) need it when one thread drives several GPUs;
     /// cudarc's typed calls bind it themselves.
