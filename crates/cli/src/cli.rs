@@ -259,6 +259,11 @@ pub struct SpmvArgs {
     /// Host memory the command may use (as `transpose --max-memory`).
     #[arg(long, value_parser = parse_bytes)]
     pub max_memory: Option<u64>,
+    /// GPUs to spread the product over (GPUs 0 .. N of this machine, row blocks balanced by
+    /// nonzeros; x exchanged over NCCL, all-gathered or by halo, whichever moves less). More
+    /// than 1 needs NCCL (`SPTRANS_NCCL_LIB`, or `libnccl.so` on the loader path).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub gpus: u64,
 }
 
 /// `sptrans svd`.

@@ -91,6 +91,39 @@ pub(crate) fn write_vector<T: SpmvValue + std::fmt::Display>(path: &Path, y: &[T
     })
 }
 
+/// `y = A x` over GPUs `0 .. --gpus` ([`gpu_spmv::dist::DistSpmv`]): row blocks balanced by
+/// nonzeros, `x` exchanged as the plan chooses; `y` gathered back.
+fn distributed<T: SpmvValue>(args: &SpmvArgs, a: &Csr<u32, T>, x: &[T]) -> Result<Vec<T>> {
+    let comms = gpu_runtime::Comms::local(args.gpus as usize)?;
+    let gpus = comms.gpus();
+    let plan_start = std::time::Instant::now();
+    let d = sptrans_matrix::dist::DistCsr::scatter(gpus, a)?;
+    let mut plan = gpu_spmv::dist::DistSpmv::new(&comms, &d, args.format)?;
+    let (xs, rs) = (plan.x_starts().to_vec(), plan.row_starts().to_vec());
+    let dx = (0..gpus.len()).map(|r| gpus[r].upload(&x[xs[r] as usize..xs[r + 1] as usize])).collect::<gpu_runtime::Result<Vec<_>>>()?;
+    let mut dy = (0..gpus.len()).map(|r| gpus[r].alloc_zeros::<T>((rs[r + 1] - rs[r]) as usize)).collect::<gpu_runtime::Result<Vec<_>>>()?;
+    comms.synchronize()?;
+    let convert = plan_start.elapsed();
+    let start = std::time::Instant::now();
+    plan.apply(&comms, T::from_f64(1.0), &dx, T::default(), &mut dy)?;
+    comms.synchronize()?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let formats: Vec<String> = plan.formats().iter().map(|f| f.to_string()).collect();
+    eprintln!(
+        "distributed over {} GPUs (formats {}; x by {:?}, at most {} entries received a rank): upload and conversion {:.2} ms, product {ms:.3} ms (wall, first call)",
+        gpus.len(),
+        formats.join(" "),
+        plan.gather(),
+        plan.received().iter().max().unwrap_or(&0),
+        convert.as_secs_f64() * 1e3
+    );
+    let mut y = Vec::with_capacity(a.rows() as usize);
+    for (r, part) in dy.iter().enumerate() {
+        y.extend(gpus[r].download(part)?);
+    }
+    Ok(y)
+}
+
 fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
     let path = &args.input;
     let a: Csr<u32, T> =
@@ -100,9 +133,10 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
         None => vec![T::from_f64(1.0); a.cols() as usize],
     };
     eprintln!("A: {} × {}, {} nonzeros ({})", a.rows(), a.cols(), a.nnz(), T::NAME);
-    let gpu = crate::open_gpu();
-    let on_gpu = gpu.is_ok();
+    let gpu = if args.gpus > 1 { Err(String::new()) } else { crate::open_gpu() };
+    let on_gpu = gpu.is_ok() || args.gpus > 1;
     let y = match gpu {
+        Err(_) if args.gpus > 1 => distributed(args, &a, &x)?,
         Ok(gpu) => {
             let plan_start = std::time::Instant::now();
             let da = DeviceCsr::upload(&gpu, &a)?;

@@ -385,4 +385,17 @@ fn gpus_is_checked_and_fails_clearly_without_the_gpus() {
     } else {
         assert!(["driver", "device", "NCCL"].iter().any(|w| err.contains(w)), "{err}");
     }
+    // The distributed product: checked against the twin with the GPUs, a clear error without.
+    sptrans().args(["spmv", "--gpus", "0"]).arg(&a).assert().failure().stderr(predicate::str::contains("--gpus"));
+    let y = dir.path().join("y.mtx");
+    let run = sptrans().args(["spmv", "--gpus", "2", "--check"]).arg(&a).arg("-o").arg(&y).assert();
+    let o = run.get_output();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    if o.status.success() {
+        assert!(err.contains("agrees with the serial twin") && err.contains("distributed over 2 GPUs"), "{err}");
+    } else {
+        assert!(["driver", "device", "NCCL"].iter().any(|w| err.contains(w)), "{err}");
+        assert!(!y.exists(), "no output on failure");
+    }
 }

@@ -1,8 +1,9 @@
 //! Distributed SpMV scaling over the GPUs present (1, 2, 4, ... ranks of one process), f64,
-//! `Format::Auto` per block: the distributed product (`x` all-gathered, then each rank's block)
-//! against the one-GPU product of the whole matrix, timed in the same run; beside them the
-//! ranks' local products alone (each rank's block with a full `x` already in place, all ranks
-//! at once) and NCCL's all-gather of `x` alone, so the gather's cost shows. Without a GPU or
+//! `Format::Auto` per block: the distributed product (in the way `XGather::Auto` takes; both the
+//! all-gather and the halo timed) against the one-GPU product of the whole matrix, timed in the
+//! same run; beside them the ranks' local products alone (each rank's block with a full `x`
+//! already in place, all ranks at once) and NCCL's all-gather of `x` alone, so the exchange's
+//! cost shows, and the most entries of `x` a rank receives each way. Without a GPU or
 //! NCCL it says so and stops.
 //!
 //! The matrix: `SPTRANS_DIST_KIND=uniform` (default: `SPTRANS_DIST_NNZ` nonzeros, default
@@ -11,7 +12,7 @@
 //! numbers the points randomly), or the Matrix Market file `SPTRANS_DIST_MTX`.
 //! `SPTRANS_DIST_CSV` writes the table as CSV; median of `SPTRANS_DIST_RUNS` (default 20) runs
 //! after one warm-up.
-use gpu_spmv::dist::DistSpmv;
+use gpu_spmv::dist::{DistSpmv, XGather};
 use gpu_spmv::{byte_model, Format, Spmv};
 use sptrans_matrix::dist::DistCsr;
 use sptrans_matrix::generate::{self, Order};
@@ -70,23 +71,44 @@ fn main() {
     let copy = gpu_runtime::copy_bandwidth_gbs(&gpu_runtime::Gpu::new(0).unwrap(), 1 << 30, 10).unwrap_or(f64::NAN);
     let bytes = byte_model(a.rows(), a.cols(), a.nnz(), 8) as f64;
     println!("matrix {name}; copy bandwidth of GPU 0: {copy:.0} GB/s; byte model {:.2} GB", bytes / 1e9);
-    println!("{:>4} {:>10} {:>10} {:>8} {:>10} {:>10} {:>9}  formats", "gpus", "1 GPU ms", "dist ms", "speedup", "local ms", "gather ms", "GB/s/GPU");
-    let mut rows = vec!["matrix,gpus,one_gpu_ms,dist_ms,speedup,local_only_ms,nccl_gather_ms,model_gbs_per_gpu,copy_gbs,formats".to_string()];
+    println!(
+        "{:>4} {:>10} {:>10} {:>8} {:>9} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>9}  formats",
+        "gpus", "1 GPU ms", "dist ms", "speedup", "auto", "allgath ms", "halo ms", "local ms", "nccl ag ms", "recv allgath", "recv halo", "GB/s/GPU"
+    );
+    let mut rows = vec![
+        "matrix,gpus,one_gpu_ms,dist_ms,speedup,auto_takes,allgather_ms,halo_ms,local_only_ms,nccl_allgather_ms,max_received_allgather,max_received_halo,model_gbs_per_gpu,copy_gbs,formats"
+            .to_string(),
+    ];
     let mut one = f64::NAN;
+    let x: Vec<f64> = (0..a.cols()).map(|j| (j % 17) as f64 / 16.0 - 0.5).collect();
     gpu_testkit::for_each_gpu_count(|comms| {
         let count = comms.len();
         let gpus = comms.gpus();
         let sync = || comms.synchronize().unwrap();
         let d = DistCsr::scatter(gpus, &a).unwrap();
-        let mut plan = DistSpmv::new(comms, &d, Format::Auto).unwrap();
-        let (xs, rs) = (plan.x_starts().to_vec(), plan.row_starts().to_vec());
-        let x: Vec<f64> = (0..a.cols()).map(|j| (j % 17) as f64 / 16.0 - 0.5).collect();
-        let dx: Vec<_> = (0..count).map(|r| gpus[r].upload(&x[xs[r] as usize..xs[r + 1] as usize]).unwrap()).collect();
-        let mut dy: Vec<_> = (0..count).map(|r| gpus[r].alloc_zeros::<f64>((rs[r + 1] - rs[r]) as usize).unwrap()).collect();
-        let dist = time(runs, || plan.apply(comms, 1.0, &dx, 0.0, &mut dy).unwrap(), sync);
+        // Auto's choice, then each way timed on its own plan.
+        let chosen = DistSpmv::new(comms, &d, Format::Auto).unwrap().gather();
+        let mut ways = Vec::new();
+        let mut xs = Vec::new();
+        for way in [XGather::AllGather, XGather::Halo] {
+            let mut plan = DistSpmv::with_gather(comms, &d, Format::Auto, way).unwrap();
+            let rs = plan.row_starts().to_vec();
+            xs = plan.x_starts().to_vec();
+            let dx: Vec<_> = (0..count).map(|r| gpus[r].upload(&x[xs[r] as usize..xs[r + 1] as usize]).unwrap()).collect();
+            let mut dy: Vec<_> = (0..count).map(|r| gpus[r].alloc_zeros::<f64>((rs[r + 1] - rs[r]) as usize).unwrap()).collect();
+            let t = time(runs, || plan.apply(comms, 1.0, &dx, 0.0, &mut dy).unwrap(), sync);
+            ways.push((t, plan.received().iter().copied().max().unwrap_or(0), plan.formats()));
+            if count == 1 {
+                break;
+            }
+        }
+        let (t_all, t_halo) = (ways[0].0, ways.get(1).map_or(f64::NAN, |w| w.0));
+        let dist = if chosen == XGather::Halo { t_halo } else { t_all };
         if count == 1 {
             one = dist;
         }
+        let rs = d.row_starts().to_vec();
+        let mut dy: Vec<_> = (0..count).map(|r| gpus[r].alloc_zeros::<f64>((rs[r + 1] - rs[r]) as usize).unwrap()).collect();
         // Each rank's block with the whole x already on its GPU: the products alone.
         let full: Vec<_> = gpus.iter().map(|g| g.upload(&x).unwrap()).collect();
         let mut locals: Vec<_> = d.blocks().iter().zip(gpus).map(|(b, g)| Spmv::new(g, b.view(), Format::Auto).unwrap()).collect();
@@ -126,28 +148,35 @@ fn main() {
         } else {
             0.0
         };
-        let formats: Vec<String> = plan.formats().iter().map(|f| f.to_string()).collect();
+        let formats: Vec<String> = ways[0].2.iter().map(|f| f.to_string()).collect();
         let per_gpu = bytes / count as f64 / dist / 1e9;
+        let (recv_all, recv_halo) = (ways[0].1, ways.get(1).map_or(0, |w| w.1));
         println!(
-            "{count:>4} {:>10.3} {:>10.3} {:>7.2}x {:>10.3} {:>10.3} {:>9.0}  {}",
+            "{count:>4} {:>10.3} {:>10.3} {:>7.2}x {:>9?} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>12} {:>12} {:>9.0}  {}",
             one * 1e3,
             dist * 1e3,
             one / dist,
+            chosen,
+            t_all * 1e3,
+            t_halo * 1e3,
             local * 1e3,
             gather * 1e3,
+            recv_all,
+            recv_halo,
             per_gpu,
             formats.join(" ")
         );
         rows.push(format!(
-            "\"{name}\",{count},{:.4},{:.4},{:.3},{:.4},{:.4},{per_gpu:.1},{copy:.0},{}",
+            "\"{name}\",{count},{:.4},{:.4},{:.3},{chosen:?},{:.4},{:.4},{:.4},{:.4},{recv_all},{recv_halo},{per_gpu:.1},{copy:.0},{}",
             one * 1e3,
             dist * 1e3,
             one / dist,
+            t_all * 1e3,
+            t_halo * 1e3,
             local * 1e3,
             gather * 1e3,
             formats.join(" ")
         ));
-        drop(plan);
         drop(d);
     });
     if let Ok(path) = std::env::var("SPTRANS_DIST_CSV") {

@@ -3,51 +3,171 @@
 //!
 //! `x` and `y` are distributed too: rank `r` holds the rows `row_starts[r] .. row_starts[r + 1]`
 //! of `y` and the entries [`DistSpmv::x_starts`]`[r] .. [r + 1]` of `x` (the row starts again for
-//! a square matrix, equal parts of the columns otherwise). Each product
+//! a square matrix, equal parts of the columns otherwise). Each product first brings every rank
+//! the entries of `x` its block reads into a full-length copy, in one of two ways ([`XGather`]):
 //!
-//! 1. all-gathers `x` into a full copy on every rank (one NCCL broadcast per rank's part, all in
-//!    one group: an all-gather of unequal parts), then
-//! 2. multiplies each rank's block by it with a one-GPU [`Spmv`] plan of the chosen format.
+//! - **all-gather**: every rank's whole part to every other rank (one NCCL broadcast per rank's
+//!   part, all in one group: an all-gather of unequal parts);
+//! - **halo**: only the entries a rank's block reads outside its own part: the owners pack them
+//!   (one gather kernel), grouped NCCL sends and receives move them, the readers unpack them into
+//!   their full `x` (one scatter kernel), and each rank copies its own part beside them. The plan
+//!   finds the entries by reading each block's column indices back once.
+//!
+//! [`XGather::Auto`] takes the halo when the busiest rank would receive at most half as many
+//! entries as by the all-gather (the halo pays two more passes over what it moves and a message
+//! per pair); the 27-point stencil in natural order is the case it is for, uniform and randomly
+//! numbered matrices touch nearly every column and keep the all-gather. Then each rank
+//! multiplies its block by its full `x` with a one-GPU [`Spmv`] plan of the chosen format.
 //!
 //! Each rank's rows of `y` are computed by the same kernel from the same values as on one GPU,
 //! so for the deterministic formats ([`Format::is_deterministic`]) the result equals the
 //! one-GPU product bit for bit.
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::Comms;
+use gpu_runtime::{Comms, Kernel};
 use sptrans_matrix::dist::DistCsr;
 
 use crate::{Error, Format, Result, Spmv, SpmvValue};
 
-/// A distributed SpMV plan: one [`Spmv`] per rank over its block, and a full-length `x` buffer
-/// per rank for the gathered vector (unused with one rank) (see the module docs). Converts once; each
-/// [`DistSpmv::apply`] allocates nothing.
+/// How a distributed product brings each rank the entries of `x` it reads (module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XGather {
+    /// Every rank's whole part of `x` to every rank.
+    AllGather,
+    /// Only the entries each block reads outside its own part.
+    Halo,
+    /// The halo when the busiest rank receives at most half the all-gather's entries, else the
+    /// all-gather (the plan reads the column indices back to decide).
+    Auto,
+}
+
+/// The halo exchange's lists, per rank.
+struct Halo<T> {
+    pack: Vec<Kernel>,
+    unpack: Vec<Kernel>,
+    /// On rank `s`: offsets into its part of `x` of the entries it sends, rank by rank.
+    send_at: Vec<CudaSlice<u32>>,
+    send_buf: Vec<CudaSlice<T>>,
+    /// `send_off[s][r]`: where rank `s`'s entries for rank `r` start in its send buffer
+    /// (`ranks + 1` entries).
+    send_off: Vec<Vec<u64>>,
+    /// On rank `r`: the global columns of the entries it receives, rank by rank.
+    recv_at: Vec<CudaSlice<u32>>,
+    recv_buf: Vec<CudaSlice<T>>,
+    /// `recv_off[r][s]`: where rank `r`'s entries from rank `s` start (`ranks + 1` entries).
+    recv_off: Vec<Vec<u64>>,
+}
+
+/// A distributed SpMV plan: one [`Spmv`] per rank over its block, a full-length `x` buffer per
+/// rank (unused with one rank) and, for the halo, the exchange's lists (see the module docs).
+/// Converts once; each [`DistSpmv::apply`] allocates nothing.
 pub struct DistSpmv<'a, T: SpmvValue> {
     plans: Vec<Spmv<'a, T>>,
     full: Vec<CudaSlice<T>>,
     row_starts: Vec<u64>,
     x_starts: Vec<u64>,
+    halo: Option<Halo<T>>,
+    received: Vec<u64>,
 }
 
 impl<'a, T: SpmvValue> DistSpmv<'a, T> {
+    /// [`DistSpmv::with_gather`] with [`XGather::Auto`].
+    ///
+    /// # Errors
+    /// As [`DistSpmv::with_gather`].
+    pub fn new(comms: &Comms, a: &'a DistCsr<T>, format: Format) -> Result<Self> {
+        Self::with_gather(comms, a, format, XGather::Auto)
+    }
+
     /// Plans the product for `a` over `comms` (block `r` on rank `r`): converts each block to
-    /// `format` ([`Spmv::new`]; [`Format::Auto`] chooses per block) and allocates each rank's
-    /// gathered `x` (`cols` values). Synchronizes where [`Spmv::new`] does.
+    /// `format` ([`Spmv::new`]; [`Format::Auto`] chooses per block), allocates each rank's full
+    /// `x` (`cols` values), and for the halo (or [`XGather::Auto`]) reads every block's column
+    /// indices back to list the entries each rank needs from the others (synchronizes; host
+    /// memory of one block's indices at a time), uploading the lists.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when `a` has another number of blocks than `comms` has ranks;
     /// as [`Spmv::new`] (a pattern matrix, ELL on uneven rows, out of memory).
-    pub fn new(comms: &Comms, a: &'a DistCsr<T>, format: Format) -> Result<Self> {
+    pub fn with_gather(comms: &Comms, a: &'a DistCsr<T>, format: Format, gather: XGather) -> Result<Self> {
         let g = comms.len();
         if a.blocks().len() != g {
             return Err(Error::LengthMismatch { what: "blocks of the distributed matrix", expected: g as u64, got: a.blocks().len() as u64 });
         }
         let gpus = comms.gpus();
         let plans = a.blocks().iter().zip(gpus).map(|(b, gpu)| Spmv::new(gpu, b.view(), format)).collect::<Result<Vec<_>>>()?;
-        // Every word is written by each product's gather before the product reads it.
-        let full =
-            if g > 1 { gpus.iter().map(|gpu| gpu.alloc::<T>(a.cols() as usize)).collect::<gpu_runtime::Result<Vec<_>>>()? } else { Vec::new() };
         let x_starts = if a.rows() == a.cols() { a.row_starts().to_vec() } else { even_starts(a.cols(), g) };
-        Ok(Self { plans, full, row_starts: a.row_starts().to_vec(), x_starts })
+        let mut out = Self { plans, full: Vec::new(), row_starts: a.row_starts().to_vec(), x_starts, halo: None, received: vec![0; g] };
+        if g == 1 {
+            return Ok(out);
+        }
+        // Every entry a product reads is written by its exchange first.
+        out.full = gpus.iter().map(|gpu| gpu.alloc::<T>(a.cols() as usize)).collect::<gpu_runtime::Result<Vec<_>>>()?;
+        let n = a.cols();
+        let gathered: Vec<u64> = (0..g).map(|r| n - (out.x_starts[r + 1] - out.x_starts[r])).collect();
+        out.received = gathered.clone();
+        if gather == XGather::AllGather {
+            return Ok(out);
+        }
+        // needed[r]: the global columns block r reads outside its own part, ascending.
+        let mut needed = Vec::with_capacity(g);
+        for (r, b) in a.blocks().iter().enumerate() {
+            let idx = gpus[r].download(b.idx())?;
+            let mut seen = vec![0u64; (n as usize).div_ceil(64)];
+            let (lo, hi) = (out.x_starts[r], out.x_starts[r + 1]);
+            for &c in &idx {
+                let c = c as u64;
+                if c < lo || c >= hi {
+                    seen[(c / 64) as usize] |= 1 << (c % 64);
+                }
+            }
+            drop(idx);
+            let mut cols = Vec::new();
+            for (w, &bits) in seen.iter().enumerate() {
+                let mut b = bits;
+                while b != 0 {
+                    cols.push((w * 64) as u32 + b.trailing_zeros());
+                    b &= b - 1;
+                }
+            }
+            needed.push(cols);
+        }
+        let halo_max = needed.iter().map(|c| c.len() as u64).max().unwrap_or(0);
+        let gather_max = gathered.iter().copied().max().unwrap_or(0);
+        if gather == XGather::Auto && 2 * halo_max > gather_max {
+            return Ok(out);
+        }
+        out.received = needed.iter().map(|c| c.len() as u64).collect();
+        // recv_off[r][s]: needed[r] is ascending, so the columns of owner s are one run.
+        let recv_off: Vec<Vec<u64>> =
+            needed.iter().map(|c| out.x_starts.iter().map(|&x0| c.partition_point(|&v| (v as u64) < x0) as u64).collect()).collect();
+        let mut send_off = vec![vec![0u64; g + 1]; g];
+        let mut send_lists = vec![Vec::new(); g];
+        for s in 0..g {
+            for r in 0..g {
+                send_off[s][r] = send_lists[s].len() as u64;
+                if r != s {
+                    let (k0, k1) = (recv_off[r][s] as usize, recv_off[r][s + 1] as usize);
+                    let x0 = out.x_starts[s];
+                    send_lists[s].extend(needed[r][k0..k1].iter().map(|&c| (c as u64 - x0) as u32));
+                }
+            }
+            send_off[s][g] = send_lists[s].len() as u64;
+        }
+        let name = |what: &str| format!("spmv_halo_{what}_{}", T::NAME);
+        let upload = |r: usize, v: &[u32]| -> Result<CudaSlice<u32>> { Ok(if v.is_empty() { gpus[r].alloc::<u32>(0)? } else { gpus[r].upload(v)? }) };
+        let halo = Halo {
+            pack: gpus.iter().map(|gpu| gpu.kernel(&crate::MODULE, &name("pack"))).collect::<gpu_runtime::Result<_>>()?,
+            unpack: gpus.iter().map(|gpu| gpu.kernel(&crate::MODULE, &name("unpack"))).collect::<gpu_runtime::Result<_>>()?,
+            send_at: (0..g).map(|s| upload(s, &send_lists[s])).collect::<Result<_>>()?,
+            // Written whole by the pack kernel before each send.
+            send_buf: (0..g).map(|s| gpus[s].alloc::<T>(send_lists[s].len())).collect::<gpu_runtime::Result<_>>()?,
+            send_off,
+            recv_at: (0..g).map(|r| upload(r, &needed[r])).collect::<Result<_>>()?,
+            // Written whole by the receives before the unpack kernel reads it.
+            recv_buf: (0..g).map(|r| gpus[r].alloc::<T>(needed[r].len())).collect::<gpu_runtime::Result<_>>()?,
+            recv_off,
+        };
+        out.halo = Some(halo);
+        Ok(out)
     }
 
     /// Where each rank's rows of `y` start (`ranks + 1` entries): the matrix's row starts.
@@ -60,15 +180,39 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         &self.x_starts
     }
 
+    /// The way chosen: [`XGather::AllGather`] or [`XGather::Halo`] (one rank: `AllGather`, which
+    /// then moves nothing).
+    pub fn gather(&self) -> XGather {
+        if self.halo.is_some() {
+            XGather::Halo
+        } else {
+            XGather::AllGather
+        }
+    }
+
+    /// Entries of `x` each rank receives from the others per product.
+    pub fn received(&self) -> &[u64] {
+        &self.received
+    }
+
     /// The format of each rank's plan (for [`Format::Auto`], the one chosen for its block).
     pub fn formats(&self) -> Vec<Format> {
         self.plans.iter().map(Spmv::format).collect()
     }
 
-    /// Device bytes held per rank: the block in its format ([`Spmv::footprint_bytes`]) and the
-    /// gathered `x`.
+    /// Device bytes held per rank: the block in its format ([`Spmv::footprint_bytes`]), the
+    /// full `x`, and the halo's lists and buffers.
     pub fn footprint_bytes(&self) -> Vec<u64> {
-        self.plans.iter().enumerate().map(|(r, p)| p.footprint_bytes() + self.full.get(r).map_or(0, |f| (f.len() * T::BYTES) as u64)).collect()
+        let tb = T::BYTES as u64;
+        (0..self.plans.len())
+            .map(|r| {
+                let halo = self
+                    .halo
+                    .as_ref()
+                    .map_or(0, |h| 4 * (h.send_at[r].len() + h.recv_at[r].len()) as u64 + tb * (h.send_buf[r].len() + h.recv_buf[r].len()) as u64);
+                self.plans[r].footprint_bytes() + self.full.get(r).map_or(0, |f| tb * f.len() as u64) + halo
+            })
+            .collect()
     }
 
     /// `y = α A x + β y`: `x[r]` is rank `r`'s part of `x` ([`DistSpmv::x_starts`]), `y[r]` its
@@ -76,8 +220,8 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
     /// read. Enqueued on every rank's stream without synchronizing; allocates nothing.
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] when `x` or `y` has another number of parts than there are
-    /// ranks, or a part another length than its range; NCCL and launch errors.
+    /// [`Error::LengthMismatch`] when `comms`, `x` or `y` has another number of ranks or parts
+    /// than the plan, or a part another length than its range; NCCL and launch errors.
     pub fn apply<X: DevicePtr<T>, Y: DevicePtrMut<T>>(&mut self, comms: &Comms, alpha: T, x: &[X], beta: T, y: &mut [Y]) -> Result<()> {
         let g = self.plans.len();
         if comms.len() != g {
@@ -99,38 +243,107 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
                 return Err(Error::LengthMismatch { what: "a rank's rows of y", expected: want, got: y[r].len() as u64 });
             }
         }
-        let gpus = comms.gpus();
-        let tb = T::BYTES as u64;
         if g == 1 {
             // One rank: its part is the whole x.
             return self.plans[0].apply(alpha, &x[0], beta, &mut y[0]);
         }
-        {
-            let starts = &self.x_starts;
-            let full = &mut self.full;
-            comms.group(|c| {
-                for root in 0..g {
-                    let len = starts[root + 1] - starts[root];
-                    if len == 0 {
-                        continue;
-                    }
-                    let (send, _gs) = x[root].device_ptr(gpus[root].stream());
-                    for (r, f) in full.iter_mut().enumerate() {
-                        let (fa, _gf) = f.device_ptr_mut(gpus[r].stream());
-                        // SAFETY: the root's part holds len values (checked above); each rank's
-                        // full x holds cols >= starts[root] + len values; nothing else uses them
-                        // until the stream passes the broadcast.
-                        unsafe { c.broadcast_bytes(r, send, fa + tb * starts[root], (tb * len) as usize, root)? };
-                    }
-                }
-                Ok(())
-            })?;
+        match self.halo.as_mut() {
+            None => all_gather(comms, &self.x_starts, x, &mut self.full)?,
+            Some(h) => halo_exchange(comms, &self.x_starts, h, x, &mut self.full)?,
         }
         for ((p, f), yr) in self.plans.iter_mut().zip(&self.full).zip(y.iter_mut()) {
             p.apply(alpha, f, beta, yr)?;
         }
         Ok(())
     }
+}
+
+/// Every rank's part of `x` into every rank's full `x`: one broadcast per nonempty part, in one
+/// group.
+fn all_gather<T: SpmvValue, X: DevicePtr<T>>(comms: &Comms, starts: &[u64], x: &[X], full: &mut [CudaSlice<T>]) -> Result<()> {
+    let (g, gpus, tb) = (comms.len(), comms.gpus(), T::BYTES as u64);
+    comms.group(|c| {
+        for root in 0..g {
+            let len = starts[root + 1] - starts[root];
+            if len == 0 {
+                continue;
+            }
+            let (send, _gs) = x[root].device_ptr(gpus[root].stream());
+            for (r, f) in full.iter_mut().enumerate() {
+                let (fa, _gf) = f.device_ptr_mut(gpus[r].stream());
+                // SAFETY: the root's part holds len values (checked by the caller); each rank's
+                // full x holds cols >= starts[root] + len values; nothing else uses them until the
+                // stream passes the broadcast.
+                unsafe { c.broadcast_bytes(r, send, fa + tb * starts[root], (tb * len) as usize, root)? };
+            }
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// The halo exchange (module docs): pack, own part copied, send/receive, unpack.
+fn halo_exchange<T: SpmvValue, X: DevicePtr<T>>(comms: &Comms, starts: &[u64], h: &mut Halo<T>, x: &[X], full: &mut [CudaSlice<T>]) -> Result<()> {
+    let (g, gpus, tb) = (comms.len(), comms.gpus(), T::BYTES as u64);
+    for s in 0..g {
+        let stream = gpus[s].stream();
+        let n = h.send_at[s].len() as u64;
+        if n > 0 {
+            let (xa, _gx) = x[s].device_ptr(stream);
+            // SAFETY: spmv_halo_pack(n, at, x, out): at and out hold n entries; every offset is
+            // below rank s's part's length (built from its columns minus its first one).
+            unsafe {
+                h.pack[s].args(stream).arg(&n).arg(&h.send_at[s]).arg(&xa).arg(&mut h.send_buf[s]).launch(crate::launch::grid(&gpus[s], n))?;
+            }
+        }
+        let (x0, x1) = (starts[s] as usize, starts[s + 1] as usize);
+        if x1 > x0 {
+            let mut own = full[s].slice_mut(x0..x1);
+            stream.memcpy_dtod(&x[s], &mut own).map_err(gpu_runtime::Error::driver("copying a rank's own part of x"))?;
+        }
+    }
+    comms.group(|c| {
+        for (s, gpu) in gpus.iter().enumerate() {
+            let (sa, _g0) = h.send_buf[s].device_ptr(gpu.stream());
+            for r in (0..g).filter(|&r| r != s) {
+                let (k0, k1) = (h.send_off[s][r], h.send_off[s][r + 1]);
+                if k1 > k0 {
+                    // SAFETY: entries k0 .. k1 of rank s's send buffer, left alone until the
+                    // stream passes the send.
+                    unsafe { c.send_bytes(s, sa + tb * k0, (tb * (k1 - k0)) as usize, r)? };
+                }
+            }
+        }
+        for (r, gpu) in gpus.iter().enumerate() {
+            let (ra, _g1) = h.recv_buf[r].device_ptr_mut(gpu.stream());
+            for s in (0..g).filter(|&s| s != r) {
+                let (k0, k1) = (h.recv_off[r][s], h.recv_off[r][s + 1]);
+                if k1 > k0 {
+                    // SAFETY: entries k0 .. k1 of rank r's receive buffer (as many as rank s
+                    // sends it: both lists come from needed[r]).
+                    unsafe { c.recv_bytes(r, ra + tb * k0, (tb * (k1 - k0)) as usize, s)? };
+                }
+            }
+        }
+        Ok(())
+    })?;
+    for r in 0..g {
+        let n = h.recv_at[r].len() as u64;
+        if n > 0 {
+            // SAFETY: spmv_halo_unpack(n, at, vals, x): at and vals hold n entries; the columns
+            // are distinct and below cols, the full x's length.
+            unsafe {
+                h.unpack[r]
+                    .args(gpus[r].stream())
+                    .arg(&n)
+                    .arg(&h.recv_at[r])
+                    .arg(&h.recv_buf[r])
+                    .arg(&mut full[r])
+                    .launch(crate::launch::grid(&gpus[r], n))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `parts + 1` starts of `parts` nearly equal ranges of `len` (the first ones one longer).

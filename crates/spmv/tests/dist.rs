@@ -4,7 +4,7 @@
 //! `y` poisoned when `β = 0`; square and rectangular matrices of awkward shapes; bad part
 //! counts and lengths refused.
 use gpu_runtime::Comms;
-use gpu_spmv::dist::DistSpmv;
+use gpu_spmv::dist::{DistSpmv, XGather};
 use gpu_spmv::{serial, Error, Format, Spmv, SpmvValue};
 use gpu_testkit::{run_multi_gpu_test, POISON_BYTE};
 use rand::rngs::StdRng;
@@ -30,6 +30,7 @@ fn suite(rng: &mut StdRng) -> Vec<(String, Csr<u32, f64>)> {
         out.push((format!("uniform {m}x{n} {nnz}"), generate::uniform(m, n, nnz, seed).unwrap()));
     }
     out.push(("laplacian 2d 300".to_string(), generate::laplacian_2d(300).unwrap()));
+    out.push(("27-point stencil 40^3".to_string(), generate::stencil_3d(40, 27, generate::Order::Natural, 1).unwrap()));
     let seed = rng.random();
     out.push(("dense row".to_string(), generate::dense_row(100, 3000, 300, seed).unwrap()));
     out.push(("dense column".to_string(), generate::dense_col(3000, 100, 300, seed ^ 1).unwrap()));
@@ -37,10 +38,14 @@ fn suite(rng: &mut StdRng) -> Vec<(String, Csr<u32, f64>)> {
 }
 
 /// One distributed product against the one-GPU plan on rank 0 and the twin.
-fn check<T: SpmvValue>(comms: &Comms, a: &Csr<u32, T>, format: Format, beta: T, rng: &mut StdRng, what: &str) {
+fn check<T: SpmvValue>(comms: &Comms, a: &Csr<u32, T>, format: Format, gather: XGather, beta: T, rng: &mut StdRng, what: &str) {
     let gpus = comms.gpus();
     let d = DistCsr::scatter(gpus, a).unwrap();
-    let mut plan = DistSpmv::new(comms, &d, format).unwrap_or_else(|e| panic!("{what} {format}: {e}"));
+    let mut plan = DistSpmv::with_gather(comms, &d, format, gather).unwrap_or_else(|e| panic!("{what} {format}: {e}"));
+    let what = &format!("{what} ({gather:?} -> {:?})", plan.gather());
+    if gather != XGather::Auto && comms.len() > 1 {
+        assert_eq!(plan.gather(), gather, "{what}");
+    }
     let (xs, rs) = (plan.x_starts().to_vec(), plan.row_starts().to_vec());
     assert_eq!((xs.len(), rs.len()), (comms.len() + 1, comms.len() + 1));
     assert_eq!((xs[comms.len()], rs[comms.len()]), (a.cols(), a.rows()), "{what}");
@@ -92,11 +97,28 @@ fn run(count: usize, name: &str) {
         let (mut rng, _seed) = gpu_testkit::rng();
         for (what, a) in suite(&mut rng) {
             for format in [Format::Auto, Format::CsrVector, Format::MergePath, Format::Coo] {
-                check(comms, &a, format, 0.0, &mut rng, &what);
-                check(comms, &a, format, -0.5, &mut rng, &what);
+                for gather in [XGather::AllGather, XGather::Halo] {
+                    check(comms, &a, format, gather, 0.0, &mut rng, &what);
+                }
+                check(comms, &a, format, XGather::Auto, -0.5, &mut rng, &what);
             }
             let a32 = a.clone().map_values(|v| v as f32);
-            check(comms, &a32, Format::Auto, 0.0f32, &mut rng, &format!("{what} (f32)"));
+            for gather in [XGather::AllGather, XGather::Halo] {
+                check(comms, &a32, Format::Auto, gather, 0.0f32, &mut rng, &format!("{what} (f32)"));
+            }
+        }
+        // The halo moves fewer entries than the all-gather on a mesh in natural order, and Auto
+        // takes it there (and the all-gather on a uniform matrix).
+        if comms.len() > 1 {
+            let mesh = generate::stencil_3d::<f64>(40, 27, generate::Order::Natural, 1).unwrap();
+            let d = DistCsr::scatter(comms.gpus(), &mesh).unwrap();
+            let auto = DistSpmv::new(comms, &d, Format::Auto).unwrap();
+            let all = DistSpmv::with_gather(comms, &d, Format::Auto, XGather::AllGather).unwrap();
+            assert_eq!(auto.gather(), XGather::Halo);
+            assert!(auto.received().iter().zip(all.received()).all(|(h, a)| 4 * h < *a), "{:?} {:?}", auto.received(), all.received());
+            let u = generate::uniform::<f64>(3000, 3000, 60_000, rng.random()).unwrap();
+            let d = DistCsr::scatter(comms.gpus(), &u).unwrap();
+            assert_eq!(DistSpmv::new(comms, &d, Format::Auto).unwrap().gather(), XGather::AllGather);
         }
         // Wrong part counts and lengths are errors, not out-of-bounds reads.
         let a = generate::uniform::<f64>(50, 40, 300, rng.random()).unwrap();

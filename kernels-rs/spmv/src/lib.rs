@@ -24,6 +24,8 @@
 //! - `scoo.rs`: sliced COO (slices of rows accumulated in shared memory, several lanes per row).
 //! - `adaptive.rs`: CSR-adaptive (row blocks: CSR-stream for runs of short rows, a block for one
 //!   row, pieces with atomics for very long rows).
+//! - `halo.rs`: the distributed SpMV's halo exchange (pack the entries of `x` other ranks read,
+//!   unpack the received ones into a full `x`).
 //! - `convert.rs`: conversion helpers (row lengths with their maximum, the identity
 //!   permutation).
 //!
@@ -199,6 +201,8 @@ mod adaptive;
 mod convert;
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod ell;
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod halo;
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod hyb;
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]

@@ -1,0 +1,40 @@
+//! The distributed SpMV's halo exchange (host side: `gpu_spmv::dist`): the entries of a rank's
+//! part of `x` that other ranks read, packed into one send buffer, and the entries a rank
+//! received, unpacked into its full-length `x`.
+use gpu_device::thread::{grid_size_1d, index_1d_u64};
+
+macro_rules! halo_kernels {
+    ($pack:ident, $unpack:ident, $t:ty) => {
+        /// `out[i] = x[at[i]]` for `i < n` (packing the entries other ranks read).
+        ///
+        /// # Safety
+        /// `at` and `out` hold `n` entries, and every `at[i]` indexes `x`; any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $pack(n: u64, at: *const u32, x: *const $t, out: *mut $t) {
+            let mut i = index_1d_u64();
+            while i < n {
+                // SAFETY: i < n; at[i] indexes x (the caller's contract).
+                unsafe { *out.add(i as usize) = *x.add(*at.add(i as usize) as usize) };
+                i += grid_size_1d();
+            }
+        }
+
+        /// `x[at[i]] = vals[i]` for `i < n` (unpacking received entries into a full `x`).
+        ///
+        /// # Safety
+        /// `at` and `vals` hold `n` entries, and every `at[i]` indexes `x` (distinct entries: no
+        /// two threads write one); any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $unpack(n: u64, at: *const u32, vals: *const $t, x: *mut $t) {
+            let mut i = index_1d_u64();
+            while i < n {
+                // SAFETY: i < n; at[i] indexes x (the caller's contract).
+                unsafe { *x.add(*at.add(i as usize) as usize) = *vals.add(i as usize) };
+                i += grid_size_1d();
+            }
+        }
+    };
+}
+
+halo_kernels!(spmv_halo_pack_f32, spmv_halo_unpack_f32, f32);
+halo_kernels!(spmv_halo_pack_f64, spmv_halo_unpack_f64, f64);
