@@ -2,6 +2,10 @@
 //! values, against the one-GPU transpose (`Auto`) of the same matrix and NCCL's own all-to-all
 //! of the same bytes, timed in the same run. Without a GPU or NCCL it says so and stops.
 //!
+//! `SPTRANS_DIST_CHECK=1` checks each distributed result on the host by fingerprints (no twin:
+//! for matrices past host-twin sizes); `SPTRANS_DIST_MIN_GPUS` skips smaller GPU counts (a matrix
+//! that only fits on several); the one-GPU column is NaN when the matrix does not fit one GPU.
+//!
 //! `SPTRANS_DIST_NNZ` (default 2^28) nonzeros, `SPTRANS_DIST_ROWS` rows and columns (default
 //! nnz / 16), uniform columns (hashed, sorted within each row); or the Matrix Market file
 //! `SPTRANS_DIST_MTX` (values read as f32); `SPTRANS_DIST_CSV` writes the
@@ -36,6 +40,45 @@ fn matrix(m: u64, nnz: u64) -> Csr<u32, f32> {
     Csr::try_new(m, m, ptr, idx, vals).expect("a valid generated matrix")
 }
 
+/// [`gpu_transpose::index64::Fingerprint`] of a host CSR's entries with their values
+/// (`rows_major`: `(row, column)`, else `(column, row)`, read as the transpose's CSC), on every
+/// core: the check of a transpose too large for the host twin.
+fn fingerprint(a: &Csr<u32, f32>, rows_major: bool) -> gpu_transpose::index64::Fingerprint {
+    let rows = a.rows() as usize;
+    let parts = std::thread::available_parallelism().map_or(1, |p| p.get()).max(1) * 4;
+    let chunk = rows.div_ceil(parts).max(1);
+    let sums: Vec<(u64, u64, u64)> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..rows)
+            .step_by(chunk)
+            .map(|r0| {
+                sc.spawn(move || {
+                    let (mut x, mut y, mut bad) = (0u64, 0u64, 0u64);
+                    for i in r0..(r0 + chunk).min(rows) {
+                        let (s, e) = (a.ptr()[i] as usize, a.ptr()[i + 1] as usize);
+                        for k in s..e {
+                            let minor = a.idx()[k] as u64;
+                            let (r, c) = if rows_major { (i as u64, minor) } else { (minor, i as u64) };
+                            let (ha, hb) = gpu_transpose::index64::entry_hashes(r, c | (a.vals()[k].to_bits() as u64) << 32);
+                            x = x.wrapping_add(ha);
+                            y = y.wrapping_add(hb);
+                            bad += u64::from(k > s && a.idx()[k - 1] as u64 > minor);
+                        }
+                    }
+                    (x, y, bad)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("a hashing thread")).collect()
+    });
+    let mut f = gpu_transpose::index64::Fingerprint::default();
+    for (x, y, bad) in sums {
+        f.a = f.a.wrapping_add(x);
+        f.b = f.b.wrapping_add(y);
+        f.unsorted += bad;
+    }
+    f
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -45,8 +88,18 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// seconds, median of `runs`.
 fn all_to_all(comms: &Comms, per_peer: usize, runs: usize) -> f64 {
     let g = comms.len();
-    let bufs: Vec<_> =
-        comms.gpus().iter().map(|gpu| (gpu.alloc_zeros::<u8>(per_peer * g).unwrap(), gpu.alloc_zeros::<u8>(per_peer * g).unwrap())).collect();
+    let bufs: Vec<_> = match comms
+        .gpus()
+        .iter()
+        .map(|gpu| Ok((gpu.alloc_zeros::<u8>(per_peer * g)?, gpu.alloc_zeros::<u8>(per_peer * g)?)))
+        .collect::<gpu_runtime::Result<Vec<_>>>()
+    {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("NCCL all-to-all reference not run: {e}");
+            return f64::NAN;
+        }
+    };
     let mut times = Vec::new();
     for run in 0..=runs {
         comms.synchronize().unwrap();
@@ -115,19 +168,30 @@ fn main() {
         "{:>4} {:>10} {:>10} {:>7}  phases (ms, profiled run)                      {:>9} {:>9} {:>9} {:>6}",
         "gpus", "1 GPU ms", "dist ms", "speedup", "sent GB", "xchg GB/s", "a2a GB/s", "share"
     );
+    let min_gpus = env("SPTRANS_DIST_MIN_GPUS", 1) as usize;
     gpu_testkit::for_each_gpu_count(|comms| {
         let count = comms.len();
+        if count < min_gpus {
+            return;
+        }
         let mut dt = DistTransposer::new(comms).unwrap();
         let d = DistCsr::scatter(comms.gpus(), &a).unwrap();
         // The one-GPU transpose of the whole matrix, on rank 0 (uploaded once).
         // Timed as the distributed one: no synchronization between one call's output being
         // dropped and the next call (the pool's memory is reused either way).
-        let mut time_one = |m: &sptrans_matrix::device::DeviceCsr<f32>| {
+        // NaN (said so) when it does not fit one GPU.
+        let mut time_one = |m: &sptrans_matrix::device::DeviceCsr<f32>| -> f64 {
             let tp = dt.rank(0).unwrap();
             let mut times = Vec::new();
             for run in 0..=runs {
                 let t = std::time::Instant::now();
-                let out = tp.transpose_new(Algorithm::Auto, m).unwrap();
+                let out = match tp.transpose_new(Algorithm::Auto, m) {
+                    Ok(out) => out,
+                    Err(e) => {
+                        eprintln!("one GPU: {e}");
+                        return f64::NAN;
+                    }
+                };
                 comms.gpus()[0].synchronize().unwrap();
                 if run > 0 {
                     times.push(t.elapsed().as_secs_f64());
@@ -136,7 +200,13 @@ fn main() {
             }
             median(times)
         };
-        let one = time_one(&sptrans_matrix::device::DeviceCsr::upload(&comms.gpus()[0], &a).unwrap());
+        let one = match sptrans_matrix::device::DeviceCsr::upload(&comms.gpus()[0], &a) {
+            Ok(whole) => time_one(&whole),
+            Err(e) => {
+                eprintln!("one GPU: the whole matrix does not fit ({e})");
+                f64::NAN
+            }
+        };
         // Rank 0's block alone on its GPU: the floor of the local phase.
         let block0 = time_one(&d.blocks()[0]);
         let mut times = Vec::new();
@@ -150,8 +220,27 @@ fn main() {
         }
         let dist = median(times);
         dt.set_profile(true);
-        let (_, ex) = dt.transpose(comms, Algorithm::Auto, &d).unwrap();
+        let (t, ex) = dt.transpose(comms, Algorithm::Auto, &d).unwrap();
         dt.set_profile(false);
+        if std::env::var("SPTRANS_DIST_CHECK").as_deref() == Ok("1") {
+            // Too large for a host twin: the input's fingerprint by rows must equal the
+            // output's by columns, every column's rows ascending.
+            let at = t.gather(comms.gpus()).unwrap();
+            let (fa, fo) = (fingerprint(&a, true), fingerprint(&at, false));
+            let ok = fa.a == fo.a && fa.b == fo.b && fo.unsorted == 0 && at.nnz() == a.nnz() && (at.rows(), at.cols()) == (a.cols(), a.rows());
+            println!(
+                "check on {count} GPUs: {} ({} nonzeros; fingerprint of the input by rows {:016x}{:016x}, of the output by columns {:016x}{:016x}; {} rows out of order)",
+                if ok { "the transpose is correct" } else { "WRONG" },
+                at.nnz(),
+                fa.a,
+                fa.b,
+                fo.a,
+                fo.b,
+                fo.unsorted
+            );
+            assert!(ok, "the distributed transpose is wrong");
+        }
+        drop(t);
         let ph = |w: &str| ex.phases.iter().find(|p| p.0 == w).map_or(0.0, |p| p.1);
         let sent = ex.sent_bytes.iter().copied().max().unwrap_or(0) as f64;
         let (xchg, a2a) = if count > 1 {
