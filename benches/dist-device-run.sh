@@ -6,7 +6,7 @@
 # cudarc's loader asks for.
 # Here: cargo test --release -p gpu-transpose --test dist --no-run and cargo bench -p
 # gpu-transpose --bench dist --no-run, their binaries copied to .gpu/dist-test and .gpu/dist-bench;
-# (and the CLI, `.gpu/sptrans`, for `transpose --gpus N --check`);
+# (and the CLI, `.gpu/sptrans`, for `transpose --gpus N --check`; the SpMV binaries: last section);
 # there: `bash benches/dist-device-run.sh` (NNZ=... sets the bench's nonzeros; output in $OUT).
 set -u
 O=${OUT:-.gpu/out}; mkdir -p "$O"
@@ -38,4 +38,19 @@ if [ "${REALISTIC:-0}" = 1 ] && [ -x .gpu/sptrans ]; then
     for n in $(seq 2 "$G"); do .gpu/sptrans transpose /tmp/$m.mtx -o /tmp/t.mtx --gpus "$n" --check 2>&1 | head -1; done
     SPTRANS_DIST_MTX=/tmp/$m.mtx SPTRANS_DIST_RUNS=10 SPTRANS_DIST_CSV="$O/dist-$m.csv" .gpu/dist-bench 2>&1 | tee "$O/dist-$m.txt"
   done
+fi
+# The distributed SpMV (when staged: `cargo test --release -p gpu-spmv --test dist --no-run` and
+# `cargo bench -p gpu-spmv --bench dist --no-run` copied to .gpu/spmv-dist-test and
+# .gpu/spmv-dist-bench): its tests, memcheck of the 2-GPU test, and the scaling tables of
+# RESULTS.md (SPMV_BIG=0 skips the billion-nonzero matrices).
+if [ -x .gpu/spmv-dist-test ]; then
+  SPTRANS_GPU_TEST_LOG="$O/spmv-dist-tests.log" SPTRANS_REQUIRE_GPUS=$G .gpu/spmv-dist-test --test-threads 1 2>&1 | tail -3
+  cat "$O/spmv-dist-tests.log"
+  if [ "${SANITIZE:-1}" = 1 ]; then
+    compute-sanitizer --tool memcheck --report-api-errors no .gpu/spmv-dist-test dist_spmv_two_gpus --test-threads 1 2>&1 | tail -2
+  fi
+fi
+if [ -x .gpu/spmv-dist-bench ] && [ "${SPMV_BIG:-1}" = 1 ]; then
+  SPTRANS_DIST_KIND=stencil SPTRANS_DIST_K=350 SPTRANS_DIST_RUNS=10 SPTRANS_DIST_CSV="$O/spmv-st350.csv" .gpu/spmv-dist-bench 2>&1 | tee "$O/spmv-st350.txt"
+  SPTRANS_DIST_NNZ=1073741824 SPTRANS_DIST_RUNS=10 SPTRANS_DIST_CSV="$O/spmv-u30.csv" .gpu/spmv-dist-bench 2>&1 | tee "$O/spmv-u30.txt"
 fi
