@@ -31,7 +31,7 @@ pub use sptrans_matrix as matrix;
 /// ([`dist::DistSpmv`]), bit for bit the one-GPU results.
 pub mod dist {
     pub use gpu_runtime::comm::Comms;
-    pub use gpu_spmv::dist::DistSpmv;
+    pub use gpu_spmv::dist::{DistSpmv, XGather};
     pub use gpu_transpose::dist::{DistTransposer, Exchange};
     pub use sptrans_matrix::dist::{DistCsr, balanced_starts};
 }
