@@ -6,7 +6,7 @@
 //!    CSC over all `n` columns of its own rows.
 //! 2. The global column pointer is the sum of the local ones (widened to 64 bits, one NCCL
 //!    all-reduce); the column ranges cut it into parts of nearly equal nonzeros (the cut points
-//!    read back by bisection: about `log₂ n` words per rank boundary).
+//!    found on rank 0's GPU by one binary search per boundary, read back at once).
 //! 3. Each rank sends every other rank the contiguous part of its local CSC that falls in that
 //!    rank's columns (the part's relative column pointer, row indices and values; grouped NCCL
 //!    sends and receives).
@@ -149,7 +149,7 @@ impl DistTransposer {
             self.tps[s].add_ptr(ga, pa, n + 1)?;
         }
         lap("pointer")?;
-        // 3. The cut points (columns), read from rank 0's global pointer by bisection.
+        // 3. The cut points (columns), found in rank 0's global pointer.
         let read = |s: usize, buf: &CudaSlice<u64>, i: u64| -> Result<u64> {
             let (p, _g) = buf.device_ptr(gpus[s].stream());
             let mut x = [0u64];
@@ -160,18 +160,30 @@ impl DistTransposer {
         let total = read(0, &gl[0], n)?;
         let mut cuts = vec![0u64; g + 1];
         cuts[g] = n;
-        for r in 1..g {
-            let target = (total as u128 * r as u128 / g as u128) as u64;
-            let (mut lo, mut hi) = (cuts[r - 1], n);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if read(0, &gl[0], mid)? < target {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
+        if total > 0 {
+            // Rank r's range starts at the first column whose global pointer reaches
+            // min(r · ceil(total / g), total): index64's chunk search on rank 0, one launch and
+            // one read-back (a bisection by single-word reads took 0.3–1.0 ms).
+            let chunk = total.div_ceil(g as u64);
+            let chunks = total.div_ceil(chunk);
+            let found = gpus[0].alloc_zeros::<u64>(2 * chunks as usize)?;
+            let mut rows = vec![0u64; 2 * chunks as usize];
+            {
+                let stream = gpus[0].stream();
+                let (ga, _g0) = gl[0].device_ptr(stream);
+                let (fa, _g1) = found.device_ptr(stream);
+                // SAFETY: the global pointer: n + 1 nondecreasing words from 0 to total > 0;
+                // chunks = ceil(total / chunk); found holds 2 · chunks words; read_raw
+                // synchronizes before reading them.
+                unsafe {
+                    self.tps[0].chunk_rows_raw(ga, n, total, chunk, chunks, fa)?;
+                    gpus[0].read_raw(fa, &mut rows)?;
                 }
             }
-            cuts[r] = lo;
+            for (r, cut) in cuts.iter_mut().enumerate().take(g).skip(1) {
+                let c = (r as u64 - 1).min(chunks - 1) as usize;
+                *cut = rows[2 * c + 1];
+            }
         }
         let glob: Vec<u64> = cuts.iter().map(|&c| read(0, &gl[0], c)).collect::<Result<_>>()?;
         // off[s][r]: where rank s's entries of rank r's columns start in its local CSC.

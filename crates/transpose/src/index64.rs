@@ -347,6 +347,31 @@ impl Transposer {
         Ok(())
     }
 
+    /// Enqueues `transpose_index64_chunk_rows`: for each of `chunks` chunks of `chunk` nonzeros
+    /// (the last one shorter), the rows `r0..r1` holding its nonzeros `k0..k1` into `rows[2c]`
+    /// and `rows[2c + 1]`; `r1` is the first row whose pointer reaches `k1`.
+    ///
+    /// # Safety
+    /// Device addresses on this GPU: `ptr` holds `m + 1` nondecreasing `u64` words from 0 to
+    /// `nnz > 0`; `chunks = ceil(nnz / chunk)`; `rows` has room for `2 · chunks` words.
+    pub(crate) unsafe fn chunk_rows_raw(&self, ptr: u64, m: u64, nnz: u64, chunk: u64, chunks: u64, rows: u64) -> Result<()> {
+        let stream = self.gpu.stream();
+        // SAFETY: the caller's contract is the kernel's.
+        unsafe {
+            self.k64
+                .chunk_rows
+                .args(stream)
+                .arg(&ptr)
+                .arg(&m)
+                .arg(&nnz)
+                .arg(&chunk)
+                .arg(&chunks)
+                .arg(&rows)
+                .launch(grid(self.gpu.props().sm_count, chunks))?
+        };
+        Ok(())
+    }
+
     /// `acc[0..len] += part[0..len]`.
     pub(crate) fn add_ptr(&self, acc: u64, part: u64, len: u64) -> Result<()> {
         let stream = self.gpu.stream();
@@ -393,7 +418,6 @@ impl Transposer {
         let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
         let gpu = self.gpu.clone();
         let stream = gpu.stream().clone();
-        let sms = gpu.props().sm_count;
         let mut cptr = scratch.slice::<u32>(p.m as usize + 1)?;
         let mut cp = scratch.slice::<u32>(p.n as usize + 1)?;
         let rows_at = scratch.take(16 * p.chunks)?;
@@ -401,21 +425,9 @@ impl Transposer {
         let mut cidx = scratch.slice::<u32>(p.c() as usize)?;
         let mut cvals = scratch.slice::<T>(if vb > 0 { p.c() as usize } else { 0 })?;
         let (aptr, _g0) = a.ptr().device_ptr(&stream);
-        // SAFETY: transpose_index64_chunk_rows(ptr, m, nnz, chunk, chunks, rows): a's valid
-        // pointer (m + 1 words from 0 to nnz > 0), chunks = ceil(nnz / chunk), rows of
-        // 2·chunks words of the workspace.
-        unsafe {
-            self.k64
-                .chunk_rows
-                .args(&stream)
-                .arg(&aptr)
-                .arg(&p.m)
-                .arg(&p.nnz)
-                .arg(&p.chunk)
-                .arg(&p.chunks)
-                .arg(&rows_at)
-                .launch(grid(sms, p.chunks))?
-        };
+        // SAFETY: a's valid pointer (m + 1 words from 0 to nnz > 0), chunks = ceil(nnz / chunk),
+        // rows of 2·chunks words of the workspace.
+        unsafe { self.chunk_rows_raw(aptr, p.m, p.nnz, p.chunk, p.chunks, rows_at)? };
         let mut rows = vec![0u64; 2 * p.chunks as usize];
         // SAFETY: the 2·chunks words just written (read_raw synchronizes the stream first).
         unsafe { gpu.read_raw(rows_at, &mut rows)? };
