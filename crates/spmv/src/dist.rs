@@ -111,23 +111,8 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         let mut needed = Vec::with_capacity(g);
         for (r, b) in a.blocks().iter().enumerate() {
             let idx = gpus[r].download(b.idx())?;
-            let mut seen = vec![0u64; (n as usize).div_ceil(64)];
-            let (lo, hi) = (out.x_starts[r], out.x_starts[r + 1]);
-            for &c in &idx {
-                let c = c as u64;
-                if c < lo || c >= hi {
-                    seen[(c / 64) as usize] |= 1 << (c % 64);
-                }
-            }
+            let cols = outside_columns(&idx, out.x_starts[r], out.x_starts[r + 1], n);
             drop(idx);
-            let mut cols = Vec::new();
-            for (w, &bits) in seen.iter().enumerate() {
-                let mut b = bits;
-                while b != 0 {
-                    cols.push((w * 64) as u32 + b.trailing_zeros());
-                    b &= b - 1;
-                }
-            }
             needed.push(cols);
         }
         let halo_max = needed.iter().map(|c| c.len() as u64).max().unwrap_or(0);
@@ -136,35 +121,20 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
             return Ok(out);
         }
         out.received = needed.iter().map(|c| c.len() as u64).collect();
-        // recv_off[r][s]: needed[r] is ascending, so the columns of owner s are one run.
-        let recv_off: Vec<Vec<u64>> =
-            needed.iter().map(|c| out.x_starts.iter().map(|&x0| c.partition_point(|&v| (v as u64) < x0) as u64).collect()).collect();
-        let mut send_off = vec![vec![0u64; g + 1]; g];
-        let mut send_lists = vec![Vec::new(); g];
-        for s in 0..g {
-            for r in 0..g {
-                send_off[s][r] = send_lists[s].len() as u64;
-                if r != s {
-                    let (k0, k1) = (recv_off[r][s] as usize, recv_off[r][s + 1] as usize);
-                    let x0 = out.x_starts[s];
-                    send_lists[s].extend(needed[r][k0..k1].iter().map(|&c| (c as u64 - x0) as u32));
-                }
-            }
-            send_off[s][g] = send_lists[s].len() as u64;
-        }
+        let lists = HaloLists::new(&out.x_starts, &needed);
         let name = |what: &str| format!("spmv_halo_{what}_{}", T::NAME);
         let upload = |r: usize, v: &[u32]| -> Result<CudaSlice<u32>> { Ok(if v.is_empty() { gpus[r].alloc::<u32>(0)? } else { gpus[r].upload(v)? }) };
         let halo = Halo {
             pack: gpus.iter().map(|gpu| gpu.kernel(&crate::MODULE, &name("pack"))).collect::<gpu_runtime::Result<_>>()?,
             unpack: gpus.iter().map(|gpu| gpu.kernel(&crate::MODULE, &name("unpack"))).collect::<gpu_runtime::Result<_>>()?,
-            send_at: (0..g).map(|s| upload(s, &send_lists[s])).collect::<Result<_>>()?,
+            send_at: (0..g).map(|s| upload(s, &lists.send[s])).collect::<Result<_>>()?,
             // Written whole by the pack kernel before each send.
-            send_buf: (0..g).map(|s| gpus[s].alloc::<T>(send_lists[s].len())).collect::<gpu_runtime::Result<_>>()?,
-            send_off,
+            send_buf: (0..g).map(|s| gpus[s].alloc::<T>(lists.send[s].len())).collect::<gpu_runtime::Result<_>>()?,
+            send_off: lists.send_off,
             recv_at: (0..g).map(|r| upload(r, &needed[r])).collect::<Result<_>>()?,
             // Written whole by the receives before the unpack kernel reads it.
             recv_buf: (0..g).map(|r| gpus[r].alloc::<T>(needed[r].len())).collect::<gpu_runtime::Result<_>>()?,
-            recv_off,
+            recv_off: lists.recv_off,
         };
         out.halo = Some(halo);
         Ok(out)
@@ -346,6 +316,57 @@ fn halo_exchange<T: SpmvValue, X: DevicePtr<T>>(comms: &Comms, starts: &[u64], h
     Ok(())
 }
 
+/// The distinct columns of `idx` outside `lo .. hi`, ascending (a bitmap of `n` bits).
+fn outside_columns(idx: &[u32], lo: u64, hi: u64, n: u64) -> Vec<u32> {
+    let mut seen = vec![0u64; (n as usize).div_ceil(64)];
+    for &c in idx {
+        let c = c as u64;
+        if c < lo || c >= hi {
+            seen[(c / 64) as usize] |= 1 << (c % 64);
+        }
+    }
+    let mut cols = Vec::new();
+    for (w, &bits) in seen.iter().enumerate() {
+        let mut b = bits;
+        while b != 0 {
+            cols.push((w * 64) as u32 + b.trailing_zeros());
+            b &= b - 1;
+        }
+    }
+    cols
+}
+
+/// The halo's lists on the host, from `needed[r]` (the columns rank `r` reads outside its part,
+/// ascending) and the parts' starts: what each rank sends (offsets into its part, rank by rank)
+/// and where each rank's entries from each owner start.
+struct HaloLists {
+    send: Vec<Vec<u32>>,
+    send_off: Vec<Vec<u64>>,
+    recv_off: Vec<Vec<u64>>,
+}
+
+impl HaloLists {
+    fn new(x_starts: &[u64], needed: &[Vec<u32>]) -> Self {
+        let g = needed.len();
+        // recv_off[r][s]: needed[r] is ascending, so the columns of owner s are one run.
+        let recv_off: Vec<Vec<u64>> =
+            needed.iter().map(|c| x_starts.iter().map(|&x0| c.partition_point(|&v| (v as u64) < x0) as u64).collect()).collect();
+        let mut send_off = vec![vec![0u64; g + 1]; g];
+        let mut send = vec![Vec::new(); g];
+        for s in 0..g {
+            for r in 0..g {
+                send_off[s][r] = send[s].len() as u64;
+                if r != s {
+                    let (k0, k1) = (recv_off[r][s] as usize, recv_off[r][s + 1] as usize);
+                    send[s].extend(needed[r][k0..k1].iter().map(|&c| (c as u64 - x_starts[s]) as u32));
+                }
+            }
+            send_off[s][g] = send[s].len() as u64;
+        }
+        Self { send, send_off, recv_off }
+    }
+}
+
 /// `parts + 1` starts of `parts` nearly equal ranges of `len` (the first ones one longer).
 fn even_starts(len: u64, parts: usize) -> Vec<u64> {
     let (q, rem) = (len / parts as u64, len % parts as u64);
@@ -354,6 +375,28 @@ fn even_starts(len: u64, parts: usize) -> Vec<u64> {
 
 #[cfg(test)]
 mod tests {
+    /// The halo's lists against a direct reading: each rank receives, from each owner, exactly
+    /// the columns it reads in that owner's part, and the owner sends those entries in order.
+    #[test]
+    fn halo_lists_match_what_each_rank_reads() {
+        let x_starts = [0u64, 4, 4, 9, 12];
+        // Rank r's block reads these columns (repeats and its own columns included).
+        let reads: [&[u32]; 4] = [&[0, 11, 5, 5, 3, 8], &[1, 2, 3], &[4, 8, 0, 11, 2], &[11, 10, 9, 4]];
+        let needed: Vec<Vec<u32>> = (0..4).map(|r| super::outside_columns(reads[r], x_starts[r], x_starts[r + 1], 12)).collect();
+        assert_eq!(needed, vec![vec![5, 8, 11], vec![1, 2, 3], vec![0, 2, 11], vec![4]]);
+        let l = super::HaloLists::new(&x_starts, &needed);
+        for r in 0..4 {
+            for s in 0..4 {
+                let got = &needed[r][l.recv_off[r][s] as usize..l.recv_off[r][s + 1] as usize];
+                let want: Vec<u32> = needed[r].iter().copied().filter(|&c| (c as u64) >= x_starts[s] && (c as u64) < x_starts[s + 1]).collect();
+                assert_eq!(got, &want[..], "rank {r} from {s}");
+                let sent: Vec<u32> =
+                    l.send[s][l.send_off[s][r] as usize..l.send_off[s][r + 1] as usize].iter().map(|&o| o + x_starts[s] as u32).collect();
+                assert_eq!(sent, if r == s { vec![] } else { want }, "rank {s} to {r}");
+            }
+        }
+    }
+
     #[test]
     fn even_starts_cover_the_range() {
         assert_eq!(super::even_starts(10, 4), vec![0, 3, 6, 8, 10]);
