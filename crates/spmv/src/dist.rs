@@ -67,6 +67,8 @@ pub struct DistSpmv<'a, T: SpmvValue> {
     x_starts: Vec<u64>,
     halo: Option<Halo<T>>,
     received: Vec<u64>,
+    /// Each rank's stream at planning: `apply` takes only the same communicator.
+    streams: Vec<usize>,
 }
 
 impl<'a, T: SpmvValue> DistSpmv<'a, T> {
@@ -95,7 +97,8 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         let gpus = comms.gpus();
         let plans = a.blocks().iter().zip(gpus).map(|(b, gpu)| Spmv::new(gpu, b.view(), format)).collect::<Result<Vec<_>>>()?;
         let x_starts = if a.rows() == a.cols() { a.row_starts().to_vec() } else { even_starts(a.cols(), g) };
-        let mut out = Self { plans, full: Vec::new(), row_starts: a.row_starts().to_vec(), x_starts, halo: None, received: vec![0; g] };
+        let streams = gpus.iter().map(|gpu| gpu.stream().cu_stream() as usize).collect();
+        let mut out = Self { plans, full: Vec::new(), row_starts: a.row_starts().to_vec(), x_starts, halo: None, received: vec![0; g], streams };
         if g == 1 {
             return Ok(out);
         }
@@ -191,11 +194,15 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when `comms`, `x` or `y` has another number of ranks or parts
-    /// than the plan, or a part another length than its range; NCCL and launch errors.
+    /// than the plan, or a part another length than its range; `gpu_runtime::Error::ForeignStream`
+    /// when `comms` is not the communicator the plan was made with; NCCL and launch errors.
     pub fn apply<X: DevicePtr<T>, Y: DevicePtrMut<T>>(&mut self, comms: &Comms, alpha: T, x: &[X], beta: T, y: &mut [Y]) -> Result<()> {
         let g = self.plans.len();
         if comms.len() != g {
             return Err(Error::LengthMismatch { what: "ranks of the communicator", expected: g as u64, got: comms.len() as u64 });
+        }
+        if comms.gpus().iter().zip(&self.streams).any(|(gpu, &s)| gpu.stream().cu_stream() as usize != s) {
+            return Err(Error::Runtime(gpu_runtime::Error::ForeignStream));
         }
         if x.len() != g {
             return Err(Error::LengthMismatch { what: "parts of x", expected: g as u64, got: x.len() as u64 });

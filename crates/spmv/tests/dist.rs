@@ -2,7 +2,7 @@
 //! against the one-GPU plan of the same format on the same GPU, bit for bit for the
 //! deterministic formats, and against the serial twin within `serial::error_bound` for all;
 //! `y` poisoned when `β = 0`; square and rectangular matrices of awkward shapes; bad part
-//! counts and lengths refused.
+//! counts and lengths refused, and another communicator.
 use gpu_runtime::Comms;
 use gpu_spmv::dist::{DistSpmv, XGather};
 use gpu_spmv::{serial, Error, Format, Spmv, SpmvValue};
@@ -133,6 +133,9 @@ fn run(count: usize, name: &str) {
         let mut short: Vec<_> = (0..comms.len()).map(|r| g[r].alloc_zeros::<f64>((rs[r + 1] - rs[r]) as usize + 1).unwrap()).collect();
         assert!(matches!(plan.apply(comms, 1.0, &x, 0.0, &mut short), Err(Error::LengthMismatch { .. })));
         plan.apply(comms, 1.0, &x, 0.0, &mut y).unwrap();
+        // Another communicator over the same GPUs (other streams) is refused.
+        let other = Comms::local(comms.len()).unwrap();
+        assert!(matches!(plan.apply(&other, 1.0, &x, 0.0, &mut y), Err(Error::Runtime(gpu_runtime::Error::ForeignStream))));
     });
 }
 
