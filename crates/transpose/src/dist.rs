@@ -25,6 +25,8 @@ use crate::{Algorithm, Error, Result, Transposer};
 pub struct DistTransposer {
     tps: Vec<Transposer>,
     profile: bool,
+    /// Each rank's stream at construction: `transpose` takes only the same communicator.
+    streams: Vec<usize>,
 }
 
 /// What the last [`DistTransposer::transpose`] moved.
@@ -45,7 +47,8 @@ impl DistTransposer {
     /// # Errors
     /// As [`Transposer::new`].
     pub fn new(comms: &Comms) -> Result<Self> {
-        Ok(Self { tps: comms.gpus().iter().map(Transposer::new).collect::<Result<Vec<_>>>()?, profile: false })
+        let streams = comms.gpus().iter().map(|gpu| gpu.stream().cu_stream() as usize).collect();
+        Ok(Self { tps: comms.gpus().iter().map(Transposer::new).collect::<Result<Vec<_>>>()?, profile: false, streams })
     }
 
     /// Times each phase ([`Exchange::phases`]), synchronizing every rank around each (slower; for
@@ -67,11 +70,16 @@ impl DistTransposer {
     /// # Errors
     /// [`Error::Shape`] when `a` has another number of blocks than `comms` has ranks;
     /// [`Error::TooLarge`] when a rank's share of the transpose passes 32-bit offsets;
+    /// `gpu_runtime::Error::ForeignStream` when `comms` is not the communicator this transposer
+    /// was made with;
     /// [`Error::UnsupportedValue`]; NCCL and driver errors (out of memory among them).
     pub fn transpose<T: Payload>(&mut self, comms: &Comms, algo: Algorithm, a: &DistCsr<T>) -> Result<(DistCsr<T>, Exchange)> {
         let g = comms.len();
         if a.blocks().len() != g || self.tps.len() != g {
             return Err(Error::Shape { what: "blocks of the distributed matrix", expected: g as u64, got: a.blocks().len() as u64 });
+        }
+        if comms.gpus().iter().zip(&self.streams).any(|(gpu, &s)| gpu.stream().cu_stream() as usize != s) {
+            return Err(gpu_runtime::Error::ForeignStream.into());
         }
         let (m, n) = (a.rows(), a.cols());
         let with_vals = a.blocks().iter().any(|b| b.vals().is_some());

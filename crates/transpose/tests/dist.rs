@@ -62,6 +62,10 @@ fn run(count: usize, name: &str) {
         }
         let big = generate::uniform::<f64>(200_003, 150_001, 3_000_000, rng.random()).unwrap();
         check(comms, &mut dt, Algorithm::Auto, &big, "uniform 200003x150001 3M");
+        // Another communicator over the same GPUs (other streams) is refused.
+        let other = Comms::local(comms.len()).unwrap();
+        let d = DistCsr::scatter(other.gpus(), &big).unwrap();
+        assert!(matches!(dt.transpose(&other, Algorithm::Auto, &d), Err(gpu_transpose::Error::Runtime(gpu_runtime::Error::ForeignStream))));
     });
 }
 
