@@ -102,6 +102,11 @@ pub fn info(args: &InfoArgs) -> Result<()> {
             Err(e) => println!("device 0: {e}"),
         }
     }
+    // More than one GPU (`--gpus N`): NCCL, loaded at run time like the driver.
+    match gpu_runtime::vendor::nccl_library() {
+        Ok(lib) => println!("NCCL (for --gpus N): {lib}"),
+        Err(why) => println!("NCCL (for --gpus N): not found ({why})"),
+    }
     println!("embedded modules:");
     for m in modules() {
         let archs: Vec<String> = m.cubins().iter().map(|c| format!("sm_{}", c.sm())).collect();

@@ -328,6 +328,13 @@ fn info_reports_modules_and_toolchain() {
         .assert()
         .success()
         .stdout(predicate::str::contains("transpose").and(predicate::str::contains("segsort")).and(predicate::str::contains("device toolchain")));
+    // NCCL, found or not: a path that does not load is named.
+    sptrans()
+        .args(["info", "--no-bandwidth"])
+        .env("SPTRANS_NCCL_LIB", "/nonexistent/libnccl.so.2")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("NCCL (for --gpus N): not found").and(predicate::str::contains("/nonexistent/libnccl.so.2")));
 }
 
 gpu_test!(fn transpose_and_bench_run_on_the_gpu(gpu) {
