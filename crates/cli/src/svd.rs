@@ -1,5 +1,5 @@
 //! `sptrans svd`: the k largest singular values of a Matrix Market matrix with their residuals,
-//! by block Lanczos on CSRC on the GPU (`gpu-svd`), or by its serial twin without one (said so).
+//! by block Lanczos on CSRC on the GPU (`gpu-svd`), or by the CPU fallback (`gpu_svd::cpu`) without one (said so).
 use std::io::Write;
 
 use gpu_svd::{Config, Event};

@@ -9,6 +9,7 @@ pub mod adaptive;
 mod auto;
 pub mod baselines;
 mod convert;
+pub mod cpu;
 mod cusparse;
 pub mod dist;
 pub mod ell;
