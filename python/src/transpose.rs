@@ -2,7 +2,7 @@
 //! and scratch as mutable views, one transposer per device and stream.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -14,17 +14,25 @@ use crate::device::{CsrArgs, CsrIn, gpu_on};
 use crate::{by_width, py_err};
 
 /// Transposers by (device, stream): kernels looked up once; they hold no memory (every call
-/// runs on scratch the caller's framework lends).
-static PLANS: Mutex<Option<HashMap<(usize, u64), Transposer>>> = Mutex::new(None);
+/// runs on scratch the caller's framework lends). The table's lock is held only to find or add
+/// a plan; each plan has its own, so calls on other devices or streams never wait on this one.
+type Plan = Arc<Mutex<Transposer>>;
+static PLANS: Mutex<Option<HashMap<(usize, u64), Plan>>> = Mutex::new(None);
 
 fn with_plan<R>(device: usize, stream: u64, f: impl FnOnce(&mut Transposer) -> PyResult<R>) -> PyResult<R> {
-    let mut guard = PLANS.lock().map_err(|_| PyRuntimeError::new_err("sptrans: transposer table poisoned"))?;
-    let table = guard.get_or_insert_with(HashMap::new);
-    let plan = match table.entry((device, stream)) {
-        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-        std::collections::hash_map::Entry::Vacant(e) => e.insert(Transposer::new(&gpu_on(device, stream)?).map_err(py_err)?),
+    let poisoned = |_| PyRuntimeError::new_err("sptrans: transposer table poisoned");
+    let plan: Plan = {
+        let mut guard = PLANS.lock().map_err(poisoned)?;
+        let table = guard.get_or_insert_with(HashMap::new);
+        match table.entry((device, stream)) {
+            std::collections::hash_map::Entry::Occupied(e) => e.get().clone(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(Arc::new(Mutex::new(Transposer::new(&gpu_on(device, stream)?).map_err(py_err)?))).clone()
+            }
+        }
     };
-    f(plan)
+    let mut t = plan.lock().map_err(|_| PyRuntimeError::new_err("sptrans: a transposer poisoned by an earlier panic"))?;
+    f(&mut t)
 }
 
 fn algorithm(name: &str) -> PyResult<Algorithm> {
