@@ -43,10 +43,15 @@ impl Comms {
             return Err(Error::NoDevice { ordinal: count.saturating_sub(1).max(present), count: present });
         }
         crate::vendor::nccl_library().map_err(|why| Error::NoNccl(why.to_string()))?;
-        if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
-            // NVLink multicast off: the lent machines' fabric manager does not serve it (KINDS.md).
-            std::env::set_var("NCCL_NVLS_ENABLE", "0");
-        }
+        // NVLink multicast off unless the caller chose: the lent machines' fabric manager does
+        // not serve it (KINDS.md). NCCL reads it at initialization only, so it is set once per
+        // process, on the first communicator (the one environment write this crate makes).
+        static NVLS: std::sync::Once = std::sync::Once::new();
+        NVLS.call_once(|| {
+            if std::env::var_os("NCCL_NVLS_ENABLE").is_none() {
+                std::env::set_var("NCCL_NVLS_ENABLE", "0");
+            }
+        });
         let gpus = (0..count).map(Gpu::new).collect::<Result<Vec<_>>>()?;
         // Distributed operations allocate their exchange buffers per call, across the
         // synchronizations that read sizes back: with the driver's default release threshold (0)
