@@ -188,10 +188,7 @@ impl DistTransposer {
                     gpus[0].read_raw(fa, &mut rows)?;
                 }
             }
-            for (r, cut) in cuts.iter_mut().enumerate().take(g).skip(1) {
-                let c = (r as u64 - 1).min(chunks - 1) as usize;
-                *cut = rows[2 * c + 1];
-            }
+            cuts = cuts_from_chunk_rows(&rows, g, n);
         }
         let glob: Vec<u64> = cuts.iter().map(|&c| read(0, &gl[0], c)).collect::<Result<_>>()?;
         // off[s][r]: where rank s's entries of rank r's columns start in its local CSC.
@@ -355,5 +352,59 @@ impl DistTransposer {
         lap("place")?;
         let out = DistCsr::from_blocks(n, m, cuts.clone(), blocks)?;
         Ok((out, Exchange { cuts, sent_bytes, phases }))
+    }
+}
+
+/// The `g + 1` cut points from `transpose_index64_chunk_rows` over the global column pointer
+/// with chunks of `ceil(total / g)` nonzeros (`rows[2c + 1]`: the first column whose pointer
+/// reaches the end of chunk `c`): rank `r > 0` starts where chunk `r − 1` ends (the last chunk's
+/// end for ranks past the chunks), rank 0 at 0, and the last range ends at `n`.
+fn cuts_from_chunk_rows(rows: &[u64], g: usize, n: u64) -> Vec<u64> {
+    let chunks = rows.len() / 2;
+    let mut cuts = vec![0u64; g + 1];
+    cuts[g] = n;
+    for (r, cut) in cuts.iter_mut().enumerate().take(g).skip(1) {
+        let c = (r - 1).min(chunks - 1);
+        *cut = rows[2 * c + 1];
+    }
+    cuts
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::index64::chunk_rows;
+
+    /// The cuts from the device search's formula (evaluated on the host with the kernel's own
+    /// `chunk_rows`) against their definition: rank r starts at the first column whose global
+    /// pointer reaches min(r · ceil(total / g), total); nondecreasing; empty columns, one heavy
+    /// column, fewer nonzeros than ranks.
+    #[test]
+    fn cuts_are_the_first_columns_reaching_each_share() {
+        let counts: [&[u64]; 5] = [&[3, 0, 0, 5, 1, 1, 0, 9, 2], &[0, 0, 0, 1], &[100, 1, 1, 1], &[1, 1], &[0, 4, 0, 0, 4, 0]];
+        for c in counts {
+            let mut ptr = vec![0u64];
+            for &k in c {
+                ptr.push(ptr.last().unwrap() + k);
+            }
+            let (n, total) = (c.len() as u64, *ptr.last().unwrap());
+            for g in 1..=5usize {
+                let chunk = total.div_ceil(g as u64);
+                let chunks = total.div_ceil(chunk);
+                let mut rows = Vec::new();
+                for k in 0..chunks {
+                    let (k0, k1) = (k * chunk, ((k + 1) * chunk).min(total));
+                    let (r0, r1) = chunk_rows(&|i| ptr[i as usize], n, k0, k1);
+                    rows.extend([r0, r1]);
+                }
+                let cuts = super::cuts_from_chunk_rows(&rows, g, n);
+                assert_eq!((cuts[0], cuts[g]), (0, n));
+                for r in 1..g {
+                    let target = (r as u64 * chunk).min(total);
+                    let want = ptr.iter().position(|&p| p >= target).unwrap() as u64;
+                    assert_eq!(cuts[r], want, "counts {c:?}, {g} ranks, rank {r}");
+                    assert!(cuts[r] >= cuts[r - 1]);
+                }
+            }
+        }
     }
 }
