@@ -133,43 +133,45 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
         None => vec![T::from_f64(1.0); a.cols() as usize],
     };
     eprintln!("A: {} × {}, {} nonzeros ({})", a.rows(), a.cols(), a.nnz(), T::NAME);
-    let gpu = if args.gpus > 1 { Err(String::new()) } else { crate::open_gpu() };
-    let y = match gpu {
-        Err(_) if args.gpus > 1 => distributed(args, &a, &x)?,
-        Ok(gpu) => {
-            let plan_start = std::time::Instant::now();
-            let da = DeviceCsr::upload(&gpu, &a)?;
-            let mut plan = Spmv::new(&gpu, da.view(), args.format)?;
-            gpu.synchronize()?;
-            let convert = plan_start.elapsed();
-            let dx = gpu.upload(&x)?;
-            let mut dy = gpu.alloc_zeros::<T>(a.rows() as usize)?;
-            let timer = gpu_runtime::GpuTimer::new(&gpu)?;
-            timer.start()?;
-            plan.apply(T::from_f64(1.0), &dx, T::default(), &mut dy)?;
-            let ms = timer.stop_ms()?;
-            let chosen = if args.format == Format::Auto { format!("auto → {}", plan.format()) } else { plan.format().to_string() };
-            eprintln!(
-                "format {chosen}: conversion {:.2} ms, product {ms:.3} ms on {}, footprint {:.1} MB",
-                convert.as_secs_f64() * 1e3,
-                gpu.props().name,
-                plan.footprint_bytes() as f64 / 1e6
-            );
-            gpu.download(&dy)?
-        }
-        Err(why) if args.format != Format::Auto => {
-            return Err(Error::Usage(format!("--format {} needs a GPU ({why}); --format auto runs the CPU fallback without one", args.format)));
-        }
-        Err(why) => {
-            let start = std::time::Instant::now();
-            let mut y = vec![T::default(); a.rows() as usize];
-            gpu_spmv::cpu::spmv(&a, T::from_f64(1.0), &x, T::default(), &mut y)?;
-            eprintln!(
-                "no GPU ({why}): y by the CPU fallback on {} threads in {:.3} ms",
-                rayon::current_num_threads(),
-                start.elapsed().as_secs_f64() * 1e3
-            );
-            y
+    let y = if args.gpus > 1 {
+        distributed(args, &a, &x)?
+    } else {
+        match crate::open_gpu() {
+            Ok(gpu) => {
+                let plan_start = std::time::Instant::now();
+                let da = DeviceCsr::upload(&gpu, &a)?;
+                let mut plan = Spmv::new(&gpu, da.view(), args.format)?;
+                gpu.synchronize()?;
+                let convert = plan_start.elapsed();
+                let dx = gpu.upload(&x)?;
+                let mut dy = gpu.alloc_zeros::<T>(a.rows() as usize)?;
+                let timer = gpu_runtime::GpuTimer::new(&gpu)?;
+                timer.start()?;
+                plan.apply(T::from_f64(1.0), &dx, T::default(), &mut dy)?;
+                let ms = timer.stop_ms()?;
+                let chosen = if args.format == Format::Auto { format!("auto → {}", plan.format()) } else { plan.format().to_string() };
+                eprintln!(
+                    "format {chosen}: conversion {:.2} ms, product {ms:.3} ms on {}, footprint {:.1} MB",
+                    convert.as_secs_f64() * 1e3,
+                    gpu.props().name,
+                    plan.footprint_bytes() as f64 / 1e6
+                );
+                gpu.download(&dy)?
+            }
+            Err(why) if args.format != Format::Auto => {
+                return Err(Error::Usage(format!("--format {} needs a GPU ({why}); --format auto runs the CPU fallback without one", args.format)));
+            }
+            Err(why) => {
+                let start = std::time::Instant::now();
+                let mut y = vec![T::default(); a.rows() as usize];
+                gpu_spmv::cpu::spmv(&a, T::from_f64(1.0), &x, T::default(), &mut y)?;
+                eprintln!(
+                    "no GPU ({why}): y by the CPU fallback on {} threads in {:.3} ms",
+                    rayon::current_num_threads(),
+                    start.elapsed().as_secs_f64() * 1e3
+                );
+                y
+            }
         }
     };
     if args.check {

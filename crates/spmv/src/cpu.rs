@@ -1,7 +1,7 @@
 //! The CPU fallback: `y = alpha * A * x + beta * y` on every thread of rayon's pool
-//! (`RAYON_NUM_THREADS` sets their number), for machines without a GPU. Each row is summed in
-//! CSR order as the serial twin ([`crate::serial::spmv`]) does, so the result equals the twin's
-//! bit for bit; the twin stays the sequential specification the tests use.
+//! (`RAYON_NUM_THREADS` sets their number), for machines without a GPU. Each task runs the
+//! serial twin's own row loop ([`crate::serial::spmv`]) on its chunk of rows, so the result equals
+//! the twin's bit for bit; the twin stays the sequential specification the tests use.
 use rayon::prelude::*;
 use sptrans_matrix::Csr;
 
@@ -16,18 +16,7 @@ const ROWS_PER_TASK: usize = 2048;
 /// [`crate::Error::LengthMismatch`] when `x` is not `cols` long or `y` not `rows` long.
 pub fn spmv<T: SpmvValue + Send + Sync>(a: &Csr<u32, T>, alpha: T, x: &[T], beta: T, y: &mut [T]) -> Result<()> {
     crate::check_vectors(a.rows(), a.cols(), x.len(), y.len())?;
-    let (ptr, idx, vals) = (a.ptr(), a.idx(), a.vals());
-    y.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(c, ys)| {
-        let r0 = c * ROWS_PER_TASK;
-        for (i, yr) in ys.iter_mut().enumerate() {
-            let (b, e) = (ptr[r0 + i] as usize, ptr[r0 + i + 1] as usize);
-            let mut sum = T::default();
-            for k in b..e {
-                sum = sum + vals[k] * x[idx[k] as usize];
-            }
-            *yr = spmv_kernels::combine(alpha, sum, beta, *yr);
-        }
-    });
+    y.par_chunks_mut(ROWS_PER_TASK).enumerate().for_each(|(c, ys)| crate::serial::rows(a, alpha, x, beta, c * ROWS_PER_TASK, ys));
     Ok(())
 }
 

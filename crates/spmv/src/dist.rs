@@ -126,15 +126,14 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         out.received = needed.iter().map(|c| c.len() as u64).collect();
         let lists = HaloLists::new(&out.x_starts, &needed);
         let name = |what: &str| format!("spmv_halo_{what}_{}", T::NAME);
-        let upload = |r: usize, v: &[u32]| -> Result<CudaSlice<u32>> { Ok(if v.is_empty() { gpus[r].alloc::<u32>(0)? } else { gpus[r].upload(v)? }) };
         let halo = Halo {
             pack: gpus.iter().map(|gpu| gpu.kernel(&crate::MODULE, &name("pack"))).collect::<gpu_runtime::Result<_>>()?,
             unpack: gpus.iter().map(|gpu| gpu.kernel(&crate::MODULE, &name("unpack"))).collect::<gpu_runtime::Result<_>>()?,
-            send_at: (0..g).map(|s| upload(s, &lists.send[s])).collect::<Result<_>>()?,
+            send_at: (0..g).map(|s| gpus[s].upload(&lists.send[s])).collect::<gpu_runtime::Result<_>>()?,
             // Written whole by the pack kernel before each send.
             send_buf: (0..g).map(|s| gpus[s].alloc::<T>(lists.send[s].len())).collect::<gpu_runtime::Result<_>>()?,
             send_off: lists.send_off,
-            recv_at: (0..g).map(|r| upload(r, &needed[r])).collect::<Result<_>>()?,
+            recv_at: (0..g).map(|r| gpus[r].upload(&needed[r])).collect::<gpu_runtime::Result<_>>()?,
             // Written whole by the receives before the unpack kernel reads it.
             recv_buf: (0..g).map(|r| gpus[r].alloc::<T>(needed[r].len())).collect::<gpu_runtime::Result<_>>()?,
             recv_off: lists.recv_off,

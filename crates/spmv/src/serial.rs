@@ -20,8 +20,14 @@ use crate::SpmvValue;
 pub fn spmv<T: SpmvValue>(a: &Csr<u32, T>, alpha: T, x: &[T], beta: T, y: &mut [T]) {
     assert_eq!(x.len() as u64, a.cols(), "x length");
     assert_eq!(y.len() as u64, a.rows(), "y length");
-    for (r, yr) in y.iter_mut().enumerate() {
-        let (b, e) = (a.ptr()[r] as usize, a.ptr()[r + 1] as usize);
+    rows(a, alpha, x, beta, 0, y);
+}
+
+/// Rows `r0 .. r0 + y.len()` of [`spmv`] into `y` (the CPU fallback's tasks run it on their
+/// chunks of rows: the same sums in the same order).
+pub(crate) fn rows<T: SpmvValue>(a: &Csr<u32, T>, alpha: T, x: &[T], beta: T, r0: usize, y: &mut [T]) {
+    for (i, yr) in y.iter_mut().enumerate() {
+        let (b, e) = (a.ptr()[r0 + i] as usize, a.ptr()[r0 + i + 1] as usize);
         let mut sum = T::default();
         for k in b..e {
             sum = sum + a.vals()[k] * x[a.idx()[k] as usize];
