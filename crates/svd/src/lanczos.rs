@@ -210,7 +210,7 @@ use svd_kernels::qr::ONE_PASS_COND;
 /// [`ONE_PASS_COND`] is kept as it is (the left side `Q`, which the one-sided
 /// reorthogonalization leaves alone anyway: half its QR cost). With `reorth_below`, columns
 /// whose Cholesky pivot falls below it are first orthogonalized against `0 .. prior` (the left
-/// side near a breakdown: see [`Cycle::soft`]).
+/// side near a breakdown: see [`LEFT_BREAKDOWN`]).
 #[allow(clippy::too_many_arguments)]
 fn qr_passes<B: Backend>(
     be: &mut B,
@@ -278,8 +278,19 @@ fn qr_passes<B: Backend>(
     be.dot(blk, c0, b, tmp, 0, b)
 }
 
+/// A new left block `Q_{j+1} R = A P_{j+1} − Q_j S_j` whose pivot is below `LEFT_BREAKDOWN ·
+/// abs` (`1e-6 ‖A‖_F`) is first reorthogonalized against the whole left basis. The one-sided
+/// scheme keeps `Q` orthogonal only through the recurrence: the rounding of `A P − Q S` (about
+/// `ε ‖A‖`) divided by a small `R` is the new block's loss of orthogonality. Near a breakdown
+/// (`A` rank-deficient, an invariant subspace) `R` is rounding itself, the block is noise, and
+/// the Ritz triplets built on it are wrong (single-vector Lanczos on a centered rank-3 matrix
+/// reported `σ ≈ 0` converged with a residual of 0.46). At `1e-6 ‖A‖_F` the loss stays below
+/// about `1e-10`; a block flagged on the backend's fast path sends the cycle to the host's QR
+/// decisions.
+const LEFT_BREAKDOWN: f64 = 1e7;
+
 /// The sizes of one cycle: the operator's `m × n`, `l` kept Ritz triplets, `steps` block steps of
-/// `b`, the dependence scale `abs` and the left side's breakdown scale `soft`.
+/// `b`, and the dependence scale `abs`.
 struct Cycle {
     m: usize,
     n: usize,
@@ -287,15 +298,6 @@ struct Cycle {
     steps: usize,
     b: usize,
     abs: f64,
-    /// Below this pivot a new left block `Q_{j+1} R = A P_{j+1} − Q_j S_j` is reorthogonalized
-    /// against the whole left basis. The one-sided scheme keeps `Q` orthogonal only through the
-    /// recurrence: the rounding of `A P − Q S` (about `ε ‖A‖`) divided by a small `R` is the
-    /// new block's loss of orthogonality. Near a breakdown (`A` rank-deficient, an invariant
-    /// subspace) `R` is rounding itself, the block is noise, and the Ritz triplets built on it
-    /// are wrong (single-vector Lanczos on a centered rank-3 matrix reported `σ ≈ 0` converged
-    /// with a residual of 0.46). At `1e-6 ‖A‖_F` the loss stays below about `1e-10`; a block
-    /// flagged on the backend's fast path sends the cycle to the host's QR decisions.
-    soft: f64,
 }
 
 impl Cycle {
@@ -342,8 +344,8 @@ enum QrWay<'a, B: Backend> {
 
 impl<B: Backend> QrWay<'_, B> {
     /// QR of columns `c0 .. c0 + b` of `blk` (`rows` rows; `q_side` for the left basis, which
-    /// may keep a well-conditioned first pass with `one_pass`), `R` into slot `s`; `abs` and `soft` as
-    /// in [`Cycle`].
+    /// may keep a well-conditioned first pass with `one_pass`), `R` into slot `s`; `abs` the
+    /// dependence scale (the left side's breakdown scale is [`LEFT_BREAKDOWN`] times it).
     #[allow(clippy::too_many_arguments)]
     fn qr(
         &mut self,
@@ -356,8 +358,8 @@ impl<B: Backend> QrWay<'_, B> {
         s: usize,
         one_pass: bool,
         abs: f64,
-        soft: f64,
     ) -> Result<()> {
+        let soft = LEFT_BREAKDOWN * abs;
         match self {
             QrWay::Backend => be.qr_fast(blk, rows, c0, b, s, one_pass, if q_side { soft } else { abs }),
             QrWay::Host { tn, tm, rng, r } => {
@@ -411,7 +413,7 @@ fn cycle<B: Backend>(
     products: &mut usize,
     mut way: QrWay<'_, B>,
 ) -> Result<Option<(Vec<f64>, Vec<f64>)>> {
-    let Cycle { m, n, l, steps, b, abs, soft } = *cy;
+    let Cycle { m, n, l, steps, b, abs } = *cy;
     // Q_1 R_1 = A P_1 − U_l C.
     be.product(Op::NoTranspose, pb, l, qb, l, b)?;
     *products += 1;
@@ -419,7 +421,7 @@ fn cycle<B: Backend>(
         let neg: Vec<f64> = coupling.iter().map(|x| -x).collect();
         be.update_within(qb, l, b, 0, l, &neg)?;
     }
-    way.qr(be, qb, true, m, l, b, 0, false, abs, soft)?;
+    way.qr(be, qb, true, m, l, b, 0, false, abs)?;
     let mut wgram = vec![0.0; b * b];
     for j in 0..steps {
         let (pj, pn) = (l + j * b, l + (j + 1) * b);
@@ -432,12 +434,12 @@ fn cycle<B: Backend>(
             wgram = be.dot(pb, pn, b, pb, pn, b)?;
             break;
         }
-        way.qr(be, pb, false, n, pn, b, 2 * j + 1, false, abs, soft)?;
+        way.qr(be, pb, false, n, pn, b, 2 * j + 1, false, abs)?;
         // Q_{j+1} R_{j+1} = A P_{j+1} − Q_j S_j.
         be.product(Op::NoTranspose, pb, pn, qb, pn, b)?;
         *products += 1;
         way.sub_rt(be, qb, pn, pj, b, 2 * j + 1)?;
-        way.qr(be, qb, true, m, pn, b, 2 * j + 2, true, abs, soft)?;
+        way.qr(be, qb, true, m, pn, b, 2 * j + 2, true, abs)?;
     }
     let Some(r) = way.factors(be, (2 * steps).saturating_sub(1), b)? else {
         return Ok(None);
@@ -490,7 +492,7 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, obs: &mut d
     loop {
         let steps = (kk - l) / b;
         let kt = l + steps * b;
-        let cyc = Cycle { m, n, l, steps, b, abs, soft: 1e7 * abs };
+        let cyc = Cycle { m, n, l, steps, b, abs };
         // Every QR on the backend when its fast path takes the block (b² ≤ 16); again with the
         // host's decisions when a QR found dependent columns.
         let fast = if b * b <= svd_kernels::MAX_PAIRS as usize && steps > 0 {

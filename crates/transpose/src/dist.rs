@@ -174,12 +174,12 @@ impl DistTransposer {
             // one read-back (a bisection by single-word reads took 0.3–1.0 ms).
             let chunk = total.div_ceil(g as u64);
             let chunks = total.div_ceil(chunk);
-            let found = gpus[0].alloc_zeros::<u64>(2 * chunks as usize)?;
+            let mut found = gpus[0].alloc::<u64>(2 * chunks as usize)?; // written whole below
             let mut rows = vec![0u64; 2 * chunks as usize];
             {
                 let stream = gpus[0].stream();
                 let (ga, _g0) = gl[0].device_ptr(stream);
-                let (fa, _g1) = found.device_ptr(stream);
+                let (fa, _g1) = found.device_ptr_mut(stream);
                 // SAFETY: the global pointer: n + 1 nondecreasing words from 0 to total > 0;
                 // chunks = ceil(total / chunk); found holds 2 · chunks words; read_raw
                 // synchronizes before reading them.
