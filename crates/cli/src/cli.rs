@@ -313,6 +313,12 @@ pub struct SvdArgs {
     /// operation: slower; for studies).
     #[arg(long)]
     pub profile: bool,
+    /// GPUs to spread the SVD over (GPUs 0 .. N of this machine, row blocks balanced by
+    /// nonzeros, the Krylov bases cut the same way; products and Gram matrices exchanged over
+    /// NCCL). More than 1 needs NCCL (`SPTRANS_NCCL_LIB`, or `libnccl.so` on the loader path);
+    /// not with `--center`; `--profile` then times phases only.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub gpus: u64,
 }
 
 /// `sptrans spmv-bench`.

@@ -53,32 +53,43 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         Event::Operation { what, seconds, calls } => ops.push((what.to_string(), seconds, calls)),
         _ => {}
     };
+    if args.gpus > 1 && args.center {
+        return Err(Error::Usage("--center is not available with --gpus above 1 yet".into()));
+    }
     let t0 = std::time::Instant::now();
-    let (s, on) = match crate::open_gpu() {
-        Ok(gpu) => {
-            let da = DeviceCsr::upload(&gpu, &a)?;
-            let s = if cfg.vectors {
-                // The vectors into device blocks (one small GEMM a chunk), then one copy each.
-                let (m, n, k) = (a.rows(), a.cols(), cfg.rank as u64);
-                let mut du = gpu.alloc_zeros::<f64>((m * k) as usize)?;
-                let mut dv = gpu.alloc_zeros::<f64>((n * k) as usize)?;
-                let mut s = {
-                    use gpu_runtime::{DenseViewMut, DeviceViewMut};
-                    let mut uv = DenseViewMut::new(DeviceViewMut::of(&mut du), m, k, m.max(1))?;
-                    let mut vv = DenseViewMut::new(DeviceViewMut::of(&mut dv), n, k, n.max(1))?;
-                    gpu_svd::svd_into_observed(&gpu, &da, &cfg, &mut uv, &mut vv, &mut progress)?
+    let (s, on) = if args.gpus > 1 {
+        // Row blocks over GPUs 0 .. N (`gpu_svd::dist`); the vectors come back to the host.
+        let comms = gpu_runtime::Comms::local(args.gpus as usize)?;
+        let d = sptrans_matrix::dist::DistCsr::scatter(comms.gpus(), &a)?;
+        let s = gpu_svd::dist::svd_observed(&comms, &d, &cfg, &mut progress)?;
+        (s, format!("on {} × {} (NCCL)", comms.len(), comms.gpus()[0].props().name))
+    } else {
+        match crate::open_gpu() {
+            Ok(gpu) => {
+                let da = DeviceCsr::upload(&gpu, &a)?;
+                let s = if cfg.vectors {
+                    // The vectors into device blocks (one small GEMM a chunk), then one copy each.
+                    let (m, n, k) = (a.rows(), a.cols(), cfg.rank as u64);
+                    let mut du = gpu.alloc_zeros::<f64>((m * k) as usize)?;
+                    let mut dv = gpu.alloc_zeros::<f64>((n * k) as usize)?;
+                    let mut s = {
+                        use gpu_runtime::{DenseViewMut, DeviceViewMut};
+                        let mut uv = DenseViewMut::new(DeviceViewMut::of(&mut du), m, k, m.max(1))?;
+                        let mut vv = DenseViewMut::new(DeviceViewMut::of(&mut dv), n, k, n.max(1))?;
+                        gpu_svd::svd_into_observed(&gpu, &da, &cfg, &mut uv, &mut vv, &mut progress)?
+                    };
+                    (s.u, s.v) = (gpu.download(&du)?, gpu.download(&dv)?);
+                    s
+                } else {
+                    gpu_svd::svd_observed(&gpu, &da, &cfg, &mut progress)?
                 };
-                (s.u, s.v) = (gpu.download(&du)?, gpu.download(&dv)?);
-                s
-            } else {
-                gpu_svd::svd_observed(&gpu, &da, &cfg, &mut progress)?
-            };
-            (s, format!("on {}", gpu.props().name))
-        }
-        Err(why) => {
-            let threads = rayon::current_num_threads();
-            eprintln!("no GPU ({why}): the CPU fallback computes the SVD on {threads} threads");
-            (gpu_svd::cpu::svd_observed(&a, &cfg, &mut progress)?, format!("on the CPU ({threads} threads)"))
+                (s, format!("on {}", gpu.props().name))
+            }
+            Err(why) => {
+                let threads = rayon::current_num_threads();
+                eprintln!("no GPU ({why}): the CPU fallback computes the SVD on {threads} threads");
+                (gpu_svd::cpu::svd_observed(&a, &cfg, &mut progress)?, format!("on the CPU ({threads} threads)"))
+            }
         }
     };
     if !ops.is_empty() {

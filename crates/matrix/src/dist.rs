@@ -42,6 +42,20 @@ pub fn balanced_starts<I: Index>(ptr: &[I], parts: usize) -> Vec<u64> {
     starts
 }
 
+/// `parts + 1` starts of `parts` nearly equal ranges of `len` (the first ones one longer): how
+/// the distributed products split a non-square matrix's columns (`x` of `y = A x`).
+///
+/// ```
+/// assert_eq!(sptrans_matrix::dist::even_starts(10, 4), vec![0, 3, 6, 8, 10]);
+/// assert_eq!(sptrans_matrix::dist::even_starts(2, 4), vec![0, 1, 2, 2, 2]);
+/// assert_eq!(sptrans_matrix::dist::even_starts(0, 1), vec![0, 0]);
+/// ```
+pub fn even_starts(len: u64, parts: usize) -> Vec<u64> {
+    let parts = parts.max(1);
+    let (q, rem) = (len / parts as u64, len % parts as u64);
+    (0..=parts as u64).map(|r| r * q + r.min(rem)).collect()
+}
+
 impl<T: AnyBits> DistCsr<T> {
     /// Assembles blocks already on their GPUs.
     ///

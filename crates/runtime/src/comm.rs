@@ -133,6 +133,53 @@ impl Comms {
         unsafe { self.all_reduce_sum(rank, addr, count, sys::ncclDataType_t::ncclUint32) }
     }
 
+    /// [`Comms::all_reduce_sum_u64`] of `f64` values. NCCL's sums are the same on every rank and
+    /// from run to run on one machine, but their order (and so their rounding) depends on its
+    /// algorithm and the number of ranks.
+    ///
+    /// # Safety
+    /// As [`Comms::all_reduce_sum_u64`], with `count` 8-byte values.
+    ///
+    /// # Errors
+    /// As [`Comms::all_reduce_sum_u64`].
+    pub unsafe fn all_reduce_sum_f64(&self, rank: usize, addr: u64, count: usize) -> Result<()> {
+        // SAFETY: forwarded.
+        unsafe { self.all_reduce_sum(rank, addr, count, sys::ncclDataType_t::ncclFloat64) }
+    }
+
+    /// Enqueues on `rank`'s stream its part of the sum over every rank of `count` `f64` values at
+    /// each rank's `send`, delivered to `recv` on rank `root` only (`ncclReduce`; `recv` is
+    /// ignored on the other ranks). Call it for every rank inside one [`Comms::group`] (one per
+    /// root makes a reduce-scatter of unequal parts).
+    ///
+    /// # Safety
+    /// `send` holds `count` values left unchanged until the stream passes this operation; on the
+    /// root, `recv` has room for `count` values not used by other work until then (it may equal
+    /// `send`).
+    ///
+    /// # Errors
+    /// [`Error::Nccl`]; [`Error::Internal`] for a rank or root out of range.
+    pub unsafe fn reduce_sum_f64(&self, rank: usize, send: u64, recv: u64, count: usize, root: usize) -> Result<()> {
+        let (comm, stream) = self.raw(rank)?;
+        self.raw(root)?;
+        let recv = if rank == root { recv } else { send };
+        // SAFETY: the caller's contract; the communicator and stream are this rank's.
+        unsafe {
+            nccl::reduce(
+                send as *const std::ffi::c_void,
+                recv as *mut std::ffi::c_void,
+                count,
+                sys::ncclDataType_t::ncclFloat64,
+                sys::ncclRedOp_t::ncclSum,
+                root as i32,
+                comm,
+                stream,
+            )
+        }
+        .map_err(nccl_err("ncclReduce"))?;
+        Ok(())
+    }
+
     /// In-place sum over the ranks of `count` words of type `dtype`.
     unsafe fn all_reduce_sum(&self, rank: usize, addr: u64, count: usize, dtype: sys::ncclDataType_t) -> Result<()> {
         let (comm, stream) = self.raw(rank)?;

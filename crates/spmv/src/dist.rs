@@ -24,7 +24,7 @@
 //! one-GPU product bit for bit.
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use gpu_runtime::{Comms, Kernel};
-use sptrans_matrix::dist::DistCsr;
+use sptrans_matrix::dist::{even_starts, DistCsr};
 
 use crate::{Error, Format, Result, Spmv, SpmvValue};
 
@@ -373,12 +373,6 @@ impl HaloLists {
     }
 }
 
-/// `parts + 1` starts of `parts` nearly equal ranges of `len` (the first ones one longer).
-fn even_starts(len: u64, parts: usize) -> Vec<u64> {
-    let (q, rem) = (len / parts as u64, len % parts as u64);
-    (0..=parts as u64).map(|r| r * q + r.min(rem)).collect()
-}
-
 #[cfg(test)]
 mod tests {
     /// The halo's lists against a direct reading: each rank receives, from each owner, exactly
@@ -401,12 +395,5 @@ mod tests {
                 assert_eq!(sent, if r == s { vec![] } else { want }, "rank {s} to {r}");
             }
         }
-    }
-
-    #[test]
-    fn even_starts_cover_the_range() {
-        assert_eq!(super::even_starts(10, 4), vec![0, 3, 6, 8, 10]);
-        assert_eq!(super::even_starts(2, 4), vec![0, 1, 2, 2, 2]);
-        assert_eq!(super::even_starts(0, 1), vec![0, 0]);
     }
 }

@@ -16,13 +16,13 @@ use crate::{Error, Result};
 
 /// A column-major device block.
 pub(crate) struct GpuBlock {
-    rows: usize,
-    data: CudaSlice<f64>,
+    pub(crate) rows: usize,
+    pub(crate) data: CudaSlice<f64>,
 }
 
 pub(crate) struct GpuBackend<'a> {
-    gpu: Gpu,
-    c: &'a mut DeviceCsrc<f64>,
+    pub(crate) gpu: Gpu,
+    pub(crate) c: &'a mut DeviceCsrc<f64>,
     /// The operator is `Aᵀ` (a wide matrix).
     transposed: bool,
     blas: CudaBlas,
@@ -136,6 +136,33 @@ fn blas_err(call: &'static str) -> impl FnOnce(cudarc::cublas::result::CublasErr
     move |e| Error::Cublas { call, status: format!("{:?}", e.0) }
 }
 
+/// `‖x‖₂` of a device vector on `stream` by cuBLAS `dnrm2` through `blas` (bound to that
+/// stream); waits for the result.
+fn nrm2(blas: &CudaBlas, stream: &std::sync::Arc<gpu_runtime::cudarc::driver::CudaStream>, x: &impl DevicePtr<f64>) -> Result<f64> {
+    let n = x.len();
+    if n == 0 {
+        return Ok(0.0);
+    }
+    let (p, _p) = x.device_ptr(stream);
+    let mut out = 0.0f64;
+    // SAFETY: a device vector of n values; the result is written to a host scalar (host
+    // pointer mode) when the call returns.
+    let st = unsafe { blas_sys::cublasDnrm2_v2(*blas.handle(), n as c_int, p as *const f64, 1, &mut out) };
+    st.result().map_err(blas_err("cublasDnrm2"))?;
+    Ok(out)
+}
+
+/// `‖x‖₂²` of a device vector on `gpu` (a cuBLAS handle made for the call).
+///
+/// # Errors
+/// cuBLAS unavailable or failing, driver errors.
+pub(crate) fn norm2(gpu: &Gpu, x: &impl DevicePtr<f64>) -> Result<f64> {
+    gpu_runtime::vendor::cublas_library().map_err(|e| Error::CublasUnavailable(e.to_string()))?;
+    gpu.bind()?;
+    let blas = CudaBlas::new(gpu.stream().clone()).map_err(blas_err("cublasCreate"))?;
+    Ok(nrm2(&blas, gpu.stream(), x)?.powi(2))
+}
+
 impl<'a> GpuBackend<'a> {
     pub fn new(gpu: &Gpu, c: &'a mut DeviceCsrc<f64>, transposed: bool, profile: bool) -> Result<Self> {
         gpu_runtime::vendor::cublas_library().map_err(|e| Error::CublasUnavailable(e.to_string()))?;
@@ -169,7 +196,18 @@ impl<'a> GpuBackend<'a> {
         })
     }
 
-    fn small(&mut self, len: usize) -> Result<()> {
+    /// The device address of the coefficient buffer `small` (what [`GpuBackend::dot_to_small`]
+    /// writes).
+    pub(crate) fn small_addr(&self) -> u64 {
+        self.small.device_ptr(self.gpu.stream()).0
+    }
+
+    /// The first `len` values of `small`, read back (synchronizes the stream).
+    pub(crate) fn small_download(&self, len: usize) -> Result<Vec<f64>> {
+        Ok(self.gpu.download(&self.small.slice(0..len))?)
+    }
+
+    pub(crate) fn small(&mut self, len: usize) -> Result<()> {
         if self.small.len() < len {
             self.small = self.gpu.alloc::<f64>(len.next_power_of_two())?;
         }
@@ -178,7 +216,7 @@ impl<'a> GpuBackend<'a> {
 
     /// `C = op(X) · Y` on raw addresses (column-major, leading dimensions given).
     #[allow(clippy::too_many_arguments)]
-    unsafe fn gemm(
+    pub(crate) unsafe fn gemm(
         &self,
         tx: bool,
         m: usize,
@@ -222,20 +260,10 @@ impl<'a> GpuBackend<'a> {
 
     /// The 2-norm of a device vector (cuBLAS `dnrm2`).
     pub fn norm(&self, x: &impl DevicePtr<f64>) -> Result<f64> {
-        let n = x.len();
-        if n == 0 {
-            return Ok(0.0);
-        }
-        let (p, _p) = x.device_ptr(self.gpu.stream());
-        let mut out = 0.0f64;
-        // SAFETY: a device vector of n values; the result is written to a host scalar (host
-        // pointer mode) when the call returns.
-        let st = unsafe { blas_sys::cublasDnrm2_v2(*self.blas.handle(), n as c_int, p as *const f64, 1, &mut out) };
-        st.result().map_err(blas_err("cublasDnrm2"))?;
-        Ok(out)
+        nrm2(&self.blas, self.gpu.stream(), x)
     }
 
-    fn addr(&self, b: &GpuBlock, c0: usize) -> u64 {
+    pub(crate) fn addr(&self, b: &GpuBlock, c0: usize) -> u64 {
         b.data.device_ptr(self.gpu.stream()).0 + (c0 * b.rows * 8) as u64
     }
 
@@ -322,6 +350,77 @@ impl GpuBackend<'_> {
         unsafe { self.mul_launch(rows, xa, c, s, accumulate, ya, k, 0) }
     }
 
+    /// `Xᵀ Y` (`c × k`) of two blocks of `rows` rows into the first `c · k` values of `small`,
+    /// on the device (nothing read back): one `dgemm`, or for tall blocks and at most 256 results
+    /// a strided-batched `dgemm` over row chunks and a `dgemv` adding them up.
+    ///
+    /// # Safety
+    /// `xa` and `ya` are the device addresses of `c` and `k` columns of `rows` values each
+    /// (leading dimension `rows`) inside live blocks.
+    pub(crate) unsafe fn dot_to_small(&mut self, rows: usize, xa: u64, c: usize, ya: u64, k: usize) -> Result<()> {
+        self.small(c * k)?;
+        let s = self.small.device_ptr_mut(self.gpu.stream()).0;
+        if rows >= DOT_SPLIT && c * k <= 256 {
+            let nb = (rows / 4096).min(DOT_CHUNKS);
+            let ch = rows / nb;
+            let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
+            let ones = self.ones.device_ptr(self.gpu.stream()).0;
+            let (t, nn) = (blas_sys::cublasOperation_t::CUBLAS_OP_T, blas_sys::cublasOperation_t::CUBLAS_OP_N);
+            let h = *self.blas.handle();
+            let (one, zero) = (1.0f64, 0.0f64);
+            // SAFETY: chunk i is rows i·ch .. (i + 1)·ch of both blocks (lda = rows); partial
+            // holds nb · c · k ≤ 256 · 256 results; ones holds nb ones; small holds c · k.
+            unsafe {
+                blas_sys::cublasDgemmStridedBatched(
+                    h,
+                    t,
+                    nn,
+                    c as c_int,
+                    k as c_int,
+                    ch as c_int,
+                    &one,
+                    xa as *const f64,
+                    rows as c_int,
+                    ch as i64,
+                    ya as *const f64,
+                    rows as c_int,
+                    ch as i64,
+                    &zero,
+                    part as *mut f64,
+                    c as c_int,
+                    (c * k) as i64,
+                    nb as c_int,
+                )
+                .result()
+                .map_err(blas_err("cublasDgemmStridedBatched"))?;
+                blas_sys::cublasDgemv_v2(
+                    h,
+                    nn,
+                    (c * k) as c_int,
+                    nb as c_int,
+                    &one,
+                    part as *const f64,
+                    (c * k) as c_int,
+                    ones as *const f64,
+                    1,
+                    &zero,
+                    s as *mut f64,
+                    1,
+                )
+                .result()
+                .map_err(blas_err("cublasDgemv"))?;
+                let done = nb * ch;
+                if done < rows {
+                    self.gemm(true, c, k, rows - done, 1.0, xa + (done * 8) as u64, rows, ya + (done * 8) as u64, rows, 1.0, s, c)?;
+                }
+            }
+        } else {
+            // SAFETY: the caller's columns; small holds c · k.
+            unsafe { self.gemm(true, c, k, rows, 1.0, xa, rows, ya, rows, 0.0, s, c)? };
+        }
+        Ok(())
+    }
+
     /// Device address of slot `s`'s value at `off`.
     fn slot_addr(&self, s: usize, off: usize) -> u64 {
         self.slots.device_ptr(self.gpu.stream()).0 + ((s * SLOT + off) * 8) as u64
@@ -398,67 +497,9 @@ impl Backend for GpuBackend<'_> {
                     // inside their blocks), both of `rows` rows; c · k ≤ MAX_PAIRS.
                     return unsafe { self.gram_small(rows, xa, c, ya, k) };
                 }
-                self.small(c * k)?;
-                let s = self.small.device_ptr_mut(self.gpu.stream()).0;
-                if rows >= DOT_SPLIT && c * k <= 256 {
-                    let nb = (rows / 4096).min(DOT_CHUNKS);
-                    let ch = rows / nb;
-                    let part = self.partial.device_ptr_mut(self.gpu.stream()).0;
-                    let ones = self.ones.device_ptr(self.gpu.stream()).0;
-                    let (t, nn) = (blas_sys::cublasOperation_t::CUBLAS_OP_T, blas_sys::cublasOperation_t::CUBLAS_OP_N);
-                    let h = *self.blas.handle();
-                    let (one, zero) = (1.0f64, 0.0f64);
-                    // SAFETY: chunk i is rows i·ch .. (i + 1)·ch of both blocks (lda = rows); partial
-                    // holds nb · c · k ≤ 256 · 256 results; ones holds nb ones; small holds c · k.
-                    unsafe {
-                        blas_sys::cublasDgemmStridedBatched(
-                            h,
-                            t,
-                            nn,
-                            c as c_int,
-                            k as c_int,
-                            ch as c_int,
-                            &one,
-                            xa as *const f64,
-                            rows as c_int,
-                            ch as i64,
-                            ya as *const f64,
-                            rows as c_int,
-                            ch as i64,
-                            &zero,
-                            part as *mut f64,
-                            c as c_int,
-                            (c * k) as i64,
-                            nb as c_int,
-                        )
-                        .result()
-                        .map_err(blas_err("cublasDgemmStridedBatched"))?;
-                        blas_sys::cublasDgemv_v2(
-                            h,
-                            nn,
-                            (c * k) as c_int,
-                            nb as c_int,
-                            &one,
-                            part as *const f64,
-                            (c * k) as c_int,
-                            ones as *const f64,
-                            1,
-                            &zero,
-                            s as *mut f64,
-                            1,
-                        )
-                        .result()
-                        .map_err(blas_err("cublasDgemv"))?;
-                        let done = nb * ch;
-                        if done < rows {
-                            self.gemm(true, c, k, rows - done, 1.0, xa + (done * 8) as u64, rows, ya + (done * 8) as u64, rows, 1.0, s, c)?;
-                        }
-                    }
-                } else {
-                    // SAFETY: columns x0 .. x0 + c of x and y0 .. y0 + k of y, both of x.rows rows;
-                    // small holds c · k.
-                    unsafe { self.gemm(true, c, k, rows, 1.0, xa, rows, ya, y.rows, 0.0, s, c)? };
-                }
+                // SAFETY: columns x0 .. x0 + c of x and y0 .. y0 + k of y (the Backend contract),
+                // both of `rows` rows.
+                unsafe { self.dot_to_small(rows, xa, c, ya, k)? };
                 Ok(self.gpu.download(&self.small.slice(0..c * k))?)
             })()
         )

@@ -112,6 +112,11 @@ pub(crate) trait Backend {
     fn selective_reorth(&self) -> bool {
         false
     }
+    /// Whether the cycles may take [`Backend::qr_fast`] (by default yes); without it every QR
+    /// takes the host's decisions ([`QrWay::Host`]).
+    fn fast_qr(&self) -> bool {
+        true
+    }
 }
 
 /// [`Backend::shrink`] through the temporary: `tmp[:, 0 .. k] = blk[:, 0 .. c] · coef`, copied
@@ -495,7 +500,7 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, obs: &mut d
         let cyc = Cycle { m, n, l, steps, b, abs };
         // Every QR on the backend when its fast path takes the block (b² ≤ 16); again with the
         // host's decisions when a QR found dependent columns.
-        let fast = if b * b <= svd_kernels::MAX_PAIRS as usize && steps > 0 {
+        let fast = if be.fast_qr() && b * b <= svd_kernels::MAX_PAIRS as usize && steps > 0 {
             cycle(be, &cyc, &mut pb, &mut qb, &kept_sigma, &coupling, &mut products, QrWay::Backend)?
         } else {
             None
@@ -503,7 +508,9 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, obs: &mut d
         let (bm, wgram) = match fast {
             Some(done) => done,
             None => {
-                obs(Event::HostQr { restart: restarts });
+                if be.fast_qr() {
+                    obs(Event::HostQr { restart: restarts });
+                }
                 let host = QrWay::Host { tn: &mut tn, tm: &mut tm, rng: &mut rng, r: Vec::new() };
                 cycle(be, &cyc, &mut pb, &mut qb, &kept_sigma, &coupling, &mut products, host)?
                     .ok_or_else(|| Error::Internal("a cycle with host QR decisions reported dependent columns".into()))?

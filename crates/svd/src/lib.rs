@@ -9,6 +9,7 @@ pub use gpu_runtime::Gpu;
 pub static MODULE: PtxModule = gpu_runtime::embed_module!("svd");
 
 mod dense;
+pub mod dist;
 mod gpu;
 mod host;
 mod lanczos;

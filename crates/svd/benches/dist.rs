@@ -1,0 +1,163 @@
+//! Distributed truncated SVD scaling over the GPUs present (1, 2, 4, ... ranks of one process):
+//! the 16 largest singular triplets (`Config::default()`: tolerance 1e-8, block 2, Krylov 96) of
+//! a bag-of-words matrix, wall time of the whole SVD including each rank's CSRC build (the
+//! matrix already on the GPUs, `f32` values widened there), against the one-GPU SVD
+//! ([`gpu_svd::svd`], which is what one rank runs) timed in the same run. Each row says the
+//! cycles and products, the largest residual (recomputed with the products: `‖A v − σ u‖` and
+//! `‖Aᵀ u − σ v‖`) over σ₁, and the largest difference of σ from the one-GPU answer over σ₁.
+//! Without a GPU or NCCL it says so and stops.
+//!
+//! The matrix: `SPTRANS_SVD_DOCS` rows (default 2^22) by `SPTRANS_SVD_TERMS` columns (default
+//! 2^20), each row `SPTRANS_SVD_PER_DOC` (default 32) distinct columns drawn from a Zipf law
+//! (exponent 1.1, as `generate::text`), values 1 to 5; made on the host's threads from hashes
+//! (the same matrix for a given size). `SPTRANS_SVD_KRYLOV` sets the Krylov dimension,
+//! `SPTRANS_DIST_MIN_GPUS` skips smaller counts (a matrix that only fits on several GPUs; the
+//! one-GPU columns are then NaN), `SPTRANS_DIST_CSV` writes the table as CSV. One run each
+//! after a small warm-up SVD per communicator (module loading, cuBLAS handles).
+use gpu_svd::{dist, Config, Event};
+use rayon::prelude::*;
+use sptrans_matrix::dist::DistCsr;
+use sptrans_matrix::Csr;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// SplitMix64's finalizer.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Row `d`'s distinct columns (sorted): Zipf draws by inverse transform, as `generate::text`.
+fn row_terms(d: u64, terms: u64, per_doc: u64) -> Vec<u32> {
+    let s = 1.1f64;
+    let (ea, eb) = (1.0f64, ((terms + 1) as f64).powf(1.0 - s));
+    let mut row: Vec<u32> = Vec::with_capacity(per_doc as usize);
+    let mut t = 0u64;
+    while (row.len() as u64) < per_doc && t < 20 * per_doc {
+        let v = (mix(d.wrapping_mul(0x1_0000_0001) ^ t) >> 11) as f64 / (1u64 << 53) as f64;
+        let x = (ea + v * (eb - ea)).powf(1.0 / (1.0 - s));
+        row.push(((x as u64).saturating_sub(1)).min(terms - 1) as u32);
+        t += 1;
+        if row.len() as u64 == per_doc {
+            row.sort_unstable();
+            row.dedup();
+        }
+    }
+    row.sort_unstable();
+    row.dedup();
+    row
+}
+
+fn matrix(docs: u64, terms: u64, per_doc: u64) -> Csr<u32, f32> {
+    let chunk = 1 << 16;
+    let parts: Vec<(Vec<u32>, Vec<u32>)> = (0..docs.div_ceil(chunk))
+        .into_par_iter()
+        .map(|c| {
+            let (mut lens, mut idx) = (Vec::new(), Vec::new());
+            for d in c * chunk..((c + 1) * chunk).min(docs) {
+                let row = row_terms(d, terms, per_doc);
+                lens.push(row.len() as u32);
+                idx.extend_from_slice(&row);
+            }
+            (lens, idx)
+        })
+        .collect();
+    let nnz: usize = parts.iter().map(|p| p.1.len()).sum();
+    assert!(nnz <= u32::MAX as usize, "{nnz} nonzeros do not fit 32-bit offsets");
+    let mut ptr = Vec::with_capacity(docs as usize + 1);
+    ptr.push(0u32);
+    let mut idx = Vec::with_capacity(nnz);
+    for (lens, part) in parts {
+        for l in lens {
+            ptr.push(ptr.last().copied().unwrap_or(0) + l);
+        }
+        idx.extend_from_slice(&part);
+    }
+    let vals: Vec<f32> = (0..nnz as u64).into_par_iter().map(|k| (1 + mix(k ^ 0x5eed) % 5) as f32).collect();
+    Csr::try_new(docs, terms, ptr, idx, vals).expect("a valid generated matrix")
+}
+
+fn main() {
+    let present = gpu_runtime::device_count().unwrap_or(0);
+    if present == 0 {
+        eprintln!("SKIPPED: no GPU");
+        return;
+    }
+    let (docs, terms, per_doc) = (env("SPTRANS_SVD_DOCS", 1 << 22), env("SPTRANS_SVD_TERMS", 1 << 20), env("SPTRANS_SVD_PER_DOC", 32));
+    let min_gpus = env("SPTRANS_DIST_MIN_GPUS", 1) as usize;
+    let t = std::time::Instant::now();
+    let a = matrix(docs, terms, per_doc);
+    let name = format!("bag of words {docs} x {terms}, {per_doc} a row (Zipf 1.1)");
+    eprintln!("matrix {name}: {} nonzeros (f32), made in {:.1} s", a.nnz(), t.elapsed().as_secs_f64());
+    let mut cfg = Config { rank: 16, ..Config::default() };
+    if let Ok(k) = std::env::var("SPTRANS_SVD_KRYLOV") {
+        cfg.krylov = k.parse().ok();
+    }
+    println!("matrix {name}: {} nonzeros; rank {}, tol {:e}, block {:?}, Krylov {:?}", a.nnz(), cfg.rank, cfg.tol, cfg.block, cfg.krylov);
+    println!(
+        "{:>4} {:>10} {:>10} {:>8} {:>9} {:>7} {:>9} {:>14} {:>14} {:>12}",
+        "gpus", "1 GPU s", "dist s", "speedup", "setup s", "cycles", "products", "max res/σ1", "max dσ/σ1", "σ1"
+    );
+    let mut rows = vec!["matrix,nnz,gpus,one_gpu_s,dist_s,speedup,setup_s,restarts,products,converged,max_residual_over_sigma1,max_sigma_diff_over_sigma1,sigma1,sigma16".to_string()];
+    let (mut one_s, mut one_sigma) = (f64::NAN, Vec::new());
+    gpu_testkit::for_each_gpu_count(|comms| {
+        let count = comms.len();
+        if count < min_gpus {
+            eprintln!("SKIPPED {count} GPUs: SPTRANS_DIST_MIN_GPUS={min_gpus}");
+            return;
+        }
+        let d = match DistCsr::scatter(comms.gpus(), &a) {
+            Ok(d) => d,
+            Err(e) => return eprintln!("SKIPPED {count} GPUs: scattering the matrix: {e}"),
+        };
+        // Warm-up: module loading and cuBLAS handles on every rank.
+        let small = sptrans_matrix::generate::tall_skinny::<f32>(4096, 64, 4, 1).expect("warm-up matrix");
+        let ds = DistCsr::scatter(comms.gpus(), &small).expect("warm-up scatter");
+        let _ = dist::svd(comms, &ds, &Config { rank: 2, max_restarts: 0, ..Config::default() });
+        drop(ds);
+        comms.synchronize().expect("sync");
+        let mut setup = f64::NAN;
+        let t = std::time::Instant::now();
+        let s = dist::svd_observed(comms, &d, &cfg, |e| {
+            if let Event::Phase { what: "setup", seconds } = e {
+                setup = seconds;
+            }
+        });
+        let secs = t.elapsed().as_secs_f64();
+        let s = match s {
+            Ok(s) => s,
+            Err(e) => return eprintln!("SKIPPED {count} GPUs: {e}"),
+        };
+        if count == 1 {
+            (one_s, one_sigma) = (secs, s.sigma.clone());
+        }
+        let s1 = s.sigma[0];
+        let res = s.residual.iter().fold(0.0f64, |m, &x| m.max(x)) / s1;
+        let dsig = if one_sigma.is_empty() { f64::NAN } else { s.sigma.iter().zip(&one_sigma).fold(0.0f64, |m, (x, y)| m.max((x - y).abs())) / s1 };
+        println!(
+            "{count:>4} {one_s:>10.3} {secs:>10.3} {:>7.2}x {setup:>9.3} {:>7} {:>9} {res:>14.2e} {dsig:>14.2e} {s1:>12.6e}{}",
+            one_s / secs,
+            s.restarts + 1,
+            s.products,
+            if s.converged { "" } else { "  NOT CONVERGED" }
+        );
+        rows.push(format!(
+            "\"{name}\",{},{count},{one_s:.4},{secs:.4},{:.3},{setup:.4},{},{},{},{res:.3e},{dsig:.3e},{s1:.10e},{:.10e}",
+            a.nnz(),
+            one_s / secs,
+            s.restarts,
+            s.products,
+            s.converged,
+            s.sigma[s.sigma.len() - 1]
+        ));
+        println!("     σ: {}", s.sigma.iter().map(|x| format!("{x:.9e}")).collect::<Vec<_>>().join(" "));
+    });
+    if let Ok(path) = std::env::var("SPTRANS_DIST_CSV") {
+        std::fs::write(&path, rows.join("\n") + "\n").expect("writing the CSV");
+        eprintln!("wrote {path}");
+    }
+}

@@ -1,0 +1,102 @@
+//! The distributed truncated SVD on 1, 2 and 4 GPUs (skipped by name with fewer GPUs or without
+//! NCCL): the small cases against a dense SVD (faer) to `1e-10 · σ₁` with their vectors checked
+//! on the host (tall, wide, square, rank deficient, zero, 1 × 1: blocks with no rows on four
+//! GPUs), larger ones against the one-GPU SVD on rank 0 (σ to `1e-8 · σ₁`, residuals below
+//! `1e-8 · σ₁`), `f32` values, and the errors.
+mod common;
+
+use common::{check_against_dense, small_cases};
+use gpu_runtime::Comms;
+use gpu_svd::{dist, svd, Config, Error};
+use gpu_testkit::run_multi_gpu_test;
+use rand::Rng;
+use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::dist::DistCsr;
+use sptrans_matrix::generate;
+
+fn suite(name: &str, count: usize) {
+    run_multi_gpu_test(name, count, |comms| {
+        let (mut r, _seed) = gpu_testkit::rng();
+        let gpus = comms.gpus();
+        for (what, a, rank) in small_cases(&mut r) {
+            let d = DistCsr::scatter(gpus, &a).unwrap();
+            let c = Config { rank, tol: 1e-12, vectors: true, ..Config::default() };
+            let s = dist::svd(comms, &d, &c).unwrap_or_else(|e| panic!("{what} on {count} GPUs: {e}"));
+            check_against_dense(&format!("{what} on {count} GPUs"), &a, &s, rank);
+        }
+        let s: u64 = r.random();
+        let cases = [
+            ("tall-skinny 20000x300", generate::tall_skinny::<f64>(20_000, 300, 6, s).unwrap()),
+            ("uniform wide 800x6000", generate::uniform::<f64>(800, 6000, 40_000, s ^ 5).unwrap()),
+            ("uniform square 5000x5000", generate::uniform::<f64>(5000, 5000, 60_000, s ^ 6).unwrap()),
+            // Past 2^16 rows per rank on two GPUs: the chunked dot products, with leftover rows.
+            ("tall-skinny 140001x150", generate::tall_skinny::<f64>(140_001, 150, 5, s ^ 7).unwrap()),
+        ];
+        for (what, a) in &cases {
+            for block in [1, 3] {
+                let c = Config { rank: 6, block: Some(block), tol: 1e-10, ..Config::default() };
+                let one = svd(&gpus[0], &DeviceCsr::upload(&gpus[0], a).unwrap(), &c).unwrap();
+                let d = DistCsr::scatter(gpus, a).unwrap();
+                let g = dist::svd(comms, &d, &c).unwrap();
+                let what = format!("{what}, block {block}, {count} GPUs");
+                assert!(g.converged && one.converged, "{what}");
+                for i in 0..6 {
+                    assert!(
+                        (g.sigma[i] - one.sigma[i]).abs() <= 1e-8 * one.sigma[0],
+                        "{what}: σ{} {:e}, one GPU {:e}",
+                        i + 1,
+                        g.sigma[i],
+                        one.sigma[i]
+                    );
+                    assert!(g.residual[i] <= 1e-8 * g.sigma[0], "{what}: residual {:e}", g.residual[i]);
+                }
+            }
+        }
+        // f32 values: widened on each rank, the same σ as the f64 matrix of the same values.
+        let a32 = generate::tall_skinny::<f32>(30_000, 200, 5, s ^ 9).unwrap();
+        let a64 = sptrans_matrix::Csr::try_new(
+            a32.rows(),
+            a32.cols(),
+            a32.ptr().to_vec(),
+            a32.idx().to_vec(),
+            a32.vals().iter().map(|&x| x as f64).collect(),
+        )
+        .unwrap();
+        let c = Config { rank: 4, tol: 1e-10, ..Config::default() };
+        let g32 = dist::svd(comms, &DistCsr::scatter(gpus, &a32).unwrap(), &c).unwrap();
+        let g64 = dist::svd(comms, &DistCsr::scatter(gpus, &a64).unwrap(), &c).unwrap();
+        for i in 0..4 {
+            assert!((g32.sigma[i] - g64.sigma[i]).abs() <= 1e-9 * g64.sigma[0], "f32 on {count} GPUs: σ{}", i + 1);
+        }
+    });
+}
+
+#[test]
+fn dist_svd_one_gpu() {
+    suite("dist_svd_one_gpu", 1);
+}
+
+#[test]
+fn dist_svd_two_gpus() {
+    suite("dist_svd_two_gpus", 2);
+}
+
+#[test]
+fn dist_svd_four_gpus() {
+    suite("dist_svd_four_gpus", 4);
+}
+
+/// A matrix cut for another number of ranks, centering on several ranks, and a rank past the
+/// matrix: errors, not panics.
+#[test]
+fn dist_svd_refuses_bad_input() {
+    run_multi_gpu_test("dist_svd_refuses_bad_input", 2, |comms: &Comms| {
+        let a = generate::uniform::<f64>(300, 60, 2000, 3).unwrap();
+        let one = Comms::local(1).unwrap();
+        let d1 = DistCsr::scatter(one.gpus(), &a).unwrap();
+        assert!(matches!(dist::svd(comms, &d1, &Config { rank: 4, ..Config::default() }), Err(Error::Config(_))));
+        let d2 = DistCsr::scatter(comms.gpus(), &a).unwrap();
+        assert!(matches!(dist::svd(comms, &d2, &Config { rank: 4, center: true, ..Config::default() }), Err(Error::Config(_))));
+        assert!(matches!(dist::svd(comms, &d2, &Config { rank: 61, ..Config::default() }), Err(Error::RankTooLarge { .. })));
+    });
+}
