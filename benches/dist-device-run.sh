@@ -54,3 +54,22 @@ if [ -x .gpu/spmv-dist-bench ] && [ "${SPMV_BIG:-1}" = 1 ]; then
   SPTRANS_DIST_KIND=stencil SPTRANS_DIST_K=350 SPTRANS_DIST_RUNS=10 SPTRANS_DIST_CSV="$O/spmv-st350.csv" .gpu/spmv-dist-bench 2>&1 | tee "$O/spmv-st350.txt"
   SPTRANS_DIST_NNZ=1073741824 SPTRANS_DIST_RUNS=10 SPTRANS_DIST_CSV="$O/spmv-u30.csv" .gpu/spmv-dist-bench 2>&1 | tee "$O/spmv-u30.txt"
 fi
+# The distributed SVD (when staged: `cargo test --release -p gpu-svd --test dist --no-run` and
+# `cargo bench -p gpu-svd --bench dist --no-run` copied to .gpu/svd-dist-test and
+# .gpu/svd-dist-bench): its tests, memcheck of the 2-GPU test on small cases, the CLI's
+# `svd --gpus`, and the scaling table (SVD_DOCS rows of the bag-of-words matrix; SVD_BIG=0 skips).
+if [ -x .gpu/svd-dist-test ]; then
+  SPTRANS_GPU_TEST_LOG="$O/svd-dist-tests.log" SPTRANS_REQUIRE_GPUS=$G .gpu/svd-dist-test --test-threads 1 2>&1 | tail -3
+  cat "$O/svd-dist-tests.log"
+  if [ "${SANITIZE:-1}" = 1 ]; then
+    SPTRANS_TEST_MAX_LEN=600 compute-sanitizer --tool memcheck --report-api-errors no .gpu/svd-dist-test dist_svd_two_gpus --test-threads 1 2>&1 | tail -2
+  fi
+  if [ -x .gpu/sptrans ]; then
+    .gpu/sptrans gen text 200000 20000 30 --seed 4 -o /tmp/text.mtx 2>&1 | tail -1
+    for n in 1 "$G"; do .gpu/sptrans svd /tmp/text.mtx -k 8 --gpus "$n" -o /tmp/sv$n.txt 2>&1 | tail -1; done
+    paste /tmp/sv1.txt "/tmp/sv$G.txt" | awk '{d=$1-$2; if (d<0) d=-d; if (d>m) m=d} END {print "CLI svd: largest |σ(1 GPU) - σ('"$G"' GPUs)| =", m}'
+  fi
+fi
+if [ -x .gpu/svd-dist-bench ] && [ "${SVD_BIG:-1}" = 1 ]; then
+  SPTRANS_SVD_DOCS=${SVD_DOCS:-33554432} SPTRANS_DIST_CSV="$O/svd-dist.csv" .gpu/svd-dist-bench 2>&1 | tee "$O/svd-dist.txt"
+fi
