@@ -68,6 +68,9 @@ if [ -x .gpu/svd-dist-test ]; then
     .gpu/sptrans gen text 200000 20000 30 --seed 4 -o /tmp/text.mtx 2>&1 | tail -1
     for n in 1 "$G"; do .gpu/sptrans svd /tmp/text.mtx -k 8 --gpus "$n" -o /tmp/sv$n.txt 2>&1 | tail -1; done
     paste /tmp/sv1.txt "/tmp/sv$G.txt" | awk '{d=$1-$2; if (d<0) d=-d; if (d>m) m=d} END {print "CLI svd: largest |σ(1 GPU) - σ('"$G"' GPUs)| =", m}'
+    # One process per GPU under torchrun (the NCCL id over TCP at MASTER_PORT + 1).
+    python3 -m torch.distributed.run --nproc-per-node "$G" --no-python .gpu/sptrans svd /tmp/text.mtx -k 8 -o /tmp/svmp.txt 2>&1 | tail -2
+    paste /tmp/sv1.txt /tmp/svmp.txt | awk '{d=$1-$2; if (d<0) d=-d; if (d>m) m=d} END {print "CLI svd under torchrun: largest |σ(1 GPU) - σ('"$G"' processes)| =", m}'
   fi
 fi
 if [ -x .gpu/svd-dist-bench ] && [ "${SVD_BIG:-1}" = 1 ]; then

@@ -30,10 +30,27 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     if stdouts > 1 {
         return Err(Error::Usage("only one of -o, --left and --right can be `-` (standard output)".into()));
     }
+    // Under a launcher (torchrun, mpirun, srun: one process per GPU) every rank reads the
+    // matrix and keeps its rows; rank 0 alone reports.
+    let launch = gpu_runtime::bootstrap::RankEnv::from_env()?.filter(|e| e.world > 1);
+    if let Some(env) = launch {
+        if args.gpus > 1 {
+            return Err(Error::Usage(format!(
+                "--gpus {} under a launcher of {} processes: each process drives one GPU (leave --gpus out)",
+                args.gpus, env.world
+            )));
+        }
+        if args.left.is_some() || args.right.is_some() || args.vectors.is_some() || args.center {
+            return Err(Error::Usage("--left, --right, --vectors and --center need one process (use --gpus N instead of a launcher)".into()));
+        }
+    }
+    let quiet = launch.is_some_and(|e| e.rank > 0);
     let path = &args.input;
     let a: Csr<u32, f64> =
         mm::Input::open(path).and_then(|i| i.read_csr(host_limit(args.max_memory))).map_err(|source| Error::Matrix { path: path.clone(), source })?;
-    eprintln!("A: {} × {}, {} nonzeros", a.rows(), a.cols(), a.nnz());
+    if !quiet {
+        eprintln!("A: {} × {}, {} nonzeros", a.rows(), a.cols(), a.nnz());
+    }
     let cfg = Config {
         rank: args.rank,
         block: args.block,
@@ -47,6 +64,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     };
     let mut ops = Vec::new();
     let mut progress = |e: Event<'_>| match e {
+        _ if quiet => {}
         Event::Cycle { restart, residual } => eprintln!("  cycle {}: largest residual / σ₁ = {residual:.2e}", restart + 1),
         Event::HostQr { restart } => eprintln!("  cycle {}: dependent columns (or a block over 4 wide); redone with host QR decisions", restart + 1),
         Event::Phase { what, seconds } => eprintln!("  {what}: {:.2} ms", seconds * 1e3),
@@ -57,7 +75,15 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         return Err(Error::Usage("--center is not available with --gpus above 1 yet".into()));
     }
     let t0 = std::time::Instant::now();
-    let (s, on) = if args.gpus > 1 {
+    let (s, on) = if let Some(env) = launch {
+        let comms = gpu_runtime::Comms::from_env()?;
+        let d = sptrans_matrix::dist::DistCsr::scatter_ranks(comms.gpus(), comms.first_rank(), comms.world(), &a)?;
+        let s = gpu_svd::dist::svd_observed(&comms, &d, &cfg, &mut progress)?;
+        if quiet {
+            return Ok(());
+        }
+        (s, format!("on {} processes of one GPU each (NCCL; rank 0 on {})", env.world, comms.gpus()[0].props().name))
+    } else if args.gpus > 1 {
         // Row blocks over GPUs 0 .. N (`gpu_svd::dist`); the vectors come back to the host.
         let comms = gpu_runtime::Comms::local(args.gpus as usize)?;
         let d = sptrans_matrix::dist::DistCsr::scatter(comms.gpus(), &a)?;

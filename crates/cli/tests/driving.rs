@@ -398,4 +398,38 @@ fn gpus_is_checked_and_fails_clearly_without_the_gpus() {
         assert!(["driver", "device", "NCCL"].iter().any(|w| err.contains(w)), "{err}");
         assert!(!y.exists(), "no output on failure");
     }
+    // The distributed SVD: the one-GPU σ with the GPUs, a clear error without.
+    sptrans().args(["svd", "--gpus", "0", "-k", "2"]).arg(&a).assert().failure().stderr(predicate::str::contains("--gpus"));
+    let run = sptrans().args(["svd", "--gpus", "2", "-k", "3", "-o", "-"]).arg(&a).assert();
+    let o = run.get_output();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    if o.status.success() {
+        let one = sptrans().args(["svd", "-k", "3", "-o", "-"]).arg(&a).assert().success();
+        let parse = |b: &[u8]| -> Vec<f64> { String::from_utf8_lossy(b).split_whitespace().map(|w| w.parse().unwrap()).collect() };
+        let (d, s) = (parse(&o.stdout), parse(&one.get_output().stdout));
+        assert!(d.iter().zip(&s).all(|(x, y)| (x - y).abs() <= 1e-8 * s[0]), "{d:?} against {s:?}");
+    } else {
+        assert!(["driver", "device", "NCCL"].iter().any(|w| err.contains(w)), "{err}");
+    }
+    // Under a launcher: malformed variables, --gpus, the vectors and centering are refused.
+    let launched = |rank: &str, world: &str| {
+        let mut c = sptrans();
+        c.env("RANK", rank).env("WORLD_SIZE", world).env_remove("SPTRANS_NCCL_ID_FILE").env_remove("SPTRANS_NCCL_ID_ADDR").env_remove("MASTER_ADDR");
+        c
+    };
+    launched("x", "2").args(["svd", "-k", "2"]).arg(&a).assert().code(1).stderr(predicate::str::contains("RANK").and(no_panic()));
+    launched("2", "2").args(["svd", "-k", "2"]).arg(&a).assert().code(1).stderr(predicate::str::contains("below the world size").and(no_panic()));
+    launched("0", "2")
+        .args(["svd", "-k", "2", "--gpus", "2"])
+        .arg(&a)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("each process drives one GPU").and(no_panic()));
+    launched("0", "2")
+        .args(["svd", "-k", "2", "--center"])
+        .arg(&a)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("need one process").and(no_panic()));
 }

@@ -2,7 +2,10 @@
 //!
 //! Block `g` (rows `row_starts[g] .. row_starts[g + 1]`, global column indices) lives on GPU
 //! `g` as a [`DeviceCsr`] of its own rows. [`DistCsr::scatter`] cuts a host matrix into blocks of
-//! nearly equal nonzeros; [`DistCsr::gather`] stacks the blocks back. The distributed
+//! nearly equal nonzeros; [`DistCsr::gather`] stacks the blocks back. With one process per GPU
+//! (`gpu_runtime::Comms::from_env`) a process holds only its own blocks
+//! ([`DistCsr::scatter_ranks`], [`DistCsr::from_local_blocks`]): [`DistCsr::first_block`] says
+//! which, and the row starts still cover every rank. The distributed
 //! transpose (`gpu_transpose::dist`) returns the transpose as a `DistCsr` too: its row blocks are
 //! the transpose's, cut by nonzeros likewise.
 use gpu_runtime::{AnyBits, Gpu};
@@ -12,13 +15,15 @@ use crate::{Csr, Error, Index, Result, Value};
 
 /// A `rows × cols` CSR matrix in row blocks, block `g` on GPU `g` (see the module docs).
 ///
-/// Invariants, kept by the constructors: `row_starts` has one more entry than there are blocks,
-/// starts at 0, never decreases and ends at `rows`; block `g` is a valid [`DeviceCsr`] of
-/// `row_starts[g + 1] − row_starts[g]` rows and `cols` columns; all blocks have values or none.
+/// Invariants, kept by the constructors: `row_starts` has one more entry than there are blocks
+/// in all (held here or not), starts at 0, never decreases and ends at `rows`; the blocks held
+/// are `first .. first + blocks.len()`, block `g` a valid [`DeviceCsr`] of `row_starts[g + 1] −
+/// row_starts[g]` rows and `cols` columns; all blocks held have values or none.
 pub struct DistCsr<T: AnyBits> {
     rows: u64,
     cols: u64,
     row_starts: Vec<u64>,
+    first: usize,
     blocks: Vec<DeviceCsr<T>>,
 }
 
@@ -57,25 +62,40 @@ pub fn even_starts(len: u64, parts: usize) -> Vec<u64> {
 }
 
 impl<T: AnyBits> DistCsr<T> {
-    /// Assembles blocks already on their GPUs.
+    /// Assembles blocks already on their GPUs (every block: [`DistCsr::from_local_blocks`] from
+    /// block 0).
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] when `row_starts` is not one longer than `blocks`, or a block's
-    /// rows or columns disagree with it; [`Error::BadPointers`] for row starts that do not run
-    /// from 0 to `rows` without decreasing; [`Error::InvalidParameter`] when some blocks have values
-    /// and others not.
+    /// As [`DistCsr::from_local_blocks`].
     pub fn from_blocks(rows: u64, cols: u64, row_starts: Vec<u64>, blocks: Vec<DeviceCsr<T>>) -> Result<Self> {
         if row_starts.len() != blocks.len() + 1 {
             return Err(Error::LengthMismatch { what: "row starts", expected: blocks.len() as u64 + 1, got: row_starts.len() as u64 });
         }
+        Self::from_local_blocks(rows, cols, row_starts, 0, blocks)
+    }
+
+    /// Assembles the blocks `first .. first + blocks.len()` of a matrix cut at `row_starts` (one
+    /// more entry than there are blocks in all), already on their GPUs: this process's share
+    /// when each process drives its own GPUs.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when the blocks run past the row starts, or a block's rows or
+    /// columns disagree with them; [`Error::BadPointers`] for row starts that do not run from 0
+    /// to `rows` without decreasing; [`Error::InvalidParameter`] when some blocks have values and
+    /// others not.
+    pub fn from_local_blocks(rows: u64, cols: u64, row_starts: Vec<u64>, first: usize, blocks: Vec<DeviceCsr<T>>) -> Result<Self> {
+        if row_starts.len() < first + blocks.len() + 1 {
+            return Err(Error::LengthMismatch { what: "row starts", expected: (first + blocks.len()) as u64 + 1, got: row_starts.len() as u64 });
+        }
         if row_starts[0] != 0 || row_starts[row_starts.len() - 1] != rows {
             return Err(Error::BadPointers { index: 0, reason: format!("row starts must run from 0 to {rows}") });
         }
-        for (g, b) in blocks.iter().enumerate() {
+        if let Some(g) = row_starts.windows(2).position(|w| w[1] < w[0]) {
+            return Err(Error::BadPointers { index: g as u64 + 1, reason: "row starts decrease".into() });
+        }
+        for (l, b) in blocks.iter().enumerate() {
+            let g = first + l;
             let (r0, r1) = (row_starts[g], row_starts[g + 1]);
-            if r1 < r0 {
-                return Err(Error::BadPointers { index: g as u64 + 1, reason: "row starts decrease".into() });
-            }
             if b.rows() != r1 - r0 {
                 return Err(Error::LengthMismatch { what: "block rows", expected: r1 - r0, got: b.rows() });
             }
@@ -86,7 +106,17 @@ impl<T: AnyBits> DistCsr<T> {
                 return Err(Error::InvalidParameter { what: "blocks", msg: "some have values and others not".into() });
             }
         }
-        Ok(Self { rows, cols, row_starts, blocks })
+        Ok(Self { rows, cols, row_starts, first, blocks })
+    }
+
+    /// The index of the first block held here (0 when this process holds every block).
+    pub fn first_block(&self) -> usize {
+        self.first
+    }
+
+    /// Whether every block is held here.
+    pub fn is_whole(&self) -> bool {
+        self.first == 0 && self.blocks.len() + 1 == self.row_starts.len()
     }
 
     /// Rows of the whole matrix.
@@ -99,7 +129,7 @@ impl<T: AnyBits> DistCsr<T> {
         self.cols
     }
 
-    /// Nonzeros of the whole matrix.
+    /// Nonzeros of the blocks held here (of the whole matrix when [`DistCsr::is_whole`]).
     pub fn nnz(&self) -> u64 {
         self.blocks.iter().map(DeviceCsr::nnz).sum()
     }
@@ -109,7 +139,7 @@ impl<T: AnyBits> DistCsr<T> {
         &self.row_starts
     }
 
-    /// The blocks, block `g` on GPU `g`.
+    /// The blocks held here, from [`DistCsr::first_block`] on (block `g` on the GPU of rank `g`).
     pub fn blocks(&self) -> &[DeviceCsr<T>] {
         &self.blocks
     }
@@ -127,27 +157,47 @@ impl<T: Value + AnyBits> DistCsr<T> {
     /// # Errors
     /// [`Error::InvalidParameter`] for no GPUs; device errors (out of memory).
     pub fn scatter(gpus: &[Gpu], a: &Csr<u32, T>) -> Result<Self> {
-        if gpus.is_empty() {
-            return Err(Error::InvalidParameter { what: "GPUs", msg: "a distributed matrix needs at least one".into() });
+        Self::scatter_ranks(gpus, 0, gpus.len(), a)
+    }
+
+    /// This process's share of `a` cut into `world` row blocks of nearly equal nonzeros: blocks
+    /// `first .. first + gpus.len()`, block `first + l` uploaded to `gpus[l]` (every process of
+    /// a launch reads the same `a` and keeps its own rows; `Comms::first_rank` and
+    /// `Comms::world` give `first` and `world`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for no GPUs or blocks past `world`; device errors (out of
+    /// memory).
+    pub fn scatter_ranks(gpus: &[Gpu], first: usize, world: usize, a: &Csr<u32, T>) -> Result<Self> {
+        if gpus.is_empty() || first + gpus.len() > world {
+            return Err(Error::InvalidParameter {
+                what: "GPUs",
+                msg: format!("blocks {first} .. {} of {world}: at least one, within the world", first + gpus.len()),
+            });
         }
-        let starts = balanced_starts(a.ptr(), gpus.len());
+        let starts = balanced_starts(a.ptr(), world);
         let mut blocks = Vec::with_capacity(gpus.len());
-        for (g, gpu) in gpus.iter().enumerate() {
+        for (l, gpu) in gpus.iter().enumerate() {
+            let g = first + l;
             let (r0, r1) = (starts[g] as usize, starts[g + 1] as usize);
             let (k0, k1) = (a.ptr()[r0] as usize, a.ptr()[r1] as usize);
             let ptr: Vec<u32> = a.ptr()[r0..=r1].iter().map(|&p| p - k0 as u32).collect();
             let block = Csr::try_new(r1 as u64 - r0 as u64, a.cols(), ptr, a.idx()[k0..k1].to_vec(), a.vals()[k0..k1].to_vec())?;
             blocks.push(DeviceCsr::upload(gpu, &block)?);
         }
-        Self::from_blocks(a.rows(), a.cols(), starts, blocks)
+        Self::from_local_blocks(a.rows(), a.cols(), starts, first, blocks)
     }
 
     /// Downloads every block (from `gpus[g]`) and stacks them into one host matrix.
     ///
     /// # Errors
+    /// [`Error::InvalidParameter`] when this process holds only some of the blocks;
     /// [`Error::LengthMismatch`] for a GPU list of another length; device errors;
     /// [`Error::TooLarge`] past 32-bit sizes.
     pub fn gather(&self, gpus: &[Gpu]) -> Result<Csr<u32, T>> {
+        if !self.is_whole() {
+            return Err(Error::InvalidParameter { what: "distributed matrix", msg: "this process holds only some of its blocks".into() });
+        }
         if gpus.len() != self.blocks.len() {
             return Err(Error::LengthMismatch { what: "GPUs", expected: self.blocks.len() as u64, got: gpus.len() as u64 });
         }

@@ -3,9 +3,15 @@
 //! it, [`Error::NoNccl`] names what was tried. NVLink multicast (NVLS) is turned off
 //! (`NCCL_NVLS_ENABLE=0`) unless the environment already says otherwise.
 //!
-//! One thread drives every GPU, so each collective is issued for all ranks inside one NCCL
-//! group ([`Comms::group`]); the operations run on each GPU's own stream ([`Gpu::stream`]) and
-//! are ordered with that GPU's kernels like any other work on it.
+//! Two ways to make one: [`Comms::local`], one process driving GPUs `0 .. N` (ranks `0 .. N`),
+//! and [`Comms::from_env`], one process per GPU under a launcher (`torchrun`, `mpirun`, `srun`:
+//! [`crate::bootstrap`]), this process holding one rank of many. Methods take a *local* rank,
+//! an index into [`Comms::gpus`] (the global rank is [`Comms::first_rank`] plus it); peers and
+//! roots are global ranks.
+//!
+//! One thread drives every GPU of its process, so each collective is issued for all of its
+//! ranks inside one NCCL group ([`Comms::group`]); the operations run on each GPU's own stream
+//! ([`Gpu::stream`]) and are ordered with that GPU's kernels like any other work on it.
 use cudarc::nccl::{result as nccl, sys};
 
 use crate::{Error, Gpu, Result};
@@ -15,16 +21,18 @@ fn nccl_err(during: &'static str) -> impl FnOnce(nccl::NcclError) -> Error {
     move |e| Error::Nccl { during, code: format!("{:?}", e.0) }
 }
 
-/// One NCCL communicator per GPU of this process, ranks `0 .. len()` on GPUs `0 .. len()`, each
-/// with its [`Gpu`] handle (context and stream).
+/// One NCCL communicator per GPU of this process, each with its [`Gpu`] handle (context and
+/// stream): global ranks `first_rank() .. first_rank() + len()` of `world()`.
 pub struct Comms {
     gpus: Vec<Gpu>,
     raw: Vec<sys::ncclComm_t>,
+    first: usize,
+    world: usize,
 }
 
 impl std::fmt::Debug for Comms {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Comms").field("ranks", &self.gpus.len()).finish()
+        f.debug_struct("Comms").field("ranks", &self.gpus.len()).field("first", &self.first).field("world", &self.world).finish()
     }
 }
 
@@ -42,6 +50,18 @@ impl Comms {
         if count == 0 || count > present {
             return Err(Error::NoDevice { ordinal: count.saturating_sub(1).max(present), count: present });
         }
+        let gpus = Self::prepare((0..count).collect())?;
+        let ordinals: Vec<i32> = (0..count as i32).collect();
+        let mut raw = vec![std::ptr::null_mut(); count];
+        // SAFETY: `raw` holds `count` communicator slots and `ordinals` `count` valid device
+        // ordinals (checked against the driver's count above).
+        unsafe { nccl::comm_init_all(raw.as_mut_ptr(), count as i32, ordinals.as_ptr()) }.map_err(nccl_err("ncclCommInitAll"))?;
+        Ok(Self { gpus, raw, first: 0, world: count })
+    }
+
+    /// NCCL loaded, NVLink multicast off, and the handles of GPUs `ordinals` with their memory
+    /// pools keeping freed memory.
+    fn prepare(ordinals: Vec<usize>) -> Result<Vec<Gpu>> {
         crate::vendor::nccl_library().map_err(|why| Error::NoNccl(why.to_string()))?;
         // NVLink multicast off unless the caller chose: the lent machines' fabric manager does
         // not serve it (KINDS.md). NCCL reads it at initialization only, so it is set once per
@@ -52,7 +72,7 @@ impl Comms {
                 std::env::set_var("NCCL_NVLS_ENABLE", "0");
             }
         });
-        let gpus = (0..count).map(Gpu::new).collect::<Result<Vec<_>>>()?;
+        let gpus = ordinals.into_iter().map(Gpu::new).collect::<Result<Vec<_>>>()?;
         // Distributed operations allocate their exchange buffers per call, across the
         // synchronizations that read sizes back: with the driver's default release threshold (0)
         // each call mapped them afresh (2^30 nonzeros on 2 H200s: 105 ms a transpose, 50.7 ms
@@ -60,17 +80,82 @@ impl Comms {
         for gpu in &gpus {
             gpu.set_pool_release_threshold(u64::MAX)?;
         }
-        let ordinals: Vec<i32> = (0..count as i32).collect();
-        let mut raw = vec![std::ptr::null_mut(); count];
-        // SAFETY: `raw` holds `count` communicator slots and `ordinals` `count` valid device
-        // ordinals (checked against the driver's count above).
-        unsafe { nccl::comm_init_all(raw.as_mut_ptr(), count as i32, ordinals.as_ptr()) }.map_err(nccl_err("ncclCommInitAll"))?;
-        Ok(Self { gpus, raw })
+        Ok(gpus)
     }
 
-    /// The number of ranks (GPUs).
+    /// This process's rank of a multi-process launch ([`crate::bootstrap`]: the launcher's
+    /// `RANK`, `WORLD_SIZE` and `LOCAL_RANK` or their Open MPI and Slurm names), on GPU
+    /// `LOCAL_RANK`, NCCL's id shared through `SPTRANS_NCCL_ID_FILE` or a TCP socket
+    /// (`SPTRANS_NCCL_ID_ADDR`, or `MASTER_ADDR` and `MASTER_PORT + 1`). Every rank calls it;
+    /// it returns once all have joined (`ncclCommInitRank`). Without launcher variables, one
+    /// rank of one.
+    ///
+    /// # Errors
+    /// [`Error::Bootstrap`] (malformed variables, no id channel, the id not shared in time);
+    /// [`Error::NoDevice`] when `LOCAL_RANK` names no GPU; [`Error::NoNccl`], [`Error::Nccl`].
+    pub fn from_env() -> Result<Self> {
+        let env = crate::bootstrap::RankEnv::from_env()?.unwrap_or(crate::bootstrap::RankEnv { rank: 0, world: 1, local_rank: 0 });
+        let channel = crate::bootstrap::IdChannel::from_vars(|k| std::env::var(k).ok())?;
+        Self::from_rank(&env, channel.as_ref())
+    }
+
+    /// [`Comms::from_env`] with the place and the id channel given.
+    ///
+    /// # Errors
+    /// As [`Comms::from_env`].
+    pub fn from_rank(env: &crate::bootstrap::RankEnv, channel: Option<&crate::bootstrap::IdChannel>) -> Result<Self> {
+        let present = crate::device_count()?;
+        if env.local_rank >= present {
+            return Err(Error::NoDevice { ordinal: env.local_rank, count: present });
+        }
+        let gpus = Self::prepare(vec![env.local_rank])?;
+        let id = crate::bootstrap::exchange_id(env, channel, || {
+            let id = nccl::get_uniqueid().map_err(nccl_err("ncclGetUniqueId"))?;
+            Ok(id.internal.map(|c| c as u8))
+        })?;
+        let id = sys::ncclUniqueId { internal: id.map(|b| b as std::ffi::c_char) };
+        gpus[0].bind()?;
+        let mut comm = std::ptr::null_mut();
+        // SAFETY: one communicator slot; the id is rank 0's, shared with every rank; the rank is
+        // below the world size (RankEnv's check) and this GPU's context is current.
+        unsafe { nccl::comm_init_rank(&mut comm, env.world as i32, id, env.rank as i32) }.map_err(nccl_err("ncclCommInitRank"))?;
+        // Every rank has joined: the id file is no longer needed.
+        if let (0, Some(crate::bootstrap::IdChannel::File(path))) = (env.rank, channel) {
+            let _ = std::fs::remove_file(path);
+        }
+        Ok(Self { gpus, raw: vec![comm], first: env.rank, world: env.world })
+    }
+
+    /// The number of ranks this process drives (its GPUs).
     pub fn len(&self) -> usize {
         self.gpus.len()
+    }
+
+    /// The number of ranks in all processes ([`Comms::len`] for [`Comms::local`]).
+    pub fn world(&self) -> usize {
+        self.world
+    }
+
+    /// The global rank of this process's first GPU (0 for [`Comms::local`]).
+    pub fn first_rank(&self) -> usize {
+        self.first
+    }
+
+    /// Whether this process drives every rank ([`Comms::local`], or a launch of one process).
+    pub fn single_process(&self) -> bool {
+        self.gpus.len() == self.world
+    }
+
+    /// [`Error::MultiProcess`] naming `what` unless this process drives every rank.
+    ///
+    /// # Errors
+    /// As said.
+    pub fn require_single_process(&self, what: &'static str) -> Result<()> {
+        if self.single_process() {
+            Ok(())
+        } else {
+            Err(Error::MultiProcess(what))
+        }
     }
 
     /// Whether there are no ranks (never, for a constructed value).
@@ -161,8 +246,8 @@ impl Comms {
     /// [`Error::Nccl`]; [`Error::Internal`] for a rank or root out of range.
     pub unsafe fn reduce_sum_f64(&self, rank: usize, send: u64, recv: u64, count: usize, root: usize) -> Result<()> {
         let (comm, stream) = self.raw(rank)?;
-        self.raw(root)?;
-        let recv = if rank == root { recv } else { send };
+        self.peer(root)?;
+        let recv = if self.first + rank == root { recv } else { send };
         // SAFETY: the caller's contract; the communicator and stream are this rank's.
         unsafe {
             nccl::reduce(
@@ -200,7 +285,7 @@ impl Comms {
     /// [`Error::Nccl`]; [`Error::Internal`] for a rank or peer out of range.
     pub unsafe fn send_bytes(&self, rank: usize, addr: u64, bytes: usize, peer: usize) -> Result<()> {
         let (comm, stream) = self.raw(rank)?;
-        self.raw(peer)?;
+        self.peer(peer)?;
         // SAFETY: the caller's contract; the communicator and stream are this rank's.
         unsafe { nccl::send(addr as *const std::ffi::c_void, bytes, sys::ncclDataType_t::ncclUint8, peer as i32, comm, stream) }
             .map_err(nccl_err("ncclSend"))?;
@@ -218,7 +303,7 @@ impl Comms {
     /// [`Error::Nccl`]; [`Error::Internal`] for a rank or peer out of range.
     pub unsafe fn recv_bytes(&self, rank: usize, addr: u64, bytes: usize, peer: usize) -> Result<()> {
         let (comm, stream) = self.raw(rank)?;
-        self.raw(peer)?;
+        self.peer(peer)?;
         // SAFETY: the caller's contract; the communicator and stream are this rank's.
         unsafe { nccl::recv(addr as *mut std::ffi::c_void, bytes, sys::ncclDataType_t::ncclUint8, peer as i32, comm, stream) }
             .map_err(nccl_err("ncclRecv"))?;
@@ -240,8 +325,8 @@ impl Comms {
     /// [`Error::Nccl`]; [`Error::Internal`] for a rank or root out of range.
     pub unsafe fn broadcast_bytes(&self, rank: usize, send: u64, recv: u64, bytes: usize, root: usize) -> Result<()> {
         let (comm, stream) = self.raw(rank)?;
-        self.raw(root)?;
-        let send = if rank == root { send } else { recv };
+        self.peer(root)?;
+        let send = if self.first + rank == root { send } else { recv };
         // SAFETY: the caller's contract; the communicator and stream are this rank's.
         unsafe {
             nccl::broadcast(
@@ -258,7 +343,16 @@ impl Comms {
         Ok(())
     }
 
-    /// `rank`'s communicator and stream.
+    /// Checks that `peer` is a global rank.
+    fn peer(&self, peer: usize) -> Result<()> {
+        if peer < self.world {
+            Ok(())
+        } else {
+            Err(Error::Internal("NCCL peer out of range"))
+        }
+    }
+
+    /// Local `rank`'s communicator and stream.
     fn raw(&self, rank: usize) -> Result<(sys::ncclComm_t, sys::cudaStream_t)> {
         let comm = *self.raw.get(rank).ok_or(Error::Internal("NCCL rank out of range"))?;
         Ok((comm, self.gpus[rank].stream().cu_stream() as sys::cudaStream_t))

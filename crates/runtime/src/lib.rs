@@ -4,6 +4,7 @@
 pub use cudarc;
 
 mod archs;
+pub mod bootstrap;
 pub mod check;
 pub mod comm;
 mod error;

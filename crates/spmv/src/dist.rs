@@ -87,12 +87,14 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
     /// memory of one block's indices at a time), uploading the lists.
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] when `a` has another number of blocks than `comms` has ranks;
-    /// as [`Spmv::new`] (a pattern matrix, ELL on uneven rows, out of memory).
+    /// [`Error::LengthMismatch`] when `a` has another number of blocks than `comms` has ranks (or
+    /// this process holds only some); `gpu_runtime::Error::MultiProcess` for a communicator of
+    /// one process per GPU; as [`Spmv::new`] (a pattern matrix, ELL on uneven rows, out of memory).
     pub fn with_gather(comms: &Comms, a: &'a DistCsr<T>, format: Format, gather: XGather) -> Result<Self> {
+        comms.require_single_process("the distributed SpMV")?;
         let g = comms.len();
-        if a.blocks().len() != g {
-            return Err(Error::LengthMismatch { what: "blocks of the distributed matrix", expected: g as u64, got: a.blocks().len() as u64 });
+        if a.blocks().len() != g || !a.is_whole() {
+            return Err(Error::LengthMismatch { what: "blocks of the distributed matrix", expected: g as u64, got: a.row_starts().len() as u64 - 1 });
         }
         let gpus = comms.gpus();
         let plans = a.blocks().iter().zip(gpus).map(|(b, gpu)| Spmv::new(gpu, b.view(), format)).collect::<Result<Vec<_>>>()?;

@@ -49,6 +49,8 @@ struct DistBackend<'c, 'a> {
     /// Per rank, `a_cols × kcap` values: the gathered `X` of `A X`, the partial sums of `Aᵀ U`.
     full: Vec<CudaSlice<f64>>,
     kcap: usize,
+    /// The global rank of `ranks[0]` (0 unless one process drives each GPU).
+    first: usize,
 }
 
 impl DistBackend<'_, '_> {
@@ -73,9 +75,9 @@ impl DistBackend<'_, '_> {
         Ok(())
     }
 
-    /// Issues `f(comms, rank, j, s, len, at)` in one NCCL group for every rank, column `j < k`
-    /// and non-empty column part `s` (of `len` values): `at` is the device address of that part
-    /// of column `j` in the rank's product buffer (`j · cols + col_starts[s]`, inside it when
+    /// Issues `f(comms, rank, j, s, len, at)` in one NCCL group for every local rank, column
+    /// `j < k` and non-empty column part `s` of every global rank (of `len` values): `at` is the
+    /// device address of that part of column `j` in the local rank's product buffer (`j · cols + col_starts[s]`, inside it when
     /// `k ≤ kcap`).
     fn per_part(&self, k: usize, mut f: impl FnMut(&Comms, usize, usize, usize, usize, u64) -> gpu_runtime::Result<()>) -> Result<()> {
         let (n, cs) = (self.a_cols, &self.col_starts);
@@ -83,7 +85,7 @@ impl DistBackend<'_, '_> {
             for (r, be) in self.ranks.iter().enumerate() {
                 let base = self.full[r].device_ptr(be.gpu.stream()).0;
                 for j in 0..k.min(self.kcap) {
-                    for s in 0..self.ranks.len() {
+                    for s in 0..cs.len() - 1 {
                         let len = cs[s + 1] - cs[s];
                         if len > 0 {
                             f(cm, r, j, s, len, base + ((j * n + cs[s]) * 8) as u64)?;
@@ -132,8 +134,8 @@ impl Backend for DistBackend<'_, '_> {
     }
 
     fn alloc(&mut self, rows: usize, cols: usize) -> Result<DistBlock> {
-        let st = self.starts(rows)?.to_vec();
-        let parts = self.ranks.iter_mut().enumerate().map(|(r, be)| be.alloc(st[r + 1] - st[r], cols)).collect::<Result<_>>()?;
+        let (st, f) = (self.starts(rows)?.to_vec(), self.first);
+        let parts = self.ranks.iter_mut().enumerate().map(|(r, be)| be.alloc(st[f + r + 1] - st[f + r], cols)).collect::<Result<_>>()?;
         Ok(DistBlock { parts })
     }
 
@@ -141,16 +143,20 @@ impl Backend for DistBackend<'_, '_> {
         if k == 0 {
             return Ok(());
         }
-        let st = self.starts(data.len() / k.max(1))?.to_vec();
+        let (st, f) = (self.starts(data.len() / k.max(1))?.to_vec(), self.first);
         let rows = *st.last().unwrap_or(&0);
         for (r, be) in self.ranks.iter_mut().enumerate() {
-            let local: Vec<f64> = (0..k).flat_map(|j| data[j * rows + st[r]..j * rows + st[r + 1]].iter().copied()).collect();
+            let (r0, r1) = (st[f + r], st[f + r + 1]);
+            let local: Vec<f64> = (0..k).flat_map(|j| data[j * rows + r0..j * rows + r1].iter().copied()).collect();
             be.set(&mut blk.parts[r], c0, k, &local)?;
         }
         Ok(())
     }
 
     fn get(&mut self, blk: &DistBlock, c0: usize, k: usize) -> Result<Vec<f64>> {
+        if self.ranks.len() + 1 != self.row_starts.len() {
+            return Err(Error::Internal("reading a distributed block back needs every rank in this process".into()));
+        }
         let rows: usize = blk.parts.iter().map(|p| p.rows).sum();
         let mut out = vec![0.0; rows * k];
         let mut at = 0;
@@ -172,8 +178,9 @@ impl Backend for DistBackend<'_, '_> {
         match op_a {
             Op::NoTranspose => {
                 // Gather: column j's part s from rank s into every rank's buffer at j · n + cs[s].
+                let f = self.first;
                 self.per_part(k, |cm, r, j, s, len, at| {
-                    let send = if r == s { self.ranks[s].addr(&x.parts[s], x0 + j) } else { 0 };
+                    let send = if f + r == s { self.ranks[r].addr(&x.parts[r], x0 + j) } else { 0 };
                     // SAFETY: on the root, column x0 + j of its part (len values); `at` inside
                     // every rank's buffer (per_part); nothing else uses them until the streams
                     // pass the group.
@@ -205,8 +212,9 @@ impl Backend for DistBackend<'_, '_> {
                     be.c.multiply(Op::Transpose, 1.0, &xv, 0.0, &mut ov)?;
                 }
                 // Reduce: column j's part s summed over the ranks into rank s's column o0 + j.
+                let f = self.first;
                 self.per_part(k, |cm, r, j, s, len, at| {
-                    let recv = if r == s { self.ranks[s].addr(&out.parts[s], o0 + j) } else { 0 };
+                    let recv = if f + r == s { self.ranks[r].addr(&out.parts[r], o0 + j) } else { 0 };
                     // SAFETY: every rank's partial sums of the part at `at` (per_part); on the
                     // root, column o0 + j of its part (len values); nothing else uses them until
                     // the streams pass the group.
@@ -307,9 +315,14 @@ impl Backend for DistBackend<'_, '_> {
 /// [`crate::svd`] itself. The singular vectors, with [`Config::vectors`], are gathered to the
 /// host.
 ///
+/// With one process per GPU ([`Comms::from_env`]) every process calls it with its own blocks
+/// ([`DistCsr::scatter_ranks`]) and the same settings, and every process gets the same answer
+/// (each decision on the host is made from all-reduced values, identical on every rank).
+///
 /// # Errors
-/// [`Error::Config`] when `a` has another number of blocks than `comms` has ranks, or with
-/// [`Config::center`] on several ranks (not distributed yet); as [`crate::svd`] (settings,
+/// [`Error::Config`] when `a` is cut into another number of blocks than `comms` has ranks (or
+/// this process holds other blocks than its ranks'), with [`Config::center`] on several ranks
+/// (not distributed yet), or [`Config::vectors`] with one process per GPU; as [`crate::svd`] (settings,
 /// non-finite values, cuBLAS, out of memory); NCCL errors.
 pub fn svd<T: SvdValue>(comms: &Comms, a: &DistCsr<T>, cfg: &Config) -> Result<Svd> {
     svd_observed(comms, a, cfg, |_| {})
@@ -323,22 +336,32 @@ pub fn svd<T: SvdValue>(comms: &Comms, a: &DistCsr<T>, cfg: &Config) -> Result<S
 /// # Errors
 /// As [`svd`].
 pub fn svd_observed<T: SvdValue>(comms: &Comms, a: &DistCsr<T>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
-    let g = comms.len();
-    if a.blocks().len() != g {
-        return Err(Error::Config(format!("a matrix of {} blocks on {g} ranks", a.blocks().len())));
+    let (g, world) = (comms.len(), comms.world());
+    if a.blocks().len() != g || a.first_block() != comms.first_rank() || a.row_starts().len() != world + 1 {
+        return Err(Error::Config(format!(
+            "a matrix in {} blocks ({} held here, from block {}) on ranks {} .. {} of {world}",
+            a.row_starts().len() - 1,
+            a.blocks().len(),
+            a.first_block(),
+            comms.first_rank(),
+            comms.first_rank() + g
+        )));
     }
     cfg.check(a.rows(), a.cols())?;
     let gpus = comms.gpus();
-    if g == 1 {
+    if world == 1 {
         return crate::run_gpu(&gpus[0], &a.blocks()[0].view(), cfg, None, &mut observer);
     }
     if cfg.center {
         return Err(Error::Config("centering (Config::center) is not available on several GPUs yet".into()));
     }
+    if cfg.vectors && !comms.single_process() {
+        return Err(Error::Config("the singular vectors (Config::vectors) need every rank in one process (Comms::local)".into()));
+    }
     let t0 = std::time::Instant::now();
     let usize_of = |v: &[u64]| v.iter().map(|&x| x as usize).collect::<Vec<_>>();
     let row_starts = usize_of(a.row_starts());
-    let col_starts = if a.rows() == a.cols() { row_starts.clone() } else { usize_of(&even_starts(a.cols(), g)) };
+    let col_starts = if a.rows() == a.cols() { row_starts.clone() } else { usize_of(&even_starts(a.cols(), world)) };
     // Each rank's CSRC (in A's orientation: `transposed` is the operator's) and ‖A_r‖_F², built
     // on a thread per rank so that the builds (which synchronize) overlap.
     let built: Vec<Result<(DeviceCsrc<f64>, f64)>> = std::thread::scope(|sc| {
@@ -363,21 +386,35 @@ pub fn svd_observed<T: SvdValue>(comms: &Comms, a: &DistCsr<T>, cfg: &Config, mu
         jobs.into_iter().map(|j| j.join().unwrap_or_else(|_| Err(Error::Internal("a rank's CSRC build panicked".into())))).collect()
     });
     let mut csrc = Vec::with_capacity(g);
-    let mut norm2 = 0.0;
+    let mut norm2 = Vec::with_capacity(g);
     for b in built {
         let (c, n2) = b?;
         csrc.push(c);
-        norm2 += n2;
+        norm2.push(n2);
     }
-    let norm = norm2.sqrt();
+    let norm = sum_over_ranks(comms, &norm2)?.sqrt();
     if !norm.is_finite() {
         return Err(Error::NonFinite { norm });
     }
     let transposed = a.cols() > a.rows();
     let ranks = csrc.iter_mut().zip(gpus).map(|(c, gpu)| GpuBackend::new(gpu, c, false, false)).collect::<Result<Vec<_>>>()?;
-    let mut be = DistBackend { comms, ranks, transposed, a_cols: a.cols() as usize, row_starts, col_starts, full: Vec::new(), kcap: 0 };
+    let first = comms.first_rank();
+    let mut be = DistBackend { comms, ranks, transposed, a_cols: a.cols() as usize, row_starts, col_starts, full: Vec::new(), kcap: 0, first };
     comms.synchronize()?;
     observer(Event::Phase { what: "setup", seconds: t0.elapsed().as_secs_f64() });
     let s = crate::lanczos::run(&mut be, cfg, norm, &mut observer)?;
     Ok(crate::untranspose(s, transposed))
+}
+
+/// The sum over every rank (of every process) of one value per local rank: an NCCL all-reduce.
+fn sum_over_ranks(comms: &Comms, local: &[f64]) -> Result<f64> {
+    let bufs = comms.gpus().iter().zip(local).map(|(gpu, &v)| gpu.upload(&[v])).collect::<gpu_runtime::Result<Vec<_>>>()?;
+    comms.group(|cm| {
+        for (r, b) in bufs.iter().enumerate() {
+            // SAFETY: one value on rank r's GPU, used by nothing else until the stream passes.
+            unsafe { cm.all_reduce_sum_f64(r, b.device_ptr(comms.gpus()[r].stream()).0, 1)? };
+        }
+        Ok(())
+    })?;
+    Ok(comms.gpus()[0].download(&bufs[0])?[0])
 }

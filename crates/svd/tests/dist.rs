@@ -107,3 +107,86 @@ fn dist_svd_refuses_bad_input() {
         assert!(matches!(dist::svd(comms, &d2, &Config { rank: 61, ..Config::default() }), Err(Error::RankTooLarge { .. })));
     });
 }
+
+/// One process per GPU: this test binary starts itself twice as ranks 0 and 1 of a launch
+/// (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, the NCCL id through a file), each rank takes its rows of
+/// the same matrix ([`DistCsr::scatter_ranks`]) and writes its σ; both answers must agree with
+/// each other bit for bit and with the one-process answer on two GPUs to `1e-10 · σ₁`. The
+/// children are given 120 s.
+#[test]
+fn dist_svd_multi_process() {
+    if let Ok(out) = std::env::var("SPTRANS_TEST_MP_OUT") {
+        return multi_process_rank(&out);
+    }
+    run_multi_gpu_test("dist_svd_multi_process", 2, |comms| {
+        let seed: u64 = gpu_testkit::rng().0.random();
+        let a = generate::tall_skinny::<f64>(30_000, 400, 6, seed).unwrap();
+        let c = Config { rank: 8, tol: 1e-10, ..Config::default() };
+        let want = dist::svd(comms, &DistCsr::scatter(comms.gpus(), &a).unwrap(), &c).unwrap();
+        let dir = std::env::temp_dir().join(format!("sptrans-mp-{}-{seed:x}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let exe = std::env::current_exe().unwrap();
+        let mut children: Vec<_> = (0..2)
+            .map(|rank| {
+                std::process::Command::new(&exe)
+                    .args(["dist_svd_multi_process", "--exact", "--test-threads", "1", "--nocapture"])
+                    .env("RANK", rank.to_string())
+                    .env("WORLD_SIZE", "2")
+                    .env("LOCAL_RANK", rank.to_string())
+                    .env("SPTRANS_NCCL_ID_FILE", dir.join("nccl.id"))
+                    .env("SPTRANS_TEST_MP_SEED", seed.to_string())
+                    .env("SPTRANS_TEST_MP_OUT", dir.join(format!("sigma.{rank}")))
+                    .env_remove("SPTRANS_GPU_TEST_LOG")
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        for (rank, ch) in children.iter_mut().enumerate() {
+            loop {
+                if let Some(st) = ch.try_wait().unwrap() {
+                    assert!(st.success(), "rank {rank} of the launch failed: {st}");
+                    break;
+                }
+                if std::time::Instant::now() > deadline {
+                    let _ = ch.kill();
+                    panic!("rank {rank} of the launch did not finish in 120 s");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+        let read = |rank: usize| -> Vec<u64> {
+            let t = std::fs::read_to_string(dir.join(format!("sigma.{rank}"))).unwrap();
+            t.split_whitespace().map(|w| w.parse().unwrap()).collect()
+        };
+        let (s0, s1) = (read(0), read(1));
+        assert_eq!(s0, s1, "the ranks' answers differ");
+        assert_eq!(s0.len(), 8);
+        for (i, &bits) in s0.iter().enumerate() {
+            let g = f64::from_bits(bits);
+            assert!((g - want.sigma[i]).abs() <= 1e-10 * want.sigma[0], "σ{}: {g:e} from two processes, {:e} from one", i + 1, want.sigma[i]);
+        }
+        assert!(!dir.join("nccl.id").exists(), "rank 0 leaves the id file behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    });
+}
+
+/// A rank of [`dist_svd_multi_process`]'s launch: its σ's bits, one a line, to `out`.
+fn multi_process_rank(out: &str) {
+    let seed: u64 = std::env::var("SPTRANS_TEST_MP_SEED").unwrap().parse().unwrap();
+    let comms = Comms::from_env().unwrap();
+    assert_eq!((comms.world(), comms.len()), (2, 1));
+    let a = generate::tall_skinny::<f64>(30_000, 400, 6, seed).unwrap();
+    let d = DistCsr::scatter_ranks(comms.gpus(), comms.first_rank(), comms.world(), &a).unwrap();
+    assert_eq!(d.first_block(), comms.first_rank());
+    let c = Config { rank: 8, tol: 1e-10, ..Config::default() };
+    // The vectors need every rank in one process.
+    assert!(matches!(dist::svd(&comms, &d, &Config { vectors: true, ..c.clone() }), Err(Error::Config(_))));
+    // The distributed SpMV needs every rank in one process: a clear error.
+    let e = gpu_spmv::dist::DistSpmv::new(&comms, &d, gpu_spmv::Format::Auto).err();
+    assert!(matches!(e, Some(gpu_spmv::Error::Runtime(gpu_runtime::Error::MultiProcess(_)))), "{e:?}");
+    let s = dist::svd(&comms, &d, &c).unwrap();
+    assert!(s.converged);
+    let text: Vec<String> = s.sigma.iter().map(|x| x.to_bits().to_string()).collect();
+    std::fs::write(out, text.join("\n")).unwrap();
+}

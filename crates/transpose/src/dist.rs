@@ -68,15 +68,17 @@ impl DistTransposer {
     /// points and the pieces' sizes are read back); allocates its buffers per call.
     ///
     /// # Errors
-    /// [`Error::Shape`] when `a` has another number of blocks than `comms` has ranks;
-    /// [`Error::TooLarge`] when a rank's share of the transpose passes 32-bit offsets;
+    /// [`Error::Shape`] when `a` has another number of blocks than `comms` has ranks (or this
+    /// process holds only some); `gpu_runtime::Error::MultiProcess` for a communicator of one
+    /// process per GPU; [`Error::TooLarge`] when a rank's share of the transpose passes 32-bit offsets;
     /// `gpu_runtime::Error::ForeignStream` when `comms` is not the communicator this transposer
     /// was made with;
     /// [`Error::UnsupportedValue`]; NCCL and driver errors (out of memory among them).
     pub fn transpose<T: Payload>(&mut self, comms: &Comms, algo: Algorithm, a: &DistCsr<T>) -> Result<(DistCsr<T>, Exchange)> {
+        comms.require_single_process("the distributed transpose")?;
         let g = comms.len();
-        if a.blocks().len() != g || self.tps.len() != g {
-            return Err(Error::Shape { what: "blocks of the distributed matrix", expected: g as u64, got: a.blocks().len() as u64 });
+        if a.blocks().len() != g || self.tps.len() != g || !a.is_whole() {
+            return Err(Error::Shape { what: "blocks of the distributed matrix", expected: g as u64, got: a.row_starts().len() as u64 - 1 });
         }
         if comms.gpus().iter().zip(&self.streams).any(|(gpu, &s)| gpu.stream().cu_stream() as usize != s) {
             return Err(gpu_runtime::Error::ForeignStream.into());
