@@ -26,14 +26,17 @@ pub use gpu_transpose as transpose;
 pub use sptrans_matrix as matrix;
 
 /// More than one GPU over NCCL (loaded at run time; `SPTRANS_NCCL_LIB` points at it): the
-/// communicators of one process's GPUs ([`dist::Comms`]), matrices in row blocks over them
-/// ([`dist::DistCsr`]), their transpose ([`dist::DistTransposer`]) and products
-/// ([`dist::DistSpmv`]), bit for bit the one-GPU results.
+/// communicators of one process's GPUs or of one process per GPU ([`dist::Comms`]), matrices in
+/// row blocks over them ([`dist::DistCsr`]), their transpose ([`dist::DistTransposer`]) and
+/// products ([`dist::DistSpmv`]), bit for bit the one-GPU results, and the truncated SVD
+/// ([`dist::svd`]), the one-GPU σ within rounding.
 pub mod dist {
+    pub use gpu_runtime::bootstrap::RankEnv;
     pub use gpu_runtime::comm::Comms;
+    pub use gpu_svd::dist::{svd, svd_observed};
     pub use gpu_spmv::dist::{DistSpmv, XGather};
     pub use gpu_transpose::dist::{DistTransposer, Exchange};
-    pub use sptrans_matrix::dist::{DistCsr, balanced_starts};
+    pub use sptrans_matrix::dist::{DistCsr, balanced_starts, even_starts};
 }
 
 /// The GPU primitives the algorithms are built from, each usable alone on its own stream and
