@@ -46,11 +46,16 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     }
     let quiet = launch.is_some_and(|e| e.rank > 0);
     let path = &args.input;
-    let a: Csr<u32, f64> =
-        mm::Input::open(path).and_then(|i| i.read_csr(host_limit(args.max_memory))).map_err(|source| Error::Matrix { path: path.clone(), source })?;
-    if !quiet {
+    // Under a launcher each rank reads only its share of the file (`DistCsr::read_ranks`).
+    let a: Csr<u32, f64> = if launch.is_some() {
+        Csr::try_new(0, 0, vec![0], vec![], vec![])?
+    } else {
+        let a: Csr<u32, f64> = mm::Input::open(path)
+            .and_then(|i| i.read_csr(host_limit(args.max_memory)))
+            .map_err(|source| Error::Matrix { path: path.clone(), source })?;
         eprintln!("A: {} × {}, {} nonzeros", a.rows(), a.cols(), a.nnz());
-    }
+        a
+    };
     let cfg = Config {
         rank: args.rank,
         block: args.block,
@@ -77,7 +82,11 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     let t0 = std::time::Instant::now();
     let (s, on) = if let Some(env) = launch {
         let comms = gpu_runtime::Comms::from_env()?;
-        let d = sptrans_matrix::dist::DistCsr::scatter_ranks(comms.gpus(), comms.first_rank(), comms.world(), &a)?;
+        let d = sptrans_matrix::dist::DistCsr::<f64>::read_ranks(path, comms.gpus(), comms.first_rank(), comms.world(), host_limit(args.max_memory))
+            .map_err(|source| Error::Matrix { path: path.clone(), source })?;
+        if !quiet {
+            eprintln!("A: {} × {}, read in {} shares by rows (rank 0: {} nonzeros)", d.rows(), d.cols(), env.world, d.nnz());
+        }
         let s = gpu_svd::dist::svd_observed(&comms, &d, &cfg, &mut progress)?;
         if quiet {
             return Ok(());

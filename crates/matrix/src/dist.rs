@@ -176,16 +176,48 @@ impl<T: Value + AnyBits> DistCsr<T> {
             });
         }
         let starts = balanced_starts(a.ptr(), world);
-        let mut blocks = Vec::with_capacity(gpus.len());
-        for (l, gpu) in gpus.iter().enumerate() {
-            let g = first + l;
-            let (r0, r1) = (starts[g] as usize, starts[g + 1] as usize);
-            let (k0, k1) = (a.ptr()[r0] as usize, a.ptr()[r1] as usize);
-            let ptr: Vec<u32> = a.ptr()[r0..=r1].iter().map(|&p| p - k0 as u32).collect();
-            let block = Csr::try_new(r1 as u64 - r0 as u64, a.cols(), ptr, a.idx()[k0..k1].to_vec(), a.vals()[k0..k1].to_vec())?;
-            blocks.push(DeviceCsr::upload(gpu, &block)?);
-        }
+        let blocks = upload_blocks(gpus, &starts, first, a, 0)?;
         Self::from_local_blocks(a.rows(), a.cols(), starts, first, blocks)
+    }
+
+    /// This process's share of the matrix in the file at `path` (Matrix Market, compressed or
+    /// not, or SciPy `.npz`), cut into `world` row blocks of nearly equal entries: blocks `first
+    /// .. first + gpus.len()`, block `first + l` on `gpus[l]`. The file is read twice, streaming:
+    /// once counting each row's entries (`mm::Input::row_counts`, `8 · rows` bytes), once keeping
+    /// the share's rows (`mm::Input::read_csr_rows`), so a host holds only its share, and the
+    /// whole matrix may pass `u32::MAX` entries (each block may not). `limit` bounds the host
+    /// memory of the share.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for standard input (`-`: it cannot be read twice), no GPUs or
+    /// blocks past `world`; the reader's errors (with their line numbers); [`Error::TooLarge`]
+    /// for a block past 32-bit sizes; device errors.
+    pub fn read_ranks(path: &std::path::Path, gpus: &[Gpu], first: usize, world: usize, limit: Option<u64>) -> Result<Self> {
+        if path.as_os_str() == "-" {
+            return Err(Error::InvalidParameter {
+                what: "input",
+                msg: "a distributed read takes a file (it is read twice), not standard input".into(),
+            });
+        }
+        if gpus.is_empty() || first + gpus.len() > world {
+            return Err(Error::InvalidParameter {
+                what: "GPUs",
+                msg: format!("blocks {first} .. {} of {world}: at least one, within the world", first + gpus.len()),
+            });
+        }
+        let (rows, cols, counts) = crate::mm::Input::open(path)?.row_counts()?;
+        let mut ptr = Vec::with_capacity(counts.len() + 1);
+        ptr.push(0u64);
+        for c in &counts {
+            ptr.push(ptr[ptr.len() - 1] + c);
+        }
+        drop(counts);
+        let starts = balanced_starts(&ptr, world);
+        drop(ptr);
+        let (r0, r1) = (starts[first], starts[first + gpus.len()]);
+        let share: Csr<u32, T> = crate::mm::Input::open(path)?.read_csr_rows(r0, r1, limit)?;
+        let blocks = upload_blocks(gpus, &starts, first, &share, r0)?;
+        Self::from_local_blocks(rows, cols, starts, first, blocks)
     }
 
     /// Downloads every block (from `gpus[g]`) and stacks them into one host matrix.
@@ -215,4 +247,18 @@ impl<T: Value + AnyBits> DistCsr<T> {
         }
         Csr::try_new(self.rows, self.cols, ptr, idx, vals)
     }
+}
+
+/// Blocks `first .. first + gpus.len()` of a matrix cut at `starts`, uploaded to `gpus`, from
+/// `share`: the matrix's rows from `r0` on (the whole matrix with `r0 = 0`).
+fn upload_blocks<T: Value + AnyBits>(gpus: &[Gpu], starts: &[u64], first: usize, share: &Csr<u32, T>, r0: u64) -> Result<Vec<DeviceCsr<T>>> {
+    let mut blocks = Vec::with_capacity(gpus.len());
+    for (l, gpu) in gpus.iter().enumerate() {
+        let (b0, b1) = ((starts[first + l] - r0) as usize, (starts[first + l + 1] - r0) as usize);
+        let (k0, k1) = (share.ptr()[b0] as usize, share.ptr()[b1] as usize);
+        let ptr: Vec<u32> = share.ptr()[b0..=b1].iter().map(|&p| p - k0 as u32).collect();
+        let block = Csr::try_new((b1 - b0) as u64, share.cols(), ptr, share.idx()[k0..k1].to_vec(), share.vals()[k0..k1].to_vec())?;
+        blocks.push(DeviceCsr::upload(gpu, &block)?);
+    }
+    Ok(blocks)
 }

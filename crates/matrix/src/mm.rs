@@ -305,16 +305,24 @@ struct Sink<I, T> {
     row: Vec<I>,
     col: Vec<I>,
     vals: Vec<T>,
+    /// Which entries are kept ([`Share`]).
+    share: Share,
+}
+
+/// What a read keeps: every entry, the entries of some rows (their row numbers made relative to
+/// the first), or only the count of each row's entries.
+#[derive(Clone, Debug)]
+enum Share {
+    All,
+    Rows(u64, u64),
+    Count(Vec<u64>),
 }
 
 impl<I: Index, T: Value> Sink<I, T> {
-    fn push(&mut self, i: u64, j: u64, r: Raw<'_>, no: u64) -> Result<()> {
-        let v = T::from_raw(r).map_err(|m| perr(no, m))?;
-        // Dimensions were checked to fit I, so these conversions cannot fail.
-        let (ii, jj) = (I::from_u64(i).unwrap_or_default(), I::from_u64(j).unwrap_or_default());
-        let need = if i != j && self.sym != Symmetry::General { 2 } else { 1 };
+    /// Room for `need` more entries: grows by doubling, but fallibly (running out of memory is
+    /// an error, not an abort).
+    fn room(&mut self, need: usize) -> Result<()> {
         if self.row.capacity() - self.row.len() < need {
-            // Grow by doubling, but fallibly: running out of memory is an error, not an abort.
             let more = self.row.len().max(1 << 10);
             let bytes = (more * (2 * std::mem::size_of::<I>() + std::mem::size_of::<T>())) as u64;
             let oom = |_| Error::HostMemory { bytes, what: "coordinate entries" };
@@ -322,6 +330,35 @@ impl<I: Index, T: Value> Sink<I, T> {
             self.col.try_reserve(more).map_err(oom)?;
             self.vals.try_reserve(more).map_err(oom)?;
         }
+        Ok(())
+    }
+
+    /// Whether the entry of row `i` is stored.
+    fn keep(&self, i: u64) -> bool {
+        match self.share {
+            Share::All => true,
+            Share::Rows(r0, r1) => i >= r0 && i < r1,
+            Share::Count(_) => false,
+        }
+    }
+
+    fn push(&mut self, i: u64, j: u64, r: Raw<'_>, no: u64) -> Result<()> {
+        if let Share::Count(c) = &mut self.share {
+            // Counting only: the values are read (and checked) by the pass that keeps them.
+            c[i as usize] += 1;
+            if i != j && self.sym != Symmetry::General {
+                c[j as usize] += 1;
+            }
+            return Ok(());
+        }
+        let v = T::from_raw(r).map_err(|m| perr(no, m))?;
+        if !matches!(self.share, Share::All) {
+            return self.push_share(i, j, v, r, no);
+        }
+        // Dimensions were checked to fit I, so these conversions cannot fail.
+        let (ii, jj) = (I::from_u64(i).unwrap_or_default(), I::from_u64(j).unwrap_or_default());
+        let need = if i != j && self.sym != Symmetry::General { 2 } else { 1 };
+        self.room(need)?;
         self.row.push(ii);
         self.col.push(jj);
         self.vals.push(v);
@@ -339,6 +376,38 @@ impl<I: Index, T: Value> Sink<I, T> {
             return Err(perr(no, "skew-symmetric matrix with a nonzero diagonal entry"));
         } else if self.sym == Symmetry::Hermitian && !raw_imag_is_zero(r) {
             return Err(perr(no, "hermitian matrix with a non-real diagonal entry"));
+        }
+        Ok(())
+    }
+
+    /// [`Sink::push`] of a partial read: each entry (and its mirror) stored only when its row is
+    /// kept, with its row relative to the share's first, or counted.
+    fn push_share(&mut self, i: u64, j: u64, v: T, r: Raw<'_>, no: u64) -> Result<()> {
+        let first = if let Share::Rows(r0, _) = self.share { r0 } else { 0 };
+        let mirror = match self.sym {
+            _ if i == j => {
+                if self.sym == Symmetry::SkewSymmetric && !raw_is_zero(r) {
+                    return Err(perr(no, "skew-symmetric matrix with a nonzero diagonal entry"));
+                }
+                if self.sym == Symmetry::Hermitian && !raw_imag_is_zero(r) {
+                    return Err(perr(no, "hermitian matrix with a non-real diagonal entry"));
+                }
+                None
+            }
+            Symmetry::General => None,
+            Symmetry::Symmetric => Some(v),
+            Symmetry::SkewSymmetric => Some(v.neg()),
+            Symmetry::Hermitian => Some(v.conj()),
+        };
+        for (a, b, x) in std::iter::once((i, j, v)).chain(mirror.map(|m| (j, i, m))) {
+            if !self.keep(a) {
+                continue;
+            }
+            self.room(1)?;
+            // The share's rows and the columns were checked to fit I.
+            self.row.push(I::from_u64(a - first).unwrap_or_default());
+            self.col.push(I::from_u64(b).unwrap_or_default());
+            self.vals.push(x);
         }
         Ok(())
     }
@@ -375,6 +444,11 @@ pub fn read_bytes_estimate<I: Index, T: Value>(rows: u64, entries: u64) -> u64 {
 /// matrix whose reading would need more than `limit` bytes of host memory
 /// ([`read_bytes_estimate`]); reservations are fallible throughout.
 fn parse_limited<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>, limit: Option<u64>) -> Result<Coo<I, T>> {
+    parse_limited_share(src, size_hint, limit, Share::All).map(|(c, _)| c)
+}
+
+/// [`parse_limited`] keeping what `share` says; the counts in counting mode.
+fn parse_limited_share<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>, limit: Option<u64>, share: Share) -> Result<(Coo<I, T>, Share)> {
     let mut check = |rows: u64, cols: u64, entries: u64| -> Result<()> {
         let need = read_bytes_estimate::<I, T>(rows, entries);
         match limit {
@@ -382,7 +456,7 @@ fn parse_limited<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>, lim
             _ => Ok(()),
         }
     };
-    parse_checked(src, size_hint, &mut check)
+    parse_share(src, size_hint, &mut check, share)
 }
 
 /// The reader, with `check(rows, cols, entries)` called right after the size line, before
@@ -392,6 +466,18 @@ fn parse_checked<I: Index, T: Value>(
     size_hint: Option<u64>,
     check: &mut dyn FnMut(u64, u64, u64) -> Result<()>,
 ) -> Result<Coo<I, T>> {
+    parse_share(src, size_hint, check, Share::All).map(|(c, _)| c)
+}
+
+/// [`parse_checked`] keeping what `share` says: for [`Share::Rows`] a matrix of the share's rows
+/// (`check` then sees the share's row count and the whole file's entries, and `limit`-style
+/// checks should expect a share), for [`Share::Count`] an empty matrix and the counts.
+fn parse_share<I: Index, T: Value>(
+    src: impl Read,
+    size_hint: Option<u64>,
+    check: &mut dyn FnMut(u64, u64, u64) -> Result<()>,
+    mut share: Share,
+) -> Result<(Coo<I, T>, Share)> {
     let mut lines = Lines::new(src, size_hint);
     let Some((no, banner)) = lines.next_line()? else { return Err(perr(1, "empty input: missing %%MatrixMarket banner")) };
     let h = parse_banner(banner, no)?;
@@ -414,13 +500,32 @@ fn parse_checked<I: Index, T: Value>(
     };
     let expand = if h.symmetry == Symmetry::General { 1 } else { 2 };
     let stored_max = declared.checked_mul(expand).ok_or_else(|| perr(no, "entry count overflows"))?;
-    check_fits::<I>(rows, cols, if h.format == Format::Coordinate { stored_max } else { 0 }).map_err(|e| perr(no, e.to_string()))?;
+    // A share keeps its own rows (relative), any number of the file's entries up to I's range.
+    let kept_rows = match &mut share {
+        Share::All => rows,
+        Share::Rows(r0, r1) => {
+            if *r0 > *r1 || *r1 > rows {
+                return Err(Error::InvalidParameter { what: "rows to read", msg: format!("{r0} .. {r1} of {rows}") });
+            }
+            *r1 - *r0
+        }
+        Share::Count(c) => {
+            let n = usize::try_from(rows).map_err(|_| perr(no, "row count past this machine's memory"))?;
+            c.try_reserve_exact(n).map_err(|_| Error::HostMemory { bytes: rows.saturating_mul(8), what: "row counts" })?;
+            c.resize(n, 0);
+            0
+        }
+    };
+    let whole = matches!(share, Share::All);
+    let fits_entries = if h.format == Format::Coordinate && whole { stored_max } else { 0 };
+    check_fits::<I>(kept_rows, cols, fits_entries).map_err(|e| perr(no, e.to_string()))?;
     // Array files store their nonzeros only: their declared count is a bound, not a need.
-    check(rows, cols, if h.format == Format::Coordinate { stored_max } else { 0 })?;
+    check(kept_rows, cols, if h.format == Format::Coordinate { stored_max } else { 0 })?;
     // Reserve no more than the input can hold (a line is at least 4 bytes), and without a size
-    // hint no more than 2^24 entries (growing past that doubles in place).
-    let cap = (stored_max as usize).min(expand as usize * size_hint.map_or(1 << 24, |b| b as usize / 4 + 1));
-    let mut sink = Sink::<I, T> { sym: h.symmetry, row: Vec::new(), col: Vec::new(), vals: Vec::new() };
+    // hint no more than 2^24 entries (growing past that doubles in place); a share grows as it
+    // goes.
+    let cap = if whole { (stored_max as usize).min(expand as usize * size_hint.map_or(1 << 24, |b| b as usize / 4 + 1)) } else { 0 };
+    let mut sink = Sink::<I, T> { sym: h.symmetry, row: Vec::new(), col: Vec::new(), vals: Vec::new(), share };
     let bytes = (cap * (2 * std::mem::size_of::<I>() + std::mem::size_of::<T>())) as u64;
     let oom = |_| Error::HostMemory { bytes, what: "coordinate entries" };
     sink.row.try_reserve_exact(cap).map_err(oom)?;
@@ -478,8 +583,9 @@ fn parse_checked<I: Index, T: Value>(
     if count < declared {
         return Err(perr(lines.no + 1, format!("premature end of file: {count} of {declared} entries")));
     }
-    check_fits::<I>(rows, cols, sink.row.len() as u64)?;
-    Ok(coo_unchecked(rows, cols, sink.row, sink.col, sink.vals))
+    check_fits::<I>(kept_rows, cols, sink.row.len() as u64)?;
+    let kept = coo_unchecked(kept_rows, cols, sink.row, sink.col, sink.vals);
+    Ok((kept, sink.share))
 }
 
 /// `reader`, decompressed when it starts with a compressed format's magic bytes (gzip, zstd,
@@ -693,6 +799,68 @@ impl Input {
                 let (rows, cols, entries) = npz.dims();
                 check(rows, cols, entries)?;
                 npz.into_coo::<I, T>()?.try_into_csr()
+            }
+        }
+    }
+
+    /// The number of entries of each row (after symmetric expansion; duplicates counted once
+    /// each), streaming, nothing else kept: the first pass of reading a share
+    /// ([`Input::read_csr_rows`]), to cut the rows by nonzeros. Returns `(rows, cols, counts)`.
+    ///
+    /// # Errors
+    /// As [`parse_reader`]; [`Error::HostMemory`] when the counts do not fit.
+    pub fn row_counts(self) -> Result<(u64, u64, Vec<u64>)> {
+        let codec = self.codec;
+        match self.stream {
+            Source::Text(s) => {
+                let (c, share) =
+                    parse_limited_share::<u32, f64>(s, self.size_hint, None, Share::Count(Vec::new())).map_err(|e| compressed_context(e, codec))?;
+                let Share::Count(counts) = share else { return Err(Error::InvalidParameter { what: "row counts", msg: "not counted".into() }) };
+                Ok((counts.len() as u64, c.cols(), counts))
+            }
+            Source::Npz(npz) => {
+                let coo = npz.into_coo::<u64, f64>()?;
+                let mut counts = vec![0u64; coo.rows() as usize];
+                for &r in coo.row() {
+                    counts[r as usize] += 1;
+                }
+                Ok((coo.rows(), coo.cols(), counts))
+            }
+        }
+    }
+
+    /// Reads rows `r0 .. r1` only, streaming, as a CSR of `r1 − r0` rows (row `r0` first) and
+    /// every column (duplicates summed, columns sorted in each row): one rank's share of a
+    /// matrix too large for one host's memory. The file's total entries may pass `u32::MAX`;
+    /// the share's may not. `limit` bounds the host memory of the share (entries counted as
+    /// they come).
+    ///
+    /// # Errors
+    /// As [`parse_reader`]; [`Error::InvalidParameter`] for rows outside the matrix;
+    /// [`Error::TooLarge`] for a share past 32-bit sizes; [`Error::MemoryLimit`] past `limit`.
+    pub fn read_csr_rows<T: Value>(self, r0: u64, r1: u64, limit: Option<u64>) -> Result<Csr<u32, T>> {
+        let codec = self.codec;
+        match self.stream {
+            Source::Text(s) => {
+                let (c, _) = parse_limited_share::<u32, T>(s, self.size_hint, None, Share::Rows(r0, r1)).map_err(|e| compressed_context(e, codec))?;
+                let need = read_bytes_estimate::<u32, T>(c.rows(), c.nnz());
+                if let Some(limit) = limit.filter(|&l| need > l) {
+                    return Err(Error::MemoryLimit { rows: c.rows(), cols: c.cols(), entries: c.nnz(), need, limit });
+                }
+                c.try_into_csr()
+            }
+            Source::Npz(npz) => {
+                let coo = npz.into_coo::<u64, T>()?;
+                if r0 > r1 || r1 > coo.rows() {
+                    return Err(Error::InvalidParameter { what: "rows to read", msg: format!("{r0} .. {r1} of {}", coo.rows()) });
+                }
+                let keep: Vec<usize> = (0..coo.nnz() as usize).filter(|&k| (r0..r1).contains(&coo.row()[k])).collect();
+                let narrow = |v: u64| u32::try_from(v).map_err(|_| Error::TooLarge { what: "index of a share", len: v, max: u32::MAX as u64 });
+                let row = keep.iter().map(|&k| narrow(coo.row()[k] - r0)).collect::<Result<Vec<_>>>()?;
+                let col = keep.iter().map(|&k| narrow(coo.col()[k])).collect::<Result<Vec<_>>>()?;
+                let vals = keep.iter().map(|&k| coo.vals()[k]).collect();
+                check_fits::<u32>(r1 - r0, coo.cols(), row.len() as u64)?;
+                coo_unchecked(r1 - r0, coo.cols(), row, col, vals).try_into_csr()
             }
         }
     }

@@ -98,3 +98,59 @@ fn generator_parameters_are_checked() {
     assert!(matches!(generate::tall_skinny::<f64>(10, 3, 4, 1), Err(Error::InvalidParameter { what: "per_row", .. })));
     assert_eq!(generate::tall_skinny::<f64>(10, 3, 3, 1).unwrap().nnz(), 30);
 }
+
+/// A share of the rows (`Input::read_csr_rows`) equals those rows of the whole read, for every
+/// cut of random general, symmetric, skew-symmetric and pattern files with duplicates, plain and
+/// gzip; the row counts (`Input::row_counts`) are the whole read's row lengths where there are no
+/// duplicates; rows outside the matrix are an error.
+#[test]
+fn shares_of_rows_equal_the_whole_read() {
+    use rand::{Rng, SeedableRng};
+    let seed: u64 = rand::random();
+    let mut r = rand::rngs::StdRng::seed_from_u64(seed);
+    let open = |b: &[u8]| mm::Input::from_reader(Box::new(std::io::Cursor::new(b.to_vec())), None).unwrap();
+    for (kind, field) in [("general", "real"), ("symmetric", "real"), ("skew-symmetric", "real"), ("general", "pattern"), ("symmetric", "integer")] {
+        for dups in [false, true] {
+            let n = r.random_range(1..40u64);
+            let mut lines = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for _ in 0..r.random_range(0..120) {
+                let (mut i, mut j) = (r.random_range(1..=n), r.random_range(1..=n));
+                if kind != "general" && i < j {
+                    std::mem::swap(&mut i, &mut j);
+                }
+                if kind == "skew-symmetric" && i == j {
+                    continue;
+                }
+                if !seen.insert((i, j)) && !dups {
+                    continue;
+                }
+                let v = if field == "pattern" { String::new() } else { format!(" {}", r.random_range(-9..10)) };
+                lines.push(format!("{i} {j}{v}"));
+            }
+            let text = format!("%%MatrixMarket matrix coordinate {field} {kind}\n{n} {n} {}\n{}\n", lines.len(), lines.join("\n"));
+            let what = format!("{kind} {field}, duplicates {dups}, seed {seed}");
+            let whole: Csr<u32, f64> = open(text.as_bytes()).read_csr(None).unwrap();
+            let (rows, cols, counts) = open(text.as_bytes()).row_counts().unwrap();
+            assert_eq!((rows, cols, counts.len() as u64), (n, n, n), "{what}");
+            if !dups {
+                let lens: Vec<u64> = whole.ptr().windows(2).map(|w| (w[1] - w[0]) as u64).collect();
+                assert_eq!(counts, lens, "{what}");
+            }
+            for bytes in [text.as_bytes().to_vec(), gz(text.as_bytes())] {
+                let (x, y) = (r.random_range(0..=n), r.random_range(0..=n));
+                let (a, b) = (x.min(y), x.max(y));
+                for (r0, r1) in [(0, a), (a, b), (b, n), (0, n), (b, b)] {
+                    let part: Csr<u32, f64> = open(&bytes).read_csr_rows(r0, r1, None).unwrap();
+                    let (k0, k1) = (whole.ptr()[r0 as usize] as usize, whole.ptr()[r1 as usize] as usize);
+                    let want_ptr: Vec<u32> = whole.ptr()[r0 as usize..=r1 as usize].iter().map(|p| p - k0 as u32).collect();
+                    assert_eq!((part.rows(), part.cols()), (r1 - r0, n), "{what} rows {r0}..{r1}");
+                    assert_eq!(part.ptr(), &want_ptr[..], "{what} rows {r0}..{r1}");
+                    assert_eq!(part.idx(), &whole.idx()[k0..k1], "{what} rows {r0}..{r1}");
+                    assert_eq!(part.vals(), &whole.vals()[k0..k1], "{what} rows {r0}..{r1}");
+                }
+            }
+            assert!(matches!(open(text.as_bytes()).read_csr_rows::<f64>(0, n + 1, None), Err(Error::InvalidParameter { .. })), "{what}");
+        }
+    }
+}

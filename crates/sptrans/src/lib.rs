@@ -33,8 +33,8 @@ pub use sptrans_matrix as matrix;
 pub mod dist {
     pub use gpu_runtime::bootstrap::RankEnv;
     pub use gpu_runtime::comm::Comms;
-    pub use gpu_svd::dist::{svd, svd_observed};
     pub use gpu_spmv::dist::{DistSpmv, XGather};
+    pub use gpu_svd::dist::{svd, svd_observed};
     pub use gpu_transpose::dist::{DistTransposer, Exchange};
     pub use sptrans_matrix::dist::{DistCsr, balanced_starts, even_starts};
 }

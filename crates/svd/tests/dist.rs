@@ -109,8 +109,9 @@ fn dist_svd_refuses_bad_input() {
 }
 
 /// One process per GPU: this test binary starts itself twice as ranks 0 and 1 of a launch
-/// (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, the NCCL id through a file), each rank takes its rows of
-/// the same matrix ([`DistCsr::scatter_ranks`]) and writes its σ; both answers must agree with
+/// (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, the NCCL id through a file), each rank reads its rows of
+/// the matrix from a Matrix Market file ([`DistCsr::read_ranks`]: the block
+/// [`DistCsr::scatter_ranks`] cuts from the whole matrix, bit for bit) and writes its σ; both answers must agree with
 /// each other bit for bit and with the one-process answer on two GPUs to `1e-10 · σ₁`. The
 /// children are given 120 s.
 #[test]
@@ -125,6 +126,8 @@ fn dist_svd_multi_process() {
         let want = dist::svd(comms, &DistCsr::scatter(comms.gpus(), &a).unwrap(), &c).unwrap();
         let dir = std::env::temp_dir().join(format!("sptrans-mp-{}-{seed:x}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        // The ranks read their shares of it from a file (DistCsr::read_ranks).
+        sptrans_matrix::mm::write_csr(std::fs::File::create(dir.join("a.mtx")).unwrap(), &a).unwrap();
         let exe = std::env::current_exe().unwrap();
         let mut children: Vec<_> = (0..2)
             .map(|rank| {
@@ -135,6 +138,7 @@ fn dist_svd_multi_process() {
                     .env("LOCAL_RANK", rank.to_string())
                     .env("SPTRANS_NCCL_ID_FILE", dir.join("nccl.id"))
                     .env("SPTRANS_TEST_MP_SEED", seed.to_string())
+                    .env("SPTRANS_TEST_MP_MTX", dir.join("a.mtx"))
                     .env("SPTRANS_TEST_MP_OUT", dir.join(format!("sigma.{rank}")))
                     .env_remove("SPTRANS_GPU_TEST_LOG")
                     .spawn()
@@ -177,8 +181,13 @@ fn multi_process_rank(out: &str) {
     let comms = Comms::from_env().unwrap();
     assert_eq!((comms.world(), comms.len()), (2, 1));
     let a = generate::tall_skinny::<f64>(30_000, 400, 6, seed).unwrap();
-    let d = DistCsr::scatter_ranks(comms.gpus(), comms.first_rank(), comms.world(), &a).unwrap();
-    assert_eq!(d.first_block(), comms.first_rank());
+    let path = std::path::PathBuf::from(std::env::var("SPTRANS_TEST_MP_MTX").unwrap());
+    let d = DistCsr::<f64>::read_ranks(&path, comms.gpus(), comms.first_rank(), comms.world(), None).unwrap();
+    // The share read from the file is the block cut from the whole matrix.
+    let whole = DistCsr::scatter_ranks(comms.gpus(), comms.first_rank(), comms.world(), &a).unwrap();
+    assert_eq!((d.first_block(), d.row_starts()), (comms.first_rank(), whole.row_starts()));
+    let (got, want) = (d.blocks()[0].download(&comms.gpus()[0]).unwrap(), whole.blocks()[0].download(&comms.gpus()[0]).unwrap());
+    assert!(got.same_bits(&want), "rank {}: the share read differs from the block cut", comms.first_rank());
     let c = Config { rank: 8, tol: 1e-10, ..Config::default() };
     // The vectors need every rank in one process.
     assert!(matches!(dist::svd(&comms, &d, &Config { vectors: true, ..c.clone() }), Err(Error::Config(_))));
