@@ -635,6 +635,84 @@ fn text_as<I: Index, T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -
     from_keys(docs, terms, &keys, |_, _| T::from_f64(r.random_range(1..=5u32) as f64))
 }
 
+/// A bag of words for billions of entries: `docs × terms`, each row `per_doc` distinct terms
+/// (fewer only where 20 · `per_doc` draws found fewer) from the Zipf law of [`text`] (exponent
+/// 1.1), values 1 to 5; every draw a hash of `(seed, row, draw)` (SplitMix64), the rows made on
+/// every core, so the matrix depends only on its arguments (the first rows of a taller one are
+/// the same). `u32` offsets: at most `u32::MAX` entries.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] when `per_doc` is 0 or more than `terms`; [`Error::TooLarge`]
+/// past 32-bit sizes.
+pub fn text_hashed<T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -> Result<Csr<u32, T>> {
+    if per_doc == 0 || per_doc > terms {
+        return Err(Error::InvalidParameter { what: "per_doc", msg: format!("{per_doc} terms per document of {terms} terms") });
+    }
+    crate::formats::check_fits::<u32>(docs, terms, docs.saturating_mul(per_doc))?;
+    let mix = |mut z: u64| {
+        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let s = 1.1f64;
+    let (ea, eb) = (1.0f64, ((terms + 1) as f64).powf(1.0 - s));
+    let row = |d: u64, out: &mut Vec<u32>, vals: &mut Vec<T>| {
+        let start = out.len();
+        let mut t = 0u64;
+        while ((out.len() - start) as u64) < per_doc && t < 20 * per_doc {
+            let v = (mix(seed ^ mix(d.wrapping_mul(0x1_0000_0001) ^ t)) >> 11) as f64 / (1u64 << 53) as f64;
+            let x = (ea + v * (eb - ea)).powf(1.0 / (1.0 - s));
+            out.push(((x as u64).saturating_sub(1)).min(terms - 1) as u32);
+            t += 1;
+            if (out.len() - start) as u64 == per_doc {
+                out[start..].sort_unstable();
+                let mut w = start;
+                for k in start..out.len() {
+                    if k == start || out[k] != out[w - 1] {
+                        out[w] = out[k];
+                        w += 1;
+                    }
+                }
+                out.truncate(w);
+            }
+        }
+        vals.extend(out[start..].iter().map(|&c| T::from_f64((1 + mix(seed ^ mix(d ^ 0x5eed) ^ c as u64) % 5) as f64)));
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |p| p.get()) as u64;
+    let chunk = docs.div_ceil(4 * threads).max(1);
+    type Part<T> = (Vec<u32>, Vec<u32>, Vec<T>);
+    let parts: Vec<Part<T>> = std::thread::scope(|sc| {
+        let jobs: Vec<_> = (0..docs.div_ceil(chunk))
+            .map(|c| {
+                sc.spawn(move || {
+                    let (mut lens, mut idx, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+                    for d in c * chunk..((c + 1) * chunk).min(docs) {
+                        let before = idx.len();
+                        row(d, &mut idx, &mut vals);
+                        lens.push((idx.len() - before) as u32);
+                    }
+                    (lens, idx, vals)
+                })
+            })
+            .collect();
+        // A generating thread panicking is a bug here: raised again.
+        jobs.into_iter().map(|j| j.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    let nnz: usize = parts.iter().map(|p| p.1.len()).sum();
+    let mut ptr = Vec::with_capacity(docs as usize + 1);
+    ptr.push(0u32);
+    let (mut idx, mut vals) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+    for (lens, part, v) in parts {
+        for l in lens {
+            ptr.push(ptr[ptr.len() - 1] + l);
+        }
+        idx.extend_from_slice(&part);
+        vals.extend_from_slice(&v);
+    }
+    Csr::try_new(docs, terms, ptr, idx, vals)
+}
+
 /// An LP / KKT-like rectangular matrix: `m × n` constraints by variables in `blocks` diagonal
 /// blocks (a staircase: block `b`'s rows touch its own columns and the next block's), `per_row`
 /// entries a row, plus `per_row / 4` linking columns (the last `n / 100`) in every row.

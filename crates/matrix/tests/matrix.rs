@@ -303,3 +303,33 @@ fn streaming_reads_equal_whole_buffer_reads() {
         }
     }
 }
+
+/// `generate::text_hashed`: the same matrix for the same arguments and the same first rows for a
+/// taller one; rows of distinct sorted terms, at most `per_doc` of them (nearly always exactly),
+/// values 1 to 5; the Zipf law's head: term 0 the most frequent; bad arguments refused.
+#[test]
+fn hashed_text_is_deterministic_and_zipf_like() {
+    use sptrans_matrix::generate::text_hashed;
+    let seed: u64 = rand::random();
+    let a = text_hashed::<f32>(3000, 5000, 20, seed).unwrap();
+    assert!(a.same_bits(&text_hashed::<f32>(3000, 5000, 20, seed).unwrap()), "seed {seed}");
+    let tall = text_hashed::<f32>(5000, 5000, 20, seed).unwrap();
+    assert_eq!(&tall.ptr()[..3001], a.ptr(), "seed {seed}");
+    assert_eq!(&tall.idx()[..a.nnz() as usize], a.idx(), "seed {seed}");
+    assert_eq!(&tall.vals()[..a.nnz() as usize], a.vals(), "seed {seed}");
+    let mut full = 0;
+    let mut freq = vec![0u32; 5000];
+    for r in 0..3000 {
+        let row = &a.idx()[a.ptr()[r] as usize..a.ptr()[r + 1] as usize];
+        assert!(row.len() <= 20 && row.windows(2).all(|w| w[0] < w[1]), "row {r}, seed {seed}");
+        full += usize::from(row.len() == 20);
+        for &c in row {
+            freq[c as usize] += 1;
+        }
+    }
+    assert!(full >= 2900, "{full} of 3000 rows full, seed {seed}");
+    assert!(a.vals().iter().all(|&v| (1.0..=5.0).contains(&v) && v.fract() == 0.0), "seed {seed}");
+    assert_eq!(freq.iter().enumerate().max_by_key(|(_, &f)| f).map(|(i, _)| i), Some(0), "seed {seed}");
+    assert!(text_hashed::<f32>(10, 5, 6, 1).is_err());
+    assert!(text_hashed::<f32>(10, 5, 0, 1).is_err());
+}

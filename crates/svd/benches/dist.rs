@@ -9,76 +9,17 @@
 //!
 //! The matrix: `SPTRANS_SVD_DOCS` rows (default 2^22) by `SPTRANS_SVD_TERMS` columns (default
 //! 2^20), each row `SPTRANS_SVD_PER_DOC` (default 32) distinct columns drawn from a Zipf law
-//! (exponent 1.1, as `generate::text`), values 1 to 5; made on the host's threads from hashes
-//! (the same matrix for a given size). `SPTRANS_SVD_KRYLOV` sets the Krylov dimension,
+//! (exponent 1.1), values 1 to 5: `generate::text_hashed` (seed 7; made on every core from
+//! hashes, the same matrix for given sizes; the transpose's dist bench makes it too,
+//! `SPTRANS_DIST_KIND=text`). `SPTRANS_SVD_KRYLOV` sets the Krylov dimension,
 //! `SPTRANS_DIST_MIN_GPUS` skips smaller counts (a matrix that only fits on several GPUs; the
 //! one-GPU columns are then NaN), `SPTRANS_DIST_CSV` writes the table as CSV. One run each
 //! after a small warm-up SVD per communicator (module loading, cuBLAS handles).
 use gpu_svd::{dist, Config, Event};
-use rayon::prelude::*;
 use sptrans_matrix::dist::DistCsr;
-use sptrans_matrix::Csr;
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// SplitMix64's finalizer.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// Row `d`'s distinct columns (sorted): Zipf draws by inverse transform, as `generate::text`.
-fn row_terms(d: u64, terms: u64, per_doc: u64) -> Vec<u32> {
-    let s = 1.1f64;
-    let (ea, eb) = (1.0f64, ((terms + 1) as f64).powf(1.0 - s));
-    let mut row: Vec<u32> = Vec::with_capacity(per_doc as usize);
-    let mut t = 0u64;
-    while (row.len() as u64) < per_doc && t < 20 * per_doc {
-        let v = (mix(d.wrapping_mul(0x1_0000_0001) ^ t) >> 11) as f64 / (1u64 << 53) as f64;
-        let x = (ea + v * (eb - ea)).powf(1.0 / (1.0 - s));
-        row.push(((x as u64).saturating_sub(1)).min(terms - 1) as u32);
-        t += 1;
-        if row.len() as u64 == per_doc {
-            row.sort_unstable();
-            row.dedup();
-        }
-    }
-    row.sort_unstable();
-    row.dedup();
-    row
-}
-
-fn matrix(docs: u64, terms: u64, per_doc: u64) -> Csr<u32, f32> {
-    let chunk = 1 << 16;
-    let parts: Vec<(Vec<u32>, Vec<u32>)> = (0..docs.div_ceil(chunk))
-        .into_par_iter()
-        .map(|c| {
-            let (mut lens, mut idx) = (Vec::new(), Vec::new());
-            for d in c * chunk..((c + 1) * chunk).min(docs) {
-                let row = row_terms(d, terms, per_doc);
-                lens.push(row.len() as u32);
-                idx.extend_from_slice(&row);
-            }
-            (lens, idx)
-        })
-        .collect();
-    let nnz: usize = parts.iter().map(|p| p.1.len()).sum();
-    assert!(nnz <= u32::MAX as usize, "{nnz} nonzeros do not fit 32-bit offsets");
-    let mut ptr = Vec::with_capacity(docs as usize + 1);
-    ptr.push(0u32);
-    let mut idx = Vec::with_capacity(nnz);
-    for (lens, part) in parts {
-        for l in lens {
-            ptr.push(ptr.last().copied().unwrap_or(0) + l);
-        }
-        idx.extend_from_slice(&part);
-    }
-    let vals: Vec<f32> = (0..nnz as u64).into_par_iter().map(|k| (1 + mix(k ^ 0x5eed) % 5) as f32).collect();
-    Csr::try_new(docs, terms, ptr, idx, vals).expect("a valid generated matrix")
 }
 
 fn main() {
@@ -90,7 +31,7 @@ fn main() {
     let (docs, terms, per_doc) = (env("SPTRANS_SVD_DOCS", 1 << 22), env("SPTRANS_SVD_TERMS", 1 << 20), env("SPTRANS_SVD_PER_DOC", 32));
     let min_gpus = env("SPTRANS_DIST_MIN_GPUS", 1) as usize;
     let t = std::time::Instant::now();
-    let a = matrix(docs, terms, per_doc);
+    let a = sptrans_matrix::generate::text_hashed::<f32>(docs, terms, per_doc, 7).expect("generating the matrix");
     let name = format!("bag of words {docs} x {terms}, {per_doc} a row (Zipf 1.1)");
     eprintln!("matrix {name}: {} nonzeros (f32), made in {:.1} s", a.nnz(), t.elapsed().as_secs_f64());
     let mut cfg = Config { rank: 16, ..Config::default() };

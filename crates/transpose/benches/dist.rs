@@ -8,7 +8,9 @@
 //!
 //! `SPTRANS_DIST_NNZ` (default 2^28) nonzeros, `SPTRANS_DIST_ROWS` rows and columns (default
 //! nnz / 16), uniform columns (hashed, sorted within each row); or the Matrix Market file
-//! `SPTRANS_DIST_MTX` (values read as f32); `SPTRANS_DIST_CSV` writes the
+//! `SPTRANS_DIST_MTX` (values read as f32); or, with `SPTRANS_DIST_KIND=text`, the bag of words
+//! of the SVD's dist bench (`generate::text_hashed`, seed 7: `SPTRANS_DIST_DOCS` ×
+//! `SPTRANS_DIST_TERMS`, `SPTRANS_DIST_PER_DOC` a row); `SPTRANS_DIST_CSV` writes the
 //! table as CSV. Median of `SPTRANS_DIST_RUNS` (default 5) runs after one warm-up.
 use gpu_runtime::cudarc::driver::DevicePtr;
 use gpu_runtime::Comms;
@@ -147,6 +149,16 @@ fn main() {
                 path.to_string_lossy(),
                 a.rows(),
                 a.cols(),
+                a.nnz(),
+                t.elapsed().as_secs_f64()
+            );
+            a
+        }
+        None if std::env::var("SPTRANS_DIST_KIND").as_deref() == Ok("text") => {
+            let (docs, terms, per_doc) = (env("SPTRANS_DIST_DOCS", 1 << 22), env("SPTRANS_DIST_TERMS", 1 << 20), env("SPTRANS_DIST_PER_DOC", 32));
+            let a = sptrans_matrix::generate::text_hashed::<f32>(docs, terms, per_doc, 7).expect("generating the matrix");
+            eprintln!(
+                "matrix bag of words {docs} x {terms}, {per_doc} a row: {} nonzeros (f32), generated in {:.1} s",
                 a.nnz(),
                 t.elapsed().as_secs_f64()
             );
