@@ -208,6 +208,22 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
         (Some(_), Some(a)) => a.clone(),
         (Some(_), None) => DEFAULT_ALGOS.to_vec(),
     };
+    let mut algos = algos;
+    if args.gpus > 1 && !algos.contains(&Target::Dist) {
+        algos.push(Target::Dist);
+    }
+    if algos.contains(&Target::Dist) && (args.gpus < 2 || args.index == IndexBits::I64) {
+        return Err(Error::Usage("the dist column needs --gpus 2 or more, and 32-bit indices".into()));
+    }
+    // The communicator and the distributed transposer, made once.
+    let mut dist = match args.gpus {
+        n if n > 1 => {
+            let comms = gpu_runtime::Comms::local(n as usize)?;
+            let dt = gpu_transpose::dist::DistTransposer::new(&comms)?;
+            Some((comms, dt))
+        }
+        _ => None,
+    };
     if args.reps == 0 {
         return Err(Error::Usage("--reps must be at least 1".into()));
     }
@@ -278,6 +294,14 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
             let rec = |result, workspace, checked| Record { matrix: src.name.clone(), shape, algo, result, workspace, checked };
             if algo == Target::Ours(Algorithm::Serial) {
                 records.push(rec(Ok(time_serial(&a, args.reps.min(SERIAL_MAX_REPS))), Some(0), true));
+            } else if let (Target::Dist, Some((comms, dt))) = (algo, dist.as_mut()) {
+                match run_dist(comms, dt, &a, &want, args) {
+                    Ok(st) => records.push(rec(Ok(st), None, true)),
+                    Err(e) => {
+                        pb.println(format!("{}: dist over {} GPUs: {e}", src.name, comms.len()));
+                        records.push(rec(Err(e.to_string()), None, false));
+                    }
+                }
             } else if let (Some((g, da, out, wide)), Some(t)) = (dev.as_mut(), t.as_mut()) {
                 let (r, ws) = match (algo, wide) {
                     // cuSPARSE takes no 64-bit pointer: it stays the 32-bit peer.
@@ -292,6 +316,8 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
                     (Target::Ours(algo), None) => {
                         (run_gpu(t, g, algo, da, out, &want, args), t.workspace_bytes(algo, shape.0, shape.1, shape.2, vb).ok())
                     }
+                    // Taken above whenever the communicator exists (checked before the suite).
+                    (Target::Dist, _) => (Err(Error::Usage("dist needs --gpus 2 or more".into())), None),
                 };
                 match r {
                     Ok(st) => records.push(rec(Ok(st), ws, true)),
@@ -379,6 +405,36 @@ fn run_gpu<T: BenchValue>(
     let (stats, parts) = time_gpu(t, algo, da, res.into_parts(), args.warmup, args.reps)?;
     *out = Some(parts);
     Ok(stats)
+}
+
+/// The distributed transpose of `a` over `comms`: scattered once, checked against the twin
+/// (gathered, bit for bit), then timed by wall clock (`warmup` untimed calls, `reps` timed, every
+/// GPU synchronized around each; the output is allocated by each call, as the API does).
+fn run_dist<T: BenchValue>(
+    comms: &gpu_runtime::Comms,
+    dt: &mut gpu_transpose::dist::DistTransposer,
+    a: &Csr<u32, T>,
+    want: &Csr<u32, T>,
+    args: &BenchArgs,
+) -> Result<Stats> {
+    let d = sptrans_matrix::dist::DistCsr::scatter(comms.gpus(), a)?;
+    let (t, _) = dt.transpose(comms, Algorithm::Auto, &d)?;
+    if !t.gather(comms.gpus())?.same_bits(want) {
+        return Err(Error::CheckFailed(format!("dist over {} GPUs differs from the serial twin", comms.len())));
+    }
+    drop(t);
+    let mut ms = Vec::with_capacity(args.reps);
+    for rep in 0..args.warmup + args.reps {
+        comms.synchronize()?;
+        let t0 = std::time::Instant::now();
+        let out = dt.transpose(comms, Algorithm::Auto, &d)?;
+        comms.synchronize()?;
+        if rep >= args.warmup {
+            ms.push(t0.elapsed().as_secs_f64() * 1e3);
+        }
+        drop(out);
+    }
+    Ok(Stats::from_times(ms))
 }
 
 /// [`run_gpu`] for the cuSPARSE peer.

@@ -179,6 +179,11 @@ pub struct BenchArgs {
     /// and i8 rounded).
     #[arg(long, value_enum, default_value_t = BenchValues::F32)]
     pub values: BenchValues,
+    /// Also time the distributed transpose over GPUs 0 .. N (the `dist` column: row blocks
+    /// balanced by nonzeros, `auto` on each GPU, NCCL's exchange; checked against the twin, bit
+    /// for bit; wall time of a whole call, every GPU synchronized). Needs NCCL; 32-bit indices.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub gpus: u64,
     /// Index width of the transposed matrices: 32 (`u32` pointer and indices) or 64 (a `u64`
     /// row pointer: `DeviceCsr64` and the 64-bit transposer). cuSPARSE takes no 64-bit
     /// pointers: with 64 it still runs its 32-bit `csr2cscEx2` as the peer.

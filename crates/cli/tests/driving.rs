@@ -412,6 +412,25 @@ fn gpus_is_checked_and_fails_clearly_without_the_gpus() {
     } else {
         assert!(["driver", "device", "NCCL"].iter().any(|w| err.contains(w)), "{err}");
     }
+    // The bench's dist column: checked against the twin with the GPUs, a clear error without.
+    sptrans().args(["bench", "--gpus", "0", "--suite"]).arg(&a).assert().failure().stderr(predicate::str::contains("--gpus"));
+    sptrans()
+        .args(["bench", "--gpus", "2", "--index", "64", "--suite"])
+        .arg(&a)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("32-bit").and(no_panic()));
+    let csv = dir.path().join("b.csv");
+    let run = sptrans().args(["bench", "--gpus", "2", "--reps", "2", "--quiet", "--csv"]).arg(&csv).arg("--suite").arg(&a).assert();
+    let o = run.get_output();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    if o.status.success() {
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert!(text.lines().any(|l| l.contains(",dist,") && l.ends_with("true,")), "{text}");
+    } else {
+        assert!(["driver", "device", "NCCL"].iter().any(|w| err.contains(w)), "{err}");
+    }
     // Under a launcher: malformed variables, --gpus, the vectors and centering are refused.
     let launched = |rank: &str, world: &str| {
         let mut c = sptrans();

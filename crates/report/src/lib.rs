@@ -13,6 +13,8 @@ pub enum Target {
     Ours(Algorithm),
     /// cuSPARSE's `csr2cscEx2`, the peer of every ratio.
     CuSparse,
+    /// The distributed transpose over several GPUs (`sptrans bench --gpus N`; `Auto` on each).
+    Dist,
 }
 
 impl Target {
@@ -21,6 +23,7 @@ impl Target {
         match self {
             Target::Ours(a) => a.name(),
             Target::CuSparse => "cusparse",
+            Target::Dist => "dist",
         }
     }
 
@@ -41,6 +44,9 @@ impl std::str::FromStr for Target {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s.eq_ignore_ascii_case("cusparse") {
             return Ok(Target::CuSparse);
+        }
+        if s.eq_ignore_ascii_case("dist") {
+            return Ok(Target::Dist);
         }
         s.parse().map(Target::Ours)
     }
