@@ -99,9 +99,8 @@ fn distributed<T: SpmvValue>(args: &SpmvArgs, a: &Csr<u32, T>, x: &[T]) -> Resul
     let plan_start = std::time::Instant::now();
     let d = sptrans_matrix::dist::DistCsr::scatter(gpus, a)?;
     let mut plan = gpu_spmv::dist::DistSpmv::new(&comms, &d, args.format)?;
-    let (xs, rs) = (plan.x_starts().to_vec(), plan.row_starts().to_vec());
-    let dx = (0..gpus.len()).map(|r| gpus[r].upload(&x[xs[r] as usize..xs[r + 1] as usize])).collect::<gpu_runtime::Result<Vec<_>>>()?;
-    let mut dy = (0..gpus.len()).map(|r| gpus[r].alloc_zeros::<T>((rs[r + 1] - rs[r]) as usize)).collect::<gpu_runtime::Result<Vec<_>>>()?;
+    let dx = plan.scatter_x(&comms, x)?;
+    let mut dy = plan.alloc_y(&comms)?;
     comms.synchronize()?;
     let convert = plan_start.elapsed();
     let start = std::time::Instant::now();
@@ -117,11 +116,7 @@ fn distributed<T: SpmvValue>(args: &SpmvArgs, a: &Csr<u32, T>, x: &[T]) -> Resul
         plan.received().iter().max().unwrap_or(&0),
         convert.as_secs_f64() * 1e3
     );
-    let mut y = Vec::with_capacity(a.rows() as usize);
-    for (r, part) in dy.iter().enumerate() {
-        y.extend(gpus[r].download(part)?);
-    }
-    Ok(y)
+    Ok(plan.gather_y(&comms, &dy)?)
 }
 
 fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {

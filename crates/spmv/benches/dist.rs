@@ -92,10 +92,9 @@ fn main() {
         let mut xs = Vec::new();
         for way in [XGather::AllGather, XGather::Halo] {
             let mut plan = DistSpmv::with_gather(comms, &d, Format::Auto, way).unwrap();
-            let rs = plan.row_starts().to_vec();
             xs = plan.x_starts().to_vec();
-            let dx: Vec<_> = (0..count).map(|r| gpus[r].upload(&x[xs[r] as usize..xs[r + 1] as usize]).unwrap()).collect();
-            let mut dy: Vec<_> = (0..count).map(|r| gpus[r].alloc_zeros::<f64>((rs[r + 1] - rs[r]) as usize).unwrap()).collect();
+            let dx = plan.scatter_x(comms, &x).unwrap();
+            let mut dy = plan.alloc_y(comms).unwrap();
             let t = time(runs, || plan.apply(comms, 1.0, &dx, 0.0, &mut dy).unwrap(), sync);
             ways.push((t, plan.received().iter().copied().max().unwrap_or(0), plan.formats()));
             if count == 1 {

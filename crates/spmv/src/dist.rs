@@ -164,6 +164,78 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         }
     }
 
+    /// `x` (all `cols` entries, on the host) cut into this plan's parts, part `r` uploaded to
+    /// rank `r`'s GPU: the `x` of [`DistSpmv::apply`].
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] for an `x` of another length or a communicator of another
+    /// number of ranks; device errors.
+    pub fn scatter_x(&self, comms: &Comms, x: &[T]) -> Result<Vec<CudaSlice<T>>> {
+        self.parts(comms, &self.x_starts, "entries of x", |gpu, r| gpu.upload(&x[r]), x.len())
+    }
+
+    /// `y` (all `rows` entries, on the host) cut into its parts, part `r` uploaded to rank `r`'s
+    /// GPU: the `y` of [`DistSpmv::apply`] with `β ≠ 0`.
+    ///
+    /// # Errors
+    /// As [`DistSpmv::scatter_x`].
+    pub fn scatter_y(&self, comms: &Comms, y: &[T]) -> Result<Vec<CudaSlice<T>>> {
+        self.parts(comms, &self.row_starts, "rows of y", |gpu, r| gpu.upload(&y[r]), y.len())
+    }
+
+    /// `y`'s parts, zeroed, part `r` (rows `row_starts[r] .. row_starts[r + 1]`) on rank `r`'s
+    /// GPU: the `y` of [`DistSpmv::apply`].
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] for a communicator of another number of ranks; device errors.
+    pub fn alloc_y(&self, comms: &Comms) -> Result<Vec<CudaSlice<T>>> {
+        let rows = *self.row_starts.last().unwrap_or(&0) as usize;
+        self.parts(comms, &self.row_starts, "rows of y", |gpu, r| gpu.alloc_zeros::<T>(r.len()), rows)
+    }
+
+    /// The parts of `y` downloaded (each rank's GPU synchronized) and joined: all `rows` entries
+    /// on the host.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] for another number of parts than ranks, or a part of another
+    /// length than its rows; device errors.
+    pub fn gather_y<Y: DevicePtr<T>>(&self, comms: &Comms, y: &[Y]) -> Result<Vec<T>> {
+        let g = self.plans.len();
+        if y.len() != g || comms.len() != g {
+            return Err(Error::LengthMismatch { what: "parts of y", expected: g as u64, got: y.len().min(comms.len()) as u64 });
+        }
+        let mut out = Vec::with_capacity(*self.row_starts.last().unwrap_or(&0) as usize);
+        for (r, part) in y.iter().enumerate() {
+            let want = self.row_starts[r + 1] - self.row_starts[r];
+            if part.len() as u64 != want {
+                return Err(Error::LengthMismatch { what: "rows of a part of y", expected: want, got: part.len() as u64 });
+            }
+            out.extend(comms.gpus()[r].download(part)?);
+        }
+        Ok(out)
+    }
+
+    /// One buffer per rank made by `make(gpu, range)` over `starts`' ranges of a vector of
+    /// `len` entries.
+    fn parts(
+        &self,
+        comms: &Comms,
+        starts: &[u64],
+        what: &'static str,
+        make: impl Fn(&gpu_runtime::Gpu, std::ops::Range<usize>) -> gpu_runtime::Result<CudaSlice<T>>,
+        len: usize,
+    ) -> Result<Vec<CudaSlice<T>>> {
+        let g = self.plans.len();
+        if comms.len() != g {
+            return Err(Error::LengthMismatch { what: "ranks of the communicator", expected: g as u64, got: comms.len() as u64 });
+        }
+        let total = *starts.last().unwrap_or(&0);
+        if len as u64 != total {
+            return Err(Error::LengthMismatch { what, expected: total, got: len as u64 });
+        }
+        Ok((0..g).map(|r| make(&comms.gpus()[r], starts[r] as usize..starts[r + 1] as usize)).collect::<gpu_runtime::Result<Vec<_>>>()?)
+    }
+
     /// Entries of `x` each rank receives from the others per product.
     pub fn received(&self) -> &[u64] {
         &self.received

@@ -52,8 +52,9 @@ fn check<T: SpmvValue>(comms: &Comms, a: &Csr<u32, T>, format: Format, gather: X
     let x: Vec<T> = random_vec(rng, a.cols() as usize);
     let y0: Vec<T> = random_vec(rng, a.rows() as usize);
     let alpha = T::from_f64(1.25);
-    let dx: Vec<_> = (0..comms.len()).map(|r| gpus[r].upload(&x[xs[r] as usize..xs[r + 1] as usize]).unwrap()).collect();
-    let mut dy: Vec<_> = (0..comms.len()).map(|r| gpus[r].upload(&y0[rs[r] as usize..rs[r + 1] as usize]).unwrap()).collect();
+    let dx = plan.scatter_x(comms, &x).unwrap();
+    let mut dy = plan.scatter_y(comms, &y0).unwrap();
+    assert!(matches!(plan.scatter_x(comms, &y0[..0]), Err(Error::LengthMismatch { .. })) || a.cols() == 0, "{what}");
     if beta == T::default() {
         for (r, y) in dy.iter_mut().enumerate() {
             gpus[r].memset_bytes(y, POISON_BYTE).unwrap();
@@ -62,14 +63,13 @@ fn check<T: SpmvValue>(comms: &Comms, a: &Csr<u32, T>, format: Format, gather: X
     // Twice: the second product reuses the gathered buffers (y restored in between).
     for round in 0..2 {
         if round == 1 {
-            for (r, y) in dy.iter_mut().enumerate() {
-                *y = gpus[r].upload(&y0[rs[r] as usize..rs[r + 1] as usize]).unwrap();
-            }
+            dy = plan.scatter_y(comms, &y0).unwrap();
         }
         plan.apply(comms, alpha, &dx, beta, &mut dy).unwrap_or_else(|e| panic!("{what} {format}: {e}"));
     }
     comms.synchronize().unwrap();
-    let got: Vec<T> = dy.iter().enumerate().flat_map(|(r, y)| gpus[r].download(y).unwrap()).collect();
+    let got: Vec<T> = plan.gather_y(comms, &dy).unwrap();
+    assert!(matches!(plan.gather_y(comms, &dx[..0]), Err(Error::LengthMismatch { .. })), "{what}");
     let mut want = y0.clone();
     serial::spmv(a, alpha, &x, beta, &mut want);
     let bound = serial::error_bound(a, alpha, &x, beta, &y0);
