@@ -46,39 +46,7 @@ fn matrix(m: u64, nnz: u64) -> Csr<u32, f32> {
 /// (`rows_major`: `(row, column)`, else `(column, row)`, read as the transpose's CSC), on every
 /// core: the check of a transpose too large for the host twin.
 fn fingerprint(a: &Csr<u32, f32>, rows_major: bool) -> gpu_transpose::index64::Fingerprint {
-    let rows = a.rows() as usize;
-    let parts = std::thread::available_parallelism().map_or(1, |p| p.get()).max(1) * 4;
-    let chunk = rows.div_ceil(parts).max(1);
-    let sums: Vec<(u64, u64, u64)> = std::thread::scope(|sc| {
-        let hs: Vec<_> = (0..rows)
-            .step_by(chunk)
-            .map(|r0| {
-                sc.spawn(move || {
-                    let (mut x, mut y, mut bad) = (0u64, 0u64, 0u64);
-                    for i in r0..(r0 + chunk).min(rows) {
-                        let (s, e) = (a.ptr()[i] as usize, a.ptr()[i + 1] as usize);
-                        for k in s..e {
-                            let minor = a.idx()[k] as u64;
-                            let (r, c) = if rows_major { (i as u64, minor) } else { (minor, i as u64) };
-                            let (ha, hb) = gpu_transpose::index64::entry_hashes(r, c | (a.vals()[k].to_bits() as u64) << 32);
-                            x = x.wrapping_add(ha);
-                            y = y.wrapping_add(hb);
-                            bad += u64::from(k > s && a.idx()[k - 1] as u64 > minor);
-                        }
-                    }
-                    (x, y, bad)
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().expect("a hashing thread")).collect()
-    });
-    let mut f = gpu_transpose::index64::Fingerprint::default();
-    for (x, y, bad) in sums {
-        f.a = f.a.wrapping_add(x);
-        f.b = f.b.wrapping_add(y);
-        f.unsorted += bad;
-    }
-    f
+    gpu_transpose::index64::Fingerprint::of_parts(a.ptr(), a.idx(), |k| (a.vals()[k].to_bits() as u64) << 32, rows_major)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {

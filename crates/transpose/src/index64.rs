@@ -519,19 +519,42 @@ impl Fingerprint {
     /// The fingerprint of a host matrix's entries, with `rows_major` as in [`fingerprint`]
     /// (CPU; the specification of the GPU kernel).
     pub fn of_host<T: sptrans_matrix::Value>(a: &sptrans_matrix::Csr<u64, T>, rows_major: bool) -> Self {
-        let mut f = Fingerprint::default();
-        for i in 0..a.rows() as usize {
-            let (s, e) = (a.ptr()[i] as usize, a.ptr()[i + 1] as usize);
-            for k in s..e {
-                let minor = a.idx()[k];
-                let (r, c) = if rows_major { (i as u64, minor) } else { (minor, i as u64) };
-                let (ha, hb) = transpose_kernels::index64::entry_hashes(r, c);
-                f.a = f.a.wrapping_add(ha);
-                f.b = f.b.wrapping_add(hb);
-                f.unsorted += u64::from(k > s && a.idx()[k - 1] > minor);
+        Self::of_parts(a.ptr(), a.idx(), |_| 0, rows_major)
+    }
+
+    /// The fingerprint of a host matrix given by its pointer and indices, each entry's minor
+    /// index or-ed with `tag(k)` for entry `k` (0: the pattern, as [`Fingerprint::of_host`]; a
+    /// value's bits shifted past the indices: the values too), on every core.
+    pub fn of_parts<I: sptrans_matrix::Index>(ptr: &[I], idx: &[I], tag: impl Fn(usize) -> u64 + Sync, rows_major: bool) -> Self {
+        let rows = ptr.len().saturating_sub(1);
+        let parts = std::thread::available_parallelism().map_or(1, |p| p.get()) * 4;
+        let chunk = rows.div_ceil(parts).max(1);
+        let tag = &tag;
+        let one = |r0: usize| {
+            let mut f = Fingerprint::default();
+            for i in r0..(r0 + chunk).min(rows) {
+                let (s, e) = (ptr[i].to_usize(), ptr[i + 1].to_usize());
+                for k in s..e {
+                    let minor = idx[k].to_u64();
+                    let (r, c) = if rows_major { (i as u64, minor) } else { (minor, i as u64) };
+                    let (ha, hb) = transpose_kernels::index64::entry_hashes(r, c | tag(k));
+                    f.a = f.a.wrapping_add(ha);
+                    f.b = f.b.wrapping_add(hb);
+                    f.unsorted += u64::from(k > s && idx[k - 1].to_u64() > minor);
+                }
             }
-        }
-        f
+            f
+        };
+        let sums: Vec<Fingerprint> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..rows).step_by(chunk).map(|r0| sc.spawn(move || one(r0))).collect();
+            // A hashing thread panicking is a bug here: raised again.
+            hs.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+        });
+        sums.into_iter().fold(Fingerprint::default(), |f, p| Fingerprint {
+            a: f.a.wrapping_add(p.a),
+            b: f.b.wrapping_add(p.b),
+            unsorted: f.unsorted + p.unsorted,
+        })
     }
 }
 
