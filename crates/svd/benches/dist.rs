@@ -11,7 +11,9 @@
 //! 2^20), each row `SPTRANS_SVD_PER_DOC` (default 32) distinct columns drawn from a Zipf law
 //! (exponent 1.1), values 1 to 5: `generate::text_hashed` (seed 7; made on every core from
 //! hashes, the same matrix for given sizes; the transpose's dist bench makes it too,
-//! `SPTRANS_DIST_KIND=text`). `SPTRANS_SVD_KRYLOV` sets the Krylov dimension,
+//! `SPTRANS_DIST_KIND=text`). `SPTRANS_SVD_KIND=rmat`: a power-law graph instead
+//! (`generate::rmat`, Graph500's probabilities, `SPTRANS_SVD_SCALE` (default 22) and
+//! `SPTRANS_SVD_EDGES` drawn (default 16 · 2^22), duplicates removed). `SPTRANS_SVD_KRYLOV` sets the Krylov dimension,
 //! `SPTRANS_DIST_MIN_GPUS` skips smaller counts (a matrix that only fits on several GPUs; the
 //! one-GPU columns are then NaN), `SPTRANS_DIST_CSV` writes the table as CSV. One run each
 //! after a small warm-up SVD per communicator (module loading, cuBLAS handles).
@@ -31,8 +33,15 @@ fn main() {
     let (docs, terms, per_doc) = (env("SPTRANS_SVD_DOCS", 1 << 22), env("SPTRANS_SVD_TERMS", 1 << 20), env("SPTRANS_SVD_PER_DOC", 32));
     let min_gpus = env("SPTRANS_DIST_MIN_GPUS", 1) as usize;
     let t = std::time::Instant::now();
-    let a = sptrans_matrix::generate::text_hashed::<f32>(docs, terms, per_doc, 7).expect("generating the matrix");
-    let name = format!("bag of words {docs} x {terms}, {per_doc} a row (Zipf 1.1)");
+    let (a, name) = if std::env::var("SPTRANS_SVD_KIND").as_deref() == Ok("rmat") {
+        // A power-law graph: R-MAT (Graph500's 0.57, 0.19, 0.19), duplicates removed.
+        let (scale, edges) = (env("SPTRANS_SVD_SCALE", 22) as u32, env("SPTRANS_SVD_EDGES", 16 << 22));
+        let a = sptrans_matrix::generate::rmat::<f32>(scale, edges, 0.57, 0.19, 0.19, 7).expect("generating the matrix");
+        (a, format!("R-MAT graph 2^{scale}, {edges} edges drawn"))
+    } else {
+        let a = sptrans_matrix::generate::text_hashed::<f32>(docs, terms, per_doc, 7).expect("generating the matrix");
+        (a, format!("bag of words {docs} x {terms}, {per_doc} a row (Zipf 1.1)"))
+    };
     eprintln!("matrix {name}: {} nonzeros (f32), made in {:.1} s", a.nnz(), t.elapsed().as_secs_f64());
     let mut cfg = Config { rank: 16, ..Config::default() };
     if let Ok(k) = std::env::var("SPTRANS_SVD_KRYLOV") {
