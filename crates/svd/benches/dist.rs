@@ -14,6 +14,7 @@
 //! `SPTRANS_DIST_KIND=text`). `SPTRANS_SVD_KIND=rmat`: a power-law graph instead
 //! (`generate::rmat`, Graph500's probabilities, `SPTRANS_SVD_SCALE` (default 22) and
 //! `SPTRANS_SVD_EDGES` drawn (default 16 · 2^22), duplicates removed). `SPTRANS_SVD_KRYLOV` sets the Krylov dimension,
+//! `SPTRANS_SVD_PROFILE=1` adds a run with every operation timed (synchronized) per count,
 //! `SPTRANS_DIST_MIN_GPUS` skips smaller counts (a matrix that only fits on several GPUs; the
 //! one-GPU columns are then NaN), `SPTRANS_DIST_CSV` writes the table as CSV. One run each
 //! after a small warm-up SVD per communicator (module loading, cuBLAS handles).
@@ -105,6 +106,19 @@ fn main() {
             s.sigma[s.sigma.len() - 1]
         ));
         println!("     σ: {}", s.sigma.iter().map(|x| format!("{x:.9e}")).collect::<Vec<_>>().join(" "));
+        // Where the time goes: one more run with every operation timed (synchronized).
+        if std::env::var("SPTRANS_SVD_PROFILE").is_ok_and(|v| v == "1") {
+            let mut ops = Vec::new();
+            let t = std::time::Instant::now();
+            let run = dist::svd_observed(comms, &d, &Config { profile: true, ..cfg.clone() }, |e| {
+                if let Event::Operation { what, seconds, calls } = e {
+                    ops.push(format!("{what} {seconds:.3} s / {calls}"));
+                }
+            });
+            if run.is_ok() {
+                println!("     profiled ({:.3} s): {}", t.elapsed().as_secs_f64(), ops.join("; "));
+            }
+        }
     });
     if let Ok(path) = std::env::var("SPTRANS_DIST_CSV") {
         std::fs::write(&path, rows.join("\n") + "\n").expect("writing the CSV");

@@ -51,6 +51,37 @@ struct DistBackend<'c, 'a> {
     kcap: usize,
     /// The global rank of `ranks[0]` (0 unless one process drives each GPU).
     first: usize,
+    /// [`Config::profile`]: seconds and calls per operation, every rank synchronized around each.
+    profile: Profile,
+}
+
+/// Per-operation wall times of the distributed backend (with [`Config::profile`]).
+#[derive(Default)]
+struct Profile {
+    on: bool,
+    ops: std::collections::BTreeMap<&'static str, (f64, usize)>,
+}
+
+impl Profile {
+    /// Synchronizes every rank and starts a timing, when profiling.
+    fn mark(&self, comms: &Comms) -> Result<Option<std::time::Instant>> {
+        if !self.on {
+            return Ok(None);
+        }
+        comms.synchronize()?;
+        Ok(Some(std::time::Instant::now()))
+    }
+
+    /// Ends the timing `t` (every rank synchronized) under `name`.
+    fn add(&mut self, comms: &Comms, name: &'static str, t: Option<std::time::Instant>) -> Result<()> {
+        if let Some(t0) = t {
+            comms.synchronize()?;
+            let e = self.ops.entry(name).or_insert((0.0, 0));
+            e.0 += t0.elapsed().as_secs_f64();
+            e.1 += 1;
+        }
+        Ok(())
+    }
 }
 
 impl DistBackend<'_, '_> {
@@ -175,6 +206,7 @@ impl Backend for DistBackend<'_, '_> {
         let op_a = if self.transposed { op.flip() } else { op };
         self.reserve_full(k)?;
         let n = self.a_cols;
+        let t = self.profile.mark(self.comms)?;
         match op_a {
             Op::NoTranspose => {
                 // Gather: column j's part s from rank s into every rank's buffer at j · n + cs[s].
@@ -186,6 +218,8 @@ impl Backend for DistBackend<'_, '_> {
                     // pass the group.
                     unsafe { cm.broadcast_bytes(r, send, at, len * 8, s) }
                 })?;
+                self.profile.add(self.comms, "gather X", t)?;
+                let t = self.profile.mark(self.comms)?;
                 for (r, be) in self.ranks.iter_mut().enumerate() {
                     let rows = out.parts[r].rows;
                     if rows == 0 {
@@ -197,6 +231,7 @@ impl Backend for DistBackend<'_, '_> {
                     let mut ov = DenseViewMut::packed(DeviceViewMut::of(data).into_slice(o0 * rows..(o0 + k) * rows), rows as u64)?;
                     be.c.multiply(Op::NoTranspose, 1.0, &xv, 0.0, &mut ov)?;
                 }
+                self.profile.add(self.comms, "A X (local)", t)?;
             }
             Op::Transpose => {
                 for (r, be) in self.ranks.iter_mut().enumerate() {
@@ -211,6 +246,8 @@ impl Backend for DistBackend<'_, '_> {
                     let mut ov = DenseViewMut::packed(DeviceViewMut::of(&mut self.full[r]).into_slice(0..n * k), n as u64)?;
                     be.c.multiply(Op::Transpose, 1.0, &xv, 0.0, &mut ov)?;
                 }
+                self.profile.add(self.comms, "At U (local)", t)?;
+                let t = self.profile.mark(self.comms)?;
                 // Reduce: column j's part s summed over the ranks into rank s's column o0 + j.
                 let f = self.first;
                 self.per_part(k, |cm, r, j, s, len, at| {
@@ -220,6 +257,7 @@ impl Backend for DistBackend<'_, '_> {
                     // the streams pass the group.
                     unsafe { cm.reduce_sum_f64(r, at, recv, len, s) }
                 })?;
+                self.profile.add(self.comms, "reduce At U", t)?;
             }
         }
         Ok(())
@@ -229,8 +267,11 @@ impl Backend for DistBackend<'_, '_> {
         if c == 0 || k == 0 {
             return Ok(vec![0.0; c * k]);
         }
+        let t = self.profile.mark(self.comms)?;
         self.dot_all(x, x0, c, y, y0, k)?;
-        self.ranks[0].small_download(c * k)
+        let out = self.ranks[0].small_download(c * k)?;
+        self.profile.add(self.comms, "dot (all-reduce, read back)", t)?;
+        Ok(out)
     }
 
     fn project_out(&mut self, blk: &mut DistBlock, prior: usize, c0: usize, k: usize) -> Result<()> {
@@ -238,6 +279,7 @@ impl Backend for DistBackend<'_, '_> {
             return Ok(());
         }
         // C = Xᵀ y summed over the ranks (left in each rank's `small`), then y −= X C locally.
+        let t = self.profile.mark(self.comms)?;
         self.dot_all(blk, 0, prior, blk, c0, k)?;
         for (r, be) in self.ranks.iter_mut().enumerate() {
             be.gpu.bind()?;
@@ -247,23 +289,25 @@ impl Backend for DistBackend<'_, '_> {
             // rows; small holds prior · k coefficients, in stream order after the all-reduce.
             unsafe { be.gemm(false, rows, k, prior, -1.0, xa, rows, s, prior, 1.0, ya, rows)? };
         }
-        Ok(())
+        self.profile.add(self.comms, "project_out", t)
     }
 
     fn update_within(&mut self, blk: &mut DistBlock, y0: usize, k: usize, x0: usize, c: usize, coef: &[f64]) -> Result<()> {
+        let t = self.profile.mark(self.comms)?;
         for (r, be) in self.ranks.iter_mut().enumerate() {
             be.gpu.bind()?;
             be.update_within(&mut blk.parts[r], y0, k, x0, c, coef)?;
         }
-        Ok(())
+        self.profile.add(self.comms, "block ops", t)
     }
 
     fn combine(&mut self, out: &mut DistBlock, o0: usize, k: usize, x: &DistBlock, x0: usize, c: usize, coef: &[f64]) -> Result<()> {
+        let t = self.profile.mark(self.comms)?;
         for (r, be) in self.ranks.iter_mut().enumerate() {
             be.gpu.bind()?;
             be.combine(&mut out.parts[r], o0, k, &x.parts[r], x0, c, coef)?;
         }
-        Ok(())
+        self.profile.add(self.comms, "block ops", t)
     }
 
     fn copy_within(&mut self, blk: &mut DistBlock, s0: usize, d0: usize, k: usize) -> Result<()> {
@@ -274,11 +318,12 @@ impl Backend for DistBackend<'_, '_> {
     }
 
     fn mul_in_place(&mut self, blk: &mut DistBlock, c0: usize, b: usize, coef: &[f64]) -> Result<()> {
+        let t = self.profile.mark(self.comms)?;
         for (r, be) in self.ranks.iter_mut().enumerate() {
             be.gpu.bind()?;
             be.mul_in_place(&mut blk.parts[r], c0, b, coef)?;
         }
-        Ok(())
+        self.profile.add(self.comms, "block ops", t)
     }
 
     fn reserve_slots(&mut self, _n: usize) -> Result<()> {
@@ -330,8 +375,9 @@ pub fn svd<T: SvdValue>(comms: &Comms, a: &DistCsr<T>, cfg: &Config) -> Result<S
 
 /// [`svd`], reporting to `observer` as [`crate::svd_observed`] does; on several ranks it
 /// also reports the `setup` phase (each rank's CSRC built, norms summed) whether or not
-/// [`Config::profile`] is set, and [`Config::profile`] times phases only (no per-operation
-/// timings).
+/// [`Config::profile`] is set, and with [`Config::profile`] the wall time of each distributed
+/// operation (`gather X`, `A X (local)`, `At U (local)`, `reduce At U`, `dot`, `project_out`,
+/// `block ops`), every rank synchronized around each.
 ///
 /// # Errors
 /// As [`svd`].
@@ -399,10 +445,15 @@ pub fn svd_observed<T: SvdValue>(comms: &Comms, a: &DistCsr<T>, cfg: &Config, mu
     let transposed = a.cols() > a.rows();
     let ranks = csrc.iter_mut().zip(gpus).map(|(c, gpu)| GpuBackend::new(gpu, c, false, false)).collect::<Result<Vec<_>>>()?;
     let first = comms.first_rank();
-    let mut be = DistBackend { comms, ranks, transposed, a_cols: a.cols() as usize, row_starts, col_starts, full: Vec::new(), kcap: 0, first };
+    let profile = Profile { on: cfg.profile, ..Profile::default() };
+    let mut be =
+        DistBackend { comms, ranks, transposed, a_cols: a.cols() as usize, row_starts, col_starts, full: Vec::new(), kcap: 0, first, profile };
     comms.synchronize()?;
     observer(Event::Phase { what: "setup", seconds: t0.elapsed().as_secs_f64() });
     let s = crate::lanczos::run(&mut be, cfg, norm, &mut observer)?;
+    for (what, (seconds, calls)) in &be.profile.ops {
+        observer(Event::Operation { what, seconds: *seconds, calls: *calls });
+    }
     Ok(crate::untranspose(s, transposed))
 }
 
