@@ -129,15 +129,27 @@ impl DistBackend<'_, '_> {
     }
 
     /// The global sum of the ranks' `Xᵀ Y` (`c × k`) left in each rank's `small` (identical on
-    /// every rank: NCCL's all-reduce).
+    /// every rank: NCCL's all-reduce). Past 16 results (the reorthogonalization against tens of
+    /// basis columns) each rank's product is one `dgemm`, as on one GPU: the row-chunked form
+    /// [`GpuBackend::dot_to_small`] takes for up to 256 results ran the R-MAT SVD's
+    /// reorthogonalization at half the one-GPU speed per row.
     fn dot_all(&mut self, x: &DistBlock, x0: usize, c: usize, y: &DistBlock, y0: usize, k: usize) -> Result<()> {
+        let wide = c * k > svd_kernels::MAX_PAIRS as usize;
         for (r, be) in self.ranks.iter_mut().enumerate() {
             be.gpu.bind()?;
             let (xp, yp) = (&x.parts[r], &y.parts[r]);
-            let (xa, ya) = (be.addr(xp, x0), be.addr(yp, y0));
+            let (xa, ya, rows) = (be.addr(xp, x0), be.addr(yp, y0), xp.rows);
+            if wide {
+                be.small(c * k)?;
+                let s = be.small_addr();
+                // SAFETY: columns x0 .. x0 + c and y0 .. y0 + k inside the rank's parts (the
+                // Backend contract), both of `rows` rows; small holds c · k.
+                unsafe { be.gemm(true, c, k, rows, 1.0, xa, rows, ya, rows, 0.0, s, c)? };
+                continue;
+            }
             // SAFETY: columns x0 .. x0 + c and y0 .. y0 + k inside the rank's parts (the Backend
             // contract), both of the rank's row count.
-            unsafe { be.dot_to_small(xp.rows, xa, c, ya, k)? };
+            unsafe { be.dot_to_small(rows, xa, c, ya, k)? };
         }
         let ranks = &self.ranks;
         self.comms.group(|cm| {
