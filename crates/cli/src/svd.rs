@@ -46,7 +46,9 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     }
     let quiet = launch.is_some_and(|e| e.rank > 0);
     let path = &args.input;
-    // Under a launcher each rank reads only its share of the file (`DistCsr::read_ranks`).
+    // Under a launcher each rank reads only its share of the file (`DistCsr::read_ranks`, below);
+    // the whole matrix is then never read here, and this empty one is used by no later step (the
+    // vectors, which would need its shape, were refused above).
     let a: Csr<u32, f64> = if launch.is_some() {
         Csr::try_new(0, 0, vec![0], vec![], vec![])?
     } else {
