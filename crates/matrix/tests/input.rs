@@ -154,3 +154,14 @@ fn shares_of_rows_equal_the_whole_read() {
         }
     }
 }
+
+/// `DistCsr::read_ranks` refuses standard input (it reads twice) and an empty or out-of-world
+/// set of GPUs before reading anything.
+#[test]
+fn distributed_reads_refuse_stdin_and_bad_ranks() {
+    use sptrans_matrix::dist::DistCsr;
+    let stdin = DistCsr::<f64>::read_ranks(std::path::Path::new("-"), &[], 0, 1, None);
+    assert!(matches!(stdin, Err(Error::InvalidParameter { what: "input", .. })));
+    let none = DistCsr::<f64>::read_ranks(std::path::Path::new("no-such.mtx"), &[], 0, 2, None);
+    assert!(matches!(none, Err(Error::InvalidParameter { what: "GPUs", .. })));
+}
