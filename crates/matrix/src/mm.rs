@@ -319,10 +319,10 @@ enum Share {
 }
 
 impl<I: Index, T: Value> Sink<I, T> {
-    /// Room for `need` more entries: grows by doubling, but fallibly (running out of memory is
-    /// an error, not an abort).
-    fn room(&mut self, need: usize) -> Result<()> {
-        if self.row.capacity() - self.row.len() < need {
+    /// Room for one more entry: grows by doubling, but fallibly (running out of memory is an
+    /// error, not an abort).
+    fn room(&mut self) -> Result<()> {
+        if self.row.len() == self.row.capacity() {
             let more = self.row.len().max(1 << 10);
             let bytes = (more * (2 * std::mem::size_of::<I>() + std::mem::size_of::<T>())) as u64;
             let oom = |_| Error::HostMemory { bytes, what: "coordinate entries" };
@@ -331,15 +331,6 @@ impl<I: Index, T: Value> Sink<I, T> {
             self.vals.try_reserve(more).map_err(oom)?;
         }
         Ok(())
-    }
-
-    /// Whether the entry of row `i` is stored.
-    fn keep(&self, i: u64) -> bool {
-        match self.share {
-            Share::All => true,
-            Share::Rows(r0, r1) => i >= r0 && i < r1,
-            Share::Count(_) => false,
-        }
     }
 
     fn push(&mut self, i: u64, j: u64, r: Raw<'_>, no: u64) -> Result<()> {
@@ -352,59 +343,30 @@ impl<I: Index, T: Value> Sink<I, T> {
             return Ok(());
         }
         let v = T::from_raw(r).map_err(|m| perr(no, m))?;
-        if !matches!(self.share, Share::All) {
-            return self.push_share(i, j, v, r, no);
-        }
-        // Dimensions were checked to fit I, so these conversions cannot fail.
-        let (ii, jj) = (I::from_u64(i).unwrap_or_default(), I::from_u64(j).unwrap_or_default());
-        let need = if i != j && self.sym != Symmetry::General { 2 } else { 1 };
-        self.room(need)?;
-        self.row.push(ii);
-        self.col.push(jj);
-        self.vals.push(v);
-        if i != j {
-            let m = match self.sym {
-                Symmetry::General => return Ok(()),
-                Symmetry::Symmetric => v,
-                Symmetry::SkewSymmetric => v.neg(),
-                Symmetry::Hermitian => v.conj(),
-            };
-            self.row.push(jj);
-            self.col.push(ii);
-            self.vals.push(m);
-        } else if self.sym == Symmetry::SkewSymmetric && !raw_is_zero(r) {
-            return Err(perr(no, "skew-symmetric matrix with a nonzero diagonal entry"));
-        } else if self.sym == Symmetry::Hermitian && !raw_imag_is_zero(r) {
-            return Err(perr(no, "hermitian matrix with a non-real diagonal entry"));
-        }
-        Ok(())
-    }
-
-    /// [`Sink::push`] of a partial read: each entry (and its mirror) stored only when its row is
-    /// kept, with its row relative to the share's first, or counted.
-    fn push_share(&mut self, i: u64, j: u64, v: T, r: Raw<'_>, no: u64) -> Result<()> {
-        let first = if let Share::Rows(r0, _) = self.share { r0 } else { 0 };
-        let mirror = match self.sym {
-            _ if i == j => {
-                if self.sym == Symmetry::SkewSymmetric && !raw_is_zero(r) {
-                    return Err(perr(no, "skew-symmetric matrix with a nonzero diagonal entry"));
-                }
-                if self.sym == Symmetry::Hermitian && !raw_imag_is_zero(r) {
-                    return Err(perr(no, "hermitian matrix with a non-real diagonal entry"));
-                }
-                None
+        let mirror = if i == j {
+            if self.sym == Symmetry::SkewSymmetric && !raw_is_zero(r) {
+                return Err(perr(no, "skew-symmetric matrix with a nonzero diagonal entry"));
             }
-            Symmetry::General => None,
-            Symmetry::Symmetric => Some(v),
-            Symmetry::SkewSymmetric => Some(v.neg()),
-            Symmetry::Hermitian => Some(v.conj()),
+            if self.sym == Symmetry::Hermitian && !raw_imag_is_zero(r) {
+                return Err(perr(no, "hermitian matrix with a non-real diagonal entry"));
+            }
+            None
+        } else {
+            match self.sym {
+                Symmetry::General => None,
+                Symmetry::Symmetric => Some(v),
+                Symmetry::SkewSymmetric => Some(v.neg()),
+                Symmetry::Hermitian => Some(v.conj()),
+            }
         };
+        // Every row from 0, or a share's rows, numbered from its first.
+        let (first, end) = if let Share::Rows(r0, r1) = self.share { (r0, r1) } else { (0, u64::MAX) };
         for (a, b, x) in std::iter::once((i, j, v)).chain(mirror.map(|m| (j, i, m))) {
-            if !self.keep(a) {
+            if a < first || a >= end {
                 continue;
             }
-            self.room(1)?;
-            // The share's rows and the columns were checked to fit I.
+            self.room()?;
+            // Dimensions (a share's rows) were checked to fit I, so these conversions cannot fail.
             self.row.push(I::from_u64(a - first).unwrap_or_default());
             self.col.push(I::from_u64(b).unwrap_or_default());
             self.vals.push(x);
@@ -444,11 +406,6 @@ pub fn read_bytes_estimate<I: Index, T: Value>(rows: u64, entries: u64) -> u64 {
 /// matrix whose reading would need more than `limit` bytes of host memory
 /// ([`read_bytes_estimate`]); reservations are fallible throughout.
 fn parse_limited<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>, limit: Option<u64>) -> Result<Coo<I, T>> {
-    parse_limited_share(src, size_hint, limit, Share::All).map(|(c, _)| c)
-}
-
-/// [`parse_limited`] keeping what `share` says; the counts in counting mode.
-fn parse_limited_share<I: Index, T: Value>(src: impl Read, size_hint: Option<u64>, limit: Option<u64>, share: Share) -> Result<(Coo<I, T>, Share)> {
     let mut check = |rows: u64, cols: u64, entries: u64| -> Result<()> {
         let need = read_bytes_estimate::<I, T>(rows, entries);
         match limit {
@@ -456,7 +413,7 @@ fn parse_limited_share<I: Index, T: Value>(src: impl Read, size_hint: Option<u64
             _ => Ok(()),
         }
     };
-    parse_share(src, size_hint, &mut check, share)
+    parse_checked(src, size_hint, &mut check)
 }
 
 /// The reader, with `check(rows, cols, entries)` called right after the size line, before
@@ -470,8 +427,8 @@ fn parse_checked<I: Index, T: Value>(
 }
 
 /// [`parse_checked`] keeping what `share` says: for [`Share::Rows`] a matrix of the share's rows
-/// (`check` then sees the share's row count and the whole file's entries, and `limit`-style
-/// checks should expect a share), for [`Share::Count`] an empty matrix and the counts.
+/// (`check` then sees the share's row count and the whole file's entries), for [`Share::Count`]
+/// an empty matrix and the counts.
 fn parse_share<I: Index, T: Value>(
     src: impl Read,
     size_hint: Option<u64>,
@@ -813,8 +770,8 @@ impl Input {
         let codec = self.codec;
         match self.stream {
             Source::Text(s) => {
-                let (c, share) =
-                    parse_limited_share::<u32, f64>(s, self.size_hint, None, Share::Count(Vec::new())).map_err(|e| compressed_context(e, codec))?;
+                let (c, share) = parse_share::<u32, f64>(s, self.size_hint, &mut |_, _, _| Ok(()), Share::Count(Vec::new()))
+                    .map_err(|e| compressed_context(e, codec))?;
                 let Share::Count(counts) = share else { return Err(Error::InvalidParameter { what: "row counts", msg: "not counted".into() }) };
                 Ok((counts.len() as u64, c.cols(), counts))
             }
@@ -832,8 +789,9 @@ impl Input {
     /// Reads rows `r0 .. r1` only, streaming, as a CSR of `r1 − r0` rows (row `r0` first) and
     /// every column (duplicates summed, columns sorted in each row): one rank's share of a
     /// matrix too large for one host's memory. The file's total entries may pass `u32::MAX`;
-    /// the share's may not. `limit` bounds the host memory of the share (entries counted as
-    /// they come).
+    /// the share's may not. `limit` bounds the host memory of the share, checked once its
+    /// entries are read (the size line gives only the whole file's count), before the CSR is
+    /// built.
     ///
     /// # Errors
     /// As [`parse_reader`]; [`Error::InvalidParameter`] for rows outside the matrix;
@@ -842,7 +800,8 @@ impl Input {
         let codec = self.codec;
         match self.stream {
             Source::Text(s) => {
-                let (c, _) = parse_limited_share::<u32, T>(s, self.size_hint, None, Share::Rows(r0, r1)).map_err(|e| compressed_context(e, codec))?;
+                let (c, _) =
+                    parse_share::<u32, T>(s, self.size_hint, &mut |_, _, _| Ok(()), Share::Rows(r0, r1)).map_err(|e| compressed_context(e, codec))?;
                 let need = read_bytes_estimate::<u32, T>(c.rows(), c.nnz());
                 if let Some(limit) = limit.filter(|&l| need > l) {
                     return Err(Error::MemoryLimit { rows: c.rows(), cols: c.cols(), entries: c.nnz(), need, limit });
