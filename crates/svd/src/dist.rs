@@ -1,7 +1,7 @@
 //! The truncated SVD of a matrix spread over several GPUs by row blocks ([`DistCsr`]), over
 //! NCCL ([`Comms`]): [`svd`].
 //!
-//! The algorithm is the one-GPU one ([`crate::lanczos`]) on a backend whose dense blocks are
+//! The algorithm is the one-GPU one (module `lanczos`) on a backend whose dense blocks are
 //! distributed too: a vector of `A`'s row space (length `rows`) is cut like the matrix
 //! (`row_starts`), one of its column space (length `cols`) in equal parts
 //! ([`sptrans_matrix::dist::even_starts`]; the row starts again for a square matrix). Each rank
@@ -108,8 +108,8 @@ impl DistBackend<'_, '_> {
 
     /// Issues `f(comms, rank, j, s, len, at)` in one NCCL group for every local rank, column
     /// `j < k` and non-empty column part `s` of every global rank (of `len` values): `at` is the
-    /// device address of that part of column `j` in the local rank's product buffer (`j · cols + col_starts[s]`, inside it when
-    /// `k ≤ kcap`).
+    /// device address of that part of column `j` in the local rank's product buffer (`j · cols +
+    /// col_starts[s]`, inside it when `k ≤ kcap`).
     fn per_part(&self, k: usize, mut f: impl FnMut(&Comms, usize, usize, usize, usize, u64) -> gpu_runtime::Result<()>) -> Result<()> {
         let (n, cs) = (self.a_cols, &self.col_starts);
         Ok(self.comms.group(|cm| {
@@ -130,9 +130,10 @@ impl DistBackend<'_, '_> {
 
     /// The global sum of the ranks' `Xᵀ Y` (`c × k`) left in each rank's `small` (identical on
     /// every rank: NCCL's all-reduce). Past 16 results (the reorthogonalization against tens of
-    /// basis columns) each rank's product is one `dgemm`, as on one GPU: the row-chunked form
-    /// [`GpuBackend::dot_to_small`] takes for up to 256 results ran the R-MAT SVD's
-    /// reorthogonalization at half the one-GPU speed per row.
+    /// basis columns) each rank's product is one `dgemm`, as [`GpuBackend::project_out`] does on
+    /// one GPU; against the row-chunked form of [`GpuBackend::dot_to_small`] it measured the same
+    /// on the R-MAT SVD (0.88 against 0.93 s on two H200s, within noise), whose slow
+    /// reorthogonalization came from uneven row parts instead (RESULTS.md).
     fn dot_all(&mut self, x: &DistBlock, x0: usize, c: usize, y: &DistBlock, y0: usize, k: usize) -> Result<()> {
         let wide = c * k > svd_kernels::MAX_PAIRS as usize;
         for (r, be) in self.ranks.iter_mut().enumerate() {
@@ -186,7 +187,7 @@ impl Backend for DistBackend<'_, '_> {
         if k == 0 {
             return Ok(());
         }
-        let (st, f) = (self.starts(data.len() / k.max(1))?.to_vec(), self.first);
+        let (st, f) = (self.starts(data.len() / k)?.to_vec(), self.first);
         let rows = *st.last().unwrap_or(&0);
         for (r, be) in self.ranks.iter_mut().enumerate() {
             let (r0, r1) = (st[f + r], st[f + r + 1]);
