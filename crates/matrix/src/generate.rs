@@ -605,16 +605,37 @@ pub fn text<T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -> Result<
     Spec::Text { docs, terms, per_doc }.build(seed)
 }
 
-fn text_as<I: Index, T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -> Result<Csr<I, T>> {
-    if per_doc == 0 || per_doc > terms {
-        return Err(Error::InvalidParameter { what: "per_doc", msg: format!("{per_doc} terms per document of {terms} terms") });
+/// The bags of words' term law: Zipf with exponent 1.1 over `terms` terms, drawn by inverse
+/// transform of the continuous law on `[1, terms + 1)` (`P(x) ∝ x^-1.1`).
+struct Zipf {
+    terms: u64,
+    /// `(terms + 1)^(1 − s)`.
+    eb: f64,
+}
+
+impl Zipf {
+    const S: f64 = 1.1;
+
+    /// The law for documents of `per_doc` distinct terms of `terms`.
+    fn new(terms: u64, per_doc: u64) -> Result<Self> {
+        if per_doc == 0 || per_doc > terms {
+            return Err(Error::InvalidParameter { what: "per_doc", msg: format!("{per_doc} terms per document of {terms} terms") });
+        }
+        Ok(Self { terms, eb: ((terms + 1) as f64).powf(1.0 - Self::S) })
     }
+
+    /// The term (0-based) of a uniform draw `v` in `[0, 1)`.
+    fn term(&self, v: f64) -> u64 {
+        // 1^(1 − s) = 1 is the lower end.
+        let x = (1.0 + v * (self.eb - 1.0)).powf(1.0 / (1.0 - Self::S));
+        (x as u64).saturating_sub(1).min(self.terms - 1)
+    }
+}
+
+fn text_as<I: Index, T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -> Result<Csr<I, T>> {
+    let zipf = Zipf::new(terms, per_doc)?;
     docs.checked_mul(terms).ok_or(Error::TooLarge { what: "docs * terms", len: u64::MAX, max: u64::MAX })?;
     let mut r = StdRng::seed_from_u64(seed);
-    // Zipf by inverse transform of the continuous law on [1, terms + 1): P(x) ∝ x^-s.
-    let s = 1.1f64;
-    let (a, b) = (1.0f64, (terms + 1) as f64);
-    let (ea, eb) = (a.powf(1.0 - s), b.powf(1.0 - s));
     let mut keys = Vec::new();
     let mut row = Vec::new();
     for d in 0..docs {
@@ -624,8 +645,7 @@ fn text_as<I: Index, T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -
         let mut tries = 0;
         while (row.len() as u64) < len && tries < 20 * len {
             let v: f64 = r.random_range(0.0..1.0);
-            let x = (ea + v * (eb - ea)).powf(1.0 / (1.0 - s));
-            row.push((x as u64).saturating_sub(1).min(terms - 1));
+            row.push(zipf.term(v));
             row.sort_unstable();
             row.dedup();
             tries += 1;
@@ -645,9 +665,7 @@ fn text_as<I: Index, T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -
 /// [`Error::InvalidParameter`] when `per_doc` is 0 or more than `terms`; [`Error::TooLarge`]
 /// past 32-bit sizes.
 pub fn text_hashed<T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -> Result<Csr<u32, T>> {
-    if per_doc == 0 || per_doc > terms {
-        return Err(Error::InvalidParameter { what: "per_doc", msg: format!("{per_doc} terms per document of {terms} terms") });
-    }
+    let zipf = Zipf::new(terms, per_doc)?;
     crate::formats::check_fits::<u32>(docs, terms, docs.saturating_mul(per_doc))?;
     let mix = |mut z: u64| {
         z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -655,15 +673,13 @@ pub fn text_hashed<T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -> 
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     };
-    let s = 1.1f64;
-    let (ea, eb) = (1.0f64, ((terms + 1) as f64).powf(1.0 - s));
+    let zipf = &zipf;
     let row = |d: u64, out: &mut Vec<u32>, vals: &mut Vec<T>| {
         let start = out.len();
         let mut t = 0u64;
         while ((out.len() - start) as u64) < per_doc && t < 20 * per_doc {
             let v = (mix(seed ^ mix(d.wrapping_mul(0x1_0000_0001) ^ t)) >> 11) as f64 / (1u64 << 53) as f64;
-            let x = (ea + v * (eb - ea)).powf(1.0 / (1.0 - s));
-            out.push(((x as u64).saturating_sub(1)).min(terms - 1) as u32);
+            out.push(zipf.term(v) as u32);
             t += 1;
             if (out.len() - start) as u64 == per_doc {
                 out[start..].sort_unstable();
