@@ -674,6 +674,18 @@ pub fn text_hashed<T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -> 
         z ^ (z >> 31)
     };
     let zipf = &zipf;
+    // Sorts the terms from `start` on and drops repeats.
+    let distinct = |out: &mut Vec<u32>, start: usize| {
+        out[start..].sort_unstable();
+        let mut w = start;
+        for k in start..out.len() {
+            if k == start || out[k] != out[w - 1] {
+                out[w] = out[k];
+                w += 1;
+            }
+        }
+        out.truncate(w);
+    };
     let row = |d: u64, out: &mut Vec<u32>, vals: &mut Vec<T>| {
         let start = out.len();
         let mut t = 0u64;
@@ -682,17 +694,11 @@ pub fn text_hashed<T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -> 
             out.push(zipf.term(v) as u32);
             t += 1;
             if (out.len() - start) as u64 == per_doc {
-                out[start..].sort_unstable();
-                let mut w = start;
-                for k in start..out.len() {
-                    if k == start || out[k] != out[w - 1] {
-                        out[w] = out[k];
-                        w += 1;
-                    }
-                }
-                out.truncate(w);
+                distinct(out, start);
             }
         }
+        // The draws may run out with repeats drawn since the last pass.
+        distinct(out, start);
         vals.extend(out[start..].iter().map(|&c| T::from_f64((1 + mix(seed ^ mix(d ^ 0x5eed) ^ c as u64) % 5) as f64)));
     };
     let threads = std::thread::available_parallelism().map_or(1, |p| p.get()) as u64;
