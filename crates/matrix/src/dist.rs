@@ -169,12 +169,7 @@ impl<T: Value + AnyBits> DistCsr<T> {
     /// [`Error::InvalidParameter`] for no GPUs or blocks past `world`; device errors (out of
     /// memory).
     pub fn scatter_ranks(gpus: &[Gpu], first: usize, world: usize, a: &Csr<u32, T>) -> Result<Self> {
-        if gpus.is_empty() || first + gpus.len() > world {
-            return Err(Error::InvalidParameter {
-                what: "GPUs",
-                msg: format!("blocks {first} .. {} of {world}: at least one, within the world", first + gpus.len()),
-            });
-        }
+        check_ranks(gpus, first, world)?;
         let starts = balanced_starts(a.ptr(), world);
         let blocks = upload_blocks(gpus, &starts, first, a, 0)?;
         Self::from_local_blocks(a.rows(), a.cols(), starts, first, blocks)
@@ -199,12 +194,7 @@ impl<T: Value + AnyBits> DistCsr<T> {
                 msg: "a distributed read takes a file (it is read twice), not standard input".into(),
             });
         }
-        if gpus.is_empty() || first + gpus.len() > world {
-            return Err(Error::InvalidParameter {
-                what: "GPUs",
-                msg: format!("blocks {first} .. {} of {world}: at least one, within the world", first + gpus.len()),
-            });
-        }
+        check_ranks(gpus, first, world)?;
         let (rows, cols, counts) = crate::mm::Input::open(path)?.row_counts()?;
         let mut ptr = Vec::with_capacity(counts.len() + 1);
         ptr.push(0u64);
@@ -261,4 +251,16 @@ fn upload_blocks<T: Value + AnyBits>(gpus: &[Gpu], starts: &[u64], first: usize,
         blocks.push(DeviceCsr::upload(gpu, &block)?);
     }
     Ok(blocks)
+}
+
+/// [`Error::InvalidParameter`] unless blocks `first .. first + gpus.len()` are at least one and
+/// within `world`.
+fn check_ranks(gpus: &[Gpu], first: usize, world: usize) -> Result<()> {
+    if gpus.is_empty() || first + gpus.len() > world {
+        return Err(Error::InvalidParameter {
+            what: "GPUs",
+            msg: format!("blocks {first} .. {} of {world}: at least one, within the world", first + gpus.len()),
+        });
+    }
+    Ok(())
 }
