@@ -177,7 +177,7 @@ def test_svds_center_is_pca(gpu_fw):
         assert np.abs(c @ vh.T - u * s).max() <= 1e-8 * ref[0]
 
 
-@pytest.mark.parametrize("format", ["auto", "csr-vector", "merge-path", "hyb", "jds", "csr-adaptive"])
+@pytest.mark.parametrize("format", ["auto", "csr-vector", "merge-path", "hyb", "jds", "sell", "csr-adaptive"])
 @pytest.mark.parametrize("index", [np.int32, np.int64])
 def test_operator_spmv_formats(gpu_fw, format, index):
     a = random_csr(4099, 3001, density=0.003, seed=73, index=index)

@@ -250,7 +250,7 @@ pub struct SpmvArgs {
     /// standard output, the default).
     #[arg(short, long, default_value = "-")]
     pub output: PathBuf,
-    /// Format: auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds,
+    /// Format: auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds, sell,
     /// merge-path (cuSPARSE's, the peers, run under `spmv-bench`).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
     pub format: gpu_spmv::Format,

@@ -17,6 +17,7 @@ pub mod hyb;
 pub mod jds;
 mod launch;
 pub mod scoo;
+pub mod sell;
 pub mod serial;
 
 pub use auto::RowStats;
@@ -60,9 +61,12 @@ pub enum Error {
         /// What is wrong, where.
         reason: String,
     },
-    /// ELL would pad too much: more than [`ell::ELL_MAX_FILL`] slots per nonzero.
-    #[error("ELL would need {slots} slots for {nnz} nonzeros (more than {} per nonzero): the rows are too uneven; use coo, hyb, csr-adaptive or merge-path", ell::ELL_MAX_FILL)]
+    /// ELL or SELL-C-σ would pad too much: more than [`ell::ELL_MAX_FILL`] (ELL) or
+    /// [`sell::SELL_MAX_FILL`] (SELL-C-σ) slots per nonzero.
+    #[error("{format} would need {slots} slots for {nnz} nonzeros (more than {} per nonzero): the rows are too uneven; use coo, hyb, csr-adaptive or merge-path", if *format == "ell" { ell::ELL_MAX_FILL } else { sell::SELL_MAX_FILL })]
     TooMuchPadding {
+        /// `ell` or `sell`.
+        format: &'static str,
         /// Slots (`rows · width`).
         slots: u64,
         /// Nonzeros.
@@ -82,7 +86,7 @@ pub enum Error {
     #[error("spmv: the matrix has no values (a pattern matrix)")]
     NoValues,
     /// A format name that [`Format::from_str`] does not know.
-    #[error("unknown SpMV format `{0}` (auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds, merge-path; cuSPARSE's are the peers of baselines::CuSparseSpmv)")]
+    #[error("unknown SpMV format `{0}` (auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds, sell, merge-path; cuSPARSE's are the peers of baselines::CuSparseSpmv)")]
     UnknownFormat(String),
     /// cuSPARSE could not be loaded (the baseline formats).
     #[error("cuSPARSE is not available: {0}")]
@@ -177,6 +181,11 @@ pub enum Format {
     Scoo,
     /// JDS ([`jds`]): rows sorted by length, jagged diagonals; deterministic.
     Jds,
+    /// SELL-C-σ ([`sell`]): chunks of 32 rows padded to their longest, column-major, rows sorted
+    /// by length inside windows of σ when that saves padding, columns in 16 bits above a chunk's
+    /// base where they fit; a warp per chunk; deterministic. Refused past
+    /// [`sell::SELL_MAX_FILL`] slots per nonzero.
+    Sell,
     /// Merge-path CSR (Merrill & Garland, SC'16): every thread walks the same number of steps
     /// of the merge of row ends with nonzeros, so a row of a million nonzeros is shared by many
     /// threads and empty rows cost a step each. Rows wholly inside one thread's steps are
@@ -188,7 +197,7 @@ pub enum Format {
 impl Format {
     /// Every concrete format, in table order; not [`Format::Auto`] (cuSPARSE's are the peers of
     /// [`baselines::CuSparseSpmv`]).
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::CsrScalar,
         Format::CsrVector,
         Format::CsrAdaptive,
@@ -197,6 +206,7 @@ impl Format {
         Format::Hyb,
         Format::Scoo,
         Format::Jds,
+        Format::Sell,
         Format::MergePath,
     ];
 
@@ -212,22 +222,23 @@ impl Format {
             Format::Hyb => "hyb",
             Format::Scoo => "scoo",
             Format::Jds => "jds",
+            Format::Sell => "sell",
             Format::MergePath => "merge-path",
         }
     }
 
-    /// Whether the plan keeps its own copy of the values (ELL, HYB, SCOO, JDS: converted
+    /// Whether the plan keeps its own copy of the values (ELL, HYB, SCOO, JDS, SELL-C-σ: converted
     /// layouts): then values written into the borrowed CSR after [`Spmv::new`] are not seen by
     /// [`Spmv::apply`]. The other formats read the CSR's values at every product.
     pub fn copies_values(self) -> bool {
-        matches!(self, Format::Ell | Format::Hyb | Format::Scoo | Format::Jds)
+        matches!(self, Format::Ell | Format::Hyb | Format::Scoo | Format::Jds | Format::Sell)
     }
 
     /// Whether the same inputs give the same bits on every run, for any matrix (CSR-adaptive
     /// also is when no row is longer than [`spmv_kernels::ADAPTIVE_LONG`], HYB when nothing
     /// overflows to COO).
     pub fn is_deterministic(self) -> bool {
-        matches!(self, Format::CsrScalar | Format::CsrVector | Format::Ell | Format::Jds)
+        matches!(self, Format::CsrScalar | Format::CsrVector | Format::Ell | Format::Jds | Format::Sell)
     }
 }
 
@@ -259,6 +270,7 @@ enum Data<T: SpmvValue> {
     Hyb(hyb::DeviceHyb<T>),
     Scoo(scoo::DeviceScoo<T>),
     Jds(jds::DeviceJds<T>),
+    Sell(sell::DeviceSell<T>),
 }
 
 /// COO's rows: 32-bit, or 16 bits a nonzero above a 32-bit base row per chunk of
@@ -317,11 +329,11 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
     /// Borrows `a` and converts it to `format` on the GPU with the primitives (transient
     /// workspace); [`Format::Auto`] first measures the row lengths ([`RowStats`]) and picks
     /// with [`Format::choose`]. Conversions that size their arrays from the data (CSR-adaptive,
-    /// ELL, HYB, SCOO, JDS, and COO's row width) read a few words back, synchronizing the
+    /// ELL, HYB, SCOO, JDS, SELL-C-σ, and COO's row width) read a few words back, synchronizing the
     /// stream; [`Spmv::apply`] never does.
     ///
     /// # Errors
-    /// [`Error::NoValues`] for a pattern matrix; [`Error::TooMuchPadding`] for ELL on uneven
+    /// [`Error::NoValues`] for a pattern matrix; [`Error::TooMuchPadding`] for ELL or SELL-C-σ on uneven
     /// rows; cuSPARSE errors for the baselines; module loading, out of memory. The matrix is
     /// borrowed: an error leaves it with the caller.
     pub fn new(gpu: &Gpu, a: DeviceCsrView<'a, T>, format: Format) -> Result<Self> {
@@ -354,6 +366,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
             Format::Hyb => Data::Hyb(hyb::DeviceHyb::convert(gpu, &k, &a)?),
             Format::Scoo => Data::Scoo(scoo::DeviceScoo::convert(gpu, &k, &a, None)?),
             Format::Jds => Data::Jds(jds::DeviceJds::convert(gpu, &k, &a)?),
+            Format::Sell => Data::Sell(sell::DeviceSell::convert(gpu, &k, &a, sell::SellOptions::default())?),
             Format::CsrScalar | Format::CsrVector | Format::Auto => Data::Csr,
         };
         Ok(Self { gpu: gpu.clone(), k, format, stats, a, data })
@@ -401,6 +414,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
             (Data::Hyb(h), _) => h.footprint_bytes(),
             (Data::Scoo(s), _) => s.footprint_bytes(),
             (Data::Jds(j), _) => j.footprint_bytes(),
+            (Data::Sell(s), _) => s.footprint_bytes(),
         }
     }
 
@@ -446,6 +460,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
             (_, Data::Hyb(h)) => unsafe { h.apply(gpu, k, alpha, xp, beta, yp) },
             (_, Data::Scoo(s)) => unsafe { s.apply(gpu, k, alpha, xp, beta, yp) },
             (_, Data::Jds(j)) => unsafe { j.apply(gpu, k, alpha, xp, beta, yp) },
+            (_, Data::Sell(s)) => unsafe { s.apply(gpu, k, alpha, xp, beta, yp) },
             _ => Err(Error::Runtime(gpu_runtime::Error::Internal("SpMV plan without its format's data"))),
         }
     }

@@ -10,6 +10,7 @@ use gpu_spmv::ell::{DeviceEll, Ell};
 use gpu_spmv::hyb::{DeviceHyb, Hyb};
 use gpu_spmv::jds::{DeviceJds, Jds};
 use gpu_spmv::scoo::{DeviceScoo, Scoo};
+use gpu_spmv::sell::{DeviceSell, Sell, SellOptions, SELL_MAX_FILL, SELL_SIGMA};
 use gpu_spmv::{serial, Error, Format, RowStats, Spmv, SpmvValue};
 use gpu_testkit::{gpu_test, max_len, rng, Gpu, POISON_BYTE};
 use rand::rngs::StdRng;
@@ -64,20 +65,39 @@ fn check<T: SpmvValue>(gpu: &Gpu, plan: &mut Spmv<T>, a: &Csr<u32, T>, alpha: T,
     got
 }
 
-/// The plan, or `None` when ELL refuses a matrix whose padding is indeed past the limit.
+/// The plan, or `None` when ELL or SELL-C-σ refuses a matrix whose padding is indeed past the
+/// limit (the twin refusing it too, for the same count of slots).
 fn plan_or_refusal<'a, T: SpmvValue>(gpu: &Gpu, da: &'a DeviceCsr<T>, a: &Csr<u32, T>, format: Format, name: &str) -> Option<Spmv<'a, T>> {
     match Spmv::new(gpu, da.view(), format) {
         Ok(plan) => Some(plan),
-        Err(Error::TooMuchPadding { slots, nnz }) if format == Format::Ell => {
+        Err(Error::TooMuchPadding { format: "ell", slots, nnz }) if format == Format::Ell => {
             let width = a.ptr().windows(2).map(|w| (w[1] - w[0]) as u64).max().unwrap_or(0);
             assert_eq!(slots, a.rows() * width, "{name}");
             assert!(slots > gpu_spmv::ell::ELL_MAX_FILL * nnz.max(1), "{name}: refused within the limit");
             assert!(Ell::from_csr(a).is_err());
             None
         }
+        Err(Error::TooMuchPadding { format: "sell", slots, nnz }) if format == Format::Sell => {
+            assert!(slots > SELL_MAX_FILL * nnz.max(a.rows().div_ceil(32) * 32), "{name}: refused within the limit");
+            match Sell::from_csr(a, SellOptions::default()) {
+                Err(Error::TooMuchPadding { slots: s, .. }) => assert_eq!(s, slots, "{name}: the twin's slots"),
+                other => panic!("{name}: the GPU refused SELL-C-σ, the twin gave {:?}", other.map(|s| s.footprint_bytes())),
+            }
+            None
+        }
         Err(e) => panic!("{name} {format}: {e}"),
     }
 }
+
+/// SELL-C-σ built four ways: σ chosen, rows in order, sorted in windows of 32 and 1024, and σ
+/// chosen without 16-bit columns.
+const SELL_WAYS: [SellOptions; 5] = [
+    SellOptions { sigma: None, compress: true },
+    SellOptions { sigma: Some(1), compress: true },
+    SellOptions { sigma: Some(32), compress: true },
+    SellOptions { sigma: Some(1024), compress: true },
+    SellOptions { sigma: None, compress: false },
+];
 
 fn every_format<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
     let mut cases = 0;
@@ -209,6 +229,21 @@ fn conversions<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
             }
             let b = DeviceRowBlocks::from_csr(gpu, &da).unwrap();
             assert_eq!(b.download(gpu).unwrap(), RowBlocks::from_csr(&a), "{name}: row blocks");
+            for o in SELL_WAYS {
+                match (DeviceSell::from_csr(gpu, &da, o), Sell::from_csr(&a, o)) {
+                    (Ok(d), Ok(h)) => {
+                        assert_eq!(d.download(gpu).unwrap(), h, "{name}: sell {o:?}");
+                        assert_eq!(d.footprint_bytes(), h.footprint_bytes());
+                        assert_eq!(d.sigma(), h.sigma());
+                        assert_eq!(d.slots(), h.val().len() as u64);
+                        assert_eq!(d.index_bytes(), 4 * h.idx().len() as u64);
+                    }
+                    (Err(Error::TooMuchPadding { slots: p, .. }), Err(Error::TooMuchPadding { slots: q, .. })) => {
+                        assert_eq!(p, q, "{name}: sell {o:?}")
+                    }
+                    (d, h) => panic!("{name}: sell {o:?}: GPU {:?} vs twin {:?}", d.err(), h.err()),
+                }
+            }
             cases += 1;
         }
     }
@@ -270,6 +305,13 @@ fn format_twins_match_the_csr_twin() {
                 assert_eq!(run(&|y| e.spmv(alpha, &x, beta, y)), want, "{name}: ell");
             }
             assert_eq!(run(&|y| Jds::from_csr(&a).spmv(alpha, &x, beta, y)), want, "{name}: jds");
+            for o in SELL_WAYS {
+                match Sell::from_csr(&a, o) {
+                    Ok(sell) => assert_eq!(run(&|y| sell.spmv(alpha, &x, beta, y)), want, "{name}: sell {o:?}"),
+                    Err(Error::TooMuchPadding { slots, nnz, .. }) => assert!(slots > SELL_MAX_FILL * nnz.max(a.rows().div_ceil(32) * 32), "{name}"),
+                    Err(e) => panic!("{name}: sell {o:?}: {e}"),
+                }
+            }
             let hyb = Hyb::from_csr(&a);
             serial::within(&run(&|y| hyb.spmv(alpha, &x, beta, y)), &want, &bound).unwrap_or_else(|e| panic!("{name}: hyb {e}"));
             for s in [32, 1024] {
@@ -308,10 +350,105 @@ fn host_types_refuse_bad_layouts() {
     assert!(matches!(Scoo::<f64>::try_new(3, 2, 3, vec![0, 3], vec![0; 3], vec![0; 3], vec![1.0; 3]), Err(Error::Invalid { .. })));
     let e = Ell::<f64>::try_new(1, 2, 1, vec![0], vec![1.0]).unwrap();
     assert!(matches!(Hyb::try_new(e, vec![1], vec![0], vec![1.0]), Err(Error::Invalid { format: "hyb", .. })));
-    // ELL refuses a dense row over many short ones.
+    // ELL and SELL-C-σ refuse a dense row over many short ones.
     let a = generate::dense_row::<f64>(1000, 5000, 6000, 1).unwrap();
-    assert!(matches!(Ell::from_csr(&a), Err(Error::TooMuchPadding { .. })));
+    assert!(matches!(Ell::from_csr(&a), Err(Error::TooMuchPadding { format: "ell", .. })));
+    assert!(matches!(Sell::from_csr(&a, SellOptions::default()), Err(Error::TooMuchPadding { format: "sell", .. })));
+    // SELL-C-σ: one chunk of two rows (columns 5, 7 | 6), width 2, 16-bit above base 5.
+    let pad16 = spmv_kernels::SELL_PAD16 as u32;
+    let mut words = vec![0u32; 32];
+    let narrow = |w: &mut Vec<u32>, e: usize, h: u32| w[e / 2] |= h << (16 * (e % 2));
+    for (e, h) in [(0, 0), (1, 1), (32, 2), (33, pad16)].into_iter().chain((2..32).flat_map(|l| [(l, pad16), (32 + l, pad16)])) {
+        narrow(&mut words, e, h);
+    }
+    let (vals, wptr, iptr, base) = (vec![1.0f64; 64], vec![0u32, 2], vec![0u32, 2], vec![5u32]);
+    assert!(Sell::try_new(2, 8, 1, vec![], wptr.clone(), iptr.clone(), base.clone(), words.clone(), vals.clone()).is_ok());
+    let bad = |r: Result<Sell<f64>, Error>| assert!(matches!(r, Err(Error::Invalid { format: "sell", .. })));
+    // Column 5 + 2 = 7 is not below 7 columns.
+    bad(Sell::try_new(2, 7, 1, vec![], wptr.clone(), iptr.clone(), base.clone(), words.clone(), vals.clone()));
+    // σ = 1 with a permutation; σ = 48; a permutation outside its window of 32.
+    bad(Sell::try_new(2, 8, 1, vec![1, 0], wptr.clone(), iptr.clone(), base.clone(), words.clone(), vals.clone()));
+    bad(Sell::try_new(2, 8, 48, vec![1, 0], wptr.clone(), iptr.clone(), base.clone(), words.clone(), vals.clone()));
+    assert!(Sell::try_new(2, 8, 32, vec![1, 0], wptr.clone(), iptr.clone(), base.clone(), words.clone(), vals.clone()).is_ok());
+    // Index units neither the width nor twice it; too few values.
+    bad(Sell::try_new(2, 8, 1, vec![], wptr.clone(), vec![0, 3], base.clone(), vec![0; 48], vals.clone()));
+    bad(Sell::try_new(2, 8, 1, vec![], wptr.clone(), iptr.clone(), base.clone(), words.clone(), vec![1.0; 63]));
+    // An entry after padding (lane 1: padding, then column 5 + 1).
+    let mut after = words.clone();
+    narrow(&mut after, 1, 0);
+    after[0] = (pad16 << 16) | after[0] & 0xffff;
+    after[16] = (1 << 16) | after[16] & 0xffff;
+    bad(Sell::try_new(2, 8, 1, vec![], wptr.clone(), iptr.clone(), base.clone(), after, vals.clone()));
+    // A slot past the last row (lane 2) that is not padding.
+    let mut past = words.clone();
+    past[1] &= 0xffff_0000;
+    bad(Sell::try_new(2, 8, 1, vec![], wptr, iptr, base, past, vals));
+    assert!(matches!(Sell::<f64>::from_csr(&a, SellOptions { sigma: Some(0), compress: true }), Err(Error::Invalid { format: "sell", .. })));
+    assert!(matches!(Sell::<f64>::from_csr(&a, SellOptions { sigma: Some(100), compress: true }), Err(Error::Invalid { format: "sell", .. })));
 }
+
+/// SELL-C-σ's choices on known structures: a 3D Laplacian keeps its rows in order (every chunk
+/// equally wide) and stores every chunk's columns in 16 bits, so a nonzero costs its value and 2
+/// bytes plus the chunks' few words; R-MAT rows are uneven, so σ = [`SELL_SIGMA`] sorts them and
+/// they fit under the limit, where in order they pad past the limit; a chunk spanning 2^16 − 1 columns stays narrow, 2^16 does not.
+#[test]
+fn sell_sorts_and_compresses_where_it_pays() {
+    let lap = generate::laplacian_3d::<f64>(40).unwrap();
+    let s = Sell::from_csr(&lap, SellOptions::default()).unwrap();
+    assert_eq!(s.sigma(), 1);
+    assert!(s.perm().is_empty());
+    assert_eq!(s.narrow_chunks(), s.base().len());
+    let per_nz = s.footprint_bytes() as f64 / lap.nnz() as f64;
+    assert!(per_nz < 10.0 * 1.1, "{per_nz} bytes a nonzero");
+    let wide = Sell::from_csr(&lap, SellOptions { sigma: None, compress: false }).unwrap();
+    assert_eq!(wide.narrow_chunks(), 0);
+    assert_eq!(wide.idx().len(), 2 * s.idx().len());
+    let rmat = generate::rmat::<f64>(14, 100_000, 0.57, 0.19, 0.19, 1).unwrap();
+    let sorted = Sell::from_csr(&rmat, SellOptions::default()).unwrap();
+    assert_eq!(sorted.sigma(), SELL_SIGMA);
+    let fill = sorted.val().len() as f64 / rmat.nnz() as f64;
+    assert!(fill < SELL_MAX_FILL as f64, "{fill} slots a nonzero sorted");
+    // In order, the same rows pad past the limit.
+    match Sell::from_csr(&rmat, SellOptions { sigma: Some(1), compress: true }) {
+        Err(Error::TooMuchPadding { format: "sell", slots, .. }) => assert!(slots > SELL_MAX_FILL * rmat.nnz()),
+        other => panic!("{:?}", other.map(|s| s.val().len())),
+    }
+    for (span, narrow) in [(65_534u32, 1), (65_535, 0), (10, 1)] {
+        let a = Csr::try_new(2, span as u64 + 1, vec![0u32, 1, 2], vec![0, span], vec![1.0f64, 2.0]).unwrap();
+        assert_eq!(Sell::from_csr(&a, SellOptions::default()).unwrap().narrow_chunks(), narrow, "span {span}");
+    }
+}
+
+// The 16-bit boundary on the GPU: chunks spanning 2^16 − 2, 2^16 − 1 and 2^16 columns give the
+// twin's arrays and product.
+gpu_test!(fn sell_columns_in_16_or_32_bits(gpu) {
+    let (mut r, _seed) = rng();
+    for span in [65_534u32, 65_535, 65_536, 3] {
+        let rows = 70u64;
+        let ptr: Vec<u32> = (0..=rows as u32).map(|i| 2 * i).collect();
+        let idx: Vec<u32> = (0..rows as u32).flat_map(|i| [i % 2, span - (i % 3)]).collect();
+        let vals = random_vec::<f64>(&mut r, idx.len());
+        let a = Csr::try_new(rows, span as u64 + 1, ptr, idx, vals).unwrap();
+        let da = DeviceCsr::upload(gpu, &a).unwrap();
+        let d = DeviceSell::from_csr(gpu, &da, SellOptions::default()).unwrap();
+        assert_eq!(d.download(gpu).unwrap(), Sell::from_csr(&a, SellOptions::default()).unwrap(), "span {span}");
+        let mut plan = Spmv::new(gpu, da.view(), Format::Sell).unwrap();
+        let x = random_vec::<f64>(&mut r, a.cols() as usize);
+        let y0 = random_vec::<f64>(&mut r, rows as usize);
+        check(gpu, &mut plan, &a, 1.5, &x, 0.0, &y0, &format!("sell span {span}"));
+        // The device type's own product, rows in order and sorted, and its length checks.
+        for sigma in [1, 32] {
+            let d = DeviceSell::from_csr(gpu, &da, SellOptions { sigma: Some(sigma), compress: true }).unwrap();
+            let (dx, mut dy) = (gpu.upload(&x).unwrap(), gpu.upload(&y0).unwrap());
+            d.multiply(gpu, -0.5, &dx, 2.0, &mut dy).unwrap();
+            let mut want = y0.clone();
+            serial::spmv(&a, -0.5, &x, 2.0, &mut want);
+            assert_eq!(gpu.download(&dy).unwrap(), want, "span {span}, σ {sigma}: not the CSR twin's bits");
+            let short = gpu.alloc::<f64>(x.len() - 1).unwrap();
+            assert!(matches!(d.multiply(gpu, 1.0, &short, 0.0, &mut dy), Err(Error::LengthMismatch { what: "x", .. })));
+        }
+    }
+});
 
 #[test]
 fn auto_picks_by_row_statistics() {

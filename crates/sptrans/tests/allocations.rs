@@ -37,7 +37,7 @@ gpu_test!(fn hot_calls_allocate_nothing_after_the_plan(gpu) {
 
     let x = gpu.upload(&vec![1.0f64; a.cols() as usize]).unwrap();
     let mut y = gpu.alloc::<f64>(a.rows() as usize).unwrap();
-    for format in [Format::Auto, Format::CsrScalar, Format::CsrVector, Format::CsrAdaptive, Format::Coo, Format::Hyb, Format::Scoo, Format::Jds, Format::MergePath] {
+    for format in [Format::Auto, Format::CsrScalar, Format::CsrVector, Format::CsrAdaptive, Format::Coo, Format::Hyb, Format::Scoo, Format::Jds, Format::Sell, Format::MergePath] {
         let mut plan = Spmv::new(gpu, da.view(), format).unwrap();
         steady(gpu, &format!("spmv {format}"), || plan.apply(1.0, &x, 0.5, &mut y).unwrap());
     }

@@ -173,3 +173,29 @@ pub fn sum_u32(v: u32) -> u32 {
     }
     s
 }
+
+/// Largest `v` over the lanes of a full warp, in every lane (`log2(32)` `shfl.bfly` steps). All
+/// 32 lanes must call it. CC 3.0+.
+#[inline(always)]
+pub fn max_u32(v: u32) -> u32 {
+    let mut s = v;
+    let mut m = 16;
+    while m > 0 {
+        s = s.max(shfl_xor_sync(FULL_MASK, s, m));
+        m /= 2;
+    }
+    s
+}
+
+/// Smallest `v` over the lanes of a full warp, in every lane (`log2(32)` `shfl.bfly` steps). All
+/// 32 lanes must call it. CC 3.0+.
+#[inline(always)]
+pub fn min_u32(v: u32) -> u32 {
+    let mut s = v;
+    let mut m = 16;
+    while m > 0 {
+        s = s.min(shfl_xor_sync(FULL_MASK, s, m));
+        m /= 2;
+    }
+    s
+}

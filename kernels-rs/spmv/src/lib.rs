@@ -21,6 +21,9 @@
 //! - `hyb.rs`: ELL-COO / HYB (ELL of a chosen width, COO for the overflow; the COO part is
 //!   added atomically by `spmv_coo`).
 //! - `jds.rs`: JDS (rows sorted by length, jagged diagonals column-major; thread per sorted row).
+//! - `sell.rs`: SELL-C-σ (chunks of [`SELL_C`] rows, each padded to its longest and stored
+//!   column-major, rows sorted by length inside windows of σ; a chunk's columns in 16 bits above
+//!   a base column where they fit; a warp per chunk, a lane per row) and its conversion.
 //! - `scoo.rs`: sliced COO (slices of rows accumulated in shared memory, several lanes per row).
 //! - `adaptive.rs`: CSR-adaptive (row blocks: CSR-stream for runs of short rows, a block for one
 //!   row, pieces with atomics for very long rows).
@@ -29,7 +32,7 @@
 //! - `convert.rs`: conversion helpers (row lengths with their maximum, the identity
 //!   permutation).
 //!
-//! CSR-scalar, CSR-vector, ELL and JDS use no atomics: the same bits every run (ELL and JDS sum
+//! CSR-scalar, CSR-vector, ELL, JDS and SELL-C-σ use no atomics: the same bits every run (ELL, JDS and SELL-C-σ sum
 //! each row in CSR order, so they match CSR-scalar bit for bit). CSR-adaptive is deterministic
 //! except for rows longer than [`ADAPTIVE_LONG`]; COO, HYB (its COO part), SCOO and merge-path
 //! are not.
@@ -67,6 +70,39 @@ const _: () = assert!(COO_CHUNK % (32 * COO_VT as u64) == 0, "COO_CHUNK is a mul
 
 /// The column index of ELL padding (never a real column: columns are below `cols ≤ u32::MAX`).
 pub const ELL_PAD: u32 = u32::MAX;
+
+/// SELL-C-σ: rows per chunk (`C`), one warp: a chunk's rows are padded to its longest and stored
+/// column-major, so lane `l` of a warp reads slot `j` of the chunk's row `l` beside its
+/// neighbours'.
+pub const SELL_C: u64 = 32;
+/// SELL-C-σ: the 16-bit column offset of padding in a chunk whose columns are stored in 16 bits
+/// above its base column (32-bit chunks pad with [`ELL_PAD`]).
+pub const SELL_PAD16: u16 = u16::MAX;
+
+/// SELL-C-σ: whether a chunk of `width` slots a row whose columns run from `lo` to `hi` stores
+/// them in 16 bits above `lo` (every offset below [`SELL_PAD16`]); a chunk without entries does
+/// not.
+///
+/// ```
+/// assert!(spmv_kernels::sell_narrow(3, 100, 100 + 65_534));
+/// assert!(!spmv_kernels::sell_narrow(3, 100, 100 + 65_535));
+/// assert!(!spmv_kernels::sell_narrow(0, u32::MAX, 0));
+/// ```
+#[inline(always)]
+pub fn sell_narrow(width: u32, lo: u32, hi: u32) -> bool {
+    width > 0 && hi >= lo && hi - lo < SELL_PAD16 as u32
+}
+
+/// SELL-C-σ: a chunk's index storage in units of 16 words (64 bytes): `width` for 16-bit
+/// columns (32 · 2 bytes a slot row), `2 · width` for 32-bit ones.
+#[inline(always)]
+pub fn sell_index_units(width: u32, narrow: bool) -> u32 {
+    if narrow {
+        width
+    } else {
+        2 * width
+    }
+}
 
 /// CSR-adaptive: rows starting in one chunk of this many nonzeros (and each at most this long)
 /// form a row block.
@@ -209,5 +245,7 @@ mod hyb;
 mod jds;
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod scoo;
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod sell;
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod term;

@@ -26,7 +26,7 @@ pub struct Ell<T> {
 pub(crate) fn check_padding(rows: u64, width: u64, nnz: u64) -> Result<()> {
     let slots = rows.saturating_mul(width);
     if slots > ELL_MAX_FILL * nnz.max(1) {
-        return Err(Error::TooMuchPadding { slots, nnz });
+        return Err(Error::TooMuchPadding { format: "ell", slots, nnz });
     }
     Ok(())
 }

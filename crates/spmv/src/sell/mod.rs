@@ -1,0 +1,237 @@
+//! SELL-C-σ (Kreutzer, Hager, Wellein, Fehske & Bishop, SIAM J. Sci. Comput. 2014): chunks of
+//! 32 rows (one warp, a lane a row), each chunk padded to its longest row and stored
+//! column-major, rows sorted by decreasing length inside windows of σ rows so that a chunk's rows
+//! are alike. ELL's coalesced reads without ELL's global padding, and without JDS's one thread
+//! per row over the whole diagonal list. A chunk whose columns span fewer than 2^16 stores them
+//! in 16 bits above its smallest (2 bytes a slot less to read; exact). Deterministic, the same
+//! bits as CSR-scalar. Refused past [`SELL_MAX_FILL`] slots per nonzero (one very long row among
+//! short ones).
+mod serial;
+
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use gpu_runtime::{Gpu, Kernel};
+use spmv_kernels::SELL_C;
+use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
+
+pub use serial::{Sell, SellOptions, SELL_MAX_FILL, SELL_SIGMA, SELL_SORT_ABOVE};
+
+use crate::launch::{grid, Kernels};
+use crate::{convert, Result, SpmvValue};
+
+/// A SELL-C-σ matrix on the GPU (see [`Sell`] for the layout); fields private, built only by
+/// conversion from a valid CSR.
+pub struct DeviceSell<T: SpmvValue> {
+    rows: u64,
+    cols: u64,
+    sigma: u32,
+    perm: Option<CudaSlice<u32>>,
+    wptr: CudaSlice<u32>,
+    iptr: CudaSlice<u32>,
+    base: CudaSlice<u32>,
+    idx: CudaSlice<u32>,
+    val: CudaSlice<T>,
+    words: u64,
+    slots: u64,
+    product: Kernel,
+}
+
+impl<T: SpmvValue> DeviceSell<T> {
+    /// Converts on the GPU: each chunk's width and column range (a warp per chunk), their scans
+    /// (`gpu-scan`); when σ > 1 the rows first sorted by decreasing length inside their windows
+    /// (`gpu-segsort`, stable); then a warp per chunk writes its slots. Reads a few totals back
+    /// (synchronizes).
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] for a σ that is neither 1 nor a multiple of 32;
+    /// [`crate::Error::TooMuchPadding`] past [`SELL_MAX_FILL`]; [`crate::Error::NoValues`]; out
+    /// of memory, launch errors.
+    pub fn from_csr(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, options: SellOptions) -> Result<Self> {
+        Self::convert(gpu, &Kernels::load::<T>(gpu)?, &a.csr_view(), options)
+    }
+
+    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, options: SellOptions) -> Result<Self> {
+        options.check()?;
+        let vals = a.vals().ok_or(crate::Error::NoValues)?;
+        let (rows, nnz) = (a.rows(), a.nnz());
+        let chunks = rows.div_ceil(SELL_C);
+        let mut wcount = gpu.alloc_zeros::<u32>(chunks as usize + 1)?;
+        let mut icount = gpu.alloc_zeros::<u32>(chunks as usize + 1)?;
+        let mut base = gpu.alloc_zeros::<u32>(chunks.max(1) as usize)?;
+        let stream = gpu.stream().clone();
+        let shapes = |perm: u64, wcount: &mut CudaSlice<u32>, icount: &mut CudaSlice<u32>, base: &mut CudaSlice<u32>| -> Result<()> {
+            if chunks > 0 {
+                // SAFETY: spmv_sell_chunks(rows, ptr, idx, perm, narrow, wcount, icount, base): a
+                // valid CSR; perm null or a permutation of its rows; the outputs hold chunks
+                // entries; blocks of NT (whole warps).
+                unsafe {
+                    k.sell_chunks
+                        .args(&stream)
+                        .arg(&rows)
+                        .arg(a.ptr())
+                        .arg(a.idx())
+                        .arg(&perm)
+                        .arg(&(options.compress as u32))
+                        .arg(wcount)
+                        .arg(icount)
+                        .arg(base)
+                        .launch(grid(gpu, chunks * SELL_C))?
+                };
+            }
+            Ok(())
+        };
+        shapes(0, &mut wcount, &mut icount, &mut base)?;
+        let (mut wptr, mut widths) = convert::exclusive_scan(gpu, &wcount)?;
+        let sigma = options.sigma_for(SELL_C * widths as u64, nnz);
+        let mut perm = None;
+        if sigma > 1 && rows > 0 {
+            let (_, max) = convert::row_lengths(gpu, k, a, false)?;
+            let (mut keys, mut order) = (gpu.alloc::<u32>(rows as usize)?, gpu.alloc::<u32>(rows as usize)?);
+            // SAFETY: spmv_jds_keys(rows, ptr, max, keys, perm): lengths ≤ max; both hold rows.
+            unsafe { k.jds_keys.args(&stream).arg(&rows).arg(a.ptr()).arg(&max).arg(&mut keys).arg(&mut order).launch(grid(gpu, rows))? };
+            if max > 0 {
+                let mut windows: Vec<u32> = (0..rows).step_by(sigma as usize).map(|r| r as u32).collect();
+                windows.push(rows as u32);
+                let windows = gpu.upload(&windows)?;
+                gpu_segsort::Segsort::new(gpu)?.sort_segments(&windows, &mut keys, &mut order)?;
+            }
+            let p = order.device_ptr(&stream).0;
+            shapes(p, &mut wcount, &mut icount, &mut base)?;
+            (wptr, widths) = convert::exclusive_scan(gpu, &wcount)?;
+            perm = Some(order);
+        }
+        let slots = SELL_C * widths as u64;
+        serial::check_slots(rows, slots, 2 * widths as u64, nnz)?;
+        let (iptr, units) = convert::exclusive_scan(gpu, &icount)?;
+        drop((wcount, icount));
+        let words = 16 * units as u64;
+        let mut idx = gpu.alloc::<u32>(words.max(1) as usize)?;
+        let mut val = gpu.alloc::<T>(slots.max(1) as usize)?;
+        if slots > 0 {
+            let p = perm.as_ref().map_or(0, |p| p.device_ptr(&stream).0);
+            // SAFETY: spmv_sell_fill_T(rows, ptr, idx, vals, perm, wptr, iptr, base, sidx, sval):
+            // the CSR, the permutation the shapes were measured over, their scans; idx holds
+            // 16 · units words and val 32 · widths slots; blocks of NT (whole warps).
+            unsafe {
+                k.sell_fill
+                    .args(&stream)
+                    .arg(&rows)
+                    .arg(a.ptr())
+                    .arg(a.idx())
+                    .arg(vals)
+                    .arg(&p)
+                    .arg(&wptr)
+                    .arg(&iptr)
+                    .arg(&base)
+                    .arg(&mut idx)
+                    .arg(&mut val)
+                    .launch(grid(gpu, chunks * SELL_C))?
+            };
+        }
+        Ok(Self { rows, cols: a.cols(), sigma, perm, wptr, iptr, base, idx, val, words, slots, product: k.sell.clone() })
+    }
+
+    /// σ (1: rows in order, no permutation).
+    pub fn sigma(&self) -> u32 {
+        self.sigma
+    }
+
+    /// Slots, padding included (`32 ·` the chunks' widths).
+    pub fn slots(&self) -> u64 {
+        self.slots
+    }
+
+    /// Bytes of the column storage (2 a slot in 16-bit chunks, 4 in the others).
+    pub fn index_bytes(&self) -> u64 {
+        4 * self.words
+    }
+
+    /// Bytes (as [`Sell::footprint_bytes`]).
+    pub fn footprint_bytes(&self) -> u64 {
+        let perm = if self.sigma > 1 { self.rows } else { 0 };
+        serial::footprint::<T>(perm, self.rows.div_ceil(SELL_C), self.words, self.slots)
+    }
+
+    /// Copies to the host type (validated).
+    ///
+    /// # Errors
+    /// Driver errors; [`crate::Error::Invalid`] would mean a conversion bug.
+    pub fn download(&self, gpu: &Gpu) -> Result<Sell<T>> {
+        let chunks = self.rows.div_ceil(SELL_C) as usize;
+        let perm = match &self.perm {
+            Some(p) => convert::download_prefix(gpu, p, self.rows as usize)?,
+            None => vec![],
+        };
+        Sell::try_new(
+            self.rows,
+            self.cols,
+            self.sigma,
+            perm,
+            gpu.download(&self.wptr)?,
+            gpu.download(&self.iptr)?,
+            convert::download_prefix(gpu, &self.base, chunks)?,
+            convert::download_prefix(gpu, &self.idx, self.words as usize)?,
+            convert::download_prefix(gpu, &self.val, self.slots as usize)?,
+        )
+    }
+
+    /// `y = alpha · A · x + beta · y` on `gpu`'s stream (a handle on the context it was
+    /// converted on), without synchronizing: for products of a variant built with its own
+    /// [`SellOptions`] ([`crate::Spmv`] with [`crate::Format::Sell`] builds the default one).
+    ///
+    /// # Errors
+    /// [`crate::Error::LengthMismatch`] when `x` is not `cols` long or `y` not `rows` long;
+    /// launch errors.
+    pub fn multiply(&self, gpu: &Gpu, alpha: T, x: &impl DevicePtr<T>, beta: T, y: &mut impl DevicePtrMut<T>) -> Result<()> {
+        crate::check_vectors(self.rows, self.cols, x.len(), y.len())?;
+        let stream = gpu.stream().clone();
+        let (xp, _x) = x.device_ptr(&stream);
+        let (yp, _y) = y.device_ptr_mut(&stream);
+        // SAFETY: x holds cols values and y rows (checked).
+        unsafe { self.launch(gpu, &self.product, alpha, xp, beta, yp) }
+    }
+
+    /// `y = alpha · A · x + beta · y`.
+    ///
+    /// # Safety
+    /// `x` holds `cols` values and `y` `rows` (device addresses on `gpu`'s stream).
+    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+        // SAFETY: forwarded.
+        unsafe { self.launch(gpu, &k.sell, alpha, x, beta, y) }
+    }
+
+    /// # Safety
+    /// As [`DeviceSell::apply`]; `product` is `spmv_sell_T`.
+    unsafe fn launch(&self, gpu: &Gpu, product: &Kernel, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let stream = gpu.stream().clone();
+        let (w, _w) = self.wptr.device_ptr(&stream);
+        let (i, _i) = self.iptr.device_ptr(&stream);
+        let (b, _b) = self.base.device_ptr(&stream);
+        let (c, _c) = self.idx.device_ptr(&stream);
+        let (v, _v) = self.val.device_ptr(&stream);
+        let p = self.perm.as_ref().map_or(0, |p| p.device_ptr(&stream).0);
+        let positions = self.rows.div_ceil(SELL_C) * SELL_C;
+        let cfg = gpu_runtime::grid_1d(positions, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
+        // SAFETY: spmv_sell_T(rows, wptr, iptr, base, perm, idx, val, x, alpha, beta, y): a valid
+        // SELL-C-σ converted from a valid CSR; x and y as the caller guarantees; blocks of NT.
+        unsafe {
+            product
+                .args(&stream)
+                .arg(&self.rows)
+                .arg(&w)
+                .arg(&i)
+                .arg(&b)
+                .arg(&p)
+                .arg(&c)
+                .arg(&v)
+                .arg(&x)
+                .arg(&alpha)
+                .arg(&beta)
+                .arg(&y)
+                .launch(cfg)?
+        };
+        Ok(())
+    }
+}
