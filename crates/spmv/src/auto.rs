@@ -78,6 +78,12 @@ impl Format {
     ///   `benches/realistic-device-run.sh`) SCOO ran at 0.50–0.61× cuSPARSE and JDS at
     ///   1.07–1.17×.
     ///
+    /// Never chosen: merge-path, which ran at 0.48–0.90× cuSPARSE CSR on the realistic suite and
+    /// below COO or CSR-adaptive on every matrix of the default suite (its work balance costs a
+    /// second pass over split rows and the merge's extra reads); CSR-scalar and CSR-vector,
+    /// which JDS and COO beat on their own ground; ELL, which JDS matches without the padding
+    /// risk; and SELL-C-σ until it is measured against JDS on both suites.
+    ///
     /// ```
     /// use gpu_spmv::{Format, RowStats};
     /// let laplacian = RowStats::from_lengths((0..1000).map(|i| 5 + i % 3));
