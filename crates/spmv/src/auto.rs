@@ -78,9 +78,11 @@ impl Format {
     ///   `benches/realistic-device-run.sh`) SCOO ran at 0.50–0.61× cuSPARSE and JDS at
     ///   1.07–1.17×.
     ///
-    /// Never chosen: merge-path, which ran at 0.48–0.90× cuSPARSE CSR on the realistic suite and
-    /// below COO or CSR-adaptive on every matrix of the default suite (its work balance costs a
-    /// second pass over split rows and the merge's extra reads); CSR-scalar and CSR-vector,
+    /// Never chosen: merge-path, which ran at 0.48–0.90× cuSPARSE CSR on six realistic matrices
+    /// (issue 37's survey) and 1.2–1.9× the time of COO or CSR-adaptive on each matrix of the
+    /// default suite (H100, f64, `benches/results/2026-11-26-h100-s11-api-spmv/`: R-MAT 2^22
+    /// 0.307 ms against COO's 0.162, the Laplacian 0.060 against CSR-adaptive's 0.050; its
+    /// balance costs the merge's extra reads and the atomic completion of split rows); CSR-scalar and CSR-vector,
     /// which JDS and COO beat on their own ground; ELL, which JDS matches without the padding
     /// risk; and SELL-C-σ until it is measured against JDS on both suites.
     ///
