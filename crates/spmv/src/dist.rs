@@ -19,6 +19,11 @@
 //! numbered matrices touch nearly every column and keep the all-gather. Then each rank
 //! multiplies its block by its full `x` with a one-GPU [`Spmv`] plan of the chosen format.
 //!
+//! With one process per GPU ([`Comms::from_env`], a [`DistCsr`] of this process's blocks) every
+//! process plans and applies its own ranks and makes the same calls; planning the halo then
+//! shares each rank's counts (an NCCL all-reduce of a `world × world` table) and sends every
+//! owner the offsets it is asked for, checked against its part before any kernel reads by them.
+//!
 //! Each rank's rows of `y` are computed by the same kernel from the same values as on one GPU,
 //! so for the deterministic formats ([`Format::is_deterministic`]) the result equals the
 //! one-GPU product bit for bit.
@@ -40,31 +45,37 @@ pub enum XGather {
     Auto,
 }
 
-/// The halo exchange's lists, per rank.
+/// The halo exchange's lists, per local rank (global peers).
 struct Halo<T> {
     pack: Vec<Kernel>,
     unpack: Vec<Kernel>,
-    /// On rank `s`: offsets into its part of `x` of the entries it sends, rank by rank.
+    /// On local rank `l` (global `s`): offsets into its part of `x` of the entries it sends,
+    /// peer by peer.
     send_at: Vec<CudaSlice<u32>>,
     send_buf: Vec<CudaSlice<T>>,
-    /// `send_off[s][r]`: where rank `s`'s entries for rank `r` start in its send buffer
-    /// (`ranks + 1` entries).
+    /// `send_off[l][r]`: where the entries for global rank `r` start in local rank `l`'s send
+    /// buffer (`world + 1` entries).
     send_off: Vec<Vec<u64>>,
-    /// On rank `r`: the global columns of the entries it receives, rank by rank.
+    /// On local rank `l`: the global columns of the entries it receives, owner by owner.
     recv_at: Vec<CudaSlice<u32>>,
     recv_buf: Vec<CudaSlice<T>>,
-    /// `recv_off[r][s]`: where rank `r`'s entries from rank `s` start (`ranks + 1` entries).
+    /// `recv_off[l][s]`: where local rank `l`'s entries from global rank `s` start (`world + 1`
+    /// entries).
     recv_off: Vec<Vec<u64>>,
 }
 
-/// A distributed SpMV plan: one [`Spmv`] per rank over its block, a full-length `x` buffer per
-/// rank (unused with one rank) and, for the halo, the exchange's lists (see the module docs).
-/// Converts once; each [`DistSpmv::apply`] allocates nothing.
+/// A distributed SpMV plan: one [`Spmv`] per rank of this process over its block, a full-length
+/// `x` buffer per rank (unused with one rank) and, for the halo, the exchange's lists (see the
+/// module docs). Converts once; each [`DistSpmv::apply`] allocates nothing. With one process
+/// per GPU ([`Comms::from_env`]) each process plans and applies its own ranks; every process
+/// makes the same calls.
 pub struct DistSpmv<'a, T: SpmvValue> {
     plans: Vec<Spmv<'a, T>>,
     full: Vec<CudaSlice<T>>,
     row_starts: Vec<u64>,
     x_starts: Vec<u64>,
+    /// The global rank of this process's first rank.
+    first: usize,
     halo: Option<Halo<T>>,
     received: Vec<u64>,
     /// Each rank's stream at planning: `apply` takes only the same communicator.
@@ -80,82 +91,137 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         Self::with_gather(comms, a, format, XGather::Auto)
     }
 
-    /// Plans the product for `a` over `comms` (block `r` on rank `r`): converts each block to
-    /// `format` ([`Spmv::new`]; [`Format::Auto`] chooses per block), allocates each rank's full
-    /// `x` (`cols` values), and for the halo (or [`XGather::Auto`]) reads every block's column
-    /// indices back to list the entries each rank needs from the others (synchronizes; host
-    /// memory of one block's indices at a time), uploading the lists.
+    /// Plans the product for `a` over `comms` (block `r` on rank `r`; with one process per GPU,
+    /// this process's blocks on its ranks, [`DistCsr::read_ranks`] or
+    /// [`DistCsr::scatter_ranks`]): converts each block held here to `format` ([`Spmv::new`];
+    /// [`Format::Auto`] chooses per block), allocates each rank's full `x` (`cols` values), and
+    /// for the halo (or [`XGather::Auto`]) reads the blocks' column indices back to list the
+    /// entries each rank needs from the others, then tells every owner what to send (an NCCL
+    /// all-reduce of the counts, grouped sends of the lists; synchronizes; host memory of one
+    /// block's indices at a time). Every rank of every process must call it.
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] when `a` has another number of blocks than `comms` has ranks (or
-    /// this process holds only some); `gpu_runtime::Error::MultiProcess` for a communicator of
-    /// one process per GPU; as [`Spmv::new`] (a pattern matrix, ELL on uneven rows, out of memory).
+    /// [`Error::LengthMismatch`] when `a` is cut for another number of ranks than `comms` spans,
+    /// or the blocks held here are not this process's ranks'; as [`Spmv::new`] (a pattern
+    /// matrix, ELL or SELL-C-σ on uneven rows, out of memory); NCCL errors.
     pub fn with_gather(comms: &Comms, a: &'a DistCsr<T>, format: Format, gather: XGather) -> Result<Self> {
-        comms.require_single_process("the distributed SpMV")?;
-        let g = comms.len();
-        if a.blocks().len() != g || !a.is_whole() {
-            return Err(Error::LengthMismatch { what: "blocks of the distributed matrix", expected: g as u64, got: a.row_starts().len() as u64 - 1 });
+        let (g, world, first) = (comms.len(), comms.world(), comms.first_rank());
+        if a.row_starts().len() != world + 1 {
+            return Err(Error::LengthMismatch {
+                what: "blocks of the distributed matrix",
+                expected: world as u64,
+                got: a.row_starts().len() as u64 - 1,
+            });
+        }
+        if a.blocks().len() != g || a.first_block() != first {
+            return Err(Error::LengthMismatch {
+                what: "blocks of the distributed matrix held by this process",
+                expected: g as u64,
+                got: a.blocks().len() as u64,
+            });
         }
         let gpus = comms.gpus();
         let plans = a.blocks().iter().zip(gpus).map(|(b, gpu)| Spmv::new(gpu, b.view(), format)).collect::<Result<Vec<_>>>()?;
-        let x_starts = if a.rows() == a.cols() { a.row_starts().to_vec() } else { even_starts(a.cols(), g) };
+        let x_starts = if a.rows() == a.cols() { a.row_starts().to_vec() } else { even_starts(a.cols(), world) };
         let streams = gpus.iter().map(|gpu| gpu.stream().cu_stream() as usize).collect();
-        let mut out = Self { plans, full: Vec::new(), row_starts: a.row_starts().to_vec(), x_starts, halo: None, received: vec![0; g], streams };
-        if g == 1 {
+        let mut out =
+            Self { plans, full: Vec::new(), row_starts: a.row_starts().to_vec(), x_starts, first, halo: None, received: vec![0; world], streams };
+        if world == 1 {
             return Ok(out);
         }
         // Every entry a product reads is written by its exchange first.
         out.full = gpus.iter().map(|gpu| gpu.alloc::<T>(a.cols() as usize)).collect::<gpu_runtime::Result<Vec<_>>>()?;
         let n = a.cols();
-        let gathered: Vec<u64> = (0..g).map(|r| n - (out.x_starts[r + 1] - out.x_starts[r])).collect();
+        let gathered: Vec<u64> = (0..world).map(|r| n - (out.x_starts[r + 1] - out.x_starts[r])).collect();
         out.received = gathered.clone();
         if gather == XGather::AllGather {
             return Ok(out);
         }
-        // needed[r]: the global columns block r reads outside its own part, ascending.
+        // needed[l]: the global columns local block l reads outside its own part, ascending.
         let mut needed = Vec::with_capacity(g);
-        for (r, b) in a.blocks().iter().enumerate() {
-            let idx = gpus[r].download(b.idx())?;
-            let cols = outside_columns(&idx, out.x_starts[r], out.x_starts[r + 1], n);
+        for (l, b) in a.blocks().iter().enumerate() {
+            let idx = gpus[l].download(b.idx())?;
+            let cols = outside_columns(&idx, out.x_starts[first + l], out.x_starts[first + l + 1], n);
             drop(idx);
             needed.push(cols);
         }
-        let halo_max = needed.iter().map(|c| c.len() as u64).max().unwrap_or(0);
+        let recv_off: Vec<Vec<u64>> = needed.iter().map(|c| runs_by_owner(c, &out.x_starts)).collect();
+        let counts = share_counts(comms, &recv_off)?;
+        let received: Vec<u64> = counts.iter().map(|row| row.iter().sum()).collect();
+        let halo_max = received.iter().copied().max().unwrap_or(0);
         let gather_max = gathered.iter().copied().max().unwrap_or(0);
         if gather == XGather::Auto && 2 * halo_max > gather_max {
             return Ok(out);
         }
-        out.received = needed.iter().map(|c| c.len() as u64).collect();
-        let lists = HaloLists::new(&out.x_starts, &needed);
+        out.received = received;
+        let send_off: Vec<Vec<u64>> = (0..g).map(|l| send_offsets(&counts, first + l)).collect();
         let name = |what: &str| format!("spmv_halo_{what}_{}", T::NAME);
-        let halo = Halo {
+        let mut halo = Halo {
             pack: gpus.iter().map(|gpu| gpu.kernel(&crate::MODULE, &name("pack"))).collect::<gpu_runtime::Result<_>>()?,
             unpack: gpus.iter().map(|gpu| gpu.kernel(&crate::MODULE, &name("unpack"))).collect::<gpu_runtime::Result<_>>()?,
-            send_at: (0..g).map(|s| gpus[s].upload(&lists.send[s])).collect::<gpu_runtime::Result<_>>()?,
+            // Written whole by the owners' requests below.
+            send_at: (0..g).map(|l| gpus[l].alloc::<u32>(send_off[l][world] as usize)).collect::<gpu_runtime::Result<_>>()?,
             // Written whole by the pack kernel before each send.
-            send_buf: (0..g).map(|s| gpus[s].alloc::<T>(lists.send[s].len())).collect::<gpu_runtime::Result<_>>()?,
-            send_off: lists.send_off,
-            recv_at: (0..g).map(|r| gpus[r].upload(&needed[r])).collect::<gpu_runtime::Result<_>>()?,
+            send_buf: (0..g).map(|l| gpus[l].alloc::<T>(send_off[l][world] as usize)).collect::<gpu_runtime::Result<_>>()?,
+            send_off,
+            recv_at: (0..g).map(|l| gpus[l].upload(&needed[l])).collect::<gpu_runtime::Result<_>>()?,
             // Written whole by the receives before the unpack kernel reads it.
-            recv_buf: (0..g).map(|r| gpus[r].alloc::<T>(needed[r].len())).collect::<gpu_runtime::Result<_>>()?,
-            recv_off: lists.recv_off,
+            recv_buf: (0..g).map(|l| gpus[l].alloc::<T>(needed[l].len())).collect::<gpu_runtime::Result<_>>()?,
+            recv_off,
         };
+        // Each reader sends each owner the offsets (into the owner's part) of what it needs.
+        let requests: Vec<Vec<u32>> = (0..g).map(|l| owner_offsets(&needed[l], &halo.recv_off[l], &out.x_starts)).collect();
+        let requests = (0..g).map(|l| gpus[l].upload(&requests[l])).collect::<gpu_runtime::Result<Vec<_>>>()?;
+        comms.group(|c| {
+            for l in 0..g {
+                let me = first + l;
+                let stream = gpus[l].stream();
+                let (at, _ga) = halo.send_at[l].device_ptr_mut(stream);
+                let (rq, _gr) = requests[l].device_ptr(stream);
+                for r in (0..world).filter(|&r| r != me) {
+                    let (k0, k1) = (halo.send_off[l][r], halo.send_off[l][r + 1]);
+                    if k1 > k0 {
+                        // SAFETY: entries k0 .. k1 of the send list (rank r's count of this owner).
+                        unsafe { c.recv_bytes(l, at + 4 * k0, (4 * (k1 - k0)) as usize, r)? };
+                    }
+                    let (k0, k1) = (halo.recv_off[l][r], halo.recv_off[l][r + 1]);
+                    if k1 > k0 {
+                        // SAFETY: entries k0 .. k1 of the requests, left alone until synchronized.
+                        unsafe { c.send_bytes(l, rq + 4 * k0, (4 * (k1 - k0)) as usize, r)? };
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        comms.synchronize()?;
+        drop(requests);
+        // Another process's requests are checked before a kernel gathers by them: each offset
+        // inside this rank's part (processes holding different matrices would break this).
+        for (l, gpu) in gpus.iter().enumerate() {
+            let len = out.x_starts[first + l + 1] - out.x_starts[first + l];
+            if let Some(&bad) = gpu.download(&halo.send_at[l])?.iter().find(|&&o| o as u64 >= len) {
+                return Err(Error::Invalid {
+                    format: "distributed halo",
+                    reason: format!("rank {} was asked for entry {bad} of its {len} of x", first + l),
+                });
+            }
+        }
         out.halo = Some(halo);
         Ok(out)
     }
 
-    /// Where each rank's rows of `y` start (`ranks + 1` entries): the matrix's row starts.
+    /// Where each rank's rows of `y` start (`world + 1` entries): the matrix's row starts.
     pub fn row_starts(&self) -> &[u64] {
         &self.row_starts
     }
 
-    /// Where each rank's part of `x` starts (`ranks + 1` entries, ending at the column count).
+    /// Where each rank's part of `x` starts (`world + 1` entries, ending at the column count).
     pub fn x_starts(&self) -> &[u64] {
         &self.x_starts
     }
 
     /// The way chosen: [`XGather::AllGather`] or [`XGather::Halo`] (one rank: `AllGather`, which
-    /// then moves nothing).
+    /// then moves nothing). The same on every rank of every process.
     pub fn gather(&self) -> XGather {
         if self.halo.is_some() {
             XGather::Halo
@@ -164,8 +230,8 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         }
     }
 
-    /// `x` (all `cols` entries, on the host) cut into this plan's parts, part `r` uploaded to
-    /// rank `r`'s GPU: the `x` of [`DistSpmv::apply`].
+    /// `x` (all `cols` entries, on the host) cut into this plan's parts, the part of each rank of
+    /// this process uploaded to its GPU: the `x` of [`DistSpmv::apply`].
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] for an `x` of another length or a communicator of another
@@ -174,8 +240,8 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         self.parts(comms, &self.x_starts, "entries of x", |gpu, r| gpu.upload(&x[r]), x.len())
     }
 
-    /// `y` (all `rows` entries, on the host) cut into its parts, part `r` uploaded to rank `r`'s
-    /// GPU: the `y` of [`DistSpmv::apply`] with `β ≠ 0`.
+    /// `y` (all `rows` entries, on the host) cut into its parts, the part of each rank of this
+    /// process uploaded to its GPU: the `y` of [`DistSpmv::apply`] with `β ≠ 0`.
     ///
     /// # Errors
     /// As [`DistSpmv::scatter_x`].
@@ -183,8 +249,8 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         self.parts(comms, &self.row_starts, "rows of y", |gpu, r| gpu.upload(&y[r]), y.len())
     }
 
-    /// `y`'s parts, zeroed, part `r` (rows `row_starts[r] .. row_starts[r + 1]`) on rank `r`'s
-    /// GPU: the `y` of [`DistSpmv::apply`].
+    /// `y`'s parts of this process's ranks, zeroed, part `l` (rows `row_starts[r] ..
+    /// row_starts[r + 1]` of its global rank `r`) on its GPU: the `y` of [`DistSpmv::apply`].
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] for a communicator of another number of ranks; device errors.
@@ -193,8 +259,8 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         self.parts(comms, &self.row_starts, "rows of y", |gpu, r| gpu.alloc_zeros::<T>(r.len()), rows)
     }
 
-    /// The parts of `y` downloaded (each rank's GPU synchronized) and joined: all `rows` entries
-    /// on the host.
+    /// The rows of `y` this process holds ([`DistSpmv::held_rows`]; all of them in one process),
+    /// downloaded (each rank's GPU synchronized) and joined.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] for another number of parts than ranks, or a part of another
@@ -204,19 +270,26 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         if y.len() != g || comms.len() != g {
             return Err(Error::LengthMismatch { what: "parts of y", expected: g as u64, got: y.len().min(comms.len()) as u64 });
         }
-        let mut out = Vec::with_capacity(*self.row_starts.last().unwrap_or(&0) as usize);
-        for (r, part) in y.iter().enumerate() {
+        let held = self.held_rows();
+        let mut out = Vec::with_capacity((held.end - held.start) as usize);
+        for (l, part) in y.iter().enumerate() {
+            let r = self.first + l;
             let want = self.row_starts[r + 1] - self.row_starts[r];
             if part.len() as u64 != want {
                 return Err(Error::LengthMismatch { what: "rows of a part of y", expected: want, got: part.len() as u64 });
             }
-            out.extend(comms.gpus()[r].download(part)?);
+            out.extend(comms.gpus()[l].download(part)?);
         }
         Ok(out)
     }
 
-    /// One buffer per rank made by `make(gpu, range)` over `starts`' ranges of a vector of
-    /// `len` entries.
+    /// The rows of `y` this process's ranks compute (every row in one process).
+    pub fn held_rows(&self) -> std::ops::Range<u64> {
+        self.row_starts[self.first]..self.row_starts[self.first + self.plans.len()]
+    }
+
+    /// One buffer per rank of this process made by `make(gpu, range)` over `starts`' ranges of
+    /// a vector of `len` entries.
     fn parts(
         &self,
         comms: &Comms,
@@ -233,44 +306,48 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         if len as u64 != total {
             return Err(Error::LengthMismatch { what, expected: total, got: len as u64 });
         }
-        Ok((0..g).map(|r| make(&comms.gpus()[r], starts[r] as usize..starts[r + 1] as usize)).collect::<gpu_runtime::Result<Vec<_>>>()?)
+        let f = self.first;
+        Ok((0..g).map(|l| make(&comms.gpus()[l], starts[f + l] as usize..starts[f + l + 1] as usize)).collect::<gpu_runtime::Result<Vec<_>>>()?)
     }
 
-    /// Entries of `x` each rank receives from the others per product.
+    /// Entries of `x` each rank (of every process, by global rank) receives from the others per
+    /// product.
     pub fn received(&self) -> &[u64] {
         &self.received
     }
 
-    /// The format of each rank's plan (for [`Format::Auto`], the one chosen for its block).
+    /// The format of each of this process's plans (for [`Format::Auto`], the one chosen for its
+    /// block).
     pub fn formats(&self) -> Vec<Format> {
         self.plans.iter().map(Spmv::format).collect()
     }
 
-    /// Device bytes held per rank: the block in its format ([`Spmv::footprint_bytes`]), the
-    /// full `x`, and the halo's lists and buffers.
+    /// Device bytes held per rank of this process: the block in its format
+    /// ([`Spmv::footprint_bytes`]), the full `x`, and the halo's lists and buffers.
     pub fn footprint_bytes(&self) -> Vec<u64> {
         let tb = T::BYTES as u64;
         (0..self.plans.len())
-            .map(|r| {
+            .map(|l| {
                 let halo = self
                     .halo
                     .as_ref()
-                    .map_or(0, |h| 4 * (h.send_at[r].len() + h.recv_at[r].len()) as u64 + tb * (h.send_buf[r].len() + h.recv_buf[r].len()) as u64);
-                self.plans[r].footprint_bytes() + self.full.get(r).map_or(0, |f| tb * f.len() as u64) + halo
+                    .map_or(0, |h| 4 * (h.send_at[l].len() + h.recv_at[l].len()) as u64 + tb * (h.send_buf[l].len() + h.recv_buf[l].len()) as u64);
+                self.plans[l].footprint_bytes() + self.full.get(l).map_or(0, |f| tb * f.len() as u64) + halo
             })
             .collect()
     }
 
-    /// `y = α A x + β y`: `x[r]` is rank `r`'s part of `x` ([`DistSpmv::x_starts`]), `y[r]` its
-    /// rows of `y` ([`DistSpmv::row_starts`]), each on rank `r`'s GPU; with `β == 0`, `y` is not
-    /// read. Enqueued on every rank's stream without synchronizing; allocates nothing.
+    /// `y = α A x + β y`: `x[l]` is the part of `x` ([`DistSpmv::x_starts`]) of this process's
+    /// rank `l`, `y[l]` its rows of `y` ([`DistSpmv::row_starts`]), each on its GPU; with
+    /// `β == 0`, `y` is not read. Enqueued on every rank's stream without synchronizing;
+    /// allocates nothing. Every rank of every process must call it.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when `comms`, `x` or `y` has another number of ranks or parts
     /// than the plan, or a part another length than its range; `gpu_runtime::Error::ForeignStream`
     /// when `comms` is not the communicator the plan was made with; NCCL and launch errors.
     pub fn apply<X: DevicePtr<T>, Y: DevicePtrMut<T>>(&mut self, comms: &Comms, alpha: T, x: &[X], beta: T, y: &mut [Y]) -> Result<()> {
-        let g = self.plans.len();
+        let (g, f) = (self.plans.len(), self.first);
         if comms.len() != g {
             return Err(Error::LengthMismatch { what: "ranks of the communicator", expected: g as u64, got: comms.len() as u64 });
         }
@@ -283,17 +360,17 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         if y.len() != g {
             return Err(Error::LengthMismatch { what: "parts of y", expected: g as u64, got: y.len() as u64 });
         }
-        for r in 0..g {
-            let want = self.x_starts[r + 1] - self.x_starts[r];
-            if x[r].len() as u64 != want {
-                return Err(Error::LengthMismatch { what: "a rank's part of x", expected: want, got: x[r].len() as u64 });
+        for l in 0..g {
+            let want = self.x_starts[f + l + 1] - self.x_starts[f + l];
+            if x[l].len() as u64 != want {
+                return Err(Error::LengthMismatch { what: "a rank's part of x", expected: want, got: x[l].len() as u64 });
             }
-            let want = self.row_starts[r + 1] - self.row_starts[r];
-            if y[r].len() as u64 != want {
-                return Err(Error::LengthMismatch { what: "a rank's rows of y", expected: want, got: y[r].len() as u64 });
+            let want = self.row_starts[f + l + 1] - self.row_starts[f + l];
+            if y[l].len() as u64 != want {
+                return Err(Error::LengthMismatch { what: "a rank's rows of y", expected: want, got: y[l].len() as u64 });
             }
         }
-        if g == 1 {
+        if self.x_starts.len() == 2 {
             // One rank: its part is the whole x.
             return self.plans[0].apply(alpha, &x[0], beta, &mut y[0]);
         }
@@ -301,30 +378,32 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
             None => all_gather(comms, &self.x_starts, x, &mut self.full)?,
             Some(h) => halo_exchange(comms, &self.x_starts, h, x, &mut self.full)?,
         }
-        for ((p, f), yr) in self.plans.iter_mut().zip(&self.full).zip(y.iter_mut()) {
-            p.apply(alpha, f, beta, yr)?;
+        for ((p, full), yr) in self.plans.iter_mut().zip(&self.full).zip(y.iter_mut()) {
+            p.apply(alpha, full, beta, yr)?;
         }
         Ok(())
     }
 }
 
 /// Every rank's part of `x` into every rank's full `x`: one broadcast per nonempty part, in one
-/// group.
+/// group (each process posts its ranks' share of every broadcast).
 fn all_gather<T: SpmvValue, X: DevicePtr<T>>(comms: &Comms, starts: &[u64], x: &[X], full: &mut [CudaSlice<T>]) -> Result<()> {
-    let (g, gpus, tb) = (comms.len(), comms.gpus(), T::BYTES as u64);
+    let (gpus, tb, first) = (comms.gpus(), T::BYTES as u64, comms.first_rank());
     comms.group(|c| {
-        for root in 0..g {
+        for root in 0..starts.len() - 1 {
             let len = starts[root + 1] - starts[root];
             if len == 0 {
                 continue;
             }
-            let (send, _gs) = x[root].device_ptr(gpus[root].stream());
-            for (r, f) in full.iter_mut().enumerate() {
-                let (fa, _gf) = f.device_ptr_mut(gpus[r].stream());
-                // SAFETY: the root's part holds len values (checked by the caller); each rank's
-                // full x holds cols >= starts[root] + len values; nothing else uses them until the
-                // stream passes the broadcast.
-                unsafe { c.broadcast_bytes(r, send, fa + tb * starts[root], (tb * len) as usize, root)? };
+            for (l, f) in full.iter_mut().enumerate() {
+                let (fa, _gf) = f.device_ptr_mut(gpus[l].stream());
+                // The root's own part (the other ranks' send address is not read).
+                let (xa, _gx) = x[l].device_ptr(gpus[l].stream());
+                let send = if first + l == root { xa } else { fa };
+                // SAFETY: on the root its part holds len values (checked by the caller); each
+                // rank's full x holds cols >= starts[root] + len values; nothing else uses them
+                // until the stream passes the broadcast.
+                unsafe { c.broadcast_bytes(l, send, fa + tb * starts[root], (tb * len) as usize, root)? };
             }
         }
         Ok(())
@@ -334,62 +413,59 @@ fn all_gather<T: SpmvValue, X: DevicePtr<T>>(comms: &Comms, starts: &[u64], x: &
 
 /// The halo exchange (module docs): pack, own part copied, send/receive, unpack.
 fn halo_exchange<T: SpmvValue, X: DevicePtr<T>>(comms: &Comms, starts: &[u64], h: &mut Halo<T>, x: &[X], full: &mut [CudaSlice<T>]) -> Result<()> {
-    let (g, gpus, tb) = (comms.len(), comms.gpus(), T::BYTES as u64);
-    for s in 0..g {
-        let stream = gpus[s].stream();
-        let n = h.send_at[s].len() as u64;
+    let (g, gpus, tb, first, world) = (comms.len(), comms.gpus(), T::BYTES as u64, comms.first_rank(), starts.len() - 1);
+    for l in 0..g {
+        let stream = gpus[l].stream();
+        let n = h.send_at[l].len() as u64;
         if n > 0 {
-            let (xa, _gx) = x[s].device_ptr(stream);
+            let (xa, _gx) = x[l].device_ptr(stream);
             // SAFETY: spmv_halo_pack(n, at, x, out): at and out hold n entries; every offset is
-            // below rank s's part's length (built from its columns minus its first one).
+            // below this rank's part's length (checked when the plan was made).
             unsafe {
-                h.pack[s].args(stream).arg(&n).arg(&h.send_at[s]).arg(&xa).arg(&mut h.send_buf[s]).launch(crate::launch::grid(&gpus[s], n))?;
+                h.pack[l].args(stream).arg(&n).arg(&h.send_at[l]).arg(&xa).arg(&mut h.send_buf[l]).launch(crate::launch::grid(&gpus[l], n))?;
             }
         }
-        let (x0, x1) = (starts[s] as usize, starts[s + 1] as usize);
+        let (x0, x1) = (starts[first + l] as usize, starts[first + l + 1] as usize);
         if x1 > x0 {
-            let mut own = full[s].slice_mut(x0..x1);
-            stream.memcpy_dtod(&x[s], &mut own).map_err(gpu_runtime::Error::driver("copying a rank's own part of x"))?;
+            let mut own = full[l].slice_mut(x0..x1);
+            stream.memcpy_dtod(&x[l], &mut own).map_err(gpu_runtime::Error::driver("copying a rank's own part of x"))?;
         }
     }
     comms.group(|c| {
-        for (s, gpu) in gpus.iter().enumerate() {
-            let (sa, _g0) = h.send_buf[s].device_ptr(gpu.stream());
-            for r in (0..g).filter(|&r| r != s) {
-                let (k0, k1) = (h.send_off[s][r], h.send_off[s][r + 1]);
+        for (l, gpu) in gpus.iter().enumerate() {
+            let me = first + l;
+            let (sa, _g0) = h.send_buf[l].device_ptr(gpu.stream());
+            let (ra, _g1) = h.recv_buf[l].device_ptr_mut(gpu.stream());
+            for peer in (0..world).filter(|&p| p != me) {
+                let (k0, k1) = (h.send_off[l][peer], h.send_off[l][peer + 1]);
                 if k1 > k0 {
-                    // SAFETY: entries k0 .. k1 of rank s's send buffer, left alone until the
+                    // SAFETY: entries k0 .. k1 of this rank's send buffer, left alone until the
                     // stream passes the send.
-                    unsafe { c.send_bytes(s, sa + tb * k0, (tb * (k1 - k0)) as usize, r)? };
+                    unsafe { c.send_bytes(l, sa + tb * k0, (tb * (k1 - k0)) as usize, peer)? };
                 }
-            }
-        }
-        for (r, gpu) in gpus.iter().enumerate() {
-            let (ra, _g1) = h.recv_buf[r].device_ptr_mut(gpu.stream());
-            for s in (0..g).filter(|&s| s != r) {
-                let (k0, k1) = (h.recv_off[r][s], h.recv_off[r][s + 1]);
+                let (k0, k1) = (h.recv_off[l][peer], h.recv_off[l][peer + 1]);
                 if k1 > k0 {
-                    // SAFETY: entries k0 .. k1 of rank r's receive buffer (as many as rank s
-                    // sends it: both lists come from needed[r]).
-                    unsafe { c.recv_bytes(r, ra + tb * k0, (tb * (k1 - k0)) as usize, s)? };
+                    // SAFETY: entries k0 .. k1 of this rank's receive buffer (as many as the
+                    // owner sends it: its list is this rank's request).
+                    unsafe { c.recv_bytes(l, ra + tb * k0, (tb * (k1 - k0)) as usize, peer)? };
                 }
             }
         }
         Ok(())
     })?;
-    for r in 0..g {
-        let n = h.recv_at[r].len() as u64;
+    for l in 0..g {
+        let n = h.recv_at[l].len() as u64;
         if n > 0 {
             // SAFETY: spmv_halo_unpack(n, at, vals, x): at and vals hold n entries; the columns
             // are distinct and below cols, the full x's length.
             unsafe {
-                h.unpack[r]
-                    .args(gpus[r].stream())
+                h.unpack[l]
+                    .args(gpus[l].stream())
                     .arg(&n)
-                    .arg(&h.recv_at[r])
-                    .arg(&h.recv_buf[r])
-                    .arg(&mut full[r])
-                    .launch(crate::launch::grid(&gpus[r], n))?;
+                    .arg(&h.recv_at[l])
+                    .arg(&h.recv_buf[l])
+                    .arg(&mut full[l])
+                    .launch(crate::launch::grid(&gpus[l], n))?;
             }
         }
     }
@@ -416,41 +492,66 @@ fn outside_columns(idx: &[u32], lo: u64, hi: u64, n: u64) -> Vec<u32> {
     cols
 }
 
-/// The halo's lists on the host, from `needed[r]` (the columns rank `r` reads outside its part,
-/// ascending) and the parts' starts: what each rank sends (offsets into its part, rank by rank)
-/// and where each rank's entries from each owner start.
-struct HaloLists {
-    send: Vec<Vec<u32>>,
-    send_off: Vec<Vec<u64>>,
-    recv_off: Vec<Vec<u64>>,
+/// Where the columns of each owner start in `needed` (ascending): `world + 1` offsets, the
+/// parts' starts found by binary search (the columns of one owner are one run).
+fn runs_by_owner(needed: &[u32], x_starts: &[u64]) -> Vec<u64> {
+    x_starts.iter().map(|&x0| needed.partition_point(|&v| (v as u64) < x0) as u64).collect()
 }
 
-impl HaloLists {
-    fn new(x_starts: &[u64], needed: &[Vec<u32>]) -> Self {
-        let g = needed.len();
-        // recv_off[r][s]: needed[r] is ascending, so the columns of owner s are one run.
-        let recv_off: Vec<Vec<u64>> =
-            needed.iter().map(|c| x_starts.iter().map(|&x0| c.partition_point(|&v| (v as u64) < x0) as u64).collect()).collect();
-        let mut send_off = vec![vec![0u64; g + 1]; g];
-        let mut send = vec![Vec::new(); g];
-        for s in 0..g {
-            for r in 0..g {
-                send_off[s][r] = send[s].len() as u64;
-                if r != s {
-                    let (k0, k1) = (recv_off[r][s] as usize, recv_off[r][s + 1] as usize);
-                    send[s].extend(needed[r][k0..k1].iter().map(|&c| (c as u64 - x_starts[s]) as u32));
-                }
-            }
-            send_off[s][g] = send[s].len() as u64;
-        }
-        Self { send, send_off, recv_off }
+/// `needed`'s columns as offsets into their owners' parts (`recv_off` from [`runs_by_owner`]):
+/// what the reader asks each owner for.
+fn owner_offsets(needed: &[u32], recv_off: &[u64], x_starts: &[u64]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(needed.len());
+    for s in 0..recv_off.len() - 1 {
+        out.extend(needed[recv_off[s] as usize..recv_off[s + 1] as usize].iter().map(|&c| (c as u64 - x_starts[s]) as u32));
     }
+    out
+}
+
+/// Where an owner's entries for each reader start in its send buffer: `counts[r][owner]` in
+/// reader order (`world + 1` offsets).
+fn send_offsets(counts: &[Vec<u64>], owner: usize) -> Vec<u64> {
+    let mut off = Vec::with_capacity(counts.len() + 1);
+    let mut at = 0;
+    for row in counts {
+        off.push(at);
+        at += row[owner];
+    }
+    off.push(at);
+    off
+}
+
+/// `counts[r][s]`: how many entries global rank `r` receives from rank `s`, on every rank of
+/// every process: each rank fills its own row of a `world × world` table from `recv_off` and an
+/// NCCL all-reduce sums the tables (synchronizes).
+fn share_counts(comms: &Comms, recv_off: &[Vec<u64>]) -> Result<Vec<Vec<u64>>> {
+    let (gpus, world, first) = (comms.gpus(), comms.world(), comms.first_rank());
+    let mut tables = Vec::with_capacity(gpus.len());
+    for (l, off) in recv_off.iter().enumerate() {
+        let mut t = vec![0u64; world * world];
+        for s in 0..world {
+            t[(first + l) * world + s] = off[s + 1] - off[s];
+        }
+        tables.push(gpus[l].upload(&t)?);
+    }
+    comms.group(|c| {
+        for (l, t) in tables.iter_mut().enumerate() {
+            let (ta, _gt) = t.device_ptr_mut(gpus[l].stream());
+            // SAFETY: world² words on this rank's GPU, not used until synchronized.
+            unsafe { c.all_reduce_sum_u64(l, ta, world * world)? };
+        }
+        Ok(())
+    })?;
+    comms.synchronize()?;
+    let flat = gpus[0].download(&tables[0])?;
+    Ok(flat.chunks(world.max(1)).map(<[u64]>::to_vec).collect())
 }
 
 #[cfg(test)]
 mod tests {
-    /// The halo's lists against a direct reading: each rank receives, from each owner, exactly
-    /// the columns it reads in that owner's part, and the owner sends those entries in order.
+    /// The halo's host lists against a direct reading: each rank asks each owner for exactly
+    /// the columns it reads in that owner's part (as offsets into it), and each owner's send
+    /// buffer has room for every reader's request in reader order.
     #[test]
     fn halo_lists_match_what_each_rank_reads() {
         let x_starts = [0u64, 4, 4, 9, 12];
@@ -458,16 +559,27 @@ mod tests {
         let reads: [&[u32]; 4] = [&[0, 11, 5, 5, 3, 8], &[1, 2, 3], &[4, 8, 0, 11, 2], &[11, 10, 9, 4]];
         let needed: Vec<Vec<u32>> = (0..4).map(|r| super::outside_columns(reads[r], x_starts[r], x_starts[r + 1], 12)).collect();
         assert_eq!(needed, vec![vec![5, 8, 11], vec![1, 2, 3], vec![0, 2, 11], vec![4]]);
-        let l = super::HaloLists::new(&x_starts, &needed);
+        let recv_off: Vec<Vec<u64>> = needed.iter().map(|c| super::runs_by_owner(c, &x_starts)).collect();
+        let counts: Vec<Vec<u64>> = recv_off.iter().map(|o| o.windows(2).map(|w| w[1] - w[0]).collect()).collect();
         for r in 0..4 {
+            let asks = super::owner_offsets(&needed[r], &recv_off[r], &x_starts);
             for s in 0..4 {
-                let got = &needed[r][l.recv_off[r][s] as usize..l.recv_off[r][s + 1] as usize];
+                let got = &needed[r][recv_off[r][s] as usize..recv_off[r][s + 1] as usize];
                 let want: Vec<u32> = needed[r].iter().copied().filter(|&c| (c as u64) >= x_starts[s] && (c as u64) < x_starts[s + 1]).collect();
                 assert_eq!(got, &want[..], "rank {r} from {s}");
-                let sent: Vec<u32> =
-                    l.send[s][l.send_off[s][r] as usize..l.send_off[s][r + 1] as usize].iter().map(|&o| o + x_starts[s] as u32).collect();
-                assert_eq!(sent, if r == s { vec![] } else { want }, "rank {s} to {r}");
+                assert_eq!(counts[r][s], want.len() as u64);
+                let asked: Vec<u32> = asks[recv_off[r][s] as usize..recv_off[r][s + 1] as usize].iter().map(|&o| o + x_starts[s] as u32).collect();
+                assert_eq!(asked, want, "rank {r} asks {s}");
+                assert!(asks[recv_off[r][s] as usize..recv_off[r][s + 1] as usize].iter().all(|&o| (o as u64) < x_starts[s + 1] - x_starts[s]));
             }
         }
+        for s in 0..4 {
+            let off = super::send_offsets(&counts, s);
+            assert_eq!(off.len(), 5);
+            for r in 0..4 {
+                assert_eq!(off[r + 1] - off[r], counts[r][s], "owner {s} for reader {r}");
+            }
+        }
+        assert_eq!(super::send_offsets(&counts, 2), vec![0, 2, 2, 2, 3]);
     }
 }

@@ -111,7 +111,9 @@ fn dist_svd_refuses_bad_input() {
 /// One process per GPU: this test binary starts itself twice as ranks 0 and 1 of a launch
 /// (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, the NCCL id through a file), each rank reads its rows of
 /// the matrix from a Matrix Market file ([`DistCsr::read_ranks`]: the block
-/// [`DistCsr::scatter_ranks`] cuts from the whole matrix, bit for bit) and writes its σ; both answers must agree with
+/// [`DistCsr::scatter_ranks`] cuts from the whole matrix, bit for bit), multiplies its rows by
+/// a vector across the two processes (the distributed SpMV, both ways of gathering `x`, against
+/// the twin) and writes its σ; both answers must agree with
 /// each other bit for bit and with the one-process answer on two GPUs to `1e-10 · σ₁`. The
 /// children are given 120 s.
 #[test]
@@ -191,9 +193,25 @@ fn multi_process_rank(out: &str) {
     let c = Config { rank: 8, tol: 1e-10, ..Config::default() };
     // The vectors need every rank in one process.
     assert!(matches!(dist::svd(&comms, &d, &Config { vectors: true, ..c.clone() }), Err(Error::Config(_))));
-    // The distributed SpMV needs every rank in one process: a clear error.
-    let e = gpu_spmv::dist::DistSpmv::new(&comms, &d, gpu_spmv::Format::Auto).err();
-    assert!(matches!(e, Some(gpu_spmv::Error::Runtime(gpu_runtime::Error::MultiProcess(_)))), "{e:?}");
+    // What needs every rank in one process (the distributed transpose) says so.
+    assert!(matches!(comms.require_single_process("the distributed transpose"), Err(gpu_runtime::Error::MultiProcess(_))));
+    // The distributed SpMV across the two processes, both ways of gathering x: this rank's rows
+    // of A·x against the twin's.
+    let x: Vec<f64> = (0..a.cols()).map(|i| ((i * 7919) % 13) as f64 - 6.0).collect();
+    let mut want = vec![0.0; a.rows() as usize];
+    gpu_spmv::serial::spmv(&a, 1.0, &x, 0.0, &mut want);
+    let bound = gpu_spmv::serial::error_bound(&a, 1.0, &x, 0.0, &want);
+    for gather in [gpu_spmv::dist::XGather::AllGather, gpu_spmv::dist::XGather::Halo] {
+        let mut p = gpu_spmv::dist::DistSpmv::with_gather(&comms, &d, gpu_spmv::Format::Auto, gather).unwrap();
+        assert_eq!(p.gather(), gather);
+        let dx = p.scatter_x(&comms, &x).unwrap();
+        let mut dy = p.alloc_y(&comms).unwrap();
+        p.apply(&comms, 1.0, &dx, 0.0, &mut dy).unwrap();
+        let got = p.gather_y(&comms, &dy).unwrap();
+        let held = p.held_rows().start as usize..p.held_rows().end as usize;
+        assert_eq!(held.start, d.row_starts()[comms.first_rank()] as usize);
+        gpu_spmv::serial::within(&got, &want[held.clone()], &bound[held]).unwrap_or_else(|e| panic!("rank {}: {gather:?}: {e}", comms.first_rank()));
+    }
     let s = dist::svd(&comms, &d, &c).unwrap();
     assert!(s.converged);
     let text: Vec<String> = s.sigma.iter().map(|x| x.to_bits().to_string()).collect();
