@@ -191,6 +191,42 @@ impl Comms {
         self.gpus.iter().try_for_each(Gpu::synchronize)
     }
 
+    /// Small host values of every rank on every rank of every process: `rows[l]` is this
+    /// process's rank `l`'s row (every row `width` words); returns the `world` rows by global
+    /// rank. Each rank uploads a zero table with its own row filled, one NCCL all-reduce sums
+    /// the tables, and the first rank's is read back (synchronizes every rank). Every rank of
+    /// every process must call it with rows of the same width.
+    ///
+    /// # Errors
+    /// [`Error::Internal`] for another number of rows than ranks here, or rows of unequal width;
+    /// NCCL and driver errors.
+    pub fn share_rows(&self, rows: &[Vec<u64>], width: usize) -> Result<Vec<Vec<u64>>> {
+        use cudarc::driver::DevicePtrMut;
+        if rows.len() != self.len() || rows.iter().any(|r| r.len() != width) {
+            return Err(Error::Internal("Comms::share_rows: one row of the given width per rank of this process"));
+        }
+        let (world, cells) = (self.world, self.world * width);
+        let mut tables = Vec::with_capacity(rows.len());
+        for (l, row) in rows.iter().enumerate() {
+            let mut t = vec![0u64; cells.max(1)];
+            t[(self.first + l) * width..(self.first + l + 1) * width].copy_from_slice(row);
+            tables.push(self.gpus[l].upload(&t)?);
+        }
+        if cells > 0 {
+            self.group(|c| {
+                for (l, t) in tables.iter_mut().enumerate() {
+                    let (ta, _g) = t.device_ptr_mut(self.gpus[l].stream());
+                    // SAFETY: `cells` words on rank l's GPU, not used until synchronized.
+                    unsafe { c.all_reduce_sum_u64(l, ta, cells)? };
+                }
+                Ok(())
+            })?;
+        }
+        self.synchronize()?;
+        let flat = self.gpus[0].download(&tables[0])?;
+        Ok((0..world).map(|r| flat[r * width..(r + 1) * width].to_vec()).collect())
+    }
+
     /// Enqueues on `rank`'s stream the sum, over every rank, of `count` `u64` words at `addr`
     /// (each rank's own address), in place (`ncclAllReduce`). Call it for every rank inside one
     /// [`Comms::group`].

@@ -146,7 +146,9 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
             needed.push(cols);
         }
         let recv_off: Vec<Vec<u64>> = needed.iter().map(|c| runs_by_owner(c, &out.x_starts)).collect();
-        let counts = share_counts(comms, &recv_off)?;
+        // counts[r][s]: entries global rank r receives from rank s, shared by every rank.
+        let own: Vec<Vec<u64>> = recv_off.iter().map(|o| o.windows(2).map(|w| w[1] - w[0]).collect()).collect();
+        let counts = comms.share_rows(&own, world)?;
         let received: Vec<u64> = counts.iter().map(|row| row.iter().sum()).collect();
         let halo_max = received.iter().copied().max().unwrap_or(0);
         let gather_max = gathered.iter().copied().max().unwrap_or(0);
@@ -519,32 +521,6 @@ fn send_offsets(counts: &[Vec<u64>], owner: usize) -> Vec<u64> {
     }
     off.push(at);
     off
-}
-
-/// `counts[r][s]`: how many entries global rank `r` receives from rank `s`, on every rank of
-/// every process: each rank fills its own row of a `world × world` table from `recv_off` and an
-/// NCCL all-reduce sums the tables (synchronizes).
-fn share_counts(comms: &Comms, recv_off: &[Vec<u64>]) -> Result<Vec<Vec<u64>>> {
-    let (gpus, world, first) = (comms.gpus(), comms.world(), comms.first_rank());
-    let mut tables = Vec::with_capacity(gpus.len());
-    for (l, off) in recv_off.iter().enumerate() {
-        let mut t = vec![0u64; world * world];
-        for s in 0..world {
-            t[(first + l) * world + s] = off[s + 1] - off[s];
-        }
-        tables.push(gpus[l].upload(&t)?);
-    }
-    comms.group(|c| {
-        for (l, t) in tables.iter_mut().enumerate() {
-            let (ta, _gt) = t.device_ptr_mut(gpus[l].stream());
-            // SAFETY: world² words on this rank's GPU, not used until synchronized.
-            unsafe { c.all_reduce_sum_u64(l, ta, world * world)? };
-        }
-        Ok(())
-    })?;
-    comms.synchronize()?;
-    let flat = gpus[0].download(&tables[0])?;
-    Ok(flat.chunks(world.max(1)).map(<[u64]>::to_vec).collect())
 }
 
 #[cfg(test)]

@@ -90,6 +90,47 @@ pub fn run_multi_gpu_test(name: &str, count: usize, body: impl FnOnce(&gpu_runti
     }
 }
 
+/// For a multi-process test: starts this test binary again `world` times as ranks `0 .. world`
+/// of a launch (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, NCCL's id through the file `dir/nccl.id`),
+/// each running only the test `test` with `env` added and `SPTRANS_TEST_MP_RANK_OUT` set to
+/// `dir/out.<rank>` (a file the rank may write for the parent to read), and waits for them,
+/// panicking when one fails or when they take more than `timeout`. A rank knows it is one by
+/// `SPTRANS_TEST_MP_RANK_OUT` (and should return after its part).
+pub fn launch_ranks(test: &str, world: usize, dir: &std::path::Path, env: &[(&str, String)], timeout: std::time::Duration) {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut children: Vec<_> = (0..world)
+        .map(|rank| {
+            let mut cmd = std::process::Command::new(&exe);
+            cmd.args([test, "--exact", "--test-threads", "1", "--nocapture"])
+                .env("RANK", rank.to_string())
+                .env("WORLD_SIZE", world.to_string())
+                .env("LOCAL_RANK", rank.to_string())
+                .env("SPTRANS_NCCL_ID_FILE", dir.join("nccl.id"))
+                .env("SPTRANS_TEST_MP_RANK_OUT", dir.join(format!("out.{rank}")))
+                .env_remove("SPTRANS_GPU_TEST_LOG");
+            for (k, v) in env {
+                cmd.env(k, v);
+            }
+            cmd.spawn().expect("starting a rank of the launch")
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + timeout;
+    for (rank, ch) in children.iter_mut().enumerate() {
+        loop {
+            if let Some(st) = ch.try_wait().expect("waiting for a rank") {
+                assert!(st.success(), "rank {rank} of the launch failed: {st}");
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = ch.kill();
+                panic!("rank {rank} of the launch did not finish in {timeout:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+    assert!(!dir.join("nccl.id").exists(), "rank 0 leaves the id file behind");
+}
+
 /// For scaling benchmarks: runs `f` on NCCL communicators over 1, 2, 4, … GPUs while that many
 /// are present, stopping (with a `SKIPPED` line naming the count and the reason) when none can
 /// be made (no NCCL, a failing GPU).

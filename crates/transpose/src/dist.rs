@@ -64,21 +64,30 @@ impl DistTransposer {
 
     /// The transpose of `a` (block `g` on rank `g`'s GPU), `algo` for the local transposes, as a
     /// [`DistCsr`] of `cols × rows` whose block `g` (on rank `g`) holds the columns
-    /// `cuts[g] .. cuts[g + 1]` of `a` (returned beside it). Synchronizes every rank (the cut
-    /// points and the pieces' sizes are read back); allocates its buffers per call.
+    /// `cuts[g] .. cuts[g + 1]` of `a` (returned beside it). With one process per GPU
+    /// ([`Comms::from_env`]) `a` holds this process's blocks ([`DistCsr::read_ranks`]) and so
+    /// does the result; every rank of every process must call it. Synchronizes every rank (the
+    /// cut points and the pieces' sizes are read back and shared); allocates its buffers per
+    /// call.
     ///
     /// # Errors
-    /// [`Error::Shape`] when `a` has another number of blocks than `comms` has ranks (or this
-    /// process holds only some); `gpu_runtime::Error::MultiProcess` for a communicator of one
-    /// process per GPU; [`Error::TooLarge`] when a rank's share of the transpose passes 32-bit offsets;
-    /// `gpu_runtime::Error::ForeignStream` when `comms` is not the communicator this transposer
-    /// was made with;
-    /// [`Error::UnsupportedValue`]; NCCL and driver errors (out of memory among them).
+    /// [`Error::Shape`] when `a` is cut for another number of ranks than `comms` spans, the
+    /// blocks held here are not this process's ranks', or another process's matrix has another
+    /// column count or value type; [`Error::TooLarge`] when a rank's share of the transpose
+    /// passes 32-bit offsets; `gpu_runtime::Error::ForeignStream` when `comms` is not the
+    /// communicator this transposer was made with; [`Error::UnsupportedValue`]; NCCL and driver
+    /// errors (out of memory among them).
     pub fn transpose<T: Payload>(&mut self, comms: &Comms, algo: Algorithm, a: &DistCsr<T>) -> Result<(DistCsr<T>, Exchange)> {
-        comms.require_single_process("the distributed transpose")?;
-        let g = comms.len();
-        if a.blocks().len() != g || self.tps.len() != g || !a.is_whole() {
-            return Err(Error::Shape { what: "blocks of the distributed matrix", expected: g as u64, got: a.row_starts().len() as u64 - 1 });
+        let (g, world, first) = (comms.len(), comms.world(), comms.first_rank());
+        if a.row_starts().len() != world + 1 {
+            return Err(Error::Shape { what: "blocks of the distributed matrix", expected: world as u64, got: a.row_starts().len() as u64 - 1 });
+        }
+        if a.blocks().len() != g || a.first_block() != first || self.tps.len() != g {
+            return Err(Error::Shape {
+                what: "blocks of the distributed matrix held by this process",
+                expected: g as u64,
+                got: a.blocks().len() as u64,
+            });
         }
         if comms.gpus().iter().zip(&self.streams).any(|(gpu, &s)| gpu.stream().cu_stream() as usize != s) {
             return Err(gpu_runtime::Error::ForeignStream.into());
@@ -102,79 +111,81 @@ impl DistTransposer {
             }
             Ok(())
         };
-        // 1. Local transposes.
+        // 1. Local transposes (local rank l is global rank first + l).
         let mut local = Vec::with_capacity(g);
-        for (s, tp) in self.tps.iter_mut().enumerate() {
-            local.push(tp.transpose_new(algo, &a.blocks()[s])?);
+        for (l, tp) in self.tps.iter_mut().enumerate() {
+            local.push(tp.transpose_new(algo, &a.blocks()[l])?);
         }
         lap("local")?;
-        if g == 1 {
+        if world == 1 {
             // One rank: its local transpose is the answer.
             comms.synchronize()?;
             let out = DistCsr::from_blocks(n, m, vec![0, n], local)?;
             return Ok((out, Exchange { cuts: vec![0, n], sent_bytes: vec![0], phases }));
         }
         // 2. Each rank's column pointer widened (w), and the global one (gl: the all-reduced sum,
-        // of the 32-bit pointers when the total fits them: half the bytes).
-        let narrow = a.nnz() <= u32::MAX as u64;
+        // of the 32-bit pointers when the total fits them: half the bytes; known only when this
+        // process holds every block).
+        let narrow = a.is_whole() && a.nnz() <= u32::MAX as u64;
         let (mut w, mut gl, mut sum32) = (Vec::new(), Vec::new(), Vec::new());
-        for s in 0..g {
-            let gpu = &gpus[s];
+        for l in 0..g {
+            let gpu = &gpus[l];
             let stream = gpu.stream();
             let (mut ws, mut gs) = (gpu.alloc_zeros::<u64>(n as usize + 1)?, gpu.alloc_zeros::<u64>(n as usize + 1)?);
             {
-                let (lp, _g0) = local[s].ptr().device_ptr(stream);
+                let (lp, _g0) = local[l].ptr().device_ptr(stream);
                 let (wa, _g1) = ws.device_ptr_mut(stream);
-                self.tps[s].add_ptr(wa, lp, n + 1)?;
+                self.tps[l].add_ptr(wa, lp, n + 1)?;
                 if !narrow {
                     let (ga, _g2) = gs.device_ptr_mut(stream);
-                    self.tps[s].add_ptr(ga, lp, n + 1)?;
+                    self.tps[l].add_ptr(ga, lp, n + 1)?;
                 }
             }
             if narrow {
                 let mut p32 = gpu.alloc::<u32>(n as usize + 1)?; // overwritten by the copy
-                stream.memcpy_dtod(local[s].ptr(), &mut p32).map_err(gpu_runtime::Error::driver("copying a column pointer"))?;
+                stream.memcpy_dtod(local[l].ptr(), &mut p32).map_err(gpu_runtime::Error::driver("copying a column pointer"))?;
                 sum32.push(p32);
             }
             w.push(ws);
             gl.push(gs);
         }
         comms.group(|c| {
-            for s in 0..g {
-                let stream = gpus[s].stream();
-                // SAFETY: n + 1 words on rank s's GPU, used next by this stream only.
+            for l in 0..g {
+                let stream = gpus[l].stream();
+                // SAFETY: n + 1 words on rank l's GPU, used next by this stream only.
                 unsafe {
-                    match sum32.get_mut(s) {
-                        Some(p32) => c.all_reduce_sum_u32(s, p32.device_ptr_mut(stream).0, n as usize + 1)?,
-                        None => c.all_reduce_sum_u64(s, gl[s].device_ptr_mut(stream).0, n as usize + 1)?,
+                    match sum32.get_mut(l) {
+                        Some(p32) => c.all_reduce_sum_u32(l, p32.device_ptr_mut(stream).0, n as usize + 1)?,
+                        None => c.all_reduce_sum_u64(l, gl[l].device_ptr_mut(stream).0, n as usize + 1)?,
                     }
                 }
             }
             Ok(())
         })?;
-        for (s, p32) in sum32.iter().enumerate() {
-            let stream = gpus[s].stream();
+        for (l, p32) in sum32.iter().enumerate() {
+            let stream = gpus[l].stream();
             let (pa, _g0) = p32.device_ptr(stream);
-            let (ga, _g1) = gl[s].device_ptr_mut(stream);
-            self.tps[s].add_ptr(ga, pa, n + 1)?;
+            let (ga, _g1) = gl[l].device_ptr_mut(stream);
+            self.tps[l].add_ptr(ga, pa, n + 1)?;
         }
         lap("pointer")?;
-        // 3. The cut points (columns), found in rank 0's global pointer.
-        let read = |s: usize, buf: &CudaSlice<u64>, i: u64| -> Result<u64> {
-            let (p, _g) = buf.device_ptr(gpus[s].stream());
+        // 3. The cut points (columns), found in the first local rank's global pointer: the same
+        // on every rank of every process (the same words, the same search).
+        let read = |l: usize, buf: &CudaSlice<u64>, i: u64| -> Result<u64> {
+            let (p, _g) = buf.device_ptr(gpus[l].stream());
             let mut x = [0u64];
             // SAFETY: i <= n: a word of the n + 1 of `buf` (read_raw synchronizes first).
-            unsafe { gpus[s].read_raw(p + 8 * i, &mut x)? };
+            unsafe { gpus[l].read_raw(p + 8 * i, &mut x)? };
             Ok(x[0])
         };
         let total = read(0, &gl[0], n)?;
-        let mut cuts = vec![0u64; g + 1];
-        cuts[g] = n;
+        let mut cuts = vec![0u64; world + 1];
+        cuts[world] = n;
         if total > 0 {
             // Rank r's range starts at the first column whose global pointer reaches
-            // min(r · ceil(total / g), total): index64's chunk search on rank 0, one launch and
-            // one read-back (a bisection by single-word reads took 0.3–1.0 ms).
-            let chunk = total.div_ceil(g as u64);
+            // min(r · ceil(total / world), total): index64's chunk search, one launch and one
+            // read-back (a bisection by single-word reads took 0.3–1.0 ms).
+            let chunk = total.div_ceil(world as u64);
             let chunks = total.div_ceil(chunk);
             let mut found = gpus[0].alloc::<u64>(2 * chunks as usize)?; // written whole below
             let mut rows = vec![0u64; 2 * chunks as usize];
@@ -190,12 +201,14 @@ impl DistTransposer {
                     gpus[0].read_raw(fa, &mut rows)?;
                 }
             }
-            cuts = cuts_from_chunk_rows(&rows, g, n);
+            cuts = cuts_from_chunk_rows(&rows, world, n);
         }
         let glob: Vec<u64> = cuts.iter().map(|&c| read(0, &gl[0], c)).collect::<Result<_>>()?;
-        // off[s][r]: where rank s's entries of rank r's columns start in its local CSC.
-        let off: Vec<Vec<u64>> = (0..g).map(|s| cuts.iter().map(|&c| read(s, &w[s], c)).collect::<Result<Vec<_>>>()).collect::<Result<_>>()?;
-        for r in 0..g {
+        // off[s][r]: where rank s's entries of rank r's columns start in its local CSC, for
+        // every rank s (each rank reads its own row; the rows are shared).
+        let own: Vec<Vec<u64>> = (0..g).map(|l| cuts.iter().map(|&c| read(l, &w[l], c)).collect::<Result<Vec<_>>>()).collect::<Result<_>>()?;
+        let off = share_offsets(comms, &own, with_vals, n)?;
+        for r in 0..world {
             let share = glob[r + 1] - glob[r];
             if share > sptrans_matrix::device::MAX_NNZ {
                 return Err(Error::TooLarge {
@@ -207,21 +220,21 @@ impl DistTransposer {
         }
         let range = |r: usize| cuts[r + 1] - cuts[r];
         // Relative pointers of rank s's part for rank r, at rel_at[r] words of its buffer.
-        let rel_at: Vec<u64> = (0..=g).map(|r| (0..r).map(|q| range(q) + 1).sum()).collect();
+        let rel_at: Vec<u64> = (0..=world).map(|r| (0..r).map(|q| range(q) + 1).sum()).collect();
         let mut rel = Vec::with_capacity(g);
-        for s in 0..g {
-            let gpu = &gpus[s];
+        for l in 0..g {
+            let (gpu, s) = (&gpus[l], first + l);
             let stream = gpu.stream();
             // Every word is written below (the parts' pointers tile the buffer).
-            let mut buf = gpu.alloc::<u32>(rel_at[g] as usize)?;
+            let mut buf = gpu.alloc::<u32>(rel_at[world] as usize)?;
             {
-                let (wa, _g0) = w[s].device_ptr(stream);
+                let (wa, _g0) = w[l].device_ptr(stream);
                 let (ba, _g1) = buf.device_ptr_mut(stream);
-                for r in 0..g {
-                    // SAFETY: w[s] holds n + 1 >= cuts[r] + range(r) + 1 words; the output has
+                for r in 0..world {
+                    // SAFETY: w[l] holds n + 1 >= cuts[r] + range(r) + 1 words; the output has
                     // range(r) + 1 words of the buffer at rel_at[r]; off[s][r + 1] - off[s][r] <=
                     // the rank's nonzeros < 2^32.
-                    unsafe { self.tps[s].chunk_ptr_raw(wa, cuts[r], range(r) + 1, off[s][r], off[s][r + 1], ba + 4 * rel_at[r])? };
+                    unsafe { self.tps[l].chunk_ptr_raw(wa, cuts[r], range(r) + 1, off[s][r], off[s][r + 1], ba + 4 * rel_at[r])? };
                 }
             }
             rel.push(buf);
@@ -234,17 +247,16 @@ impl DistTransposer {
             vals: Option<CudaSlice<T>>,
         }
         let mut recv: Vec<Vec<Option<Piece<T>>>> = Vec::with_capacity(g);
-        #[allow(clippy::needless_range_loop)] // r and s index off[s][r] both ways.
-        for r in 0..g {
-            let gpu = &gpus[r];
-            let mut row = Vec::with_capacity(g);
-            for s in 0..g {
+        for (l, gpu) in gpus.iter().enumerate() {
+            let r = first + l;
+            let mut row = Vec::with_capacity(world);
+            for (s, o) in off.iter().enumerate() {
                 if s == r {
                     row.push(None);
                     continue;
                 }
                 // Filled by the receives below (contents unspecified until then).
-                let cnt = (off[s][r + 1] - off[s][r]) as usize;
+                let cnt = (o[r + 1] - o[r]) as usize;
                 row.push(Some(Piece {
                     rel: gpu.alloc::<u32>(range(r) as usize + 1)?,
                     rows: gpu.alloc::<u32>(cnt.max(1))?,
@@ -253,43 +265,43 @@ impl DistTransposer {
             }
             recv.push(row);
         }
-        let mut sent_bytes = vec![0u64; g];
+        let sent_bytes: Vec<u64> =
+            (0..world).map(|s| (0..world).filter(|&r| r != s).map(|r| 4 * (range(r) + 1) + (4 + vb) * (off[s][r + 1] - off[s][r])).sum()).collect();
         comms.group(|c| {
-            for s in 0..g {
-                let stream = gpus[s].stream();
-                let (ra, _g0) = rel[s].device_ptr(stream);
-                let (ia, _g1) = local[s].idx().device_ptr(stream);
-                let va = local[s].vals().map(|v| v.device_ptr(stream).0).unwrap_or(0);
-                for r in (0..g).filter(|&r| r != s) {
+            for l in 0..g {
+                let (stream, s) = (gpus[l].stream(), first + l);
+                let (ra, _g0) = rel[l].device_ptr(stream);
+                let (ia, _g1) = local[l].idx().device_ptr(stream);
+                let va = local[l].vals().map(|v| v.device_ptr(stream).0).unwrap_or(0);
+                for r in (0..world).filter(|&r| r != s) {
                     let (k0, cnt) = (off[s][r], off[s][r + 1] - off[s][r]);
                     let pb = 4 * (range(r) + 1);
                     // SAFETY: the part lies inside rank s's buffers: rel_at[r] + range(r) + 1
-                    // words of rel[s]; entries k0 .. k0 + cnt of its local CSC. Nothing writes
+                    // words of rel[l]; entries k0 .. k0 + cnt of its local CSC. Nothing writes
                     // them until the stream passes the sends.
                     unsafe {
-                        c.send_bytes(s, ra + 4 * rel_at[r], pb as usize, r)?;
-                        c.send_bytes(s, ia + 4 * k0, 4 * cnt as usize, r)?;
+                        c.send_bytes(l, ra + 4 * rel_at[r], pb as usize, r)?;
+                        c.send_bytes(l, ia + 4 * k0, 4 * cnt as usize, r)?;
                         if with_vals {
-                            c.send_bytes(s, va + vb * k0, (vb * cnt) as usize, r)?;
+                            c.send_bytes(l, va + vb * k0, (vb * cnt) as usize, r)?;
                         }
                     }
-                    sent_bytes[s] += pb + 4 * cnt + vb * cnt;
                 }
             }
-            for r in 0..g {
-                let stream = gpus[r].stream();
-                for s in (0..g).filter(|&s| s != r) {
+            for l in 0..g {
+                let (stream, r) = (gpus[l].stream(), first + l);
+                for s in (0..world).filter(|&s| s != r) {
                     let cnt = off[s][r + 1] - off[s][r];
-                    let p = recv[r][s].as_mut().ok_or(gpu_runtime::Error::Internal("a receive buffer is missing"))?;
+                    let p = recv[l][s].as_mut().ok_or(gpu_runtime::Error::Internal("a receive buffer is missing"))?;
                     let (ra, _g0) = p.rel.device_ptr_mut(stream);
                     let (ia, _g1) = p.rows.device_ptr_mut(stream);
                     // SAFETY: each buffer was allocated above with room for what it receives.
                     unsafe {
-                        c.recv_bytes(r, ra, 4 * (range(r) as usize + 1), s)?;
-                        c.recv_bytes(r, ia, 4 * cnt as usize, s)?;
+                        c.recv_bytes(l, ra, 4 * (range(r) as usize + 1), s)?;
+                        c.recv_bytes(l, ia, 4 * cnt as usize, s)?;
                         if let Some(v) = p.vals.as_mut() {
                             let (vaddr, _g2) = v.device_ptr_mut(stream);
-                            c.recv_bytes(r, vaddr, (vb * cnt) as usize, s)?;
+                            c.recv_bytes(l, vaddr, (vb * cnt) as usize, s)?;
                         }
                     }
                 }
@@ -299,41 +311,41 @@ impl DistTransposer {
         lap("exchange")?;
         // 5. Each rank places the pieces, in rank order, column by column.
         let mut blocks = Vec::with_capacity(g);
-        for r in 0..g {
-            let gpu = &gpus[r];
+        for l in 0..g {
+            let (gpu, r) = (&gpus[l], first + l);
             let stream = gpu.stream().clone();
             let (len, share) = (range(r), glob[r + 1] - glob[r]);
             let mut parts = DeviceCsrParts::<T>::alloc(gpu, len, share, with_vals)?;
             let mut cursor = gpu.alloc_zeros::<u64>(len.max(1) as usize)?;
             {
-                let (ga, _g0) = gl[r].device_ptr(&stream);
+                let (ga, _g0) = gl[l].device_ptr(&stream);
                 let (pa, _g1) = parts.ptr.device_ptr_mut(&stream);
                 let (ca, _g2) = cursor.device_ptr_mut(&stream);
                 // SAFETY: the global pointer holds n + 1 >= cuts[r] + len + 1 words, the output
                 // pointer len + 1; glob[r + 1] - glob[r] = share <= MAX_NNZ.
-                unsafe { self.tps[r].chunk_ptr_raw(ga, cuts[r], len + 1, glob[r], glob[r + 1], pa)? };
-                self.tps[r].add_ptr(ca, pa, len)?;
+                unsafe { self.tps[l].chunk_ptr_raw(ga, cuts[r], len + 1, glob[r], glob[r + 1], pa)? };
+                self.tps[l].add_ptr(ca, pa, len)?;
             }
             let (oidx, oguard) = parts.idx.device_ptr_mut(&stream);
             let ovals = parts.vals.as_mut().map(|v| v.device_ptr_mut(&stream).0).unwrap_or(0);
-            for s in 0..g {
-                let cnt = off[s][r + 1] - off[s][r];
+            for (s, o) in off.iter().enumerate() {
+                let cnt = o[r + 1] - o[r];
                 if cnt == 0 {
                     continue;
                 }
                 // The piece: its relative pointer, row indices and values (rank r's own part read
                 // in place).
-                let (rel_view, rows_a, vals_a) = match &recv[r][s] {
+                let (rel_view, rows_a, vals_a) = match &recv[l][s] {
                     Some(p) => (p.rel.slice(..), p.rows.device_ptr(&stream).0, p.vals.as_ref().map(|v| v.device_ptr(&stream).0).unwrap_or(0)),
                     None => {
                         let k0 = off[r][r];
-                        let ia = local[r].idx().device_ptr(&stream).0 + 4 * k0;
-                        let va = local[r].vals().map(|v| v.device_ptr(&stream).0 + vb * k0).unwrap_or(0);
-                        (rel[r].slice(rel_at[r] as usize..(rel_at[r] + len + 1) as usize), ia, va)
+                        let ia = local[l].idx().device_ptr(&stream).0 + 4 * k0;
+                        let va = local[l].vals().map(|v| v.device_ptr(&stream).0 + vb * k0).unwrap_or(0);
+                        (rel[l].slice(rel_at[r] as usize..(rel_at[r] + len + 1) as usize), ia, va)
                     }
                 };
                 let mut cols = gpu.alloc::<u32>(cnt as usize)?; // written whole by ptr2idx
-                self.tps[r].ptr2idx.run(&rel_view, &mut cols)?;
+                self.tps[l].ptr2idx.run(&rel_view, &mut cols)?;
                 let (colp, _g4) = cols.device_ptr(&stream);
                 let (rp, _g5) = rel_view.device_ptr(&stream);
                 let (ca, _g6) = cursor.device_ptr(&stream);
@@ -342,7 +354,7 @@ impl DistTransposer {
                 // (len + 1 words from 0 to cnt); the cursor (len words: the output pointer plus
                 // the earlier pieces' counts, so destinations are distinct and below share); the
                 // output's share row indices and values.
-                unsafe { self.tps[r].place_piece(kv, cnt, colp, rp, ca, rows_a, r0, vals_a, oidx, ovals, len)? };
+                unsafe { self.tps[l].place_piece(kv, cnt, colp, rp, ca, rows_a, r0, vals_a, oidx, ovals, len)? };
             }
             drop(oguard);
             // SAFETY: the pieces, placed in rank order after one another in each column, are the
@@ -352,9 +364,30 @@ impl DistTransposer {
         }
         comms.synchronize()?;
         lap("place")?;
-        let out = DistCsr::from_blocks(n, m, cuts.clone(), blocks)?;
+        let out = DistCsr::from_local_blocks(n, m, cuts.clone(), first, blocks)?;
         Ok((out, Exchange { cuts, sent_bytes, phases }))
     }
+}
+
+/// Every rank's offsets `off[s][0 ..= world]` (where its entries of each rank's columns start in
+/// its local CSC) on every rank of every process ([`Comms::share_rows`], with each rank's value
+/// flag and column count beside them). [`Error::Shape`] when another process's matrix has
+/// another column count or holds values where this one does not (the pieces' sizes would
+/// disagree).
+fn share_offsets(comms: &Comms, own: &[Vec<u64>], with_vals: bool, n: u64) -> Result<Vec<Vec<u64>>> {
+    let world = comms.world();
+    let rows: Vec<Vec<u64>> = own.iter().map(|o| o.iter().copied().chain([with_vals as u64, n]).collect()).collect();
+    let all = comms.share_rows(&rows, world + 3)?;
+    if let Some(other) = all.iter().find(|r| r[world + 2] != n || r[world + 1] != with_vals as u64) {
+        return Err(Error::Shape { what: "columns (or values) of another process's blocks", expected: n, got: other[world + 2] });
+    }
+    Ok(all
+        .into_iter()
+        .map(|mut r| {
+            r.truncate(world + 1);
+            r
+        })
+        .collect())
 }
 
 /// The `g + 1` cut points from `transpose_index64_chunk_rows` over the global column pointer

@@ -83,3 +83,65 @@ fn dist_transpose_two_gpus() {
 fn dist_transpose_four_gpus() {
     run(4, "dist::dist_transpose_four_gpus");
 }
+
+/// Rows `r0 .. r1` of `a`.
+fn row_block(a: &Csr<u32, f64>, r0: u64, r1: u64) -> Csr<u32, f64> {
+    let (p0, p1) = (a.ptr()[r0 as usize] as usize, a.ptr()[r1 as usize] as usize);
+    let ptr = a.ptr()[r0 as usize..=r1 as usize].iter().map(|&p| p - p0 as u32).collect();
+    Csr::try_new(r1 - r0, a.cols(), ptr, a.idx()[p0..p1].to_vec(), a.vals()[p0..p1].to_vec()).unwrap()
+}
+
+/// The launch's matrix: a power-law one (uneven rows and columns), of the seed.
+fn launch_matrix(seed: u64) -> Csr<u32, f64> {
+    generate::rmat(15, 400_000, 0.57, 0.19, 0.19, seed).unwrap()
+}
+
+/// One process per GPU: this test binary starts itself twice as ranks 0 and 1 of a launch
+/// (`gpu_testkit::launch_ranks`); each rank reads its rows of a power-law matrix from a Matrix
+/// Market file ([`DistCsr::read_ranks`]), the two transpose it together, and each checks its
+/// block of the result (columns `cuts[r] .. cuts[r + 1]` of the input) against the same rows of
+/// the twin's transpose bit for bit; both ranks' cuts must equal one process's on two GPUs.
+#[test]
+fn dist_transpose_multi_process() {
+    if let Ok(out) = std::env::var("SPTRANS_TEST_MP_RANK_OUT") {
+        return transpose_rank(&out);
+    }
+    run_multi_gpu_test("dist_transpose_multi_process", 2, |comms| {
+        let seed: u64 = gpu_testkit::rng().0.random();
+        let a = launch_matrix(seed);
+        let (_, one) = DistTransposer::new(comms).unwrap().transpose(comms, Algorithm::Auto, &DistCsr::scatter(comms.gpus(), &a).unwrap()).unwrap();
+        let dir = std::env::temp_dir().join(format!("sptrans-mpt-{}-{seed:x}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        sptrans_matrix::mm::write_csr(std::fs::File::create(dir.join("a.mtx")).unwrap(), &a).unwrap();
+        let env = [("SPTRANS_TEST_MP_SEED", seed.to_string()), ("SPTRANS_TEST_MP_MTX", dir.join("a.mtx").display().to_string())];
+        gpu_testkit::launch_ranks("dist_transpose_multi_process", 2, &dir, &env, std::time::Duration::from_secs(120));
+        for rank in 0..2 {
+            let t = std::fs::read_to_string(dir.join(format!("out.{rank}"))).unwrap();
+            let cuts: Vec<u64> = t.split_whitespace().map(|w| w.parse().unwrap()).collect();
+            assert_eq!(cuts, one.cuts, "rank {rank}'s cuts");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    });
+}
+
+/// A rank of [`dist_transpose_multi_process`]'s launch: checks its block, writes the cuts.
+fn transpose_rank(out: &str) {
+    let seed: u64 = std::env::var("SPTRANS_TEST_MP_SEED").unwrap().parse().unwrap();
+    let comms = Comms::from_env().unwrap();
+    assert_eq!((comms.world(), comms.len()), (2, 1));
+    let a = launch_matrix(seed);
+    let path = std::path::PathBuf::from(std::env::var("SPTRANS_TEST_MP_MTX").unwrap());
+    let d = DistCsr::<f64>::read_ranks(&path, comms.gpus(), comms.first_rank(), comms.world(), None).unwrap();
+    let mut dt = DistTransposer::new(&comms).unwrap();
+    let (t, ex) = dt.transpose(&comms, Algorithm::Auto, &d).unwrap();
+    let r = comms.first_rank();
+    assert_eq!((t.first_block(), t.blocks().len(), t.row_starts()), (r, 1, &ex.cuts[..]));
+    let got = t.blocks()[0].download(&comms.gpus()[0]).unwrap();
+    let want = row_block(&a.transpose(), ex.cuts[r], ex.cuts[r + 1]);
+    assert!(got.same_bits(&want), "rank {r}: its block of the transpose differs from the twin's");
+    // Twice on the same transposer: the same result.
+    let (t2, _) = dt.transpose(&comms, Algorithm::RadixTrans, &d).unwrap();
+    assert!(t2.blocks()[0].download(&comms.gpus()[0]).unwrap().same_bits(&want), "rank {r}: RadixTrans");
+    let text: Vec<String> = ex.cuts.iter().map(u64::to_string).collect();
+    std::fs::write(out, text.join("\n")).unwrap();
+}
