@@ -135,7 +135,8 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
             Ok(gpu) => {
                 let plan_start = std::time::Instant::now();
                 let da = DeviceCsr::upload(&gpu, &a)?;
-                let mut plan = Spmv::new(&gpu, da.view(), args.format)?;
+                // One product: `auto` weighs the conversion against it (no sorting conversion).
+                let mut plan = Spmv::with_products(&gpu, da.view(), args.format, 1)?;
                 gpu.synchronize()?;
                 let convert = plan_start.elapsed();
                 let dx = gpu.upload(&x)?;

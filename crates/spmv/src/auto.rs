@@ -57,7 +57,58 @@ impl RowStats {
     }
 }
 
+/// Products a plan is expected to serve when the caller does not say ([`crate::Spmv::new`];
+/// [`crate::Spmv::with_products`] says): an iterative solver's or an SVD's worth, past every
+/// format's [`Format::break_even_products`], so that [`Format::Auto`] takes the fastest product.
+pub const DEFAULT_PRODUCTS: u64 = 1000;
+
 impl Format {
+    /// Products past which this format's conversion has paid for itself against the format
+    /// [`Format::Auto`] takes instead when fewer products are expected (CSR-adaptive for JDS's
+    /// even rows, COO for SCOO's long ones), from the H100 f64 runs of RESULTS.md: each
+    /// matrix's `(conversion − the other's conversion) / (the other's product − this product)`,
+    /// rounded up past the typical matrix:
+    /// - JDS: 78 on the 3D Laplacian 100³ (1.09 − 0.16 ms over 0.0502 − 0.0383 ms a product),
+    ///   81 and 70 on the 27-point stencils in natural and RCM numbering, 38 on the 7-point
+    ///   stencil of 150³, 34 on the LP staircase; 864 in random numbering, where JDS is hardly
+    ///   faster than CSR-adaptive (0.2505 against 0.2541 ms): 80.
+    /// - SCOO: 100 and 128 on the uniform 100k² matrix in two runs (4–5 ms of conversion for
+    ///   0.036 ms a product less than COO): 130.
+    ///
+    /// Formats that read the CSR as it is (and COO, CSR-adaptive, merge-path, whose conversions
+    /// cost a few products at most) answer 0. `benches/results/2026-11-26-h100-s11-api-spmv/`
+    /// and `…-s13-realistic/` hold the runs.
+    pub fn break_even_products(self) -> u64 {
+        match self {
+            Format::Jds => 80,
+            Format::Scoo => 130,
+            _ => 0,
+        }
+    }
+
+    /// [`Format::choose`] for a plan expected to serve `products` products: its pick when
+    /// `products` reaches the pick's [`Format::break_even_products`], else the format that
+    /// needs no sorting conversion (CSR-adaptive instead of JDS, COO instead of SCOO).
+    ///
+    /// ```
+    /// use gpu_spmv::{Format, RowStats};
+    /// let laplacian = RowStats::from_lengths((0..1000).map(|i| 5 + i % 3));
+    /// assert_eq!(Format::choose_for(&laplacian, 1000), Format::Jds);
+    /// assert_eq!(Format::choose_for(&laplacian, 10), Format::CsrAdaptive);
+    /// assert_eq!(Format::choose_for(&RowStats::from_lengths([100u64; 64]), 10), Format::Coo);
+    /// ```
+    pub fn choose_for(s: &RowStats, products: u64) -> Format {
+        let pick = Self::choose(s);
+        if products >= pick.break_even_products() {
+            return pick;
+        }
+        match pick {
+            Format::Jds => Format::CsrAdaptive,
+            Format::Scoo => Format::Coo,
+            other => other,
+        }
+    }
+
     /// The format [`Format::Auto`] picks for a matrix with these statistics, fitted to the
     /// H100 f64 measurements in BENCHMARKS.md (`benches/results/2026-11-23-h100-spmv-formats.txt`,
     /// `benches/results/2026-11-24-h100-spmv-bench-coo-final.csv`):

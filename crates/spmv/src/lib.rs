@@ -20,7 +20,7 @@ pub mod scoo;
 pub mod sell;
 pub mod serial;
 
-pub use auto::RowStats;
+pub use auto::{RowStats, DEFAULT_PRODUCTS};
 
 use std::str::FromStr;
 
@@ -328,7 +328,8 @@ pub struct Spmv<'a, T: SpmvValue> {
 impl<'a, T: SpmvValue> Spmv<'a, T> {
     /// Borrows `a` and converts it to `format` on the GPU with the primitives (transient
     /// workspace); [`Format::Auto`] first measures the row lengths ([`RowStats`]) and picks
-    /// with [`Format::choose`]. Conversions that size their arrays from the data (CSR-adaptive,
+    /// with [`Format::choose_for`] for [`DEFAULT_PRODUCTS`] products (the same as
+    /// [`Format::choose`]; [`Spmv::with_products`] says how many to expect). Conversions that size their arrays from the data (CSR-adaptive,
     /// ELL, HYB, SCOO, JDS, SELL-C-σ, and COO's row width) read a few words back, synchronizing the
     /// stream; [`Spmv::apply`] never does.
     ///
@@ -337,6 +338,17 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
     /// rows; cuSPARSE errors for the baselines; module loading, out of memory. The matrix is
     /// borrowed: an error leaves it with the caller.
     pub fn new(gpu: &Gpu, a: DeviceCsrView<'a, T>, format: Format) -> Result<Self> {
+        Self::with_products(gpu, a, format, DEFAULT_PRODUCTS)
+    }
+
+    /// [`Spmv::new`] for a plan expected to serve `products` products ([`Spmv::new`] assumes
+    /// [`DEFAULT_PRODUCTS`]): [`Format::Auto`] then picks with [`Format::choose_for`], taking a
+    /// format whose conversion sorts (JDS, SCOO) only when that many products repay it. A named
+    /// format is built whatever `products` says.
+    ///
+    /// # Errors
+    /// As [`Spmv::new`].
+    pub fn with_products(gpu: &Gpu, a: DeviceCsrView<'a, T>, format: Format, products: u64) -> Result<Self> {
         if a.vals().is_none() {
             return Err(Error::NoValues);
         }
@@ -344,7 +356,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
         let (format, stats) = match format {
             Format::Auto => {
                 let stats = RowStats::measure(gpu, &k, &a)?;
-                (Format::choose(&stats), Some(stats))
+                (Format::choose_for(&stats, products), Some(stats))
             }
             f => (f, None),
         };

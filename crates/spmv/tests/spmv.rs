@@ -461,7 +461,35 @@ fn auto_picks_by_row_statistics() {
     assert_eq!(pick(&generate::dense_row(2000, 100_000, 110_000, 1).unwrap()), Format::CsrAdaptive);
     assert_eq!(pick(&generate::rmat(14, 200_000, 0.57, 0.19, 0.19, 1).unwrap()), Format::Coo);
     assert_eq!(pick(&Csr::try_new(3, 3, vec![0u32; 4], vec![], vec![]).unwrap()), Format::CsrScalar);
+    // With few products expected, the sorting conversions (JDS, SCOO) give way to formats that
+    // need none, at each one's break-even count; the default count keeps the picks above.
+    let stats = |a: &Csr<u32, f64>| RowStats::from_lengths(a.ptr().windows(2).map(|w| (w[1] - w[0]) as u64));
+    let (lap, uni) = (stats(&generate::laplacian_3d(20).unwrap()), stats(&generate::uniform(2000, 2000, 200_000, 1).unwrap()));
+    let even = Format::Jds.break_even_products();
+    assert_eq!((Format::choose_for(&lap, even - 1), Format::choose_for(&lap, even)), (Format::CsrAdaptive, Format::Jds));
+    let long = Format::Scoo.break_even_products();
+    assert_eq!((Format::choose_for(&uni, long - 1), Format::choose_for(&uni, long)), (Format::Coo, Format::Scoo));
+    for a in [generate::rmat(14, 200_000, 0.57, 0.19, 0.19, 1).unwrap(), generate::dense_row(2000, 100_000, 110_000, 1).unwrap()] {
+        assert_eq!(Format::choose_for(&stats(&a), 1), Format::choose(&stats(&a)));
+    }
+    for s in [lap, uni] {
+        assert_eq!(Format::choose_for(&s, gpu_spmv::DEFAULT_PRODUCTS), Format::choose(&s));
+    }
 }
+
+// A plan for a few products on a Laplacian takes CSR-adaptive (no sort), and its product is the
+// twin's.
+gpu_test!(fn auto_for_few_products(gpu) {
+    let (mut r, _seed) = rng();
+    let a = generate::laplacian_3d::<f64>(30).unwrap();
+    let da = DeviceCsr::upload(gpu, &a).unwrap();
+    let mut few = Spmv::with_products(gpu, da.view(), Format::Auto, 3).unwrap();
+    assert_eq!(few.format(), Format::CsrAdaptive);
+    assert_eq!(Spmv::new(gpu, da.view(), Format::Auto).unwrap().format(), Format::Jds);
+    let x = random_vec::<f64>(&mut r, a.cols() as usize);
+    let y0 = random_vec::<f64>(&mut r, a.rows() as usize);
+    check(gpu, &mut few, &a, 1.0, &x, 0.0, &y0, "laplacian, 3 products");
+});
 
 #[test]
 fn formats_and_bounds() {
