@@ -99,15 +99,19 @@ class Operator:
     (kept alive by the operator: do not change them while it lives; int64 index arrays are
     narrowed to an int32 copy first), convert to the format on the GPU, and compute ``A @ x``
     only (a column at a time for blocks); ``op.T @ y`` then raises ``ValueError``. For SciPy
-    input the host twin runs whatever the format.
+    input the host twin runs whatever the format. ``products``: how many products the operator
+    is expected to serve (default 1000): ``"auto"`` takes a format whose conversion sorts
+    (``"jds"``, ``"scoo"``) only when that many products repay it.
 
     Differences from SciPy: no dtype promotion (the result has ``A``'s dtype); sums are in a
     different order than SciPy's, so results agree to rounding, not bit for bit.
     """
 
-    def __init__(self, A, format="csrc"):
+    def __init__(self, A, format="csrc", products=1000):
         if format not in FORMATS:
             raise ValueError(f"sptrans.Operator: format {format!r} (one of {', '.join(FORMATS)})")
+        if not isinstance(products, int) or isinstance(products, bool) or products < 1:
+            raise ValueError(f"sptrans.Operator: products must be a positive int, not {products!r}")
         m = matrix(A)
         if m.dtype not in FLOAT_DTYPES:
             raise TypeError(f"sptrans.Operator: values must be float32 or float64, not {m.dtype}")
@@ -140,7 +144,7 @@ class Operator:
                 self._keep = (m.indptr, m.indices, m.data)
             ws = _native.Operator.build_workspace(a)
             scratch, scratch_addr = fw.scratch(int(ws), dev)
-            self._plan = _native.Operator(dev, stream, a, (scratch_addr, int(ws)), format)
+            self._plan = _native.Operator(dev, stream, a, (scratch_addr, int(ws)), format, products)
             self.format = self._plan.format
         self.nnz = m.nnz
 

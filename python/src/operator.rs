@@ -49,10 +49,11 @@ impl Operator {
     /// Builds the plan of the caller's CSR (float32 or float64 values, `val_bytes` 4 or 8) on
     /// `stream`, validating it first: `format` "csrc" (a private CSRC copy: both products, 1–16
     /// columns) or an SpMV format of `sptrans.spmv` ("auto", "csr-vector", "merge-path", ...:
-    /// `A·x` only, borrowing the caller's int32 arrays, which must outlive the plan).
+    /// `A·x` only, borrowing the caller's int32 arrays, which must outlive the plan; "auto"
+    /// picks for `products` products, `Spmv::with_products`).
     #[new]
-    #[pyo3(signature = (device, stream, a, scratch, format = "csrc"))]
-    fn new(device: usize, stream: u64, a: CsrIn, scratch: (u64, u64), format: &str) -> PyResult<Self> {
+    #[pyo3(signature = (device, stream, a, scratch, format = "csrc", products = sptrans::spmv::DEFAULT_PRODUCTS))]
+    fn new(device: usize, stream: u64, a: CsrIn, scratch: (u64, u64), format: &str, products: u64) -> PyResult<Self> {
         let gpu = gpu_on(device, stream)?;
         let (args, val_bytes) = (a.args(), a.val_bytes());
         let (rows, cols, nnz) = (args.rows, args.cols, args.nnz);
@@ -71,8 +72,8 @@ impl Operator {
             } else {
                 let f = format.parse::<Format>().map_err(py_err)?;
                 match val_bytes {
-                    4 => Plan::Spmv32(Spmv::new(&gpu, args.view32::<f32>(&gpu, &mut sc, false)?, f).map_err(py_err)?),
-                    8 => Plan::Spmv64(Spmv::new(&gpu, args.view32::<f64>(&gpu, &mut sc, false)?, f).map_err(py_err)?),
+                    4 => Plan::Spmv32(Spmv::with_products(&gpu, args.view32::<f32>(&gpu, &mut sc, false)?, f, products).map_err(py_err)?),
+                    8 => Plan::Spmv64(Spmv::with_products(&gpu, args.view32::<f64>(&gpu, &mut sc, false)?, f, products).map_err(py_err)?),
                     b => return Err(bad_width("Operator (float32 or float64)", b)),
                 }
             }

@@ -135,6 +135,9 @@ def test_operator_products_match_scipy(shape, dtype, tol):
 
 def test_operator_errors_and_linear_operator():
     a = random_csr(40, 30, density=0.2, seed=19)
+    for bad in [0, -3, 2.5, True, "10"]:
+        with pytest.raises(ValueError, match="products"):
+            sptrans.Operator(a, format="auto", products=bad)
     op = sptrans.Operator(a)
     with pytest.raises(ValueError, match=r"shape \(30,\)"):
         op @ np.ones(40)

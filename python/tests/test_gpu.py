@@ -3,6 +3,7 @@
 
 import numpy as np
 import pytest
+import scipy.sparse
 
 import sptrans
 from sptrans import _frameworks, _native
@@ -190,3 +191,16 @@ def test_operator_spmv_formats(gpu_fw, format, index):
         assert np.abs(got - a @ x).max() <= 1e-12 * max(1.0, float(np.abs(a).sum(axis=1).max()))
     with pytest.raises(ValueError, match="transposed"):
         op.T @ gpu_fw.dense(np.ones(4099))
+
+
+def test_operator_auto_for_few_products(gpu_fw):
+    # A 2D Laplacian (even rows): "auto" takes JDS for many products, CSR-adaptive (no sort)
+    # for a few; both products agree with SciPy.
+    n = 120
+    t = scipy.sparse.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
+    lap = (scipy.sparse.kron(scipy.sparse.identity(n), t) + scipy.sparse.kron(t, scipy.sparse.identity(n))).tocsr()
+    x = np.random.default_rng(4).standard_normal(n * n)
+    for products, want in [(1000, "jds"), (2, "csr-adaptive")]:
+        op = sptrans.Operator(gpu_fw.csr(lap), format="auto", products=products)
+        assert op.format == want
+        assert np.abs(gpu_fw.host(op @ gpu_fw.dense(x)) - lap @ x).max() <= 1e-12 * 4
