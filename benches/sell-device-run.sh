@@ -20,6 +20,10 @@ gen "$M" graph_2M_deg8 graph 2000000 8 1000 --seed 3 &
 gen "$M" circuit_3M circuit 3000000 4 --seed 4 &
 gen "$M" text_1M_200k text 1000000 200000 20 --seed 5 &
 gen "$M" lp_1M_1p2M lp 1000000 1200000 100 12 --seed 6 &
+gen "$M" mesh_100_natural mesh 100 --order natural --seed 7 &
+gen "$M" mesh_100_rcm mesh 100 --order rcm --seed 7 &
+gen "$M" kkt_1M_500k kkt 1000000 500000 8 --seed 8 &
+gen "$M" skyline_1M_10 skyline 1000000 10 --seed 9 &
 gen "$D" laplacian3d_100 laplacian3d 100 &
 gen "$D" uniform_100k_10M uniform 100000 100000 10000000 --seed 1 &
 wait

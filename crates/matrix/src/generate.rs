@@ -14,7 +14,8 @@ fn too_large<I: Index>(what: &'static str, value: u64) -> Error {
 /// A generator and its sizes, for building with either index type ([`Spec::build`]); each
 /// variant is the function of this module of the same name (`uniform`, `rmat`, `laplacian_2d`,
 /// `laplacian_3d`, `banded`, `tall_skinny`, `dense_row`, `dense_col`, `stencil_3d`,
-/// `community_graph`, `circuit`, `text`, `lp`), which is [`Spec::build`] with `u32` indices.
+/// `community_graph`, `circuit`, `text`, `lp`, `mesh`, `skyline`, `kkt`), which is
+/// [`Spec::build`] with `u32` indices.
 /// With the `clap` feature it is a `clap::Subcommand` (the `sptrans gen` kinds).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "clap", derive(clap::Subcommand))]
@@ -126,6 +127,34 @@ pub enum Spec {
         /// Mean distinct terms a document.
         per_doc: u64,
     },
+    /// Unstructured tetrahedral-mesh-like: the K × K × K points of a jittered grid, each joined
+    /// to the nearby ones (about 13 a point, 5 to 27), numbered naturally, randomly or by RCM.
+    Mesh {
+        /// Grid side.
+        k: u64,
+        /// Numbering of the unknowns.
+        #[cfg_attr(feature = "clap", arg(long, value_enum, default_value = "natural"))]
+        order: Order,
+    },
+    /// Banded with variable width (a skyline profile): row i holds the columns within w(i) of the
+    /// diagonal, w varying smoothly around WIDTH (0.2 to 1.8 times it).
+    Skyline {
+        /// Order.
+        n: u64,
+        /// Mean half-width of the band.
+        width: u64,
+    },
+    /// KKT / saddle point of order N + M: [[H, Bᵀ], [B, 0]], H a banded N × N Hessian (5 a row),
+    /// B an M × N constraint matrix of PER_ROW entries a row near its diagonal plus one linking
+    /// column; symmetric.
+    Kkt {
+        /// Primal unknowns (H's order).
+        n: u64,
+        /// Constraints (B's rows).
+        m: u64,
+        /// Entries a constraint row.
+        per_row: u64,
+    },
     /// LP / KKT-like: M × N staircase of BLOCKS blocks, PER_ROW entries a row, plus linking columns.
     Lp {
         /// Rows.
@@ -160,6 +189,9 @@ impl Spec {
             Spec::Circuit { n, rails } => circuit_as(n, rails, seed),
             Spec::Text { docs, terms, per_doc } => text_as(docs, terms, per_doc, seed),
             Spec::Lp { m, n, blocks, per_row } => lp_as(m, n, blocks, per_row, seed),
+            Spec::Mesh { k, order } => mesh_as(k, order, seed),
+            Spec::Skyline { n, width } => skyline_as(n, width, seed),
+            Spec::Kkt { n, m, per_row } => kkt_as(n, m, per_row, seed),
         }
     }
 }
@@ -438,30 +470,58 @@ fn stencil_ordered<I: Index, T: Value>(k: u64, points: u32, order: Order, seed: 
     if points != 7 && points != 27 {
         return Err(Error::InvalidParameter { what: "points", msg: format!("{points}: the stencils have 7 or 27 points") });
     }
+    let n = grid_points::<I>(k)?;
+    let neighbours = |p: u64, out: &mut Vec<u64>| {
+        out.clear();
+        grid_around(k, p, |far, q| {
+            if points == 27 || far <= 1 {
+                out.push(q);
+            }
+        });
+    };
+    let perm = numbering(n, order, seed, &neighbours);
+    let mut keys = Vec::with_capacity((n as usize).saturating_mul(points as usize));
+    let mut nb = Vec::new();
+    for p in 0..n {
+        neighbours(p, &mut nb);
+        keys.extend(nb.iter().map(|&q| perm[p as usize] * n + perm[q as usize]));
+    }
+    keys.sort_unstable();
+    let diag = f64::from(points - 1);
+    from_keys(n, n, &keys, |i, j| T::from_f64(if i == j { diag } else { -1.0 }))
+}
+
+/// The points of a `k × k × k` grid (`k³`), checked against `I` (and `k⁶` against `u64`, the
+/// positions' keys).
+fn grid_points<I: Index>(k: u64) -> Result<u64> {
     let n = k.checked_pow(3).filter(|n| n.checked_mul(*n).is_some()).ok_or(too_large::<I>("grid points", u64::MAX))?;
     if n > I::MAX {
         return Err(too_large::<I>("dimension", n));
     }
-    let neighbours = |p: u64, out: &mut Vec<u64>| {
-        out.clear();
-        let c = [p % k, (p / k) % k, p / (k * k)];
-        for dz in -1i64..=1 {
-            for dy in -1i64..=1 {
-                for dx in -1i64..=1 {
-                    let far = dx.abs() + dy.abs() + dz.abs();
-                    if points == 7 && far > 1 {
-                        continue;
-                    }
-                    let q = [c[0] as i64 + dx, c[1] as i64 + dy, c[2] as i64 + dz];
-                    if q.iter().all(|&v| v >= 0 && (v as u64) < k) {
-                        out.push(q[0] as u64 + k * (q[1] as u64 + k * q[2] as u64));
-                    }
+    Ok(n)
+}
+
+/// Calls `visit(|dx| + |dy| + |dz|, q)` for each point `q` of the 27 around grid point `p`
+/// (itself included, distance 0) that lies inside the `k × k × k` grid, in lexicographic order.
+fn grid_around(k: u64, p: u64, mut visit: impl FnMut(i64, u64)) {
+    let c = [p % k, (p / k) % k, p / (k * k)];
+    for dz in -1i64..=1 {
+        for dy in -1i64..=1 {
+            for dx in -1i64..=1 {
+                let q = [c[0] as i64 + dx, c[1] as i64 + dy, c[2] as i64 + dz];
+                if q.iter().all(|&v| v >= 0 && (v as u64) < k) {
+                    visit(dx.abs() + dy.abs() + dz.abs(), q[0] as u64 + k * (q[1] as u64 + k * q[2] as u64));
                 }
             }
         }
-    };
-    // perm[old] = new.
-    let perm: Vec<u64> = match order {
+    }
+}
+
+/// The numbering `perm[old] = new` of `n` unknowns joined as `neighbours` says: the identity, a
+/// seeded random permutation, or reverse Cuthill–McKee from unknown 0 (breadth-first levels,
+/// unvisited neighbours by degree then index, reversed).
+fn numbering(n: u64, order: Order, seed: u64, neighbours: &dyn Fn(u64, &mut Vec<u64>)) -> Vec<u64> {
+    match order {
         Order::Natural => (0..n).collect(),
         Order::Random => {
             let mut r = StdRng::seed_from_u64(seed);
@@ -503,16 +563,7 @@ fn stencil_ordered<I: Index, T: Value>(k: u64, points: u32, order: Order, seed: 
             }
             p
         }
-    };
-    let mut keys = Vec::with_capacity((n as usize).saturating_mul(points as usize));
-    let mut nb = Vec::new();
-    for p in 0..n {
-        neighbours(p, &mut nb);
-        keys.extend(nb.iter().map(|&q| perm[p as usize] * n + perm[q as usize]));
     }
-    keys.sort_unstable();
-    let diag = f64::from(points - 1);
-    from_keys(n, n, &keys, |i, j| T::from_f64(if i == j { diag } else { -1.0 }))
 }
 
 /// A graph with communities and power-law degrees: `n` vertices in communities of `community`
@@ -667,12 +718,7 @@ fn text_as<I: Index, T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -
 pub fn text_hashed<T: Value>(docs: u64, terms: u64, per_doc: u64, seed: u64) -> Result<Csr<u32, T>> {
     let zipf = Zipf::new(terms, per_doc)?;
     crate::formats::check_fits::<u32>(docs, terms, docs.saturating_mul(per_doc))?;
-    let mix = |mut z: u64| {
-        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    let mix = mix64;
     let zipf = &zipf;
     // Sorts the terms from `start` on and drops repeats.
     let distinct = |out: &mut Vec<u32>, start: usize| {
@@ -771,4 +817,161 @@ fn lp_as<I: Index, T: Value>(m: u64, n: u64, blocks: u64, per_row: u64, seed: u6
         keys.extend(row.iter().map(|&j| i * n + j));
     }
     from_keys(m, n, &keys, |_, _| rand_val(&mut r))
+}
+
+/// SplitMix64's finalizer: the generators' hash of a position.
+fn mix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A value in `[0, 1)` from a hash.
+fn unit(h: u64) -> f64 {
+    (h >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// An unstructured tetrahedral-mesh-like matrix ([`Spec::Mesh`]): the points of a `k × k × k`
+/// grid, each moved by up to 0.35 of a cell in each direction (seeded), joined to the points of
+/// the 26 around it closer than 1.5 cells: about 13 neighbours a point, from 5 to 26, like the
+/// vertex degrees of a tetrahedral mesh. Symmetric: off the diagonal −1/distance, on it the
+/// row's absolute sum plus 1 (diagonally dominant). Numbered as `order` says.
+///
+/// # Errors
+/// [`Error::TooLarge`] past `u32`.
+pub fn mesh<T: Value>(k: u64, order: Order, seed: u64) -> Result<Csr<u32, T>> {
+    Spec::Mesh { k, order }.build(seed)
+}
+
+fn mesh_as<I: Index, T: Value>(k: u64, order: Order, seed: u64) -> Result<Csr<I, T>> {
+    let n = grid_points::<I>(k)?;
+    let at = |p: u64| -> [f64; 3] {
+        let c = [p % k, (p / k) % k, p / (k * k)];
+        let h = mix64(seed ^ mix64(p));
+        [0, 1, 2].map(|d| c[d] as f64 + 0.7 * unit(mix64(h ^ d as u64)) - 0.35)
+    };
+    let dist = |p: u64, q: u64| -> f64 {
+        let (a, b) = (at(p), at(q));
+        ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+    };
+    let neighbours = |p: u64, out: &mut Vec<u64>| {
+        out.clear();
+        grid_around(k, p, |far, q| {
+            if far > 0 && dist(p, q) < 1.5 {
+                out.push(q);
+            }
+        });
+    };
+    let perm = numbering(n, order, seed, &neighbours);
+    let mut inv = vec![0u64; n as usize];
+    for (old, &new) in perm.iter().enumerate() {
+        inv[new as usize] = old as u64;
+    }
+    let mut keys = Vec::with_capacity((n as usize).saturating_mul(14));
+    let mut nb = Vec::new();
+    for p in 0..n {
+        neighbours(p, &mut nb);
+        keys.push(perm[p as usize] * n + perm[p as usize]);
+        keys.extend(nb.iter().map(|&q| perm[p as usize] * n + perm[q as usize]));
+    }
+    keys.sort_unstable();
+    let mut row_sum = vec![1.0f64; n as usize];
+    for &key in &keys {
+        let (i, j) = (key / n, key % n);
+        if i != j {
+            row_sum[i as usize] += 1.0 / dist(inv[i as usize], inv[j as usize]);
+        }
+    }
+    from_keys(n, n, &keys, |i, j| T::from_f64(if i == j { row_sum[i as usize] } else { -1.0 / dist(inv[i as usize], inv[j as usize]) }))
+}
+
+/// Banded with variable width ([`Spec::Skyline`]): row `i` holds every column within `w(i)` of
+/// the diagonal, `w` a smooth profile between 0.2 and 1.8 times `width` (three seeded waves
+/// along the rows, 10% noise a row), as the profile of a skyline solver's matrix. Values from
+/// `[-1, 1)`, the diagonal 2w + 1.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for `width` 0; [`Error::TooLarge`].
+pub fn skyline<T: Value>(n: u64, width: u64, seed: u64) -> Result<Csr<u32, T>> {
+    Spec::Skyline { n, width }.build(seed)
+}
+
+fn skyline_as<I: Index, T: Value>(n: u64, width: u64, seed: u64) -> Result<Csr<I, T>> {
+    if width == 0 {
+        return Err(Error::InvalidParameter { what: "width", msg: "the band's mean half-width must be at least 1".into() });
+    }
+    n.checked_mul(n).ok_or(Error::TooLarge { what: "n * n", len: u64::MAX, max: u64::MAX })?;
+    let mut r = StdRng::seed_from_u64(seed);
+    let waves: Vec<(f64, f64)> = (1..=3).map(|f| (f as f64 * 2.0 + r.random_range(0.0..1.0), r.random_range(0.0..std::f64::consts::TAU))).collect();
+    let half = |i: u64| -> u64 {
+        let x = i as f64 / n.max(1) as f64;
+        let wave: f64 = waves.iter().map(|&(f, ph)| (std::f64::consts::TAU * f * x + ph).sin()).sum::<f64>() / 3.0;
+        let noise = 0.1 * (2.0 * unit(mix64(seed ^ mix64(i))) - 1.0);
+        (width as f64 * (1.0 + 0.8 * wave + noise).clamp(0.2, 1.8)).round().max(1.0) as u64
+    };
+    let mut keys = Vec::new();
+    let mut diag = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let w = half(i);
+        diag.push((2 * w + 1) as f64);
+        keys.extend((i.saturating_sub(w)..=(i + w).min(n - 1)).map(|j| i * n + j));
+    }
+    from_keys(n, n, &keys, |i, j| if i == j { T::from_f64(diag[i as usize]) } else { rand_val(&mut r) })
+}
+
+/// A KKT (saddle-point) matrix ([`Spec::Kkt`]) of order `n + m`: `[[H, Bᵀ], [B, 0]]`, `H` the
+/// `n × n` Hessian of a 2-D grid (diagonal and ±1, ±⌈√n⌉), `B` `m × n` with `per_row` entries a
+/// row within `4 · per_row` columns of its diagonal position (`i · n / m`) plus one linking
+/// column drawn from all. Symmetric, values included (`H`'s diagonal 4, the rest from a hash of
+/// the position in `[-1, 1)`).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for `n` 0 or `per_row` 0; [`Error::TooLarge`].
+pub fn kkt<T: Value>(n: u64, m: u64, per_row: u64, seed: u64) -> Result<Csr<u32, T>> {
+    Spec::Kkt { n, m, per_row }.build(seed)
+}
+
+fn kkt_as<I: Index, T: Value>(n: u64, m: u64, per_row: u64, seed: u64) -> Result<Csr<I, T>> {
+    if n == 0 || per_row == 0 {
+        return Err(Error::InvalidParameter { what: "n, per_row", msg: "H's order and the entries a constraint row must be at least 1".into() });
+    }
+    let size = n.checked_add(m).filter(|s| s.checked_mul(*s).is_some()).ok_or(Error::TooLarge { what: "(n + m)²", len: u64::MAX, max: u64::MAX })?;
+    let mut r = StdRng::seed_from_u64(seed);
+    let side = (n as f64).sqrt().ceil() as u64;
+    let mut keys = Vec::new();
+    for i in 0..n {
+        for j in [i.checked_sub(side), i.checked_sub(1), Some(i), Some(i + 1), Some(i + side)].into_iter().flatten() {
+            if j < n {
+                keys.push(i * size + j);
+            }
+        }
+    }
+    let window = (4 * per_row).min(n);
+    let mut row = Vec::new();
+    for c in 0..m {
+        let centre = c * n / m.max(1);
+        let lo = centre.saturating_sub(window / 2).min(n - window);
+        row.clear();
+        for _ in 0..per_row {
+            row.push(lo + r.random_range(0..window));
+        }
+        row.push(r.random_range(0..n));
+        row.sort_unstable();
+        row.dedup();
+        for &j in &row {
+            keys.push((n + c) * size + j);
+            keys.push(j * size + n + c);
+        }
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    from_keys(size, size, &keys, |i, j| {
+        if i == j {
+            T::from_f64(4.0)
+        } else {
+            let (a, b) = (i.min(j), i.max(j));
+            T::from_f64(2.0 * unit(mix64(seed ^ mix64(a.wrapping_mul(0x1_0000_0001) ^ b))) - 1.0)
+        }
+    })
 }

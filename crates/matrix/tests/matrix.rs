@@ -214,7 +214,66 @@ fn realistic_generators_have_their_structure() {
         }
     }
 
+    // The mesh: symmetric with its values, about 13 neighbours a point (5 to 26), diagonally
+    // dominant; its three numberings are permutations of one matrix (the same degrees), natural
+    // order within a band of k² + k + 1, RCM well inside random numbering's spread.
+    let mut degrees = Vec::new();
+    let mut mesh_bands = Vec::new();
+    for order in [Order::Natural, Order::Random, Order::Rcm] {
+        let m = generate::mesh::<f64>(k, order, 9).unwrap();
+        assert!(m.is_sorted_unique());
+        assert!(m.transpose().same_bits(&m), "{order:?}: symmetric, values too");
+        let mut d: Vec<u32> = m.ptr().windows(2).map(|w| w[1] - w[0] - 1).collect();
+        let mean = d.iter().map(|&x| x as f64).sum::<f64>() / d.len() as f64;
+        assert!((10.0..16.0).contains(&mean) && *d.iter().min().unwrap() >= 3 && *d.iter().max().unwrap() <= 26, "{order:?}: mean degree {mean}");
+        for i in 0..m.rows() {
+            let row = m.ptr()[i as usize] as usize..m.ptr()[i as usize + 1] as usize;
+            let off: f64 = row.clone().filter(|&p| m.idx()[p] as u64 != i).map(|p| m.vals()[p].abs()).sum();
+            assert!(m.get(i, i).unwrap() > off, "{order:?}: row {i} not diagonally dominant");
+        }
+        d.sort_unstable();
+        degrees.push(d);
+        mesh_bands.push(bandwidth(&m));
+    }
+    assert!(degrees[0] == degrees[1] && degrees[1] == degrees[2], "one mesh, three numberings");
+    assert!(mesh_bands[0] <= k * k + k + 1 && mesh_bands[2] * 3 < mesh_bands[1], "mesh bands {mesh_bands:?}");
+
+    // The skyline: each row a contiguous run around the diagonal, of half-widths from 0.2 to 1.8
+    // times the mean, which vary along the rows.
+    let sky = generate::skyline::<f64>(20_000, 12, 3).unwrap();
+    let mut halves = Vec::new();
+    for i in 0..20_000usize {
+        let row = &sky.idx()[sky.ptr()[i] as usize..sky.ptr()[i + 1] as usize];
+        let (lo, hi) = (row[0] as usize, row[row.len() - 1] as usize);
+        assert_eq!(hi - lo + 1, row.len(), "row {i}: a contiguous band");
+        assert!(lo <= i && i <= hi);
+        halves.push((i - lo).max(hi - i));
+    }
+    let (min, max) = (*halves.iter().min().unwrap(), *halves.iter().max().unwrap());
+    let mean = halves.iter().sum::<usize>() as f64 / halves.len() as f64;
+    assert!(min >= 2 && max <= 22 && max >= 2 * min && (8.0..16.0).contains(&mean), "half-widths {min}..{max}, mean {mean}");
+    assert!(generate::skyline::<f64>(10, 0, 1).is_err());
+
+    // The KKT matrix: symmetric with its values, an empty bottom-right block, every constraint
+    // row with its entries near its diagonal position plus the linking one.
+    let (n, m) = (5000u64, 2000u64);
+    let kk = generate::kkt::<f64>(n, m, 6, 4).unwrap();
+    assert_eq!((kk.rows(), kk.cols()), (n + m, n + m));
+    assert!(kk.transpose().same_bits(&kk), "KKT symmetric");
+    for c in 0..m {
+        let i = (n + c) as usize;
+        let row = &kk.idx()[kk.ptr()[i] as usize..kk.ptr()[i + 1] as usize];
+        assert!(row.iter().all(|&j| (j as u64) < n), "constraint {c}: an entry in the zero block");
+        let centre = (c * n / m) as i64;
+        let near = row.iter().filter(|&&j| (j as i64 - centre).abs() <= 24).count();
+        assert!(near + 1 >= row.len() && (2..=7).contains(&row.len()), "constraint {c}: {row:?}");
+    }
+    assert!(generate::kkt::<f64>(0, 3, 2, 1).is_err());
+
     for spec in [
+        Spec::Mesh { k: 5, order: Order::Rcm },
+        Spec::Skyline { n: 3000, width: 5 },
+        Spec::Kkt { n: 2000, m: 700, per_row: 4 },
         Spec::Stencil { k: 6, points: 27, order: Order::Rcm },
         Spec::Graph { n: 3000, degree: 8, community: 100 },
         Spec::Circuit { n: 3000, rails: 2 },
