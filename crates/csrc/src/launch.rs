@@ -11,6 +11,7 @@ pub(crate) struct Kernels {
     pub block_ptr: Kernel,
     pub gather: Kernel,
     pub ax: Kernel,
+    pub ax_pieces: Kernel,
     pub scale: Kernel,
     pub atu: Kernel,
     pub atu_shared: Kernel,
@@ -46,6 +47,7 @@ impl Kernels {
             block_ptr: gpu.kernel(&crate::MODULE, "csrc_block_ptr")?,
             gather: k("gather")?,
             ax: k("ax")?,
+            ax_pieces: k("ax_pieces")?,
             scale: k("scale")?,
             atu: k("atu")?,
             csr_thread: k("csr_thread")?,
@@ -108,6 +110,58 @@ pub(crate) unsafe fn ax<T: SpmvValue>(
             .arg(&x)
             .arg(&alpha)
             .arg(&beta)
+            .arg(&y)
+            .launch(cfg)?
+    };
+    Ok(())
+}
+
+/// `Y = alpha · A · X + beta · Y` on the stored CSRC by pieces of row blocks: `Y = beta · Y`,
+/// then each piece adds its partial rows atomically (`csrc_ax_pieces`).
+///
+/// # Safety
+/// As [`ax`]; `bounds` (`pieces + 1` entries) and `block_of` (`pieces`) made by
+/// [`crate::pieces`] from this CSRC's block pointer.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn ax_pieces<T: SpmvValue>(
+    gpu: &Gpu,
+    kn: &Kernels,
+    rows: u64,
+    cols: u64,
+    k: u32,
+    (pieces, bounds, block_of): (u64, u64, u64),
+    r: u64,
+    j: u64,
+    v: u64,
+    x: u64,
+    alpha: T,
+    beta: T,
+    y: u64,
+) -> Result<()> {
+    // SAFETY: y holds rows · k values.
+    unsafe { scale(gpu, kn, rows * k as u64, beta, y)? };
+    if pieces == 0 {
+        return Ok(());
+    }
+    let mut cfg = per_block(pieces);
+    cfg.shared_mem_bytes = k * BLOCK_ROWS * T::BYTES as u32;
+    // SAFETY: csrc_ax_pieces_T(rows, cols, k, pieces, bounds, block_of, r, j, v, x, alpha, y):
+    // the caller's valid CSRC, its pieces and dense blocks; dynamic shared memory of k ·
+    // BLOCK_ROWS values (as the direct product's).
+    unsafe {
+        kn.ax_pieces
+            .args(gpu.stream())
+            .arg(&rows)
+            .arg(&cols)
+            .arg(&k)
+            .arg(&pieces)
+            .arg(&bounds)
+            .arg(&block_of)
+            .arg(&r)
+            .arg(&j)
+            .arg(&v)
+            .arg(&x)
+            .arg(&alpha)
             .arg(&y)
             .launch(cfg)?
     };

@@ -251,6 +251,62 @@ pub enum Walk {
     LaneGroups,
 }
 
+/// Nonzeros of a piece of the direct product at least ([`Split`]): 64 a thread of a block of
+/// 256.
+pub const PIECE_NNZ: u64 = 16384;
+
+/// How the direct product (of the stored matrix) spreads its row blocks over blocks of threads
+/// ([`DeviceCsrc::set_direct_split`]). Both give the same sums up to rounding (neither is
+/// bit-reproducible).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Split {
+    /// Pieces when the heaviest row block holds more than four pieces' worth (power-law rows:
+    /// a row block with hub rows would keep one block of threads busy long after the others),
+    /// else one block a row block. A starting rule, not yet fitted to measured times.
+    #[default]
+    Auto,
+    /// One block of threads a row block, `Y` written once (the paper's).
+    Never,
+    /// Pieces always: `Y = beta · Y` first, then each piece of at most a piece's size
+    /// ([`pieces`]) adds its partial rows by global atomics.
+    Always,
+}
+
+/// The direct product's pieces of a CSRC whose block pointer is `p` (`blocks + 1` entries):
+/// the piece size is [`PIECE_NNZ`] or the mean row block's nonzeros if more; each nonempty row
+/// block is cut into `⌈nnz / size⌉` pieces of nearly equal nonzeros. Returns the pieces' bounds
+/// (their first nonzeros, then the last row block's end: they tile the nonzeros), each piece's
+/// row block, and whether the heaviest row block holds more than four pieces' size (what
+/// [`Split::Auto`] splits for).
+///
+/// ```
+/// // Row blocks of 10, 0, 70 000 and 5 nonzeros, then four empty ones: the third is cut in 5
+/// // pieces of 14 000 (a piece holds at most PIECE_NNZ = 16 384 here), the empty ones in none.
+/// let (bounds, block_of, heavy) = gpu_csrc::pieces(&[0, 10, 10, 70_010, 70_015, 70_015, 70_015, 70_015, 70_015]);
+/// assert_eq!(bounds, vec![0, 10, 14_010, 28_010, 42_010, 56_010, 70_010, 70_015]);
+/// assert_eq!(block_of, vec![0, 2, 2, 2, 2, 2, 3]);
+/// assert!(heavy);
+/// ```
+pub fn pieces(p: &[u32]) -> (Vec<u32>, Vec<u32>, bool) {
+    let blocks = p.len().saturating_sub(1);
+    let total = p.last().map_or(0, |&e| e as u64);
+    let size = PIECE_NNZ.max(total.div_ceil(blocks.max(1) as u64));
+    let (mut bounds, mut block_of) = (Vec::new(), Vec::new());
+    let mut heaviest = 0;
+    for g in 0..blocks {
+        let (h0, h1) = (p[g] as u64, p[g + 1] as u64);
+        let nnz = h1.saturating_sub(h0);
+        heaviest = heaviest.max(nnz);
+        let parts = nnz.div_ceil(size);
+        for q in 0..parts {
+            bounds.push((h0 + q * nnz / parts) as u32);
+            block_of.push(g as u32);
+        }
+    }
+    bounds.push(total as u32);
+    (bounds, block_of, heaviest > 4 * size)
+}
+
 /// A matrix in CSRC on the GPU (see [`Csrc`]), with its products ([`Products`]). A matrix with
 /// more columns than rows is stored as the CSRC of its transpose (the paper's transpose view,
 /// [`DeviceCsrc::is_transpose_view`]), so its row blocks are always the long dimension; the
@@ -271,6 +327,14 @@ pub struct DeviceCsrc<T: SpmvValue> {
     atu_budget: u32,
     /// How the transposed product walks a row block.
     walk: Walk,
+    /// How the direct product spreads its row blocks.
+    split: Split,
+    /// The direct product's pieces ([`pieces`]): bounds, row blocks, and whether a row block is
+    /// heavy.
+    pieces: u64,
+    piece_bounds: CudaSlice<u32>,
+    piece_block: CudaSlice<u32>,
+    heavy: bool,
     /// The plan's own scratch (the global lane-group product's accumulators, packed operands).
     own: ScratchBuf,
     p: CudaSlice<u32>,
@@ -326,7 +390,31 @@ impl<T: SpmvValue> DeviceCsrc<T> {
         }
         let (rows, cols) = if transposed { (a.cols(), a.rows()) } else { (a.rows(), a.cols()) };
         let atu_budget = k.shared_budget;
-        Ok(Self { gpu: gpu.clone(), k, rows, cols, transposed, nnz, atu_budget, walk: Walk::Auto, own: ScratchBuf::default(), p, r, j, v })
+        // The direct product's pieces, from the block pointer read back (blocks + 1 words).
+        let (bounds, block_of, heavy) = pieces(&gpu.download(&p)?);
+        let pieces = block_of.len() as u64;
+        // (A matrix without nonzeros has no pieces: one unused word.)
+        let (piece_bounds, piece_block) = (gpu.upload(&bounds)?, gpu.upload(if block_of.is_empty() { &[0] } else { &block_of[..] })?);
+        Ok(Self {
+            gpu: gpu.clone(),
+            k,
+            rows,
+            cols,
+            transposed,
+            nnz,
+            atu_budget,
+            walk: Walk::Auto,
+            split: Split::Auto,
+            pieces,
+            piece_bounds,
+            piece_block,
+            heavy,
+            own: ScratchBuf::default(),
+            p,
+            r,
+            j,
+            v,
+        })
     }
 
     /// Nonzeros.
@@ -375,6 +463,22 @@ impl<T: SpmvValue> DeviceCsrc<T> {
     /// How the transposed product walks a row block ([`DeviceCsrc::set_transposed_walk`]).
     pub fn transposed_walk(&self) -> Walk {
         self.walk
+    }
+
+    /// Chooses how the direct product (of the stored matrix) spreads its row blocks over blocks
+    /// of threads ([`Split`]); the default is [`Split::Auto`]. For tests and tuning.
+    pub fn set_direct_split(&mut self, split: Split) {
+        self.split = split;
+    }
+
+    /// Whether the direct product runs by pieces ([`DeviceCsrc::set_direct_split`], and for
+    /// [`Split::Auto`] whether a row block is heavy).
+    pub fn direct_by_pieces(&self) -> bool {
+        match self.split {
+            Split::Auto => self.heavy,
+            Split::Never => false,
+            Split::Always => true,
+        }
     }
 
     /// Whether the stored matrix is `Aᵀ` (`A` has more columns than rows).
@@ -467,6 +571,9 @@ impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
             let (r, _r) = self.r.device_ptr(&stream);
             let (j, _j) = self.j.device_ptr(&stream);
             let (v, _v) = self.v.device_ptr(&stream);
+            let by_pieces = self.direct_by_pieces();
+            let (bounds, _b) = self.piece_bounds.device_ptr(&stream);
+            let (block_of, _o) = self.piece_block.device_ptr(&stream);
             let (sr, sc) = self.stored_shape();
             let stored_op = if self.transposed { op.flip() } else { op };
             let (plan, grouped) = self.atu(op, d.k);
@@ -483,6 +590,10 @@ impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
             // matrix's for stored_op; 1 ≤ k ≤ MAX_K; sp holds sc · k values when used.
             unsafe {
                 match stored_op {
+                    Op::NoTranspose if by_pieces => {
+                        let pieces = (self.pieces, bounds, block_of);
+                        launch::ax_pieces(&gpu, &self.k, sr, sc, d.k as u32, pieces, r, j, v, d.x, alpha, beta, d.out)
+                    }
                     Op::NoTranspose => launch::ax(&gpu, &self.k, sr, sc, d.k as u32, p, r, j, v, d.x, alpha, beta, d.out),
                     Op::Transpose => launch::atu(&gpu, &self.k, plan, sr, sc, d.k as u32, p, r, j, v, d.x, alpha, beta, d.out, sp),
                 }

@@ -6,7 +6,7 @@
 //! 2^k ± 1), a dense column and a dense row, empty shapes; `CsrPair` bit-identical across runs;
 //! NaN and infinity propagated; the errors. The twin's own CSRC-order product is checked against
 //! the specification on any machine.
-use gpu_csrc::{serial, CsrPair, CuSparseProducts, DenseView, DenseViewMut, DeviceCsrc, Error, Op, Products, SpmvValue, Walk, BLOCK_ROWS};
+use gpu_csrc::{serial, CsrPair, CuSparseProducts, DenseView, DenseViewMut, DeviceCsrc, Error, Op, Products, Split, SpmvValue, Walk, BLOCK_ROWS};
 use gpu_runtime::{DeviceView, DeviceViewMut};
 use gpu_testkit::{gpu_test, max_len, rng, Gpu};
 use rand::rngs::StdRng;
@@ -148,6 +148,14 @@ fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                     }
                     c.set_transposed_walk(Walk::Auto);
                     c.set_transposed_shared_bytes(default_budget);
+                    // The direct product (of the stored matrix) by one block a row block and by
+                    // pieces of row blocks.
+                    for split in [Split::Never, Split::Always] {
+                        c.set_direct_split(split);
+                        check(gpu, &mut c, &a, op, one, &x, k, T::default(), &out0, &format!("csrc {name} {split:?}"));
+                        check(gpu, &mut c, &a, op, m34, &x, k, half, &out0, &format!("csrc {name} {split:?}"));
+                    }
+                    c.set_direct_split(Split::Auto);
                     let first = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
                     let again = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
                     assert!(
@@ -280,4 +288,56 @@ gpu_test!(fn products_follow_the_stream_set_later(gpu) {
             assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() <= 1e-12 * scale), "{op:?}");
         }
     }
+});
+
+/// The direct product's pieces tile the nonzeros in order, each inside its row block and at most
+/// a piece's size, every nonempty row block covered; a heavy row block (power-law rows) is
+/// what `Split::Auto` splits for, even ones are not.
+#[test]
+fn pieces_tile_the_row_blocks() {
+    let (mut r, _seed) = rng();
+    for _ in 0..200 {
+        let blocks = r.random_range(0..300usize);
+        let mut p = vec![0u32];
+        for _ in 0..blocks {
+            let n = match r.random_range(0..10) {
+                0 => 0,
+                1 => r.random_range(20_000..300_000),
+                _ => r.random_range(0..5000),
+            };
+            p.push(p.last().unwrap() + n);
+        }
+        let (bounds, block_of, heavy) = gpu_csrc::pieces(&p);
+        let size = gpu_csrc::PIECE_NNZ.max((*p.last().unwrap() as u64).div_ceil(blocks.max(1) as u64));
+        assert_eq!(bounds.len(), block_of.len() + 1);
+        assert_eq!((bounds[0], *bounds.last().unwrap()), (0, *p.last().unwrap()));
+        for (i, &g) in block_of.iter().enumerate() {
+            let (h0, h1) = (bounds[i], bounds[i + 1]);
+            assert!(h0 < h1 && h0 >= p[g as usize] && h1 <= p[g as usize + 1], "piece {i} of block {g}");
+            assert!((h1 - h0) as u64 <= size);
+        }
+        for g in 0..blocks {
+            let covered: u32 = block_of.iter().enumerate().filter(|&(_, &b)| b as usize == g).map(|(i, _)| bounds[i + 1] - bounds[i]).sum();
+            assert_eq!(covered, p[g + 1] - p[g], "row block {g}");
+        }
+        let heaviest = p.windows(2).map(|w| (w[1] - w[0]) as u64).max().unwrap_or(0);
+        assert_eq!(heavy, heaviest > 4 * size);
+    }
+    let even: Vec<u32> = (0..=1000).map(|g| 3000 * g).collect();
+    assert!(!gpu_csrc::pieces(&even).2);
+}
+
+// A power-law graph's CSRC runs its direct product by pieces (Split::Auto), an even matrix's by
+// row blocks; the pieces' product is the twin's.
+gpu_test!(fn power_law_rows_go_by_pieces(gpu) {
+    let (mut r, _seed) = rng();
+    let g = generate::rmat::<f64>(16, 2_000_000, 0.57, 0.19, 0.19, r.random()).unwrap();
+    let mut c = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &g).unwrap()).unwrap();
+    assert!(c.direct_by_pieces(), "R-MAT 2^16: no heavy row block?");
+    let op = if c.is_transpose_view() { Op::Transpose } else { Op::NoTranspose };
+    let (xn, on) = lens(&g, op);
+    let x = random_vec::<f64>(&mut r, xn * 2);
+    check(gpu, &mut c, &g, op, 1.0, &x, 2, 0.0, &random_vec::<f64>(&mut r, on * 2), "rmat by pieces");
+    let u = generate::uniform::<f64>(20_000, 3_000, 200_000, r.random()).unwrap();
+    assert!(!DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &u).unwrap()).unwrap().direct_by_pieces());
 });

@@ -27,7 +27,7 @@ pub unsafe extern "ptx-kernel" fn csrc_block_ptr(rows: u64, blocks: u64, ptr: *c
 }
 
 macro_rules! csrc_kernels {
-    ($t:ty, $red:ident, $red_shared:ident, $ld_sh:ident, $st_sh:ident, $gather:ident, $ax:ident, $scale:ident, $walk:ident, $atu:ident, $atu_shared:ident, $v_start:ident, $gwalk:ident, $atu_group:ident, $atu_finish:ident, $atu_group_shared:ident, $row_sums:ident, $thread:ident, $warp:ident, $block:ident) => {
+    ($t:ty, $red:ident, $red_shared:ident, $ld_sh:ident, $st_sh:ident, $gather:ident, $partial:ident, $ax:ident, $ax_pieces:ident, $scale:ident, $walk:ident, $atu:ident, $atu_shared:ident, $v_start:ident, $gwalk:ident, $atu_group:ident, $atu_finish:ident, $atu_group_shared:ident, $row_sums:ident, $thread:ident, $warp:ident, $block:ident) => {
         /// After the stable sort by column inside each row block (`perm[h]` = the CSR position
         /// of sorted entry `h`): `r[h] = row_of[perm[h]] mod BLOCK_ROWS`, `v[h] = vals[perm[h]]`.
         ///
@@ -44,6 +44,42 @@ macro_rules! csrc_kernels {
                     *v.add(h as usize) = *vals.add(q);
                 }
                 h += grid_size_1d();
+            }
+        }
+
+        /// The partial rows of the nonzeros `h0 .. h1` of one row block times `X`, summed in the
+        /// block's shared memory `sh` (`k · BLOCK_ROWS` values, zeroed first; shared atomics);
+        /// the block synchronized before and after.
+        ///
+        /// # Safety
+        /// `h0 .. h1` inside one row block of a valid CSRC; `x` holds `cols · k` values; `sh`
+        /// the block's dynamic shared memory of `k · BLOCK_ROWS` values; every thread of the
+        /// block calls it.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $partial(sh: *mut $t, k: u32, cols: u64, h0: u32, h1: u32, r: *const u8, j: *const u32, v: *const $t, x: *const $t) {
+            let (tid, nt) = (thread_idx_x(), block_dim_x());
+            // SAFETY: shared indices below k · BLOCK_ROWS; h inside the caller's range, rows and
+            // columns in range by its valid CSRC.
+            unsafe {
+                let mut i = tid;
+                while i < k * BLOCK_ROWS {
+                    *sh.add(i as usize) = 0.0;
+                    i += nt;
+                }
+                sync_threads();
+                let mut h = h0 + tid;
+                while h < h1 {
+                    let (rr, a) = (*r.add(h as usize) as u32, *v.add(h as usize));
+                    let xs = x.add(*j.add(h as usize) as usize);
+                    let mut c = 0;
+                    while c < k {
+                        $red_shared(sh.add((c * BLOCK_ROWS + rr) as usize), a * *xs.add(c as usize * cols as usize));
+                        c += 1;
+                    }
+                    h += nt;
+                }
+                sync_threads();
             }
         }
 
@@ -65,25 +101,7 @@ macro_rules! csrc_kernels {
                 // SAFETY: shared indices below n_sh; g < blocks; h inside the row block; rows
                 // and columns in range by the caller's valid CSRC.
                 unsafe {
-                    let mut i = tid;
-                    while i < n_sh {
-                        *sh.add(i as usize) = 0.0;
-                        i += nt;
-                    }
-                    sync_threads();
-                    let (h0, h1) = (*p.add(g as usize), *p.add(g as usize + 1));
-                    let mut h = h0 + tid;
-                    while h < h1 {
-                        let (rr, a) = (*r.add(h as usize) as u32, *v.add(h as usize));
-                        let xs = x.add(*j.add(h as usize) as usize);
-                        let mut c = 0;
-                        while c < k {
-                            $red_shared(sh.add((c * BLOCK_ROWS + rr) as usize), a * *xs.add(c as usize * cols as usize));
-                            c += 1;
-                        }
-                        h += nt;
-                    }
-                    sync_threads();
+                    $partial(sh, k, cols, *p.add(g as usize), *p.add(g as usize + 1), r, j, v, x);
                     let r0 = g * BLOCK_ROWS as u64;
                     let mut i = tid;
                     while i < n_sh {
@@ -98,6 +116,56 @@ macro_rules! csrc_kernels {
                     sync_threads();
                 }
                 g += grid_dim_x() as u64;
+            }
+        }
+
+        /// `Y += alpha · A · X` by pieces of row blocks (after `Y = beta · Y`): piece `i` covers
+        /// the nonzeros `bounds[i] .. bounds[i + 1]` of row block `block_of[i]`, so a row block
+        /// of a hub row is shared by several blocks of threads. Each piece sums its partial rows
+        /// in shared memory (shared atomics) and adds the nonzero ones to `Y` by global atomics.
+        /// Not bit-reproducible.
+        ///
+        /// # Safety
+        /// A valid CSRC (rows inside the matrix, columns below `cols`); `bounds` holds `pieces +
+        /// 1` nondecreasing entries tiling the nonzeros, each piece inside its row block
+        /// `block_of[i]`; `x` holds `cols · k` values, `y` `rows · k`; `1 ≤ k ≤ MAX_K`; dynamic
+        /// shared memory of `k · BLOCK_ROWS` values; a 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $ax_pieces(
+            rows: u64,
+            cols: u64,
+            k: u32,
+            pieces: u64,
+            bounds: *const u32,
+            block_of: *const u32,
+            r: *const u8,
+            j: *const u32,
+            v: *const $t,
+            x: *const $t,
+            alpha: $t,
+            y: *mut $t,
+        ) {
+            let sh = CSRC_DYNAMIC::ptr() as *mut $t;
+            let (tid, nt) = (thread_idx_x(), block_dim_x());
+            let n_sh = k * BLOCK_ROWS;
+            let mut piece = block_idx_x() as u64;
+            while piece < pieces {
+                // SAFETY: shared indices below n_sh; piece < pieces; h inside the piece, rows and
+                // columns in range by the caller's valid CSRC.
+                unsafe {
+                    $partial(sh, k, cols, *bounds.add(piece as usize), *bounds.add(piece as usize + 1), r, j, v, x);
+                    let r0 = *block_of.add(piece as usize) as u64 * BLOCK_ROWS as u64;
+                    let mut i = tid;
+                    while i < n_sh {
+                        let (row, part) = (r0 + (i % BLOCK_ROWS) as u64, *sh.add(i as usize));
+                        if row < rows && part != 0.0 {
+                            $red(y.add((row + (i / BLOCK_ROWS) as u64 * rows) as usize), alpha * part);
+                        }
+                        i += nt;
+                    }
+                    sync_threads();
+                }
+                piece += grid_dim_x() as u64;
             }
         }
 
@@ -513,7 +581,9 @@ csrc_kernels!(
     ld_shared_f32,
     st_shared_f32,
     csrc_gather_f32,
+    partial_rows_f32,
     csrc_ax_f32,
+    csrc_ax_pieces_f32,
     csrc_scale_f32,
     atu_walk_f32,
     csrc_atu_f32,
@@ -535,7 +605,9 @@ csrc_kernels!(
     ld_shared_f64,
     st_shared_f64,
     csrc_gather_f64,
+    partial_rows_f64,
     csrc_ax_f64,
+    csrc_ax_pieces_f64,
     csrc_scale_f64,
     atu_walk_f64,
     csrc_atu_f64,

@@ -11,6 +11,9 @@
 //! - `csrc_ax_{f32,f64}`: `Y = alpha · A · X + beta · Y`, one block per row block, partial rows
 //!   in shared memory by shared atomic adds, `Y` written once and coalesced (paper, Figure 3).
 //!   Shared atomics: **not bit-reproducible**.
+//! - `csrc_scale_{f32,f64}` then `csrc_ax_pieces_{f32,f64}`: the same by pieces of row blocks
+//!   (a row block of hub rows shared by several blocks of threads), each adding its partial
+//!   rows to `Y` by global atomics after `Y = beta · Y`.
 //! - `csrc_scale_{f32,f64}` then `csrc_atu_{f32,f64}`: `V = beta · V`, then `V += alpha · Aᵀ ·
 //!   U`, one block per row block; consecutive lanes with the same column combined by a warp
 //!   segmented sum (`spmv_kernels::reduce::Segments`), one global atomic add per run (paper,
