@@ -16,8 +16,12 @@
 //! GB/s use one byte model for all (CSR read once, `x` and `y` once: `nnz (4 + 8) + 4 (m + 1) +
 //! 8 k (m + n)`). The table goes to stdout; `SPTRANS_CSRC_CSV=path` writes the rows as CSV,
 //! `SPTRANS_CSRC_PLOT=path.svg` a chart of each product's speedup over cuSPARSE by k;
-//! `SPTRANS_CSRC_QUICK=1` runs a small suite (for a smoke test).
-use gpu_csrc::{CsrPair, CuSparseProducts, DeviceCsrc, Op, Walk};
+//! `SPTRANS_CSRC_QUICK=1` runs a small suite (for a smoke test); `SPTRANS_CSRC_SUITE=graphs` a
+//! suite of power-law and realistic matrices instead of the tall one (R-MAT 2^18 and 2^22, a
+//! community graph, bag of words, an unstructured mesh in random numbering), where the direct
+//! product of the stored matrix is also timed by row blocks and by pieces ([`Split`]:
+//! `csrc-rowblocks`, `csrc-pieces`).
+use gpu_csrc::{CsrPair, CuSparseProducts, DeviceCsrc, Op, Split, Walk};
 use gpu_runtime::{DenseView, DenseViewMut, DeviceView, DeviceViewMut};
 use gpu_runtime::{Gpu, GpuTimer};
 use gpu_spmv::{Format, Spmv};
@@ -30,7 +34,16 @@ const KS: [usize; 5] = [1, 2, 4, 8, 16];
 /// A named generator of a suite matrix.
 type Maker = (&'static str, Box<dyn Fn() -> Csr<u32, f64>>);
 
-fn suite(quick: bool) -> Vec<Maker> {
+fn suite(quick: bool, graphs: bool) -> Vec<Maker> {
+    if graphs {
+        return vec![
+            ("rmat 2^18, 2.85M", Box::new(|| generate::rmat(18, 3_000_000, 0.57, 0.19, 0.19, 6).expect("gen"))),
+            ("rmat 2^22, 16M", Box::new(|| generate::rmat(22, 16_000_000, 0.57, 0.19, 0.19, 5).expect("gen"))),
+            ("graph 2M deg 8", Box::new(|| generate::community_graph(2_000_000, 8, 1000, 3).expect("gen"))),
+            ("text 1M x 200k", Box::new(|| generate::text(1_000_000, 200_000, 20, 5).expect("gen"))),
+            ("mesh 80^3 random", Box::new(|| generate::mesh(80, generate::Order::Random, 7).expect("gen"))),
+        ];
+    }
     if quick {
         return vec![
             ("tall 20k x 64, 10/row", Box::new(|| generate::tall_skinny(20_000, 64, 10, 1).expect("gen"))),
@@ -77,6 +90,7 @@ fn main() {
     };
     let reps: usize = std::env::var("SPTRANS_CSRC_REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
     let quick = std::env::var("SPTRANS_CSRC_QUICK").is_ok_and(|v| v == "1");
+    let graphs = std::env::var("SPTRANS_CSRC_SUITE").is_ok_and(|v| v == "graphs");
     let copy = gpu_runtime::copy_bandwidth_gbs(&gpu, 1 << 30, 20).unwrap_or(f64::NAN);
     println!("device: {}; device-to-device copy {copy:.0} GB/s; f64; median of {reps}", gpu.props().name);
     let timer = GpuTimer::new(&gpu).expect("events");
@@ -85,7 +99,7 @@ fn main() {
     println!("|---|---|---|---|---|---|");
     let mut detail = String::new();
     detail.push_str("| matrix | k | op | csrc ms | segments ms | groups ms | segments global ms | groups global ms | cuSPARSE ms | explicit ms | pair ms | spmv-auto ms | csrc GB/s (% copy) | csrc ÷ cuSPARSE | explicit pays off after |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for (name, make) in suite(quick) {
+    for (name, make) in suite(quick, graphs) {
         let a = make();
         let (m, n, nnz) = (a.rows(), a.cols(), a.nnz());
         let da = DeviceCsr::upload(&gpu, &a).expect("upload");
@@ -141,6 +155,16 @@ fn main() {
                         walk_ms(Walk::LaneGroups, 0),
                     )
                 };
+                // The stored matrix's direct product by row blocks and by pieces (graphs suite).
+                let direct = (op == Op::NoTranspose) != c.is_transpose_view();
+                let mut split_ms = |split: Split| {
+                    c.set_direct_split(split);
+                    let t = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, 0.0, &mut out).expect("csrc"));
+                    c.set_direct_split(Split::Auto);
+                    t
+                };
+                let (t_rowblocks, t_pieces) =
+                    if graphs && direct { (Some(split_ms(Split::Never)), Some(split_ms(Split::Always))) } else { (None, None) };
                 let t_cs = median_ms(&timer, reps, || cs.multiply(op, 1.0, &x, 0.0, &mut out).expect("cusparse"));
                 let t_ex = median_ms(&timer, reps, || explicit.multiply(op.flip(), 1.0, &x, 0.0, &mut out).expect("explicit"));
                 let t_pair = median_ms(&timer, reps, || pair.multiply(op, 1.0, &x, 0.0, &mut out).expect("pair"));
@@ -169,6 +193,8 @@ fn main() {
                     ("explicit", Some(t_ex)),
                     ("pair", Some(t_pair)),
                     ("spmv-auto", t_spmv),
+                    ("csrc-rowblocks", t_rowblocks),
+                    ("csrc-pieces", t_pieces),
                 ] {
                     if let Some(t) = t {
                         rows.push(Row { matrix: name.to_string(), k, op: opname, imp, ms: t, gbs: gbs(t) });
