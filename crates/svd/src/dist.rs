@@ -4,7 +4,7 @@
 //! The algorithm is the one-GPU one (module `lanczos`) on a backend whose dense blocks are
 //! distributed too: a vector of `A`'s row space (length `rows`) is cut like the matrix
 //! (`row_starts`), one of its column space (length `cols`) in equal parts
-//! ([`sptrans_matrix::dist::even_starts`]; the row starts again for a square matrix). Each rank
+//! ([`sptrans_matrix::dist::even_starts`], square matrices too). Each rank
 //! keeps the CSRC of its row block `A_r` (all columns) and, for the products, one buffer of
 //! `cols × k` values:
 //!
@@ -34,6 +34,8 @@ use crate::{Config, Error, Event, Result, Svd, SvdValue};
 /// A dense block cut by rows over the ranks.
 pub(crate) struct DistBlock {
     parts: Vec<GpuBlock>,
+    /// Where each global rank's rows start (`world + 1` entries).
+    starts: Vec<usize>,
 }
 
 /// The distributed backend: one [`GpuBackend`] per rank for the local block operations.
@@ -85,15 +87,13 @@ impl Profile {
 }
 
 impl DistBackend<'_, '_> {
-    /// The starts of a block of `rows` rows in the operator's orientation.
-    fn starts(&self, rows: usize) -> Result<&[usize]> {
-        let (a_rows, a_cols) = (*self.row_starts.last().unwrap_or(&0), self.a_cols);
-        if rows == a_rows {
-            Ok(&self.row_starts)
-        } else if rows == a_cols {
-            Ok(&self.col_starts)
+    /// The starts of the operator's left side (`m`: `A`'s rows, or its columns when the operator
+    /// is `Aᵀ`) or right side.
+    fn side_starts(&self, left: bool) -> &[usize] {
+        if left != self.transposed {
+            &self.row_starts
         } else {
-            Err(Error::Internal(format!("a block of {rows} rows for a {a_rows} × {a_cols} matrix")))
+            &self.col_starts
         }
     }
 
@@ -178,17 +178,31 @@ impl Backend for DistBackend<'_, '_> {
     }
 
     fn alloc(&mut self, rows: usize, cols: usize) -> Result<DistBlock> {
-        let (st, f) = (self.starts(rows)?.to_vec(), self.first);
+        let (m, n) = self.shape();
+        if m == n || (rows != m && rows != n) {
+            return Err(Error::Internal(format!("a distributed block of {rows} rows for an {m} × {n} operator: say its side (alloc_side)")));
+        }
+        self.alloc_side(rows, cols, rows == m)
+    }
+
+    fn alloc_side(&mut self, rows: usize, cols: usize, left: bool) -> Result<DistBlock> {
+        let (st, f) = (self.side_starts(left).to_vec(), self.first);
+        if *st.last().unwrap_or(&0) != rows {
+            return Err(Error::Internal(format!("a distributed block of {rows} rows on a side of {}", st.last().unwrap_or(&0))));
+        }
         let parts = self.ranks.iter_mut().enumerate().map(|(r, be)| be.alloc(st[f + r + 1] - st[f + r], cols)).collect::<Result<_>>()?;
-        Ok(DistBlock { parts })
+        Ok(DistBlock { parts, starts: st })
     }
 
     fn set(&mut self, blk: &mut DistBlock, c0: usize, k: usize, data: &[f64]) -> Result<()> {
         if k == 0 {
             return Ok(());
         }
-        let (st, f) = (self.starts(data.len() / k)?.to_vec(), self.first);
+        let (st, f) = (blk.starts.clone(), self.first);
         let rows = *st.last().unwrap_or(&0);
+        if data.len() != rows * k {
+            return Err(Error::Internal(format!("{} values for {k} columns of {rows} rows", data.len())));
+        }
         for (r, be) in self.ranks.iter_mut().enumerate() {
             let (r0, r1) = (st[f + r], st[f + r + 1]);
             let local: Vec<f64> = (0..k).flat_map(|j| data[j * rows + r0..j * rows + r1].iter().copied()).collect();
@@ -420,7 +434,10 @@ pub fn svd_observed<T: SvdValue>(comms: &Comms, a: &DistCsr<T>, cfg: &Config, mu
     let t0 = std::time::Instant::now();
     let usize_of = |v: &[u64]| v.iter().map(|&x| x as usize).collect::<Vec<_>>();
     let row_starts = usize_of(a.row_starts());
-    let col_starts = if a.rows() == a.cols() { row_starts.clone() } else { usize_of(&even_starts(a.cols(), world)) };
+    // The column space in equal parts even for a square matrix: its row blocks are balanced by
+    // nonzeros, and on a power-law graph their row counts differ severalfold, which the right
+    // basis's reorthogonalization (the dense work, per row) would inherit.
+    let col_starts = usize_of(&even_starts(a.cols(), world));
     // Each rank's CSRC (in A's orientation: `transposed` is the operator's) and ‖A_r‖_F², built
     // on a thread per rank so that the builds (which synchronize) overlap.
     let built: Vec<Result<(DeviceCsrc<f64>, f64)>> = std::thread::scope(|sc| {

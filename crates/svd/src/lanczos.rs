@@ -42,6 +42,12 @@ pub(crate) trait Backend {
     fn shape(&self) -> (usize, usize);
     /// A block of `rows × cols` (contents unspecified).
     fn alloc(&mut self, rows: usize, cols: usize) -> Result<Self::Block>;
+    /// [`Backend::alloc`] of a block of the left side (`left`: the operator's rows, `m`) or the
+    /// right side (`n`), for backends that lay the two out differently even when `m = n`. By
+    /// default [`Backend::alloc`].
+    fn alloc_side(&mut self, rows: usize, cols: usize, _left: bool) -> Result<Self::Block> {
+        self.alloc(rows, cols)
+    }
     /// Writes `data` (`rows × k`) into columns `c0 .. c0 + k`.
     fn set(&mut self, blk: &mut Self::Block, c0: usize, k: usize, data: &[f64]) -> Result<()>;
     /// Reads columns `c0 .. c0 + k`.
@@ -475,11 +481,11 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, obs: &mut d
     let profile = cfg.profile;
     let t_alloc = std::time::Instant::now();
     let mut rng = SplitMix(cfg.seed);
-    let mut pb = be.alloc(n, kk + b)?;
-    let mut qb = be.alloc(m, kk)?;
+    let mut pb = be.alloc_side(n, kk + b, false)?;
+    let mut qb = be.alloc_side(m, kk, true)?;
     let tw = be.temp_cols(kk, b).max(b).max(2);
-    let mut tn = be.alloc(n, tw)?;
-    let mut tm = be.alloc(m, tw)?;
+    let mut tn = be.alloc_side(n, tw, false)?;
+    let mut tm = be.alloc_side(m, tw, true)?;
     // The fast cycles' QR slots: two per step.
     be.reserve_slots(2 * p + 1)?;
     if profile {
