@@ -18,9 +18,8 @@
 //! `SPTRANS_CSRC_PLOT=path.svg` a chart of each product's speedup over cuSPARSE by k;
 //! `SPTRANS_CSRC_QUICK=1` runs a small suite (for a smoke test); `SPTRANS_CSRC_SUITE=graphs` a
 //! suite of power-law and realistic matrices instead of the tall one (R-MAT 2^18 and 2^22, a
-//! community graph, bag of words, an unstructured mesh in random numbering), where the direct
-//! product of the stored matrix is also timed by row blocks and by pieces ([`Split`]:
-//! `csrc-rowblocks`, `csrc-pieces`).
+//! community graph, bag of words, an unstructured mesh in random numbering), where both products
+//! are also timed by row blocks and by pieces ([`Split`]: `csrc-rowblocks`, `csrc-pieces`).
 use gpu_csrc::{CsrPair, CuSparseProducts, DeviceCsrc, Op, Split, Walk};
 use gpu_runtime::{DenseView, DenseViewMut, DeviceView, DeviceViewMut};
 use gpu_runtime::{Gpu, GpuTimer};
@@ -155,16 +154,14 @@ fn main() {
                         walk_ms(Walk::LaneGroups, 0),
                     )
                 };
-                // The stored matrix's direct product by row blocks and by pieces (graphs suite).
-                let direct = (op == Op::NoTranspose) != c.is_transpose_view();
+                // Both products by row blocks and by pieces (graphs suite).
                 let mut split_ms = |split: Split| {
-                    c.set_direct_split(split);
+                    c.set_split(split);
                     let t = median_ms(&timer, reps, || c.multiply(op, 1.0, &x, 0.0, &mut out).expect("csrc"));
-                    c.set_direct_split(Split::Auto);
+                    c.set_split(Split::Auto);
                     t
                 };
-                let (t_rowblocks, t_pieces) =
-                    if graphs && direct { (Some(split_ms(Split::Never)), Some(split_ms(Split::Always))) } else { (None, None) };
+                let (t_rowblocks, t_pieces) = if graphs { (Some(split_ms(Split::Never)), Some(split_ms(Split::Always))) } else { (None, None) };
                 let t_cs = median_ms(&timer, reps, || cs.multiply(op, 1.0, &x, 0.0, &mut out).expect("cusparse"));
                 let t_ex = median_ms(&timer, reps, || explicit.multiply(op.flip(), 1.0, &x, 0.0, &mut out).expect("explicit"));
                 let t_pair = median_ms(&timer, reps, || pair.multiply(op, 1.0, &x, 0.0, &mut out).expect("pair"));

@@ -260,7 +260,9 @@ pub(crate) fn atu_plan(cols: u64, k: u32, value_bytes: u64, budget: u32, walk: c
 /// # Safety
 /// As [`ax`], with `u` holding `rows · k` values and `out` `cols · k`; `plan` made by
 /// [`atu_plan`] for these `cols` and `k` with a budget within the one allowed at load;
-/// `scratch` holding `cols · k` zeros for [`AtuPlan::GlobalGrouped`].
+/// `scratch` holding `cols · k` zeros for [`AtuPlan::GlobalGrouped`]; `pieces` (count, bounds,
+/// row blocks) made by [`crate::pieces`] from this CSRC's block pointer, for the global ways
+/// (the shared-memory ways take a row block at a time).
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn atu<T: SpmvValue>(
     gpu: &Gpu,
@@ -278,16 +280,35 @@ pub(crate) unsafe fn atu<T: SpmvValue>(
     beta: T,
     out: u64,
     scratch: u64,
+    pieces: Option<(u64, u64, u64)>,
 ) -> Result<()> {
     let n = cols * k as u64;
     let blocks = csrc_kernels::row_blocks(rows);
-    if plan == AtuPlan::GlobalGrouped && blocks > 0 && n > 0 {
-        let mut cfg = per_block(blocks);
+    // The global ways by pieces when given, else a piece per row block (the block pointer as
+    // bounds, no row-block list).
+    let (count, bounds, block_of) = pieces.unwrap_or((blocks, p, 0));
+    if plan == AtuPlan::GlobalGrouped && count > 0 && n > 0 {
+        let mut cfg = per_block(count);
         cfg.shared_mem_bytes = BLOCK_ROWS * k * T::BYTES as u32;
-        // SAFETY: csrc_atu_group_T(rows, k, blocks, p, r, j, v, u, w): the caller's valid CSRC
-        // and dense blocks, scratch of cols · k values; blocks of NT threads (a multiple of 16);
-        // dynamic shared memory of BLOCK_ROWS · k values (at most 32 KiB).
-        unsafe { kn.atu_group.args(gpu.stream()).arg(&rows).arg(&k).arg(&blocks).arg(&p).arg(&r).arg(&j).arg(&v).arg(&u).arg(&scratch).launch(cfg)? };
+        // SAFETY: csrc_atu_group_T(rows, k, pieces, bounds, block_of, r, j, v, u, w): the
+        // caller's valid CSRC, its pieces (or row blocks) and dense blocks, scratch of cols · k
+        // values; blocks of NT threads (a multiple of 16); dynamic shared memory of BLOCK_ROWS ·
+        // k values (at most 32 KiB).
+        unsafe {
+            kn.atu_group
+                .args(gpu.stream())
+                .arg(&rows)
+                .arg(&k)
+                .arg(&count)
+                .arg(&bounds)
+                .arg(&block_of)
+                .arg(&r)
+                .arg(&j)
+                .arg(&v)
+                .arg(&u)
+                .arg(&scratch)
+                .launch(cfg)?
+        };
         // SAFETY: csrc_atu_finish_T(cols, k, alpha, beta, w, out): both hold cols · k values.
         unsafe { kn.atu_finish.args(gpu.stream()).arg(&cols).arg(&k).arg(&alpha).arg(&beta).arg(&scratch).arg(&out).launch(grid(gpu, n))? };
         return Ok(());
@@ -336,19 +357,21 @@ pub(crate) unsafe fn atu<T: SpmvValue>(
             }
         }
         _ => {
-            let mut cfg = per_block(blocks);
+            let mut cfg = per_block(count);
             cfg.shared_mem_bytes = BLOCK_ROWS * k * T::BYTES as u32;
-            // SAFETY: csrc_atu_T(rows, cols, k, blocks, p, r, j, v, u, alpha, out): the caller's
-            // valid CSRC and dense blocks; blocks of NT threads (whole warps); dynamic shared
-            // memory of BLOCK_ROWS · k values (at most 32 KiB).
+            // SAFETY: csrc_atu_T(rows, cols, k, pieces, bounds, block_of, r, j, v, u, alpha,
+            // out): the caller's valid CSRC, its pieces (or row blocks) and dense blocks; blocks
+            // of NT threads (whole warps); dynamic shared memory of BLOCK_ROWS · k values (at
+            // most 32 KiB).
             unsafe {
                 kn.atu
                     .args(gpu.stream())
                     .arg(&rows)
                     .arg(&cols)
                     .arg(&k)
-                    .arg(&blocks)
-                    .arg(&p)
+                    .arg(&count)
+                    .arg(&bounds)
+                    .arg(&block_of)
                     .arg(&r)
                     .arg(&j)
                     .arg(&v)

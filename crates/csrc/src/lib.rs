@@ -255,9 +255,10 @@ pub enum Walk {
 /// 256.
 pub const PIECE_NNZ: u64 = 16384;
 
-/// How the direct product (of the stored matrix) spreads its row blocks over blocks of threads
-/// ([`DeviceCsrc::set_direct_split`]). Both give the same sums up to rounding (neither is
-/// bit-reproducible).
+/// How the products of the stored matrix spread its row blocks over blocks of threads
+/// ([`DeviceCsrc::set_split`]): the direct product, and the transposed product's global-memory
+/// ways (the shared-memory ways take a row block at a time). Both give the same sums up to
+/// rounding (neither is bit-reproducible).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Split {
     /// Pieces when the heaviest row block holds more than four pieces' worth (power-law rows:
@@ -267,8 +268,9 @@ pub enum Split {
     Auto,
     /// One block of threads a row block, `Y` written once (the paper's).
     Never,
-    /// Pieces always: `Y = beta · Y` first, then each piece of at most a piece's size
-    /// ([`pieces`]) adds its partial rows by global atomics.
+    /// Pieces always: for the direct product `Y = beta · Y` first, then each piece of at most a
+    /// piece's size ([`pieces`]) adds its partial rows by global atomics; the transposed
+    /// product's global ways take a piece per block of threads (they add atomically anyway).
     Always,
 }
 
@@ -465,15 +467,15 @@ impl<T: SpmvValue> DeviceCsrc<T> {
         self.walk
     }
 
-    /// Chooses how the direct product (of the stored matrix) spreads its row blocks over blocks
-    /// of threads ([`Split`]); the default is [`Split::Auto`]. For tests and tuning.
-    pub fn set_direct_split(&mut self, split: Split) {
+    /// Chooses how the products (of the stored matrix) spread its row blocks over blocks of
+    /// threads ([`Split`]); the default is [`Split::Auto`]. For tests and tuning.
+    pub fn set_split(&mut self, split: Split) {
         self.split = split;
     }
 
-    /// Whether the direct product runs by pieces ([`DeviceCsrc::set_direct_split`], and for
-    /// [`Split::Auto`] whether a row block is heavy).
-    pub fn direct_by_pieces(&self) -> bool {
+    /// Whether the products run by pieces ([`DeviceCsrc::set_split`], and for [`Split::Auto`]
+    /// whether a row block is heavy).
+    pub fn by_pieces(&self) -> bool {
         match self.split {
             Split::Auto => self.heavy,
             Split::Never => false,
@@ -571,7 +573,7 @@ impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
             let (r, _r) = self.r.device_ptr(&stream);
             let (j, _j) = self.j.device_ptr(&stream);
             let (v, _v) = self.v.device_ptr(&stream);
-            let by_pieces = self.direct_by_pieces();
+            let by_pieces = self.by_pieces();
             let (bounds, _b) = self.piece_bounds.device_ptr(&stream);
             let (block_of, _o) = self.piece_block.device_ptr(&stream);
             let (sr, sc) = self.stored_shape();
@@ -595,7 +597,10 @@ impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
                         launch::ax_pieces(&gpu, &self.k, sr, sc, d.k as u32, pieces, r, j, v, d.x, alpha, beta, d.out)
                     }
                     Op::NoTranspose => launch::ax(&gpu, &self.k, sr, sc, d.k as u32, p, r, j, v, d.x, alpha, beta, d.out),
-                    Op::Transpose => launch::atu(&gpu, &self.k, plan, sr, sc, d.k as u32, p, r, j, v, d.x, alpha, beta, d.out, sp),
+                    Op::Transpose => {
+                        let pieces = by_pieces.then_some((self.pieces, bounds, block_of));
+                        launch::atu(&gpu, &self.k, plan, sr, sc, d.k as u32, p, r, j, v, d.x, alpha, beta, d.out, sp, pieces)
+                    }
                 }
             }
         })

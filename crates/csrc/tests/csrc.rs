@@ -148,14 +148,18 @@ fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                     }
                     c.set_transposed_walk(Walk::Auto);
                     c.set_transposed_shared_bytes(default_budget);
-                    // The direct product (of the stored matrix) by one block a row block and by
-                    // pieces of row blocks.
+                    // The products (the direct one, and the transposed one's global ways) by one
+                    // block a row block and by pieces of row blocks.
                     for split in [Split::Never, Split::Always] {
-                        c.set_direct_split(split);
-                        check(gpu, &mut c, &a, op, one, &x, k, T::default(), &out0, &format!("csrc {name} {split:?}"));
-                        check(gpu, &mut c, &a, op, m34, &x, k, half, &out0, &format!("csrc {name} {split:?}"));
+                        c.set_split(split);
+                        for budget in [default_budget, 0] {
+                            c.set_transposed_shared_bytes(budget);
+                            check(gpu, &mut c, &a, op, one, &x, k, T::default(), &out0, &format!("csrc {name} {split:?} budget {budget}"));
+                            check(gpu, &mut c, &a, op, m34, &x, k, half, &out0, &format!("csrc {name} {split:?} budget {budget}"));
+                        }
                     }
-                    c.set_direct_split(Split::Auto);
+                    c.set_split(Split::Auto);
+                    c.set_transposed_shared_bytes(default_budget);
                     let first = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
                     let again = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
                     assert!(
@@ -327,17 +331,22 @@ fn pieces_tile_the_row_blocks() {
     assert!(!gpu_csrc::pieces(&even).2);
 }
 
-// A power-law graph's CSRC runs its direct product by pieces (Split::Auto), an even matrix's by
-// row blocks; the pieces' product is the twin's.
+// A power-law graph's CSRC runs its products by pieces (Split::Auto), an even matrix's by row
+// blocks; the pieces' products (both directions, the transposed one in global memory) are the
+// twin's.
 gpu_test!(fn power_law_rows_go_by_pieces(gpu) {
     let (mut r, _seed) = rng();
     let g = generate::rmat::<f64>(16, 2_000_000, 0.57, 0.19, 0.19, r.random()).unwrap();
     let mut c = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &g).unwrap()).unwrap();
-    assert!(c.direct_by_pieces(), "R-MAT 2^16: no heavy row block?");
-    let op = if c.is_transpose_view() { Op::Transpose } else { Op::NoTranspose };
-    let (xn, on) = lens(&g, op);
-    let x = random_vec::<f64>(&mut r, xn * 2);
-    check(gpu, &mut c, &g, op, 1.0, &x, 2, 0.0, &random_vec::<f64>(&mut r, on * 2), "rmat by pieces");
+    assert!(c.by_pieces(), "R-MAT 2^16: no heavy row block?");
+    c.set_transposed_shared_bytes(0);
+    for op in [Op::NoTranspose, Op::Transpose] {
+        for k in [1, 3] {
+            let (xn, on) = lens(&g, op);
+            let x = random_vec::<f64>(&mut r, xn * k);
+            check(gpu, &mut c, &g, op, 1.0, &x, k, 0.0, &random_vec::<f64>(&mut r, on * k), &format!("rmat by pieces {op:?} k={k}"));
+        }
+    }
     let u = generate::uniform::<f64>(20_000, 3_000, 200_000, r.random()).unwrap();
-    assert!(!DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &u).unwrap()).unwrap().direct_by_pieces());
+    assert!(!DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &u).unwrap()).unwrap().by_pieces());
 });

@@ -26,6 +26,20 @@ pub unsafe extern "ptx-kernel" fn csrc_block_ptr(rows: u64, blocks: u64, ptr: *c
     }
 }
 
+/// Piece `i`: its row block and nonzeros `bounds[i] .. bounds[i + 1]` (with a null `block_of`,
+/// row block `i`: `bounds` is then the block pointer).
+///
+/// # Safety
+/// `bounds` holds more than `i + 1` entries; `block_of` is null or holds more than `i`.
+#[inline(always)]
+unsafe fn piece_at(i: u64, bounds: *const u32, block_of: *const u32) -> (u64, u32, u32) {
+    // SAFETY: the caller's sizes.
+    unsafe {
+        let g = if block_of.is_null() { i } else { *block_of.add(i as usize) as u64 };
+        (g, *bounds.add(i as usize), *bounds.add(i as usize + 1))
+    }
+}
+
 macro_rules! csrc_kernels {
     ($t:ty, $red:ident, $red_shared:ident, $ld_sh:ident, $st_sh:ident, $gather:ident, $partial:ident, $ax:ident, $ax_pieces:ident, $scale:ident, $walk:ident, $atu:ident, $atu_shared:ident, $v_start:ident, $gwalk:ident, $atu_group:ident, $atu_finish:ident, $atu_group_shared:ident, $row_sums:ident, $thread:ident, $warp:ident, $block:ident) => {
         /// After the stable sort by column inside each row block (`perm[h]` = the CSR position
@@ -153,8 +167,9 @@ macro_rules! csrc_kernels {
                 // SAFETY: shared indices below n_sh; piece < pieces; h inside the piece, rows and
                 // columns in range by the caller's valid CSRC.
                 unsafe {
-                    $partial(sh, k, cols, *bounds.add(piece as usize), *bounds.add(piece as usize + 1), r, j, v, x);
-                    let r0 = *block_of.add(piece as usize) as u64 * BLOCK_ROWS as u64;
+                    let (g, h0, h1) = piece_at(piece, bounds, block_of);
+                    $partial(sh, k, cols, h0, h1, r, j, v, x);
+                    let r0 = g * BLOCK_ROWS as u64;
                     let mut i = tid;
                     while i < n_sh {
                         let (row, part) = (r0 + (i % BLOCK_ROWS) as u64, *sh.add(i as usize));
@@ -191,11 +206,13 @@ macro_rules! csrc_kernels {
         /// each run calls `add(col, c, sum)`. Synchronizes the block twice.
         ///
         /// # Safety
-        /// A valid CSRC; `g` below its row-block count (block-uniform); `u` holds `rows · k`
-        /// values; `ush` points to `BLOCK_ROWS · k` values of shared memory; every thread of the
-        /// block calls it; blocks of whole warps.
+        /// A valid CSRC; `g` below its row-block count and `h0 .. h1` inside row block `g`
+        /// (block-uniform: the whole row block, or a piece of it); `u` holds `rows · k` values;
+        /// `ush` points to `BLOCK_ROWS · k` values of shared memory; every thread of the block
+        /// calls it; blocks of whole warps.
         #[inline(always)]
-        unsafe fn $walk(g: u64, rows: u64, k: u32, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, ush: *mut $t, add: impl Fn(u32, u32, $t)) {
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $walk(g: u64, h0: u32, h1: u32, rows: u64, k: u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, ush: *mut $t, add: impl Fn(u32, u32, $t)) {
             let (tid, nt) = (thread_idx_x(), block_dim_x());
             let lane = lane_id();
             let (warp, warps) = (tid / 32, nt / 32);
@@ -210,7 +227,6 @@ macro_rules! csrc_kernels {
                     i += nt;
                 }
                 sync_threads();
-                let (h0, h1) = (*p.add(g as usize), *p.add(g as usize + 1));
                 // Warp-uniform trip count, so that the shuffles see every lane.
                 let mut base = h0 + warp * 32;
                 while base < h1 {
@@ -234,22 +250,42 @@ macro_rules! csrc_kernels {
             }
         }
 
-        /// `V += alpha · Aᵀ · U` with global atomics: one block per row block (grid-stride),
-        /// each run of equal columns in a warp added by one `red.add` (paper, Figure 4).
+        /// `V += alpha · Aᵀ · U` with global atomics: one block per piece (grid-stride), each
+        /// run of equal columns in a warp added by one `red.add` (paper, Figure 4). A piece is
+        /// the nonzeros `bounds[i] .. bounds[i + 1]` of row block `block_of[i]`, or with a null
+        /// `block_of` row block `i` itself (`bounds` the block pointer).
         ///
         /// # Safety
-        /// A valid CSRC as for the direct product; `u` holds `rows · k` values, `out` `cols · k`;
-        /// `1 ≤ k ≤ MAX_K`; dynamic shared memory of `BLOCK_ROWS · k` values; blocks of whole
+        /// A valid CSRC as for the direct product; `bounds` holds `pieces + 1` nondecreasing
+        /// entries, each piece inside its row block (`block_of` null: `bounds` is the block
+        /// pointer and `pieces` the row-block count); `u` holds `rows · k` values, `out` `cols ·
+        /// k`; `1 ≤ k ≤ MAX_K`; dynamic shared memory of `BLOCK_ROWS · k` values; blocks of whole
         /// warps; a 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $atu(rows: u64, cols: u64, k: u32, blocks: u64, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, alpha: $t, out: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $atu(
+            rows: u64,
+            cols: u64,
+            k: u32,
+            pieces: u64,
+            bounds: *const u32,
+            block_of: *const u32,
+            r: *const u8,
+            j: *const u32,
+            v: *const $t,
+            u: *const $t,
+            alpha: $t,
+            out: *mut $t,
+        ) {
             let ush = CSRC_DYNAMIC::ptr() as *mut $t;
-            let mut g = block_idx_x() as u64;
-            while g < blocks {
-                // SAFETY: the caller's valid CSRC and sizes; out indices col + c · cols with
-                // col < cols, c < k.
-                unsafe { $walk(g, rows, k, p, r, j, v, u, ush, |col, c, s| $red(out.add((col as u64 + c as u64 * cols) as usize), alpha * s)) };
-                g += grid_dim_x() as u64;
+            let mut i = block_idx_x() as u64;
+            while i < pieces {
+                // SAFETY: the caller's valid CSRC, pieces and sizes; out indices col + c · cols
+                // with col < cols, c < k.
+                unsafe {
+                    let (g, h0, h1) = piece_at(i, bounds, block_of);
+                    $walk(g, h0, h1, rows, k, r, j, v, u, ush, |col, c, s| $red(out.add((col as u64 + c as u64 * cols) as usize), alpha * s))
+                };
+                i += grid_dim_x() as u64;
             }
         }
 
@@ -293,7 +329,10 @@ macro_rules! csrc_kernels {
             while g < blocks {
                 // SAFETY: the caller's valid CSRC and sizes; shared indices col + c · cols below
                 // cols · k.
-                unsafe { $walk(g, rows, k, p, r, j, v, u, ush, |col, c, s| $red_shared(vsh.add((col as u64 + c as u64 * cols) as usize), s)) };
+                unsafe {
+                    let (h0, h1) = (*p.add(g as usize), *p.add(g as usize + 1));
+                    $walk(g, h0, h1, rows, k, r, j, v, u, ush, |col, c, s| $red_shared(vsh.add((col as u64 + c as u64 * cols) as usize), s))
+                };
                 g += grid_dim_x() as u64;
             }
             // $walk ended with a barrier: every accumulator is final.
@@ -321,11 +360,15 @@ macro_rules! csrc_kernels {
         /// chunk. Synchronizes the block twice.
         ///
         /// # Safety
-        /// A valid CSRC; `g` below its row-block count (block-uniform); `u` holds `rows · k`
-        /// values; `ush` points to `BLOCK_ROWS · k` values of shared memory; `1 ≤ k ≤ MAX_K`;
-        /// every thread of the block calls it; blocks of a multiple of 16 threads.
+        /// A valid CSRC; `g` below its row-block count and `h0 .. h1` inside row block `g`
+        /// (block-uniform: the whole row block, or a piece of it, whose first and last runs the
+        /// neighbouring pieces may share: the global kernel adds every run atomically); `u`
+        /// holds `rows · k` values; `ush` points to `BLOCK_ROWS · k` values of shared memory;
+        /// `1 ≤ k ≤ MAX_K`; every thread of the block calls it; blocks of a multiple of 16
+        /// threads.
         #[inline(always)]
-        unsafe fn $gwalk(g: u64, rows: u64, k: u32, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, ush: *mut $t, flush: impl Fn(u32, u32, $t, bool)) {
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $gwalk(g: u64, h0: u32, h1: u32, rows: u64, k: u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, ush: *mut $t, flush: impl Fn(u32, u32, $t, bool)) {
             let (tid, nt) = (thread_idx_x(), block_dim_x());
             let gw = group_width(k);
             let (c, group, groups) = (tid % gw, (tid / gw) as u64, (nt / gw) as u64);
@@ -341,7 +384,7 @@ macro_rules! csrc_kernels {
                     i += nt;
                 }
                 sync_threads();
-                let (h0, h1) = (*p.add(g as usize) as u64, *p.add(g as usize + 1) as u64);
+                let (h0, h1) = (h0 as u64, h1 as u64);
                 let chunk = (h1 - h0).div_ceil(groups);
                 let s = (h0 + group * chunk).min(h1);
                 let e = (s + chunk).min(h1);
@@ -375,17 +418,21 @@ macro_rules! csrc_kernels {
         /// finishing kernel turns `W` into `V`.
         ///
         /// # Safety
-        /// As the global kernel `csrc_atu`, with `w` holding `cols · k` values and blocks of a
-        /// multiple of 16 threads.
+        /// As the global kernel `csrc_atu` (pieces included), with `w` holding `cols · k` values
+        /// and blocks of a multiple of 16 threads.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $atu_group(rows: u64, k: u32, blocks: u64, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, w: *mut $t) {
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "ptx-kernel" fn $atu_group(rows: u64, k: u32, pieces: u64, bounds: *const u32, block_of: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, w: *mut $t) {
             let ush = CSRC_DYNAMIC::ptr() as *mut $t;
-            let mut g = block_idx_x() as u64;
-            while g < blocks {
-                // SAFETY: the caller's valid CSRC and sizes; w indices col · k + c with
+            let mut i = block_idx_x() as u64;
+            while i < pieces {
+                // SAFETY: the caller's valid CSRC, pieces and sizes; w indices col · k + c with
                 // col < cols, c < k.
-                unsafe { $gwalk(g, rows, k, p, r, j, v, u, ush, |col, c, s, _| $red(w.add((col as u64 * k as u64 + c as u64) as usize), s)) };
-                g += grid_dim_x() as u64;
+                unsafe {
+                    let (g, h0, h1) = piece_at(i, bounds, block_of);
+                    $gwalk(g, h0, h1, rows, k, r, j, v, u, ush, |col, c, s, _| $red(w.add((col as u64 * k as u64 + c as u64) as usize), s))
+                };
+                i += grid_dim_x() as u64;
             }
         }
 
@@ -433,7 +480,8 @@ macro_rules! csrc_kernels {
                 // cols · k. A run not shared with another chunk is this group's alone until the
                 // walk's closing barrier, so its plain read-modify-write cannot race.
                 unsafe {
-                    $gwalk(g, rows, k, p, r, j, v, u, ush, |col, c, s, shared| {
+                    let (h0, h1) = (*p.add(g as usize), *p.add(g as usize + 1));
+                    $gwalk(g, h0, h1, rows, k, r, j, v, u, ush, |col, c, s, shared| {
                         let a = vsh.add((col as u64 * k as u64 + c as u64) as usize);
                         if shared {
                             $red_shared(a, s);

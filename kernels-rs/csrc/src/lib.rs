@@ -13,7 +13,9 @@
 //!   Shared atomics: **not bit-reproducible**.
 //! - `csrc_scale_{f32,f64}` then `csrc_ax_pieces_{f32,f64}`: the same by pieces of row blocks
 //!   (a row block of hub rows shared by several blocks of threads), each adding its partial
-//!   rows to `Y` by global atomics after `Y = beta · Y`.
+//!   rows to `Y` by global atomics after `Y = beta · Y`. The global transposed products
+//!   (`csrc_atu`, `csrc_atu_group`) take pieces too (`bounds` and `block_of`; a null
+//!   `block_of` makes each row block one piece).
 //! - `csrc_scale_{f32,f64}` then `csrc_atu_{f32,f64}`: `V = beta · V`, then `V += alpha · Aᵀ ·
 //!   U`, one block per row block; consecutive lanes with the same column combined by a warp
 //!   segmented sum (`spmv_kernels::reduce::Segments`), one global atomic add per run (paper,
