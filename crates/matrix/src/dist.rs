@@ -7,11 +7,45 @@
 //! ([`DistCsr::scatter_ranks`], [`DistCsr::from_local_blocks`]): [`DistCsr::first_block`] says
 //! which, and the row starts still cover every rank. The distributed
 //! transpose (`gpu_transpose::dist`) returns the transpose as a `DistCsr` too: its row blocks are
-//! the transpose's, cut by nonzeros likewise.
+//! the transpose's, cut by nonzeros likewise. [`DistCsrView`] is the same over borrowed blocks
+//! (the caller's device memory, [`DistCsrView::from_views`]); the algorithms take either
+//! ([`AsDistCsrView`]).
 use gpu_runtime::{AnyBits, Gpu};
 
 use crate::device::DeviceCsr;
+use crate::view::DeviceCsrView;
 use crate::{Csr, Error, Index, Result, Value};
+
+/// The accessors [`DistCsr`] and [`DistCsrView`] share (fields `rows`, `cols`, `row_starts`,
+/// `first`, `blocks`).
+macro_rules! shape_accessors {
+    () => {
+        /// The index of the first block held here (0 when this process holds every block).
+        pub fn first_block(&self) -> usize {
+            self.first
+        }
+
+        /// Whether every block is held here.
+        pub fn is_whole(&self) -> bool {
+            self.first == 0 && self.blocks.len() + 1 == self.row_starts.len()
+        }
+
+        /// Rows of the whole matrix.
+        pub fn rows(&self) -> u64 {
+            self.rows
+        }
+
+        /// Columns of the whole matrix.
+        pub fn cols(&self) -> u64 {
+            self.cols
+        }
+
+        /// The first row of each block, and the row count last.
+        pub fn row_starts(&self) -> &[u64] {
+            &self.row_starts
+        }
+    };
+}
 
 /// A `rows × cols` CSR matrix in row blocks, block `g` on GPU `g` (see the module docs).
 ///
@@ -25,6 +59,97 @@ pub struct DistCsr<T: AnyBits> {
     row_starts: Vec<u64>,
     first: usize,
     blocks: Vec<DeviceCsr<T>>,
+}
+
+/// The checks of a matrix cut at `row_starts` whose blocks `first ..` have the shapes `blocks`
+/// (rows, columns, whether they hold values): what [`DistCsr::from_local_blocks`] and
+/// [`DistCsrView::from_views`] promise.
+fn check_blocks(rows: u64, cols: u64, row_starts: &[u64], first: usize, blocks: impl ExactSizeIterator<Item = (u64, u64, bool)>) -> Result<()> {
+    if row_starts.len() < first + blocks.len() + 1 {
+        return Err(Error::LengthMismatch { what: "row starts", expected: (first + blocks.len()) as u64 + 1, got: row_starts.len() as u64 });
+    }
+    if row_starts[0] != 0 || row_starts[row_starts.len() - 1] != rows {
+        return Err(Error::BadPointers { index: 0, reason: format!("row starts must run from 0 to {rows}") });
+    }
+    if let Some(g) = row_starts.windows(2).position(|w| w[1] < w[0]) {
+        return Err(Error::BadPointers { index: g as u64 + 1, reason: "row starts decrease".into() });
+    }
+    let mut values = None;
+    for (l, (b_rows, b_cols, b_vals)) in blocks.enumerate() {
+        let g = first + l;
+        let (r0, r1) = (row_starts[g], row_starts[g + 1]);
+        if b_rows != r1 - r0 {
+            return Err(Error::LengthMismatch { what: "block rows", expected: r1 - r0, got: b_rows });
+        }
+        if b_cols != cols {
+            return Err(Error::LengthMismatch { what: "block columns", expected: cols, got: b_cols });
+        }
+        if *values.get_or_insert(b_vals) != b_vals {
+            return Err(Error::InvalidParameter { what: "blocks", msg: "some have values and others not".into() });
+        }
+    }
+    Ok(())
+}
+
+/// A distributed CSR over borrowed blocks ([`DeviceCsrView`]s of the caller's memory, one per
+/// rank held here), with the same layout and promises as [`DistCsr`], which lends one
+/// ([`DistCsr::view`]). The distributed algorithms take either ([`AsDistCsrView`]).
+pub struct DistCsrView<'a, T> {
+    rows: u64,
+    cols: u64,
+    row_starts: Vec<u64>,
+    first: usize,
+    blocks: Vec<DeviceCsrView<'a, T>>,
+}
+
+impl<T> Clone for DistCsrView<'_, T> {
+    fn clone(&self) -> Self {
+        Self { rows: self.rows, cols: self.cols, row_starts: self.row_starts.clone(), first: self.first, blocks: self.blocks.clone() }
+    }
+}
+
+impl<'a, T> DistCsrView<'a, T> {
+    /// The blocks `first .. first + blocks.len()` of a `rows × cols` matrix cut at `row_starts`,
+    /// each a view of its rows on its rank's GPU (global column indices): the caller's own
+    /// device memory, not copied.
+    ///
+    /// # Errors
+    /// As [`DistCsr::from_local_blocks`].
+    pub fn from_views(rows: u64, cols: u64, row_starts: Vec<u64>, first: usize, blocks: Vec<DeviceCsrView<'a, T>>) -> Result<Self> {
+        check_blocks(rows, cols, &row_starts, first, blocks.iter().map(|b| (b.rows(), b.cols(), b.vals().is_some())))?;
+        Ok(Self { rows, cols, row_starts, first, blocks })
+    }
+
+    shape_accessors!();
+
+    /// Nonzeros of the blocks held here.
+    pub fn nnz(&self) -> u64 {
+        self.blocks.iter().map(DeviceCsrView::nnz).sum()
+    }
+
+    /// The blocks held here, from [`DistCsrView::first_block`] on.
+    pub fn blocks(&self) -> &[DeviceCsrView<'a, T>] {
+        &self.blocks
+    }
+}
+
+/// A distributed matrix the distributed algorithms can read: a [`DistCsr`] or a
+/// [`DistCsrView`].
+pub trait AsDistCsrView<T> {
+    /// The borrowed view.
+    fn dist_view(&self) -> DistCsrView<'_, T>;
+}
+
+impl<T> AsDistCsrView<T> for DistCsrView<'_, T> {
+    fn dist_view(&self) -> DistCsrView<'_, T> {
+        self.clone()
+    }
+}
+
+impl<T: AnyBits + gpu_runtime::cudarc::driver::DeviceRepr> AsDistCsrView<T> for DistCsr<T> {
+    fn dist_view(&self) -> DistCsrView<'_, T> {
+        self.view()
+    }
 }
 
 /// The row starts of `parts` blocks of `ptr`'s rows with nearly equal nonzeros: block `g` starts
@@ -84,59 +209,15 @@ impl<T: AnyBits> DistCsr<T> {
     /// to `rows` without decreasing; [`Error::InvalidParameter`] when some blocks have values and
     /// others not.
     pub fn from_local_blocks(rows: u64, cols: u64, row_starts: Vec<u64>, first: usize, blocks: Vec<DeviceCsr<T>>) -> Result<Self> {
-        if row_starts.len() < first + blocks.len() + 1 {
-            return Err(Error::LengthMismatch { what: "row starts", expected: (first + blocks.len()) as u64 + 1, got: row_starts.len() as u64 });
-        }
-        if row_starts[0] != 0 || row_starts[row_starts.len() - 1] != rows {
-            return Err(Error::BadPointers { index: 0, reason: format!("row starts must run from 0 to {rows}") });
-        }
-        if let Some(g) = row_starts.windows(2).position(|w| w[1] < w[0]) {
-            return Err(Error::BadPointers { index: g as u64 + 1, reason: "row starts decrease".into() });
-        }
-        for (l, b) in blocks.iter().enumerate() {
-            let g = first + l;
-            let (r0, r1) = (row_starts[g], row_starts[g + 1]);
-            if b.rows() != r1 - r0 {
-                return Err(Error::LengthMismatch { what: "block rows", expected: r1 - r0, got: b.rows() });
-            }
-            if b.cols() != cols {
-                return Err(Error::LengthMismatch { what: "block columns", expected: cols, got: b.cols() });
-            }
-            if b.vals().is_some() != blocks[0].vals().is_some() {
-                return Err(Error::InvalidParameter { what: "blocks", msg: "some have values and others not".into() });
-            }
-        }
+        check_blocks(rows, cols, &row_starts, first, blocks.iter().map(|b| (b.rows(), b.cols(), b.vals().is_some())))?;
         Ok(Self { rows, cols, row_starts, first, blocks })
     }
 
-    /// The index of the first block held here (0 when this process holds every block).
-    pub fn first_block(&self) -> usize {
-        self.first
-    }
-
-    /// Whether every block is held here.
-    pub fn is_whole(&self) -> bool {
-        self.first == 0 && self.blocks.len() + 1 == self.row_starts.len()
-    }
-
-    /// Rows of the whole matrix.
-    pub fn rows(&self) -> u64 {
-        self.rows
-    }
-
-    /// Columns of the whole matrix.
-    pub fn cols(&self) -> u64 {
-        self.cols
-    }
+    shape_accessors!();
 
     /// Nonzeros of the blocks held here (of the whole matrix when [`DistCsr::is_whole`]).
     pub fn nnz(&self) -> u64 {
         self.blocks.iter().map(DeviceCsr::nnz).sum()
-    }
-
-    /// The first row of each block, and the row count last.
-    pub fn row_starts(&self) -> &[u64] {
-        &self.row_starts
     }
 
     /// The blocks held here, from [`DistCsr::first_block`] on (block `g` on the GPU of rank `g`).
@@ -147,6 +228,20 @@ impl<T: AnyBits> DistCsr<T> {
     /// Gives the blocks back.
     pub fn into_blocks(self) -> Vec<DeviceCsr<T>> {
         self.blocks
+    }
+
+    /// The matrix as a [`DistCsrView`] of its blocks.
+    pub fn view(&self) -> DistCsrView<'_, T>
+    where
+        T: gpu_runtime::cudarc::driver::DeviceRepr,
+    {
+        DistCsrView {
+            rows: self.rows,
+            cols: self.cols,
+            row_starts: self.row_starts.clone(),
+            first: self.first,
+            blocks: self.blocks.iter().map(DeviceCsr::view).collect(),
+        }
     }
 }
 

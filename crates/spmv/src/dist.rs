@@ -29,7 +29,7 @@
 //! one-GPU product bit for bit.
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use gpu_runtime::{Comms, Kernel};
-use sptrans_matrix::dist::{even_starts, DistCsr};
+use sptrans_matrix::dist::{even_starts, AsDistCsrView};
 
 use crate::{Error, Format, Result, Spmv, SpmvValue};
 
@@ -87,7 +87,7 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
     ///
     /// # Errors
     /// As [`DistSpmv::with_gather`].
-    pub fn new(comms: &Comms, a: &'a DistCsr<T>, format: Format) -> Result<Self> {
+    pub fn new(comms: &Comms, a: &'a impl AsDistCsrView<T>, format: Format) -> Result<Self> {
         Self::with_gather(comms, a, format, XGather::Auto)
     }
 
@@ -104,7 +104,8 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
     /// [`Error::LengthMismatch`] when `a` is cut for another number of ranks than `comms` spans,
     /// or the blocks held here are not this process's ranks'; as [`Spmv::new`] (a pattern
     /// matrix, ELL or SELL-C-σ on uneven rows, out of memory); NCCL errors.
-    pub fn with_gather(comms: &Comms, a: &'a DistCsr<T>, format: Format, gather: XGather) -> Result<Self> {
+    pub fn with_gather(comms: &Comms, a: &'a impl AsDistCsrView<T>, format: Format, gather: XGather) -> Result<Self> {
+        let a = a.dist_view();
         let (g, world, first) = (comms.len(), comms.world(), comms.first_rank());
         if a.row_starts().len() != world + 1 {
             return Err(Error::LengthMismatch {
@@ -121,7 +122,7 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
             });
         }
         let gpus = comms.gpus();
-        let plans = a.blocks().iter().zip(gpus).map(|(b, gpu)| Spmv::new(gpu, b.view(), format)).collect::<Result<Vec<_>>>()?;
+        let plans = a.blocks().iter().zip(gpus).map(|(b, gpu)| Spmv::new(gpu, b.clone(), format)).collect::<Result<Vec<_>>>()?;
         let x_starts = if a.rows() == a.cols() { a.row_starts().to_vec() } else { even_starts(a.cols(), world) };
         let streams = gpus.iter().map(|gpu| gpu.stream().cu_stream() as usize).collect();
         let mut out =

@@ -10,7 +10,7 @@ use gpu_testkit::{run_multi_gpu_test, POISON_BYTE};
 use rand::rngs::StdRng;
 use rand::Rng;
 use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::dist::DistCsr;
+use sptrans_matrix::dist::{DistCsr, DistCsrView};
 use sptrans_matrix::{generate, Csr};
 
 fn random_vec<T: SpmvValue>(r: &mut StdRng, n: usize) -> Vec<T> {
@@ -119,6 +119,34 @@ fn run(count: usize, name: &str) {
             let u = generate::uniform::<f64>(3000, 3000, 60_000, rng.random()).unwrap();
             let d = DistCsr::scatter(comms.gpus(), &u).unwrap();
             assert_eq!(DistSpmv::new(comms, &d, Format::Auto).unwrap().gather(), XGather::AllGather);
+        }
+        // The same matrix as views of the caller's own blocks (DistCsrView::from_views): the same
+        // bits as through the DistCsr (deterministic format, the same gather).
+        {
+            let a = generate::laplacian_3d::<f64>(25).unwrap();
+            let d = DistCsr::scatter(comms.gpus(), &a).unwrap();
+            let mine: Vec<DeviceCsr<f64>> = d
+                .blocks()
+                .iter()
+                .enumerate()
+                .map(|(r, b)| DeviceCsr::upload(&comms.gpus()[r], &b.download(&comms.gpus()[r]).unwrap()).unwrap())
+                .collect();
+            let v = DistCsrView::from_views(a.rows(), a.cols(), d.row_starts().to_vec(), 0, mine.iter().map(DeviceCsr::view).collect()).unwrap();
+            let x: Vec<f64> = random_vec(&mut rng, a.cols() as usize);
+            let run = |plan: &mut DistSpmv<f64>| {
+                let dx = plan.scatter_x(comms, &x).unwrap();
+                let mut dy = plan.alloc_y(comms).unwrap();
+                plan.apply(comms, 1.0, &dx, 0.0, &mut dy).unwrap();
+                plan.gather_y(comms, &dy).unwrap()
+            };
+            let via_dist = run(&mut DistSpmv::with_gather(comms, &d, Format::Jds, XGather::AllGather).unwrap());
+            let via_view = run(&mut DistSpmv::with_gather(comms, &v, Format::Jds, XGather::AllGather).unwrap());
+            assert!(via_dist.iter().zip(&via_view).all(|(p, q)| p.to_bits() == q.to_bits()), "views differ from the DistCsr");
+            // A view cut for another number of ranks is refused.
+            let short = DistCsrView::from_views(a.rows(), a.cols(), vec![0, a.rows()], 0, vec![mine[0].view()]);
+            if comms.len() > 1 {
+                assert!(short.is_err() || DistSpmv::new(comms, &short.unwrap(), Format::Auto).is_err());
+            }
         }
         // Wrong part counts and lengths are errors, not out-of-bounds reads.
         let a = generate::uniform::<f64>(50, 40, 300, rng.random()).unwrap();

@@ -36,7 +36,7 @@ pub mod dist {
     pub use gpu_spmv::dist::{DistSpmv, XGather};
     pub use gpu_svd::dist::{svd, svd_observed};
     pub use gpu_transpose::dist::{DistTransposer, Exchange};
-    pub use sptrans_matrix::dist::{DistCsr, balanced_starts, even_starts};
+    pub use sptrans_matrix::dist::{AsDistCsrView, DistCsr, DistCsrView, balanced_starts, even_starts};
 }
 
 /// The GPU primitives the algorithms are built from, each usable alone on its own stream and

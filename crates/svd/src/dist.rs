@@ -25,7 +25,7 @@
 use gpu_csrc::{DeviceCsrc, Op};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use gpu_runtime::{Comms, DenseView, DenseViewMut, DeviceView, DeviceViewMut};
-use sptrans_matrix::dist::{even_starts, DistCsr};
+use sptrans_matrix::dist::{even_starts, AsDistCsrView};
 
 use crate::gpu::{GpuBackend, GpuBlock};
 use crate::lanczos::Backend;
@@ -396,7 +396,7 @@ impl Backend for DistBackend<'_, '_> {
 /// this process holds other blocks than its ranks'), with [`Config::center`] on several ranks
 /// (not distributed yet), or [`Config::vectors`] with one process per GPU; as [`crate::svd`] (settings,
 /// non-finite values, cuBLAS, out of memory); NCCL errors.
-pub fn svd<T: SvdValue>(comms: &Comms, a: &DistCsr<T>, cfg: &Config) -> Result<Svd> {
+pub fn svd<T: SvdValue>(comms: &Comms, a: &impl AsDistCsrView<T>, cfg: &Config) -> Result<Svd> {
     svd_observed(comms, a, cfg, |_| {})
 }
 
@@ -408,7 +408,8 @@ pub fn svd<T: SvdValue>(comms: &Comms, a: &DistCsr<T>, cfg: &Config) -> Result<S
 ///
 /// # Errors
 /// As [`svd`].
-pub fn svd_observed<T: SvdValue>(comms: &Comms, a: &DistCsr<T>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
+pub fn svd_observed<T: SvdValue>(comms: &Comms, a: &impl AsDistCsrView<T>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
+    let a = a.dist_view();
     let (g, world) = (comms.len(), comms.world());
     if a.blocks().len() != g || a.first_block() != comms.first_rank() || a.row_starts().len() != world + 1 {
         return Err(Error::Config(format!(
@@ -423,7 +424,7 @@ pub fn svd_observed<T: SvdValue>(comms: &Comms, a: &DistCsr<T>, cfg: &Config, mu
     cfg.check(a.rows(), a.cols())?;
     let gpus = comms.gpus();
     if world == 1 {
-        return crate::run_gpu(&gpus[0], &a.blocks()[0].view(), cfg, None, &mut observer);
+        return crate::run_gpu(&gpus[0], &a.blocks()[0], cfg, None, &mut observer);
     }
     if cfg.center {
         return Err(Error::Config("centering (Config::center) is not available on several GPUs yet".into()));
@@ -449,7 +450,7 @@ pub fn svd_observed<T: SvdValue>(comms: &Comms, a: &DistCsr<T>, cfg: &Config, mu
                 sc.spawn(move || -> Result<(DeviceCsrc<f64>, f64)> {
                     gpu.bind()?;
                     let mut wide = None;
-                    let view = block.view();
+                    let view = block.clone();
                     let b = T::as_f64(gpu, &view, &mut wide)?;
                     let c = DeviceCsrc::from_csr(gpu, &b)?;
                     let vals = b.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?;

@@ -17,7 +17,7 @@
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use gpu_runtime::{Comms, Payload};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
-use sptrans_matrix::dist::DistCsr;
+use sptrans_matrix::dist::{AsDistCsrView, DistCsr};
 
 use crate::{Algorithm, Error, Result, Transposer};
 
@@ -77,7 +77,8 @@ impl DistTransposer {
     /// passes 32-bit offsets; `gpu_runtime::Error::ForeignStream` when `comms` is not the
     /// communicator this transposer was made with; [`Error::UnsupportedValue`]; NCCL and driver
     /// errors (out of memory among them).
-    pub fn transpose<T: Payload>(&mut self, comms: &Comms, algo: Algorithm, a: &DistCsr<T>) -> Result<(DistCsr<T>, Exchange)> {
+    pub fn transpose<T: Payload>(&mut self, comms: &Comms, algo: Algorithm, a: &impl AsDistCsrView<T>) -> Result<(DistCsr<T>, Exchange)> {
+        let a = a.dist_view();
         let (g, world, first) = (comms.len(), comms.world(), comms.first_rank());
         if a.row_starts().len() != world + 1 {
             return Err(Error::Shape { what: "blocks of the distributed matrix", expected: world as u64, got: a.row_starts().len() as u64 - 1 });

@@ -16,6 +16,10 @@ fn check<T: Value + gpu_runtime::Payload>(comms: &Comms, dt: &mut DistTransposer
     let got = t.gather(comms.gpus()).unwrap();
     let want = a.transpose();
     assert!(got.same_bits(&want), "{what}: {} GPUs, {algo:?}: the distributed transpose differs from the twin", comms.len());
+    // The same blocks lent as a view (DistCsr::view, what DistCsrView::from_views makes of a
+    // caller's blocks): the same result.
+    let (tv, _) = dt.transpose(comms, algo, &d.view()).unwrap();
+    assert!(tv.gather(comms.gpus()).unwrap().same_bits(&want), "{what}: through a DistCsrView");
     assert_eq!(ex.cuts.len(), comms.len() + 1);
     assert!(ex.cuts.windows(2).all(|w| w[0] <= w[1]) && ex.cuts[comms.len()] == a.cols(), "{what}: cuts {:?}", ex.cuts);
     assert_eq!(t.row_starts(), &ex.cuts[..], "{what}");
