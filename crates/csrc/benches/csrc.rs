@@ -59,18 +59,12 @@ fn suite(quick: bool, graphs: bool) -> Vec<Maker> {
 }
 
 fn median_ms(timer: &GpuTimer, reps: usize, mut f: impl FnMut()) -> f64 {
-    for _ in 0..3 {
-        f();
-    }
-    let mut ms: Vec<f64> = (0..reps)
-        .map(|_| {
-            timer.start().expect("timer");
+    timer
+        .median_ms(3, reps, || -> gpu_runtime::Result<()> {
             f();
-            timer.stop_ms().expect("timer")
+            Ok(())
         })
-        .collect();
-    ms.sort_by(f64::total_cmp);
-    ms[reps / 2]
+        .expect("timer")
 }
 
 struct Row {

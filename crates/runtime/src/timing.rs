@@ -53,6 +53,25 @@ impl GpuTimer {
         Ok(std::time::Duration::from_secs_f64(self.stop_ms()? * 1e-3))
     }
 
+    /// The median milliseconds of `reps` (at least 1) timed calls of `f` (stream work), each
+    /// between its own start and stop, after `warmup` untimed calls: the benchmarks' measure.
+    ///
+    /// # Errors
+    /// The first error of `f`, or the timer's.
+    pub fn median_ms<E: From<Error>>(&self, warmup: usize, reps: usize, mut f: impl FnMut() -> Result<(), E>) -> Result<f64, E> {
+        for _ in 0..warmup {
+            f()?;
+        }
+        let mut ms = Vec::with_capacity(reps.max(1));
+        for _ in 0..reps.max(1) {
+            self.start()?;
+            f()?;
+            ms.push(self.stop_ms()?);
+        }
+        ms.sort_by(f64::total_cmp);
+        Ok(ms[ms.len() / 2])
+    }
+
     /// Times `f`'s stream work: start, `f()`, stop. Returns `f`'s value and milliseconds.
     ///
     /// # Errors
