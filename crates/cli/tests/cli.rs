@@ -384,7 +384,7 @@ fn spmv_writes_y_and_refuses_bad_vectors() {
     // Without a GPU an explicit format is an error naming the fallback; auto runs the threaded
     // CPU fallback, which --check compares with the serial twin.
     let gpu = gpu_testkit::shared_gpu().is_ok();
-    for format in ["auto", "csr-adaptive", "jds", "scoo"] {
+    for format in ["auto", "csr-adaptive", "jds", "scoo", "sell"] {
         let y_path = dir.path().join(format!("y-{format}.mtx"));
         let run = sptrans().args(["spmv", "--check", "--format", format]).arg(&a_path).arg("--x").arg(&x_path).arg("-o").arg(&y_path).assert();
         if !gpu && format != "auto" {
