@@ -1,4 +1,4 @@
-//! `y = α A x + β y` with `A` spread over several GPUs by row blocks ([`DistCsr`]), over NCCL
+//! `y = α A x + β y` with `A` spread over several GPUs by row blocks ([`DistCsr`](sptrans_matrix::dist::DistCsr)), over NCCL
 //! ([`Comms`]): [`DistSpmv`].
 //!
 //! `x` and `y` are distributed too: rank `r` holds the rows `row_starts[r] .. row_starts[r + 1]`
@@ -19,7 +19,7 @@
 //! numbered matrices touch nearly every column and keep the all-gather. Then each rank
 //! multiplies its block by its full `x` with a one-GPU [`Spmv`] plan of the chosen format.
 //!
-//! With one process per GPU ([`Comms::from_env`], a [`DistCsr`] of this process's blocks) every
+//! With one process per GPU ([`Comms::from_env`], a [`DistCsr`](sptrans_matrix::dist::DistCsr) of this process's blocks) every
 //! process plans and applies its own ranks and makes the same calls; planning the halo then
 //! shares each rank's counts (an NCCL all-reduce of a `world × world` table) and sends every
 //! owner the offsets it is asked for, checked against its part before any kernel reads by them.
@@ -92,8 +92,8 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
     }
 
     /// Plans the product for `a` over `comms` (block `r` on rank `r`; with one process per GPU,
-    /// this process's blocks on its ranks, [`DistCsr::read_ranks`] or
-    /// [`DistCsr::scatter_ranks`]): converts each block held here to `format` ([`Spmv::new`];
+    /// this process's blocks on its ranks, [`DistCsr::read_ranks`](sptrans_matrix::dist::DistCsr::read_ranks) or
+    /// [`DistCsr::scatter_ranks`](sptrans_matrix::dist::DistCsr::scatter_ranks)): converts each block held here to `format` ([`Spmv::new`];
     /// [`Format::Auto`] chooses per block), allocates each rank's full `x` (`cols` values), and
     /// for the halo (or [`XGather::Auto`]) reads the blocks' column indices back to list the
     /// entries each rank needs from the others, then tells every owner what to send (an NCCL

@@ -1,4 +1,4 @@
-//! The truncated SVD of a matrix spread over several GPUs by row blocks ([`DistCsr`]), over
+//! The truncated SVD of a matrix spread over several GPUs by row blocks ([`DistCsr`](sptrans_matrix::dist::DistCsr)), over
 //! NCCL ([`Comms`]): [`svd`].
 //!
 //! The algorithm is the one-GPU one (module `lanczos`) on a backend whose dense blocks are
@@ -388,7 +388,7 @@ impl Backend for DistBackend<'_, '_> {
 /// host.
 ///
 /// With one process per GPU ([`Comms::from_env`]) every process calls it with its own blocks
-/// ([`DistCsr::scatter_ranks`]) and the same settings, and every process gets the same answer
+/// ([`DistCsr::scatter_ranks`](sptrans_matrix::dist::DistCsr::scatter_ranks)) and the same settings, and every process gets the same answer
 /// (each decision on the host is made from all-reduced values, identical on every rank).
 ///
 /// # Errors

@@ -29,7 +29,7 @@ impl CuSparseTranspose {
     /// Loads cuSPARSE and makes a handle on `gpu`'s stream.
     ///
     /// # Errors
-    /// [`Error::CuSparseUnavailable`] when the library cannot be loaded; cuSPARSE errors.
+    /// [`crate::Error::CuSparseUnavailable`] when the library cannot be loaded; cuSPARSE errors.
     pub fn new(gpu: &Gpu) -> Result<Self> {
         // cuSPARSE works on the calling thread's current context: make it this GPU's.
         gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
@@ -59,7 +59,7 @@ impl CuSparseTranspose {
     /// nonzeros of `value_bytes` bytes (0 for pattern): the buffer cuSPARSE asks for.
     ///
     /// # Errors
-    /// [`Error::TooLarge`] past cuSPARSE's 32-bit sizes; cuSPARSE errors.
+    /// [`crate::Error::TooLarge`] past cuSPARSE's 32-bit sizes; cuSPARSE errors.
     pub fn workspace_bytes(&self, m: u64, n: u64, nnz: u64, value_bytes: usize) -> Result<u64> {
         if nnz == 0 {
             return Ok(0);
@@ -97,7 +97,7 @@ impl CuSparseTranspose {
     /// stream; the first call of a shape may allocate the workspace.
     ///
     /// # Errors
-    /// [`Error::Shape`], [`Error::TooLarge`], cuSPARSE errors, runtime errors.
+    /// [`crate::Error::Shape`], [`crate::Error::TooLarge`], cuSPARSE errors, runtime errors.
     pub fn transpose_view<T: Payload>(&mut self, a: &DeviceCsrView<'_, T>, out: &mut DeviceCsrPartsMut<'_, T>) -> Result<()> {
         let vb = if a.vals().is_some() { T::BYTES } else { 0 };
         let bytes = self.workspace_bytes(a.rows(), a.cols(), a.nnz(), vb)?;

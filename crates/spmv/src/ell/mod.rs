@@ -15,7 +15,7 @@ use crate::launch::{grid, Kernels};
 use crate::{convert, Result, SpmvValue};
 
 /// An ELL matrix on the GPU (see [`Ell`]); fields private, built only by conversion from a valid
-/// [`DeviceCsr`].
+/// [`DeviceCsr`](sptrans_matrix::device::DeviceCsr).
 pub struct DeviceEll<T: SpmvValue> {
     rows: u64,
     cols: u64,
