@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Builds here (release, stripped) the executables the device scripts expect in .gpu/ and packs
+# them into .gpu/bundle.tgz, small enough to `carry` (64 MiB with the tracked tree). On the GPU
+# host: `tar xzf .gpu/bundle.tgz -C .gpu`, then the device script.
+#   bash benches/stage-device-bundle.sh one    # one GPU: sell-device-run.sh, csrc-graphs-device-run.sh, two_pass_floor
+#   bash benches/stage-device-bundle.sh dist   # several GPUs: dist-device-run.sh
+set -euo pipefail
+cd "$(git rev-parse --show-toplevel)"
+mkdir -p .gpu
+names=()
+# exe NAME TARGET cargo-args...: the executable of target TARGET that the cargo command builds.
+exe() {
+  local name=$1 target=$2; shift 2
+  local path
+  path=$(cargo "$@" --message-format=json 2>/dev/null | TARGET=$target python3 -c '
+import json, os, sys
+want = os.environ["TARGET"]
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == want:
+        print(m["executable"])' | tail -n 1)
+  [ -n "$path" ] || { echo "no executable for $name ($*)" >&2; exit 1; }
+  cp "$path" ".gpu/$name" && strip ".gpu/$name" 2>/dev/null || true
+  names+=("$name")
+}
+case "${1:-one}" in
+  one)
+    exe sptrans sptrans build --release -p sptrans-cli
+    exe spmv-test spmv test --release -p gpu-spmv --test spmv --no-run
+    exe sell_variants sell_variants build --release -p gpu-spmv --example sell_variants
+    exe csrc-test csrc test --release -p gpu-csrc --test csrc --no-run
+    exe csrc-bench csrc bench -p gpu-csrc --bench csrc --no-run
+    exe two_pass_floor two_pass_floor bench -p gpu-transpose --bench two_pass_floor --no-run
+    ;;
+  dist)
+    exe sptrans sptrans build --release -p sptrans-cli
+    exe dist-test dist test --release -p gpu-transpose --test dist --no-run
+    exe dist-bench dist bench -p gpu-transpose --bench dist --no-run
+    exe spmv-dist-test dist test --release -p gpu-spmv --test dist --no-run
+    exe spmv-dist-bench dist bench -p gpu-spmv --bench dist --no-run
+    exe svd-dist-test dist test --release -p gpu-svd --test dist --no-run
+    exe svd-dist-bench dist bench -p gpu-svd --bench dist --no-run
+    ;;
+  *) echo "usage: $0 one|dist" >&2; exit 2 ;;
+esac
+tar czf .gpu/bundle.tgz -C .gpu "${names[@]}"
+ls -l .gpu/bundle.tgz
