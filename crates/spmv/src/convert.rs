@@ -33,6 +33,22 @@ pub(crate) fn row_lengths<T: SpmvValue>(
     Ok((len, max))
 }
 
+/// The keys of a sort of the rows by decreasing length, `max_len − len` (ascending = longest
+/// first; a stable sort keeps rows of equal length in order), beside the identity permutation,
+/// and the longest row: what JDS sorts whole and SELL-C-σ inside windows. Both buffers hold
+/// `rows` entries (one for a matrix without rows).
+pub(crate) fn length_keys<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<(CudaSlice<u32>, CudaSlice<u32>, u32)> {
+    let rows = a.rows();
+    let (_, max) = row_lengths(gpu, k, a, false)?;
+    let m = rows.max(1) as usize;
+    let (mut keys, mut order) = (gpu.alloc::<u32>(m)?, gpu.alloc::<u32>(m)?);
+    if rows > 0 {
+        // SAFETY: spmv_jds_keys(rows, ptr, max, keys, perm): lengths ≤ max; both hold rows.
+        unsafe { k.jds_keys.args(gpu.stream()).arg(&rows).arg(a.ptr()).arg(&max).arg(&mut keys).arg(&mut order).launch(grid(gpu, rows))? };
+    }
+    Ok((keys, order, max))
+}
+
 /// The row-length histogram: `counts[l]` = rows of length `l`, for `l ≤` the longest row (empty
 /// for a matrix without rows), counted by `gpu-histogram` and downloaded.
 pub(crate) fn length_histogram<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Vec<u32>> {

@@ -39,17 +39,12 @@ impl<T: SpmvValue> DeviceJds<T> {
     pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let vals = a.vals().ok_or(crate::Error::NoValues)?;
         let (rows, nnz) = (a.rows(), a.nnz());
-        let (_, max) = convert::row_lengths(gpu, k, a, false)?;
+        let (mut keys, mut perm, max) = convert::length_keys(gpu, k, a)?;
         let m = rows.max(1) as usize;
-        let (mut keys, mut perm) = (gpu.alloc::<u32>(m)?, gpu.alloc::<u32>(m)?);
-        if rows > 0 {
-            // SAFETY: spmv_jds_keys(rows, ptr, max, keys, perm): lengths ≤ max; both hold rows.
-            unsafe { k.jds_keys.args(gpu.stream()).arg(&rows).arg(a.ptr()).arg(&max).arg(&mut keys).arg(&mut perm).launch(grid(gpu, rows))? };
-            if max > 0 {
-                let bits = 32 - max.leading_zeros();
-                let (mut kv, mut pv) = (keys.slice_mut(0..rows as usize), perm.slice_mut(0..rows as usize));
-                gpu_radix::RadixSort::new(gpu)?.sort_pairs(&mut kv, &mut pv, bits)?;
-            }
+        if rows > 0 && max > 0 {
+            let bits = 32 - max.leading_zeros();
+            let (mut kv, mut pv) = (keys.slice_mut(0..rows as usize), perm.slice_mut(0..rows as usize));
+            gpu_radix::RadixSort::new(gpu)?.sort_pairs(&mut kv, &mut pv, bits)?;
         }
         let mut count = gpu.alloc::<u32>(max as usize + 1)?;
         // SAFETY: spmv_jds_counts(rows, keys, max, count): rows sorted keys; count holds max + 1.

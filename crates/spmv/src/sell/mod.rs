@@ -84,10 +84,8 @@ impl<T: SpmvValue> DeviceSell<T> {
         let sigma = options.sigma_for(SELL_C * widths as u64, nnz);
         let mut perm = None;
         if sigma > 1 && rows > 0 {
-            let (_, max) = convert::row_lengths(gpu, k, a, false)?;
-            let (mut keys, mut order) = (gpu.alloc::<u32>(rows as usize)?, gpu.alloc::<u32>(rows as usize)?);
-            // SAFETY: spmv_jds_keys(rows, ptr, max, keys, perm): lengths ≤ max; both hold rows.
-            unsafe { k.jds_keys.args(&stream).arg(&rows).arg(a.ptr()).arg(&max).arg(&mut keys).arg(&mut order).launch(grid(gpu, rows))? };
+            // rows > 0: both buffers hold exactly the rows.
+            let (mut keys, mut order, max) = convert::length_keys(gpu, k, a)?;
             if max > 0 {
                 let mut windows: Vec<u32> = (0..rows).step_by(sigma as usize).map(|r| r as u32).collect();
                 windows.push(rows as u32);
