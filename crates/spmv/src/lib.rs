@@ -472,7 +472,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
             (_, Data::Hyb(h)) => unsafe { h.apply(gpu, k, alpha, xp, beta, yp) },
             (_, Data::Scoo(s)) => unsafe { s.apply(gpu, k, alpha, xp, beta, yp) },
             (_, Data::Jds(j)) => unsafe { j.apply(gpu, k, alpha, xp, beta, yp) },
-            (_, Data::Sell(s)) => unsafe { s.apply(gpu, k, alpha, xp, beta, yp) },
+            (_, Data::Sell(s)) => unsafe { s.apply(gpu, alpha, xp, beta, yp) },
             _ => Err(Error::Runtime(gpu_runtime::Error::Internal("SpMV plan without its format's data"))),
         }
     }

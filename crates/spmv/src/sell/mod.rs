@@ -79,24 +79,32 @@ impl<T: SpmvValue> DeviceSell<T> {
             }
             Ok(())
         };
-        shapes(0, &mut wcount, &mut icount, &mut base)?;
-        let (mut wptr, mut widths) = convert::exclusive_scan(gpu, &wcount)?;
-        let sigma = options.sigma_for(SELL_C * widths as u64, nnz);
-        let mut perm = None;
-        if sigma > 1 && rows > 0 {
-            // rows > 0: both buffers hold exactly the rows.
-            let (mut keys, mut order, max) = convert::length_keys(gpu, k, a)?;
-            if max > 0 {
-                let mut windows: Vec<u32> = (0..rows).step_by(sigma as usize).map(|r| r as u32).collect();
-                windows.push(rows as u32);
-                let windows = gpu.upload(&windows)?;
-                gpu_segsort::Segsort::new(gpu)?.sort_segments(&windows, &mut keys, &mut order)?;
-            }
-            let p = order.device_ptr(&stream).0;
-            shapes(p, &mut wcount, &mut icount, &mut base)?;
-            (wptr, widths) = convert::exclusive_scan(gpu, &wcount)?;
-            perm = Some(order);
+        // The chunks of the rows in order: σ = 1's layout (and an empty matrix's), and what a
+        // chosen σ is decided on; not measured for a σ > 1 given.
+        let mut in_order = None;
+        if rows == 0 || options.sigma.is_none_or(|s| s == 1) {
+            shapes(0, &mut wcount, &mut icount, &mut base)?;
+            in_order = Some(convert::exclusive_scan(gpu, &wcount)?);
         }
+        let sigma = options.sigma.unwrap_or_else(|| SellOptions::chosen_sigma(SELL_C * in_order.as_ref().map_or(0, |s| s.1 as u64), nnz));
+        let mut perm = None;
+        let (wptr, widths) = match in_order {
+            Some(scan) if sigma == 1 || rows == 0 => scan,
+            _ => {
+                // rows > 0: both buffers hold exactly the rows.
+                let (mut keys, mut order, max) = convert::length_keys(gpu, k, a)?;
+                if max > 0 {
+                    let mut windows: Vec<u32> = (0..rows).step_by(sigma as usize).map(|r| r as u32).collect();
+                    windows.push(rows as u32);
+                    let windows = gpu.upload(&windows)?;
+                    gpu_segsort::Segsort::new(gpu)?.sort_segments(&windows, &mut keys, &mut order)?;
+                }
+                let p = order.device_ptr(&stream).0;
+                shapes(p, &mut wcount, &mut icount, &mut base)?;
+                perm = Some(order);
+                convert::exclusive_scan(gpu, &wcount)?
+            }
+        };
         let slots = SELL_C * widths as u64;
         serial::check_slots(rows, slots, 2 * widths as u64, nnz)?;
         let (iptr, units) = convert::exclusive_scan(gpu, &icount)?;
@@ -185,21 +193,14 @@ impl<T: SpmvValue> DeviceSell<T> {
         let (xp, _x) = x.device_ptr(&stream);
         let (yp, _y) = y.device_ptr_mut(&stream);
         // SAFETY: x holds cols values and y rows (checked).
-        unsafe { self.launch(gpu, &self.product, alpha, xp, beta, yp) }
+        unsafe { self.apply(gpu, alpha, xp, beta, yp) }
     }
 
-    /// `y = alpha · A · x + beta · y`.
+    /// `y = alpha · A · x + beta · y` by the product kernel loaded at conversion.
     ///
     /// # Safety
     /// `x` holds `cols` values and `y` `rows` (device addresses on `gpu`'s stream).
-    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
-        // SAFETY: forwarded.
-        unsafe { self.launch(gpu, &k.sell, alpha, x, beta, y) }
-    }
-
-    /// # Safety
-    /// As [`DeviceSell::apply`]; `product` is `spmv_sell_T`.
-    unsafe fn launch(&self, gpu: &Gpu, product: &Kernel, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+    pub(crate) unsafe fn apply(&self, gpu: &Gpu, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
         if self.rows == 0 {
             return Ok(());
         }
@@ -215,7 +216,7 @@ impl<T: SpmvValue> DeviceSell<T> {
         // SAFETY: spmv_sell_T(rows, wptr, iptr, base, perm, idx, val, x, alpha, beta, y): a valid
         // SELL-C-σ converted from a valid CSR; x and y as the caller guarantees; blocks of NT.
         unsafe {
-            product
+            self.product
                 .args(&stream)
                 .arg(&self.rows)
                 .arg(&w)

@@ -50,9 +50,14 @@ impl SellOptions {
         }
     }
 
-    /// σ for a matrix whose rows in order fill `slots` slots for `nnz` nonzeros.
-    pub(crate) fn sigma_for(&self, slots: u64, nnz: u64) -> u32 {
-        self.sigma.unwrap_or(if 10 * slots > SELL_SORT_ABOVE * nnz { SELL_SIGMA } else { 1 })
+    /// The σ chosen for `sigma: None`, for a matrix whose rows in order fill `slots` slots for
+    /// `nnz` nonzeros.
+    pub(crate) fn chosen_sigma(slots: u64, nnz: u64) -> u32 {
+        if 10 * slots > SELL_SORT_ABOVE * nnz {
+            SELL_SIGMA
+        } else {
+            1
+        }
     }
 }
 
@@ -196,10 +201,11 @@ impl<T: SpmvValue> Sell<T> {
         let rows = a.rows();
         let chunks = rows.div_ceil(SELL_C) as usize;
         let order: Vec<u32> = (0..rows as u32).collect();
-        let slots = |order: &[u32]| -> u64 {
-            order.chunks(SELL_C as usize).map(|c| c.iter().map(|&r| len(r)).max().unwrap_or(0) as u64).sum::<u64>() * SELL_C
-        };
-        let sigma = options.sigma_for(slots(&order), a.nnz());
+        // The rows in order are measured only when σ is to be chosen.
+        let sigma = options.sigma.unwrap_or_else(|| {
+            let widths: u64 = order.chunks(SELL_C as usize).map(|c| c.iter().map(|&r| len(r)).max().unwrap_or(0) as u64).sum();
+            SellOptions::chosen_sigma(SELL_C * widths, a.nnz())
+        });
         let mut perm = vec![];
         if sigma > 1 {
             perm = order.clone();
