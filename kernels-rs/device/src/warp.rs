@@ -161,41 +161,34 @@ pub fn inclusive_sum_u32(v: u32) -> u32 {
     inc
 }
 
-/// Sum of `v` over the lanes of a full warp, in every lane (`log2(32)` `shfl.bfly` steps; with
-/// `u32` wrapping adds the order does not matter). All 32 lanes must call it. CC 3.0+.
+/// `op` of `v` over the lanes of a full warp, in every lane, by `log2(32)` `shfl.bfly` steps
+/// (`op` associative and commutative). All 32 lanes must call it. CC 3.0+.
+#[inline(always)]
+pub fn reduce_u32(v: u32, op: impl Fn(u32, u32) -> u32) -> u32 {
+    let mut s = v;
+    let mut m = 16;
+    while m > 0 {
+        s = op(s, shfl_xor_sync(FULL_MASK, s, m));
+        m /= 2;
+    }
+    s
+}
+
+/// Sum of `v` over the lanes of a full warp, in every lane (with `u32` wrapping adds the order
+/// does not matter). All 32 lanes must call it. CC 3.0+.
 #[inline(always)]
 pub fn sum_u32(v: u32) -> u32 {
-    let mut s = v;
-    let mut m = 16;
-    while m > 0 {
-        s = s.wrapping_add(shfl_xor_sync(FULL_MASK, s, m));
-        m /= 2;
-    }
-    s
+    reduce_u32(v, u32::wrapping_add)
 }
 
-/// Largest `v` over the lanes of a full warp, in every lane (`log2(32)` `shfl.bfly` steps). All
-/// 32 lanes must call it. CC 3.0+.
+/// Largest `v` over the lanes of a full warp, in every lane. All 32 lanes must call it. CC 3.0+.
 #[inline(always)]
 pub fn max_u32(v: u32) -> u32 {
-    let mut s = v;
-    let mut m = 16;
-    while m > 0 {
-        s = s.max(shfl_xor_sync(FULL_MASK, s, m));
-        m /= 2;
-    }
-    s
+    reduce_u32(v, u32::max)
 }
 
-/// Smallest `v` over the lanes of a full warp, in every lane (`log2(32)` `shfl.bfly` steps). All
-/// 32 lanes must call it. CC 3.0+.
+/// Smallest `v` over the lanes of a full warp, in every lane. All 32 lanes must call it. CC 3.0+.
 #[inline(always)]
 pub fn min_u32(v: u32) -> u32 {
-    let mut s = v;
-    let mut m = 16;
-    while m > 0 {
-        s = s.min(shfl_xor_sync(FULL_MASK, s, m));
-        m /= 2;
-    }
-    s
+    reduce_u32(v, u32::min)
 }
