@@ -846,13 +846,17 @@ pub fn mesh<T: Value>(k: u64, order: Order, seed: u64) -> Result<Csr<u32, T>> {
 
 fn mesh_as<I: Index, T: Value>(k: u64, order: Order, seed: u64) -> Result<Csr<I, T>> {
     let n = grid_points::<I>(k)?;
-    let at = |p: u64| -> [f64; 3] {
-        let c = [p % k, (p / k) % k, p / (k * k)];
-        let h = mix64(seed ^ mix64(p));
-        [0, 1, 2].map(|d| c[d] as f64 + 0.7 * unit(mix64(h ^ d as u64)) - 0.35)
-    };
+    // Each point's position, computed once (the numbering and the values ask for distances
+    // again and again).
+    let pos: Vec<[f64; 3]> = (0..n)
+        .map(|p| {
+            let c = [p % k, (p / k) % k, p / (k * k)];
+            let h = mix64(seed ^ mix64(p));
+            [0, 1, 2].map(|d| c[d] as f64 + 0.7 * unit(mix64(h ^ d as u64)) - 0.35)
+        })
+        .collect();
     let dist = |p: u64, q: u64| -> f64 {
-        let (a, b) = (at(p), at(q));
+        let (a, b) = (pos[p as usize], pos[q as usize]);
         ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
     };
     let neighbours = |p: u64, out: &mut Vec<u64>| {
