@@ -22,11 +22,6 @@ fn main() {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn run() -> Result<(), Box<dyn Error>> {
     let files: Vec<String> = std::env::args().skip(1).collect();
     if files.is_empty() {
@@ -54,13 +49,8 @@ fn run() -> Result<(), Box<dyn Error>> {
             |apply: &mut dyn FnMut(&mut gpu_runtime::cudarc::driver::CudaViewMut<f64>) -> gpu_spmv::Result<()>| -> Result<f64, Box<dyn Error>> {
                 apply(&mut dy)?;
                 serial::within(&gpu.download(&dy)?, &want, &bound).map_err(|e| format!("{name}: wrong result: {e}"))?;
-                let mut ms = vec![];
-                for _ in 0..reps {
-                    timer.start()?;
-                    apply(&mut dy)?;
-                    ms.push(timer.stop_ms()?);
-                }
-                Ok(median(ms))
+                // The checked call above warmed up.
+                Ok(timer.median_ms(0, reps, || apply(&mut dy))?)
             };
         let mut peer = CuSparseSpmv::new(&gpu, da.view(), CuSparseAlg::CsrAlg1)?;
         let base = time(&mut |y| peer.apply(1.0, &dx, 0.0, y))?;
