@@ -285,6 +285,12 @@ fn run_matrix<T: SpmvValue>(
                 continue;
             }
         };
+        if let Plan::Ours(p) = &plan {
+            if !p.trials().is_empty() {
+                let t: Vec<String> = p.trials().iter().map(|(f, ms)| format!("{f} {ms:.4} ms")).collect();
+                pb.suspend(|| eprintln!("{name} {} auto's trial: {}; kept {}", T::NAME, t.join(", "), p.format()));
+            }
+        }
         (rec.chosen, rec.footprint) = match &plan {
             Plan::Ours(p) => (SpmvTarget::Ours(p.format()), p.footprint_bytes()),
             Plan::Peer(p) => (format, p.footprint_bytes()),

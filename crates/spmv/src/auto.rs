@@ -62,6 +62,16 @@ impl RowStats {
 /// format's [`Format::break_even_products`], so that [`Format::Auto`] takes the fastest product.
 pub const DEFAULT_PRODUCTS: u64 = 1000;
 
+/// Products from which [`Format::Auto`] times its [`Format::candidates`] instead of trusting the
+/// rule alone: the trial costs the rivals' conversions (a few ms for JDS or SELL-C-σ) and
+/// [`TRIAL_REPS`] + 1 products each, about 40–80 products' time on the realistic suite (H100,
+/// RESULTS.md), a few percent of this many products' time and less than a wrong pick costs
+/// (cuSPARSE ran 1.15× COO on a community graph and documents × terms).
+pub const TRIAL_MIN_PRODUCTS: u64 = 200;
+
+/// Timed products per candidate in [`Format::Auto`]'s trial (after one warm-up; the median kept).
+pub const TRIAL_REPS: usize = 5;
+
 impl Format {
     /// Products past which this format's conversion has paid for itself against the format
     /// [`Format::Auto`] takes instead when fewer products are expected (CSR-adaptive for JDS's
@@ -109,6 +119,39 @@ impl Format {
         }
     }
 
+    /// The formats [`Format::Auto`] converts and times for a plan expected to serve `products`
+    /// products, the rule's pick ([`Format::choose_for`]) first; [`crate::Spmv`] keeps the
+    /// fastest. Row statistics cannot tell a matrix whose gathers of `x` scatter (R-MAT: COO
+    /// 1.26–1.48× cuSPARSE) from one whose gathers hit the cache (a graph with community
+    /// locality, documents × terms, a circuit: COO 0.87–0.97×, CSR-adaptive 0.84–0.98×), nor the
+    /// meshes where SELL-C-σ wins (1.12–1.16× against JDS's 1.03–1.12×) from the stencils and
+    /// KKT matrices where JDS does (1.16–1.31× against 1.12–1.18×; H100, f64, RESULTS.md); a
+    /// few timed products can. So from [`TRIAL_MIN_PRODUCTS`] products on:
+    /// - JDS's even rows: JDS, SELL-C-σ and cuSPARSE's CSR ([`Format::CuSparse`]);
+    /// - COO's uneven rows: COO, CSR-adaptive and cuSPARSE;
+    /// - CSR-adaptive's (one very long row) and SCOO's (long even rows): the pick and cuSPARSE.
+    ///
+    /// Fewer products, or no nonzeros: the pick alone.
+    ///
+    /// ```
+    /// use gpu_spmv::{Format, RowStats};
+    /// let laplacian = RowStats::from_lengths((0..1000).map(|i| 5 + i % 3));
+    /// assert_eq!(Format::candidates(&laplacian, 1000), [Format::Jds, Format::Sell, Format::CuSparse]);
+    /// assert_eq!(Format::candidates(&laplacian, 10), [Format::CsrAdaptive]);
+    /// ```
+    pub fn candidates(s: &RowStats, products: u64) -> Vec<Format> {
+        let pick = Self::choose_for(s, products);
+        if products < TRIAL_MIN_PRODUCTS || s.nnz == 0 {
+            return vec![pick];
+        }
+        match pick {
+            Format::Jds => vec![Format::Jds, Format::Sell, Format::CuSparse],
+            Format::Coo => vec![Format::Coo, Format::CsrAdaptive, Format::CuSparse],
+            Format::CsrAdaptive | Format::Scoo => vec![pick, Format::CuSparse],
+            other => vec![other],
+        }
+    }
+
     /// The format [`Format::Auto`] picks for a matrix with these statistics, fitted to the
     /// H100 f64 measurements in BENCHMARKS.md (`benches/results/2026-11-23-h100-spmv-formats.txt`,
     /// `benches/results/2026-11-24-h100-spmv-bench-coo-final.csv`):
@@ -135,7 +178,8 @@ impl Format {
     /// 0.307 ms against COO's 0.162, the Laplacian 0.060 against CSR-adaptive's 0.050; its
     /// balance costs the merge's extra reads and the atomic completion of split rows); CSR-scalar and CSR-vector,
     /// which JDS and COO beat on their own ground; ELL, which JDS matches without the padding
-    /// risk; and SELL-C-σ until it is measured against JDS on both suites.
+    /// risk. SELL-C-σ and cuSPARSE's CSR are not the rule's picks but rivals in
+    /// [`Format::candidates`]' trial.
     ///
     /// ```
     /// use gpu_spmv::{Format, RowStats};

@@ -84,6 +84,19 @@ impl<'a, T: SpmvValue> CuSparseSpmv<'a, T> {
         Ok(Self { gpu: gpu.clone(), k, alg, a, h, rows })
     }
 
+    /// Runs later products on `gpu`'s stream (a handle on the same context), as
+    /// [`crate::Spmv::set_gpu`]: the new stream first waits (on the device) for the work enqueued
+    /// on the old one.
+    ///
+    /// # Errors
+    /// `gpu_runtime::Error::ForeignStream` for another context; driver and cuSPARSE errors.
+    pub fn set_gpu(&mut self, gpu: &Gpu) -> Result<()> {
+        gpu.follow(&self.gpu)?;
+        self.h.set_stream(gpu)?;
+        self.gpu = gpu.clone();
+        Ok(())
+    }
+
     /// The algorithm.
     pub fn alg(&self) -> CuSparseAlg {
         self.alg

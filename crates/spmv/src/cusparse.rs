@@ -83,6 +83,13 @@ impl CuSparseHandle {
 
     /// `y = alpha * A * x + beta * y` through `cusparseSpMV`.
     ///
+    /// Binds the handle to `gpu`'s stream: later products run there.
+    pub fn set_stream(&mut self, gpu: &Gpu) -> Result<()> {
+        gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
+        // SAFETY: a live handle and the GPU's live stream.
+        check("cusparseSetStream", unsafe { sys::cusparseSetStream(self.handle, gpu.stream().cu_stream() as sys::cudaStream_t) })
+    }
+
     /// # Safety
     /// `x` and `y` are device vectors of `cols` and `rows` values of `T` (the descriptor's
     /// matrix's), live until the work completes.

@@ -5,6 +5,7 @@ use spmv_kernels::{COO_CHUNK, MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
 
 use crate::{Result, SpmvValue};
 
+#[derive(Clone)]
 pub(crate) struct Kernels {
     pub csr_scalar: Kernel,
     pub csr_vector: Kernel,

@@ -20,7 +20,7 @@ pub mod scoo;
 pub mod sell;
 pub mod serial;
 
-pub use auto::{RowStats, DEFAULT_PRODUCTS};
+pub use auto::{RowStats, DEFAULT_PRODUCTS, TRIAL_MIN_PRODUCTS, TRIAL_REPS};
 
 use std::str::FromStr;
 
@@ -86,7 +86,7 @@ pub enum Error {
     #[error("spmv: the matrix has no values (a pattern matrix)")]
     NoValues,
     /// A format name that [`Format::from_str`] does not know.
-    #[error("unknown SpMV format `{0}` (auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds, sell, merge-path; cuSPARSE's are the peers of baselines::CuSparseSpmv)")]
+    #[error("unknown SpMV format `{0}` (auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds, sell, merge-path, cusparse; cuSPARSE's other algorithms are the peers of baselines::CuSparseSpmv)")]
     UnknownFormat(String),
     /// cuSPARSE could not be loaded (the baseline formats).
     #[error("cuSPARSE is not available: {0}")]
@@ -152,7 +152,10 @@ impl SpmvValue for f64 {
 /// A storage format with its kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
-    /// Chosen from the row-length statistics by [`Format::choose`] when the plan is made.
+    /// Chosen when the plan is made: the row-length statistics give [`Format::candidates`]
+    /// (the rule [`Format::choose_for`] and its rivals on that class of matrix), and when more
+    /// than one, each is converted and timed on a few products and the fastest kept
+    /// ([`Spmv::trials`] tells the times).
     Auto,
     /// CSR, one thread per row; deterministic. Good for short, even rows; one long row stalls
     /// its warp.
@@ -192,6 +195,13 @@ pub enum Format {
     /// deterministic; rows split between threads are completed by atomic adds, so the format
     /// is **not bit-reproducible**. Extra memory: 4 bytes per `MERGE_VT` (8) steps.
     MergePath,
+    /// cuSPARSE's CSR SpMV (`cusparseSpMV`, `CUSPARSE_SPMV_CSR_ALG1`) on the borrowed CSR: what
+    /// [`Format::Auto`] keeps where its trial finds cuSPARSE faster than this crate's formats
+    /// (as on power-law graphs with community locality, documents × terms and circuit-like
+    /// matrices, whose gathers of `x` hit the cache: RESULTS.md). Not bit-reproducible; needs
+    /// cuSPARSE at run time ([`Error::CuSparseUnavailable`]). Not in [`Format::ALL`], which lists
+    /// this crate's own formats.
+    CuSparse,
 }
 
 impl Format {
@@ -224,6 +234,7 @@ impl Format {
             Format::Jds => "jds",
             Format::Sell => "sell",
             Format::MergePath => "merge-path",
+            Format::CuSparse => "cusparse",
         }
     }
 
@@ -252,14 +263,20 @@ impl FromStr for Format {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
         let s_lower = s.to_ascii_lowercase();
-        std::iter::once(Format::Auto).chain(Format::ALL).find(|f| f.name() == s_lower).ok_or_else(|| Error::UnknownFormat(s.to_string()))
+        [Format::Auto, Format::CuSparse]
+            .into_iter()
+            .chain(Format::ALL)
+            .find(|f| f.name() == s_lower)
+            .ok_or_else(|| Error::UnknownFormat(s.to_string()))
     }
 }
 
 /// The plan's data beside its CSR, by format.
-enum Data<T: SpmvValue> {
-    /// CSR-scalar, CSR-vector, cuSPARSE CSR: the CSR alone.
+enum Data<'a, T: SpmvValue> {
+    /// CSR-scalar, CSR-vector: the CSR alone.
     Csr,
+    /// cuSPARSE's plan on the CSR.
+    CuSparse(Box<baselines::CuSparseSpmv<'a, T>>),
     /// Merge-path: the first row of every thread's
     /// steps.
     Rows(CudaSlice<u32>),
@@ -322,16 +339,18 @@ pub struct Spmv<'a, T: SpmvValue> {
     format: Format,
     stats: Option<RowStats>,
     a: DeviceCsrView<'a, T>,
-    data: Data<T>,
+    data: Data<'a, T>,
+    trials: Vec<(Format, f64)>,
 }
 
 impl<'a, T: SpmvValue> Spmv<'a, T> {
     /// Borrows `a` and converts it to `format` on the GPU with the primitives (transient
-    /// workspace); [`Format::Auto`] first measures the row lengths ([`RowStats`]) and picks
-    /// with [`Format::choose_for`] for [`DEFAULT_PRODUCTS`] products (the same as
-    /// [`Format::choose`]; [`Spmv::with_products`] says how many to expect). Conversions that size their arrays from the data (CSR-adaptive,
-    /// ELL, HYB, SCOO, JDS, SELL-C-σ, and COO's row width) read a few words back, synchronizing the
-    /// stream; [`Spmv::apply`] never does.
+    /// workspace); [`Format::Auto`] first measures the row lengths ([`RowStats`]), then for
+    /// [`DEFAULT_PRODUCTS`] products ([`Spmv::with_products`] says how many to expect) converts
+    /// and times each of [`Format::candidates`] and keeps the fastest ([`Spmv::trials`]).
+    /// Conversions that size their arrays from the data (CSR-adaptive, ELL, HYB, SCOO, JDS,
+    /// SELL-C-σ, and COO's row width) read a few words back, and Auto's trial times products
+    /// with GPU events: both synchronize the stream. [`Spmv::apply`] never does.
     ///
     /// # Errors
     /// [`Error::NoValues`] for a pattern matrix; [`Error::TooMuchPadding`] for ELL or SELL-C-σ on uneven
@@ -342,9 +361,10 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
     }
 
     /// [`Spmv::new`] for a plan expected to serve `products` products ([`Spmv::new`] assumes
-    /// [`DEFAULT_PRODUCTS`]): [`Format::Auto`] then picks with [`Format::choose_for`], taking a
-    /// format whose conversion sorts (JDS, SCOO) only when that many products repay it. A named
-    /// format is built whatever `products` says.
+    /// [`DEFAULT_PRODUCTS`]): [`Format::Auto`] then takes a format whose conversion sorts (JDS,
+    /// SCOO) only when that many products repay it ([`Format::choose_for`]), and times rivals
+    /// only from [`TRIAL_MIN_PRODUCTS`] on ([`Format::candidates`]). A named format is built
+    /// whatever `products` says.
     ///
     /// # Errors
     /// As [`Spmv::new`].
@@ -353,15 +373,56 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
             return Err(Error::NoValues);
         }
         let k = launch::Kernels::load::<T>(gpu)?;
-        let (format, stats) = match format {
-            Format::Auto => {
-                let stats = RowStats::measure(gpu, &k, &a)?;
-                (Format::choose_for(&stats, products), Some(stats))
-            }
-            f => (f, None),
+        let Format::Auto = format else {
+            let data = Self::convert(gpu, &k, &a, format)?;
+            return Ok(Self { gpu: gpu.clone(), k, format, stats: None, a, data, trials: Vec::new() });
         };
-        let data = match format {
-            Format::Coo => Data::Coo(CooRows::new(gpu, &k, &a)?),
+        let stats = RowStats::measure(gpu, &k, &a)?;
+        let candidates = Format::candidates(&stats, products);
+        let first = candidates[0];
+        let data = Self::convert(gpu, &k, &a, first)?;
+        let mut best = Self { gpu: gpu.clone(), k, format: first, stats: Some(stats), a, data, trials: Vec::new() };
+        if candidates.len() > 1 {
+            best.trial(&candidates[1..])?;
+        }
+        Ok(best)
+    }
+
+    /// [`Format::Auto`]'s trial: times this plan's format and each rival's on
+    /// [`TRIAL_REPS`] products (after a warm-up; the median, by GPU events, synchronizing)
+    /// and keeps the fastest. A rival that cannot be built here (too much padding, out of
+    /// memory, no cuSPARSE) is left out; other errors end the plan.
+    fn trial(&mut self, rivals: &[Format]) -> Result<()> {
+        let (rows, cols) = (self.a.rows() as usize, self.a.cols() as usize);
+        let x = self.gpu.alloc_zeros::<T>(cols)?;
+        let mut y = self.gpu.alloc_zeros::<T>(rows)?;
+        let timer = gpu_runtime::GpuTimer::new(&self.gpu)?;
+        let mut time = |plan: &mut Self| timer.median_ms(1, auto::TRIAL_REPS, || plan.apply(<T as Value>::one(), &x, T::default(), &mut y));
+        let mut best_ms = time(self)?;
+        self.trials.push((self.format, best_ms));
+        for &f in rivals {
+            let k = self.k.clone();
+            let data = match Self::convert(&self.gpu, &k, &self.a, f) {
+                Ok(d) => d,
+                Err(e) if e.is_out_of_memory() || matches!(e, Error::TooMuchPadding { .. } | Error::CuSparseUnavailable(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            let mut rival = Self { gpu: self.gpu.clone(), k, format: f, stats: self.stats, a: self.a.clone(), data, trials: Vec::new() };
+            let ms = time(&mut rival)?;
+            self.trials.push((f, ms));
+            if ms < best_ms {
+                best_ms = ms;
+                rival.trials = std::mem::take(&mut self.trials);
+                *self = rival;
+            }
+        }
+        Ok(())
+    }
+
+    /// Converts `a` to `format` (not [`Format::Auto`]).
+    fn convert(gpu: &Gpu, k: &launch::Kernels, a: &DeviceCsrView<'a, T>, format: Format) -> Result<Data<'a, T>> {
+        Ok(match format {
+            Format::Coo => Data::Coo(CooRows::new(gpu, k, a)?),
             Format::MergePath => {
                 let mut start = gpu.alloc::<u32>(launch::merge_threads(a.rows(), a.nnz()).max(1) as usize)?;
                 let stream = gpu.stream().clone();
@@ -369,19 +430,19 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
                 let (sp, _s) = start.device_ptr_mut(&stream);
                 // SAFETY: a valid CSR's pointer array; start holds merge_threads(rows, nnz)
                 // entries (or 1).
-                unsafe { launch::merge_partition(gpu, &k, a.rows(), a.nnz(), p, sp)? };
+                unsafe { launch::merge_partition(gpu, k, a.rows(), a.nnz(), p, sp)? };
                 drop((_p, _s));
                 Data::Rows(start)
             }
-            Format::CsrAdaptive => Data::Adaptive(adaptive::DeviceRowBlocks::convert(gpu, &k, &a)?),
-            Format::Ell => Data::Ell(ell::DeviceEll::convert(gpu, &k, &a)?),
-            Format::Hyb => Data::Hyb(hyb::DeviceHyb::convert(gpu, &k, &a)?),
-            Format::Scoo => Data::Scoo(scoo::DeviceScoo::convert(gpu, &k, &a, None)?),
-            Format::Jds => Data::Jds(jds::DeviceJds::convert(gpu, &k, &a)?),
-            Format::Sell => Data::Sell(sell::DeviceSell::convert(gpu, &k, &a, sell::SellOptions::default())?),
+            Format::CsrAdaptive => Data::Adaptive(adaptive::DeviceRowBlocks::convert(gpu, k, a)?),
+            Format::Ell => Data::Ell(ell::DeviceEll::convert(gpu, k, a)?),
+            Format::Hyb => Data::Hyb(hyb::DeviceHyb::convert(gpu, k, a)?),
+            Format::Scoo => Data::Scoo(scoo::DeviceScoo::convert(gpu, k, a, None)?),
+            Format::Jds => Data::Jds(jds::DeviceJds::convert(gpu, k, a)?),
+            Format::Sell => Data::Sell(sell::DeviceSell::convert(gpu, k, a, sell::SellOptions::default())?),
+            Format::CuSparse => Data::CuSparse(Box::new(baselines::CuSparseSpmv::new(gpu, a.clone(), baselines::CuSparseAlg::CsrAlg1)?)),
             Format::CsrScalar | Format::CsrVector | Format::Auto => Data::Csr,
-        };
-        Ok(Self { gpu: gpu.clone(), k, format, stats, a, data })
+        })
     }
 
     /// Runs later products on `gpu`'s stream (a handle on the same context): for callers whose
@@ -392,9 +453,20 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
     /// # Errors
     /// `gpu_runtime::Error::ForeignStream` for another context; driver errors.
     pub fn set_gpu(&mut self, gpu: &Gpu) -> Result<()> {
-        gpu.follow(&self.gpu)?;
+        if let Data::CuSparse(c) = &mut self.data {
+            c.set_gpu(gpu)?;
+        } else {
+            gpu.follow(&self.gpu)?;
+        }
         self.gpu = gpu.clone();
         Ok(())
+    }
+
+    /// [`Format::Auto`]'s trial: each candidate it timed with its median milliseconds a product,
+    /// the rule's pick first (empty when a format was named, or when the class of matrix or
+    /// the products expected left one candidate: [`Format::candidates`]).
+    pub fn trials(&self) -> &[(Format, f64)] {
+        &self.trials
     }
 
     /// The format (for [`Format::Auto`], the one chosen).
@@ -421,6 +493,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
             (Data::Coo(r), _) => self.a.nnz() * (4 + T::BYTES as u64) + r.bytes(),
             (Data::Rows(r), _) => csr + 4 * r.len() as u64,
             (Data::Csr, _) => csr,
+            (Data::CuSparse(c), _) => c.footprint_bytes(),
             (Data::Adaptive(b), _) => csr + b.footprint_bytes(),
             (Data::Ell(e), _) => e.footprint_bytes(),
             (Data::Hyb(h), _) => h.footprint_bytes(),
@@ -437,6 +510,9 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
     /// [`Error::LengthMismatch`] when `x` is not `cols` long or `y` not `rows` long; launch
     /// errors.
     pub fn apply(&mut self, alpha: T, x: &impl DevicePtr<T>, beta: T, y: &mut impl DevicePtrMut<T>) -> Result<()> {
+        if let Data::CuSparse(c) = &mut self.data {
+            return c.apply(alpha, x, beta, y);
+        }
         let (rows, cols, nnz) = (self.a.rows(), self.a.cols(), self.a.nnz());
         check_vectors(rows, cols, x.len(), y.len())?;
         let stream = self.gpu.stream().clone();

@@ -485,16 +485,33 @@ gpu_test!(fn auto_for_few_products(gpu) {
     let da = DeviceCsr::upload(gpu, &a).unwrap();
     let mut few = Spmv::with_products(gpu, da.view(), Format::Auto, 3).unwrap();
     assert_eq!(few.format(), Format::CsrAdaptive);
-    assert_eq!(Spmv::new(gpu, da.view(), Format::Auto).unwrap().format(), Format::Jds);
+    assert!(few.trials().is_empty());
     let x = random_vec::<f64>(&mut r, a.cols() as usize);
     let y0 = random_vec::<f64>(&mut r, a.rows() as usize);
     check(gpu, &mut few, &a, 1.0, &x, 0.0, &y0, "laplacian, 3 products");
+    // Many products: the trial times JDS, SELL-C-σ and cuSPARSE (when it loads), keeps the
+    // fastest, and the kept plan's product is the twin's within the bound.
+    let mut many = Spmv::new(gpu, da.view(), Format::Auto).unwrap();
+    let timed: Vec<Format> = many.trials().iter().map(|t| t.0).collect();
+    assert_eq!(timed[..2], [Format::Jds, Format::Sell], "trials {:?}", many.trials());
+    assert!(timed.len() == 3 || gpu_spmv::gpu_runtime::vendor::cusparse_library().is_err(), "trials {:?}", many.trials());
+    let fastest = many.trials().iter().min_by(|p, q| p.1.total_cmp(&q.1)).unwrap().0;
+    assert_eq!(many.format(), fastest);
+    assert!(many.trials().iter().all(|t| t.1 > 0.0 && t.1.is_finite()));
+    check(gpu, &mut many, &a, 1.0, &x, 0.5, &y0, "laplacian, auto after its trial");
+    // cuSPARSE by name, on another stream after set_gpu, when it loads.
+    if gpu_spmv::gpu_runtime::vendor::cusparse_library().is_ok() {
+        let mut cs = Spmv::new(gpu, da.view(), Format::CuSparse).unwrap();
+        let other = gpu.fork().unwrap();
+        cs.set_gpu(&other).unwrap();
+        check(&other, &mut cs, &a, -1.0, &x, 2.0, &y0, "laplacian, cusparse on a second stream");
+    }
 });
 
 #[test]
 fn formats_and_bounds() {
     assert_eq!("AUTO".parse::<Format>().unwrap(), Format::Auto);
-    for f in Format::ALL {
+    for f in Format::ALL.into_iter().chain([Format::CuSparse]) {
         assert_eq!(f.name().parse::<Format>().unwrap(), f);
     }
     assert!(matches!("ellpack".parse::<Format>(), Err(Error::UnknownFormat(_))));
