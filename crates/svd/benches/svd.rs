@@ -5,7 +5,8 @@
 //! (`<name>.ours.txt`, from the block 2, tol 1e-10 run) for `benches/peers/svd_peers.py`, which
 //! times CuPy `svds` and `torch.svd_lowrank` on the same matrix in the same session and
 //! measures every answer against the eigenvalues of `AᵀA`. `SPTRANS_SVD_CSV=path` writes the
-//! table as CSV. `SPTRANS_SVD_QUICK=1`: a small matrix.
+//! table as CSV. `SPTRANS_SVD_QUICK=1`: a small matrix; `SPTRANS_SVD_SUITE=graphs`: an R-MAT of 2^18
+//! vertices and a community graph of 1M (block 2, tolerances 1e-10 and 1e-8).
 use gpu_runtime::Gpu;
 use gpu_svd::{svd, Config};
 use sptrans_matrix::device::DeviceCsr;
@@ -26,8 +27,16 @@ fn main() {
     };
     let quick = std::env::var("SPTRANS_SVD_QUICK").is_ok_and(|v| v == "1");
     let dir = std::env::var("SPTRANS_SVD_DUMP").ok();
+    let graphs = std::env::var("SPTRANS_SVD_SUITE").is_ok_and(|v| v == "graphs");
     let mats: Vec<(&str, Csr<u32, f64>)> = if quick {
         vec![("tall-20k-300", generate::tall_skinny(20_000, 300, 8, 2).expect("gen"))]
+    } else if graphs {
+        vec![
+            // The R-MAT (`sptrans gen rmat 18 3000000 --seed 6`: 2.85M nonzeros) and a
+            // community graph of 1M vertices (power-law degrees, 8 on average).
+            ("rmat-2^18", generate::rmat(18, 3_000_000, 0.57, 0.19, 0.19, 6).expect("gen")),
+            ("graph-1M-deg8", generate::community_graph(1_000_000, 8, 1000, 3).expect("gen")),
+        ]
     } else {
         vec![
             ("tall-1M-4284", generate::tall_skinny(1_000_000, 4284, 11, 2).expect("gen")),
@@ -58,7 +67,10 @@ fn main() {
             (8, 1e-10, Some(256)),
         ];
         let only_profile = std::env::var("SPTRANS_SVD_ONLY_PROFILE").is_ok_and(|v| v == "1");
-        for (block, tol, krylov) in runs.into_iter().filter(|_| !only_profile) {
+        // The graphs: the defaults' block with both tolerances (the peers script compares the
+        // 1e-10 run with CuPy).
+        let runs: &[(usize, f64, Option<usize>)] = if graphs { &[(2, 1e-10, None), (2, 1e-8, None)] } else { &runs };
+        for &(block, tol, krylov) in runs.iter().filter(|_| !only_profile) {
             let cfg = Config { rank: 16, block: Some(block), tol, krylov, ..Config::default() };
             // Median of three runs.
             let mut times = Vec::new();
