@@ -182,12 +182,17 @@ pub enum Format {
     /// Sliced COO ([`scoo`]): slices of rows accumulated in shared memory (shared atomics: not
     /// bit-reproducible).
     Scoo,
-    /// JDS ([`jds`]): rows sorted by length, jagged diagonals; deterministic.
+    /// JDS ([`jds`]): rows sorted by length, jagged diagonals; deterministic. A thread walks
+    /// a whole row: a few very long rows among short ones leave their threads working alone
+    /// (a circuit's dense rails: 176 ms against cuSPARSE's 0.17, H100, RESULTS.md), which is why
+    /// [`Format::Auto`] takes it for even rows only.
     Jds,
     /// SELL-C-σ ([`sell`]): chunks of 32 rows padded to their longest, column-major, rows sorted
     /// by length inside windows of σ when that saves padding, columns in 16 bits above a chunk's
     /// base where they fit; a warp per chunk; deterministic. Refused past
-    /// [`sell::SELL_MAX_FILL`] slots per nonzero.
+    /// [`sell::SELL_MAX_FILL`] slots per nonzero. A lane walks a whole row, so a chunk holding a
+    /// very long row runs at one lane's pace (a circuit's dense rails: 275 ms against
+    /// cuSPARSE's 0.17, H100, RESULTS.md); [`Format::Auto`] offers it on even rows only.
     Sell,
     /// Merge-path CSR (Merrill & Garland, SC'16): every thread walks the same number of steps
     /// of the merge of row ends with nonzeros, so a row of a million nonzeros is shared by many
