@@ -37,7 +37,8 @@ fn load_nccl() -> &'static std::result::Result<String, String> {
 }
 
 /// Loads library `lib` (cudarc's name: `cusparse`, `cublas`) by the path in `env` or by the
-/// loader's search, keeping it loaded; `Ok(description)` or why not.
+/// loader's search, keeping it loaded; `Ok(description)` (naming the path in `env` when it did
+/// not load and the search found the library) or why not.
 fn load_library(lib: &str, env: &str) -> std::result::Result<String, String> {
     let names = cudarc::get_lib_name_candidates(lib);
     // cudarc dlopens these names; if one already loads, cudarc will find it.
@@ -69,7 +70,8 @@ fn load_library(lib: &str, env: &str) -> std::result::Result<String, String> {
         }
     }
     if let Some(n) = by_name(&names) {
-        return Ok(n);
+        // A path the user set that did not load is named beside the library taken instead.
+        return Ok(if tried.is_empty() { n } else { format!("{n} ({env} not usable: {})", tried.join("; ")) });
     }
     Err(format!(
         "lib{lib} not found on the loader path (tried {} names){}; set {env} to its full path",
