@@ -203,6 +203,7 @@ pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
     }
     pb.finish_and_clear();
     print!("{}", table(&records, copy));
+    print!("\n{}", summary(&records, copy));
     if let Some(path) = &args.csv {
         let text = csv(&records, copy);
         crate::files::write_with(path, |w| w.write_all(text.as_bytes()).map_err(|e| e.to_string()))?;
@@ -356,6 +357,42 @@ pub fn table(records: &[SpmvRecord], copy: f64) -> String {
     s
 }
 
+/// The summary under the table: for each format and precision with a time on every matrix
+/// that cuSPARSE CSR ALG1 ran, the geomean and the lowest of its ratios to cuSPARSE, and the
+/// median share of copy bandwidth (formats refused or wrong on some matrix are summed over the
+/// others and say how many).
+pub fn summary(records: &[SpmvRecord], copy: f64) -> String {
+    let mut keys: Vec<(SpmvTarget, &'static str)> = Vec::new();
+    for r in records {
+        if !keys.contains(&(r.format, r.precision)) {
+            keys.push((r.format, r.precision));
+        }
+    }
+    let mut s =
+        String::from("| format | prec | matrices | geomean × cuSPARSE CSR | lowest (matrix) | median % of copy |\n|---|---|---|---|---|---|\n");
+    for (format, precision) in keys {
+        let runs: Vec<&SpmvRecord> = records.iter().filter(|r| r.format == format && r.precision == precision).collect();
+        let mut ratios: Vec<(f64, &str)> = Vec::new();
+        let mut pcts: Vec<f64> = Vec::new();
+        for r in &runs {
+            if let (Ok(t), Some(b)) = (&r.result, reference(records, r)) {
+                ratios.push((b / t, r.matrix.as_str()));
+                pcts.push(100.0 * r.gbs / copy);
+            }
+        }
+        if ratios.is_empty() {
+            continue;
+        }
+        let geomean = (ratios.iter().map(|q| q.0.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        let lowest = ratios.iter().min_by(|p, q| p.0.total_cmp(&q.0)).map(|q| format!("{:.2} ({})", q.0, q.1)).unwrap_or_default();
+        pcts.sort_by(f64::total_cmp);
+        let median = if pcts.len() % 2 == 1 { pcts[pcts.len() / 2] } else { (pcts[pcts.len() / 2 - 1] + pcts[pcts.len() / 2]) / 2.0 };
+        let of = if ratios.len() == runs.len() { format!("{}", runs.len()) } else { format!("{} of {}", ratios.len(), runs.len()) };
+        s.push_str(&format!("| {format} | {precision} | {of} | {geomean:.2} | {lowest} | {median:.0}% |\n"));
+    }
+    s
+}
+
 /// CSV of every measurement (empty time, and the reason, when there is none).
 pub fn csv(records: &[SpmvRecord], copy: f64) -> String {
     let mut s = String::from(
@@ -456,4 +493,30 @@ pub fn plot(path: &Path, records: &[SpmvRecord]) -> Result<()> {
     chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(matrix: &str, format: SpmvTarget, result: std::result::Result<f64, String>, gbs: f64) -> SpmvRecord {
+        SpmvRecord { matrix: matrix.into(), precision: "f64", shape: (1, 1, 1), format, chosen: format, result, gbs, convert_ms: 0.0, footprint: 0 }
+    }
+
+    #[test]
+    fn summary_takes_geomeans_lowest_and_median_against_cusparse() {
+        let jds = SpmvTarget::Ours(Format::Jds);
+        let records = vec![
+            rec("a", REFERENCE, Ok(1.0), 500.0),
+            rec("a", jds, Ok(0.5), 1000.0),
+            rec("b", REFERENCE, Ok(2.0), 500.0),
+            rec("b", jds, Ok(4.0), 250.0),
+            rec("c", REFERENCE, Ok(1.0), 500.0),
+            rec("c", jds, Err("refused: too uneven".into()), 0.0),
+        ];
+        let s = summary(&records, 1000.0);
+        // JDS: ratios 2 and 0.5 (geomean 1), lowest 0.5 on b, shares of copy 100% and 25%.
+        assert!(s.contains("| jds | f64 | 2 of 3 | 1.00 | 0.50 (b) | 62% |"), "{s}");
+        assert!(s.contains("| cusparse-csr-alg1 | f64 | 3 | 1.00 | 1.00 (a) | 50% |"), "{s}");
+    }
 }
