@@ -133,6 +133,18 @@ impl Operator {
         }
     }
 
+    /// "auto"'s trial: each format it timed with its median milliseconds a product (empty for a
+    /// named format, for "csrc", or when the products expected left one candidate).
+    #[getter]
+    fn trials(&self) -> Vec<(&'static str, f64)> {
+        let of = |t: &[(sptrans::spmv::Format, f64)]| t.iter().map(|(f, ms)| (f.name(), *ms)).collect();
+        match &self.plan {
+            Plan::F32(_) | Plan::F64(_) => Vec::new(),
+            Plan::Spmv32(p) => of(p.trials()),
+            Plan::Spmv64(p) => of(p.trials()),
+        }
+    }
+
     /// The plan's format name ("csrc", or the SpMV format chosen: "auto" resolves).
     #[getter]
     fn format(&self) -> &'static str {

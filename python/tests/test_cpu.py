@@ -138,6 +138,8 @@ def test_operator_errors_and_linear_operator():
     for bad in [0, -3, 2.5, True, "10"]:
         with pytest.raises(ValueError, match="products"):
             sptrans.Operator(a, format="auto", products=bad)
+    # SciPy input runs the host twin: no format is timed.
+    assert sptrans.Operator(a, format="auto").trials == []
     op = sptrans.Operator(a)
     with pytest.raises(ValueError, match=r"shape \(30,\)"):
         op @ np.ones(40)
