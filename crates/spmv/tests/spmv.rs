@@ -475,6 +475,22 @@ fn auto_picks_by_row_statistics() {
     for s in [lap, uni] {
         assert_eq!(Format::choose_for(&s, gpu_spmv::DEFAULT_PRODUCTS), Format::choose(&s));
     }
+    // Auto's trial: from TRIAL_MIN_PRODUCTS on, the rule's pick first and its class's rivals;
+    // below, the pick alone (with few products, the one that needs no sort).
+    let t = gpu_spmv::TRIAL_MIN_PRODUCTS;
+    let (rmat, dense) =
+        (stats(&generate::rmat(14, 200_000, 0.57, 0.19, 0.19, 1).unwrap()), stats(&generate::dense_row(2000, 100_000, 110_000, 1).unwrap()));
+    assert_eq!(Format::candidates(&lap, t), [Format::Jds, Format::Sell, Format::CuSparse]);
+    assert_eq!(Format::candidates(&rmat, t), [Format::Coo, Format::CsrAdaptive, Format::CuSparse]);
+    assert_eq!(Format::candidates(&dense, t), [Format::CsrAdaptive, Format::CuSparse]);
+    assert_eq!(Format::candidates(&uni, t), [Format::Scoo, Format::CuSparse]);
+    assert_eq!(Format::candidates(&lap, t - 1), [Format::choose_for(&lap, t - 1)]);
+    assert_eq!(Format::candidates(&rmat, 1), [Format::Coo]);
+    let empty = RowStats::from_lengths([0u64; 5]);
+    assert_eq!(Format::candidates(&empty, gpu_spmv::DEFAULT_PRODUCTS), [Format::CsrScalar]);
+    // The break-even counts sit below the trial's threshold: a trial never weighs a sort that
+    // the products would not repay.
+    assert!(Format::ALL.iter().all(|f| f.break_even_products() < t));
 }
 
 // A plan for a few products on a Laplacian takes CSR-adaptive (no sort), and its product is the
