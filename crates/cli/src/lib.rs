@@ -108,6 +108,23 @@ pub fn run(cli: Cli) -> Result<()> {
     for p in outputs {
         output::check(p)?;
     }
+    // One process per GPU under a launcher (torchrun, mpirun, srun) is the SVD's alone: every
+    // other command would run whole in each process, on the same GPU, into the same files.
+    if let Some(env) = gpu_runtime::bootstrap::RankEnv::from_env()?.filter(|e| e.world > 1) {
+        let name = match &cli.command {
+            cli::Command::Transpose(_) => Some("transpose"),
+            cli::Command::Bench(_) => Some("bench"),
+            cli::Command::Spmv(_) => Some("spmv"),
+            cli::Command::SpmvBench(_) => Some("spmv-bench"),
+            cli::Command::Gen(_) | cli::Command::Svd(_) | cli::Command::Info(_) => None,
+        };
+        if let Some(name) = name {
+            return Err(Error::Usage(format!(
+                "{name} under a launcher of {} processes (rank {}): only `svd` runs one process per GPU; run {name} in one process (`--gpus N` spreads transpose, spmv and bench over the GPUs of a machine)",
+                env.world, env.rank
+            )));
+        }
+    }
     match cli.command {
         cli::Command::Transpose(a) => files::transpose(&a),
         cli::Command::Gen(a) => files::gen(&a),

@@ -322,6 +322,35 @@ fn bench_writes_tables_csv_and_plot() {
 }
 
 #[test]
+fn commands_other_than_svd_refuse_a_launcher() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, t) = (dir.path().join("a.mtx"), dir.path().join("t.mtx"));
+    sptrans().args(["gen", "uniform", "40", "30", "100", "-o"]).arg(&a).env("RANK", "1").env("WORLD_SIZE", "2").assert().success();
+    for (cmd, extra) in [("transpose", vec!["-o", t.to_str().unwrap()]), ("spmv", vec![])] {
+        sptrans()
+            .arg(cmd)
+            .arg(&a)
+            .args(extra)
+            .env("RANK", "1")
+            .env("WORLD_SIZE", "2")
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(format!("{cmd} under a launcher of 2 processes (rank 1)")).and(no_panic()));
+    }
+    assert!(!t.exists(), "no output under a refused launch");
+    sptrans()
+        .args(["transpose"])
+        .arg(&a)
+        .arg("-o")
+        .arg(&t)
+        .env("WORLD_SIZE", "2")
+        .env("RANK", "x")
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("RANK"));
+}
+
+#[test]
 fn info_reports_modules_and_toolchain() {
     sptrans()
         .args(["info", "--no-bandwidth"])
