@@ -90,7 +90,13 @@ pub fn median(r: Option<&Record>) -> Option<f64> {
     r.and_then(|r| r.result.as_ref().ok()).map(|s| s.median_ms)
 }
 
-/// The text tables: times, speedups, bandwidth (values of `value_bytes` bytes) and workspace.
+/// The geometric mean of positive ratios (NaN for none).
+pub fn geomean(ratios: &[f64]) -> f64 {
+    (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp()
+}
+
+/// The text tables: times, speedups (with their geomean over the matrices), bandwidth (values
+/// of `value_bytes` bytes) and workspace.
 pub fn tables(records: &[Record], algos: &[Target], copy: Option<f64>, value_bytes: usize) -> String {
     let mut s = String::new();
     let mats = matrices(records);
@@ -130,6 +136,25 @@ pub fn tables(records: &[Record], algos: &[Target], copy: Option<f64>, value_byt
                 })
                 .collect();
             let _ = writeln!(s, "| {m} | {} |", cells.join(" | "));
+        }
+        if mats.len() > 1 {
+            // The geomean of each ratio over the matrices where both times exist (their count
+            // said when some lack one).
+            let cells: Vec<String> = gpu_algos
+                .iter()
+                .map(|&a| {
+                    let ratios = |peer: Target| -> Vec<f64> {
+                        mats.iter().filter_map(|(m, _)| Some(median(find(records, m, peer))? / median(find(records, m, a))?)).collect()
+                    };
+                    let shown = |q: Vec<f64>, digits: usize| match q.len() {
+                        0 => "—".to_string(),
+                        n if n == mats.len() => format!("{:.*}×", digits, geomean(&q)),
+                        n => format!("{:.*}× ({n})", digits, geomean(&q)),
+                    };
+                    format!("{} / {}", shown(ratios(Target::Ours(Algorithm::Serial)), 1), shown(ratios(Target::CuSparse), 2))
+                })
+                .collect();
+            let _ = writeln!(s, "| **geomean** | {} |", cells.join(" | "));
         }
         let _ = writeln!(
             s,
@@ -253,5 +278,36 @@ mod json_tests {
         assert!(r[0]["error"].is_null());
         assert!(r[1]["median_ms"].is_null());
         assert_eq!(r[1]["error"], "no GPU");
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    fn rec(matrix: &str, algo: Target, ms: Option<f64>) -> Record {
+        let result = ms.map(|t| Stats::from_times(vec![t])).ok_or_else(|| "failed".to_string());
+        Record { matrix: matrix.into(), shape: (10, 10, 10), algo, result, workspace: None, checked: true }
+    }
+
+    #[test]
+    fn speedups_end_with_their_geomean() {
+        let (radix, ser) = (Target::Ours(Algorithm::RadixTrans), Target::Ours(Algorithm::Serial));
+        let records = vec![
+            rec("a", ser, Some(8.0)),
+            rec("a", Target::CuSparse, Some(2.0)),
+            rec("a", radix, Some(1.0)),
+            rec("b", ser, Some(2.0)),
+            rec("b", Target::CuSparse, Some(1.0)),
+            rec("b", radix, Some(2.0)),
+            rec("c", ser, Some(1.0)),
+            rec("c", Target::CuSparse, None),
+            rec("c", radix, Some(1.0)),
+        ];
+        let t = tables(&records, &[ser, Target::CuSparse, radix], None, 4);
+        // cuSPARSE (where it ran): over the twin 4 and 2; radix: over the twin 8, 1, 1 (geomean
+        // 2), over cuSPARSE 2 and 0.5 on two of the three matrices.
+        assert!(t.contains("| **geomean** | 2.8× (2) / 1.00× (2) | 2.0× / 1.00× (2) |"), "{t}");
+        assert!((geomean(&[2.0, 8.0]) - 4.0).abs() < 1e-12);
     }
 }
