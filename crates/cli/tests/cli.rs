@@ -11,10 +11,16 @@ use sptrans_matrix::num_complex::Complex64;
 use sptrans_matrix::{mm, Csr, Value};
 
 fn sptrans() -> Command {
-    match std::env::var_os("SPTRANS_BIN") {
+    let mut c = match std::env::var_os("SPTRANS_BIN") {
         Some(p) => Command::new(p),
         None => Command::new(env!("CARGO_BIN_EXE_sptrans")),
+    };
+    // A test harness started by a launcher must not make every command a rank of it (the
+    // tests that want a launcher set these themselves).
+    for v in ["RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS"] {
+        c.env_remove(v);
     }
+    c
 }
 
 fn no_panic() -> impl Predicate<str> {
