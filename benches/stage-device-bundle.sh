@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds here (release, stripped) the executables the device scripts expect in .gpu/ and packs
-# them into .gpu/bundle.tgz, small enough to `carry` (64 MiB with the tracked tree). On the GPU
-# host: `tar xzf .gpu/bundle.tgz -C .gpu`, then the device script.
+# them into .gpu/bundle.tgz, small enough to `carry` (64 MiB with the tracked tree): carry
+# [".gpu/bundle.tgz"] alone, not ".gpu" (the loose executables beside it would pass the limit).
+# On the GPU host: `tar xzf .gpu/bundle.tgz -C .gpu`, then the device script.
 #   bash benches/stage-device-bundle.sh one    # one GPU: sell-device-run.sh, csrc-graphs-device-run.sh, two_pass_floor
 #   bash benches/stage-device-bundle.sh dist   # several GPUs: dist-device-run.sh
 set -euo pipefail

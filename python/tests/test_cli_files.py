@@ -17,8 +17,13 @@ BIN = os.environ.get("SPTRANS_BIN")
 pytestmark = pytest.mark.skipif(not BIN or not os.access(BIN, os.X_OK), reason="CLI test skipped: SPTRANS_BIN is not set to the sptrans binary")
 
 
+# A launcher's variables would make the CLI's commands (other than svd) refuse to run.
+LAUNCHER = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS")
+
+
 def run(*args):
-    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, check=False)
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCHER}
+    return subprocess.run([BIN, *map(str, args)], capture_output=True, text=True, check=False, env=env)
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
