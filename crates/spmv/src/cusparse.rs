@@ -55,8 +55,7 @@ impl CuSparseHandle {
         // SAFETY: the library is loaded; cusparseCreate writes one handle.
         check("cusparseCreate", unsafe { sys::cusparseCreate(&mut handle) })?;
         let mut s = Self { handle, mat: std::ptr::null_mut(), vecs: None, alg, buffer: ScratchBuf::default() };
-        // SAFETY: a live handle and the GPU's live stream.
-        check("cusparseSetStream", unsafe { sys::cusparseSetStream(s.handle, gpu.stream().cu_stream() as sys::cudaStream_t) })?;
+        s.set_stream(gpu)?;
         let stream = gpu.stream();
         let (rows, cols, nnz) = (a.rows() as i64, a.cols() as i64, a.nnz() as i64);
         let p = a.ptr().device_ptr(stream).0 as *mut c_void;
@@ -81,8 +80,6 @@ impl CuSparseHandle {
         Ok(s)
     }
 
-    /// `y = alpha * A * x + beta * y` through `cusparseSpMV`.
-    ///
     /// Binds the handle to `gpu`'s stream: later products run there.
     pub fn set_stream(&mut self, gpu: &Gpu) -> Result<()> {
         gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
@@ -90,6 +87,8 @@ impl CuSparseHandle {
         check("cusparseSetStream", unsafe { sys::cusparseSetStream(self.handle, gpu.stream().cu_stream() as sys::cudaStream_t) })
     }
 
+    /// `y = alpha * A * x + beta * y` through `cusparseSpMV`.
+    ///
     /// # Safety
     /// `x` and `y` are device vectors of `cols` and `rows` values of `T` (the descriptor's
     /// matrix's), live until the work completes.
