@@ -373,7 +373,7 @@ pub fn summary(records: &[SpmvRecord], copy: f64) -> String {
     for (format, precision) in keys {
         let runs: Vec<&SpmvRecord> = records.iter().filter(|r| r.format == format && r.precision == precision).collect();
         let mut ratios: Vec<(f64, &str)> = Vec::new();
-        let mut pcts: Vec<f64> = Vec::new();
+        let mut pcts = Vec::new();
         for r in &runs {
             if let (Ok(t), Some(b)) = (&r.result, reference(records, r)) {
                 ratios.push((b / t, r.matrix.as_str()));
@@ -383,10 +383,10 @@ pub fn summary(records: &[SpmvRecord], copy: f64) -> String {
         if ratios.is_empty() {
             continue;
         }
-        let geomean = (ratios.iter().map(|q| q.0.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        let geomean = sptrans_report::geomean(&ratios.iter().map(|q| q.0).collect::<Vec<_>>());
         let lowest = ratios.iter().min_by(|p, q| p.0.total_cmp(&q.0)).map(|q| format!("{:.2} ({})", q.0, q.1)).unwrap_or_default();
-        pcts.sort_by(f64::total_cmp);
-        let median = if pcts.len() % 2 == 1 { pcts[pcts.len() / 2] } else { (pcts[pcts.len() / 2 - 1] + pcts[pcts.len() / 2]) / 2.0 };
+        // The benchmarks' median (the mean of the middle two for an even count).
+        let median = gpu_transpose::measure::Stats::from_times(pcts).median_ms;
         let of = if ratios.len() == runs.len() { format!("{}", runs.len()) } else { format!("{} of {}", ratios.len(), runs.len()) };
         s.push_str(&format!("| {format} | {precision} | {of} | {geomean:.2} | {lowest} | {median:.0}% |\n"));
     }
