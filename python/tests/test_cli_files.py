@@ -17,8 +17,13 @@ BIN = os.environ.get("SPTRANS_BIN")
 pytestmark = pytest.mark.skipif(not BIN or not os.access(BIN, os.X_OK), reason="CLI test skipped: SPTRANS_BIN is not set to the sptrans binary")
 
 
-# A launcher's variables would make the CLI's commands (other than svd) refuse to run.
-LAUNCHER = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS")
+# A launcher's variables would make the CLI's commands (other than svd) refuse to run: the
+# names of gpu_runtime::bootstrap::LAUNCHER_VARS.
+LAUNCHER = (
+    "RANK", "WORLD_SIZE", "LOCAL_RANK",
+    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+    "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
+)
 
 
 def run(*args):

@@ -17,7 +17,7 @@ fn sptrans() -> Command {
     };
     // A test harness started by a launcher must not make every command a rank of it (the
     // tests that want a launcher set these themselves).
-    for v in ["RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS"] {
+    for v in gpu_runtime::bootstrap::LAUNCHER_VARS.iter().flatten() {
         c.env_remove(v);
     }
     c

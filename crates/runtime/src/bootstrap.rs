@@ -32,8 +32,9 @@ pub struct RankEnv {
     pub local_rank: usize,
 }
 
-/// The launchers' variable names: rank, world size, local rank.
-const VARS: [[&str; 3]; 3] = [
+/// The launchers' variable names, `[rank, world size, local rank]` for each launcher of the
+/// module docs' table, in the order [`RankEnv::from_vars`] tries them.
+pub const LAUNCHER_VARS: [[&str; 3]; 3] = [
     ["RANK", "WORLD_SIZE", "LOCAL_RANK"],
     ["OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"],
     ["SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"],
@@ -46,7 +47,7 @@ impl RankEnv {
     /// # Errors
     /// [`Error::Bootstrap`] for a value that is not a number, a world size of 0 or a rank past it.
     pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>> {
-        for [r, w, l] in VARS {
+        for [r, w, l] in LAUNCHER_VARS {
             let (Some(rank), Some(world)) = (get(r), get(w)) else { continue };
             let num = |name: &str, v: &str| v.trim().parse::<usize>().map_err(|_| Error::Bootstrap(format!("{name}={v:?} is not a number")));
             let (rank, world) = (num(r, &rank)?, num(w, &world)?);
