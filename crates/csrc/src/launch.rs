@@ -67,6 +67,14 @@ pub(crate) fn per_block(blocks: u64) -> LaunchConfig {
     grid_1d(blocks, NT, 1, i32::MAX as u32)
 }
 
+/// [`per_block`] with `k · BLOCK_ROWS` values of `T` of dynamic shared memory: a row block's
+/// partial rows (the direct products) or its staged `U` rows (the global transposed ones).
+fn per_block_rows<T: SpmvValue>(blocks: u64, k: u32) -> LaunchConfig {
+    let mut cfg = per_block(blocks);
+    cfg.shared_mem_bytes = k * BLOCK_ROWS * T::BYTES as u32;
+    cfg
+}
+
 /// `Y = alpha · A · X + beta · Y` on the stored CSRC.
 ///
 /// # Safety
@@ -92,8 +100,7 @@ pub(crate) unsafe fn ax<T: SpmvValue>(
     if blocks == 0 {
         return Ok(());
     }
-    let mut cfg = per_block(blocks);
-    cfg.shared_mem_bytes = k * BLOCK_ROWS * T::BYTES as u32;
+    let cfg = per_block_rows::<T>(blocks, k);
     // SAFETY: csrc_ax_T(rows, cols, k, blocks, p, r, j, v, x, alpha, beta, y): the caller's valid
     // CSRC and dense blocks; dynamic shared memory of k · BLOCK_ROWS values (allowed at load).
     unsafe {
@@ -143,8 +150,7 @@ pub(crate) unsafe fn ax_pieces<T: SpmvValue>(
     if pieces == 0 {
         return Ok(());
     }
-    let mut cfg = per_block(pieces);
-    cfg.shared_mem_bytes = k * BLOCK_ROWS * T::BYTES as u32;
+    let cfg = per_block_rows::<T>(pieces, k);
     // SAFETY: csrc_ax_pieces_T(rows, cols, k, pieces, bounds, block_of, r, j, v, x, alpha, y):
     // the caller's valid CSRC, its pieces and dense blocks; dynamic shared memory of k ·
     // BLOCK_ROWS values (as the direct product's).
@@ -288,8 +294,7 @@ pub(crate) unsafe fn atu<T: SpmvValue>(
     // bounds, no row-block list).
     let (count, bounds, block_of) = pieces.unwrap_or((blocks, p, 0));
     if plan == AtuPlan::GlobalGrouped && count > 0 && n > 0 {
-        let mut cfg = per_block(count);
-        cfg.shared_mem_bytes = BLOCK_ROWS * k * T::BYTES as u32;
+        let cfg = per_block_rows::<T>(count, k);
         // SAFETY: csrc_atu_group_T(rows, k, pieces, bounds, block_of, r, j, v, u, w): the
         // caller's valid CSRC, its pieces (or row blocks) and dense blocks, scratch of cols · k
         // values; blocks of NT threads (a multiple of 16); dynamic shared memory of BLOCK_ROWS ·
@@ -357,8 +362,7 @@ pub(crate) unsafe fn atu<T: SpmvValue>(
             }
         }
         _ => {
-            let mut cfg = per_block(count);
-            cfg.shared_mem_bytes = BLOCK_ROWS * k * T::BYTES as u32;
+            let cfg = per_block_rows::<T>(count, k);
             // SAFETY: csrc_atu_T(rows, cols, k, pieces, bounds, block_of, r, j, v, u, alpha,
             // out): the caller's valid CSRC, its pieces (or row blocks) and dense blocks; blocks
             // of NT threads (whole warps); dynamic shared memory of BLOCK_ROWS · k values (at
