@@ -103,7 +103,7 @@ fn bench(c: &mut Criterion) {
                 })
                 .expect("timed");
             let ms = (t.as_secs_f64() - copy.as_secs_f64()) * 1e3 / reps as f64;
-            println!("radix digit sweep: {bits}-bit keys, n=2^26, max {max_bits} bits ({:?} passes/bits): {ms:.3} ms", sort.passes(bits));
+            println!("radix digit sweep: {bits}-bit keys, n=2^26, max {max_bits} bits ({:?} passes/bits): {ms:.3} ms", sort.passes(0..bits));
         }
         sort.set_max_digit_bits(None);
     }

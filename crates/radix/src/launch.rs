@@ -57,61 +57,31 @@ pub(crate) fn status_bytes(n: u64, per: u32) -> u64 {
     status_word_bytes(n, per) * (1u64 << per) * tiles(n)
 }
 
-/// The scratch of a sort of `n` keys carrying `carry`, in carving order: `copies` ping-pong
-/// temporaries ([`take_copy`]: the first payload in the first `first_copies` of them, the keys,
-/// the second payload; the out-of-place sort gets its second first-payload copy from the caller,
-/// and a sort into its outputs takes one copy, the outputs being the other), then the sweep state
-/// for digits of up to `per` bits.
-pub(crate) fn layout(n: u64, carry: Carry, copies: u64, first_copies: u64, per: u32) -> Layout {
-    layout_lent_status(n, carry, copies, first_copies).add(status_bytes(n, per))
-}
-
-/// As [`layout`], without the look-back status (lent by the caller: [`status_bytes`]).
-pub(crate) fn layout_lent_status(n: u64, carry: Carry, copies: u64, first_copies: u64) -> Layout {
-    if n == 0 {
-        return Layout::new();
-    }
+/// `copies` temporary copies of `n` keys carrying `carry` after `l`, as [`take_copy`] carves
+/// each: the first payload, the keys, the second payload.
+pub(crate) fn copies_layout(n: u64, carry: Carry, copies: u64) -> Layout {
     let mut l = Layout::new();
-    for copy in 0..copies {
-        if carry.first && copy < first_copies {
+    for _ in 0..copies {
+        if carry.first {
             l = l.add(4 * n);
         }
-        l = l.add(4 * n);
-        l = l.add(n * carry.second_bytes as u64);
+        l = l.add(4 * n).add(n * carry.second_bytes as u64);
     }
-    l.add(COUNTERS_BYTES)
+    l
 }
 
-/// The scratch of a sort into its outputs that is one pass, without the look-back status (the
-/// caller adds [`status_bytes`] unless it lends it): only the first payload's temporary (where a
-/// caller may place that payload's input, `outputs_first_slice`), no keys or second payload
-/// copies (pass 0 reads the inputs and writes the outputs), then the counters.
-pub(crate) fn one_pass_layout_lent_status(n: u64, carry: Carry) -> Layout {
-    if n == 0 {
-        return Layout::new();
-    }
-    let l = if carry.first { Layout::new().add(4 * n) } else { Layout::new() };
-    l.add(COUNTERS_BYTES)
+/// `l` then the sweep state of a sort of `n` keys with digits of up to `per` bits, as
+/// [`Sweep::new`] carves it: the counters, then the look-back status.
+pub(crate) fn with_sweep(l: Layout, n: u64, per: u32) -> Layout {
+    l.add(COUNTERS_BYTES).add(status_bytes(n, per))
 }
 
-/// Carves one temporary copy in [`layout`]'s order: the first payload (when `carry` has one and
-/// `with_first`; else 0), the keys and the second payload (0 bytes when absent); with
-/// `one_pass`, the first payload alone ([`one_pass_layout_lent_status`]; the others are 0, never used).
-pub(crate) fn take_copy(scratch: &mut Scratch<'_>, n: u64, carry: Carry, with_first: bool, one_pass: bool) -> Result<Bufs> {
-    let first = if carry.first && with_first { scratch.take(4 * n)? } else { 0 };
-    if one_pass {
-        return Ok(Bufs { keys: 0, first, second: 0 });
-    }
+/// Carves one temporary copy in [`copies_layout`]'s order: the first payload (0 when `carry`
+/// has none), the keys, the second payload (0 bytes when absent).
+pub(crate) fn take_copy(scratch: &mut Scratch<'_>, n: u64, carry: Carry) -> Result<Bufs> {
+    let first = if carry.first { scratch.take(4 * n)? } else { 0 };
     let keys = scratch.take(4 * n)?;
     Ok(Bufs { keys, first, second: scratch.take(n * carry.second_bytes as u64)? })
-}
-
-/// The scratch of a single pass out of place ([`crate::RadixSort::partition_into_with`]).
-pub(crate) fn pass_layout(n: u64) -> Layout {
-    if n == 0 {
-        return Layout::new();
-    }
-    Layout::new().add(COUNTERS_BYTES).add(status_bytes(n, MAX_BITS))
 }
 
 /// The carved sweep state.
@@ -127,12 +97,12 @@ pub(crate) struct Sweep {
 impl Sweep {
     /// Carves the sweep state for `n` keys from `scratch` (the look-back status from `status`
     /// when lent) and zeroes what `passes` passes of `per` bits use.
-    pub(crate) fn new(gpu: &Gpu, scratch: &mut Scratch<'_>, status: Option<&mut Scratch<'_>>, n: u64, passes: u32, per: u32) -> Result<Self> {
+    pub(crate) fn new(gpu: &Gpu, scratch: &mut Scratch<'_>, status: Option<Scratch<'_>>, n: u64, passes: u32, per: u32) -> Result<Self> {
         let counters = scratch.take(COUNTERS_BYTES)?;
         let hist = counters + 4 * MAX_PASSES;
         let bytes = status_bytes(n, per);
         let status = match status {
-            Some(lent) => lent.take(bytes)?,
+            Some(mut lent) => lent.take(bytes)?,
             None => scratch.take(bytes)?,
         };
         // SAFETY: both regions were just carved for these sizes and nothing else uses them; the

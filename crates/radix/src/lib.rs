@@ -5,10 +5,17 @@
 pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
+mod buffers;
 mod launch;
 pub mod serial;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
+use buffers::Array;
+pub use buffers::{DoubleBuffer, Sort};
+
+use std::ops::Range;
+
+use gpu_runtime::cudarc::driver::DevicePtrMut;
+use gpu_runtime::scratch::Layout;
 use gpu_runtime::{Kernel, Payload, PtxModule, Scratch, ScratchBuf};
 
 pub use radix_kernels::{bits_below, digit, pass_digit, passes, stage_bytes, HIST_PASSES, MAX_BITS, NT, NV, VT};
@@ -54,17 +61,22 @@ pub enum Error {
         /// Largest supported.
         max: u64,
     },
-    /// A first payload sorted in place needs an even number of passes.
-    #[error("radix: the first payload can be sorted in place only in an even number of passes ({passes} here)")]
-    OddPasses {
+    /// A sort that writes both halves of a buffer given without an alternate
+    /// ([`DoubleBuffer::single`]).
+    #[error("radix: {what} has no alternate half, and this sort ({passes} passes) writes both")]
+    NoAlternate {
+        /// Which buffer.
+        what: &'static str,
         /// Passes the sort takes.
         passes: u32,
     },
-    /// A first payload started in the scratch needs an odd number of passes.
-    #[error("radix: the first payload can start in the scratch only in an odd number of passes ({passes} here)")]
-    EvenPasses {
-        /// Passes the sort takes.
-        passes: u32,
+    /// Key bits `begin..end` with `begin > end`.
+    #[error("radix: key bits {begin}..{end} are not a range")]
+    InvalidBits {
+        /// First bit.
+        begin: u32,
+        /// One past the last bit.
+        end: u32,
     },
     /// Payloads of a size the kernels do not move.
     #[error("radix: payloads of {bytes} bytes are not supported (1, 2, 4, 8 or 16)")]
@@ -92,7 +104,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// What a sort moves besides the keys: whether there is a `u32` first payload and how many bytes
 /// a second payload item has (0: none, 1, 2, 4, 8 or 16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Carry {
+pub(crate) struct Carry {
     /// A `u32` payload travels with the keys.
     pub first: bool,
     /// Bytes of the second payload (0: none).
@@ -142,9 +154,11 @@ impl RadixSort {
         self.max_bits = bits.unwrap_or(DEFAULT_MAX_BITS).clamp(1, MAX_BITS);
     }
 
-    /// `(passes, bits per pass)` for sorting the low `end_bit` bits.
-    pub fn passes(&self, end_bit: u32) -> (u32, u32) {
-        passes(end_bit, self.max_bits)
+    /// `(passes, bits per pass)` for sorting by the key bits `bits` (`begin..end`, `end`
+    /// clamped to 32): the fewest passes of at most the plan's digit width, balanced; at least
+    /// one.
+    pub fn passes(&self, bits: Range<u32>) -> (u32, u32) {
+        passes(bits.end.min(32).saturating_sub(bits.start), self.max_bits)
     }
 
     /// Device bytes the plan's own workspace holds now.
@@ -152,66 +166,53 @@ impl RadixSort {
         self.own.bytes()
     }
 
-    /// Scratch bytes of an in-place sort ([`RadixSort::sort_keys_with`],
-    /// [`RadixSort::sort_pairs_with`]) of `n` keys carrying `carry`: two ping-pong copies of the
-    /// keys and of each payload, then the sweep state (every pass's digit counts and one
-    /// look-back status word per digit and tile of [`NV`] keys: 0.5 byte per key with 32-bit
-    /// words, `n < 2^27`; 1 byte with 64-bit ones).
-    pub fn workspace_bytes(n: u64, carry: Carry) -> u64 {
-        launch::layout(n, carry, 2, 2, MAX_BITS).bytes()
+    /// Scratch bytes of [`RadixSort::sort_with`] for `n` keys sorted by `bits` with this plan's
+    /// digit width: the sweep state (every pass's digit counts, then the look-back status:
+    /// [`RadixSort::status_bytes`]). The ping-pong copies are the caller's [`DoubleBuffer`]s. A
+    /// sort whose status is lent ([`Sort::lent_status`]) needs this less
+    /// [`RadixSort::status_bytes`].
+    pub fn workspace_bytes(&self, n: u64, bits: Range<u32>) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        launch::with_sweep(Layout::new(), n, self.passes(bits).1).bytes()
     }
 
-    /// Scratch bytes of [`RadixSort::sort_into_with`], whose first payload's input serves as one
-    /// of its two ping-pong copies (so one copy less than [`RadixSort::workspace_bytes`]).
-    pub fn into_workspace_bytes(n: u64, carry: Carry) -> u64 {
-        launch::layout(n, carry, 2, 1, MAX_BITS).bytes()
+    /// Bytes of the look-back status of a sort of `n` keys by `bits` with this plan's digit
+    /// width: one word (32-bit below 2^27 keys, else 64-bit) per digit and tile of [`NV`] keys
+    /// (with 32-bit words: 0.5 byte per key at 8 bits, 0.0625 at 5), rounded up to
+    /// [`gpu_runtime::scratch::ALIGN`] as a [`Scratch`] carves it; the part of
+    /// [`RadixSort::workspace_bytes`] a caller may lend ([`Sort::lent_status`]).
+    pub fn status_bytes(&self, n: u64, bits: Range<u32>) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        gpu_runtime::scratch::aligned(launch::status_bytes(n, self.passes(bits).1))
     }
 
     /// Sorts `keys` in place, stably, by their low `end_bit` bits (32: the whole key; bits above
-    /// `end_bit` travel with the key and do not count).
+    /// `end_bit` travel with the key and do not count), on the plan's own scratch (two
+    /// temporary copies of the keys and the sweep state; grown when needed, then reused).
     ///
     /// # Errors
     /// [`Error::TooLarge`] past [`MAX_LEN`], runtime errors.
     pub fn sort_keys(&mut self, keys: &mut impl DevicePtrMut<u32>, end_bit: u32) -> Result<()> {
-        let bytes = Self::workspace_bytes(keys.len() as u64, Carry::default());
-        self.owned(bytes, |s, sc| s.sort_keys_with(keys, end_bit, sc))
-    }
-
-    /// Sorts `keys` in place with `values` (1-, 2-, 4-, 8- or 16-byte items) moved along, stably by the keys'
-    /// low `end_bit` bits.
-    ///
-    /// # Errors
-    /// [`Error::LengthMismatch`], [`Error::UnsupportedPayload`], [`Error::TooLarge`], runtime
-    /// errors.
-    pub fn sort_pairs<V: Payload>(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<V>, end_bit: u32) -> Result<()> {
-        let bytes = Self::workspace_bytes(keys.len() as u64, Carry { first: false, second_bytes: V::BYTES });
-        self.owned(bytes, |s, sc| s.sort_pairs_with(keys, values, end_bit, sc))
-    }
-
-    /// [`RadixSort::sort_keys`] on caller-lent scratch of [`RadixSort::workspace_bytes`].
-    ///
-    /// # Errors
-    /// As [`RadixSort::sort_keys`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn sort_keys_with(&mut self, keys: &mut impl DevicePtrMut<u32>, end_bit: u32, scratch: &mut Scratch<'_>) -> Result<()> {
         let n = check_len(keys.len())?;
         let stream = self.gpu.stream().clone();
         let (k, _k) = keys.device_ptr_mut(&stream);
         let io = launch::Bufs { keys: k, first: 0, second: 0 };
         // SAFETY: `k` holds n keys; no payloads.
-        unsafe { self.run_in_place(n, end_bit, io, Carry::default(), scratch) }
+        unsafe { self.run_in_place(n, end_bit, io, Carry::default()) }
     }
 
-    /// [`RadixSort::sort_pairs`] on caller-lent scratch of [`RadixSort::workspace_bytes`].
+    /// Sorts `keys` in place with `values` (1-, 2-, 4-, 8- or 16-byte items) moved along,
+    /// stably by the keys' low `end_bit` bits, on the plan's own scratch (as
+    /// [`RadixSort::sort_keys`], with two copies of the values).
     ///
     /// # Errors
-    /// As [`RadixSort::sort_pairs`], and [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn sort_pairs_with<V: Payload>(
-        &mut self,
-        keys: &mut impl DevicePtrMut<u32>,
-        values: &mut impl DevicePtrMut<V>,
-        end_bit: u32,
-        scratch: &mut Scratch<'_>,
-    ) -> Result<()> {
+    /// [`Error::LengthMismatch`], [`Error::UnsupportedPayload`], [`Error::TooLarge`], runtime
+    /// errors.
+    pub fn sort_pairs<V: Payload>(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<V>, end_bit: u32) -> Result<()> {
         let n = check_len(keys.len())?;
         same_len(n, values.len(), "values")?;
         let carry = Carry { first: false, second_bytes: payload_bytes::<V>()? };
@@ -220,348 +221,107 @@ impl RadixSort {
         let (v, _v) = values.device_ptr_mut(&stream);
         let io = launch::Bufs { keys: k, first: 0, second: v };
         // SAFETY: `k` and `v` hold n items of their types.
-        unsafe { self.run_in_place(n, end_bit, io, carry, scratch) }
+        unsafe { self.run_in_place(n, end_bit, io, carry) }
     }
 
-    /// Out of place, with up to two payloads: the keys of `keys_in` stably sorted by their low
-    /// `end_bit` bits into `keys_out`; `first = (input, output)` moves a `u32` payload, and its
-    /// input is **consumed** (used as a ping-pong buffer: its contents are unspecified after the
-    /// call); `second = (input, output)` moves a payload of 1, 2, 4, 8 or 16 bytes. Inputs other than
-    /// `first`'s are left as they are. Scratch: [`RadixSort::into_workspace_bytes`].
+    /// The general sort ([`Sort`]: keys and up to two payloads in [`DoubleBuffer`]s, each in
+    /// place or from a source; the bits; a lent status) on the plan's own scratch of
+    /// [`RadixSort::workspace_bytes`] (grown when needed, then reused).
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`], [`Error::UnsupportedPayload`], [`Error::TooLarge`],
-    /// [`gpu_runtime::Error::ScratchTooSmall`], runtime errors.
-    #[allow(clippy::type_complexity)]
-    pub fn sort_into_with<V: Payload>(
-        &mut self,
-        keys_in: &impl DevicePtr<u32>,
-        keys_out: &mut impl DevicePtrMut<u32>,
-        first: Option<(&mut impl DevicePtrMut<u32>, &mut impl DevicePtrMut<u32>)>,
-        second: Option<(&impl DevicePtr<V>, &mut impl DevicePtrMut<V>)>,
-        end_bit: u32,
-        scratch: &mut Scratch<'_>,
-    ) -> Result<()> {
-        let n = check_len(keys_in.len())?;
-        same_len(n, keys_out.len(), "keys_out")?;
-        let stream = self.gpu.stream().clone();
-        let (ki, _a) = keys_in.device_ptr(&stream);
-        let (ko, _b) = keys_out.device_ptr_mut(&stream);
-        let (mut fi, mut fo) = (0, 0);
-        let (mut _g1, mut _g2) = (None, None);
-        let first_present = first.is_some();
-        if let Some((i, o)) = first {
-            same_len(n, i.len(), "first input")?;
-            same_len(n, o.len(), "first output")?;
-            let (p, g) = i.device_ptr_mut(&stream);
-            fi = p;
-            _g1 = Some(g);
-            let (p, g) = o.device_ptr_mut(&stream);
-            fo = p;
-            _g2 = Some(g);
+    /// As [`RadixSort::sort_with`].
+    pub fn sort<V: Payload>(&mut self, sort: Sort<'_, '_, V>) -> Result<()> {
+        let n = sort.keys.buffers.len() as u64;
+        let mut bytes = self.workspace_bytes(n, sort.bits.clone());
+        if sort.status.is_some() {
+            bytes -= self.status_bytes(n, sort.bits.clone());
         }
-        let second_present = second.is_some();
-        let (si, so, _g34) = pair_ptrs(n, second, ["second input", "second output"], &stream)?;
-        let second_bytes = if second_present { payload_bytes::<V>()? } else { 0 };
-        let carry = Carry { first: first_present, second_bytes };
-        scratch.require(Self::into_workspace_bytes(n, carry))?;
-        if n == 0 {
-            return Ok(());
+        self.owned(bytes, |s, scratch| s.sort_with(sort, scratch))
+    }
+
+    /// [`RadixSort::sort`] on caller-lent scratch of [`RadixSort::workspace_bytes`] (less
+    /// [`RadixSort::status_bytes`] when the status is lent). Afterwards every buffer's current
+    /// half holds its sorted array: an array sorted in place in an odd number of passes ends in
+    /// its other half and its selector flips; one read from a source ends in its current half.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] (a buffer or source not of the keys' length),
+    /// [`Error::NoAlternate`] (a [`DoubleBuffer::single`] where both halves are written),
+    /// [`Error::InvalidBits`], [`Error::UnsupportedPayload`], [`Error::TooLarge`],
+    /// [`gpu_runtime::Error::ScratchTooSmall`] (of the scratch or of the lent status), runtime
+    /// errors.
+    pub fn sort_with<V: Payload>(&mut self, sort: Sort<'_, '_, V>, scratch: &mut Scratch<'_>) -> Result<()> {
+        let Sort { keys, first, second, bits, status } = sort;
+        if bits.start > bits.end {
+            return Err(Error::InvalidBits { begin: bits.start, end: bits.end });
         }
-        let input = launch::Bufs { keys: ki, first: fi, second: si };
-        let output = launch::Bufs { keys: ko, first: fo, second: so };
-        let t0 = launch::take_copy(scratch, n, carry, true, false)?;
-        // The first payload's input is the second ping-pong copy: pass 0 reads it whole before
-        // pass 1 writes it.
-        let t1 = launch::Bufs { first: fi, ..launch::take_copy(scratch, n, carry, false, false)? };
-        // SAFETY: every address holds n items of its type (checked above or carved for n);
-        // outputs do not alias inputs or temporaries (distinct borrows and carved regions).
-        unsafe { self.run(n, end_bit, input, output, [t0, t1], carry, scratch, None) }
-    }
-
-    /// Scratch bytes of [`RadixSort::sort_into_outputs_with`] and
-    /// [`RadixSort::sort_into_outputs_first_in_place_with`]: one temporary copy of the keys and of
-    /// each payload (the outputs serve as the other ping-pong copy), then the sweep state; enough
-    /// for any key width ([`RadixSort::outputs_workspace_bytes_for`] is exact for one, and is
-    /// what these sorts require).
-    pub fn outputs_workspace_bytes(n: u64, carry: Carry) -> u64 {
-        launch::layout(n, carry, 1, 1, MAX_BITS).bytes()
-    }
-
-    /// [`RadixSort::outputs_workspace_bytes`] for keys of `end_bit` bits with this plan's digit
-    /// width: the look-back status holds `2^bits` words a tile for the digits the passes use,
-    /// not `2^MAX_BITS` (with 32-bit words, below 2^27 keys: 0.5 byte per key at 9 bits, 0.0625
-    /// at 6; twice that with 64-bit words).
-    /// A one-pass sort (at most the plan's digit width of key bits) needs no temporary copy of
-    /// the keys or the second payload: only the first payload's (where
-    /// [`RadixSort::outputs_first_slice`] puts it).
-    pub fn outputs_workspace_bytes_for(&self, n: u64, carry: Carry, end_bit: u32) -> u64 {
-        self.outputs_workspace_bytes_lent_status(n, carry, end_bit) + self.status_bytes_for(n, end_bit)
-    }
-
-    /// Bytes of the look-back status of a sort of `n` keys of `end_bit` bits with this plan's
-    /// digit width: one word (32-bit below 2^27 keys, else 64-bit) per digit and tile, rounded
-    /// up to [`gpu_runtime::scratch::ALIGN`] as a [`Scratch`] carves it. A caller
-    /// with that much device memory free during the sort (RadixTrans: its output's column
-    /// pointer, written after the sort) lends it as `status` to
-    /// [`RadixSort::sort_into_outputs_first_in_place_with`] or
-    /// [`RadixSort::sort_into_outputs_first_in_scratch_with`], whose scratch then needs
-    /// [`RadixSort::outputs_workspace_bytes_lent_status`] bytes only.
-    pub fn status_bytes_for(&self, n: u64, end_bit: u32) -> u64 {
-        if n == 0 {
-            return 0;
+        if bits.end > 32 {
+            return Err(Error::TooLarge { what: "end bit", len: u64::from(bits.end), max: 32 });
         }
-        let (_, per) = self.passes(end_bit);
-        // Rounded up as the scratch carves it.
-        gpu_runtime::scratch::aligned(launch::status_bytes(n, per.min(MAX_BITS)))
-    }
-
-    /// [`RadixSort::outputs_workspace_bytes_for`] less the look-back status
-    /// ([`RadixSort::status_bytes_for`]), for a sort whose status is lent.
-    pub fn outputs_workspace_bytes_lent_status(&self, n: u64, carry: Carry, end_bit: u32) -> u64 {
-        if self.passes(end_bit).0 <= 1 {
-            return launch::one_pass_layout_lent_status(n, carry).bytes();
-        }
-        launch::layout_lent_status(n, carry, 1, 1).bytes()
-    }
-
-    /// Checks the scratch of a sort into the outputs: the status's bytes in `status` when lent
-    /// (and `scratch` without them), else all of it in `scratch`.
-    fn outputs_required(&self, n: u64, carry: Carry, end_bit: u32, scratch: &Scratch<'_>, status: &Option<&mut Scratch<'_>>) -> Result<()> {
-        match status {
+        let n = check_len(keys.buffers.len())?;
+        let (passes, _) = self.passes(bits.clone());
+        let kc = chain(&keys, n, passes, "keys")?;
+        let fc = first.as_ref().map(|f| chain(f, n, passes, "first payload")).transpose()?;
+        let sc = second.as_ref().map(|s| chain(s, n, passes, "second payload")).transpose()?;
+        let carry = Carry { first: first.is_some(), second_bytes: if second.is_some() { payload_bytes::<V>()? } else { 0 } };
+        let mut status = status;
+        match status.as_mut() {
             Some(lent) => {
-                lent.require(self.status_bytes_for(n, end_bit))?;
-                Ok(scratch.require(self.outputs_workspace_bytes_lent_status(n, carry, end_bit))?)
+                lent.require(self.status_bytes(n, bits.clone()))?;
+                scratch.require(self.workspace_bytes(n, bits.clone()) - self.status_bytes(n, bits.clone()))?;
             }
-            None => Ok(scratch.require(self.outputs_workspace_bytes_for(n, carry, end_bit))?),
+            None => scratch.require(self.workspace_bytes(n, bits.clone()))?,
         }
-    }
-
-    /// Out of place with up to two payloads, as [`RadixSort::sort_into_with`], but with the
-    /// outputs as one of the two ping-pong copies, so that the scratch holds one copy instead of
-    /// two ([`RadixSort::outputs_workspace_bytes`]). Every input is left as it is.
-    ///
-    /// # Errors
-    /// [`Error::LengthMismatch`], [`Error::UnsupportedPayload`], [`Error::TooLarge`],
-    /// [`gpu_runtime::Error::ScratchTooSmall`], runtime errors.
-    #[allow(clippy::type_complexity)]
-    pub fn sort_into_outputs_with<V: Payload>(
-        &mut self,
-        keys_in: &impl DevicePtr<u32>,
-        keys_out: &mut impl DevicePtrMut<u32>,
-        first: Option<(&impl DevicePtr<u32>, &mut impl DevicePtrMut<u32>)>,
-        second: Option<(&impl DevicePtr<V>, &mut impl DevicePtrMut<V>)>,
-        end_bit: u32,
-        scratch: &mut Scratch<'_>,
-    ) -> Result<()> {
-        let stream = self.gpu.stream().clone();
-        let io = out_of_place(&stream, keys_in, keys_out, first, second)?;
-        // SAFETY: every address holds n items of its type (checked by out_of_place); outputs are
-        // distinct mutable borrows, so no output aliases an input.
-        unsafe { self.run_via_outputs(io.n, end_bit, io.input, io.output, io.carry, scratch, None) }
-    }
-
-    /// As [`RadixSort::sort_into_outputs_with`], with the first payload sorted in place in
-    /// `first` (its values are read from it and the sorted ones written back): possible only
-    /// when the sort takes an even number of passes ([`RadixSort::passes`]), where the first pass
-    /// writes the temporaries. RadixTrans uses it to expand the rows straight into its output.
-    /// `status`, when given, holds the look-back status ([`RadixSort::status_bytes_for`]; its
-    /// contents are clobbered) and `scratch` needs only
-    /// [`RadixSort::outputs_workspace_bytes_lent_status`].
-    ///
-    /// # Errors
-    /// [`Error::OddPasses`], and as [`RadixSort::sort_into_outputs_with`].
-    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
-    pub fn sort_into_outputs_first_in_place_with<V: Payload>(
-        &mut self,
-        keys_in: &impl DevicePtr<u32>,
-        keys_out: &mut impl DevicePtrMut<u32>,
-        first: &mut impl DevicePtrMut<u32>,
-        second: Option<(&impl DevicePtr<V>, &mut impl DevicePtrMut<V>)>,
-        end_bit: u32,
-        scratch: &mut Scratch<'_>,
-        status: Option<&mut Scratch<'_>>,
-    ) -> Result<()> {
-        let stream = self.gpu.stream().clone();
-        let mut io = self.placed_first(&stream, keys_in, keys_out, first.len(), second, end_bit, false)?;
-        let (f, _c) = first.device_ptr_mut(&stream);
-        (io.input.first, io.output.first, io.carry.first) = (f, f, true);
-        // SAFETY: every address holds n items of its type (checked above); the first payload's
-        // input is its output, which an even pass count reads in pass 0 (writing the
-        // temporaries) and writes from pass 1 on; no other output aliases an input.
-        unsafe { self.run_via_outputs(io.n, end_bit, io.input, io.output, io.carry, scratch, status) }
-    }
-
-    /// The region of `scratch` where [`RadixSort::sort_into_outputs_first_in_scratch_with`] reads
-    /// its first payload: its first `n` words (the temporary copy starts with the first
-    /// payload), carved from a reborrow (the scratch itself is not consumed). Write the payload
-    /// there, then pass the same scratch to the sort.
-    ///
-    /// # Errors
-    /// [`gpu_runtime::Error::ScratchTooSmall`].
-    pub fn outputs_first_slice<'s>(scratch: &'s mut Scratch<'_>, n: usize) -> Result<gpu_runtime::scratch::ScratchSlice<'s, u32>> {
-        let mut view = scratch.reborrow();
-        Ok(view.slice::<u32>(n)?)
-    }
-
-    /// As [`RadixSort::sort_into_outputs_with`], with the first payload's input already in the
-    /// scratch, in [`RadixSort::outputs_first_slice`] (its contents are consumed): possible only
-    /// when the sort takes an odd number of passes, where pass 0 reads the temporaries and writes
-    /// the outputs. RadixTrans uses it to expand the rows straight into the scratch (no separate
-    /// rows buffer). `status` as in [`RadixSort::sort_into_outputs_first_in_place_with`].
-    ///
-    /// # Errors
-    /// [`Error::EvenPasses`], and as [`RadixSort::sort_into_outputs_with`].
-    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
-    pub fn sort_into_outputs_first_in_scratch_with<V: Payload>(
-        &mut self,
-        keys_in: &impl DevicePtr<u32>,
-        keys_out: &mut impl DevicePtrMut<u32>,
-        first_out: &mut impl DevicePtrMut<u32>,
-        second: Option<(&impl DevicePtr<V>, &mut impl DevicePtrMut<V>)>,
-        end_bit: u32,
-        scratch: &mut Scratch<'_>,
-        status: Option<&mut Scratch<'_>>,
-    ) -> Result<()> {
-        let stream = self.gpu.stream().clone();
-        let mut io = self.placed_first(&stream, keys_in, keys_out, first_out.len(), second, end_bit, true)?;
-        let (f, _c) = first_out.device_ptr_mut(&stream);
-        (io.output.first, io.carry.first) = (f, true);
-        self.outputs_required(io.n, io.carry, end_bit, scratch, &status)?;
-        if io.n == 0 {
-            return Ok(());
+        if n > 0 {
+            let (f, s) = (fc.unwrap_or_default(), sc.unwrap_or_default());
+            let bufs = |pick: fn(&Chain) -> u64| launch::Bufs { keys: pick(&kc), first: pick(&f), second: pick(&s) };
+            let (input, output) = (bufs(|c| c.input), bufs(|c| c.output));
+            let temps = [bufs(|c| c.temps[0]), bufs(|c| c.temps[1])];
+            // SAFETY: every address holds n items of its type (the buffers' and sources' lengths
+            // were checked by `chain`; an absent payload is 0 everywhere, as `carry` says); pass p
+            // reads the input (p = 0) or temps[(p - 1) % 2] and writes temps[p % 2] or the output
+            // (last), which `chain` put in the other half from the one read; sources are shared
+            // borrows apart from the buffers' mutable ones.
+            unsafe { self.run(n, bits, input, output, temps, carry, scratch, status)? };
         }
-        // The temporary copy, carved as `outputs_first_slice` carves it: its first payload is
-        // the input.
-        let temp = launch::take_copy(scratch, io.n, io.carry, true, self.passes(end_bit).0 <= 1)?;
-        io.input.first = temp.first;
-        // SAFETY: every address holds n items of its type (checked above); with an odd pass
-        // count pass 0 reads the input (the temporaries' first payload) and writes the outputs,
-        // pass p > 0 reads temps[(p - 1) % 2] and writes temps[p % 2] or the outputs, never the
-        // buffer it reads.
-        unsafe { self.run(io.n, end_bit, io.input, io.output, [io.output, temp], io.carry, scratch, status) }
-    }
-
-    /// The checks the two sorts with a placed first payload share: keys and second payload out of
-    /// place, the first payload's length, and the pass count's parity (odd when `odd`), refused
-    /// with [`Error::EvenPasses`] or [`Error::OddPasses`] otherwise.
-    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    fn placed_first<'a, V: Payload>(
-        &self,
-        stream: &'a CudaStream,
-        keys_in: &'a impl DevicePtr<u32>,
-        keys_out: &'a mut impl DevicePtrMut<u32>,
-        first_len: usize,
-        second: Option<(&'a impl DevicePtr<V>, &'a mut impl DevicePtrMut<V>)>,
-        end_bit: u32,
-        odd: bool,
-    ) -> Result<OutOfPlace<'a>> {
-        let io = out_of_place(stream, keys_in, keys_out, None::<(&CudaSlice<u32>, &mut CudaSlice<u32>)>, second)?;
-        same_len(io.n, first_len, "first")?;
-        let (passes, _) = self.passes(end_bit);
-        if io.n > 0 && (passes % 2 == 1) != odd {
-            return Err(if odd { Error::EvenPasses { passes } } else { Error::OddPasses { passes } });
+        if kc.flip {
+            keys.buffers.flip();
         }
-        Ok(io)
-    }
-
-    /// The passes with the outputs as one ping-pong copy and one scratch temporary as the other,
-    /// ordered so that the last pass writes the outputs: an even pass count starts in the
-    /// temporary, an odd one in the outputs.
-    ///
-    /// # Safety
-    /// Every address of `input` and `output` holds `n` items of its type (0 for an absent
-    /// payload, the same in both); no output aliases an input, except a first payload's (read
-    /// only by pass 0, which writes the temporary, when the pass count is even).
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn run_via_outputs(
-        &mut self,
-        n: u64,
-        end_bit: u32,
-        input: launch::Bufs,
-        output: launch::Bufs,
-        carry: Carry,
-        scratch: &mut Scratch<'_>,
-        status: Option<&mut Scratch<'_>>,
-    ) -> Result<()> {
-        self.outputs_required(n, carry, end_bit, scratch, &status)?;
-        if n == 0 {
-            return Ok(());
+        if let (Some(f), Some(c)) = (first, fc) {
+            if c.flip {
+                f.buffers.flip();
+            }
         }
-        let temp = launch::take_copy(scratch, n, carry, true, self.passes(end_bit).0 <= 1)?;
-        let (passes, _) = self.passes(end_bit);
-        let temps = if passes % 2 == 0 { [temp, output] } else { [output, temp] };
-        // SAFETY: forwarded; pass p writes temps[p % 2] or the output (last) and reads the input
-        // (p = 0) or temps[(p - 1) % 2], never the buffer it writes.
-        unsafe { self.run(n, end_bit, input, output, temps, carry, scratch, status) }
-    }
-
-    /// Scratch bytes of [`RadixSort::partition_into_with`] for `n` keys: the sweep state (no
-    /// ping-pong copies: one pass goes straight to the outputs).
-    pub fn partition_workspace_bytes(n: u64) -> u64 {
-        launch::pass_layout(n).bytes()
-    }
-
-    /// One stable pass by the digit `(key >> shift) & (2^bits - 1)` (`bits <= MAX_BITS`), out of
-    /// place: the keys of `keys_in` into `keys_out` grouped by digit in digit order, each group
-    /// in input order (an MSD partition, or one LSD pass); `first` and `second` move a `u32` and
-    /// a payload of 1, 2, 4, 8 or 16 bytes along. Inputs are left as they are. Scratch:
-    /// [`RadixSort::partition_workspace_bytes`].
-    ///
-    /// # Errors
-    /// [`Error::LengthMismatch`], [`Error::UnsupportedPayload`], [`Error::TooLarge`] (also for
-    /// `bits > MAX_BITS` or `shift + bits > 32`), [`gpu_runtime::Error::ScratchTooSmall`],
-    /// runtime errors.
-    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
-    pub fn partition_into_with<V: Payload>(
-        &mut self,
-        keys_in: &impl DevicePtr<u32>,
-        keys_out: &mut impl DevicePtrMut<u32>,
-        first: Option<(&impl DevicePtr<u32>, &mut impl DevicePtrMut<u32>)>,
-        second: Option<(&impl DevicePtr<V>, &mut impl DevicePtrMut<V>)>,
-        shift: u32,
-        bits: u32,
-        scratch: &mut Scratch<'_>,
-    ) -> Result<()> {
-        if bits > MAX_BITS || shift + bits > 32 {
-            return Err(Error::TooLarge { what: "digit end bit (shift + bits)", len: u64::from(shift + bits), max: 32 });
+        if let (Some(s), Some(c)) = (second, sc) {
+            if c.flip {
+                s.buffers.flip();
+            }
         }
-        let stream = self.gpu.stream().clone();
-        let io = out_of_place(&stream, keys_in, keys_out, first, second)?;
-        let n = io.n;
-        scratch.require(Self::partition_workspace_bytes(n))?;
-        if n == 0 {
-            return Ok(());
-        }
-        let sweep = launch::Sweep::new(&self.gpu, scratch, None, n, 1, bits)?;
-        // SAFETY: every address holds n items of its type (checked by out_of_place); outputs are
-        // distinct mutable borrows, so they alias no input; the sweep is fresh, for n keys and one
-        // pass, and counts the input's digits before the pass.
-        unsafe {
-            launch::histogram(&self.gpu, &self.k, io.input.keys, n, shift, bits, 1, shift + bits, &sweep)?;
-            launch::pass(&self.gpu, &self.k, n, shift, bits, 0, io.input, io.output, io.carry, &sweep)
-        }
+        Ok(())
     }
 
     /// In place: pass 0 reads the caller's buffers, the last pass writes them (one pass: through
-    /// a temporary and a copy back).
+    /// a temporary and a copy back), on the plan's own scratch (two temporary copies).
     ///
     /// # Safety
     /// `io` holds `n` items of each type `carry` names (0 for absent ones).
-    unsafe fn run_in_place(&mut self, n: u64, end_bit: u32, io: launch::Bufs, carry: Carry, scratch: &mut Scratch<'_>) -> Result<()> {
-        scratch.require(Self::workspace_bytes(n, carry))?;
+    unsafe fn run_in_place(&mut self, n: u64, end_bit: u32, io: launch::Bufs, carry: Carry) -> Result<()> {
         if n == 0 {
             return Ok(());
         }
-        let (t0, t1) = (launch::take_copy(scratch, n, carry, true, false)?, launch::take_copy(scratch, n, carry, true, false)?);
-        let (passes, _) = self.passes(end_bit);
-        if passes == 1 {
-            // SAFETY: forwarded; t0 is a distinct region of n items of each kind.
-            unsafe { self.run(n, end_bit, io, t0, [t0, t1], carry, scratch, None)? };
-            return launch::copy_back(&self.gpu, t0, io, n, carry);
-        }
-        // SAFETY: forwarded; the chain reads `io` in pass 0 and writes it in the last pass only.
-        unsafe { self.run(n, end_bit, io, io, [t0, t1], carry, scratch, None) }
+        let bits = 0..end_bit.min(32);
+        let bytes = launch::with_sweep(launch::copies_layout(n, carry, 2), n, self.passes(bits.clone()).1).bytes();
+        self.owned(bytes, |s, scratch| {
+            let (t0, t1) = (launch::take_copy(scratch, n, carry)?, launch::take_copy(scratch, n, carry)?);
+            if s.passes(bits.clone()).0 == 1 {
+                // SAFETY: forwarded; t0 is a distinct region of n items of each kind.
+                unsafe { s.run(n, bits, io, t0, [t0, t1], carry, scratch, None)? };
+                return launch::copy_back(&s.gpu, t0, io, n, carry);
+            }
+            // SAFETY: forwarded; the chain reads `io` in pass 0 and writes it in the last pass
+            // only.
+            unsafe { s.run(n, bits, io, io, [t0, t1], carry, scratch, None) }
+        })
     }
 
     /// The passes: pass `p` reads the input (p = 0) or temporary `(p - 1) % 2`, and writes the
@@ -569,27 +329,26 @@ impl RadixSort {
     ///
     /// # Safety
     /// Every address of `input`, `output` and `temps` holds `n` items of its type (0 for an
-    /// absent payload, the same in all); an output is never read in the same pass (one pass:
-    /// `output` differs from `input`).
+    /// absent payload, the same in all); no pass writes what it reads.
     #[allow(clippy::too_many_arguments)]
     unsafe fn run(
         &mut self,
         n: u64,
-        end_bit: u32,
+        bits: Range<u32>,
         input: launch::Bufs,
         output: launch::Bufs,
         temps: [launch::Bufs; 2],
         carry: Carry,
         scratch: &mut Scratch<'_>,
-        status: Option<&mut Scratch<'_>>,
+        status: Option<Scratch<'_>>,
     ) -> Result<()> {
-        let (passes, per) = self.passes(end_bit);
-        let end = end_bit.min(32);
+        let (passes, per) = self.passes(bits.clone());
+        let (begin, end) = (bits.start, bits.end.min(32));
         let sweep = launch::Sweep::new(&self.gpu, scratch, status, n, passes, per)?;
         // SAFETY: the input holds n keys (caller); the sweep is fresh, for n keys and `passes`.
-        unsafe { launch::histogram(&self.gpu, &self.k, input.keys, n, 0, per, passes, end, &sweep)? };
+        unsafe { launch::histogram(&self.gpu, &self.k, input.keys, n, begin, per, passes, end, &sweep)? };
         for p in 0..passes {
-            let (shift, bits) = pass_digit(0, per, p, end);
+            let (shift, bits) = pass_digit(begin, per, p, end);
             let src = if p == 0 { input } else { temps[((p - 1) % 2) as usize] };
             let dst = if p + 1 == passes { output } else { temps[(p % 2) as usize] };
             // SAFETY: forwarded from the caller; the sweep counted every pass's digits of the
@@ -606,60 +365,37 @@ impl RadixSort {
     }
 }
 
-/// The device addresses of an out-of-place call with up to two `(input, output)` payload pairs
-/// (checked to hold `n` items each), its carry, and the guards that keep the buffers ordered on
-/// the stream while the kernels use them.
-struct OutOfPlace<'a> {
-    n: u64,
-    input: launch::Bufs,
-    output: launch::Bufs,
-    carry: Carry,
-    _guards: (SyncOnDrop<'a>, SyncOnDrop<'a>, PairGuards<'a>, PairGuards<'a>),
+/// Where one array's passes read and write (device addresses): pass 0 reads `input`, pass `p`
+/// writes `temps[p % 2]`, the last pass `output`; `flip` when the result ends in the buffer's
+/// other half.
+#[derive(Clone, Copy, Default)]
+struct Chain {
+    input: u64,
+    temps: [u64; 2],
+    output: u64,
+    flip: bool,
 }
 
-#[allow(clippy::type_complexity)]
-fn out_of_place<'a, V: Payload>(
-    stream: &'a CudaStream,
-    keys_in: &'a impl DevicePtr<u32>,
-    keys_out: &'a mut impl DevicePtrMut<u32>,
-    first: Option<(&'a impl DevicePtr<u32>, &'a mut impl DevicePtrMut<u32>)>,
-    second: Option<(&'a impl DevicePtr<V>, &'a mut impl DevicePtrMut<V>)>,
-) -> Result<OutOfPlace<'a>> {
-    let n = check_len(keys_in.len())?;
-    same_len(n, keys_out.len(), "keys_out")?;
-    let (ki, ga) = keys_in.device_ptr(stream);
-    let (ko, gb) = keys_out.device_ptr_mut(stream);
-    let first_present = first.is_some();
-    let (fi, fo, g12) = pair_ptrs(n, first, ["first input", "first output"], stream)?;
-    let second_present = second.is_some();
-    let (si, so, g34) = pair_ptrs(n, second, ["second input", "second output"], stream)?;
-    let second_bytes = if second_present { payload_bytes::<V>()? } else { 0 };
-    Ok(OutOfPlace {
-        n,
-        input: launch::Bufs { keys: ki, first: fi, second: si },
-        output: launch::Bufs { keys: ko, first: fo, second: so },
-        carry: Carry { first: first_present, second_bytes },
-        _guards: (ga, gb, g12, g34),
+/// The chain of one array over `passes` passes, its lengths checked against `n` keys. In place
+/// (input in the current half `c`, alternate `a`): pass 0 writes `a`, then `c`, ...; the result
+/// lands in `a` after an odd count (`flip`). From a source: the first pass writes the half that
+/// makes the last one write `c`.
+fn chain<T>(array: &Array<'_, '_, T>, n: u64, passes: u32, what: &'static str) -> Result<Chain> {
+    let b = &array.buffers;
+    same_len(n, b.len(), what)?;
+    let (c, a) = (b.addr(0), b.addr(1));
+    let alternate_needed = array.source.is_none() || passes > 1;
+    if alternate_needed && b.is_single() && n > 0 {
+        return Err(Error::NoAlternate { what, passes });
+    }
+    Ok(match &array.source {
+        None => Chain { input: c, temps: [a, c], output: if passes % 2 == 1 { a } else { c }, flip: passes % 2 == 1 },
+        Some(src) => {
+            same_len(n, src.len(), what)?;
+            let first = if passes % 2 == 1 { c } else { a };
+            Chain { input: src.addr(), temps: [first, if first == c { a } else { c }], output: c, flip: false }
+        }
     })
-}
-
-/// The guards that keep a payload pair's buffers ordered on the stream while the kernels use them.
-type PairGuards<'a> = Option<(SyncOnDrop<'a>, SyncOnDrop<'a>)>;
-
-/// The addresses of an optional `(input, output)` payload pair of `n` items each (0 and 0 when
-/// absent; `what` names input and output in length errors), with their guards.
-fn pair_ptrs<'a, T>(
-    n: u64,
-    pair: Option<(&'a impl DevicePtr<T>, &'a mut impl DevicePtrMut<T>)>,
-    what: [&'static str; 2],
-    stream: &'a CudaStream,
-) -> Result<(u64, u64, PairGuards<'a>)> {
-    let Some((i, o)) = pair else { return Ok((0, 0, None)) };
-    same_len(n, i.len(), what[0])?;
-    same_len(n, o.len(), what[1])?;
-    let (p, gi) = i.device_ptr(stream);
-    let (q, go) = o.device_ptr_mut(stream);
-    Ok((p, q, Some((gi, go))))
 }
 
 fn payload_bytes<V: Payload>() -> Result<usize> {

@@ -1,10 +1,12 @@
-//! gpu-radix against its serial twin: keys alone, with 1-, 2-, 4-, 8- and 16-byte values, out of place with two
-//! payloads; end bits 0, 1, 7, 9, 17, 24, 31, 32 (one pass and several, even and odd counts);
+//! gpu-radix against its serial twin: keys alone, with 1-, 2-, 4-, 8- and 16-byte values, in
+//! double buffers with two payloads (in place, from sources, mixed, single buffers, a lent
+//! status); end bits 0, 1, 7, 9, 17, 24, 31, 32 (one pass and several, even and odd counts);
 //! every digit width; awkward sizes (tile ± 1, 2^k ± 1, ...) up to 10^7; key distributions that
 //! show stability (few distinct, all equal) and high bits that must not count; poisoned outputs;
 //! lent scratch, reported = allocated, and the errors.
-use gpu_radix::{serial, Carry, Error, RadixSort, NV};
-use gpu_runtime::Scratch;
+use gpu_radix::{serial, DoubleBuffer, Error, RadixSort, Sort, NV};
+use gpu_runtime::cudarc::driver::CudaSlice;
+use gpu_runtime::{DeviceView, DeviceViewMut, Scratch};
 use gpu_testkit::{awkward_sizes, gpu_test, max_len, rng, sort_keys, Gpu, POISON_BYTE, SORT_KEY_DISTS};
 use rand::Rng;
 
@@ -56,128 +58,149 @@ gpu_test!(fn keys_and_pairs_match_the_twin(gpu) {
     }
 });
 
-gpu_test!(fn every_digit_width_and_out_of_place_with_two_payloads(gpu) {
+/// `n` poisoned items on the device.
+fn poisoned<T: gpu_runtime::AnyBits>(gpu: &Gpu, n: usize) -> CudaSlice<T> {
+    let mut b = gpu.alloc::<T>(n).unwrap();
+    gpu.memset_bytes(&mut b, POISON_BYTE).unwrap();
+    b
+}
+
+fn bits_eq(a: &[f64], b: &[f64]) -> bool {
+    a.iter().map(|x| x.to_bits()).eq(b.iter().map(|x| x.to_bits()))
+}
+
+gpu_test!(fn every_digit_width_from_sources_and_in_place(gpu) {
     let (mut r, _seed) = rng();
     let mut sort = RadixSort::new(gpu).unwrap();
     for bits in 1..=gpu_radix::MAX_BITS {
         sort.set_max_digit_bits(Some(bits));
-        for &(n, end) in &[(1usize, 5u32), (NV as usize - 1, 20), (NV as usize + 1, 13), (100_003, 32), (300_000, 17)] {
+        for &(n, end) in &[(1usize, 5u32), (NV as usize - 1, 20), (NV as usize + 1, 13), (100_003, 32), (300_000, 17), (5_000, 0)] {
             if n > max_len() {
                 continue;
             }
+            let (passes, _) = sort.passes(0..end);
+            let what = format!("digit bits={bits} n={n} end={end} passes={passes}");
             let k: Vec<u32> = (0..n).map(|_| r.random::<u32>() & serial::mask(end)).collect();
             let first: Vec<u32> = (0..n).map(|_| r.random()).collect();
             let second: Vec<f64> = (0..n).map(|_| r.random()).collect();
-            let keys_in = gpu.upload(&k).unwrap();
-            let mut first_in = gpu.upload(&first).unwrap();
-            let second_in = gpu.upload(&second).unwrap();
-            let mut keys_out = gpu.alloc::<u32>(n).unwrap();
-            let mut first_out = gpu.alloc::<u32>(n).unwrap();
-            let mut second_out = gpu.alloc::<f64>(n).unwrap();
-            for b in [&mut keys_out, &mut first_out] {
-                gpu.memset_bytes(b, POISON_BYTE).unwrap();
-            }
-            gpu.memset_bytes(&mut second_out, POISON_BYTE).unwrap();
-            let bytes = RadixSort::into_workspace_bytes(n as u64, Carry { first: true, second_bytes: 8 });
-            let mut mine = gpu.alloc::<u8>(bytes as usize).unwrap();
-            let mut s = Scratch::new(&mut mine, gpu.stream());
-            sort.sort_into_with(&keys_in, &mut keys_out, Some((&mut first_in, &mut first_out)), Some((&second_in, &mut second_out)), end, &mut s).unwrap();
             let (ek, ef, es) = serial::sort_triples(&k, &first, &second, end);
-            assert!(gpu.download(&keys_out).unwrap() == ek, "keys bits={bits} n={n} end={end}");
-            assert!(gpu.download(&first_out).unwrap() == ef, "first bits={bits} n={n} end={end}");
-            assert!(gpu.download(&second_out).unwrap().iter().map(|x| x.to_bits()).eq(es.iter().map(|x| x.to_bits())), "second bits={bits} n={n} end={end}");
-            assert_eq!(gpu.download(&keys_in).unwrap(), k, "the keys' input is left as it was");
+            // Every array from a source (left as it is) into poisoned buffers: the result lands
+            // in the current halves, the selectors stay.
+            let (keys_in, first_in, second_in) = (gpu.upload(&k).unwrap(), gpu.upload(&first).unwrap(), gpu.upload(&second).unwrap());
+            let (mut k0, mut k1) = (poisoned::<u32>(gpu, n), poisoned::<u32>(gpu, n));
+            let (mut f0, mut f1) = (poisoned::<u32>(gpu, n), poisoned::<u32>(gpu, n));
+            let (mut s0, mut s1) = (poisoned::<f64>(gpu, n), poisoned::<f64>(gpu, n));
+            let mut kb = DoubleBuffer::new(DeviceViewMut::of(&mut k0), DeviceViewMut::of(&mut k1)).unwrap();
+            let mut fb = DoubleBuffer::new(DeviceViewMut::of(&mut f0), DeviceViewMut::of(&mut f1)).unwrap();
+            let mut sb = DoubleBuffer::new(DeviceViewMut::of(&mut s0), DeviceViewMut::of(&mut s1)).unwrap();
+            let bytes = sort.workspace_bytes(n as u64, 0..end);
+            let mut mine = gpu.alloc::<u8>(bytes.max(1) as usize).unwrap();
+            let job = Sort::keys_from(DeviceView::of(&keys_in), &mut kb)
+                .first_from(DeviceView::of(&first_in), &mut fb)
+                .second_from(DeviceView::of(&second_in), &mut sb)
+                .bits(0..end);
+            sort.sort_with(job, &mut Scratch::new(&mut mine, gpu.stream())).unwrap();
+            assert_eq!((kb.selector(), fb.selector(), sb.selector()), (0, 0, 0), "{what}");
+            assert!(gpu.download(&kb.current()).unwrap() == ek, "keys from sources {what}");
+            assert!(gpu.download(&fb.current()).unwrap() == ef, "first from sources {what}");
+            assert!(bits_eq(&gpu.download(&sb.current()).unwrap(), &es), "second from sources {what}");
+            assert!(gpu.download(&keys_in).unwrap() == k && gpu.download(&first_in).unwrap() == first, "sources kept {what}");
+            drop((kb, fb, sb));
+            // Every array in place: the result in the current halves, which are the other ones
+            // after an odd pass count.
+            let (mut k0, mut f0, mut s0) = (gpu.upload(&k).unwrap(), gpu.upload(&first).unwrap(), gpu.upload(&second).unwrap());
+            let mut kb = DoubleBuffer::new(DeviceViewMut::of(&mut k0), DeviceViewMut::of(&mut k1)).unwrap();
+            let mut fb = DoubleBuffer::new(DeviceViewMut::of(&mut f0), DeviceViewMut::of(&mut f1)).unwrap();
+            let mut sb = DoubleBuffer::new(DeviceViewMut::of(&mut s0), DeviceViewMut::of(&mut s1)).unwrap();
+            let job = Sort::keys(&mut kb).first(&mut fb).second(&mut sb).bits(0..end);
+            sort.sort_with(job, &mut Scratch::new(&mut mine, gpu.stream())).unwrap();
+            let flipped = (passes % 2) as usize;
+            assert_eq!((kb.selector(), fb.selector(), sb.selector()), (flipped, flipped, flipped), "{what}");
+            assert!(gpu.download(&kb.current()).unwrap() == ek, "keys in place {what}");
+            assert!(gpu.download(&fb.current()).unwrap() == ef, "first in place {what}");
+            assert!(bits_eq(&gpu.download(&sb.current()).unwrap(), &es), "second in place {what}");
         }
     }
     assert_eq!(sort.allocated_bytes(), 0, "lent scratch only");
 });
 
-gpu_test!(fn outputs_as_ping_pong_match_the_twin(gpu) {
+gpu_test!(fn mixed_arrays_single_buffers_and_lent_status(gpu) {
     let (mut r, _seed) = rng();
     let mut sort = RadixSort::new(gpu).unwrap();
-    // 1 to 6 passes (even and odd), sizes around a tile, first payload separate, in place (even
-    // counts) and starting in the scratch (odd counts).
-    for (c, &(n, end, bits)) in [(1usize, 5u32, 8u32), (NV as usize - 1, 17, 8), (NV as usize + 1, 17, 9), (100_003, 24, 8), (70_001, 32, 8), (50_000, 30, 5), (3, 0, 8)].iter().enumerate() {
+    // RadixTrans's shape: keys and values from sources, the rows in place, starting in either
+    // half; 1 to 6 passes (even and odd), sizes around a tile.
+    for (c, &(n, end, bits)) in [(1usize, 5u32, 8u32), (NV as usize - 1, 17, 8), (NV as usize + 1, 17, 9), (100_003, 24, 8), (70_001, 32, 8), (50_000, 30, 5), (3, 0, 8), (NV as usize * 3 + 1, 8, 8)].iter().enumerate() {
         if n > max_len() {
             continue;
         }
         sort.set_max_digit_bits(Some(bits));
-        let passes = sort.passes(end).0;
+        let passes = sort.passes(0..end).0;
+        let what = format!("case {c}: n={n} end={end} bits={bits} passes={passes}");
         let k: Vec<u32> = (0..n).map(|_| r.random::<u32>() & serial::mask(end)).collect();
         let first: Vec<u32> = (0..n).map(|_| r.random()).collect();
         let second: Vec<f32> = (0..n).map(|_| r.random()).collect();
         let (ek, ef, es) = serial::sort_triples(&k, &first, &second, end);
-        let (keys_in, first_in, second_in) = (gpu.upload(&k).unwrap(), gpu.upload(&first).unwrap(), gpu.upload(&second).unwrap());
-        let (mut keys_out, mut first_out, mut second_out) = (gpu.alloc::<u32>(n).unwrap(), gpu.alloc::<u32>(n).unwrap(), gpu.alloc::<f32>(n).unwrap());
-        for b in [&mut keys_out, &mut first_out] {
-            gpu.memset_bytes(b, POISON_BYTE).unwrap();
-        }
-        gpu.memset_bytes(&mut second_out, POISON_BYTE).unwrap();
-        // Exactly the scratch sized for this key width (status words for its digits only).
-        let bytes = sort.outputs_workspace_bytes_for(n as u64, Carry { first: true, second_bytes: 4 }, end);
-        assert!(bytes <= RadixSort::outputs_workspace_bytes(n as u64, Carry { first: true, second_bytes: 4 }));
-        assert!(bytes < RadixSort::into_workspace_bytes(n as u64, Carry { first: true, second_bytes: 4 }), "one copy fewer");
-        let mut mine = gpu.alloc::<u8>(bytes as usize).unwrap();
-        let what = format!("case {c}: n={n} end={end} bits={bits} passes={passes}");
-        sort.sort_into_outputs_with(&keys_in, &mut keys_out, Some((&first_in, &mut first_out)), Some((&second_in, &mut second_out)), end, &mut Scratch::new(&mut mine, gpu.stream())).unwrap();
-        assert!(gpu.download(&keys_out).unwrap() == ek, "keys {what}");
-        assert!(gpu.download(&first_out).unwrap() == ef, "first {what}");
-        assert!(gpu.download(&second_out).unwrap().iter().map(|x| x.to_bits()).eq(es.iter().map(|x| x.to_bits())), "second {what}");
-        assert_eq!(gpu.download(&first_in).unwrap(), first, "inputs are kept {what}");
-        // The first payload in place: an even pass count only.
-        let mut in_place = gpu.upload(&first).unwrap();
-        gpu.memset_bytes(&mut keys_out, POISON_BYTE).unwrap();
-        let res = sort.sort_into_outputs_first_in_place_with(&keys_in, &mut keys_out, &mut in_place, Some((&second_in, &mut second_out)), end, &mut Scratch::new(&mut mine, gpu.stream()), None);
-        if passes % 2 == 0 {
-            res.unwrap();
-            assert!(gpu.download(&in_place).unwrap() == ef, "first in place {what}");
-            assert!(gpu.download(&keys_out).unwrap() == ek, "keys, first in place {what}");
-        } else {
-            assert!(matches!(res, Err(Error::OddPasses { .. })), "{what}: {res:?}");
-        }
-        // The first payload starting in the scratch: an odd pass count only.
-        let mut s = Scratch::new(&mut mine, gpu.stream());
-        gpu.stream().memcpy_htod(&first, &mut RadixSort::outputs_first_slice(&mut s, n).unwrap()).unwrap();
-        gpu.memset_bytes(&mut keys_out, POISON_BYTE).unwrap();
-        gpu.memset_bytes(&mut first_out, POISON_BYTE).unwrap();
-        let res = sort.sort_into_outputs_first_in_scratch_with(&keys_in, &mut keys_out, &mut first_out, Some((&second_in, &mut second_out)), end, &mut s, None);
-        if passes % 2 == 1 {
-            res.unwrap();
-            assert!(gpu.download(&first_out).unwrap() == ef, "first from the scratch {what}");
-            assert!(gpu.download(&keys_out).unwrap() == ek, "keys, first from the scratch {what}");
-        } else {
-            assert!(matches!(res, Err(Error::EvenPasses { .. })), "{what}: {res:?}");
-        }
-        // The look-back status lent apart (RadixTrans lends its column pointer): the scratch
-        // without it, the status region exactly its size (a byte less is refused).
-        let carry = Carry { first: true, second_bytes: 4 };
-        let (lean, st) = (sort.outputs_workspace_bytes_lent_status(n as u64, carry, end), sort.status_bytes_for(n as u64, end));
-        assert_eq!(lean + gpu_runtime::scratch::aligned(st), bytes, "{what}: lean + status = full");
-        let mut lean_buf = gpu.alloc::<u8>(lean.max(1) as usize).unwrap();
+        let (keys_in, second_in) = (gpu.upload(&k).unwrap(), gpu.upload(&second).unwrap());
+        let (mut k0, mut k1, mut s0, mut s1) = (poisoned::<u32>(gpu, n), poisoned::<u32>(gpu, n), poisoned::<f32>(gpu, n), poisoned::<f32>(gpu, n));
+        let (bytes, st) = (sort.workspace_bytes(n as u64, 0..end), sort.status_bytes(n as u64, 0..end));
+        let mut mine = gpu.alloc::<u8>(bytes.max(1) as usize).unwrap();
         let mut status_buf = gpu.alloc::<u32>((st as usize).div_ceil(4).max(1)).unwrap();
-        let mut s = Scratch::new(&mut lean_buf, gpu.stream());
-        gpu.memset_bytes(&mut keys_out, POISON_BYTE).unwrap();
-        gpu.memset_bytes(&mut first_out, POISON_BYTE).unwrap();
-        let mut in_place = gpu.upload(&first).unwrap();
-        let res = if passes % 2 == 1 {
-            gpu.stream().memcpy_htod(&first, &mut RadixSort::outputs_first_slice(&mut s, n).unwrap()).unwrap();
-            sort.sort_into_outputs_first_in_scratch_with(&keys_in, &mut keys_out, &mut first_out, Some((&second_in, &mut second_out)), end, &mut s, Some(&mut Scratch::of(&mut status_buf, gpu.stream())))
+        for start in [0usize, 1] {
+            for lend in [false, true] {
+                // The rows in half `start` of their pair (the other poisoned).
+                let (mut f0, mut f1) = (poisoned::<u32>(gpu, n), poisoned::<u32>(gpu, n));
+                gpu.stream().memcpy_htod(&first, if start == 0 { &mut f0 } else { &mut f1 }).unwrap();
+                let (a, b) = if start == 0 { (&mut f0, &mut f1) } else { (&mut f1, &mut f0) };
+                let mut fb = DoubleBuffer::new(DeviceViewMut::of(a), DeviceViewMut::of(b)).unwrap();
+                let mut kb = DoubleBuffer::new(DeviceViewMut::of(&mut k0), DeviceViewMut::of(&mut k1)).unwrap();
+                let mut sb = DoubleBuffer::new(DeviceViewMut::of(&mut s0), DeviceViewMut::of(&mut s1)).unwrap();
+                let mut job = Sort::keys_from(DeviceView::of(&keys_in), &mut kb).first(&mut fb).second_from(DeviceView::of(&second_in), &mut sb).bits(0..end);
+                let scratch_bytes = if lend {
+                    job = job.lent_status(Scratch::of(&mut status_buf, gpu.stream()));
+                    bytes - st
+                } else {
+                    bytes
+                };
+                let mut s = Scratch::new(&mut mine, gpu.stream());
+                let mut lean = s.sub(scratch_bytes).unwrap();
+                sort.sort_with(job, &mut lean).unwrap();
+                let w = format!("{what} rows in half {start} lent status {lend}");
+                assert_eq!(fb.selector(), (passes % 2) as usize, "{w}");
+                assert!(gpu.download(&kb.current()).unwrap() == ek, "keys {w}");
+                assert!(gpu.download(&fb.current()).unwrap() == ef, "rows {w}");
+                assert!(gpu.download(&sb.current()).unwrap().iter().map(|x| x.to_bits()).eq(es.iter().map(|x| x.to_bits())), "values {w}");
+            }
+        }
+        // One pass from sources writes only the current halves: single buffers serve; more
+        // passes (or an array in place) are refused.
+        let mut kb = DoubleBuffer::single(DeviceViewMut::of(&mut k0));
+        let mut sb = DoubleBuffer::single(DeviceViewMut::of(&mut s0));
+        let job = Sort::keys_from(DeviceView::of(&keys_in), &mut kb).second_from(DeviceView::of(&second_in), &mut sb).bits(0..end);
+        let res = sort.sort_with(job, &mut Scratch::new(&mut mine, gpu.stream()));
+        if passes == 1 {
+            res.unwrap();
+            assert!(gpu.download(&kb.current()).unwrap() == ek, "keys, single {what}");
         } else {
-            sort.sort_into_outputs_first_in_place_with(&keys_in, &mut keys_out, &mut in_place, Some((&second_in, &mut second_out)), end, &mut s, Some(&mut Scratch::of(&mut status_buf, gpu.stream())))
-        };
-        res.unwrap();
-        let got_first = if passes % 2 == 1 { gpu.download(&first_out).unwrap() } else { gpu.download(&in_place).unwrap() };
-        assert!(got_first == ef && gpu.download(&keys_out).unwrap() == ek, "lent status {what}");
+            assert!(matches!(res, Err(Error::NoAlternate { what: "keys", .. })), "{what}: {res:?}");
+        }
+        if n > 0 {
+            let mut kb = DoubleBuffer::single(DeviceViewMut::of(&mut k0));
+            let res = sort.sort_with(Sort::keys(&mut kb).bits(0..end), &mut Scratch::new(&mut mine, gpu.stream()));
+            assert!(matches!(res, Err(Error::NoAlternate { .. })), "{what}: in place, single: {res:?}");
+        }
+        // A status a word short, and a scratch a byte short, are refused.
         if st > 4 {
             let mut short = gpu.alloc::<u32>((st as usize - 1) / 4).unwrap();
-            let mut s = Scratch::new(&mut lean_buf, gpu.stream());
-            let mut short = Scratch::of(&mut short, gpu.stream());
-            let res = if passes % 2 == 1 {
-                sort.sort_into_outputs_first_in_scratch_with(&keys_in, &mut keys_out, &mut first_out, Some((&second_in, &mut second_out)), end, &mut s, Some(&mut short))
-            } else {
-                sort.sort_into_outputs_first_in_place_with(&keys_in, &mut keys_out, &mut in_place, Some((&second_in, &mut second_out)), end, &mut s, Some(&mut short))
-            };
+            let mut kb = DoubleBuffer::new(DeviceViewMut::of(&mut k0), DeviceViewMut::of(&mut k1)).unwrap();
+            let job = Sort::keys_from(DeviceView::of(&keys_in), &mut kb).bits(0..end).lent_status(Scratch::of(&mut short, gpu.stream()));
+            let res = sort.sort_with(job, &mut Scratch::new(&mut mine, gpu.stream()));
             assert!(matches!(res, Err(Error::Runtime(gpu_runtime::Error::ScratchTooSmall { .. }))), "{what}: short status {res:?}");
+        }
+        if bytes > 0 {
+            let mut kb = DoubleBuffer::new(DeviceViewMut::of(&mut k0), DeviceViewMut::of(&mut k1)).unwrap();
+            let mut s = Scratch::new(&mut mine, gpu.stream());
+            let res = sort.sort_with(Sort::keys(&mut kb).bits(0..end), &mut s.sub(bytes - 1).unwrap());
+            assert!(matches!(res, Err(Error::Runtime(gpu_runtime::Error::ScratchTooSmall { .. }))), "{what}: short scratch {res:?}");
         }
     }
     assert_eq!(sort.allocated_bytes(), 0, "lent scratch only");
@@ -186,50 +209,63 @@ gpu_test!(fn outputs_as_ping_pong_match_the_twin(gpu) {
 gpu_test!(fn one_pass_partitions_by_any_digit(gpu) {
     let (mut r, _seed) = rng();
     let mut sort = RadixSort::new(gpu).unwrap();
+    sort.set_max_digit_bits(Some(gpu_radix::MAX_BITS));
     for &(n, shift, bits) in &[(0usize, 0u32, 3u32), (1, 5, 9), (NV as usize - 1, 11, 9), (NV as usize, 0, 1), (NV as usize + 1, 20, 6), (100_003, 23, 9), (300_000, 8, 0), (1_000_001, 14, 7)] {
         if n > max_len() {
             continue;
         }
+        assert_eq!(sort.passes(shift..shift + bits).0, 1);
         let k: Vec<u32> = (0..n).map(|_| r.random::<u32>()).collect();
         let first: Vec<u32> = (0..n).map(|_| r.random()).collect();
         let second: Vec<f32> = (0..n).map(|_| r.random()).collect();
         let (keys_in, first_in, second_in) = (gpu.upload(&k).unwrap(), gpu.upload(&first).unwrap(), gpu.upload(&second).unwrap());
-        let (mut keys_out, mut first_out, mut second_out) = (gpu.alloc::<u32>(n).unwrap(), gpu.alloc::<u32>(n).unwrap(), gpu.alloc::<f32>(n).unwrap());
-        for b in [&mut keys_out, &mut first_out] {
-            gpu.memset_bytes(b, POISON_BYTE).unwrap();
-        }
-        gpu.memset_bytes(&mut second_out, POISON_BYTE).unwrap();
-        let mut mine = gpu.alloc::<u8>(RadixSort::partition_workspace_bytes(n as u64).max(1) as usize).unwrap();
-        let mut s = Scratch::new(&mut mine, gpu.stream());
-        sort.partition_into_with(&keys_in, &mut keys_out, Some((&first_in, &mut first_out)), Some((&second_in, &mut second_out)), shift, bits, &mut s).unwrap();
+        let (mut keys_out, mut first_out, mut second_out) = (poisoned::<u32>(gpu, n), poisoned::<u32>(gpu, n), poisoned::<f32>(gpu, n));
+        let (mut kb, mut fb, mut sb) =
+            (DoubleBuffer::single(DeviceViewMut::of(&mut keys_out)), DoubleBuffer::single(DeviceViewMut::of(&mut first_out)), DoubleBuffer::single(DeviceViewMut::of(&mut second_out)));
+        let job = Sort::keys_from(DeviceView::of(&keys_in), &mut kb)
+            .first_from(DeviceView::of(&first_in), &mut fb)
+            .second_from(DeviceView::of(&second_in), &mut sb)
+            .bits(shift..shift + bits);
+        sort.sort(job).unwrap();
         let (ek, ef, es) = serial::partition_triples(&k, &first, &second, shift, bits);
         assert!(gpu.download(&keys_out).unwrap() == ek, "keys n={n} shift={shift} bits={bits}");
         assert!(gpu.download(&first_out).unwrap() == ef, "first n={n} shift={shift} bits={bits}");
         assert!(gpu.download(&second_out).unwrap().iter().map(|x| x.to_bits()).eq(es.iter().map(|x| x.to_bits())), "second n={n}");
         assert!(gpu.download(&first_in).unwrap() == first, "inputs are left as they were");
+        // The plan's own scratch (grown, never shrunk) holds what it reports for this sort.
+        assert!(sort.allocated_bytes() >= sort.workspace_bytes(n as u64, shift..shift + bits));
     }
-    let (k, mut o) = (gpu.upload(&iota(10)).unwrap(), gpu.alloc::<u32>(10).unwrap());
-    let mut mine = gpu.alloc::<u8>(1 << 16).unwrap();
-    let mut s = Scratch::new(&mut mine, gpu.stream());
-    let none = None::<(&gpu_runtime::cudarc::driver::CudaSlice<u32>, &mut gpu_runtime::cudarc::driver::CudaSlice<u32>)>;
-    assert!(matches!(sort.partition_into_with(&k, &mut o, none, None::<(&gpu_runtime::cudarc::driver::CudaSlice<u32>, &mut gpu_runtime::cudarc::driver::CudaSlice<u32>)>, 0, 10, &mut s), Err(Error::TooLarge { .. })));
-    assert_eq!(sort.allocated_bytes(), 0, "lent scratch only");
+    let mut o = gpu.alloc::<u32>(10).unwrap();
+    let mut kb = DoubleBuffer::single(DeviceViewMut::of(&mut o));
+    let reversed = std::ops::Range { start: 5, end: 3 };
+    assert!(matches!(sort.sort(Sort::keys(&mut kb).bits(reversed)), Err(Error::InvalidBits { begin: 5, end: 3 })));
+    assert!(matches!(sort.sort(Sort::keys(&mut kb).bits(0..33)), Err(Error::TooLarge { .. })));
 });
 
 gpu_test!(fn reported_workspace_is_allocated_and_errors_are_values(gpu) {
     let mut sort = RadixSort::new(gpu).unwrap();
     let n = 123_457usize;
     let (mut k, mut v) = (gpu.upload(&iota(n)).unwrap(), gpu.upload(&iota(n)).unwrap());
-    sort.sort_pairs(&mut k, &mut v, 17).unwrap();
-    assert_eq!(sort.allocated_bytes(), RadixSort::workspace_bytes(n as u64, Carry { first: false, second_bytes: 4 }));
+    let mut alt = gpu.alloc::<u32>(n).unwrap();
+    let mut kb = DoubleBuffer::new(DeviceViewMut::of(&mut k), DeviceViewMut::of(&mut alt)).unwrap();
+    sort.sort(Sort::keys(&mut kb).bits(0..17)).unwrap();
+    assert_eq!(sort.allocated_bytes(), sort.workspace_bytes(n as u64, 0..17), "the own scratch is what the plan reports");
+    drop(kb);
     let mut short = gpu.alloc::<u32>(n - 1).unwrap();
     assert!(matches!(sort.sort_pairs(&mut k, &mut short, 17), Err(Error::LengthMismatch { what: "values", .. })));
-    // Every payload width is supported now (1, 2, 4, 8, 16 bytes: each `Payload` type).
+    assert!(matches!(DoubleBuffer::new(DeviceViewMut::of(&mut k), DeviceViewMut::of(&mut short)), Err(Error::LengthMismatch { .. })));
+    let mut kb = DoubleBuffer::new(DeviceViewMut::of(&mut k), DeviceViewMut::of(&mut alt)).unwrap();
+    let (mut s0, mut s1) = (gpu.alloc::<u32>(n - 1).unwrap(), gpu.alloc::<u32>(n - 1).unwrap());
+    let mut sb = DoubleBuffer::new(DeviceViewMut::of(&mut s0), DeviceViewMut::of(&mut s1)).unwrap();
+    assert!(matches!(sort.sort(Sort::keys(&mut kb).second(&mut sb)), Err(Error::LengthMismatch { what: "second payload", .. })));
+    let src = gpu.alloc::<u32>(n + 1).unwrap();
+    assert!(matches!(sort.sort(Sort::keys_from(DeviceView::of(&src), &mut kb)), Err(Error::LengthMismatch { what: "keys", .. })));
+    // Every payload width is supported (1, 2, 4, 8, 16 bytes: each `Payload` type).
     let mut bytes = gpu.alloc::<u8>(n).unwrap();
-    sort.sort_pairs(&mut k, &mut bytes, 17).unwrap();
+    sort.sort_pairs(&mut v, &mut bytes, 17).unwrap();
     let mut tiny = gpu.alloc::<u8>(64).unwrap();
     let mut s = Scratch::new(&mut tiny, gpu.stream());
-    assert!(matches!(sort.sort_keys_with(&mut k, 32, &mut s), Err(Error::Runtime(gpu_runtime::Error::ScratchTooSmall { .. }))));
+    assert!(matches!(sort.sort_with(Sort::keys(&mut kb), &mut s), Err(Error::Runtime(gpu_runtime::Error::ScratchTooSmall { .. }))));
     let mut empty = gpu.alloc::<u32>(0).unwrap();
     sort.sort_keys(&mut empty, 32).unwrap();
     gpu.synchronize().unwrap();

@@ -9,7 +9,7 @@
 //! timed with the primitives that move the same bytes:
 //!
 //! - expand: `gpu-ptr2idx` (reads the row pointer, writes 4 B a nonzero);
-//! - partition: one stable `gpu-radix` pass by `B` high column bits (`RadixSort::partition_into_with`,
+//! - partition: one stable `gpu-radix` pass by `B` high column bits (`RadixSort::sort_with`, bits `shift..shift + B`,
 //!   keys, rows and values in and out: 24 B a nonzero), for B = 7, 8 and 9 (`gpu_radix::MAX_BITS`:
 //!   512 buckets at most, about 20 000 nonzeros each at 10M: sized for L2, not one block's
 //!   shared memory);
@@ -20,9 +20,9 @@
 //! The prediction is their sum (the best B); the ratio cuSPARSE ÷ prediction is what a two-pass
 //! design could reach at best with these passes' efficiency. Median of `SPTRANS_FLOOR_REPS`
 //! (default 20) GPU-event timed runs.
-use gpu_radix::RadixSort;
+use gpu_radix::{DoubleBuffer, RadixSort, Sort};
 use gpu_runtime::scratch::ScratchBuf;
-use gpu_runtime::{Gpu, GpuTimer};
+use gpu_runtime::{DeviceView, DeviceViewMut, Gpu, GpuTimer};
 use gpu_segsort::{Segsort, TileSize};
 use gpu_transpose::measure::{paper_suite, time_cusparse, time_gpu};
 use gpu_transpose::{Algorithm, Transposer};
@@ -54,6 +54,8 @@ fn main() {
     let mut t = Transposer::new(&gpu).expect("transposer");
     let mut peer = gpu_transpose::baselines::CuSparseTranspose::new(&gpu).ok();
     let mut radix = RadixSort::new(&gpu).expect("radix");
+    // A partition is one pass by a digit of up to 9 bits.
+    radix.set_max_digit_bits(Some(gpu_radix::MAX_BITS));
     let mut segsort = Segsort::new(&gpu).expect("segsort");
     let mut ptr2idx = gpu_ptr2idx::Ptr2Idx::new(&gpu).expect("ptr2idx");
     let mut own = ScratchBuf::default();
@@ -74,20 +76,19 @@ fn main() {
         for bits in [7u32, 8, gpu_radix::MAX_BITS] {
             let bits = bits.min(col_bits);
             let shift = col_bits - bits;
-            let bytes = RadixSort::partition_workspace_bytes(nnz as u64);
+            let bytes = radix.workspace_bytes(nnz as u64, shift..shift + bits);
             let ms = median(&timer, reps, || {
                 let mut scratch = own.scratch(&gpu, bytes).expect("scratch");
-                radix
-                    .partition_into_with(
-                        da.idx(),
-                        &mut keys_out,
-                        Some((&rows, &mut rows_out)),
-                        Some((vals, &mut vals_out)),
-                        shift,
-                        bits,
-                        &mut scratch,
-                    )
-                    .expect("partition");
+                let (mut kb, mut rb, mut vb) = (
+                    DoubleBuffer::single(DeviceViewMut::of(&mut keys_out)),
+                    DoubleBuffer::single(DeviceViewMut::of(&mut rows_out)),
+                    DoubleBuffer::single(DeviceViewMut::of(&mut vals_out)),
+                );
+                let job = Sort::keys_from(DeviceView::of(da.idx()), &mut kb)
+                    .first_from(DeviceView::of(&rows), &mut rb)
+                    .second_from(DeviceView::of(vals), &mut vb)
+                    .bits(shift..shift + bits);
+                radix.sort_with(job, &mut scratch).expect("partition");
             });
             parts.push(ms);
         }

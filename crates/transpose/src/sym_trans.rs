@@ -162,8 +162,7 @@ pub(crate) fn run<T: Payload>(
         // What follows on the main stream comes after the probe (its flag, its reads).
         main.wait(&probed).map_err(err())?;
         if probe_passed {
-            let ws = radix_trans::sort_bytes(&t.radix, d, vb);
-            radix_trans::with_odd_rows(d, ws, &mut radix.reborrow(), |rows, _| launch_pass(t, a, out, rows, &mut bad, d))?;
+            radix_trans::with_odd_rows(t, d, &mut radix.reborrow(), |rows, _| launch_pass(t, a, out, rows, &mut bad, d))?;
             if passed(t, &bad)? {
                 return Ok(());
             }

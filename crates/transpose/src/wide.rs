@@ -23,7 +23,7 @@ pub(crate) fn by_positions(radix: &RadixSort, algo: Algorithm, bytes: usize, n: 
     match bytes {
         0 | 4 | 8 => false,
         1 | 2 if algo == Algorithm::RadixTrans => false,
-        16 if algo == Algorithm::RadixTrans && radix.passes(bits_below(n)).0 == 1 => false,
+        16 if algo == Algorithm::RadixTrans && radix.passes(0..bits_below(n)).0 == 1 => false,
         _ => algo != Algorithm::Serial,
     }
 }
