@@ -5,7 +5,7 @@
 //! cuSPARSE's `csr2cscEx2` returns wrong entries in a few calls in a thousand on some matrices
 //! (reproduced through CuPy alone: `benches/experiments/2026-11-26-cusparse-baseline-anomaly.md`);
 //! benches check its output like ours.
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
 use gpu_runtime::{Gpu, Payload, Scratch, ScratchBuf};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrPartsMut, DeviceCsrView};
@@ -122,14 +122,7 @@ impl CuSparseTranspose {
             return Ok(self.gpu.memset_bytes(&mut out.ptr, 0)?);
         }
         self.gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
-        let stream = self.gpu.stream().clone();
-        let (_, vals, out_vals) = crate::payload(&stream, a, out);
-        let (ptr, _a) = a.ptr().device_ptr(&stream);
-        let (idx, _b) = a.idx().device_ptr(&stream);
-        let (out_ptr, _c) = out.ptr.device_ptr_mut(&stream);
-        let (out_idx, _d) = out.idx.device_ptr_mut(&stream);
-        let value_bytes = if a.vals().is_some() { T::BYTES } else { 0 };
-        let call = Call { m: d.m, n: d.n, nnz: d.nnz, vals, ptr, idx, out_vals, out_ptr, out_idx, value_bytes };
+        let call = Call::of(a, out);
         let bytes = self.cs.buffer_size(&call)?;
         scratch.require(gpu_runtime::scratch::Layout::new().add(bytes).bytes())?;
         let buf = scratch.take(bytes)?;

@@ -22,5 +22,5 @@ pub(crate) fn run<T: Payload>(
     let sorted = by_column(t, a, d, scratch)?;
     let mut sub = scratch.sub(Histogram::pointers_workspace_bytes(d.n))?;
     t.hist.pointers_with(a.idx(), &mut out.ptr, false, &mut sub)?;
-    gather(t, a, out, d, &sorted)
+    gather(t, a, out, &sorted)
 }

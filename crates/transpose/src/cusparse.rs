@@ -44,6 +44,27 @@ pub(crate) struct Call {
 }
 
 impl Call {
+    /// The addresses of a transpose of `a` into `out` (values null for a pattern matrix): the
+    /// only place this crate turns its views into raw cuSPARSE arguments.
+    pub(crate) fn of<T: gpu_runtime::Payload>(a: &sptrans_matrix::DeviceCsrView<'_, T>, out: &sptrans_matrix::DeviceCsrPartsMut<'_, T>) -> Self {
+        let (vals, out_vals, value_bytes) = match (a.vals(), out.vals.as_ref()) {
+            (Some(v), Some(o)) => (v.addr(), o.addr(), T::BYTES),
+            _ => (0, 0, 0),
+        };
+        Self {
+            m: a.rows(),
+            n: a.cols(),
+            nnz: a.nnz(),
+            vals,
+            ptr: a.ptr().addr(),
+            idx: a.idx().addr(),
+            out_vals,
+            out_ptr: out.ptr.addr(),
+            out_idx: out.idx.addr(),
+            value_bytes,
+        }
+    }
+
     fn ints(&self) -> Result<(i32, i32, i32)> {
         let fit = |what, v: u64| i32::try_from(v).map_err(|_| Error::TooLarge { what, len: v, max: i32::MAX as u64 });
         Ok((fit("m (cuSPARSE)", self.m)?, fit("n (cuSPARSE)", self.n)?, fit("nnz (cuSPARSE)", self.nnz)?))

@@ -15,7 +15,7 @@
 //!    ranks hold lower rows, so each column's rows stay sorted and equal entries keep their
 //!    order: the one-GPU result.
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::{Comms, Payload};
+use gpu_runtime::{Comms, DeviceView, DeviceViewMut, Payload};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::dist::{AsDistCsrView, DistCsr};
 
@@ -96,7 +96,7 @@ impl DistTransposer {
         let (m, n) = (a.rows(), a.cols());
         let with_vals = a.blocks().iter().any(|b| b.vals().is_some());
         let vb = if with_vals { T::BYTES as u64 } else { 0 };
-        let kv = crate::index64::place_variant(vb as usize)?;
+        crate::launch::place_variant(vb as usize)?;
         let gpus = comms.gpus();
         let mut phases = Vec::new();
         let profile = self.profile;
@@ -133,14 +133,10 @@ impl DistTransposer {
             let gpu = &gpus[l];
             let stream = gpu.stream();
             let (mut ws, mut gs) = (gpu.alloc_zeros::<u64>(n as usize + 1)?, gpu.alloc_zeros::<u64>(n as usize + 1)?);
-            {
-                let (lp, _g0) = local[l].ptr().device_ptr(stream);
-                let (wa, _g1) = ws.device_ptr_mut(stream);
-                self.tps[l].add_ptr(wa, lp, n + 1)?;
-                if !narrow {
-                    let (ga, _g2) = gs.device_ptr_mut(stream);
-                    self.tps[l].add_ptr(ga, lp, n + 1)?;
-                }
+            let lp = DeviceView::of(local[l].ptr());
+            self.tps[l].add_ptr(&mut DeviceViewMut::of(&mut ws), &lp)?;
+            if !narrow {
+                self.tps[l].add_ptr(&mut DeviceViewMut::of(&mut gs), &lp)?;
             }
             if narrow {
                 let mut p32 = gpu.alloc::<u32>(n as usize + 1)?; // overwritten by the copy
@@ -164,20 +160,16 @@ impl DistTransposer {
             Ok(())
         })?;
         for (l, p32) in sum32.iter().enumerate() {
-            let stream = gpus[l].stream();
-            let (pa, _g0) = p32.device_ptr(stream);
-            let (ga, _g1) = gl[l].device_ptr_mut(stream);
-            self.tps[l].add_ptr(ga, pa, n + 1)?;
+            self.tps[l].add_ptr(&mut DeviceViewMut::of(&mut gl[l]), &DeviceView::of(p32))?;
         }
         lap("pointer")?;
         // 3. The cut points (columns), found in the first local rank's global pointer: the same
         // on every rank of every process (the same words, the same search).
         let read = |l: usize, buf: &CudaSlice<u64>, i: u64| -> Result<u64> {
-            let (p, _g) = buf.device_ptr(gpus[l].stream());
-            let mut x = [0u64];
-            // SAFETY: i <= n: a word of the n + 1 of `buf` (read_raw synchronizes first).
-            unsafe { gpus[l].read_raw(p + 8 * i, &mut x)? };
-            Ok(x[0])
+            let word =
+                DeviceView::of(buf).try_slice(i as usize..i as usize + 1).ok_or(gpu_runtime::Error::Internal("a pointer word past its end"))?;
+            // Synchronizes.
+            Ok(gpus[l].download(&word)?[0])
         };
         let total = read(0, &gl[0], n)?;
         let mut cuts = vec![0u64; world + 1];
@@ -189,19 +181,9 @@ impl DistTransposer {
             let chunk = total.div_ceil(world as u64);
             let chunks = total.div_ceil(chunk);
             let mut found = gpus[0].alloc::<u64>(2 * chunks as usize)?; // written whole below
-            let mut rows = vec![0u64; 2 * chunks as usize];
-            {
-                let stream = gpus[0].stream();
-                let (ga, _g0) = gl[0].device_ptr(stream);
-                let (fa, _g1) = found.device_ptr_mut(stream);
-                // SAFETY: the global pointer: n + 1 nondecreasing words from 0 to total > 0;
-                // chunks = ceil(total / chunk); found holds 2 · chunks words; read_raw
-                // synchronizes before reading them.
-                unsafe {
-                    self.tps[0].chunk_rows_raw(ga, n, total, chunk, chunks, fa)?;
-                    gpus[0].read_raw(fa, &mut rows)?;
-                }
-            }
+                                                                        // The global pointer: n + 1 nondecreasing words from 0 to total > 0 (a sum of valid
+                                                                        // pointers). Synchronizes.
+            let rows = self.tps[0].chunk_rows_of(&DeviceView::of(&gl[0]), total, chunk, &mut DeviceViewMut::of(&mut found))?;
             cuts = cuts_from_chunk_rows(&rows, world, n);
         }
         let glob: Vec<u64> = cuts.iter().map(|&c| read(0, &gl[0], c)).collect::<Result<_>>()?;
@@ -225,18 +207,14 @@ impl DistTransposer {
         let mut rel = Vec::with_capacity(g);
         for l in 0..g {
             let (gpu, s) = (&gpus[l], first + l);
-            let stream = gpu.stream();
             // Every word is written below (the parts' pointers tile the buffer).
             let mut buf = gpu.alloc::<u32>(rel_at[world] as usize)?;
-            {
-                let (wa, _g0) = w[l].device_ptr(stream);
-                let (ba, _g1) = buf.device_ptr_mut(stream);
-                for r in 0..world {
-                    // SAFETY: w[l] holds n + 1 >= cuts[r] + range(r) + 1 words; the output has
-                    // range(r) + 1 words of the buffer at rel_at[r]; off[s][r + 1] - off[s][r] <=
-                    // the rank's nonzeros < 2^32.
-                    unsafe { self.tps[l].chunk_ptr_raw(wa, cuts[r], range(r) + 1, off[s][r], off[s][r + 1], ba + 4 * rel_at[r])? };
-                }
+            let mut bv = DeviceViewMut::of(&mut buf);
+            for r in 0..world {
+                // The part's relative pointer: range(r) + 1 words of the buffer at rel_at[r].
+                let (at, len) = (rel_at[r] as usize, range(r) as usize + 1);
+                let mut part = bv.try_slice_mut(at..at + len).ok_or(gpu_runtime::Error::Internal("a relative pointer past its buffer"))?;
+                self.tps[l].chunk_ptr_of(&DeviceView::of(&w[l]), cuts[r], (off[s][r], off[s][r + 1]), &mut part)?;
             }
             rel.push(buf);
         }
@@ -314,50 +292,48 @@ impl DistTransposer {
         let mut blocks = Vec::with_capacity(g);
         for l in 0..g {
             let (gpu, r) = (&gpus[l], first + l);
-            let stream = gpu.stream().clone();
             let (len, share) = (range(r), glob[r + 1] - glob[r]);
             let mut parts = DeviceCsrParts::<T>::alloc(gpu, len, share, with_vals)?;
             let mut cursor = gpu.alloc_zeros::<u64>(len.max(1) as usize)?;
-            {
-                let (ga, _g0) = gl[l].device_ptr(&stream);
-                let (pa, _g1) = parts.ptr.device_ptr_mut(&stream);
-                let (ca, _g2) = cursor.device_ptr_mut(&stream);
-                // SAFETY: the global pointer holds n + 1 >= cuts[r] + len + 1 words, the output
-                // pointer len + 1; glob[r + 1] - glob[r] = share <= MAX_NNZ.
-                unsafe { self.tps[l].chunk_ptr_raw(ga, cuts[r], len + 1, glob[r], glob[r + 1], pa)? };
-                self.tps[l].add_ptr(ca, pa, len)?;
-            }
-            let (oidx, oguard) = parts.idx.device_ptr_mut(&stream);
-            let ovals = parts.vals.as_mut().map(|v| v.device_ptr_mut(&stream).0).unwrap_or(0);
+            // The share's pointer: the global one's words cuts[r] ..= cuts[r + 1], less glob[r]
+            // (share <= MAX_NNZ); the cursor starts as its first len words.
+            self.tps[l].chunk_ptr_of(&DeviceView::of(&gl[l]), cuts[r], (glob[r], glob[r + 1]), &mut DeviceViewMut::of(&mut parts.ptr))?;
+            let mut cur = DeviceViewMut::of(&mut cursor).try_into_slice(..len as usize).ok_or(gpu_runtime::Error::Internal("the cursor's length"))?;
+            self.tps[l].add_ptr(&mut cur, &DeviceView::of(&parts.ptr))?;
+            let mut out_idx = DeviceViewMut::of(&mut parts.idx);
+            let mut out_vals = parts.vals.as_mut().map(DeviceViewMut::of);
             for (s, o) in off.iter().enumerate() {
-                let cnt = o[r + 1] - o[r];
+                let cnt = (o[r + 1] - o[r]) as usize;
                 if cnt == 0 {
                     continue;
                 }
                 // The piece: its relative pointer, row indices and values (rank r's own part read
                 // in place).
-                let (rel_view, rows_a, vals_a) = match &recv[l][s] {
-                    Some(p) => (p.rel.slice(..), p.rows.device_ptr(&stream).0, p.vals.as_ref().map(|v| v.device_ptr(&stream).0).unwrap_or(0)),
+                let bad = || gpu_runtime::Error::Internal("a piece past its buffers");
+                let (rel_view, rows, vals) = match &recv[l][s] {
+                    Some(p) => {
+                        let rows = DeviceView::of(&p.rows).try_slice(..cnt).ok_or_else(bad)?;
+                        let vals = p.vals.as_ref().map(|v| DeviceView::of(v).try_slice(..cnt).ok_or_else(bad)).transpose()?;
+                        (DeviceView::of(&p.rel), rows, vals)
+                    }
                     None => {
-                        let k0 = off[r][r];
-                        let ia = local[l].idx().device_ptr(&stream).0 + 4 * k0;
-                        let va = local[l].vals().map(|v| v.device_ptr(&stream).0 + vb * k0).unwrap_or(0);
-                        (rel[l].slice(rel_at[r] as usize..(rel_at[r] + len + 1) as usize), ia, va)
+                        let k0 = off[r][r] as usize;
+                        let rows = DeviceView::of(local[l].idx()).try_slice(k0..k0 + cnt).ok_or_else(bad)?;
+                        let vals = local[l].vals().map(|v| DeviceView::of(v).try_slice(k0..k0 + cnt).ok_or_else(bad)).transpose()?;
+                        let at = rel_at[r] as usize;
+                        (DeviceView::of(&rel[l]).try_slice(at..at + len as usize + 1).ok_or_else(bad)?, rows, vals)
                     }
                 };
-                let mut cols = gpu.alloc::<u32>(cnt as usize)?; // written whole by ptr2idx
+                let mut cols = gpu.alloc::<u32>(cnt)?; // written whole by ptr2idx
                 self.tps[l].ptr2idx.run(&rel_view, &mut cols)?;
-                let (colp, _g4) = cols.device_ptr(&stream);
-                let (rp, _g5) = rel_view.device_ptr(&stream);
-                let (ca, _g6) = cursor.device_ptr(&stream);
-                let r0 = a.row_starts()[s] as u32;
+                let piece = crate::launch::Piece { cols: DeviceView::of(&cols), cp: rel_view, rows, r0: a.row_starts()[s] as u32, vals };
                 // SAFETY: the piece's cnt entries with columns < len from ptr2idx of its pointer
                 // (len + 1 words from 0 to cnt); the cursor (len words: the output pointer plus
                 // the earlier pieces' counts, so destinations are distinct and below share); the
                 // output's share row indices and values.
-                unsafe { self.tps[l].place_piece(kv, cnt, colp, rp, ca, rows_a, r0, vals_a, oidx, ovals, len)? };
+                unsafe { self.tps[l].place_piece(&piece, &mut cur, &mut out_idx, out_vals.as_mut())? };
             }
-            drop(oguard);
+            drop((cur, out_idx, out_vals));
             // SAFETY: the pieces, placed in rank order after one another in each column, are the
             // CSR of columns cuts[r] .. cuts[r + 1] of the transpose: pointer from 0 to share,
             // row indices < m, values beside them.

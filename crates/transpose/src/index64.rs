@@ -18,9 +18,9 @@
 
 use gpu_histogram::Histogram;
 use gpu_ptr2idx::Ptr2Idx;
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout;
-use gpu_runtime::{Gpu, Payload, Scratch, ScratchBuf};
+use gpu_runtime::scratch::ScratchSlice;
+use gpu_runtime::{DeviceView, DeviceViewMut, Gpu, Payload, Scratch, ScratchBuf};
 use sptrans_matrix::device::MAX_NNZ;
 use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, DeviceCsrView};
@@ -28,7 +28,7 @@ use sptrans_matrix::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, Device
 /// The index math of this path, shared with its kernels and the CPU model.
 pub use transpose_kernels::index64::{chunk_ptr, chunk_rows, entry_hashes, gen_col, gen_ptr, mix_a, upper_bound};
 
-use crate::{grid, wide, Algorithm, Dims, Error, Result, Transposer, MODULE};
+use crate::{launch, wide, Algorithm, Dims, Error, Result, Transposer};
 
 /// Nonzeros a chunk holds at most by default: 2³⁰. A chunk's workspace is about
 /// `(4 + 4 + value bytes)·chunk` plus the algorithm's own for `chunk` nonzeros, so that the
@@ -53,47 +53,6 @@ impl Plan {
     /// The largest chunk.
     fn c(&self) -> u64 {
         self.nnz.min(self.chunk)
-    }
-}
-
-/// The kernels of the 64-bit path.
-pub(crate) struct Kernels64 {
-    chunk_rows: gpu_runtime::Kernel,
-    chunk_ptr: gpu_runtime::Kernel,
-    add_ptr: gpu_runtime::Kernel,
-    advance: gpu_runtime::Kernel,
-    /// `transpose_index64_place_v{1,2,4,8,16}`.
-    place: [gpu_runtime::Kernel; 5],
-}
-
-impl Kernels64 {
-    pub(crate) fn load(gpu: &Gpu) -> Result<Self> {
-        let k = |name| gpu.kernel(&MODULE, name);
-        Ok(Self {
-            chunk_rows: k("transpose_index64_chunk_rows")?,
-            chunk_ptr: k("transpose_index64_chunk_ptr")?,
-            add_ptr: k("transpose_index64_add_ptr")?,
-            advance: k("transpose_index64_advance")?,
-            place: [
-                k("transpose_index64_place_v1")?,
-                k("transpose_index64_place_v2")?,
-                k("transpose_index64_place_v4")?,
-                k("transpose_index64_place_v8")?,
-                k("transpose_index64_place_v16")?,
-            ],
-        })
-    }
-}
-
-/// The place kernel of a value width (pattern matrices use the 4-byte one without values).
-pub(crate) fn place_variant(bytes: usize) -> Result<usize> {
-    match bytes {
-        0 | 4 => Ok(2),
-        1 => Ok(0),
-        2 => Ok(1),
-        8 => Ok(3),
-        16 => Ok(4),
-        _ => Err(Error::UnsupportedValue { bytes }),
     }
 }
 
@@ -245,7 +204,7 @@ impl Transposer {
             }
         }
         let vb = if a.vals().is_some() { T::BYTES } else { 0 };
-        place_variant(vb)?;
+        launch::place_variant(vb)?;
         let algo = self.resolve(algo, p.m, p.n, p.c(), vb);
         scratch.require(self.workspace64_bytes(algo, p.m, p.n, p.nnz, vb)?)?;
         if algo == Algorithm::Serial {
@@ -276,109 +235,58 @@ impl Transposer {
         }
     }
 
-    /// Enqueues a chunk's 32-bit row pointer (rows `r0..r1`, nonzeros `k0..k1`) into `cptr`.
-    fn chunk_ptr<T: Payload>(&self, a: &DeviceCsr64View<'_, T>, (r0, r1, k0, k1): (u64, u64, u64, u64), cptr: u64) -> Result<()> {
-        let stream = self.gpu.stream();
-        let (ptr, _g) = a.ptr().device_ptr(stream);
-        // SAFETY: a's pointer holds m + 1 >= r1 + 1 = r0 + len words; cptr holds m + 1 >= len
-        // (the workspace's first region); k1 - k0 <= chunk < 2^32.
-        unsafe { self.chunk_ptr_raw(ptr, r0, r1 - r0 + 1, k0, k1, cptr) }
-    }
-
-    /// Enqueues `out[i] = clamp(ptr[r0 + i], k0, k1) − k0` for `i < len`
-    /// (`transpose_index64_chunk_ptr`): part of a 64-bit pointer as a 32-bit one from 0.
-    ///
-    /// # Safety
-    /// `ptr` holds at least `r0 + len` `u64` words and `out` `len` `u32` words on this GPU;
-    /// `k1 − k0 < 2^32`.
-    pub(crate) unsafe fn chunk_ptr_raw(&self, ptr: u64, r0: u64, len: u64, k0: u64, k1: u64, out: u64) -> Result<()> {
-        let stream = self.gpu.stream();
-        // SAFETY: the caller's contract is the kernel's.
-        unsafe {
-            self.k64.chunk_ptr.args(stream).arg(&ptr).arg(&r0).arg(&len).arg(&k0).arg(&k1).arg(&out).launch(grid(self.gpu.props().sm_count, len))?
-        };
-        Ok(())
-    }
-
-    /// Enqueues the placing of one piece after the earlier ones in each output column: entry
-    /// `k < nc` (column `cols[k]`, row `rows[k] + r0`, value `vals[k]` unless `vals` is 0) to
-    /// `cursor[cols[k]] + k − cp[cols[k]]` of `out_rows` / `out_vals`
-    /// (`transpose_index64_place_v*`, variant `kv` of [`place_variant`]), then
-    /// `cursor[j] += cp[j + 1] − cp[j]` for `j < n` (`transpose_index64_advance`).
-    ///
-    /// # Safety
-    /// Device addresses on this GPU: `cols`, `rows` (and `vals`) hold `nc` items with
-    /// `cols[k] < n`; `cp` holds `n + 1` nondecreasing words with `cp[cols[k]] <= k` (the piece's
-    /// pointer, from 0 to `nc`); `cursor` `n` words whose destinations lie inside `out_rows`
-    /// (and `out_vals`) and are distinct from every other piece's.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn place_piece(
+    /// Enqueues a chunk's 32-bit row pointer (rows `r0..r1`, nonzeros `k0..k1`) into the first
+    /// `r1 - r0 + 1` words of `cptr`.
+    fn chunk_ptr<T: Payload>(
         &self,
-        kv: usize,
-        nc: u64,
-        cols: u64,
-        cp: u64,
-        cursor: u64,
-        rows: u64,
-        r0: u32,
-        vals: u64,
-        out_rows: u64,
-        out_vals: u64,
-        n: u64,
+        a: &DeviceCsr64View<'_, T>,
+        (r0, r1, k0, k1): (u64, u64, u64, u64),
+        cptr: &mut ScratchSlice<'_, u32>,
     ) -> Result<()> {
-        let stream = self.gpu.stream();
-        let sms = self.gpu.props().sm_count;
-        // SAFETY: the caller's contract is the two kernels'.
-        unsafe {
-            self.k64.place[kv]
-                .args(stream)
-                .arg(&nc)
-                .arg(&cols)
-                .arg(&cp)
-                .arg(&cursor)
-                .arg(&rows)
-                .arg(&r0)
-                .arg(&vals)
-                .arg(&out_rows)
-                .arg(&out_vals)
-                .launch(grid(sms, nc))?;
-            self.k64.advance.args(stream).arg(&cursor).arg(&cp).arg(&n).launch(grid(sms, n))?
-        };
-        Ok(())
+        let mut head = cptr.range_mut(..(r1 - r0 + 1) as usize);
+        launch::chunk_ptr(&self.gpu, &self.k, a.ptr(), r0, (k0, k1), &mut head.view_mut())
     }
 
-    /// Enqueues `transpose_index64_chunk_rows`: for each of `chunks` chunks of `chunk` nonzeros
-    /// (the last one shorter), the rows `r0..r1` holding its nonzeros `k0..k1` into `rows[2c]`
-    /// and `rows[2c + 1]`; `r1` is the first row whose pointer reaches `k1`.
+    /// `out = clamp(ptr[r0 ..], k0, k1) − k0` over `out`'s words
+    /// (`transpose_index64_chunk_ptr`): part of a 64-bit pointer as a 32-bit one from 0.
+    pub(crate) fn chunk_ptr_of(&self, ptr: &DeviceView<'_, u64>, r0: u64, ks: (u64, u64), out: &mut DeviceViewMut<'_, u32>) -> Result<()> {
+        launch::chunk_ptr(&self.gpu, &self.k, ptr, r0, ks, out)
+    }
+
+    /// `acc += part` over `acc`'s words (`part` at least as long).
+    pub(crate) fn add_ptr(&self, acc: &mut DeviceViewMut<'_, u64>, part: &DeviceView<'_, u32>) -> Result<()> {
+        launch::add_ptr(&self.gpu, &self.k, acc, part)
+    }
+
+    /// Places `piece` after the earlier pieces in each output column ([`launch::place_piece`]).
     ///
     /// # Safety
-    /// Device addresses on this GPU: `ptr` holds `m + 1` nondecreasing `u64` words from 0 to
-    /// `nnz > 0`; `chunks = ceil(nnz / chunk)`; `rows` has room for `2 · chunks` words.
-    pub(crate) unsafe fn chunk_rows_raw(&self, ptr: u64, m: u64, nnz: u64, chunk: u64, chunks: u64, rows: u64) -> Result<()> {
-        let stream = self.gpu.stream();
-        // SAFETY: the caller's contract is the kernel's.
-        unsafe {
-            self.k64
-                .chunk_rows
-                .args(stream)
-                .arg(&ptr)
-                .arg(&m)
-                .arg(&nnz)
-                .arg(&chunk)
-                .arg(&chunks)
-                .arg(&rows)
-                .launch(grid(self.gpu.props().sm_count, chunks))?
-        };
-        Ok(())
+    /// As [`launch::place_piece`]: columns below the cursor's length, the piece's own pointer,
+    /// destinations inside the outputs and distinct from every other piece's.
+    pub(crate) unsafe fn place_piece<T: Payload>(
+        &self,
+        piece: &launch::Piece<'_, T>,
+        cursor: &mut DeviceViewMut<'_, u64>,
+        out_rows: &mut DeviceViewMut<'_, u32>,
+        out_vals: Option<&mut DeviceViewMut<'_, T>>,
+    ) -> Result<()> {
+        // SAFETY: forwarded.
+        unsafe { launch::place_piece(&self.gpu, &self.k, piece, cursor, out_rows, out_vals) }
     }
 
-    /// `acc[0..len] += part[0..len]`.
-    pub(crate) fn add_ptr(&self, acc: u64, part: u64, len: u64) -> Result<()> {
-        let stream = self.gpu.stream();
-        // SAFETY: transpose_index64_add_ptr(acc, part, len): both hold len words (callers pass
-        // the output pointer or the cursor, and a chunk's column pointer, of n + 1 or n words).
-        unsafe { self.k64.add_ptr.args(stream).arg(&acc).arg(&part).arg(&len).launch(grid(self.gpu.props().sm_count, len))? };
-        Ok(())
+    /// The rows `r0..r1` of each chunk of `chunk` nonzeros of the 64-bit pointer `ptr` (from 0
+    /// to `nnz > 0`), two words a chunk, read back. Synchronizes.
+    pub(crate) fn chunk_rows_of(&self, ptr: &DeviceView<'_, u64>, nnz: u64, chunk: u64, rows: &mut DeviceViewMut<'_, u64>) -> Result<Vec<u64>> {
+        let chunks = nnz.div_ceil(chunk);
+        if (rows.len() as u64) < 2 * chunks || ptr.is_empty() {
+            return Err(Error::Shape { what: "chunk rows", expected: 2 * chunks, got: rows.len() as u64 });
+        }
+        // SAFETY: `ptr` is a valid pointer (callers: a view's, or an all-reduced sum of valid
+        // ones) from 0 to nnz; rows holds 2 · chunks words (checked).
+        unsafe { launch::chunk_rows(&self.gpu, &self.k, ptr, nnz, chunk, rows)? };
+        let mut got = self.gpu.download(&*rows)?;
+        got.truncate(2 * chunks as usize);
+        Ok(got)
     }
 
     fn one_chunk<T: Payload>(
@@ -389,10 +297,9 @@ impl Transposer {
         p: Plan,
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
-        let stream = self.gpu.stream().clone();
         let mut cptr = scratch.slice::<u32>(p.m as usize + 1)?;
         let mut cp = scratch.slice::<u32>(p.n as usize + 1)?;
-        self.chunk_ptr(a, (0, p.m, 0, p.nnz), cptr.device_ptr_mut(&stream).0)?;
+        self.chunk_ptr(a, (0, p.m, 0, p.nnz), &mut cptr)?;
         {
             // SAFETY: the 32-bit matrix is a's with its pointer narrowed (nnz <= chunk <= MAX_NNZ
             // words from 0 to nnz, written by chunk_ptr above): it keeps the view's invariants.
@@ -402,9 +309,7 @@ impl Transposer {
             self.run_chunk(algo, &a32, &mut o32, scratch)?;
         }
         self.gpu.memset_bytes(&mut out.ptr, 0)?;
-        let (optr, _g3) = out.ptr.device_ptr_mut(&stream);
-        let (cpa, _g4) = cp.device_ptr(&stream);
-        self.add_ptr(optr, cpa, p.n + 1)
+        self.add_ptr(&mut out.ptr, &cp.view())
     }
 
     fn chunked<T: Payload>(
@@ -416,21 +321,13 @@ impl Transposer {
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
         let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
-        let gpu = self.gpu.clone();
-        let stream = gpu.stream().clone();
         let mut cptr = scratch.slice::<u32>(p.m as usize + 1)?;
         let mut cp = scratch.slice::<u32>(p.n as usize + 1)?;
-        let rows_at = scratch.take(16 * p.chunks)?;
-        let cursor = scratch.take(8 * p.n)?;
+        let mut rows_at = scratch.slice::<u64>(2 * p.chunks as usize)?;
+        let mut cursor = scratch.slice::<u64>(p.n as usize)?;
         let mut cidx = scratch.slice::<u32>(p.c() as usize)?;
         let mut cvals = scratch.slice::<T>(if vb > 0 { p.c() as usize } else { 0 })?;
-        let (aptr, _g0) = a.ptr().device_ptr(&stream);
-        // SAFETY: a's valid pointer (m + 1 words from 0 to nnz > 0), chunks = ceil(nnz / chunk),
-        // rows of 2·chunks words of the workspace.
-        unsafe { self.chunk_rows_raw(aptr, p.m, p.nnz, p.chunk, p.chunks, rows_at)? };
-        let mut rows = vec![0u64; 2 * p.chunks as usize];
-        // SAFETY: the 2·chunks words just written (read_raw synchronizes the stream first).
-        unsafe { gpu.read_raw(rows_at, &mut rows)? };
+        let rows = self.chunk_rows_of(a.ptr(), p.nnz, p.chunk, &mut rows_at.view_mut())?;
         let span = |c: u64| -> (u64, u64, u64, u64) {
             let k0 = c * p.chunk;
             (rows[2 * c as usize], rows[2 * c as usize + 1], k0, (k0 + p.chunk).min(p.nnz))
@@ -438,26 +335,20 @@ impl Transposer {
         // Sweep 1: the output's column pointer (and the cursor, its first n words) as the sum
         // of the chunks' 32-bit ones.
         self.gpu.memset_bytes(&mut out.ptr, 0)?;
-        // SAFETY: the cursor's 8·n bytes of the workspace.
-        unsafe { gpu.fill_raw(cursor, 0, 8 * p.n)? };
-        let (optr, _g2) = out.ptr.device_ptr_mut(&stream);
+        self.gpu.memset_bytes(&mut cursor, 0)?;
         for c in 0..p.chunks {
             let (_, _, k0, k1) = span(c);
             let keys = a.idx().slice(k0 as usize..k1 as usize);
             let mut sub = scratch.reborrow();
             self.hist.pointers_with(&keys, &mut cp, false, &mut sub)?;
-            let (cpa, _g) = cp.device_ptr(&stream);
-            self.add_ptr(optr, cpa, p.n + 1)?;
-            self.add_ptr(cursor, cpa, p.n)?;
+            self.add_ptr(&mut out.ptr, &cp.view())?;
+            self.add_ptr(&mut cursor.view_mut(), &cp.view())?;
         }
         // Sweep 2: each chunk transposed, then put after the previous chunks' entries.
-        let k = place_variant(vb as usize)?;
-        let (oidx, _g3) = out.idx.device_ptr_mut(&stream);
-        let ovals = out.vals.as_mut().map(|v| v.device_ptr_mut(&stream).0).unwrap_or(0);
         for c in 0..p.chunks {
             let (r0, r1, k0, k1) = span(c);
             let (rc, nc) = (r1 - r0, (k1 - k0) as usize);
-            self.chunk_ptr(a, (r0, r1, k0, k1), cptr.device_ptr_mut(&stream).0)?;
+            self.chunk_ptr(a, (r0, r1, k0, k1), &mut cptr)?;
             let (k0u, k1u) = (k0 as usize, k1 as usize);
             {
                 // SAFETY: the chunk is a valid 32-bit matrix: its pointer (rc + 1 words written by
@@ -486,15 +377,18 @@ impl Transposer {
             let mut cols = sub.slice::<u32>(nc)?;
             let mut expand = sub.sub(Ptr2Idx::workspace_bytes(p.n, nc as u64))?;
             self.ptr2idx.run_with(&cp, &mut cols, &mut expand)?;
-            let (cpa, _g5) = cp.device_ptr(&stream);
-            let (cidxa, _g6) = cidx.device_ptr(&stream);
-            let vals_in = if vb > 0 { cvals.device_ptr(&stream).0 } else { 0 };
-            let (colp, _g4) = cols.device_ptr(&stream);
+            let piece = launch::Piece {
+                cols: cols.view(),
+                cp: cp.view(),
+                rows: cidx.view().slice(..nc),
+                r0: r0 as u32,
+                vals: (vb > 0).then(|| cvals.view().slice(..nc)),
+            };
             // SAFETY: the chunk's CSC (nc entries, columns < n from ptr2idx of its pointer cp
             // of n + 1 words), the cursor (n words: the output pointer plus the previous
             // chunks' counts, so each column's destinations lie in its output range, distinct);
-            // out's row indices and values (nnz items); values null for a pattern matrix.
-            unsafe { self.place_piece(k, nc as u64, colp, cpa, cursor, cidxa, r0 as u32, vals_in, oidx, ovals, p.n)? };
+            // out's row indices and values (nnz items).
+            unsafe { self.place_piece(&piece, &mut cursor.view_mut(), &mut out.idx, out.vals.as_mut())? };
         }
         Ok(())
     }
@@ -565,24 +459,10 @@ impl Fingerprint {
 /// # Errors
 /// Runtime errors.
 pub fn fingerprint<T: Payload>(gpu: &Gpu, a: &DeviceCsr64<T>, rows_major: bool) -> Result<Fingerprint> {
-    let k = gpu.kernel(&MODULE, "transpose_index64_fingerprint")?;
     let mut out = gpu.alloc_zeros::<u64>(3)?;
-    let stream = gpu.stream();
-    let (p, _g1) = a.ptr().device_ptr(stream);
-    let (x, _g2) = a.idx().device_ptr(stream);
-    let (o, _g3) = out.device_ptr_mut(stream);
-    let (majors, rm) = (a.rows(), u32::from(rows_major));
-    // SAFETY: transpose_index64_fingerprint(ptr, majors, idx, rows_major, out): a valid matrix
-    // (rows + 1 pointer words, nnz indices), out of three words; blocks of 256 threads.
-    unsafe {
-        k.args(stream).arg(&p).arg(&majors).arg(&x).arg(&rm).arg(&o).launch(gpu_runtime::grid_1d(
-            32 * majors.max(1),
-            crate::NT,
-            crate::NT as u64,
-            gpu.props().sm_count.max(1) * 16,
-        ))?
-    };
-    drop(_g3);
+    // SAFETY: a valid matrix (the owner's invariants: rows + 1 pointer words, nnz indices), out
+    // of three words.
+    unsafe { launch::fingerprint(gpu, &DeviceView::of(a.ptr()), &DeviceView::of(a.idx()), rows_major, &mut DeviceViewMut::of(&mut out))? };
     let got = gpu.download(&out)?;
     Ok(Fingerprint { a: got[0], b: got[1], unsorted: got[2] })
 }
@@ -602,15 +482,7 @@ pub fn generate(gpu: &Gpu, m: u64, n: u64, nnz: u64, seed: u64) -> Result<Device
         }
     }
     let mut parts = DeviceCsr64Parts::<u8>::alloc(gpu, m, nnz, false)?;
-    let k = gpu.kernel(&MODULE, "transpose_index64_generate")?;
-    let stream = gpu.stream();
-    {
-        let (p, _g1) = parts.ptr.device_ptr_mut(stream);
-        let (x, _g2) = parts.idx.device_ptr_mut(stream);
-        // SAFETY: transpose_index64_generate(ptr, m, idx, nnz, n, seed): m + 1 and nnz words
-        // just allocated; m, n > 0.
-        unsafe { k.args(stream).arg(&p).arg(&m).arg(&x).arg(&nnz).arg(&n).arg(&seed).launch(grid(gpu.props().sm_count, nnz.max(m + 1)))? };
-    }
+    launch::generate(gpu, &mut DeviceViewMut::of(&mut parts.ptr), &mut DeviceViewMut::of(&mut parts.idx), n, seed)?;
     // SAFETY: gen_ptr runs from 0 (r = 0) to nnz (r = m), nondecreasing; gen_col < n.
     Ok(unsafe { DeviceCsr64::from_parts_unchecked(m, n, parts) })
 }

@@ -13,6 +13,7 @@ mod cusparse;
 pub mod dist;
 mod error;
 pub mod index64;
+mod launch;
 pub mod measure;
 mod merge_trans;
 mod radix_trans;
@@ -24,8 +25,7 @@ mod wide;
 use gpu_histogram::Histogram;
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_radix::RadixSort;
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
-use gpu_runtime::{grid_1d, Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{Algorithm as ScanAlgorithm, Scanner};
 use gpu_segsort::Segsort;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
@@ -47,20 +47,6 @@ pub use transpose_kernels::{scatter_slot, sorted_ptr_range, sym_probe_row, sym_p
 /// The embedded `transpose` PTX module (built from `kernels-rs/transpose`).
 pub static MODULE: PtxModule = gpu_runtime::embed_module!("transpose");
 
-/// The kernels of the `transpose` module, loaded once per plan.
-struct Kernels {
-    iota: Kernel,
-    sorted_ptr: Kernel,
-    scatter: [Kernel; 2],
-    gather: [Kernel; 2],
-    /// `transpose_symmetric_v{4,8}` (SymTrans).
-    symmetric: [Kernel; 2],
-    /// `transpose_symmetric_probe` (SymTrans's probe).
-    probe: Kernel,
-    /// `transpose_permute_v{1,2,16}` ([`wide`]).
-    permute: [Kernel; 3],
-}
-
 /// A reusable transposition plan: loaded kernels, the primitives' plans, and one workspace
 /// kept between calls (grown to the largest problem seen), or caller-lent [`Scratch`] through
 /// [`Transposer::transpose_into_with`]. The primitives run on slices of that one workspace:
@@ -69,7 +55,7 @@ struct Kernels {
 /// [`Gpu`]'s stream.
 pub struct Transposer {
     gpu: Gpu,
-    k: Kernels,
+    k: launch::Kernels,
     ptr2idx: Ptr2Idx,
     hist: Histogram,
     scanner: Scanner<u32>,
@@ -77,7 +63,6 @@ pub struct Transposer {
     radix: RadixSort,
     parts: Option<u64>,
     own: ScratchBuf,
-    k64: index64::Kernels64,
     chunk: u64,
     /// SymTrans's probe verdict (the flag's words) in page-locked host memory (allocated on
     /// first use): read while the GPU goes on with ptr2idx.
@@ -102,18 +87,9 @@ impl Transposer {
     /// # Errors
     /// [`Error::Runtime`] when a module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        let k = |name| gpu.kernel(&MODULE, name);
         Ok(Self {
             gpu: gpu.clone(),
-            k: Kernels {
-                iota: k("transpose_iota")?,
-                sorted_ptr: k("transpose_sorted_ptr")?,
-                scatter: [k("transpose_scatter_v4")?, k("transpose_scatter_v8")?],
-                gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
-                symmetric: [k("transpose_symmetric_v4")?, k("transpose_symmetric_v8")?],
-                probe: k("transpose_symmetric_probe")?,
-                permute: [k("transpose_permute_v1")?, k("transpose_permute_v2")?, k("transpose_permute_v16")?],
-            },
+            k: launch::Kernels::load(gpu)?,
             ptr2idx: Ptr2Idx::new(gpu)?,
             hist: Histogram::new(gpu)?,
             scanner: Scanner::new(gpu, ScanAlgorithm::Auto)?,
@@ -121,7 +97,6 @@ impl Transposer {
             parts: None,
             radix: RadixSort::new(gpu)?,
             own: ScratchBuf::default(),
-            k64: index64::Kernels64::load(gpu)?,
             chunk: index64::DEFAULT_CHUNK_NNZ,
             verdict: None,
             hint: PatternHint::Unknown,
@@ -260,7 +235,7 @@ impl Transposer {
             return Ok(true);
         }
         let mut bad = self.gpu.alloc::<u32>(transpose_kernels::SYM_FLAG_WORDS)?;
-        sym_trans::probe(self, &a, &mut bad, d)
+        sym_trans::probe(self, &a, &mut gpu_runtime::DeviceViewMut::of(&mut bad), d)
     }
 
     /// Output buffers of the transposed shape for `a` (contents unspecified).
@@ -433,22 +408,4 @@ pub(crate) fn check_output<T>(a: &DeviceCsrView<'_, T>, out: &DeviceCsrPartsMut<
         }
     }
     Ok(())
-}
-
-/// A 1-D grid for `items` with up to 16 blocks per multiprocessor.
-fn grid(sms: u32, items: u64) -> LaunchConfig {
-    grid_1d(items, NT, NT as u64 * 4, sms.max(1) * 16)
-}
-
-/// Kernel variant (0: 4-byte values or none, 1: 8-byte) and the value pointers (0 if none).
-pub(crate) fn payload<T: Payload>(
-    stream: &std::sync::Arc<gpu_runtime::cudarc::driver::CudaStream>,
-    a: &DeviceCsrView<'_, T>,
-    out: &mut DeviceCsrPartsMut<'_, T>,
-) -> (usize, u64, u64) {
-    let k = usize::from(T::BYTES == 8);
-    match (a.vals(), out.vals.as_mut()) {
-        (Some(v), Some(o)) => (k, v.device_ptr(stream).0, o.device_ptr_mut(stream).0),
-        _ => (0, 0, 0),
-    }
 }

@@ -10,12 +10,11 @@
 //! written after the sort): with it, the workspace is at most cuSPARSE's on the suite (f32).
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_radix::{bits_below, DoubleBuffer, RadixSort, Sort};
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::{Layout, ScratchSlice};
 use gpu_runtime::{DeviceViewMut, Payload, Scratch};
 use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
-use crate::{grid, Dims, Result, Transposer};
+use crate::{launch, Dims, Result, Transposer};
 
 /// Whether the sort of `n` columns takes an even number of passes (then the rows go straight
 /// into the output).
@@ -159,11 +158,9 @@ pub(crate) fn sort<T: Payload>(
         _ => run_sort(&mut t.radix, job, lent, &mut c.sweep)?,
     }
     drop((keys, rows));
-    let (s, _s) = c.sorted.device_ptr(&stream);
-    let (pp, _p) = out.ptr.device_ptr_mut(&stream);
-    // SAFETY: transpose_sorted_ptr(keys, nnz, n, ptr): the sorted column indices (< n, as the
-    // input's), ptr of n + 1 words.
-    unsafe { t.k.sorted_ptr.args(&stream).arg(&s).arg(&d.nnz).arg(&d.n).arg(&pp).launch(grid(t.gpu.props().sm_count, d.nnz))? };
+    // SAFETY: the sorted column indices (< n, as the input's), the output pointer of n + 1
+    // words.
+    unsafe { launch::sorted_ptr(&t.gpu, &t.k, &c.sorted.view(), d.n, &mut out.ptr)? };
     Ok(())
 }
 

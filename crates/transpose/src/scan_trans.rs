@@ -2,13 +2,12 @@
 //! `(P + 1) × n`) with per-nonzero ranks (`intra`), vertical scan, exclusive scan of the totals
 //! (the column pointer), then one scatter of every nonzero to its slot.
 use gpu_ptr2idx::Ptr2Idx;
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout;
 use gpu_runtime::{Payload, Scratch};
 use gpu_scan::{Algorithm as ScanAlgorithm, ScanKind, Scanner};
 use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
-use crate::{grid, payload, Dims, Error, Result, Transposer};
+use crate::{launch, Dims, Error, Result, Transposer};
 
 /// Partitions ScanTrans uses for `nnz` nonzeros and `n` columns on a GPU of `sms`
 /// multiprocessors. Its time is about `a * nnz / P` (each partition is walked by one warp, 32
@@ -62,7 +61,6 @@ pub(crate) fn run<T: Payload>(
     let parts = t.scan_parts_for(d.nnz, d.n);
     let tlen = table_len(parts, d.n)?;
     let stream = t.gpu.stream().clone();
-    let sms = t.gpu.props().sm_count;
     let mut rows = scratch.slice::<u32>(d.nnz as usize)?;
     let mut intra = scratch.slice::<u32>(d.nnz as usize)?;
     let mut table = scratch.slice::<u32>(tlen as usize)?;
@@ -79,32 +77,10 @@ pub(crate) fn run<T: Payload>(
     let mut tail = out.ptr.slice_mut(d.n as usize..);
     stream.memcpy_htod(&[d.nnz as u32], &mut tail).map_err(|e| gpu_runtime::Error::driver("column pointer tail")(e))?;
     let chunk = d.nnz.div_ceil(parts);
-    let (k, vals, out_vals) = payload(&stream, a, out);
-    let (c, _c) = a.idx().device_ptr(&stream);
-    let (r, _r) = rows.device_ptr(&stream);
-    let (cp, _cp) = out.ptr.device_ptr(&stream);
-    let (tb, _t) = table.device_ptr(&stream);
-    let (i, _i) = intra.device_ptr(&stream);
-    let (orow, _o) = out.idx.device_ptr_mut(&stream);
-    // SAFETY: transpose_scatter(nnz, n, chunk, cols, rows, vals, colptr, inter, intra,
-    // out_rows, out_vals): nnz-long inputs and outputs, colptr n + 1 words, inter
-    // (parts + 1) * n words scanned by `partitioned`; `a` keeps DeviceCsr's invariants
-    // (columns < n), so every slot is < nnz and distinct.
-    unsafe {
-        t.k.scatter[k]
-            .args(&stream)
-            .arg(&d.nnz)
-            .arg(&d.n)
-            .arg(&chunk)
-            .arg(&c)
-            .arg(&r)
-            .arg(&vals)
-            .arg(&cp)
-            .arg(&tb)
-            .arg(&i)
-            .arg(&orow)
-            .arg(&out_vals)
-            .launch(grid(sms, d.nnz))?
-    };
+    let input = launch::ScatterIn { cols: a.idx(), rows: rows.view(), colptr: out.ptr.as_view(), table: table.view(), intra: intra.view() };
+    // SAFETY: nnz-long inputs and outputs, colptr n + 1 words, the table (parts + 1) * n words
+    // scanned by `partitioned` over these columns with this chunk; `a` keeps the view's
+    // invariants (columns < n), so every slot is < nnz and distinct.
+    unsafe { launch::scatter(&t.gpu, &t.k, d.n, chunk, input, a.vals().zip(out.vals.as_mut()), &mut out.idx)? };
     Ok(())
 }

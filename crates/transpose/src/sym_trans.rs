@@ -22,13 +22,13 @@
 use gpu_ptr2idx::Ptr2Idx;
 use std::sync::Arc;
 
-use gpu_runtime::cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut};
+use gpu_runtime::cudarc::driver::{CudaStream, DevicePtr};
 use gpu_runtime::scratch::Layout;
-use gpu_runtime::{grid_1d, Payload, Scratch};
+use gpu_runtime::{DeviceView, DeviceViewMut, Payload, Scratch};
 use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
-use transpose_kernels::{sym_flag_raised, sym_probe_rows, NT, SYM_FLAG_WORDS, SYM_PROBE_ENTRIES};
+use transpose_kernels::{sym_flag_raised, SYM_FLAG_WORDS};
 
-use crate::{grid, payload, radix_trans, Dims, Result, Transposer};
+use crate::{launch, radix_trans, Dims, Result, Transposer};
 
 /// The symmetric attempt's scratch when it keeps rows of its own (RadixTrans's sort takes an
 /// even number of passes, so its rows would go into the output's row indices, which the pass
@@ -59,17 +59,15 @@ pub(crate) fn launch_probe<T: Payload>(
     t: &Transposer,
     stream: &Arc<CudaStream>,
     a: &DeviceCsrView<'_, T>,
-    bad: &mut impl DevicePtrMut<u32>,
+    bad: &mut DeviceViewMut<'_, u32>,
     d: Dims,
 ) -> Result<()> {
-    let (p, _p) = a.ptr().device_ptr(stream);
-    let (i, _i) = a.idx().device_ptr(stream);
-    let (b, _b) = bad.device_ptr_mut(stream);
-    let threads = SYM_PROBE_ENTRIES * sym_probe_rows(d.n);
-    // SAFETY: transpose_symmetric_probe(n, ptr, idx, bad): a valid square CSR (pointer from 0 to
-    // nnz, columns < n = m) and SYM_FLAG_WORDS words of flag; blocks of NT threads (whole warps).
-    unsafe { t.k.probe.args(stream).arg(&d.n).arg(&p).arg(&i).arg(&b).launch(grid_1d(threads, NT, NT as u64, u32::MAX))? };
-    Ok(())
+    if bad.len() < SYM_FLAG_WORDS {
+        return Err(crate::Error::Shape { what: "SymTrans's flag", expected: SYM_FLAG_WORDS as u64, got: bad.len() as u64 });
+    }
+    // SAFETY: a valid square CSR (the view's invariants: pointer from 0 to nnz, columns < n = m),
+    // n > 0 (callers), SYM_FLAG_WORDS words of flag (checked).
+    unsafe { launch::probe(stream, &t.k, d.n, a.ptr(), a.idx(), bad) }
 }
 
 /// The full pass: `out` gets `a`'s pointer and indices and each value at its mirror's place; the
@@ -78,38 +76,17 @@ fn launch_pass<T: Payload>(
     t: &Transposer,
     a: &DeviceCsrView<'_, T>,
     out: &mut DeviceCsrPartsMut<'_, T>,
-    rows: &impl DevicePtr<u32>,
-    bad: &mut impl DevicePtrMut<u32>,
+    rows: &DeviceView<'_, u32>,
+    bad: &mut DeviceViewMut<'_, u32>,
     d: Dims,
 ) -> Result<()> {
-    let stream = t.gpu.stream().clone();
-    let (v, vals, out_vals) = payload(&stream, a, out);
-    let (p, _p) = a.ptr().device_ptr(&stream);
-    let (i, _i) = a.idx().device_ptr(&stream);
-    let (r, _r) = rows.device_ptr(&stream);
-    let (op, _op) = out.ptr.device_ptr_mut(&stream);
-    let (oi, _oi) = out.idx.device_ptr_mut(&stream);
-    let (b, _b) = bad.device_ptr_mut(&stream);
-    // SAFETY: transpose_symmetric_v{4,8}(n, nnz, ptr, idx, rows, vals, out_ptr, out_idx,
-    // out_vals, bad): a valid square CSR (pointer from 0 to nnz, columns < n = m), its rows from
-    // ptr2idx (not an output), outputs of n + 1 and nnz words (values when present), the zeroed
-    // flag's words.
-    unsafe {
-        t.k.symmetric[v]
-            .args(&stream)
-            .arg(&d.n)
-            .arg(&d.nnz)
-            .arg(&p)
-            .arg(&i)
-            .arg(&r)
-            .arg(&vals)
-            .arg(&op)
-            .arg(&oi)
-            .arg(&out_vals)
-            .arg(&b)
-            .launch(grid(t.gpu.props().sm_count, d.nnz.max(d.n + 1)))?
-    };
-    Ok(())
+    if rows.len() as u64 != d.nnz || bad.len() < SYM_FLAG_WORDS {
+        return Err(crate::Error::Shape { what: "SymTrans's rows", expected: d.nnz, got: rows.len() as u64 });
+    }
+    // SAFETY: a valid square CSR (the view's invariants: pointer from 0 to nnz, columns < n =
+    // m), its rows from ptr2idx (nnz words, not an output), outputs of n + 1 and nnz words
+    // (values when present: `check_call`), the zeroed flag's words.
+    unsafe { launch::symmetric(&t.gpu, &t.k, d.n, (a.ptr(), a.idx(), rows), a.vals().zip(out.vals.as_mut()), &mut out.ptr, &mut out.idx, bad) }
 }
 
 /// Whether the flag is still down ([`sym_flag_raised`]). Synchronizes.
@@ -119,12 +96,7 @@ fn passed(t: &Transposer, bad: &impl DevicePtr<u32>) -> Result<bool> {
 
 /// The probe on the main stream, its flag `bad` zeroed first, and its verdict read back
 /// ([`passed`]; synchronizes).
-pub(crate) fn probe<T: Payload, B: DevicePtr<u32> + DevicePtrMut<u32>>(
-    t: &Transposer,
-    a: &DeviceCsrView<'_, T>,
-    bad: &mut B,
-    d: Dims,
-) -> Result<bool> {
+pub(crate) fn probe<T: Payload>(t: &Transposer, a: &DeviceCsrView<'_, T>, bad: &mut DeviceViewMut<'_, u32>, d: Dims) -> Result<bool> {
     t.gpu.memset_bytes(bad, 0)?;
     launch_probe(t, t.gpu.stream(), a, bad, d)?;
     passed(t, bad)
@@ -153,7 +125,7 @@ pub(crate) fn run<T: Payload>(
         let side = t.side_stream()?;
         let err = || gpu_runtime::Error::driver("SymTrans's probe on the side stream");
         side.join(&main).map_err(err())?;
-        launch_probe(t, &side, a, &mut bad, d)?;
+        launch_probe(t, &side, a, &mut bad.view_mut(), d)?;
         side.memcpy_dtoh(&bad, t.verdict()?).map_err(err())?;
         let probed = side.record_event(None).map_err(err())?;
         radix_trans::expand_rows(t, a, out, d, &mut radix.reborrow())?;
@@ -162,7 +134,7 @@ pub(crate) fn run<T: Payload>(
         // What follows on the main stream comes after the probe (its flag, its reads).
         main.wait(&probed).map_err(err())?;
         if probe_passed {
-            radix_trans::with_odd_rows(t, d, &mut radix.reborrow(), |rows, _| launch_pass(t, a, out, rows, &mut bad, d))?;
+            radix_trans::with_odd_rows(t, d, &mut radix.reborrow(), |rows, _| launch_pass(t, a, out, &rows.view(), &mut bad.view_mut(), d))?;
             if passed(t, &bad)? {
                 return Ok(());
             }
@@ -174,9 +146,9 @@ pub(crate) fn run<T: Payload>(
     let mut own = scratch.reborrow();
     let mut rows = own.slice::<u32>(d.nnz as usize)?;
     let mut bad = own.slice::<u32>(SYM_FLAG_WORDS)?;
-    if probe(t, a, &mut bad, d)? {
+    if probe(t, a, &mut bad.view_mut(), d)? {
         t.ptr2idx.run_with(a.ptr(), &mut rows, &mut own.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
-        launch_pass(t, a, out, &rows, &mut bad, d)?;
+        launch_pass(t, a, out, &rows.view(), &mut bad.view_mut(), d)?;
         if passed(t, &bad)? {
             return Ok(());
         }

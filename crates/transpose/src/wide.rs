@@ -6,12 +6,11 @@
 //! GPU algorithm gets these widths this way, at the price of `8·nnz` bytes of workspace and one
 //! gather.
 use gpu_radix::{bits_below, RadixSort};
-use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout;
 use gpu_runtime::{Payload, Scratch};
 use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
-use crate::{grid, Algorithm, Dims, Error, Result, Transposer};
+use crate::{launch, Algorithm, Dims, Error, Result, Transposer};
 
 /// Whether values of `bytes` bytes take this path with `algo` (resolved) on `n` columns: 4 and 8
 /// bytes move with the keys everywhere; RadixTrans's sort also carries 1 and 2 bytes, and 16
@@ -28,12 +27,10 @@ pub(crate) fn by_positions(radix: &RadixSort, algo: Algorithm, bytes: usize, n: 
     }
 }
 
-/// The kernel of a width: 0, 1, 2 for 1, 2 and 16 bytes.
-fn variant(bytes: usize) -> Result<usize> {
+/// Refuses widths the permute kernels do not move (1, 2 and 16 bytes), before any work.
+fn check_width(bytes: usize) -> Result<()> {
     match bytes {
-        1 => Ok(0),
-        2 => Ok(1),
-        16 => Ok(2),
+        1 | 2 | 16 => Ok(()),
         _ => Err(Error::UnsupportedValue { bytes }),
     }
 }
@@ -54,18 +51,13 @@ pub(crate) fn run<T: Payload>(
     d: Dims,
     scratch: &mut Scratch<'_>,
 ) -> Result<()> {
-    let k = variant(T::BYTES)?;
+    check_width(T::BYTES)?;
     let Some(vals) = a.vals() else {
         return Err(Error::Runtime(gpu_runtime::Error::Internal("wide values path without values")));
     };
-    let stream = t.gpu.stream().clone();
     let mut pos = scratch.slice::<u32>(d.nnz as usize)?;
     let mut perm = scratch.slice::<u32>(d.nnz as usize)?;
-    {
-        let (p, _g) = pos.device_ptr_mut(&stream);
-        // SAFETY: transpose_iota(perm, nnz): `pos` holds nnz words.
-        unsafe { t.k.iota.args(&stream).arg(&p).arg(&d.nnz).launch(grid(t.gpu.props().sm_count, d.nnz))? };
-    }
+    launch::iota(&t.gpu, &t.k, &mut pos.view_mut())?;
     // The same matrix with each nonzero's position as its value, and an output whose values
     // are the permutation: borrowed views, nothing forged.
     let a32 = a.with_values(pos.view())?;
@@ -75,11 +67,8 @@ pub(crate) fn run<T: Payload>(
     let Some(out_vals) = out.vals.as_mut() else {
         return Err(Error::Runtime(gpu_runtime::Error::Internal("wide values path without output values")));
     };
-    let (perm, _gp) = perm.device_ptr(&stream);
-    let (v, _g5) = vals.device_ptr(&stream);
-    let (o, _g6) = out_vals.device_ptr_mut(&stream);
-    // SAFETY: transpose_permute_v*(nnz, perm, vals, out): perm holds a permutation of 0..nnz
-    // (the positions, transposed); vals and out hold nnz items of this width and do not overlap.
-    unsafe { t.k.permute[k].args(&stream).arg(&d.nnz).arg(&perm).arg(&v).arg(&o).launch(grid(t.gpu.props().sm_count, d.nnz))? };
+    // SAFETY: perm holds a permutation of 0..nnz (the positions, transposed); vals and out hold
+    // nnz items of this width and do not overlap (a shared and a mutable borrow).
+    unsafe { launch::permute(&t.gpu, &t.k, &perm.view(), vals, out_vals)? };
     Ok(())
 }

@@ -1,0 +1,422 @@
+//! The kernels of the `transpose` module and the only `unsafe` launches of them, with their grid
+//! sizing. Arguments arrive as views (typed, their lengths known) and pass to the launch builder
+//! as views; the only raw addresses formed here are the null value pointers of pattern matrices.
+use std::sync::Arc;
+
+use gpu_runtime::cudarc::driver::{CudaStream, LaunchConfig};
+use gpu_runtime::{grid_1d, DeviceView, DeviceViewMut, Gpu, Kernel, Payload};
+
+use crate::{Error, Result, MODULE, NT};
+
+/// The kernels of the `transpose` module, loaded once per plan.
+pub(crate) struct Kernels {
+    iota: Kernel,
+    sorted_ptr: Kernel,
+    scatter: [Kernel; 2],
+    gather: [Kernel; 2],
+    /// `transpose_symmetric_v{4,8}` (SymTrans).
+    symmetric: [Kernel; 2],
+    /// `transpose_symmetric_probe` (SymTrans's probe).
+    probe: Kernel,
+    /// `transpose_permute_v{1,2,16}` (values of other widths, `wide`).
+    permute: [Kernel; 3],
+    chunk_rows: Kernel,
+    chunk_ptr: Kernel,
+    add_ptr: Kernel,
+    advance: Kernel,
+    /// `transpose_index64_place_v{1,2,4,8,16}`.
+    place: [Kernel; 5],
+}
+
+impl Kernels {
+    pub(crate) fn load(gpu: &Gpu) -> Result<Self> {
+        let k = |name| gpu.kernel(&MODULE, name);
+        Ok(Self {
+            iota: k("transpose_iota")?,
+            sorted_ptr: k("transpose_sorted_ptr")?,
+            scatter: [k("transpose_scatter_v4")?, k("transpose_scatter_v8")?],
+            gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
+            symmetric: [k("transpose_symmetric_v4")?, k("transpose_symmetric_v8")?],
+            probe: k("transpose_symmetric_probe")?,
+            permute: [k("transpose_permute_v1")?, k("transpose_permute_v2")?, k("transpose_permute_v16")?],
+            chunk_rows: k("transpose_index64_chunk_rows")?,
+            chunk_ptr: k("transpose_index64_chunk_ptr")?,
+            add_ptr: k("transpose_index64_add_ptr")?,
+            advance: k("transpose_index64_advance")?,
+            place: [
+                k("transpose_index64_place_v1")?,
+                k("transpose_index64_place_v2")?,
+                k("transpose_index64_place_v4")?,
+                k("transpose_index64_place_v8")?,
+                k("transpose_index64_place_v16")?,
+            ],
+        })
+    }
+}
+
+/// A 1-D grid for `items` with up to 16 blocks per multiprocessor.
+pub(crate) fn grid(sms: u32, items: u64) -> LaunchConfig {
+    grid_1d(items, NT, NT as u64 * 4, sms.max(1) * 16)
+}
+
+fn grid_of(gpu: &Gpu, items: u64) -> LaunchConfig {
+    grid(gpu.props().sm_count, items)
+}
+
+/// Input and output values of a launch: the kernel variant (0: 4-byte values or none, 1: 8-byte)
+/// and the two addresses, null for a pattern matrix (no values on either side).
+fn values<T: Payload>(vals: Option<(&DeviceView<'_, T>, &mut DeviceViewMut<'_, T>)>) -> (usize, u64, u64) {
+    match vals {
+        Some((v, o)) => (usize::from(T::BYTES == 8), v.addr(), o.addr()),
+        None => (0, 0, 0),
+    }
+}
+
+/// The place kernel of a value width (pattern matrices use the 4-byte one without values).
+pub(crate) fn place_variant(bytes: usize) -> Result<usize> {
+    match bytes {
+        0 | 4 => Ok(2),
+        1 => Ok(0),
+        2 => Ok(1),
+        8 => Ok(3),
+        16 => Ok(4),
+        _ => Err(Error::UnsupportedValue { bytes }),
+    }
+}
+
+/// `perm[i] = i` for every word of `perm`.
+pub(crate) fn iota(gpu: &Gpu, k: &Kernels, perm: &mut DeviceViewMut<'_, u32>) -> Result<()> {
+    let n = perm.len() as u64;
+    // SAFETY: transpose_iota(perm, nnz): writes perm[0..nnz], the view's words.
+    unsafe { k.iota.args(gpu.stream()).arg(&mut *perm).arg(&n).launch(grid_of(gpu, n))? };
+    Ok(())
+}
+
+/// The column pointer (`n + 1` words into `ptr`) of the sorted column indices `keys`, by
+/// boundary detection (`transpose_sorted_ptr`).
+///
+/// # Safety
+/// `keys` is sorted with every key `< n`; `ptr` holds `n + 1` words.
+pub(crate) unsafe fn sorted_ptr(gpu: &Gpu, k: &Kernels, keys: &DeviceView<'_, u32>, n: u64, ptr: &mut DeviceViewMut<'_, u32>) -> Result<()> {
+    let nnz = keys.len() as u64;
+    // SAFETY: transpose_sorted_ptr(keys, nnz, n, ptr): the caller's contract.
+    unsafe { k.sorted_ptr.args(gpu.stream()).arg(keys).arg(&nnz).arg(&n).arg(&mut *ptr).launch(grid_of(gpu, nnz))? };
+    Ok(())
+}
+
+/// ScanTrans's inputs to its scatter: each nonzero's column and row, the column pointer, the
+/// partitioned histogram (scanned) and each nonzero's rank within its partition and column.
+pub(crate) struct ScatterIn<'v> {
+    pub cols: &'v DeviceView<'v, u32>,
+    pub rows: DeviceView<'v, u32>,
+    pub colptr: DeviceView<'v, u32>,
+    pub table: DeviceView<'v, u32>,
+    pub intra: DeviceView<'v, u32>,
+}
+
+/// ScanTrans's scatter (`transpose_scatter_v{4,8}`): each of the `cols.len()` nonzeros to its
+/// slot `colptr[c] + table[part][c] + intra` of `out_rows` (and the values alike), `chunk`
+/// nonzeros a partition, `n` columns.
+///
+/// # Safety
+/// Every input holds `nnz = cols.len()` items except `colptr` (`n + 1` words) and `table`
+/// (`(parts + 1) · n` words, scanned by the partitioned histogram of these columns with this
+/// `chunk`); columns `< n`; so every slot is `< nnz` and distinct. The outputs hold `nnz` items.
+pub(crate) unsafe fn scatter<T: Payload>(
+    gpu: &Gpu,
+    k: &Kernels,
+    n: u64,
+    chunk: u64,
+    input: ScatterIn<'_>,
+    vals: Option<(&DeviceView<'_, T>, &mut DeviceViewMut<'_, T>)>,
+    out_rows: &mut DeviceViewMut<'_, u32>,
+) -> Result<()> {
+    let nnz = input.cols.len() as u64;
+    let (v, vals, out_vals) = values(vals);
+    // SAFETY: transpose_scatter(nnz, n, chunk, cols, rows, vals, colptr, inter, intra, out_rows,
+    // out_vals): the caller's contract.
+    unsafe {
+        k.scatter[v]
+            .args(gpu.stream())
+            .arg(&nnz)
+            .arg(&n)
+            .arg(&chunk)
+            .arg(input.cols)
+            .arg(&input.rows)
+            .arg(&vals)
+            .arg(&input.colptr)
+            .arg(&input.table)
+            .arg(&input.intra)
+            .arg(&mut *out_rows)
+            .arg(&out_vals)
+            .launch(grid_of(gpu, nnz))?
+    };
+    Ok(())
+}
+
+/// `out_rows[k] = rows[perm[k]]` and the values alike (`transpose_gather_v{4,8}`).
+///
+/// # Safety
+/// `perm` is a permutation of `0..nnz` (`nnz = perm.len()`); `rows`, the values and the outputs
+/// hold `nnz` items.
+pub(crate) unsafe fn gather<T: Payload>(
+    gpu: &Gpu,
+    k: &Kernels,
+    perm: &DeviceView<'_, u32>,
+    rows: &DeviceView<'_, u32>,
+    vals: Option<(&DeviceView<'_, T>, &mut DeviceViewMut<'_, T>)>,
+    out_rows: &mut DeviceViewMut<'_, u32>,
+) -> Result<()> {
+    let nnz = perm.len() as u64;
+    let (v, vals, out_vals) = values(vals);
+    // SAFETY: transpose_gather(nnz, perm, rows, vals, out_rows, out_vals): the caller's contract.
+    unsafe { k.gather[v].args(gpu.stream()).arg(&nnz).arg(perm).arg(rows).arg(&vals).arg(&mut *out_rows).arg(&out_vals).launch(grid_of(gpu, nnz))? };
+    Ok(())
+}
+
+/// SymTrans's probe (`transpose_symmetric_probe`) of the square matrix `(ptr, idx)` of `n` rows
+/// on `stream`: raises the flag words `bad` when a probed nonzero has no mirror.
+///
+/// # Safety
+/// A valid square CSR (pointer of `n + 1` words from 0 to `nnz`, columns `< n`), `n > 0`; `bad`
+/// holds [`transpose_kernels::SYM_FLAG_WORDS`] words.
+pub(crate) unsafe fn probe(
+    stream: &Arc<CudaStream>,
+    k: &Kernels,
+    n: u64,
+    ptr: &DeviceView<'_, u32>,
+    idx: &DeviceView<'_, u32>,
+    bad: &mut DeviceViewMut<'_, u32>,
+) -> Result<()> {
+    let threads = transpose_kernels::SYM_PROBE_ENTRIES * transpose_kernels::sym_probe_rows(n);
+    // SAFETY: transpose_symmetric_probe(n, ptr, idx, bad): the caller's contract; blocks of NT
+    // threads (whole warps).
+    unsafe { k.probe.args(stream).arg(&n).arg(ptr).arg(idx).arg(&mut *bad).launch(grid_1d(threads, NT, NT as u64, u32::MAX))? };
+    Ok(())
+}
+
+/// SymTrans's pass (`transpose_symmetric_v{4,8}`): `out` gets the pointer and indices of the
+/// square matrix `(ptr, idx)` and each value at its mirror's place; `rows` holds each nonzero's
+/// row; the flag words `bad` are raised when the pattern is not symmetric.
+///
+/// # Safety
+/// A valid square CSR of `n` rows (pointer `n + 1` words from 0 to `nnz = idx.len()`, columns
+/// `< n`); `rows` its rows (`nnz` words); outputs of `n + 1` and `nnz` words (values when
+/// present, `nnz` items); `bad` the zeroed flag's words.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn symmetric<T: Payload>(
+    gpu: &Gpu,
+    k: &Kernels,
+    n: u64,
+    input: (&DeviceView<'_, u32>, &DeviceView<'_, u32>, &DeviceView<'_, u32>),
+    vals: Option<(&DeviceView<'_, T>, &mut DeviceViewMut<'_, T>)>,
+    out_ptr: &mut DeviceViewMut<'_, u32>,
+    out_idx: &mut DeviceViewMut<'_, u32>,
+    bad: &mut DeviceViewMut<'_, u32>,
+) -> Result<()> {
+    let (ptr, idx, rows) = input;
+    let nnz = idx.len() as u64;
+    let (v, vals, out_vals) = values(vals);
+    // SAFETY: transpose_symmetric_v{4,8}(n, nnz, ptr, idx, rows, vals, out_ptr, out_idx,
+    // out_vals, bad): the caller's contract.
+    unsafe {
+        k.symmetric[v]
+            .args(gpu.stream())
+            .arg(&n)
+            .arg(&nnz)
+            .arg(ptr)
+            .arg(idx)
+            .arg(rows)
+            .arg(&vals)
+            .arg(&mut *out_ptr)
+            .arg(&mut *out_idx)
+            .arg(&out_vals)
+            .arg(&mut *bad)
+            .launch(grid_of(gpu, nnz.max(n + 1)))?
+    };
+    Ok(())
+}
+
+/// `out[k] = vals[perm[k]]` for values of 1, 2 or 16 bytes (`transpose_permute_v{1,2,16}`).
+///
+/// # Safety
+/// `perm` is a permutation of `0..nnz` (`nnz = perm.len()`); `vals` and `out` hold `nnz` items.
+pub(crate) unsafe fn permute<T: Payload>(
+    gpu: &Gpu,
+    k: &Kernels,
+    perm: &DeviceView<'_, u32>,
+    vals: &DeviceView<'_, T>,
+    out: &mut DeviceViewMut<'_, T>,
+) -> Result<()> {
+    let v = match T::BYTES {
+        1 => 0,
+        2 => 1,
+        16 => 2,
+        bytes => return Err(Error::UnsupportedValue { bytes }),
+    };
+    let nnz = perm.len() as u64;
+    // SAFETY: transpose_permute_v*(nnz, perm, vals, out): the caller's contract; the variant is
+    // the values' width.
+    unsafe { k.permute[v].args(gpu.stream()).arg(&nnz).arg(perm).arg(vals).arg(&mut *out).launch(grid_of(gpu, nnz))? };
+    Ok(())
+}
+
+/// `out[i] = clamp(ptr[r0 + i], k0, k1) − k0` for every word of `out`
+/// (`transpose_index64_chunk_ptr`): part of a 64-bit pointer as a 32-bit one from 0.
+///
+/// # Errors
+/// [`Error::Shape`] when `ptr` has fewer than `r0 + out.len()` words; `k1 − k0 ≥ 2^32` is
+/// [`Error::TooLarge`].
+pub(crate) fn chunk_ptr(
+    gpu: &Gpu,
+    k: &Kernels,
+    ptr: &DeviceView<'_, u64>,
+    r0: u64,
+    (k0, k1): (u64, u64),
+    out: &mut DeviceViewMut<'_, u32>,
+) -> Result<()> {
+    let len = out.len() as u64;
+    if (ptr.len() as u64) < r0 + len {
+        return Err(Error::Shape { what: "64-bit pointer of a chunk", expected: r0 + len, got: ptr.len() as u64 });
+    }
+    if k1.saturating_sub(k0) > u32::MAX as u64 {
+        return Err(Error::TooLarge { what: "nonzeros of a chunk", len: k1 - k0, max: u32::MAX as u64 });
+    }
+    // SAFETY: transpose_index64_chunk_ptr(ptr, r0, len, k0, k1, out): reads ptr[r0..r0 + len]
+    // (checked above) and writes out's len words; the clamped difference fits 32 bits.
+    unsafe { k.chunk_ptr.args(gpu.stream()).arg(ptr).arg(&r0).arg(&len).arg(&k0).arg(&k1).arg(&mut *out).launch(grid_of(gpu, len))? };
+    Ok(())
+}
+
+/// `acc[i] += part[i]` for `i < acc.len()` (`transpose_index64_add_ptr`).
+///
+/// # Errors
+/// [`Error::Shape`] when `part` is shorter than `acc`.
+pub(crate) fn add_ptr(gpu: &Gpu, k: &Kernels, acc: &mut DeviceViewMut<'_, u64>, part: &DeviceView<'_, u32>) -> Result<()> {
+    let len = acc.len() as u64;
+    if (part.len() as u64) < len {
+        return Err(Error::Shape { what: "pointer added", expected: len, got: part.len() as u64 });
+    }
+    // SAFETY: transpose_index64_add_ptr(acc, part, len): both hold at least len words of the
+    // kernel's types (u64 and u32).
+    unsafe { k.add_ptr.args(gpu.stream()).arg(&mut *acc).arg(part).arg(&len).launch(grid_of(gpu, len))? };
+    Ok(())
+}
+
+/// Enqueues the placing of one piece after the earlier ones in each output column: entry
+/// `k < nc` (column `cols[k]`, row `rows[k] + r0`, value `vals[k]` when given) to
+/// `cursor[cols[k]] + k − cp[cols[k]]` of `out_rows` / `out_vals`
+/// (`transpose_index64_place_v*`, by the values' width), then `cursor[j] += cp[j + 1] − cp[j]`
+/// for every column `j` of the cursor (`transpose_index64_advance`).
+pub(crate) struct Piece<'v, T> {
+    /// Each entry's column (`nc` words).
+    pub cols: DeviceView<'v, u32>,
+    /// The piece's column pointer (`n + 1` words from 0 to `nc`).
+    pub cp: DeviceView<'v, u32>,
+    /// Each entry's row less `r0` (`nc` words).
+    pub rows: DeviceView<'v, u32>,
+    /// The row of the piece's first row.
+    pub r0: u32,
+    /// The entries' values (`nc` items), absent for a pattern.
+    pub vals: Option<DeviceView<'v, T>>,
+}
+
+/// Places `piece` ([`Piece`]) into `out_rows` / `out_vals` at the cursor (`n` words) and
+/// advances the cursor.
+///
+/// # Safety
+/// `cols[k] < n` and `cp[cols[k]] <= k` (the piece's pointer, nondecreasing); the cursor's
+/// destinations lie inside the outputs and are distinct from every other piece's.
+pub(crate) unsafe fn place_piece<T: Payload>(
+    gpu: &Gpu,
+    k: &Kernels,
+    piece: &Piece<'_, T>,
+    cursor: &mut DeviceViewMut<'_, u64>,
+    out_rows: &mut DeviceViewMut<'_, u32>,
+    out_vals: Option<&mut DeviceViewMut<'_, T>>,
+) -> Result<()> {
+    let (nc, n) = (piece.cols.len() as u64, cursor.len() as u64);
+    let kv = place_variant(if piece.vals.is_some() { T::BYTES } else { 0 })?;
+    let vals = piece.vals.as_ref().map_or(0, |v| v.addr());
+    let out_vals = out_vals.map_or(0, |v| v.addr());
+    if piece.rows.len() as u64 != nc || piece.cp.len() as u64 != n + 1 || piece.vals.as_ref().is_some_and(|v| v.len() as u64 != nc) {
+        return Err(Error::Shape { what: "piece placed", expected: nc, got: piece.rows.len() as u64 });
+    }
+    // SAFETY: transpose_index64_place_v*(nc, cols, cp, cursor, rows, r0, vals, out_rows,
+    // out_vals) and transpose_index64_advance(cursor, cp, n): the lengths checked above and the
+    // caller's contract; the variant is the values' width (null values with no values).
+    unsafe {
+        k.place[kv]
+            .args(gpu.stream())
+            .arg(&nc)
+            .arg(&piece.cols)
+            .arg(&piece.cp)
+            .arg(&mut *cursor)
+            .arg(&piece.rows)
+            .arg(&piece.r0)
+            .arg(&vals)
+            .arg(&mut *out_rows)
+            .arg(&out_vals)
+            .launch(grid_of(gpu, nc))?;
+        k.advance.args(gpu.stream()).arg(&mut *cursor).arg(&piece.cp).arg(&n).launch(grid_of(gpu, n))?
+    };
+    Ok(())
+}
+
+/// `transpose_index64_chunk_rows`: for each chunk of `chunk` nonzeros (the last one shorter) of
+/// the `nnz` the 64-bit pointer `ptr` covers, the rows `r0..r1` holding its nonzeros into
+/// `rows[2c]` and `rows[2c + 1]`.
+///
+/// # Safety
+/// `ptr` is nondecreasing from 0 to `nnz > 0`; `rows` holds `2 · ceil(nnz / chunk)` words.
+pub(crate) unsafe fn chunk_rows(
+    gpu: &Gpu,
+    k: &Kernels,
+    ptr: &DeviceView<'_, u64>,
+    nnz: u64,
+    chunk: u64,
+    rows: &mut DeviceViewMut<'_, u64>,
+) -> Result<()> {
+    let m = ptr.len() as u64 - 1;
+    let chunks = nnz.div_ceil(chunk);
+    // SAFETY: transpose_index64_chunk_rows(ptr, m, nnz, chunk, chunks, rows): the caller's
+    // contract.
+    unsafe { k.chunk_rows.args(gpu.stream()).arg(ptr).arg(&m).arg(&nnz).arg(&chunk).arg(&chunks).arg(&mut *rows).launch(grid_of(gpu, chunks))? };
+    Ok(())
+}
+
+/// `transpose_index64_fingerprint(ptr, majors, idx, rows_major, out)`, one warp per major.
+///
+/// # Safety
+/// A valid matrix: `ptr` of `majors + 1` words from 0 to `idx.len()`; `out` of three words.
+pub(crate) unsafe fn fingerprint(
+    gpu: &Gpu,
+    ptr: &DeviceView<'_, u64>,
+    idx: &DeviceView<'_, u32>,
+    rows_major: bool,
+    out: &mut DeviceViewMut<'_, u64>,
+) -> Result<()> {
+    let kernel = gpu.kernel(&MODULE, "transpose_index64_fingerprint")?;
+    let (majors, rm) = (ptr.len() as u64 - 1, u32::from(rows_major));
+    let cfg = grid_1d(32 * majors.max(1), NT, NT as u64, gpu.props().sm_count.max(1) * 16);
+    // SAFETY: the caller's contract; blocks of NT threads (whole warps).
+    unsafe { kernel.args(gpu.stream()).arg(ptr).arg(&majors).arg(idx).arg(&rm).arg(&mut *out).launch(cfg)? };
+    Ok(())
+}
+
+/// `transpose_index64_generate(ptr, m, idx, nnz, n, seed)`: an `m × n` pattern of
+/// `nnz = idx.len()` entries into `ptr` (`m + 1` words) and `idx`.
+///
+/// # Errors
+/// [`Error::Shape`] when `ptr` is empty; `m` and `n` must be positive ([`Error::TooLarge`]).
+pub(crate) fn generate(gpu: &Gpu, ptr: &mut DeviceViewMut<'_, u64>, idx: &mut DeviceViewMut<'_, u32>, n: u64, seed: u64) -> Result<()> {
+    if ptr.len() < 2 || n == 0 {
+        return Err(Error::Shape { what: "generated matrix's pointer", expected: 2, got: ptr.len() as u64 });
+    }
+    let kernel = gpu.kernel(&MODULE, "transpose_index64_generate")?;
+    let (m, nnz) = (ptr.len() as u64 - 1, idx.len() as u64);
+    // SAFETY: transpose_index64_generate writes ptr[0..=m] and idx[0..nnz], the views' words;
+    // m, n > 0.
+    unsafe { kernel.args(gpu.stream()).arg(&mut *ptr).arg(&m).arg(&mut *idx).arg(&nnz).arg(&n).arg(&seed).launch(grid_of(gpu, nnz.max(m + 1)))? };
+    Ok(())
+}
