@@ -10,7 +10,7 @@ mod launch;
 pub mod serial;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
-use gpu_runtime::scratch::Layout as ScratchLayout;
+use gpu_runtime::scratch::{Layout as ScratchLayout, ScratchSlice};
 use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{ScanKind, Scanner};
 
@@ -111,9 +111,6 @@ pub struct Histogram {
     own: ScratchBuf,
     max_shared: u32,
 }
-
-/// A null device pointer (kernels treat it as "absent").
-const NULL: u64 = 0;
 
 /// Scratch of the checked calls' "first bad index" word.
 const FLAG_BYTES: u64 = 4;
@@ -218,15 +215,10 @@ impl Histogram {
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
         let bins = check_bins(counts.len() as u64)?;
-        let n = check_keys(keys.len())?;
-        let flag = self.flag(checked, scratch)?;
+        check_keys(keys.len())?;
+        let mut flag = self.flag(checked, scratch)?;
         self.gpu.memset_bytes(counts, 0)?;
-        {
-            let stream = self.gpu.stream().clone();
-            let (k, _r) = keys.device_ptr(&stream);
-            let (c, _w) = counts.device_ptr_mut(&stream);
-            self.count_raw(k, n, bins, c, flag)?;
-        }
+        launch::count(&self.gpu, &self.k, self.strategy, self.max_shared, keys, bins, counts, flag.as_mut())?;
         self.verdict(flag, bins as u64)
     }
 
@@ -262,16 +254,11 @@ impl Histogram {
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
         let bins = check_bins((ptr.len() as u64).saturating_sub(1))?;
-        let n = check_keys(keys.len())?;
+        check_keys(keys.len())?;
         scratch.require(Self::pointers_workspace_bytes(bins as u64))?;
-        let flag = self.flag(checked, scratch)?;
+        let mut flag = self.flag(checked, scratch)?;
         self.gpu.memset_bytes(ptr, 0)?;
-        {
-            let stream = self.gpu.stream().clone();
-            let (k, _r) = keys.device_ptr(&stream);
-            let (c, _w) = ptr.device_ptr_mut(&stream);
-            self.count_raw(k, n, bins, c, flag)?;
-        }
+        launch::count(&self.gpu, &self.k, self.strategy, self.max_shared, keys, bins, ptr, flag.as_mut())?;
         // ptr[bins] is still zero, so the exclusive scan leaves the total there.
         let mut sub = scratch.sub(Scanner::<u32>::workspace_bytes(gpu_scan::Algorithm::Auto, bins as u64 + 1))?;
         self.scanner.scan_in_place_with(ScanKind::Exclusive, ptr, &mut sub)?;
@@ -349,19 +336,9 @@ impl Histogram {
             return Err(Error::TooLarge { what: "parts", len: parts, max: (i32::MAX as u64) * WARPS as u64 });
         }
         scratch.require(self.partitioned_workspace_bytes(parts, bins as u64))?;
-        let flag = self.flag(checked, scratch)?;
+        let mut flag = self.flag(checked, scratch)?;
         self.gpu.memset_bytes(table, 0)?;
-        {
-            let stream = self.gpu.stream().clone();
-            let (k, _r) = keys.device_ptr(&stream);
-            let (t, _w) = table.device_ptr_mut(&stream);
-            let (i, _w2) = intra.device_ptr_mut(&stream);
-            if n > 0 {
-                // SAFETY: keys/intra hold n words, table (parts + 1) * bins zeroed words, flag
-                // null or one word; `blocks` covers parts warps.
-                unsafe { launch::partition(&self.gpu, &self.k, k, n, bins, parts, blocks, t, i, flag)? };
-            }
-        }
+        launch::partition(&self.gpu, &self.k, keys, bins, parts, table, intra, flag.as_mut())?;
         let mut sub = scratch.sub(self.vertical_scan_workspace_bytes(rows, bins as u64))?;
         self.vertical_scan_with(table, rows, bins as u64, &mut sub)?;
         self.verdict(flag, bins as u64)
@@ -396,11 +373,8 @@ impl Histogram {
             return Err(Error::TooLarge { what: "bins", len: bins, max: MAX_BINS });
         }
         let chunks = vscan_chunks(rows, bins, self.gpu.props().sm_count);
-        let stream = self.gpu.stream().clone();
-        let (t, _w) = table.device_ptr_mut(&stream);
-        let sums = if chunks == 1 { NULL } else { scratch.take(4 * (chunks + 1) * bins)? };
-        // SAFETY: the table holds rows * bins words; sums (chunks + 1) * bins words when chunked.
-        unsafe { launch::vertical_scan(&self.gpu, &self.k, t, rows, bins, col_blocks, chunks, sums) }
+        let mut sums = if chunks == 1 { None } else { Some(scratch.slice::<u32>(((chunks + 1) * bins) as usize)?) };
+        launch::vertical_scan(&self.gpu, &self.k, table, rows, bins, chunks, sums.as_mut())
     }
 
     /// Runs `f` on the plan's own scratch, grown to `bytes`.
@@ -409,36 +383,25 @@ impl Histogram {
         ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, f)
     }
 
-    /// The "first bad index" word for a checked call (set to `u32::MAX`), or null.
-    fn flag(&self, checked: bool, scratch: &mut Scratch<'_>) -> Result<u64> {
-        let flag = scratch.take(FLAG_BYTES)?;
-        if checked {
-            // SAFETY: the word just carved from the scratch.
-            unsafe { self.gpu.fill_raw(flag, 0xFF, FLAG_BYTES)? };
-            Ok(flag)
-        } else {
-            Ok(NULL)
+    /// The "first bad index" word of a checked call (carved from the scratch, set to
+    /// `u32::MAX`), or none (the word is carved either way: the layouts count it).
+    fn flag<'s>(&self, checked: bool, scratch: &mut Scratch<'s>) -> Result<Option<ScratchSlice<'s, u32>>> {
+        let mut flag = scratch.slice::<u32>((FLAG_BYTES / 4) as usize)?;
+        if !checked {
+            return Ok(None);
         }
+        self.gpu.memset_bytes(&mut flag, 0xFF)?;
+        Ok(Some(flag))
     }
 
     /// Reads a checked call's flag (synchronizes) and reports the first bad key.
-    fn verdict(&self, flag: u64, bins: u64) -> Result<()> {
-        if flag == NULL {
-            return Ok(());
+    fn verdict(&self, flag: Option<ScratchSlice<'_, u32>>, bins: u64) -> Result<()> {
+        let Some(flag) = flag else { return Ok(()) };
+        let bad = self.gpu.download(&flag)?;
+        match bad.first() {
+            Some(&i) if i != u32::MAX => Err(Error::KeyOutOfRange { index: i as u64, bins }),
+            _ => Ok(()),
         }
-        let mut bad = [0u32];
-        // SAFETY: the flag word carved by `flag`.
-        unsafe { self.gpu.read_raw(flag, &mut bad)? };
-        if bad[0] != u32::MAX {
-            return Err(Error::KeyOutOfRange { index: bad[0] as u64, bins });
-        }
-        Ok(())
-    }
-
-    /// Enqueues the counting kernel for `n` keys at `keys` into `bins` zeroed counts at `counts`.
-    fn count_raw(&mut self, keys: u64, n: u64, bins: u32, counts: u64, flag: u64) -> Result<()> {
-        // SAFETY: callers pass n keys at `keys`, bins zeroed words at `counts`, a flag word or 0.
-        unsafe { launch::count(&self.gpu, &self.k, self.strategy, self.max_shared, keys, n, bins, counts, flag) }
     }
 }
 
