@@ -141,15 +141,10 @@ impl Ptr2Idx {
             return Ok(());
         }
         let tiles = (m + nnz).div_ceil(NV as u64);
-        let splits = scratch.take(8 * (tiles + 1))?;
-        let stream = self.gpu.stream().clone();
-        let (o, _r) = offsets.device_ptr(&stream);
-        let (dst, _w) = out.device_ptr_mut(&stream);
+        let mut splits = scratch.slice::<u64>(tiles as usize + 1)?;
         // The kernels of the offsets' width (u32 or u64, the two `Offset` types).
         let k = if std::mem::size_of::<O>() == 8 { &self.k.w64 } else { &self.k.w32 };
-        // SAFETY: offsets hold m + 1 words of the kernels' offset type, out nnz words, splits
-        // tiles + 1 words; m < 2^32 (sizes).
-        unsafe { launch::expand(&self.gpu, k, o, m, nnz, tiles, splits, dst) }
+        launch::expand(&self.gpu, k, offsets, out, &mut splits)
     }
 
     /// [`Ptr2Idx::run_checked`] on caller-lent scratch of at least [`Ptr2Idx::workspace_bytes`].
