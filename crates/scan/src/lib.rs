@@ -229,10 +229,8 @@ impl<T: ScanItem> Scanner<T> {
         if output.len() as u64 != n {
             return Err(Error::LengthMismatch { what: "output", expected: n, got: output.len() as u64 });
         }
-        let stream = self.gpu.stream().clone();
-        let (src, _r) = input.device_ptr(&stream);
-        let (dst, _w) = output.device_ptr_mut(&stream);
-        self.scan_raw(src, dst, n, kind, scratch)
+        self.check_len(n)?;
+        launch::scan_into(&self.gpu, &self.kernels, self.algorithm.resolve(n), input, output, kind, scratch)
     }
 
     /// Scan of `data` in place on caller-lent scratch (see [`Scanner::scan_with`]).
@@ -241,9 +239,8 @@ impl<T: ScanItem> Scanner<T> {
     /// As [`Scanner::scan_with`].
     pub fn scan_in_place_with(&mut self, kind: ScanKind, data: &mut impl DevicePtrMut<T>, scratch: &mut Scratch<'_>) -> Result<()> {
         let n = data.len() as u64;
-        let stream = self.gpu.stream().clone();
-        let (p, _w) = data.device_ptr_mut(&stream);
-        self.scan_raw(p, p, n, kind, scratch)
+        self.check_len(n)?;
+        launch::scan_in_place(&self.gpu, &self.kernels, self.algorithm.resolve(n), data, kind, scratch)
     }
 
     /// Runs `f` on the plan's own scratch, grown to what `n` items need.
@@ -253,16 +250,11 @@ impl<T: ScanItem> Scanner<T> {
         ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, f)
     }
 
-    fn scan_raw(&mut self, src: u64, dst: u64, n: u64, kind: ScanKind, scratch: &mut Scratch<'_>) -> Result<()> {
+    fn check_len(&self, n: u64) -> Result<()> {
         if n > MAX_LEN {
             return Err(Error::TooLarge { what: "items", len: n, max: MAX_LEN });
         }
-        if n == 0 {
-            return Ok(());
-        }
-        let layout = launch::Layout::new::<T>(self.algorithm.resolve(n), n);
-        let ws = scratch.take(layout.bytes)?;
-        launch::scan(&self.gpu, &self.kernels, &layout, ws, src, dst, n, kind)
+        Ok(())
     }
 }
 
