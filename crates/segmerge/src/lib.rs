@@ -151,15 +151,8 @@ impl Segmerge {
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
         let n = lengths(keys.len(), &[("values", values.len()), ("keys_out", keys_out.len()), ("values_out", values_out.len())])?;
-        let splits = splits_for(n, s, scratch)?;
-        let stream = self.gpu.stream().clone();
-        let (k, _a) = keys.device_ptr(&stream);
-        let (v, _b) = values.device_ptr(&stream);
-        let (ko, _c) = keys_out.device_ptr_mut(&stream);
-        let (vo, _d) = values_out.device_ptr_mut(&stream);
-        // SAFETY: four distinct buffers of n items (distinct: one is borrowed mutably), splits sized.
-        unsafe { merge_pass(&self.gpu, &self.pairs, k, v, n, s, splits, ko, vo)? };
-        Ok(())
+        let mut splits = splits_for(n, s, scratch)?;
+        Ok(raw::pass_pairs(&self.gpu, &self.pairs, s, (keys, values), keys_out, values_out, &mut splits)?)
     }
 
     /// Keys-only [`Segmerge::merge_pass`].
@@ -182,13 +175,8 @@ impl Segmerge {
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
         let n = lengths(keys.len(), &[("keys_out", keys_out.len())])?;
-        let splits = splits_for(n, s, scratch)?;
-        let stream = self.gpu.stream().clone();
-        let (k, _a) = keys.device_ptr(&stream);
-        let (ko, _c) = keys_out.device_ptr_mut(&stream);
-        // SAFETY: two distinct buffers of n items, splits sized.
-        unsafe { merge_pass(&self.gpu, &self.keys, k, 0, n, s, splits, ko, 0)? };
-        Ok(())
+        let mut splits = splits_for(n, s, scratch)?;
+        Ok(raw::pass_keys(&self.gpu, &self.keys, s, keys, keys_out, &mut splits)?)
     }
 
     /// Runs `f` on the plan's own scratch, grown to `bytes`.
@@ -199,11 +187,11 @@ impl Segmerge {
 }
 
 /// The splits region of one merge pass of runs of `s` over `n` items.
-fn splits_for(n: u64, s: u64, scratch: &mut Scratch<'_>) -> Result<u64> {
+fn splits_for<'s>(n: u64, s: u64, scratch: &mut Scratch<'s>) -> Result<gpu_runtime::scratch::ScratchSlice<'s, u32>> {
     if s == 0 {
         return Err(Error::ZeroRun);
     }
-    Ok(scratch.take(4 * (tile_count(n, s) + 1))?)
+    Ok(scratch.slice::<u32>((tile_count(n, s) + 1) as usize)?)
 }
 
 fn lengths(n: usize, others: &[(&'static str, usize)]) -> Result<u64> {

@@ -1,7 +1,8 @@
 //! The merge-pass launcher on raw device addresses, for every crate whose kernels instantiate
 //! `segmerge_kernels::pass` (this crate's `segmerge` module, `gpu-segsort`'s 64-bit merges): one
 //! stable merge pass (partition + merge kernels).
-use gpu_runtime::cudarc::driver::LaunchConfig;
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
+use gpu_runtime::scratch::ScratchSlice;
 use gpu_runtime::{grid_1d, Gpu, Kernel};
 
 pub use segmerge_kernels::{tile_count, tiles_per_pair, NT, NV};
@@ -82,4 +83,51 @@ pub unsafe fn merge_pass(
         }
     }
     Ok(())
+}
+
+/// One pairs merge pass of typed `u32` buffers of `n` items each (lengths checked by the
+/// caller: `lengths`), `splits` of `tile_count(n, s) + 1` words: the addresses formed here.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn pass_pairs(
+    gpu: &Gpu,
+    k: &MergeKernels,
+    s: u64,
+    (keys, vals): (&impl DevicePtr<u32>, &impl DevicePtr<u32>),
+    keys_out: &mut impl DevicePtrMut<u32>,
+    vals_out: &mut impl DevicePtrMut<u32>,
+    splits: &mut ScratchSlice<'_, u32>,
+) -> gpu_runtime::Result<()> {
+    let n = keys.len() as u64;
+    if [vals.len(), keys_out.len(), vals_out.len()].iter().any(|&l| l as u64 != n) || splits_short(splits, n, s) {
+        return Err(gpu_runtime::Error::Internal("merge pass lengths"));
+    }
+    let stream = gpu.stream();
+    let (k0, _a) = keys.device_ptr(stream);
+    let (v0, _b) = vals.device_ptr(stream);
+    let (ko, _c) = keys_out.device_ptr_mut(stream);
+    let (vo, _d) = vals_out.device_ptr_mut(stream);
+    let (sp, _e) = splits.device_ptr_mut(stream);
+    // SAFETY: four buffers of n items (checked), distinct (the outputs are mutable borrows),
+    // splits sized (checked); the pairs kernels.
+    unsafe { merge_pass(gpu, k, k0, v0, n, s, sp, ko, vo) }
+}
+
+/// One keys-only merge pass of typed buffers (as [`pass_pairs`]).
+pub(crate) fn pass_keys(gpu: &Gpu, k: &MergeKernels, s: u64, keys: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, splits: &mut ScratchSlice<'_, u32>) -> gpu_runtime::Result<()> {
+    let n = keys.len() as u64;
+    if keys_out.len() as u64 != n || splits_short(splits, n, s) {
+        return Err(gpu_runtime::Error::Internal("merge pass lengths"));
+    }
+    let stream = gpu.stream();
+    let (k0, _a) = keys.device_ptr(stream);
+    let (ko, _c) = keys_out.device_ptr_mut(stream);
+    let (sp, _e) = splits.device_ptr_mut(stream);
+    // SAFETY: two distinct buffers of n items (checked), splits sized (checked); the keys-only
+    // kernels.
+    unsafe { merge_pass(gpu, k, k0, 0, n, s, sp, ko, 0) }
+}
+
+fn splits_short(splits: &ScratchSlice<'_, u32>, n: u64, s: u64) -> bool {
+    use gpu_runtime::cudarc::driver::DeviceSlice;
+    s == 0 || (splits.len() as u64) < tile_count(n, s) + 1
 }
