@@ -21,7 +21,13 @@ pub(crate) struct ByWidth {
 /// `tiles = ceil((m + nnz) / NV)` tiles: `out` (`nnz` words) gets each item's segment of the
 /// `m + 1` offsets. The kernels clamp every search to its bounds, so any offsets (even not
 /// monotone) stay in bounds: a safe function once the lengths are checked here.
-pub(crate) fn expand<O: Offset>(gpu: &Gpu, k: &Kernels, offsets: &impl DevicePtr<O>, out: &mut impl DevicePtrMut<u32>, splits: &mut ScratchSlice<'_, u64>) -> Result<()> {
+pub(crate) fn expand<O: Offset>(
+    gpu: &Gpu,
+    k: &Kernels,
+    offsets: &impl DevicePtr<O>,
+    out: &mut impl DevicePtrMut<u32>,
+    splits: &mut ScratchSlice<'_, u64>,
+) -> Result<()> {
     let (m, nnz) = ((offsets.len() as u64).saturating_sub(1), out.len() as u64);
     let tiles = (m + nnz).div_ceil(NV as u64);
     if offsets.is_empty() || nnz == 0 || m >= u32::MAX as u64 || (splits.len() as u64) < tiles + 1 || tiles > i32::MAX as u64 {

@@ -128,7 +128,14 @@ pub(crate) fn scan_into<T: ScanItem>(
 }
 
 /// Scan of `data` in place on `scratch` (as [`scan_into`]).
-pub(crate) fn scan_in_place<T: ScanItem>(gpu: &Gpu, k: &Kernels, algorithm: Algorithm, data: &mut impl DevicePtrMut<T>, kind: ScanKind, scratch: &mut Scratch<'_>) -> Result<()> {
+pub(crate) fn scan_in_place<T: ScanItem>(
+    gpu: &Gpu,
+    k: &Kernels,
+    algorithm: Algorithm,
+    data: &mut impl DevicePtrMut<T>,
+    kind: ScanKind,
+    scratch: &mut Scratch<'_>,
+) -> Result<()> {
     let n = data.len() as u64;
     if n == 0 {
         return Ok(());

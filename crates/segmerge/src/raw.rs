@@ -113,7 +113,14 @@ pub(crate) fn pass_pairs(
 }
 
 /// One keys-only merge pass of typed buffers (as [`pass_pairs`]).
-pub(crate) fn pass_keys(gpu: &Gpu, k: &MergeKernels, s: u64, keys: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>, splits: &mut ScratchSlice<'_, u32>) -> gpu_runtime::Result<()> {
+pub(crate) fn pass_keys(
+    gpu: &Gpu,
+    k: &MergeKernels,
+    s: u64,
+    keys: &impl DevicePtr<u32>,
+    keys_out: &mut impl DevicePtrMut<u32>,
+    splits: &mut ScratchSlice<'_, u32>,
+) -> gpu_runtime::Result<()> {
     let n = keys.len() as u64;
     if keys_out.len() as u64 != n || splits_short(splits, n, s) {
         return Err(gpu_runtime::Error::Internal("merge pass lengths"));

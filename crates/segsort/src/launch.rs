@@ -1,9 +1,12 @@
-//! The only `unsafe` launches of the segsort kernels, with their grid sizing.
-use gpu_runtime::cudarc::driver::LaunchConfig;
-use gpu_runtime::{grid_1d, Gpu, Kernel};
+//! The only `unsafe` launches of the segsort kernels and the only raw device addresses of the
+//! crate, with their grid sizing: the typed entry points at the end (`impl Segsort`) form the
+//! addresses, after the lengths are checked, for the `unsafe` launches above them.
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceSlice, LaunchConfig};
+use gpu_runtime::scratch::ScratchSlice;
+use gpu_runtime::{grid_1d, Gpu, Kernel, Scratch};
 use gpu_segmerge::raw::{self, MergeKernels};
 
-use crate::{Result, TileSize};
+use crate::{Error, Result, Segsort, TileSize};
 
 /// The kernels of the 64-bit segment sort: pack, block sort (pairs or keys), merge, unpack.
 pub(crate) struct Kernels64<'a> {
@@ -102,4 +105,149 @@ pub(crate) unsafe fn sort_segments64(
     // SAFETY: segsort_unpack(packed, n, keys): n items each.
     unsafe { k.unpack.args(stream).arg(&a).arg(&n).arg(&keys).launch(cfg)? };
     Ok(())
+}
+
+/// Values moved with the keys of an in-place call: none, or a buffer of the keys' length.
+pub(crate) type ValuesMut<'b> = Option<&'b mut dyn DevicePtrMut<u32>>;
+
+/// `len == n`, else [`Error::LengthMismatch`] naming `what`.
+fn same(what: &'static str, n: u64, len: usize) -> Result<()> {
+    if len as u64 != n {
+        return Err(Error::LengthMismatch { what, expected: n, got: len as u64 });
+    }
+    Ok(())
+}
+
+impl Segsort {
+    /// The block sort of every `tile` of the keys (and values), in place.
+    pub(crate) fn tiles_in_place(&mut self, tile: TileSize, keys: &mut impl DevicePtrMut<u32>, vals: ValuesMut<'_>) -> Result<()> {
+        let n = keys.len() as u64;
+        let stream = self.gpu.stream().clone();
+        let (k, _k) = keys.device_ptr_mut(&stream);
+        let (v, _v) = match vals {
+            Some(v) => {
+                same("values", n, v.len())?;
+                let (p, g) = v.device_ptr_mut(&stream);
+                (p, Some(g))
+            }
+            None => (0, None),
+        };
+        // SAFETY: keys (and values) hold n items (checked), read and written in place by the
+        // same block.
+        unsafe { self.block_sort_raw(tile, k, v, n, k, v) }
+    }
+
+    /// The block sort of every `tile` of `keys` (and values) into the outputs; inputs kept.
+    pub(crate) fn tiles_into(
+        &mut self,
+        tile: TileSize,
+        keys: &impl DevicePtr<u32>,
+        keys_out: &mut impl DevicePtrMut<u32>,
+        vals: Option<(&dyn DevicePtr<u32>, &mut dyn DevicePtrMut<u32>)>,
+    ) -> Result<()> {
+        let n = keys.len() as u64;
+        same("keys_out", n, keys_out.len())?;
+        let stream = self.gpu.stream().clone();
+        let (k, _k) = keys.device_ptr(&stream);
+        let (ko, _ko) = keys_out.device_ptr_mut(&stream);
+        let (v, vo, _g) = match vals {
+            Some((v, o)) => {
+                same("values", n, v.len())?;
+                same("values_out", n, o.len())?;
+                let (p, g) = v.device_ptr(&stream);
+                let (q, h) = o.device_ptr_mut(&stream);
+                (p, q, Some((g, h)))
+            }
+            None => (0, 0, None),
+        };
+        // SAFETY: every buffer holds n items (checked); the outputs are mutable borrows, apart
+        // from the inputs.
+        unsafe { self.block_sort_raw(tile, k, v, n, ko, vo) }
+    }
+
+    /// The whole sort in place (block sorts, then merge passes ping-ponging with temporaries
+    /// carved from `scratch`, which holds `sort_workspace_bytes`).
+    pub(crate) fn sort_in_place(&mut self, keys: &mut impl DevicePtrMut<u32>, vals: ValuesMut<'_>, scratch: &mut Scratch<'_>) -> Result<()> {
+        let n = keys.len() as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        scratch.require(self.sort_workspace_bytes(n, vals.is_some()))?;
+        let b = self.tile.len() as u64;
+        let passes = raw::merge_passes(n, b);
+        let mut splits = scratch.slice::<u32>((raw::max_tiles(n, b) + 1) as usize)?;
+        let mut tk = scratch.slice::<u32>(n as usize)?;
+        let mut tv = if vals.is_some() { Some(scratch.slice::<u32>(n as usize)?) } else { None };
+        let stream = self.gpu.stream().clone();
+        let (k, _k) = keys.device_ptr_mut(&stream);
+        let (v, _v) = match vals {
+            Some(v) => {
+                same("values", n, v.len())?;
+                let (p, g) = v.device_ptr_mut(&stream);
+                (p, Some(g))
+            }
+            None => (0, None),
+        };
+        let (tk, _tk) = tk.device_ptr_mut(&stream);
+        let (tv, _tv) = match tv.as_mut() {
+            Some(t) => {
+                let (p, g) = t.device_ptr_mut(&stream);
+                (p, Some(g))
+            }
+            None => (0, None),
+        };
+        let (sp, _sp) = splits.device_ptr_mut(&stream);
+        let (kb, vb) = ([k, tk], [v, tv]);
+        // The block sort writes to index passes % 2, so the last pass lands in index 0.
+        let mut x = (passes % 2) as usize;
+        // SAFETY: kb/vb hold n items each (the caller's buffers, checked, or scratch of n items).
+        unsafe { self.block_sort_raw(self.tile, k, v, n, kb[x], vb[x])? };
+        let mut s = b;
+        while s < n {
+            // SAFETY: kb/vb hold n items each, x and 1 - x distinct; splits hold
+            // max_tiles(n, b) + 1 >= tile_count(n, s) + 1 words.
+            unsafe { self.segmerge.merge_pass_raw(kb[x], vb[x], n, s, sp, kb[1 - x], vb[1 - x])? };
+            x = 1 - x;
+            s *= 2;
+        }
+        Ok(())
+    }
+
+    /// The 64-bit sort by segments once `seg` holds each item's segment: `a`, `b` two 64-bit
+    /// temporaries and `splits` from the scratch ([`sort_segments64`]).
+    pub(crate) fn segments64(
+        &mut self,
+        seg: &mut ScratchSlice<'_, u32>,
+        keys: &mut impl DevicePtrMut<u32>,
+        vals: ValuesMut<'_>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
+        let n = keys.len() as u64;
+        same("segments", n, seg.len())?;
+        if n == 0 {
+            return Ok(());
+        }
+        let (mut a, mut b) = (scratch.slice::<u64>(n as usize)?, scratch.slice::<u64>(n as usize)?);
+        let mut splits = scratch.slice::<u32>((raw::max_tiles(n, 2048) + 1) as usize)?;
+        let stream = self.gpu.stream().clone();
+        let (sg, _s) = seg.device_ptr_mut(&stream);
+        let (k, _k) = keys.device_ptr_mut(&stream);
+        let (v, _v) = match vals {
+            Some(v) => {
+                same("values", n, v.len())?;
+                let (p, g) = v.device_ptr_mut(&stream);
+                (p, Some(g))
+            }
+            None => (0, None),
+        };
+        let (a, _a) = a.device_ptr_mut(&stream);
+        let (b, _b) = b.device_ptr_mut(&stream);
+        let (sp, _sp) = splits.device_ptr_mut(&stream);
+        let merge = if v != 0 { &self.merge_pairs64 } else { &self.merge_keys64 };
+        let k64 = Kernels64 { pack: &self.pack, unpack: &self.unpack, pairs: &self.pairs64, keys: &self.keys64, merge };
+        // SAFETY: keys (and values) hold n items (checked); seg n words with each item's
+        // segment (the caller's ptr2idx); a, b 8 n bytes each; splits max_tiles(n, 2048) + 1
+        // words; n >= 1.
+        unsafe { sort_segments64(&self.gpu, &k64, sg, k, v, n, a, b, sp) }
+    }
 }

@@ -202,11 +202,8 @@ impl Segsort {
         values: &mut impl DevicePtrMut<u32>,
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
-        let n = same_len(keys.len(), values.len(), "values")?;
-        let stream = self.gpu.stream().clone();
-        let (k, _a) = keys.device_ptr_mut(&stream);
-        let (v, _b) = values.device_ptr_mut(&stream);
-        self.sort_raw(k, v, n, scratch)
+        same_len(keys.len(), values.len(), "values")?;
+        self.sort_in_place(keys, Some(values), scratch)
     }
 
     /// [`Segsort::sort_keys`] on caller-lent scratch of [`Segsort::sort_workspace_bytes`].
@@ -214,36 +211,8 @@ impl Segsort {
     /// # Errors
     /// As [`Segsort::sort_pairs_with`].
     pub fn sort_keys_with(&mut self, keys: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
-        let n = check_len(keys.len())?;
-        let stream = self.gpu.stream().clone();
-        let (k, _a) = keys.device_ptr_mut(&stream);
-        self.sort_raw(k, 0, n, scratch)
-    }
-
-    fn sort_raw(&mut self, k: u64, v: u64, n: u64, scratch: &mut Scratch<'_>) -> Result<()> {
-        if n == 0 {
-            return Ok(());
-        }
-        scratch.require(self.sort_workspace_bytes(n, v != 0))?;
-        let b = self.tile.len() as u64;
-        let passes = raw::merge_passes(n, b);
-        let splits = scratch.take(4 * (raw::max_tiles(n, b) + 1))?;
-        let tk = scratch.take(4 * n)?;
-        let tv = if v != 0 { scratch.take(4 * n)? } else { 0 };
-        let (kb, vb) = ([k, tk], [v, tv]);
-        // The block sort writes to index passes % 2, so the last pass lands in index 0.
-        let mut x = (passes % 2) as usize;
-        // SAFETY: kb/vb hold n items each (the caller's buffers or scratch of n items).
-        unsafe { self.sort_tiles_raw(self.tile, k, v, n, kb[x], vb[x])? };
-        let mut s = b;
-        while s < n {
-            // SAFETY: kb/vb hold n items each, x and 1 - x distinct; splits hold
-            // max_tiles(n, b) >= tile_count(n, s) words.
-            unsafe { self.segmerge.merge_pass_raw(kb[x], vb[x], n, s, splits, kb[1 - x], vb[1 - x])? };
-            x = 1 - x;
-            s *= 2;
-        }
-        Ok(())
+        check_len(keys.len())?;
+        self.sort_in_place(keys, None, scratch)
     }
 
     /// Scratch bytes of [`Segsort::sort_segments_with`] for `m` segments over `n` items (the
@@ -264,12 +233,8 @@ impl Segsort {
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::TooLarge`] past [`MAX_LEN`], launch errors.
     pub fn sort_tiles(&mut self, tile: TileSize, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let n = same_len(keys.len(), values.len(), "values")?;
-        let stream = self.gpu.stream().clone();
-        let (k, _wk) = keys.device_ptr_mut(&stream);
-        let (v, _wv) = values.device_ptr_mut(&stream);
-        // SAFETY: both buffers hold n items.
-        unsafe { self.sort_tiles_raw(tile, k, v, n, k, v) }
+        same_len(keys.len(), values.len(), "values")?;
+        self.tiles_in_place(tile, keys, Some(values))
     }
 
     /// Sorts every tile of `tile` keys in place.
@@ -277,11 +242,8 @@ impl Segsort {
     /// # Errors
     /// [`Error::TooLarge`] past [`MAX_LEN`], launch errors.
     pub fn sort_tiles_keys(&mut self, tile: TileSize, keys: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let n = check_len(keys.len())?;
-        let stream = self.gpu.stream().clone();
-        let (k, _wk) = keys.device_ptr_mut(&stream);
-        // SAFETY: the buffer holds n items.
-        unsafe { self.sort_tiles_raw(tile, k, 0, n, k, 0) }
+        check_len(keys.len())?;
+        self.tiles_in_place(tile, keys, None)
     }
 
     /// Out-of-place [`Segsort::sort_tiles`]: the inputs are left as they are.
@@ -296,16 +258,10 @@ impl Segsort {
         keys_out: &mut impl DevicePtrMut<u32>,
         values_out: &mut impl DevicePtrMut<u32>,
     ) -> Result<()> {
-        let n = same_len(keys.len(), values.len(), "values")?;
+        same_len(keys.len(), values.len(), "values")?;
         same_len(keys.len(), keys_out.len(), "keys_out")?;
         same_len(keys.len(), values_out.len(), "values_out")?;
-        let stream = self.gpu.stream().clone();
-        let (k, _rk) = keys.device_ptr(&stream);
-        let (v, _rv) = values.device_ptr(&stream);
-        let (ko, _wk) = keys_out.device_ptr_mut(&stream);
-        let (vo, _wv) = values_out.device_ptr_mut(&stream);
-        // SAFETY: all four buffers hold n items.
-        unsafe { self.sort_tiles_raw(tile, k, v, n, ko, vo) }
+        self.tiles_into(tile, keys, keys_out, Some((values, values_out)))
     }
 
     /// Out-of-place [`Segsort::sort_tiles_keys`].
@@ -313,12 +269,8 @@ impl Segsort {
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::TooLarge`] past [`MAX_LEN`], launch errors.
     pub fn sort_tiles_keys_into(&mut self, tile: TileSize, keys: &impl DevicePtr<u32>, keys_out: &mut impl DevicePtrMut<u32>) -> Result<()> {
-        let n = same_len(keys.len(), keys_out.len(), "keys_out")?;
-        let stream = self.gpu.stream().clone();
-        let (k, _rk) = keys.device_ptr(&stream);
-        let (ko, _wk) = keys_out.device_ptr_mut(&stream);
-        // SAFETY: both buffers hold n items.
-        unsafe { self.sort_tiles_raw(tile, k, 0, n, ko, 0) }
+        same_len(keys.len(), keys_out.len(), "keys_out")?;
+        self.tiles_into(tile, keys, keys_out, None)
     }
 
     /// Sorts every segment `offsets[i]..offsets[i + 1]` of the pairs in place, stably by key;
@@ -359,10 +311,8 @@ impl Segsort {
         values: &mut impl DevicePtrMut<u32>,
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
-        let n = same_len(keys.len(), values.len(), "values")?;
-        let stream = self.gpu.stream().clone();
-        let (v, _wv) = values.device_ptr_mut(&stream);
-        self.segments(offsets, keys, n, v, scratch)
+        same_len(keys.len(), values.len(), "values")?;
+        self.segments(offsets, keys, Some(values), scratch)
     }
 
     /// Keys-only [`Segsort::sort_segments_with`].
@@ -375,8 +325,8 @@ impl Segsort {
         keys: &mut impl DevicePtrMut<u32>,
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
-        let n = check_len(keys.len())?;
-        self.segments(offsets, keys, n, 0, scratch)
+        check_len(keys.len())?;
+        self.segments(offsets, keys, None, scratch)
     }
 
     /// Runs `f` on the plan's own scratch, grown to `bytes`.
@@ -389,29 +339,16 @@ impl Segsort {
         &mut self,
         offsets: &impl DevicePtr<u32>,
         keys: &mut impl DevicePtrMut<u32>,
-        n: u64,
-        vals: u64,
+        vals: launch::ValuesMut<'_>,
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
+        let n = keys.len() as u64;
         let m = (offsets.len() as u64).saturating_sub(1);
         scratch.require(Self::segments_workspace_bytes(m, n))?;
         let mut p2i_scratch = scratch.sub(Ptr2Idx::workspace_bytes(m, n))?;
         let mut seg = scratch.slice::<u32>(n as usize)?;
         self.p2i.run_checked_with(offsets, &mut seg, &mut p2i_scratch)?;
-        if n == 0 {
-            return Ok(());
-        }
-        let stream = self.gpu.stream().clone();
-        let seg = seg.device_ptr(&stream).0;
-        let a = scratch.take(8 * n)?;
-        let b = scratch.take(8 * n)?;
-        let splits = scratch.take(4 * (raw::max_tiles(n, 2048) + 1))?;
-        let (k, _wk) = keys.device_ptr_mut(&stream);
-        let merge = if vals != 0 { &self.merge_pairs64 } else { &self.merge_keys64 };
-        let k64 = launch::Kernels64 { pack: &self.pack, unpack: &self.unpack, pairs: &self.pairs64, keys: &self.keys64, merge };
-        // SAFETY: keys (and values unless 0) hold n items; seg n words with each item's segment;
-        // a, b 8 n bytes each; splits max_tiles(n, 2048) + 1 words.
-        unsafe { launch::sort_segments64(&self.gpu, &k64, seg, k, vals, n, a, b, splits) }
+        self.segments64(&mut seg, keys, vals, scratch)
     }
 
     /// [`Segsort::sort_tiles_into`] on raw device addresses (`vals == 0`: keys only), for
@@ -425,6 +362,15 @@ impl Segsort {
     /// # Errors
     /// Launch errors.
     pub unsafe fn sort_tiles_raw(&mut self, tile: TileSize, keys: u64, vals: u64, n: u64, keys_out: u64, vals_out: u64) -> Result<()> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.block_sort_raw(tile, keys, vals, n, keys_out, vals_out) }
+    }
+
+    /// [`Segsort::sort_tiles_raw`]'s launch (the kernel matching `vals`).
+    ///
+    /// # Safety
+    /// As [`Segsort::sort_tiles_raw`].
+    unsafe fn block_sort_raw(&mut self, tile: TileSize, keys: u64, vals: u64, n: u64, keys_out: u64, vals_out: u64) -> Result<()> {
         if n == 0 {
             return Ok(());
         }
