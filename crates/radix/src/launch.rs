@@ -1,10 +1,17 @@
-//! The scratch layout and the only `unsafe` launches: one histogram launch per
-//! [`HIST_PASSES`] passes, then one onesweep launch per pass.
+//! The scratch layout, the only `unsafe` launches (one histogram launch per [`HIST_PASSES`]
+//! passes, then one onesweep launch per pass) and the only raw device addresses of the crate:
+//! the chains of a sort's double buffers and the in-place sorts' buffers.
 use gpu_runtime::cudarc::driver::LaunchConfig;
 use gpu_runtime::scratch::Layout;
 use gpu_runtime::{Gpu, Kernel, Scratch};
 
-use crate::{stage_bytes, Carry, Result, HIST_PASSES, MAX_BITS, NT, NV};
+use std::ops::Range;
+
+use gpu_runtime::cudarc::driver::DevicePtrMut;
+use gpu_runtime::Payload;
+
+use crate::buffers::Array;
+use crate::{pass_digit, same_len, stage_bytes, Carry, Error, RadixSort, Result, HIST_PASSES, MAX_BITS, NT, NV};
 
 pub(crate) struct Kernels {
     pub histogram: Kernel,
@@ -217,4 +224,159 @@ pub(crate) fn copy_back(gpu: &Gpu, from: Bufs, to: Bufs, n: u64, carry: Carry) -
         copy(from.first, to.first, 4 * n)?;
     }
     copy(from.second, to.second, n * carry.second_bytes as u64)
+}
+
+/// Where one array's passes read and write (device addresses): pass 0 reads `input`, pass `p`
+/// writes `temps[p % 2]`, the last pass `output`; `flip` when the result ends in the buffer's
+/// other half.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Chain {
+    input: u64,
+    temps: [u64; 2],
+    output: u64,
+    flip: bool,
+}
+
+/// The chain of one array over `passes` passes, its lengths checked against `n` keys. In place
+/// (input in the current half `c`, alternate `a`): pass 0 writes `a`, then `c`, ...; the result
+/// lands in `a` after an odd count (`flip`). From a source: the first pass writes the half that
+/// makes the last one write `c`.
+pub(crate) fn chain<T>(array: &Array<'_, '_, T>, n: u64, passes: u32, what: &'static str) -> Result<Chain> {
+    let b = &array.buffers;
+    same_len(n, b.len(), what)?;
+    let (c, a) = (b.addr(0), b.addr(1));
+    let alternate_needed = array.source.is_none() || passes > 1;
+    if alternate_needed && b.is_single() && n > 0 {
+        return Err(Error::NoAlternate { what, passes });
+    }
+    Ok(match &array.source {
+        None => Chain { input: c, temps: [a, c], output: if passes % 2 == 1 { a } else { c }, flip: passes % 2 == 1 },
+        Some(src) => {
+            same_len(n, src.len(), what)?;
+            let first = if passes % 2 == 1 { c } else { a };
+            Chain { input: src.addr(), temps: [first, if first == c { a } else { c }], output: c, flip: false }
+        }
+    })
+}
+
+impl Chain {
+    /// Whether the result ends in the buffer's other half (its selector flips).
+    pub(crate) fn flips(&self) -> bool {
+        self.flip
+    }
+}
+
+impl RadixSort {
+    /// Sorts `keys` (and `values`) in place on the plan's own scratch: the addresses formed
+    /// here from the typed buffers (lengths checked by the caller).
+    pub(crate) fn in_place<V: Payload>(
+        &mut self,
+        keys: &mut impl DevicePtrMut<u32>,
+        values: Option<&mut dyn DevicePtrMut<V>>,
+        end_bit: u32,
+    ) -> Result<()> {
+        let n = keys.len() as u64;
+        let stream = self.gpu.stream().clone();
+        let (k, _k) = keys.device_ptr_mut(&stream);
+        let (v, carry, _v) = match values {
+            Some(v) => {
+                if v.len() as u64 != n {
+                    return Err(Error::LengthMismatch { what: "values", expected: n, got: v.len() as u64 });
+                }
+                let (p, g) = v.device_ptr_mut(&stream);
+                (p, Carry { first: false, second_bytes: V::BYTES }, Some(g))
+            }
+            None => (0, Carry::default(), None),
+        };
+        // SAFETY: `k` (and `v`) hold n items of their types (checked).
+        unsafe { self.run_in_place(n, end_bit, Bufs { keys: k, first: 0, second: v }, carry) }
+    }
+
+    /// The passes of the chains of the keys and the payloads present (`[keys, first, second]`).
+    ///
+    /// # Safety
+    /// Each chain was made by [`chain`] for `n` keys and this sort's pass count, from arrays
+    /// still borrowed; `carry` names the payloads present.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn run_chains(
+        &mut self,
+        n: u64,
+        bits: Range<u32>,
+        chains: [Option<Chain>; 3],
+        carry: Carry,
+        scratch: &mut Scratch<'_>,
+        status: Option<Scratch<'_>>,
+    ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let [k, f, s] = chains.map(Option::unwrap_or_default);
+        let bufs = |pick: fn(&Chain) -> u64| Bufs { keys: pick(&k), first: pick(&f), second: pick(&s) };
+        let (input, output) = (bufs(|c| c.input), bufs(|c| c.output));
+        let temps = [bufs(|c| c.temps[0]), bufs(|c| c.temps[1])];
+        // SAFETY: every address holds n items of its type (the chains' lengths were checked by
+        // `chain`; an absent payload is 0 everywhere, as `carry` says); pass p reads the input
+        // (p = 0) or temps[(p - 1) % 2] and writes temps[p % 2] or the output (last), which
+        // `chain` put in the other half from the one read; sources are shared borrows apart
+        // from the buffers' mutable ones.
+        unsafe { self.run(n, bits, input, output, temps, carry, scratch, status) }
+    }
+
+    /// In place: pass 0 reads the caller's buffers, the last pass writes them (one pass: through
+    /// a temporary and a copy back), on the plan's own scratch (two temporary copies).
+    ///
+    /// # Safety
+    /// `io` holds `n` items of each type `carry` names (0 for absent ones).
+    unsafe fn run_in_place(&mut self, n: u64, end_bit: u32, io: Bufs, carry: Carry) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let bits = 0..end_bit.min(32);
+        let bytes = with_sweep(copies_layout(n, carry, 2), n, self.passes(bits.clone()).1).bytes();
+        self.owned(bytes, |s, scratch| {
+            let (t0, t1) = (take_copy(scratch, n, carry)?, take_copy(scratch, n, carry)?);
+            if s.passes(bits.clone()).0 == 1 {
+                // SAFETY: forwarded; t0 is a distinct region of n items of each kind.
+                unsafe { s.run(n, bits, io, t0, [t0, t1], carry, scratch, None)? };
+                return copy_back(&s.gpu, t0, io, n, carry);
+            }
+            // SAFETY: forwarded; the chain reads `io` in pass 0 and writes it in the last pass
+            // only.
+            unsafe { s.run(n, bits, io, io, [t0, t1], carry, scratch, None) }
+        })
+    }
+
+    /// The passes: pass `p` reads the input (p = 0) or temporary `(p - 1) % 2`, and writes the
+    /// output (last pass) or temporary `p % 2`.
+    ///
+    /// # Safety
+    /// Every address of `input`, `output` and `temps` holds `n` items of its type (0 for an
+    /// absent payload, the same in all); no pass writes what it reads.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn run(
+        &mut self,
+        n: u64,
+        bits: Range<u32>,
+        input: Bufs,
+        output: Bufs,
+        temps: [Bufs; 2],
+        carry: Carry,
+        scratch: &mut Scratch<'_>,
+        status: Option<Scratch<'_>>,
+    ) -> Result<()> {
+        let (passes, per) = self.passes(bits.clone());
+        let (begin, end) = (bits.start, bits.end.min(32));
+        let sweep = Sweep::new(&self.gpu, scratch, status, n, passes, per)?;
+        // SAFETY: the input holds n keys (caller); the sweep is fresh, for n keys and `passes`.
+        unsafe { histogram(&self.gpu, &self.k, input.keys, n, begin, per, passes, end, &sweep)? };
+        for p in 0..passes {
+            let (shift, bits) = pass_digit(begin, per, p, end);
+            let src = if p == 0 { input } else { temps[((p - 1) % 2) as usize] };
+            let dst = if p + 1 == passes { output } else { temps[(p % 2) as usize] };
+            // SAFETY: forwarded from the caller; the sweep counted every pass's digits of the
+            // input (a permutation of every pass's keys) and pass p runs on it once, in order.
+            unsafe { pass(&self.gpu, &self.k, n, shift, bits, p, src, dst, carry, &sweep)? };
+        }
+        Ok(())
+    }
 }

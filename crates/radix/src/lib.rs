@@ -9,7 +9,6 @@ mod buffers;
 mod launch;
 pub mod serial;
 
-use buffers::Array;
 pub use buffers::{DoubleBuffer, Sort};
 
 use std::ops::Range;
@@ -197,12 +196,8 @@ impl RadixSort {
     /// # Errors
     /// [`Error::TooLarge`] past [`MAX_LEN`], runtime errors.
     pub fn sort_keys(&mut self, keys: &mut impl DevicePtrMut<u32>, end_bit: u32) -> Result<()> {
-        let n = check_len(keys.len())?;
-        let stream = self.gpu.stream().clone();
-        let (k, _k) = keys.device_ptr_mut(&stream);
-        let io = launch::Bufs { keys: k, first: 0, second: 0 };
-        // SAFETY: `k` holds n keys; no payloads.
-        unsafe { self.run_in_place(n, end_bit, io, Carry::default()) }
+        check_len(keys.len())?;
+        self.in_place::<u32>(keys, None, end_bit)
     }
 
     /// Sorts `keys` in place with `values` (1-, 2-, 4-, 8- or 16-byte items) moved along,
@@ -215,13 +210,8 @@ impl RadixSort {
     pub fn sort_pairs<V: Payload>(&mut self, keys: &mut impl DevicePtrMut<u32>, values: &mut impl DevicePtrMut<V>, end_bit: u32) -> Result<()> {
         let n = check_len(keys.len())?;
         same_len(n, values.len(), "values")?;
-        let carry = Carry { first: false, second_bytes: payload_bytes::<V>()? };
-        let stream = self.gpu.stream().clone();
-        let (k, _k) = keys.device_ptr_mut(&stream);
-        let (v, _v) = values.device_ptr_mut(&stream);
-        let io = launch::Bufs { keys: k, first: 0, second: v };
-        // SAFETY: `k` and `v` hold n items of their types.
-        unsafe { self.run_in_place(n, end_bit, io, carry) }
+        payload_bytes::<V>()?;
+        self.in_place(keys, Some(values), end_bit)
     }
 
     /// The general sort ([`Sort`]: keys and up to two payloads in [`DoubleBuffer`]s, each in
@@ -260,9 +250,9 @@ impl RadixSort {
         }
         let n = check_len(keys.buffers.len())?;
         let (passes, _) = self.passes(bits.clone());
-        let kc = chain(&keys, n, passes, "keys")?;
-        let fc = first.as_ref().map(|f| chain(f, n, passes, "first payload")).transpose()?;
-        let sc = second.as_ref().map(|s| chain(s, n, passes, "second payload")).transpose()?;
+        let kc = launch::chain(&keys, n, passes, "keys")?;
+        let fc = first.as_ref().map(|f| launch::chain(f, n, passes, "first payload")).transpose()?;
+        let sc = second.as_ref().map(|s| launch::chain(s, n, passes, "second payload")).transpose()?;
         let carry = Carry { first: first.is_some(), second_bytes: if second.is_some() { payload_bytes::<V>()? } else { 0 } };
         let mut status = status;
         match status.as_mut() {
@@ -272,88 +262,21 @@ impl RadixSort {
             }
             None => scratch.require(self.workspace_bytes(n, bits.clone()))?,
         }
-        if n > 0 {
-            let (f, s) = (fc.unwrap_or_default(), sc.unwrap_or_default());
-            let bufs = |pick: fn(&Chain) -> u64| launch::Bufs { keys: pick(&kc), first: pick(&f), second: pick(&s) };
-            let (input, output) = (bufs(|c| c.input), bufs(|c| c.output));
-            let temps = [bufs(|c| c.temps[0]), bufs(|c| c.temps[1])];
-            // SAFETY: every address holds n items of its type (the buffers' and sources' lengths
-            // were checked by `chain`; an absent payload is 0 everywhere, as `carry` says); pass p
-            // reads the input (p = 0) or temps[(p - 1) % 2] and writes temps[p % 2] or the output
-            // (last), which `chain` put in the other half from the one read; sources are shared
-            // borrows apart from the buffers' mutable ones.
-            unsafe { self.run(n, bits, input, output, temps, carry, scratch, status)? };
-        }
-        if kc.flip {
+        // SAFETY: the chains were just made by `launch::chain` from the borrowed arrays, which
+        // outlive this call, for n keys and this pass count.
+        unsafe { self.run_chains(n, bits, [Some(kc), fc, sc], carry, scratch, status)? };
+        if kc.flips() {
             keys.buffers.flip();
         }
         if let (Some(f), Some(c)) = (first, fc) {
-            if c.flip {
+            if c.flips() {
                 f.buffers.flip();
             }
         }
         if let (Some(s), Some(c)) = (second, sc) {
-            if c.flip {
+            if c.flips() {
                 s.buffers.flip();
             }
-        }
-        Ok(())
-    }
-
-    /// In place: pass 0 reads the caller's buffers, the last pass writes them (one pass: through
-    /// a temporary and a copy back), on the plan's own scratch (two temporary copies).
-    ///
-    /// # Safety
-    /// `io` holds `n` items of each type `carry` names (0 for absent ones).
-    unsafe fn run_in_place(&mut self, n: u64, end_bit: u32, io: launch::Bufs, carry: Carry) -> Result<()> {
-        if n == 0 {
-            return Ok(());
-        }
-        let bits = 0..end_bit.min(32);
-        let bytes = launch::with_sweep(launch::copies_layout(n, carry, 2), n, self.passes(bits.clone()).1).bytes();
-        self.owned(bytes, |s, scratch| {
-            let (t0, t1) = (launch::take_copy(scratch, n, carry)?, launch::take_copy(scratch, n, carry)?);
-            if s.passes(bits.clone()).0 == 1 {
-                // SAFETY: forwarded; t0 is a distinct region of n items of each kind.
-                unsafe { s.run(n, bits, io, t0, [t0, t1], carry, scratch, None)? };
-                return launch::copy_back(&s.gpu, t0, io, n, carry);
-            }
-            // SAFETY: forwarded; the chain reads `io` in pass 0 and writes it in the last pass
-            // only.
-            unsafe { s.run(n, bits, io, io, [t0, t1], carry, scratch, None) }
-        })
-    }
-
-    /// The passes: pass `p` reads the input (p = 0) or temporary `(p - 1) % 2`, and writes the
-    /// output (last pass) or temporary `p % 2`.
-    ///
-    /// # Safety
-    /// Every address of `input`, `output` and `temps` holds `n` items of its type (0 for an
-    /// absent payload, the same in all); no pass writes what it reads.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn run(
-        &mut self,
-        n: u64,
-        bits: Range<u32>,
-        input: launch::Bufs,
-        output: launch::Bufs,
-        temps: [launch::Bufs; 2],
-        carry: Carry,
-        scratch: &mut Scratch<'_>,
-        status: Option<Scratch<'_>>,
-    ) -> Result<()> {
-        let (passes, per) = self.passes(bits.clone());
-        let (begin, end) = (bits.start, bits.end.min(32));
-        let sweep = launch::Sweep::new(&self.gpu, scratch, status, n, passes, per)?;
-        // SAFETY: the input holds n keys (caller); the sweep is fresh, for n keys and `passes`.
-        unsafe { launch::histogram(&self.gpu, &self.k, input.keys, n, begin, per, passes, end, &sweep)? };
-        for p in 0..passes {
-            let (shift, bits) = pass_digit(begin, per, p, end);
-            let src = if p == 0 { input } else { temps[((p - 1) % 2) as usize] };
-            let dst = if p + 1 == passes { output } else { temps[(p % 2) as usize] };
-            // SAFETY: forwarded from the caller; the sweep counted every pass's digits of the
-            // input (a permutation of every pass's keys) and pass p runs on it once, in order.
-            unsafe { launch::pass(&self.gpu, &self.k, n, shift, bits, p, src, dst, carry, &sweep)? };
         }
         Ok(())
     }
@@ -363,39 +286,6 @@ impl RadixSort {
         let gpu = self.gpu.clone();
         ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, f)
     }
-}
-
-/// Where one array's passes read and write (device addresses): pass 0 reads `input`, pass `p`
-/// writes `temps[p % 2]`, the last pass `output`; `flip` when the result ends in the buffer's
-/// other half.
-#[derive(Clone, Copy, Default)]
-struct Chain {
-    input: u64,
-    temps: [u64; 2],
-    output: u64,
-    flip: bool,
-}
-
-/// The chain of one array over `passes` passes, its lengths checked against `n` keys. In place
-/// (input in the current half `c`, alternate `a`): pass 0 writes `a`, then `c`, ...; the result
-/// lands in `a` after an odd count (`flip`). From a source: the first pass writes the half that
-/// makes the last one write `c`.
-fn chain<T>(array: &Array<'_, '_, T>, n: u64, passes: u32, what: &'static str) -> Result<Chain> {
-    let b = &array.buffers;
-    same_len(n, b.len(), what)?;
-    let (c, a) = (b.addr(0), b.addr(1));
-    let alternate_needed = array.source.is_none() || passes > 1;
-    if alternate_needed && b.is_single() && n > 0 {
-        return Err(Error::NoAlternate { what, passes });
-    }
-    Ok(match &array.source {
-        None => Chain { input: c, temps: [a, c], output: if passes % 2 == 1 { a } else { c }, flip: passes % 2 == 1 },
-        Some(src) => {
-            same_len(n, src.len(), what)?;
-            let first = if passes % 2 == 1 { c } else { a };
-            Chain { input: src.addr(), temps: [first, if first == c { a } else { c }], output: c, flip: false }
-        }
-    })
 }
 
 fn payload_bytes<V: Payload>() -> Result<usize> {
