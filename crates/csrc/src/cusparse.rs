@@ -186,18 +186,7 @@ impl<T: SpmvValue> Products<T> for CuSparseProducts<T> {
         if rows == 0 || cols == 0 {
             // cuSPARSE refuses empty dimensions: out = beta · out (our scale kernel), a column
             // at a time when out is strided.
-            let on = if op == Op::NoTranspose { rows } else { cols };
-            let ld = out.ld();
-            let base = out.data_mut().addr();
-            if out.is_packed() {
-                // SAFETY: out holds on · k values (checked); an empty product only scales it.
-                return unsafe { launch::scale(&self.gpu, &self.k, on * k as u64, beta, base) };
-            }
-            for c in 0..k as u64 {
-                // SAFETY: column c of out: on values at c · ld (DenseView's span).
-                unsafe { launch::scale(&self.gpu, &self.k, on, beta, base + c * ld * T::BYTES as u64)? };
-            }
-            return Ok(());
+            return launch::scale_dense(&self.gpu, &self.k, beta, out);
         }
         self.gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
         let (xp, yp) = (x.data().addr(), out.data_mut().addr());

@@ -5,14 +5,14 @@
 //! block, taken only when the caller's block is strided. Scratch is carved in this order: the
 //! packed `x` (when strided), the packed `out` (when strided), then the product's own.
 use gpu_runtime::scratch::Layout;
-use gpu_runtime::{DenseView, DenseViewMut, Gpu, Scratch};
+use gpu_runtime::{DenseView, DenseViewMut, DeviceView, DeviceViewMut, Gpu, Scratch};
 
 use crate::{Error, Op, Result, SpmvValue, MAX_K};
 
-/// The packed operands handed to a kernel: device addresses of `x` and `out`, and `k`.
-pub(crate) struct Packed {
-    pub(crate) x: u64,
-    pub(crate) out: u64,
+/// The packed operands handed to a kernel: `x` and `out` as packed blocks of `k` vectors.
+pub(crate) struct Packed<'p, T> {
+    pub(crate) x: DeviceView<'p, T>,
+    pub(crate) out: DeviceViewMut<'p, T>,
     pub(crate) k: usize,
 }
 
@@ -67,29 +67,28 @@ pub(crate) fn with_packed<T: SpmvValue>(
     beta: T,
     out: &mut DenseViewMut<'_, T>,
     scratch: &mut Scratch<'_>,
-    product: impl FnOnce(Packed, &mut Scratch<'_>) -> Result<()>,
+    product: impl FnOnce(Packed<'_, T>, &mut Scratch<'_>) -> Result<()>,
 ) -> Result<()> {
     let k = check(rows, cols, op, x, out)?;
     let (xn, on) = operand_rows(rows, cols, op);
-    let xa = if x.is_packed() {
-        x.data().addr()
-    } else {
-        let mut buf = scratch.slice::<T>((xn * k as u64) as usize)?;
-        let mut dst = DenseViewMut::packed(buf.view_mut(), xn)?;
-        gpu.copy_dense(x, &mut dst)?;
-        buf.view().addr()
+    let mut xbuf = if x.is_packed() { None } else { Some(scratch.slice::<T>((xn * k as u64) as usize)?) };
+    let xv = match xbuf.as_mut() {
+        None => x.data().clone(),
+        Some(buf) => {
+            let mut dst = DenseViewMut::packed(buf.view_mut(), xn)?;
+            gpu.copy_dense(x, &mut dst)?;
+            buf.view()
+        }
     };
     if out.is_packed() {
-        let oa = out.data_mut().addr();
-        return product(Packed { x: xa, out: oa, k }, scratch);
+        return product(Packed { x: xv, out: out.data_mut().reborrow(), k }, scratch);
     }
     let mut buf = scratch.slice::<T>((on * k as u64) as usize)?;
     if beta != T::default() {
         let mut dst = DenseViewMut::packed(buf.view_mut(), on)?;
         gpu.copy_dense(&out.as_view(), &mut dst)?;
     }
-    let oa = buf.view().addr();
-    product(Packed { x: xa, out: oa, k }, scratch)?;
+    product(Packed { x: xv, out: buf.view_mut(), k }, scratch)?;
     let src = DenseView::packed(buf.view(), on)?;
     gpu.copy_dense(&src, out)?;
     Ok(())

@@ -1,7 +1,11 @@
-//! The only `unsafe` launches of the csrc kernels, with their grid sizing.
+//! The only `unsafe` launches of the csrc kernels and the only raw device addresses of the
+//! crate, with their grid sizing: the typed entry points ([`stored_product`], [`csr_product`],
+//! [`scale_dense`], [`block_ptr`], [`gather`]) form the addresses for the launches below them.
 use csrc_kernels::{BLOCK_ROWS, NT};
-use gpu_runtime::cudarc::driver::LaunchConfig;
-use gpu_runtime::{grid_1d, Gpu, Kernel};
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig};
+use gpu_runtime::scratch::ScratchSlice;
+use gpu_runtime::{grid_1d, DenseViewMut, DeviceView, Gpu, Kernel};
+use sptrans_matrix::device::DeviceCsr;
 
 use crate::Result;
 use gpu_spmv::SpmvValue;
@@ -81,7 +85,7 @@ fn per_block_rows<T: SpmvValue>(blocks: u64, k: u32) -> LaunchConfig {
 /// `p`, `r`, `j`, `v` are the device arrays of a valid CSRC of `rows × cols`; `x` holds `cols ·
 /// k` values and `y` `rows · k`; `1 ≤ k ≤ MAX_K`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn ax<T: SpmvValue>(
+unsafe fn ax<T: SpmvValue>(
     gpu: &Gpu,
     kn: &Kernels,
     rows: u64,
@@ -130,7 +134,7 @@ pub(crate) unsafe fn ax<T: SpmvValue>(
 /// As [`ax`]; `bounds` (`pieces + 1` entries) and `block_of` (`pieces`) made by
 /// [`crate::pieces`] from this CSRC's block pointer.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn ax_pieces<T: SpmvValue>(
+unsafe fn ax_pieces<T: SpmvValue>(
     gpu: &Gpu,
     kn: &Kernels,
     rows: u64,
@@ -178,7 +182,7 @@ pub(crate) unsafe fn ax_pieces<T: SpmvValue>(
 ///
 /// # Safety
 /// `out` holds `n` values of `T`.
-pub(crate) unsafe fn scale<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, n: u64, beta: T, out: u64) -> Result<()> {
+unsafe fn scale<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, n: u64, beta: T, out: u64) -> Result<()> {
     if n > 0 {
         // SAFETY: csrc_scale_T(n, beta, out): out holds n values (the caller's contract).
         unsafe { kn.scale.args(gpu.stream()).arg(&n).arg(&beta).arg(&out).launch(grid(gpu, n))? };
@@ -270,7 +274,7 @@ pub(crate) fn atu_plan(cols: u64, k: u32, value_bytes: u64, budget: u32, walk: c
 /// row blocks) made by [`crate::pieces`] from this CSRC's block pointer, for the global ways
 /// (the shared-memory ways take a row block at a time).
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn atu<T: SpmvValue>(
+unsafe fn atu<T: SpmvValue>(
     gpu: &Gpu,
     kn: &Kernels,
     plan: AtuPlan,
@@ -402,7 +406,7 @@ pub(crate) const WARP_ROW_MIN: u64 = 32;
 /// `ptr`, `idx`, `vals` are the device arrays of a valid CSR of `rows × cols` with `nnz`
 /// nonzeros; `x` holds `cols · k` values and `y` `rows · k`; `1 ≤ k ≤ MAX_K`.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn csr<T: SpmvValue>(
+unsafe fn csr<T: SpmvValue>(
     gpu: &Gpu,
     kn: &Kernels,
     rows: u64,
@@ -432,6 +436,129 @@ pub(crate) unsafe fn csr<T: SpmvValue>(
     unsafe {
         kernel.args(gpu.stream()).arg(&rows).arg(&cols).arg(&k).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)?
     };
+    Ok(())
+}
+
+/// A CSRC's device arrays as [`crate::DeviceCsrc`] stores them: the block pointer `p`, the
+/// row offsets `r`, the columns `j`, the values `v`, and its pieces (count, bounds, row blocks)
+/// when the direct product goes by pieces.
+pub(crate) struct Stored<'a, T> {
+    pub p: &'a CudaSlice<u32>,
+    pub r: &'a CudaSlice<u8>,
+    pub j: &'a CudaSlice<u32>,
+    pub v: &'a CudaSlice<T>,
+    pub pieces: Option<(u64, &'a CudaSlice<u32>, &'a CudaSlice<u32>)>,
+}
+
+/// One product on the stored CSRC of `rows × cols` (`op` of the stored matrix): the direct
+/// product (by row blocks or by pieces) or the transposed one by `plan`, with `acc` its
+/// zeroed row-major scratch of `cols · k` values for [`AtuPlan::GlobalGrouped`].
+///
+/// # Safety
+/// `a` holds the arrays of a valid CSRC of `rows × cols` (a [`crate::DeviceCsrc`]'s, its
+/// pieces made by [`crate::pieces`] from its block pointer); `d` packed blocks of `d.k`
+/// vectors of op's lengths, `1 ≤ d.k ≤ MAX_K`; `plan` made by [`atu_plan`] for `cols` and `d.k`
+/// within the budget allowed at load.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn stored_product<T: SpmvValue>(
+    gpu: &Gpu,
+    kn: &Kernels,
+    a: &Stored<'_, T>,
+    (rows, cols): (u64, u64),
+    op: crate::Op,
+    plan: AtuPlan,
+    alpha: T,
+    beta: T,
+    d: &mut crate::dense::Packed<'_, T>,
+    acc: Option<&mut ScratchSlice<'_, T>>,
+) -> Result<()> {
+    let stream = gpu.stream();
+    let (p, _p) = a.p.device_ptr(stream);
+    let (r, _r) = a.r.device_ptr(stream);
+    let (j, _j) = a.j.device_ptr(stream);
+    let (v, _v) = a.v.device_ptr(stream);
+    let pieces = a.pieces.map(|(count, bounds, block_of)| (count, bounds.device_ptr(stream).0, block_of.device_ptr(stream).0));
+    let (x, y, k) = (d.x.addr(), d.out.addr(), d.k as u32);
+    let sp = acc.map_or(0, |w| w.view().addr());
+    // SAFETY: the caller's contract, forwarded; the piece arrays are borrowed for the call.
+    unsafe {
+        match (op, pieces) {
+            (crate::Op::NoTranspose, Some(pieces)) => ax_pieces(gpu, kn, rows, cols, k, pieces, r, j, v, x, alpha, beta, y),
+            (crate::Op::NoTranspose, None) => ax(gpu, kn, rows, cols, k, p, r, j, v, x, alpha, beta, y),
+            (crate::Op::Transpose, pieces) => atu(gpu, kn, plan, rows, cols, k, p, r, j, v, x, alpha, beta, y, sp, pieces),
+        }
+    }
+}
+
+/// The deterministic CSR product on `m` ([`csr`]).
+///
+/// # Errors
+/// [`crate::Error::NoValues`] for a pattern matrix.
+///
+/// # Safety
+/// `d` packed blocks of `d.k` vectors of `m`'s column and row counts; `1 ≤ d.k ≤ MAX_K`.
+pub(crate) unsafe fn csr_product<T: SpmvValue>(
+    gpu: &Gpu,
+    kn: &Kernels,
+    m: &DeviceCsr<T>,
+    alpha: T,
+    beta: T,
+    d: &mut crate::dense::Packed<'_, T>,
+) -> Result<()> {
+    let stream = gpu.stream();
+    let (p, _p) = m.ptr().device_ptr(stream);
+    let (i, _i) = m.idx().device_ptr(stream);
+    let (v, _v) = m.vals().ok_or(crate::Error::NoValues)?.device_ptr(stream);
+    // SAFETY: a valid CSR (DeviceCsr's invariants) and the caller's blocks.
+    unsafe { csr(gpu, kn, m.rows(), m.cols(), m.nnz(), d.k as u32, p, i, v, d.x.addr(), alpha, beta, d.out.addr()) }
+}
+
+/// `out = beta · out` over a block of `k` vectors of `rows` values (a column at a time when
+/// strided).
+pub(crate) fn scale_dense<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, beta: T, out: &mut DenseViewMut<'_, T>) -> Result<()> {
+    let (rows, cols, ld) = (out.rows(), out.cols(), out.ld());
+    let base = out.data_mut().addr();
+    if out.is_packed() {
+        // SAFETY: out holds rows · cols values (a packed DenseView's span).
+        return unsafe { scale(gpu, kn, rows * cols, beta, base) };
+    }
+    for c in 0..cols {
+        // SAFETY: column c: rows values at c · ld (within the DenseView's span).
+        unsafe { scale(gpu, kn, rows, beta, base + c * ld * T::BYTES as u64)? };
+    }
+    Ok(())
+}
+
+/// The CSRC's block pointer `p` (`blocks + 1` words) from the CSR pointer `ptr` of `rows` rows
+/// (`csrc_block_ptr`).
+pub(crate) fn block_ptr(gpu: &Gpu, kn: &Kernels, ptr: &DeviceView<'_, u32>, p: &mut CudaSlice<u32>) -> Result<()> {
+    let rows = (ptr.len() as u64).saturating_sub(1);
+    let blocks = csrc_kernels::row_blocks(rows);
+    if p.len() as u64 != blocks + 1 || ptr.is_empty() {
+        return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("csrc block pointer length")));
+    }
+    // SAFETY: csrc_block_ptr(rows, blocks, ptr, p): the pointer's rows + 1 words are read at
+    // row-block boundaries only (< rows + 1); p holds blocks + 1 (checked).
+    unsafe { kn.block_ptr.args(gpu.stream()).arg(&rows).arg(&blocks).arg(ptr).arg(p).launch(grid(gpu, blocks + 1))? };
+    Ok(())
+}
+
+/// `r[k] = row_of[perm[k]] − its block's first row`, `v[k] = vals[perm[k]]` (`csrc_gather_T`).
+///
+/// # Safety
+/// `perm` is a permutation of `0..nnz`; every array holds `nnz = perm.len()` items.
+pub(crate) unsafe fn gather<T: SpmvValue>(
+    gpu: &Gpu,
+    kn: &Kernels,
+    perm: &CudaSlice<u32>,
+    row_of: &CudaSlice<u32>,
+    vals: &DeviceView<'_, T>,
+    r: &mut CudaSlice<u8>,
+    v: &mut CudaSlice<T>,
+) -> Result<()> {
+    let nnz = perm.len() as u64;
+    // SAFETY: csrc_gather_T(nnz, perm, row_of, vals, r, v): the caller's contract.
+    unsafe { kn.gather.args(gpu.stream()).arg(&nnz).arg(perm).arg(row_of).arg(vals).arg(r).arg(v).launch(grid(gpu, nnz))? };
     Ok(())
 }
 

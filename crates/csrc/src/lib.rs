@@ -16,7 +16,7 @@ pub use cusparse::CuSparseProducts;
 pub use pair::CsrPair;
 pub use serial::Csrc;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
+use gpu_runtime::cudarc::driver::CudaSlice;
 use gpu_runtime::scratch::Layout;
 pub use gpu_runtime::{DenseView, DenseViewMut};
 use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
@@ -371,9 +371,7 @@ impl<T: SpmvValue> DeviceCsrc<T> {
         let (rows, nnz) = (a.rows(), a.nnz());
         let blocks = csrc_kernels::row_blocks(rows);
         let mut p = gpu.alloc::<u32>(blocks as usize + 1)?;
-        // SAFETY: csrc_block_ptr(rows, blocks, ptr, p): the CSR's rows + 1 pointers; p holds
-        // blocks + 1.
-        unsafe { k.block_ptr.args(gpu.stream()).arg(&rows).arg(&blocks).arg(a.ptr()).arg(&mut p).launch(launch::grid(gpu, blocks + 1))? };
+        launch::block_ptr(gpu, &k, a.ptr(), &mut p)?;
         let n = nnz.max(1) as usize;
         let mut j = gpu.alloc::<u32>(n)?;
         let (mut r, mut v) = (gpu.alloc::<u8>(n)?, gpu.alloc::<T>(n)?);
@@ -384,11 +382,9 @@ impl<T: SpmvValue> DeviceCsrc<T> {
             gpu_segsort::Segsort::new(gpu)?.sort_segments(&p, &mut j, &mut perm)?;
             let mut row_of = gpu.alloc::<u32>(n)?;
             gpu_ptr2idx::Ptr2Idx::new(gpu)?.run(a.ptr(), &mut row_of)?;
-            // SAFETY: csrc_gather_T(nnz, perm, row_of, vals, r, v): perm a permutation of
-            // 0..nnz (sorted with the columns); every array holds nnz.
-            unsafe {
-                k.gather.args(gpu.stream()).arg(&nnz).arg(&perm).arg(&row_of).arg(vals).arg(&mut r).arg(&mut v).launch(launch::grid(gpu, nnz))?
-            };
+            // SAFETY: perm a permutation of 0..nnz (an iota sorted with the columns); every array
+            // holds nnz.
+            unsafe { launch::gather(gpu, &k, &perm, &row_of, vals, &mut r, &mut v)? };
         }
         let (rows, cols) = if transposed { (a.cols(), a.rows()) } else { (a.rows(), a.cols()) };
         let atu_budget = k.shared_budget;
@@ -568,41 +564,21 @@ impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
         scratch.require(Products::workspace_bytes(self, op, k, x.is_packed() && out.is_packed()))?;
         let gpu = self.gpu.clone();
         dense::with_packed(&gpu, (self.rows, self.cols), op, x, beta, out, scratch, |d, s| {
-            let stream = gpu.stream().clone();
-            let (p, _p) = self.p.device_ptr(&stream);
-            let (r, _r) = self.r.device_ptr(&stream);
-            let (j, _j) = self.j.device_ptr(&stream);
-            let (v, _v) = self.v.device_ptr(&stream);
-            let by_pieces = self.by_pieces();
-            let (bounds, _b) = self.piece_bounds.device_ptr(&stream);
-            let (block_of, _o) = self.piece_block.device_ptr(&stream);
             let (sr, sc) = self.stored_shape();
             let stored_op = if self.transposed { op.flip() } else { op };
             let (plan, grouped) = self.atu(op, d.k);
             let mut acc = if grouped { Some(s.slice::<T>(sc as usize * d.k)?) } else { None };
-            let sp = match acc.as_mut() {
-                Some(w) => {
-                    gpu.memset_bytes(w, 0)?;
-                    w.view().addr()
-                }
-                None => 0,
-            };
-            // SAFETY: the arrays of a CSRC built from a valid CSR of sr × sc; x and out are packed
-            // blocks of k vectors of op(A)'s lengths (dense::check), which are the stored
-            // matrix's for stored_op; 1 ≤ k ≤ MAX_K; sp holds sc · k values when used.
-            unsafe {
-                match stored_op {
-                    Op::NoTranspose if by_pieces => {
-                        let pieces = (self.pieces, bounds, block_of);
-                        launch::ax_pieces(&gpu, &self.k, sr, sc, d.k as u32, pieces, r, j, v, d.x, alpha, beta, d.out)
-                    }
-                    Op::NoTranspose => launch::ax(&gpu, &self.k, sr, sc, d.k as u32, p, r, j, v, d.x, alpha, beta, d.out),
-                    Op::Transpose => {
-                        let pieces = by_pieces.then_some((self.pieces, bounds, block_of));
-                        launch::atu(&gpu, &self.k, plan, sr, sc, d.k as u32, p, r, j, v, d.x, alpha, beta, d.out, sp, pieces)
-                    }
-                }
+            if let Some(w) = acc.as_mut() {
+                gpu.memset_bytes(w, 0)?;
             }
+            let pieces = self.by_pieces().then_some((self.pieces, &self.piece_bounds, &self.piece_block));
+            let stored = launch::Stored { p: &self.p, r: &self.r, j: &self.j, v: &self.v, pieces };
+            let mut d = d;
+            // SAFETY: the arrays of a CSRC built from a valid CSR of sr × sc, its pieces from its
+            // block pointer; x and out are packed blocks of k vectors of op(A)'s lengths
+            // (dense::check), which are the stored matrix's for stored_op; 1 ≤ k ≤ MAX_K; the plan
+            // is `atu`'s for sc and k; acc holds sc · k zeros when used.
+            unsafe { launch::stored_product(&gpu, &self.k, &stored, (sr, sc), stored_op, plan, alpha, beta, &mut d, acc.as_mut()) }
         })
     }
 }

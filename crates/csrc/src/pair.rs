@@ -4,7 +4,6 @@
 //! the same inputs give the same bits on every run. The cost: twice the memory of one CSR, the
 //! transpose at build time, and rows of `Aᵀ` that are long and few for tall matrices (a block
 //! each; BENCHMARKS.md has the times).
-use gpu_runtime::cudarc::driver::DevicePtr;
 use gpu_runtime::{DenseView, DenseViewMut, Gpu, Scratch, ScratchBuf};
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::DeviceCsr;
@@ -87,18 +86,14 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
         let k = dense::check(self.a.rows(), self.a.cols(), op, x, out)?;
         scratch.require(Products::workspace_bytes(self, op, k, x.is_packed() && out.is_packed()))?;
         let m = if op == Op::NoTranspose { &self.a } else { &self.at };
-        let stream = self.gpu.stream().clone();
-        let (p, _p) = m.ptr().device_ptr(&stream);
-        let (i, _i) = m.idx().device_ptr(&stream);
-        let v = match m.vals() {
-            Some(v) => v.device_ptr(&stream).0,
-            None => return Err(Error::NoValues),
-        };
+        if m.vals().is_none() {
+            return Err(Error::NoValues);
+        }
         let (gpu, kernels) = (&self.gpu, &self.k);
-        dense::with_packed(gpu, (self.a.rows(), self.a.cols()), op, x, beta, out, scratch, |d, _| {
-            // SAFETY: a valid CSR (DeviceCsr's invariants) of op(A)'s shape; x and out are packed
-            // blocks of k vectors of its column and row counts (dense::check); 1 ≤ k ≤ MAX_K.
-            unsafe { launch::csr(gpu, kernels, m.rows(), m.cols(), m.nnz(), d.k as u32, p, i, v, d.x, alpha, beta, d.out) }
+        dense::with_packed(gpu, (self.a.rows(), self.a.cols()), op, x, beta, out, scratch, |mut d, _| {
+            // SAFETY: x and out are packed blocks of k vectors of op(A)'s column and row counts
+            // (dense::check); 1 ≤ k ≤ MAX_K.
+            unsafe { launch::csr_product(gpu, kernels, m, alpha, beta, &mut d) }
         })
     }
 }
