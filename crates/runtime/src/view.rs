@@ -122,6 +122,17 @@ impl<'a, T> DeviceView<'a, T> {
         Self { ptr, len: slice.len(), stream: slice.stream().clone(), _borrow: PhantomData }
     }
 
+    /// The empty view: no items, a null address. Passed to a kernel, it is the null pointer
+    /// kernels read as "absent" (an optional array).
+    pub fn empty(stream: &Arc<CudaStream>) -> Self {
+        Self { ptr: 0, len: 0, stream: stream.clone(), _borrow: PhantomData }
+    }
+
+    /// `slice`'s view when given, else [`DeviceView::empty`]: an optional kernel argument.
+    pub fn of_option(slice: Option<&'a CudaSlice<T>>, stream: &Arc<CudaStream>) -> Self {
+        slice.map_or_else(|| Self::empty(stream), Self::of)
+    }
+
     /// A view of `len` items at the device address `ptr` (`stream` is the one the memory is
     /// used on; it is only reported through `DeviceSlice::stream`).
     ///
@@ -153,6 +164,19 @@ impl<'a, T> DeviceView<'a, T> {
 }
 
 impl<'a, T> DeviceViewMut<'a, T> {
+    /// The empty writable view: no items, a null address (an absent optional output).
+    pub fn empty(stream: &Arc<CudaStream>) -> Self {
+        Self { ptr: 0, len: 0, stream: stream.clone(), _borrow: PhantomData }
+    }
+
+    /// `slice`'s writable view when given, else [`DeviceViewMut::empty`].
+    pub fn of_option(slice: Option<&'a mut CudaSlice<T>>, stream: &Arc<CudaStream>) -> Self {
+        match slice {
+            Some(s) => Self::of(s),
+            None => Self::empty(stream),
+        }
+    }
+
     /// A writable view of all of `slice`. Waits (on the slice's stream) for the reads and writes
     /// cudarc tracks.
     pub fn of(slice: &'a mut CudaSlice<T>) -> Self {

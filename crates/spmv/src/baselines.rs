@@ -120,16 +120,16 @@ impl<'a, T: SpmvValue> CuSparseSpmv<'a, T> {
     pub fn apply(&mut self, alpha: T, x: &impl DevicePtr<T>, beta: T, y: &mut impl DevicePtrMut<T>) -> Result<()> {
         let (rows, cols) = (self.a.rows(), self.a.cols());
         crate::check_vectors(rows, cols, x.len(), y.len())?;
-        let stream = self.gpu.stream().clone();
-        let (xp, _x) = x.device_ptr(&stream);
-        let (yp, _y) = y.device_ptr_mut(&stream);
-        if rows == 0 || cols == 0 || self.a.nnz() == 0 {
-            // cuSPARSE refuses empty dimensions: y = beta · y (our scale kernel).
-            // SAFETY: y holds rows values (checked).
-            return unsafe { launch::scale(&self.gpu, &self.k, rows, beta, yp) };
-        }
-        // SAFETY: x and y hold cols and rows values (checked), live until the work completes (the
-        // caller's borrows outlast the enqueue; the stream orders their later use).
-        unsafe { self.h.apply(&self.gpu, rows, cols, alpha, xp, beta, yp) }
+        let empty = rows == 0 || cols == 0 || self.a.nnz() == 0;
+        let (gpu, k, h) = (&self.gpu, &self.k, &mut self.h);
+        launch::with_vectors(gpu, x, y, |x, y| {
+            if empty {
+                // cuSPARSE refuses empty dimensions: y = beta · y (our scale kernel).
+                return launch::scale(gpu, k, beta, y);
+            }
+            // SAFETY: x and y hold cols and rows values (checked), live until the work completes
+            // (the caller's borrows outlast the enqueue; the stream orders their later use).
+            unsafe { h.apply_views(gpu, alpha, x, beta, y) }
+        })
     }
 }

@@ -1,6 +1,6 @@
 //! Host side of the conversions' shared steps: row lengths and their maximum, the row of every
 //! nonzero (ptr2idx), exclusive scans with their totals, the identity permutation.
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
+use gpu_runtime::cudarc::driver::CudaSlice;
 use gpu_runtime::Gpu;
 use sptrans_matrix::DeviceCsrView;
 
@@ -18,16 +18,11 @@ pub(crate) fn row_lengths<T: SpmvValue>(
     let mut max = gpu.alloc_zeros::<u32>(1)?;
     let mut len = if with_lengths { Some(gpu.alloc::<u32>(rows.max(1) as usize)?) } else { None };
     if rows > 0 {
-        let stream = gpu.stream().clone();
-        let (p, _p) = a.ptr().device_ptr(&stream);
-        let lp = match len.as_mut() {
-            Some(l) => gpu_runtime::cudarc::driver::DevicePtrMut::device_ptr_mut(l, &stream).0,
-            None => 0u64,
-        };
-        let (mp, _m) = gpu_runtime::cudarc::driver::DevicePtrMut::device_ptr_mut(&mut max, &stream);
+        let stream = gpu.stream();
+        let mut lv = gpu_runtime::DeviceViewMut::of_option(len.as_mut(), stream);
         // SAFETY: spmv_row_lengths(rows, ptr, len, max): the CSR's pointer array, len null or of
         // rows entries, max one u32; blocks of NT (whole warps).
-        unsafe { k.row_lengths.args(&stream).arg(&rows).arg(&p).arg(&lp).arg(&mp).launch(grid(gpu, rows))? };
+        unsafe { k.row_lengths.args(stream).arg(&rows).arg(a.ptr()).arg(&mut lv).arg(&mut max).launch(grid(gpu, rows))? };
     }
     let max = gpu.download(&max)?[0];
     Ok((len, max))

@@ -87,6 +87,23 @@ impl CuSparseHandle {
         check("cusparseSetStream", unsafe { sys::cusparseSetStream(self.handle, gpu.stream().cu_stream() as sys::cudaStream_t) })
     }
 
+    /// [`CuSparseHandle::apply`] on views of the vectors (`x` of `cols` values, `y` of `rows`).
+    ///
+    /// # Safety
+    /// As [`CuSparseHandle::apply`]: the matrix the handle was made for is alive and unchanged.
+    pub(crate) unsafe fn apply_views<T: SpmvValue>(
+        &mut self,
+        gpu: &Gpu,
+        alpha: T,
+        x: &gpu_runtime::DeviceView<'_, T>,
+        beta: T,
+        y: &mut gpu_runtime::DeviceViewMut<'_, T>,
+    ) -> Result<()> {
+        let (rows, cols) = (y.len() as u64, x.len() as u64);
+        // SAFETY: forwarded; the views' addresses and lengths.
+        unsafe { self.apply(gpu, rows, cols, alpha, x.addr(), beta, y.addr()) }
+    }
+
     /// `y = alpha * A * x + beta * y` through `cusparseSpMV`.
     ///
     /// # Safety

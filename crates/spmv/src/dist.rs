@@ -421,12 +421,13 @@ fn halo_exchange<T: SpmvValue, X: DevicePtr<T>>(comms: &Comms, starts: &[u64], h
         let stream = gpus[l].stream();
         let n = h.send_at[l].len() as u64;
         if n > 0 {
-            let (xa, _gx) = x[l].device_ptr(stream);
-            // SAFETY: spmv_halo_pack(n, at, x, out): at and out hold n entries; every offset is
-            // below this rank's part's length (checked when the plan was made).
-            unsafe {
-                h.pack[l].args(stream).arg(&n).arg(&h.send_at[l]).arg(&xa).arg(&mut h.send_buf[l]).launch(crate::launch::grid(&gpus[l], n))?;
-            }
+            let (pack, at, buf) = (&h.pack[l], &h.send_at[l], &mut h.send_buf[l]);
+            crate::launch::with_input(&gpus[l], &x[l], |xv| -> Result<()> {
+                // SAFETY: spmv_halo_pack(n, at, x, out): at and out hold n entries; every offset
+                // is below this rank's part's length (checked when the plan was made).
+                unsafe { pack.args(stream).arg(&n).arg(at).arg(xv).arg(buf).launch(crate::launch::grid(&gpus[l], n))? };
+                Ok(())
+            })?;
         }
         let (x0, x1) = (starts[first + l] as usize, starts[first + l + 1] as usize);
         if x1 > x0 {

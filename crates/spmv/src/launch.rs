@@ -1,7 +1,10 @@
-//! The only `unsafe` launches of the spmv kernels, with their grid sizing.
-use gpu_runtime::cudarc::driver::LaunchConfig;
-use gpu_runtime::{grid_1d, Gpu, Kernel};
+//! The shared launches of the spmv kernels, with their grid sizing, and the only raw device
+//! addresses of the crate: [`with_vectors`] turns a product's caller buffers into views; every
+//! launch here and in the format modules passes views and owned slices to the launch builder.
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
+use gpu_runtime::{grid_1d, DeviceView, DeviceViewMut, Gpu, Kernel};
 use spmv_kernels::{COO_CHUNK, MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
+use sptrans_matrix::DeviceCsrView;
 
 use crate::{Result, SpmvValue};
 
@@ -87,25 +90,57 @@ pub(crate) fn max_blocks(gpu: &Gpu) -> u32 {
     gpu.props().sm_count.max(1) * 16
 }
 
+/// Runs `f` with the product's vectors `x` and `y` as views, their guards held for the call:
+/// the one place a caller's buffers become addresses.
+pub(crate) fn with_vectors<T, R>(
+    gpu: &Gpu,
+    x: &impl DevicePtr<T>,
+    y: &mut impl DevicePtrMut<T>,
+    f: impl FnOnce(&DeviceView<'_, T>, &mut DeviceViewMut<'_, T>) -> R,
+) -> R {
+    let stream = gpu.stream();
+    let (xn, yn) = (x.len(), y.len());
+    let (xa, _x) = x.device_ptr(stream);
+    let (ya, _y) = y.device_ptr_mut(stream);
+    // SAFETY: the addresses and lengths of the two borrowed buffers (distinct: one is borrowed
+    // mutably), alive with their guards until `f` returns; the views do not outlive the call.
+    let (xv, mut yv) = unsafe { (DeviceView::from_raw(xa, xn, stream), DeviceViewMut::from_raw(ya, yn, stream)) };
+    f(&xv, &mut yv)
+}
+
+/// Runs `f` with `x` as a view, its guard held for the call.
+pub(crate) fn with_input<T, R>(gpu: &Gpu, x: &impl DevicePtr<T>, f: impl FnOnce(&DeviceView<'_, T>) -> R) -> R {
+    let stream = gpu.stream();
+    let n = x.len();
+    let (xa, _x) = x.device_ptr(stream);
+    // SAFETY: the address and length of the borrowed buffer, alive with its guard until `f`
+    // returns; the view does not outlive the call.
+    let xv = unsafe { DeviceView::from_raw(xa, n, stream) };
+    f(&xv)
+}
+
+/// The values of a CSR the products read.
+pub(crate) fn values<'v, T>(a: &'v DeviceCsrView<'_, T>) -> Result<&'v DeviceView<'v, T>> {
+    a.vals().ok_or(crate::Error::NoValues)
+}
+
 /// CSR-scalar (`vector == false`) or CSR-vector.
 ///
 /// # Safety
-/// A valid CSR of `rows` rows at `ptr`/`idx`/`vals`, `x` as long as its column count, `y`
-/// `rows` values.
+/// `x` as long as `a`'s column count, `y` `a.rows()` values (`a` keeps its view's invariants).
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn csr<T: SpmvValue>(
     gpu: &Gpu,
     k: &Kernels,
     vector: bool,
-    rows: u64,
-    ptr: u64,
-    idx: u64,
-    vals: u64,
-    x: u64,
+    a: &DeviceCsrView<'_, T>,
+    x: &DeviceView<'_, T>,
     alpha: T,
     beta: T,
-    y: u64,
+    y: &mut DeviceViewMut<'_, T>,
 ) -> Result<()> {
+    let rows = a.rows();
+    let vals = values(a)?;
     if rows == 0 {
         return Ok(());
     }
@@ -116,43 +151,36 @@ pub(crate) unsafe fn csr<T: SpmvValue>(
     };
     // SAFETY: spmv_csr_{scalar,vector}_T(rows, ptr, idx, vals, x, alpha, beta, y) as the caller
     // guarantees; blocks of NT threads (a multiple of 32).
-    unsafe { kernel.args(gpu.stream()).arg(&rows).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)? };
+    unsafe { kernel.args(gpu.stream()).arg(&rows).arg(a.ptr()).arg(a.idx()).arg(vals).arg(x).arg(&alpha).arg(&beta).arg(&mut *y).launch(cfg)? };
     Ok(())
 }
 
-/// COO: `y = beta * y`, then the atomic adds.
+/// COO: `y = beta * y`, then the atomic adds; the columns and values are `a`'s.
 ///
 /// # Safety
-/// `row`/`col`/`vals` hold `nnz` entries with rows `< rows` and columns below `x`'s length; `y`
-/// holds `rows` values.
+/// `row` holds `a.nnz()` rows `< a.rows()` (`a`'s, sorted); `x` and `y` as for [`csr`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn coo<T: SpmvValue>(
     gpu: &Gpu,
     k: &Kernels,
-    rows: u64,
-    nnz: u64,
-    row: u64,
-    col: u64,
-    vals: u64,
-    x: u64,
+    a: &DeviceCsrView<'_, T>,
+    row: &CudaSlice<u32>,
+    x: &DeviceView<'_, T>,
     alpha: T,
     beta: T,
-    y: u64,
+    y: &mut DeviceViewMut<'_, T>,
 ) -> Result<()> {
-    // SAFETY: y holds rows values, as the caller guarantees.
-    unsafe { scale(gpu, k, rows, beta, y)? };
+    scale(gpu, k, beta, y)?;
     // SAFETY: as the caller guarantees.
-    unsafe { coo_add(gpu, k, nnz, row, col, vals, x, alpha, y) }
+    unsafe { coo_add(gpu, k, a.nnz(), row, a.idx(), values(a)?, x, alpha, y) }
 }
 
-/// `y = beta * y` (zeros when `beta == 0`), before COO's atomic adds.
-///
-/// # Safety
-/// `y` holds `rows` values.
-pub(crate) unsafe fn scale<T: SpmvValue>(gpu: &Gpu, k: &Kernels, rows: u64, beta: T, y: u64) -> Result<()> {
+/// `y = beta * y` over every value of `y` (zeros when `beta == 0`), before COO's atomic adds.
+pub(crate) fn scale<T: SpmvValue>(gpu: &Gpu, k: &Kernels, beta: T, y: &mut DeviceViewMut<'_, T>) -> Result<()> {
+    let rows = y.len() as u64;
     if rows > 0 {
-        // SAFETY: spmv_scale_T(rows, beta, y): y holds rows values.
-        unsafe { k.scale.args(gpu.stream()).arg(&rows).arg(&beta).arg(&y).launch(grid_1d(rows, NT, NT as u64, max_blocks(gpu)))? };
+        // SAFETY: spmv_scale_T(rows, beta, y): y holds rows values (its view's length).
+        unsafe { k.scale.args(gpu.stream()).arg(&rows).arg(&beta).arg(&mut *y).launch(grid_1d(rows, NT, NT as u64, max_blocks(gpu)))? };
     }
     Ok(())
 }
@@ -168,28 +196,24 @@ fn coo_grid(gpu: &Gpu, nnz: u64) -> LaunchConfig {
 ///
 /// # Safety
 /// As [`coo`] for the rows `base[k / COO_CHUNK] + off[k]`; `base` holds
-/// `nnz.div_ceil(COO_CHUNK)` values, `off` `nnz`.
+/// `nnz.div_ceil(COO_CHUNK)` values, `off` `nnz` ([`coo16_pack`] of `a`'s rows).
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn coo16<T: SpmvValue>(
     gpu: &Gpu,
     k: &Kernels,
-    rows: u64,
-    nnz: u64,
-    base: u64,
-    off: u64,
-    col: u64,
-    vals: u64,
-    x: u64,
+    a: &DeviceCsrView<'_, T>,
+    (base, off): (&CudaSlice<u32>, &CudaSlice<u16>),
+    x: &DeviceView<'_, T>,
     alpha: T,
     beta: T,
-    y: u64,
+    y: &mut DeviceViewMut<'_, T>,
 ) -> Result<()> {
-    // SAFETY: y holds rows values, as the caller guarantees.
-    unsafe { scale(gpu, k, rows, beta, y)? };
+    scale(gpu, k, beta, y)?;
+    let (nnz, col, vals) = (a.nnz(), a.idx(), values(a)?);
     if nnz > 0 {
         // SAFETY: spmv_coo16_T(nnz, base, off, col, vals, x, alpha, y) as the caller guarantees.
         unsafe {
-            k.coo16.args(gpu.stream()).arg(&nnz).arg(&base).arg(&off).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(coo_grid(gpu, nnz))?
+            k.coo16.args(gpu.stream()).arg(&nnz).arg(base).arg(off).arg(col).arg(vals).arg(x).arg(&alpha).arg(&mut *y).launch(coo_grid(gpu, nnz))?
         };
     }
     Ok(())
@@ -198,25 +222,40 @@ pub(crate) unsafe fn coo16<T: SpmvValue>(
 /// COO's 16-bit rows from its 32-bit ones into `base`/`off`, and the largest row difference
 /// within a chunk (the 16-bit rows are right when it is below 2^16); synchronizes the stream.
 ///
-/// # Safety
-/// `row` holds `nnz > 0` nondecreasing rows; `base` `nnz.div_ceil(COO_CHUNK)` values, `off` `nnz`.
-pub(crate) unsafe fn coo16_pack(gpu: &Gpu, k: &Kernels, nnz: u64, row: u64, base: u64, off: u64) -> Result<u32> {
+/// # Errors
+/// [`crate::Error::Runtime`] when `base` or `off` is not sized for `row`.
+pub(crate) fn coo16_pack(gpu: &Gpu, k: &Kernels, row: &CudaSlice<u32>, base: &mut CudaSlice<u32>, off: &mut CudaSlice<u16>) -> Result<u32> {
+    let nnz = row.len() as u64;
+    if nnz == 0 || base.len() as u64 != nnz.div_ceil(COO_CHUNK) || off.len() as u64 != nnz {
+        return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("COO 16-bit rows' lengths")));
+    }
     let mut span = gpu.alloc_zeros::<u32>(1)?;
-    // SAFETY: spmv_coo16_pack(nnz, row, base, off, span) as the caller guarantees; span is one
-    // zeroed u32.
-    unsafe { k.coo16_pack.args(gpu.stream()).arg(&nnz).arg(&row).arg(&base).arg(&off).arg(&mut span).launch(grid(gpu, nnz))? };
+    // SAFETY: spmv_coo16_pack(nnz, row, base, off, span): the lengths checked above (any row
+    // values: the kernel only writes base[k / COO_CHUNK] and off[k]); span is one zeroed u32.
+    unsafe { k.coo16_pack.args(gpu.stream()).arg(&nnz).arg(row).arg(base).arg(off).arg(&mut span).launch(grid(gpu, nnz))? };
     Ok(gpu.download(&span)?[0])
 }
 
 /// COO without scaling `y`: `y[row] += alpha · a · x[col]` by atomic adds (HYB's overflow).
 ///
 /// # Safety
-/// As [`coo`].
+/// `row`, `col` and `vals` hold `nnz` entries with rows below `y`'s length and columns below
+/// `x`'s.
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn coo_add<T: SpmvValue>(gpu: &Gpu, k: &Kernels, nnz: u64, row: u64, col: u64, vals: u64, x: u64, alpha: T, y: u64) -> Result<()> {
+pub(crate) unsafe fn coo_add<T: SpmvValue>(
+    gpu: &Gpu,
+    k: &Kernels,
+    nnz: u64,
+    row: &CudaSlice<u32>,
+    col: &DeviceView<'_, u32>,
+    vals: &DeviceView<'_, T>,
+    x: &DeviceView<'_, T>,
+    alpha: T,
+    y: &mut DeviceViewMut<'_, T>,
+) -> Result<()> {
     if nnz > 0 {
         // SAFETY: spmv_coo_T(nnz, row, col, vals, x, alpha, y) as the caller guarantees.
-        unsafe { k.coo.args(gpu.stream()).arg(&nnz).arg(&row).arg(&col).arg(&vals).arg(&x).arg(&alpha).arg(&y).launch(coo_grid(gpu, nnz))? };
+        unsafe { k.coo.args(gpu.stream()).arg(&nnz).arg(row).arg(col).arg(vals).arg(x).arg(&alpha).arg(&mut *y).launch(coo_grid(gpu, nnz))? };
     }
     Ok(())
 }
@@ -228,18 +267,22 @@ pub(crate) fn merge_threads(rows: u64, nnz: u64) -> u64 {
 
 /// Merge-path CSR, once per matrix: the start row of every thread's stretch into `start_row`.
 ///
-/// # Safety
-/// A valid CSR pointer array of `rows + 1` entries at `ptr` ending at `nnz`; `start_row` holds
-/// [`merge_threads`]`(rows, nnz)` entries.
-pub(crate) unsafe fn merge_partition(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64, ptr: u64, start_row: u64) -> Result<()> {
+/// # Errors
+/// [`crate::Error::Runtime`] when `start_row` is shorter than [`merge_threads`].
+pub(crate) fn merge_partition<T>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, start_row: &mut CudaSlice<u32>) -> Result<()> {
+    let (rows, nnz) = (a.rows(), a.nnz());
     let threads = merge_threads(rows, nnz);
     if threads == 0 {
         return Ok(());
     }
+    if (start_row.len() as u64) < threads {
+        return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("merge-path start rows' length")));
+    }
+    let ptr = a.ptr();
     let cfg = grid_1d(threads, NT, NT as u64, u32::MAX);
-    // SAFETY: spmv_merge_partition_T(rows, nnz, ptr, threads, start_row) as the caller
-    // guarantees.
-    unsafe { k.merge_partition.args(gpu.stream()).arg(&rows).arg(&nnz).arg(&ptr).arg(&threads).arg(&start_row).launch(cfg)? };
+    // SAFETY: spmv_merge_partition_T(rows, nnz, ptr, threads, start_row): a valid CSR pointer
+    // (the view's invariants), start_row of `threads` entries (checked).
+    unsafe { k.merge_partition.args(gpu.stream()).arg(&rows).arg(&nnz).arg(ptr).arg(&threads).arg(start_row).launch(cfg)? };
     Ok(())
 }
 
@@ -251,17 +294,14 @@ pub(crate) unsafe fn merge_partition(gpu: &Gpu, k: &Kernels, rows: u64, nnz: u64
 pub(crate) unsafe fn merge<T: SpmvValue>(
     gpu: &Gpu,
     k: &Kernels,
-    rows: u64,
-    nnz: u64,
-    ptr: u64,
-    idx: u64,
-    vals: u64,
-    x: u64,
+    a: &DeviceCsrView<'_, T>,
+    x: &DeviceView<'_, T>,
     alpha: T,
     beta: T,
-    y: u64,
-    start_row: u64,
+    y: &mut DeviceViewMut<'_, T>,
+    start_row: &CudaSlice<u32>,
 ) -> Result<()> {
+    let (rows, nnz, ptr, idx, vals) = (a.rows(), a.nnz(), a.ptr(), a.idx(), values(a)?);
     let threads = merge_threads(rows, nnz);
     if threads == 0 {
         return Ok(());
@@ -270,7 +310,7 @@ pub(crate) unsafe fn merge<T: SpmvValue>(
     let cfg = grid_1d(threads, NT, NT as u64, u32::MAX);
     // SAFETY: spmv_merge_split_T(rows, nnz, ptr, threads, beta, y, start_row): the partition
     // of this matrix, y of rows values.
-    unsafe { k.merge_split.args(stream).arg(&rows).arg(&nnz).arg(&ptr).arg(&threads).arg(&beta).arg(&y).arg(&start_row).launch(cfg)? };
+    unsafe { k.merge_split.args(stream).arg(&rows).arg(&nnz).arg(ptr).arg(&threads).arg(&beta).arg(&mut *y).arg(start_row).launch(cfg)? };
     // SAFETY: spmv_merge_T after the split pass on the same stream, same `threads`, blocks of
     // NT threads.
     unsafe {
@@ -278,15 +318,15 @@ pub(crate) unsafe fn merge<T: SpmvValue>(
             .args(stream)
             .arg(&rows)
             .arg(&nnz)
-            .arg(&ptr)
-            .arg(&idx)
-            .arg(&vals)
-            .arg(&x)
+            .arg(ptr)
+            .arg(idx)
+            .arg(vals)
+            .arg(x)
             .arg(&alpha)
             .arg(&beta)
-            .arg(&y)
+            .arg(&mut *y)
             .arg(&threads)
-            .arg(&start_row)
+            .arg(start_row)
             .launch(cfg)?
     };
     Ok(())

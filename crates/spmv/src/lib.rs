@@ -313,14 +313,7 @@ impl CooRows {
         }
         let mut base = gpu.alloc::<u32>(nnz.div_ceil(spmv_kernels::COO_CHUNK) as usize)?;
         let mut off = gpu.alloc::<u16>(nnz as usize)?;
-        let stream = gpu.stream().clone();
-        let (rp, _r) = rows.device_ptr(&stream);
-        let (bp, _b) = base.device_ptr_mut(&stream);
-        let (op, _o) = off.device_ptr_mut(&stream);
-        // SAFETY: nnz > 0 rows from the CSR pointer (nondecreasing); base holds one value per
-        // chunk, off nnz.
-        let span = unsafe { launch::coo16_pack(gpu, k, nnz, rp, bp, op)? };
-        drop((_r, _b, _o));
+        let span = launch::coo16_pack(gpu, k, &rows, &mut base, &mut off)?;
         Ok(if span < 1 << 16 { CooRows::U16 { base, off } } else { CooRows::U32(rows) })
     }
 
@@ -430,13 +423,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
             Format::Coo => Data::Coo(CooRows::new(gpu, k, a)?),
             Format::MergePath => {
                 let mut start = gpu.alloc::<u32>(launch::merge_threads(a.rows(), a.nnz()).max(1) as usize)?;
-                let stream = gpu.stream().clone();
-                let (p, _p) = a.ptr().device_ptr(&stream);
-                let (sp, _s) = start.device_ptr_mut(&stream);
-                // SAFETY: a valid CSR's pointer array; start holds merge_threads(rows, nnz)
-                // entries (or 1).
-                unsafe { launch::merge_partition(gpu, k, a.rows(), a.nnz(), p, sp)? };
-                drop((_p, _s));
+                launch::merge_partition(gpu, k, a, &mut start)?;
                 Data::Rows(start)
             }
             Format::CsrAdaptive => Data::Adaptive(adaptive::DeviceRowBlocks::convert(gpu, k, a)?),
@@ -518,43 +505,29 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
         if let Data::CuSparse(c) = &mut self.data {
             return c.apply(alpha, x, beta, y);
         }
-        let (rows, cols, nnz) = (self.a.rows(), self.a.cols(), self.a.nnz());
+        let (rows, cols) = (self.a.rows(), self.a.cols());
         check_vectors(rows, cols, x.len(), y.len())?;
-        let stream = self.gpu.stream().clone();
-        let (p, _p) = self.a.ptr().device_ptr(&stream);
-        let (i, _i) = self.a.idx().device_ptr(&stream);
-        let v = match self.a.vals() {
-            Some(v) => v.device_ptr(&stream).0,
-            None => return Err(Error::NoValues),
-        };
-        let (xp, _x) = x.device_ptr(&stream);
-        let (yp, _y) = y.device_ptr_mut(&stream);
-        let (gpu, k) = (&self.gpu, &self.k);
-        // SAFETY (every arm): `a` keeps DeviceCsr's invariants (indices < cols = x's length),
-        // y holds rows values, and the format's data was converted from `a`.
-        match (self.format, &self.data) {
-            (Format::CsrScalar, _) => unsafe { launch::csr(gpu, k, false, rows, p, i, v, xp, alpha, beta, yp) },
-            (Format::CsrVector, _) => unsafe { launch::csr(gpu, k, true, rows, p, i, v, xp, alpha, beta, yp) },
-            (Format::Coo, Data::Coo(CooRows::U32(r))) => {
-                let (rp, _r) = r.device_ptr(&stream);
-                unsafe { launch::coo(gpu, k, rows, nnz, rp, i, v, xp, alpha, beta, yp) }
+        launch::values(&self.a)?;
+        let (gpu, k, a) = (&self.gpu, &self.k, &self.a);
+        let (format, data) = (self.format, &self.data);
+        launch::with_vectors(gpu, x, y, |x, y| {
+            // SAFETY (every arm): `a` keeps its view's invariants (indices < cols = x's length),
+            // y holds rows values, and the format's data was converted from `a`.
+            match (format, data) {
+                (Format::CsrScalar, _) => unsafe { launch::csr(gpu, k, false, a, x, alpha, beta, y) },
+                (Format::CsrVector, _) => unsafe { launch::csr(gpu, k, true, a, x, alpha, beta, y) },
+                (Format::Coo, Data::Coo(CooRows::U32(r))) => unsafe { launch::coo(gpu, k, a, r, x, alpha, beta, y) },
+                // (and base + off are the rows, below `rows`)
+                (Format::Coo, Data::Coo(CooRows::U16 { base, off })) => unsafe { launch::coo16(gpu, k, a, (base, off), x, alpha, beta, y) },
+                (Format::MergePath, Data::Rows(s)) => unsafe { launch::merge(gpu, k, a, x, alpha, beta, y, s) },
+                (_, Data::Adaptive(b)) => unsafe { b.apply(gpu, k, a, alpha, x, beta, y) },
+                (_, Data::Ell(e)) => unsafe { e.apply(gpu, k, alpha, x, beta, y) },
+                (_, Data::Hyb(h)) => unsafe { h.apply(gpu, k, alpha, x, beta, y) },
+                (_, Data::Scoo(s)) => unsafe { s.apply(gpu, k, alpha, x, beta, y) },
+                (_, Data::Jds(j)) => unsafe { j.apply(gpu, k, alpha, x, beta, y) },
+                (_, Data::Sell(s)) => unsafe { s.apply(gpu, alpha, x, beta, y) },
+                _ => Err(Error::Runtime(gpu_runtime::Error::Internal("SpMV plan without its format's data"))),
             }
-            // (and base + off are the rows, below `rows`)
-            (Format::Coo, Data::Coo(CooRows::U16 { base, off })) => {
-                let ((bp, _b), (op, _o)) = (base.device_ptr(&stream), off.device_ptr(&stream));
-                unsafe { launch::coo16(gpu, k, rows, nnz, bp, op, i, v, xp, alpha, beta, yp) }
-            }
-            (Format::MergePath, Data::Rows(s)) => {
-                let (sp, _s) = s.device_ptr(&stream);
-                unsafe { launch::merge(gpu, k, rows, nnz, p, i, v, xp, alpha, beta, yp, sp) }
-            }
-            (_, Data::Adaptive(b)) => unsafe { b.apply(gpu, k, p, i, v, alpha, xp, beta, yp) },
-            (_, Data::Ell(e)) => unsafe { e.apply(gpu, k, alpha, xp, beta, yp) },
-            (_, Data::Hyb(h)) => unsafe { h.apply(gpu, k, alpha, xp, beta, yp) },
-            (_, Data::Scoo(s)) => unsafe { s.apply(gpu, k, alpha, xp, beta, yp) },
-            (_, Data::Jds(j)) => unsafe { j.apply(gpu, k, alpha, xp, beta, yp) },
-            (_, Data::Sell(s)) => unsafe { s.apply(gpu, alpha, xp, beta, yp) },
-            _ => Err(Error::Runtime(gpu_runtime::Error::Internal("SpMV plan without its format's data"))),
-        }
+        })
     }
 }

@@ -5,8 +5,8 @@
 //! [`spmv_kernels::ADAPTIVE_LONG`].
 mod serial;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
-use gpu_runtime::Gpu;
+use gpu_runtime::cudarc::driver::CudaSlice;
+use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
 use spmv_kernels::NT;
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
@@ -82,41 +82,27 @@ impl DeviceRowBlocks {
         &self,
         gpu: &Gpu,
         k: &Kernels,
-        ptr: u64,
-        idx: u64,
-        vals: u64,
+        a: &DeviceCsrView<'_, T>,
         alpha: T,
-        x: u64,
+        x: &DeviceView<'_, T>,
         beta: T,
-        y: u64,
+        y: &mut DeviceViewMut<'_, T>,
     ) -> Result<()> {
+        let (ptr, idx, vals) = (a.ptr(), a.idx(), crate::launch::values(a)?);
         let blocks = self.blocks();
         if blocks == 0 {
             return Ok(());
         }
-        let stream = gpu.stream().clone();
-        let (br, _r) = self.block_row.device_ptr(&stream);
-        let (bz, _z) = self.block_nz.device_ptr(&stream);
+        let stream = gpu.stream();
+        let (br, bz) = (&self.block_row, &self.block_nz);
         // SAFETY: spmv_adaptive_split_T(blocks, ptr, block_row, block_nz, beta, y): this CSR's
         // blocks; y holds rows.
-        unsafe { k.adaptive_split.args(&stream).arg(&blocks).arg(&ptr).arg(&br).arg(&bz).arg(&beta).arg(&y).launch(grid(gpu, blocks))? };
+        unsafe { k.adaptive_split.args(stream).arg(&blocks).arg(ptr).arg(br).arg(bz).arg(&beta).arg(&mut *y).launch(grid(gpu, blocks))? };
         let cfg = gpu_runtime::grid_1d(blocks, NT, 1, u32::MAX);
         // SAFETY: spmv_adaptive_T(blocks, ptr, idx, vals, x, alpha, beta, y, block_row, block_nz)
         // after the split pass on the same stream; blocks of NT threads.
         unsafe {
-            k.adaptive
-                .args(&stream)
-                .arg(&blocks)
-                .arg(&ptr)
-                .arg(&idx)
-                .arg(&vals)
-                .arg(&x)
-                .arg(&alpha)
-                .arg(&beta)
-                .arg(&y)
-                .arg(&br)
-                .arg(&bz)
-                .launch(cfg)?
+            k.adaptive.args(stream).arg(&blocks).arg(ptr).arg(idx).arg(vals).arg(x).arg(&alpha).arg(&beta).arg(&mut *y).arg(br).arg(bz).launch(cfg)?
         };
         Ok(())
     }

@@ -4,8 +4,8 @@
 //! same bits as CSR-scalar.
 mod serial;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
-use gpu_runtime::Gpu;
+use gpu_runtime::cudarc::driver::CudaSlice;
+use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 pub(crate) use serial::check_padding;
@@ -95,17 +95,26 @@ impl<T: SpmvValue> DeviceEll<T> {
     ///
     /// # Safety
     /// `x` holds `cols` values and `y` `rows` (device addresses on `gpu`'s stream).
-    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: &DeviceView<'_, T>, beta: T, y: &mut DeviceViewMut<'_, T>) -> Result<()> {
         if self.rows == 0 {
             return Ok(());
         }
-        let stream = gpu.stream().clone();
-        let (c, _c) = self.col.device_ptr(&stream);
-        let (v, _v) = self.val.device_ptr(&stream);
         let cfg = gpu_runtime::grid_1d(self.rows, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
         // SAFETY: spmv_ell_T(rows, width, col, val, x, alpha, beta, y): a valid ELL (built by
         // conversion from a valid CSR); x and y as the caller guarantees.
-        unsafe { k.ell.args(&stream).arg(&self.rows).arg(&self.width).arg(&c).arg(&v).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)? };
+        unsafe {
+            k.ell
+                .args(gpu.stream())
+                .arg(&self.rows)
+                .arg(&self.width)
+                .arg(&self.col)
+                .arg(&self.val)
+                .arg(x)
+                .arg(&alpha)
+                .arg(&beta)
+                .arg(&mut *y)
+                .launch(cfg)?
+        };
         Ok(())
     }
 }

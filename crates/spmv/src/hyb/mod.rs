@@ -3,8 +3,8 @@
 //! whatever the rows; the COO part makes it **not bit-reproducible** when nonempty.
 mod serial;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
-use gpu_runtime::Gpu;
+use gpu_runtime::cudarc::driver::CudaSlice;
+use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 pub use serial::{width, Hyb};
@@ -103,14 +103,11 @@ impl<T: SpmvValue> DeviceHyb<T> {
     ///
     /// # Safety
     /// As [`DeviceEll`]'s.
-    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: &DeviceView<'_, T>, beta: T, y: &mut DeviceViewMut<'_, T>) -> Result<()> {
         // SAFETY: the caller's x and y.
         unsafe { self.ell.apply(gpu, k, alpha, x, beta, y)? };
-        let stream = gpu.stream().clone();
-        let (r, _r) = self.coo_row.device_ptr(&stream);
-        let (c, _c) = self.coo_col.device_ptr(&stream);
-        let (v, _v) = self.coo_val.device_ptr(&stream);
+        let (c, v) = (DeviceView::of(&self.coo_col), DeviceView::of(&self.coo_val));
         // SAFETY: coo_len entries with rows and columns of the CSR converted.
-        unsafe { launch::coo_add(gpu, k, self.coo_len, r, c, v, x, alpha, y) }
+        unsafe { launch::coo_add(gpu, k, self.coo_len, &self.coo_row, &c, &v, x, alpha, y) }
     }
 }

@@ -4,8 +4,8 @@
 //! CSR-scalar.
 mod serial;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
-use gpu_runtime::Gpu;
+use gpu_runtime::cudarc::driver::CudaSlice;
+use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 pub use serial::Jds;
@@ -110,20 +110,27 @@ impl<T: SpmvValue> DeviceJds<T> {
     ///
     /// # Safety
     /// `x` holds `cols` values and `y` `rows`.
-    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: &DeviceView<'_, T>, beta: T, y: &mut DeviceViewMut<'_, T>) -> Result<()> {
         if self.rows == 0 {
             return Ok(());
         }
-        let stream = gpu.stream().clone();
-        let (p, _p) = self.perm.device_ptr(&stream);
-        let (j, _j) = self.jd_ptr.device_ptr(&stream);
-        let (c, _c) = self.col.device_ptr(&stream);
-        let (v, _v) = self.val.device_ptr(&stream);
         let cfg = gpu_runtime::grid_1d(self.rows, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
         // SAFETY: spmv_jds_T(rows, diags, perm, jd_ptr, col, val, x, alpha, beta, y): a valid JDS
         // built from a valid CSR; x and y as the caller guarantees.
         unsafe {
-            k.jds.args(&stream).arg(&self.rows).arg(&self.diags).arg(&p).arg(&j).arg(&c).arg(&v).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)?
+            k.jds
+                .args(gpu.stream())
+                .arg(&self.rows)
+                .arg(&self.diags)
+                .arg(&self.perm)
+                .arg(&self.jd_ptr)
+                .arg(&self.col)
+                .arg(&self.val)
+                .arg(x)
+                .arg(&alpha)
+                .arg(&beta)
+                .arg(&mut *y)
+                .launch(cfg)?
         };
         Ok(())
     }

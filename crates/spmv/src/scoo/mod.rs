@@ -5,8 +5,8 @@
 //! bit-reproducible**.
 mod serial;
 
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
-use gpu_runtime::Gpu;
+use gpu_runtime::cudarc::driver::CudaSlice;
+use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
 use spmv_kernels::{NT, SCOO_LANES};
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
@@ -113,16 +113,11 @@ impl<T: SpmvValue> DeviceScoo<T> {
     ///
     /// # Safety
     /// `x` holds `cols` values and `y` `rows`.
-    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: &DeviceView<'_, T>, beta: T, y: &mut DeviceViewMut<'_, T>) -> Result<()> {
         let slices = self.rows.div_ceil(self.slice_rows as u64);
         if slices == 0 {
             return Ok(());
         }
-        let stream = gpu.stream().clone();
-        let (sp, _s) = self.slice_ptr.device_ptr(&stream);
-        let (r, _r) = self.row.device_ptr(&stream);
-        let (c, _c) = self.col.device_ptr(&stream);
-        let (v, _v) = self.val.device_ptr(&stream);
         let mut cfg = gpu_runtime::grid_1d(slices, NT, 1, u32::MAX);
         cfg.shared_mem_bytes = SCOO_LANES * self.slice_rows * T::BYTES as u32;
         // SAFETY: spmv_scoo_T(rows, slice_rows, slices, slice_ptr, row, col, val, x, alpha, beta,
@@ -130,18 +125,18 @@ impl<T: SpmvValue> DeviceScoo<T> {
         // slice_rows values (at most 32 KiB); x and y as the caller guarantees.
         unsafe {
             k.scoo
-                .args(&stream)
+                .args(gpu.stream())
                 .arg(&self.rows)
                 .arg(&self.slice_rows)
                 .arg(&slices)
-                .arg(&sp)
-                .arg(&r)
-                .arg(&c)
-                .arg(&v)
-                .arg(&x)
+                .arg(&self.slice_ptr)
+                .arg(&self.row)
+                .arg(&self.col)
+                .arg(&self.val)
+                .arg(x)
                 .arg(&alpha)
                 .arg(&beta)
-                .arg(&y)
+                .arg(&mut *y)
                 .launch(cfg)?
         };
         Ok(())

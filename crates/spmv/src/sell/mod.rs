@@ -9,7 +9,7 @@
 mod serial;
 
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::{Gpu, Kernel};
+use gpu_runtime::{DeviceView, DeviceViewMut, Gpu, Kernel};
 use spmv_kernels::SELL_C;
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
@@ -58,32 +58,34 @@ impl<T: SpmvValue> DeviceSell<T> {
         let mut icount = gpu.alloc_zeros::<u32>(chunks as usize + 1)?;
         let mut base = gpu.alloc_zeros::<u32>(chunks.max(1) as usize)?;
         let stream = gpu.stream().clone();
-        let shapes = |perm: u64, wcount: &mut CudaSlice<u32>, icount: &mut CudaSlice<u32>, base: &mut CudaSlice<u32>| -> Result<()> {
-            if chunks > 0 {
-                // SAFETY: spmv_sell_chunks(rows, ptr, idx, perm, narrow, wcount, icount, base): a
-                // valid CSR; perm null or a permutation of its rows; the outputs hold chunks
-                // entries; blocks of NT (whole warps).
-                unsafe {
-                    k.sell_chunks
-                        .args(&stream)
-                        .arg(&rows)
-                        .arg(a.ptr())
-                        .arg(a.idx())
-                        .arg(&perm)
-                        .arg(&(options.compress as u32))
-                        .arg(wcount)
-                        .arg(icount)
-                        .arg(base)
-                        .launch(grid(gpu, chunks * SELL_C))?
-                };
-            }
-            Ok(())
-        };
+        let shapes =
+            |perm: Option<&CudaSlice<u32>>, wcount: &mut CudaSlice<u32>, icount: &mut CudaSlice<u32>, base: &mut CudaSlice<u32>| -> Result<()> {
+                let perm = DeviceView::of_option(perm, &stream);
+                if chunks > 0 {
+                    // SAFETY: spmv_sell_chunks(rows, ptr, idx, perm, narrow, wcount, icount, base): a
+                    // valid CSR; perm null or a permutation of its rows; the outputs hold chunks
+                    // entries; blocks of NT (whole warps).
+                    unsafe {
+                        k.sell_chunks
+                            .args(&stream)
+                            .arg(&rows)
+                            .arg(a.ptr())
+                            .arg(a.idx())
+                            .arg(&perm)
+                            .arg(&(options.compress as u32))
+                            .arg(wcount)
+                            .arg(icount)
+                            .arg(base)
+                            .launch(grid(gpu, chunks * SELL_C))?
+                    };
+                }
+                Ok(())
+            };
         // The chunks of the rows in order: σ = 1's layout (and an empty matrix's), and what a
         // chosen σ is decided on; not measured for a σ > 1 given.
         let mut in_order = None;
         if rows == 0 || options.sigma.is_none_or(|s| s == 1) {
-            shapes(0, &mut wcount, &mut icount, &mut base)?;
+            shapes(None, &mut wcount, &mut icount, &mut base)?;
             in_order = Some(convert::exclusive_scan(gpu, &wcount)?);
         }
         let sigma = options.sigma.unwrap_or_else(|| SellOptions::chosen_sigma(SELL_C * in_order.as_ref().map_or(0, |s| s.1 as u64), nnz));
@@ -99,8 +101,7 @@ impl<T: SpmvValue> DeviceSell<T> {
                     let windows = gpu.upload(&windows)?;
                     gpu_segsort::Segsort::new(gpu)?.sort_segments(&windows, &mut keys, &mut order)?;
                 }
-                let p = order.device_ptr(&stream).0;
-                shapes(p, &mut wcount, &mut icount, &mut base)?;
+                shapes(Some(&order), &mut wcount, &mut icount, &mut base)?;
                 perm = Some(order);
                 convert::exclusive_scan(gpu, &wcount)?
             }
@@ -113,7 +114,7 @@ impl<T: SpmvValue> DeviceSell<T> {
         let mut idx = gpu.alloc::<u32>(words.max(1) as usize)?;
         let mut val = gpu.alloc::<T>(slots.max(1) as usize)?;
         if slots > 0 {
-            let p = perm.as_ref().map_or(0, |p| p.device_ptr(&stream).0);
+            let p = DeviceView::of_option(perm.as_ref(), &stream);
             // SAFETY: spmv_sell_fill_T(rows, ptr, idx, vals, perm, wptr, iptr, base, sidx, sval):
             // the CSR, the permutation the shapes were measured over, their scans; idx holds
             // 16 · units words and val 32 · widths slots; blocks of NT (whole warps).
@@ -189,46 +190,38 @@ impl<T: SpmvValue> DeviceSell<T> {
     /// launch errors.
     pub fn multiply(&self, gpu: &Gpu, alpha: T, x: &impl DevicePtr<T>, beta: T, y: &mut impl DevicePtrMut<T>) -> Result<()> {
         crate::check_vectors(self.rows, self.cols, x.len(), y.len())?;
-        let stream = gpu.stream().clone();
-        let (xp, _x) = x.device_ptr(&stream);
-        let (yp, _y) = y.device_ptr_mut(&stream);
         // SAFETY: x holds cols values and y rows (checked).
-        unsafe { self.apply(gpu, alpha, xp, beta, yp) }
+        crate::launch::with_vectors(gpu, x, y, |x, y| unsafe { self.apply(gpu, alpha, x, beta, y) })
     }
 
     /// `y = alpha · A · x + beta · y` by the product kernel loaded at conversion.
     ///
     /// # Safety
     /// `x` holds `cols` values and `y` `rows` (device addresses on `gpu`'s stream).
-    pub(crate) unsafe fn apply(&self, gpu: &Gpu, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
+    pub(crate) unsafe fn apply(&self, gpu: &Gpu, alpha: T, x: &DeviceView<'_, T>, beta: T, y: &mut DeviceViewMut<'_, T>) -> Result<()> {
         if self.rows == 0 {
             return Ok(());
         }
-        let stream = gpu.stream().clone();
-        let (w, _w) = self.wptr.device_ptr(&stream);
-        let (i, _i) = self.iptr.device_ptr(&stream);
-        let (b, _b) = self.base.device_ptr(&stream);
-        let (c, _c) = self.idx.device_ptr(&stream);
-        let (v, _v) = self.val.device_ptr(&stream);
-        let p = self.perm.as_ref().map_or(0, |p| p.device_ptr(&stream).0);
+        let stream = gpu.stream();
+        let perm = DeviceView::of_option(self.perm.as_ref(), stream);
         let positions = self.rows.div_ceil(SELL_C) * SELL_C;
         let cfg = gpu_runtime::grid_1d(positions, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
         // SAFETY: spmv_sell_T(rows, wptr, iptr, base, perm, idx, val, x, alpha, beta, y): a valid
         // SELL-C-σ converted from a valid CSR; x and y as the caller guarantees; blocks of NT.
         unsafe {
             self.product
-                .args(&stream)
+                .args(stream)
                 .arg(&self.rows)
-                .arg(&w)
-                .arg(&i)
-                .arg(&b)
-                .arg(&p)
-                .arg(&c)
-                .arg(&v)
-                .arg(&x)
+                .arg(&self.wptr)
+                .arg(&self.iptr)
+                .arg(&self.base)
+                .arg(&perm)
+                .arg(&self.idx)
+                .arg(&self.val)
+                .arg(x)
                 .arg(&alpha)
                 .arg(&beta)
-                .arg(&y)
+                .arg(&mut *y)
                 .launch(cfg)?
         };
         Ok(())
