@@ -14,6 +14,20 @@ use svd_kernels::{MAX_COLS, MAX_PAIRS, NT};
 use crate::lanczos::Backend;
 use crate::{Error, Result};
 
+/// A caller's device block the vectors are written to ([`crate::svd_into`]): its address and
+/// leading dimension, taken here from its view (the borrow is held by `svd_into` for the run).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Dest {
+    addr: u64,
+    ld: usize,
+}
+
+impl Dest {
+    pub(crate) fn of(block: &mut DenseViewMut<'_, f64>) -> Self {
+        Self { addr: block.data_mut().addr(), ld: block.ld() as usize }
+    }
+}
+
 /// A column-major device block.
 pub(crate) struct GpuBlock {
     pub(crate) rows: usize,
@@ -40,8 +54,8 @@ pub(crate) struct GpuBackend<'a> {
     /// The QR slots (`svd_kernels::qr::slot::SLOT` values each).
     slots: CudaSlice<f64>,
     /// [`crate::svd_into`]: the caller's device blocks for the left and right vectors in the
-    /// operator's orientation (address, leading dimension), when lent.
-    pub(crate) dest: Option<[(u64, usize); 2]>,
+    /// operator's orientation, when lent.
+    pub(crate) dest: Option<[Dest; 2]>,
     /// [`crate::Config::center`]: ones (`m`), the column means `μ` (`n`) and room for the
     /// `1 × k` row of a correction, in `A`'s orientation.
     center: Option<Centering>,
@@ -671,7 +685,7 @@ impl Backend for GpuBackend<'_> {
 
     fn export(&mut self, blk: &GpuBlock, c0: usize, k: usize, scale: &[f64], left: bool, at: usize) -> Result<()> {
         let Some(dest) = self.dest else { return Err(Error::Internal("no destinations for vectors".into())) };
-        let (addr, ld) = dest[if left { 0 } else { 1 }];
+        let Dest { addr, ld } = dest[if left { 0 } else { 1 }];
         if k == 0 || blk.rows == 0 {
             return Ok(());
         }

@@ -316,18 +316,18 @@ pub fn svd_into_observed<T: SvdValue>(
     }
     let transposed = a.cols() > a.rows();
     // The backend's left vectors span the operator's rows: A's columns when it works on Aᵀ.
-    let (ua, vb) = ((u.data_mut().addr(), u.ld() as usize), (v.data_mut().addr(), v.ld() as usize));
+    let (ua, vb) = (gpu::Dest::of(u), gpu::Dest::of(v));
     let dest = if transposed { [vb, ua] } else { [ua, vb] };
     run_gpu(gpu, &a, &Config { vectors: false, ..cfg.clone() }, Some(dest), &mut observer)
 }
 
-/// The GPU SVD of a checked view; `dest`: device blocks (address, leading dimension) for the
-/// left and right vectors in the operator's orientation.
+/// The GPU SVD of a checked view; `dest`: device blocks for the left and right vectors in the
+/// operator's orientation.
 fn run_gpu<T: SvdValue>(
     gpu: &Gpu,
     a: &DeviceCsrView<'_, T>,
     cfg: &Config,
-    dest: Option<[(u64, usize); 2]>,
+    dest: Option<[gpu::Dest; 2]>,
     observer: &mut dyn FnMut(Event<'_>),
 ) -> Result<Svd> {
     let t0 = std::time::Instant::now();
