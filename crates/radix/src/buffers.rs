@@ -93,9 +93,9 @@ impl<'a, T> DoubleBuffer<'a, T> {
         }
     }
 
-    /// Device address of half `i` (0 = current, 1 = alternate).
-    pub(crate) fn addr(&self, i: usize) -> u64 {
-        self.halves[self.selector ^ i].addr()
+    /// Half `i` (0 = current, 1 = alternate) as a view.
+    pub(crate) fn half(&self, i: usize) -> DeviceView<'_, T> {
+        self.halves[self.selector ^ i].as_view()
     }
 
     pub(crate) fn flip(&mut self) {

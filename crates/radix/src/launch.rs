@@ -244,7 +244,7 @@ pub(crate) struct Chain {
 pub(crate) fn chain<T>(array: &Array<'_, '_, T>, n: u64, passes: u32, what: &'static str) -> Result<Chain> {
     let b = &array.buffers;
     same_len(n, b.len(), what)?;
-    let (c, a) = (b.addr(0), b.addr(1));
+    let (c, a) = (b.half(0).addr(), b.half(1).addr());
     let alternate_needed = array.source.is_none() || passes > 1;
     if alternate_needed && b.is_single() && n > 0 {
         return Err(Error::NoAlternate { what, passes });
