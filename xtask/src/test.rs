@@ -175,10 +175,18 @@ fn python_package() -> Res<bool> {
         Command::new(&py).args(["-m", "pip", "install", "-q", "--disable-pip-version-check", "maturin>=1.5,<2", "numpy", "scipy", "pytest"]),
         "pip install maturin numpy scipy pytest",
     )?;
+    // maturin's build backend runs the `maturin` executable by name: the venv's bin on PATH (a
+    // venv's python started directly does not put it there).
+    let bin_dir = std::env::current_dir().map_err(|e| e.to_string())?.join(venv).join("bin");
+    let path = match std::env::var_os("PATH") {
+        Some(p) => std::env::join_paths(std::iter::once(bin_dir.clone()).chain(std::env::split_paths(&p))).map_err(|e| e.to_string())?,
+        None => bin_dir.into_os_string(),
+    };
     run(
         Command::new(&py)
             .args(["-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-build-isolation", "--force-reinstall", "--no-deps", "./python"])
-            .env("MATURIN_PEP517_ARGS", "--profile dev"),
+            .env("MATURIN_PEP517_ARGS", "--profile dev")
+            .env("PATH", path),
         "pip install ./python",
     )?;
     // Run from python/tests against the installed package (not the source folder); the CLI's
