@@ -39,7 +39,7 @@ pub fn sort_triples<V: Copy>(keys: &[u32], first: &[u32], second: &[V], end_bit:
 }
 
 /// Keys and two payloads grouped stably by the digit `(key >> shift) & (2^bits - 1)` (one pass of
-/// [`crate::RadixSort::partition_into_with`]).
+/// [`crate::RadixSort::sort`] with `bits(shift..shift + bits)` in one pass).
 ///
 /// ```
 /// use gpu_radix::serial;
