@@ -1,6 +1,6 @@
 //! Which cubins are built and with which assembler. One source for the runtime and for
 //! `cargo xtask build-ptx`, which includes this file (`#[path]`), so the two cannot disagree.
-//! [`crate::embed_module!`] names the same architectures; a test checks it.
+//! `gpu_runtime::embed_module!` names the same architectures; a test checks it.
 
 /// The architectures `cargo xtask build-ptx` builds a cubin for (`sm_80`, `sm_86`, ...), as
 /// `10 * major + minor`. With NVIDIA's binary compatibility rule (a cubin for `sm_XY` runs on
