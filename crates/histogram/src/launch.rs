@@ -3,7 +3,7 @@
 //! kernels rely on, so they are safe to call.
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceSlice, LaunchConfig};
 use gpu_runtime::scratch::ScratchSlice;
-use gpu_runtime::{Gpu, Kernel};
+use gpu_runtime::{ptr_mut_or_null, Gpu, Kernel};
 
 use crate::{Error, Result, Strategy, AUTO_SHARED_MAX_BINS, COPY_BUDGET, NT, SLICE_BINS, VT, WARPS};
 
@@ -48,7 +48,7 @@ pub(crate) fn count(
     let stream = gpu.stream().clone();
     let (keys, _k) = keys.device_ptr(&stream);
     let (counts, _c) = counts.device_ptr_mut(&stream);
-    let (flag, _f) = flag_ptr(flag, &stream);
+    let (flag, _f) = ptr_mut_or_null(flag, &stream);
     let props = gpu.props();
     let sms = props.sm_count.max(1) as u64;
     let vec_ok = (keys % 16 == 0) as u32;
@@ -109,27 +109,13 @@ pub(crate) fn partition(
     let (keys, _k) = keys.device_ptr(stream);
     let (table, _t) = table.device_ptr_mut(stream);
     let (intra, _i) = intra.device_ptr_mut(stream);
-    let (flag, _f) = flag_ptr(flag, stream);
+    let (flag, _f) = ptr_mut_or_null(flag, stream);
     let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
     // SAFETY: histogram_partition(keys, n, bins, parts, table, intra, first_bad): keys and intra
     // hold n words, table (parts + 1) * bins (checked), flag null or one word; parts warps in
     // `blocks` blocks of NT.
     unsafe { k.partition.args(stream).arg(&keys).arg(&n).arg(&bins).arg(&parts).arg(&table).arg(&intra).arg(&flag).launch(cfg)? };
     Ok(())
-}
-
-/// The flag's address (null when absent) and its guard.
-fn flag_ptr<'b>(
-    flag: Option<&'b mut ScratchSlice<'_, u32>>,
-    stream: &'b gpu_runtime::cudarc::driver::CudaStream,
-) -> (u64, Option<gpu_runtime::cudarc::driver::SyncOnDrop<'b>>) {
-    match flag {
-        Some(f) => {
-            let (p, g) = f.device_ptr_mut(stream);
-            (p, Some(g))
-        }
-        None => (NULL, None),
-    }
 }
 
 /// The vertical scan of the `rows × bins` table, in `chunks` row chunks (one: no carries;

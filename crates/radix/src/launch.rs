@@ -278,16 +278,11 @@ impl RadixSort {
         let n = keys.len() as u64;
         let stream = self.gpu.stream().clone();
         let (k, _k) = keys.device_ptr_mut(&stream);
-        let (v, carry, _v) = match values {
-            Some(v) => {
-                if v.len() as u64 != n {
-                    return Err(Error::LengthMismatch { what: "values", expected: n, got: v.len() as u64 });
-                }
-                let (p, g) = v.device_ptr_mut(&stream);
-                (p, Carry { first: false, second_bytes: V::BYTES }, Some(g))
-            }
-            None => (0, Carry::default(), None),
-        };
+        if let Some(v) = &values {
+            same_len(n, v.len(), "values")?;
+        }
+        let carry = Carry { first: false, second_bytes: if values.is_some() { V::BYTES } else { 0 } };
+        let (v, _v) = gpu_runtime::ptr_mut_or_null(values, &stream);
         // SAFETY: `k` (and `v`) hold n items of their types (checked).
         unsafe { self.run_in_place(n, end_bit, Bufs { keys: k, first: 0, second: v }, carry) }
     }

@@ -1,7 +1,7 @@
 //! Embedded PTX modules, kernels looked up in them, and launches that name the kernel in errors.
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaStream, DevicePtrMut, LaunchArgs, LaunchConfig, PushKernelArg, SyncOnDrop};
 
 use crate::image::Cubin;
 use crate::{Error, Result};
@@ -213,4 +213,17 @@ impl<'a> Launch<'a> {
 pub fn grid_1d(n: u64, nt: u32, items_per_block: u64, max_blocks: u32) -> LaunchConfig {
     let blocks = n.div_ceil(items_per_block.max(1)).clamp(1, max_blocks.max(1) as u64) as u32;
     LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (nt, 1, 1), shared_mem_bytes: 0 }
+}
+
+/// The device address of an optional writable buffer for a launch module, with the guard that
+/// orders its use on `stream`: `(0, None)` when absent (the null pointer kernels read as "no such
+/// array"). Callers check its length.
+pub fn ptr_mut_or_null<'b, T, D: DevicePtrMut<T> + ?Sized>(buf: Option<&'b mut D>, stream: &'b CudaStream) -> (u64, Option<SyncOnDrop<'b>>) {
+    match buf {
+        Some(b) => {
+            let (p, g) = b.device_ptr_mut(stream);
+            (p, Some(g))
+        }
+        None => (0, None),
+    }
 }

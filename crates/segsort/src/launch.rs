@@ -3,7 +3,7 @@
 //! addresses, after the lengths are checked, for the `unsafe` launches above them.
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceSlice, LaunchConfig};
 use gpu_runtime::scratch::ScratchSlice;
-use gpu_runtime::{grid_1d, Gpu, Kernel, Scratch};
+use gpu_runtime::{grid_1d, ptr_mut_or_null, Gpu, Kernel, Scratch};
 use gpu_segmerge::raw::{self, MergeKernels};
 
 use crate::{Error, Result, Segsort, TileSize};
@@ -124,14 +124,10 @@ impl Segsort {
         let n = keys.len() as u64;
         let stream = self.gpu.stream().clone();
         let (k, _k) = keys.device_ptr_mut(&stream);
-        let (v, _v) = match vals {
-            Some(v) => {
-                same("values", n, v.len())?;
-                let (p, g) = v.device_ptr_mut(&stream);
-                (p, Some(g))
-            }
-            None => (0, None),
-        };
+        if let Some(v) = &vals {
+            same("values", n, v.len())?;
+        }
+        let (v, _v) = ptr_mut_or_null(vals, &stream);
         // SAFETY: keys (and values) hold n items (checked), read and written in place by the
         // same block.
         unsafe { self.block_sort_raw(tile, k, v, n, k, v) }
@@ -180,22 +176,12 @@ impl Segsort {
         let mut tv = if vals.is_some() { Some(scratch.slice::<u32>(n as usize)?) } else { None };
         let stream = self.gpu.stream().clone();
         let (k, _k) = keys.device_ptr_mut(&stream);
-        let (v, _v) = match vals {
-            Some(v) => {
-                same("values", n, v.len())?;
-                let (p, g) = v.device_ptr_mut(&stream);
-                (p, Some(g))
-            }
-            None => (0, None),
-        };
+        if let Some(v) = &vals {
+            same("values", n, v.len())?;
+        }
+        let (v, _v) = ptr_mut_or_null(vals, &stream);
         let (tk, _tk) = tk.device_ptr_mut(&stream);
-        let (tv, _tv) = match tv.as_mut() {
-            Some(t) => {
-                let (p, g) = t.device_ptr_mut(&stream);
-                (p, Some(g))
-            }
-            None => (0, None),
-        };
+        let (tv, _tv) = ptr_mut_or_null(tv.as_mut(), &stream);
         let (sp, _sp) = splits.device_ptr_mut(&stream);
         let (kb, vb) = ([k, tk], [v, tv]);
         // The block sort writes to index passes % 2, so the last pass lands in index 0.
@@ -232,14 +218,10 @@ impl Segsort {
         let stream = self.gpu.stream().clone();
         let (sg, _s) = seg.device_ptr_mut(&stream);
         let (k, _k) = keys.device_ptr_mut(&stream);
-        let (v, _v) = match vals {
-            Some(v) => {
-                same("values", n, v.len())?;
-                let (p, g) = v.device_ptr_mut(&stream);
-                (p, Some(g))
-            }
-            None => (0, None),
-        };
+        if let Some(v) = &vals {
+            same("values", n, v.len())?;
+        }
+        let (v, _v) = ptr_mut_or_null(vals, &stream);
         let (a, _a) = a.device_ptr_mut(&stream);
         let (b, _b) = b.device_ptr_mut(&stream);
         let (sp, _sp) = splits.device_ptr_mut(&stream);
