@@ -222,10 +222,7 @@ impl RadixSort {
     /// As [`RadixSort::sort_with`].
     pub fn sort<V: Payload>(&mut self, sort: Sort<'_, '_, V>) -> Result<()> {
         let n = sort.keys.buffers.len() as u64;
-        let mut bytes = self.workspace_bytes(n, sort.bits.clone());
-        if sort.status.is_some() {
-            bytes -= self.status_bytes(n, sort.bits.clone());
-        }
+        let bytes = self.scratch_bytes(n, sort.bits.clone(), sort.status.is_some());
         self.owned(bytes, |s, scratch| s.sort_with(sort, scratch))
     }
 
@@ -255,36 +252,43 @@ impl RadixSort {
         let sc = second.as_ref().map(|s| launch::chain(s, n, passes, "second payload")).transpose()?;
         let carry = Carry { first: first.is_some(), second_bytes: if second.is_some() { payload_bytes::<V>()? } else { 0 } };
         let mut status = status;
-        match status.as_mut() {
-            Some(lent) => {
-                lent.require(self.status_bytes(n, bits.clone()))?;
-                scratch.require(self.workspace_bytes(n, bits.clone()) - self.status_bytes(n, bits.clone()))?;
-            }
-            None => scratch.require(self.workspace_bytes(n, bits.clone()))?,
+        if let Some(lent) = status.as_mut() {
+            lent.require(self.status_bytes(n, bits.clone()))?;
         }
+        scratch.require(self.scratch_bytes(n, bits.clone(), status.is_some()))?;
         // SAFETY: the chains were just made by `launch::chain` from the borrowed arrays, which
         // outlive this call, for n keys and this pass count.
         unsafe { self.run_chains(n, bits, [Some(kc), fc, sc], carry, scratch, status)? };
-        if kc.flips() {
-            keys.buffers.flip();
-        }
-        if let (Some(f), Some(c)) = (first, fc) {
-            if c.flips() {
-                f.buffers.flip();
-            }
-        }
-        if let (Some(s), Some(c)) = (second, sc) {
-            if c.flips() {
-                s.buffers.flip();
-            }
-        }
+        settle(Some(keys), Some(kc));
+        settle(first, fc);
+        settle(second, sc);
         Ok(())
+    }
+
+    /// The scratch a sort by `bits` of `n` keys needs: [`RadixSort::workspace_bytes`], less
+    /// [`RadixSort::status_bytes`] when the status is lent.
+    fn scratch_bytes(&self, n: u64, bits: Range<u32>, status_lent: bool) -> u64 {
+        let all = self.workspace_bytes(n, bits.clone());
+        if status_lent {
+            all - self.status_bytes(n, bits)
+        } else {
+            all
+        }
     }
 
     /// Runs `f` on the plan's own scratch, grown to `bytes`.
     fn owned(&mut self, bytes: u64, f: impl FnOnce(&mut Self, &mut Scratch<'_>) -> Result<()>) -> Result<()> {
         let gpu = self.gpu.clone();
         ScratchBuf::lend(self, |p| &mut p.own, &gpu, bytes, f)
+    }
+}
+
+/// Flips `array`'s selector when its chain ended in the other half.
+fn settle<T>(array: Option<buffers::Array<'_, '_, T>>, chain: Option<launch::Chain>) {
+    if let (Some(a), Some(c)) = (array, chain) {
+        if c.flips() {
+            a.buffers.flip();
+        }
     }
 }
 
