@@ -98,14 +98,15 @@ pub(crate) fn with_vectors<T, R>(
     y: &mut impl DevicePtrMut<T>,
     f: impl FnOnce(&DeviceView<'_, T>, &mut DeviceViewMut<'_, T>) -> R,
 ) -> R {
-    let stream = gpu.stream();
-    let (xn, yn) = (x.len(), y.len());
-    let (xa, _x) = x.device_ptr(stream);
-    let (ya, _y) = y.device_ptr_mut(stream);
-    // SAFETY: the addresses and lengths of the two borrowed buffers (distinct: one is borrowed
-    // mutably), alive with their guards until `f` returns; the views do not outlive the call.
-    let (xv, mut yv) = unsafe { (DeviceView::from_raw(xa, xn, stream), DeviceViewMut::from_raw(ya, yn, stream)) };
-    f(&xv, &mut yv)
+    with_input(gpu, x, |xv| {
+        let stream = gpu.stream();
+        let yn = y.len();
+        let (ya, _y) = y.device_ptr_mut(stream);
+        // SAFETY: the address and length of the borrowed buffer (apart from `x`: it is borrowed
+        // mutably), alive with its guard until `f` returns; the view does not outlive the call.
+        let mut yv = unsafe { DeviceViewMut::from_raw(ya, yn, stream) };
+        f(xv, &mut yv)
+    })
 }
 
 /// Runs `f` with `x` as a view, its guard held for the call.
