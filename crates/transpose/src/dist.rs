@@ -180,9 +180,9 @@ impl DistTransposer {
             // read-back (a bisection by single-word reads took 0.3–1.0 ms).
             let chunk = total.div_ceil(world as u64);
             let chunks = total.div_ceil(chunk);
-            let mut found = gpus[0].alloc::<u64>(2 * chunks as usize)?; // written whole below
-                                                                        // The global pointer: n + 1 nondecreasing words from 0 to total > 0 (a sum of valid
-                                                                        // pointers). Synchronizes.
+            // Written whole below, from the global pointer: n + 1 nondecreasing words from 0 to
+            // total > 0 (a sum of valid pointers). Synchronizes.
+            let mut found = gpus[0].alloc::<u64>(2 * chunks as usize)?;
             let rows = self.tps[0].chunk_rows_of(&DeviceView::of(&gl[0]), total, chunk, &mut DeviceViewMut::of(&mut found))?;
             cuts = cuts_from_chunk_rows(&rows, world, n);
         }

@@ -339,8 +339,13 @@ pub(crate) unsafe fn place_piece<T: Payload>(
     let kv = place_variant(if piece.vals.is_some() { T::BYTES } else { 0 })?;
     let vals = piece.vals.as_ref().map_or(0, |v| v.addr());
     let out_vals = out_vals.map_or(0, |v| v.addr());
-    if piece.rows.len() as u64 != nc || piece.cp.len() as u64 != n + 1 || piece.vals.as_ref().is_some_and(|v| v.len() as u64 != nc) {
-        return Err(Error::Shape { what: "piece placed", expected: nc, got: piece.rows.len() as u64 });
+    let lengths = [
+        ("placed piece's rows", nc, piece.rows.len() as u64),
+        ("placed piece's pointer", n + 1, piece.cp.len() as u64),
+        ("placed piece's values", nc, piece.vals.as_ref().map_or(nc, |v| v.len() as u64)),
+    ];
+    if let Some(&(what, expected, got)) = lengths.iter().find(|(_, e, g)| e != g) {
+        return Err(Error::Shape { what, expected, got });
     }
     // SAFETY: transpose_index64_place_v*(nc, cols, cp, cursor, rows, r0, vals, out_rows,
     // out_vals) and transpose_index64_advance(cursor, cp, n): the lengths checked above and the

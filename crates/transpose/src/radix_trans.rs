@@ -108,16 +108,14 @@ pub(crate) fn expand_rows<T: Payload>(
     d: Dims,
     scratch: &mut Scratch<'_>,
 ) -> Result<()> {
+    let mut c = carve::<T>(&t.radix, d, false, scratch)?;
     if even_passes(&t.radix, d.n) {
         // The rows straight into the output's row indices; the first pass sorts from there.
-        let mut c = carve::<T>(&t.radix, d, false, scratch)?;
         t.ptr2idx.run_with(a.ptr(), &mut out.idx, &mut c.expand)?;
     } else {
         // The rows straight into their other half in the scratch, where the first pass reads
         // them.
-        let ptr2idx = &mut t.ptr2idx;
-        let mut c = carve::<T>(&t.radix, d, false, scratch)?;
-        ptr2idx.run_with(a.ptr(), &mut c.rows, &mut c.expand)?;
+        t.ptr2idx.run_with(a.ptr(), &mut c.rows, &mut c.expand)?;
     }
     Ok(())
 }
@@ -174,11 +172,11 @@ fn pair<'a, T>(current: DeviceViewMut<'a, T>, alternate: Option<&'a mut ScratchS
 
 /// Runs `job` on the sweep state `sweep`, with the look-back status in `lent` when given.
 fn run_sort<V: Payload>(radix: &mut RadixSort, job: Sort<'_, '_, V>, lent: Option<Scratch<'_>>, sweep: &mut Scratch<'_>) -> Result<()> {
-    match lent {
-        Some(l) => radix.sort_with(job.lent_status(l), sweep)?,
-        None => radix.sort_with(job, sweep)?,
-    }
-    Ok(())
+    let job = match lent {
+        Some(l) => job.lent_status(l),
+        None => job,
+    };
+    Ok(radix.sort_with(job, sweep)?)
 }
 
 pub(crate) fn run<T: Payload>(
