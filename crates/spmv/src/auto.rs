@@ -131,25 +131,34 @@ impl Format {
     /// - COO's uneven rows: COO, CSR-adaptive and cuSPARSE;
     /// - CSR-adaptive's (one very long row) and SCOO's (long even rows): the pick and cuSPARSE.
     ///
-    /// Fewer products, or no nonzeros: the pick alone.
+    /// Fewer products, or no nonzeros: the pick alone. Below
+    /// [`crate::baselines::CUSPARSE_SMALL_ROWS`] rows, no cuSPARSE: where a product takes a few
+    /// microseconds there is nothing to win, and there cuSPARSE's products can go wrong under
+    /// concurrent use.
     ///
     /// ```
     /// use gpu_spmv::{Format, RowStats};
-    /// let laplacian = RowStats::from_lengths((0..1000).map(|i| 5 + i % 3));
+    /// let laplacian = RowStats::from_lengths((0..2000).map(|i| 5 + i % 3));
     /// assert_eq!(Format::candidates(&laplacian, 1000), [Format::Jds, Format::Sell, Format::CuSparse]);
     /// assert_eq!(Format::candidates(&laplacian, 10), [Format::CsrAdaptive]);
+    /// let small = RowStats::from_lengths((0..100).map(|i| 5 + i % 3));
+    /// assert_eq!(Format::candidates(&small, 1000), [Format::Jds, Format::Sell]);
     /// ```
     pub fn candidates(s: &RowStats, products: u64) -> Vec<Format> {
         let pick = Self::choose_for(s, products);
         if products < TRIAL_MIN_PRODUCTS || s.nnz == 0 {
             return vec![pick];
         }
-        match pick {
+        let mut out = match pick {
             Format::Jds => vec![Format::Jds, Format::Sell, Format::CuSparse],
             Format::Coo => vec![Format::Coo, Format::CsrAdaptive, Format::CuSparse],
             Format::CsrAdaptive | Format::Scoo => vec![pick, Format::CuSparse],
             other => vec![other],
+        };
+        if s.rows < crate::baselines::CUSPARSE_SMALL_ROWS {
+            out.retain(|&f| f != Format::CuSparse);
         }
+        out
     }
 
     /// The format [`Format::Auto`] picks for a matrix with these statistics, fitted to the

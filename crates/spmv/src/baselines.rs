@@ -8,6 +8,21 @@ use sptrans_matrix::DeviceCsrView;
 use crate::cusparse::{Alg, CuSparseHandle};
 use crate::{convert, launch, Error, Result, SpmvValue};
 
+/// Matrices of fewer rows than this get a padded `y` in cuSPARSE's products, and no cuSPARSE
+/// candidate in [`crate::Format::Auto`]'s trial ([`crate::Format::candidates`]).
+///
+/// cuSPARSE 12 (the 12.6 build on the GPU host and PyTorch's wheel's, CSR ALG1 and ALG2) has a
+/// bug on small matrices: while other host threads run cuSPARSE products, a product on a matrix
+/// of 32 rows (once in 24,000, 64 rows) sometimes writes one value past the end of `y`, and
+/// sometimes leaves rows wrong (`f32` and `f64`). Reproduced without this crate
+/// (`benches/repro/cusparse_spmv_memcheck.cu`, 8 threads, matrices of 32 rows mixed with larger
+/// ones: 11–45 writes past `y` and 0–3 wrong rows in 24,000 `f32` products; none at 100, 128,
+/// 300, 1,024 or more rows; none with one thread; record
+/// `benches/experiments/2026-11-27-cusparse-spmv-memcheck.md`). The padded `y` keeps the stray
+/// write inside memory of the plan's (the products stay memory-safe); the wrong rows remain
+/// cuSPARSE's, so on small matrices used from several threads prefer this crate's formats.
+pub const CUSPARSE_SMALL_ROWS: u64 = 1024;
+
 /// Which cuSPARSE `cusparseSpMV` algorithm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CuSparseAlg {

@@ -4,7 +4,8 @@
 use std::ffi::c_void;
 
 use cudarc::cusparse::sys;
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
+use gpu_runtime::cudarc::driver::result::memcpy_dtod_async;
+use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use gpu_runtime::{Gpu, ScratchBuf};
 use sptrans_matrix::DeviceCsrView;
 
@@ -33,6 +34,10 @@ pub(crate) enum Alg {
     CooAlg1,
 }
 
+/// Values past `y`'s end in the padded `y` of a small matrix ([`crate::baselines::CUSPARSE_SMALL_ROWS`]):
+/// cuSPARSE's stray write lands one value past the end.
+const PAD_VALUES: u64 = 64;
+
 /// A handle bound to the plan's stream and the matrix's descriptor; the vectors' descriptors
 /// and the buffer are made at the first product and reused.
 pub(crate) struct CuSparseHandle {
@@ -41,6 +46,11 @@ pub(crate) struct CuSparseHandle {
     vecs: Option<(sys::cusparseDnVecDescr_t, sys::cusparseDnVecDescr_t)>,
     alg: Alg,
     buffer: ScratchBuf,
+    /// For a matrix of fewer than [`crate::baselines::CUSPARSE_SMALL_ROWS`] rows, the `y`
+    /// cuSPARSE writes: `rows + PAD_VALUES` values, copied from and to the caller's `y` around
+    /// each product, so that cuSPARSE's write past `y` under concurrent use stays in memory of
+    /// ours (`benches/experiments/2026-11-27-cusparse-spmv-memcheck.md`).
+    pad: Option<CudaSlice<u8>>,
 }
 
 impl CuSparseHandle {
@@ -54,8 +64,13 @@ impl CuSparseHandle {
         let mut handle = std::ptr::null_mut();
         // SAFETY: the library is loaded; cusparseCreate writes one handle.
         check("cusparseCreate", unsafe { sys::cusparseCreate(&mut handle) })?;
-        let mut s = Self { handle, mat: std::ptr::null_mut(), vecs: None, alg, buffer: ScratchBuf::default() };
+        let mut s = Self { handle, mat: std::ptr::null_mut(), vecs: None, alg, buffer: ScratchBuf::default(), pad: None };
         s.set_stream(gpu)?;
+        if a.rows() < crate::baselines::CUSPARSE_SMALL_ROWS {
+            // Contents unspecified: the product writes (or, with beta != 0, first copies) the
+            // first rows values; the pad is never read back.
+            s.pad = Some(gpu.alloc::<u8>(((a.rows() + PAD_VALUES) * T::BYTES as u64) as usize)?);
+        }
         let stream = gpu.stream();
         let (rows, cols, nnz) = (a.rows() as i64, a.cols() as i64, a.nnz() as i64);
         let p = a.ptr().device_ptr(stream).0 as *mut c_void;
@@ -112,6 +127,21 @@ impl CuSparseHandle {
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn apply<T: SpmvValue>(&mut self, gpu: &Gpu, rows: u64, cols: u64, alpha: T, x: u64, beta: T, y: u64) -> Result<()> {
         gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuSPARSE"))?;
+        let stream = gpu.stream();
+        let y_bytes = rows as usize * T::BYTES;
+        let user_y = y;
+        let (y, _pad_guard) = match self.pad.as_mut() {
+            Some(pad) => {
+                let (addr, guard) = pad.device_ptr_mut(stream);
+                if beta != T::default() {
+                    // SAFETY: y holds rows values (the caller's contract); the pad rows + PAD_VALUES.
+                    unsafe { memcpy_dtod_async(addr, user_y, y_bytes, stream.cu_stream()) }
+                        .map_err(gpu_runtime::Error::driver("copying y into cuSPARSE's padded y"))?;
+                }
+                (addr, Some(guard))
+            }
+            None => (y, None),
+        };
         let (vx, vy) = match self.vecs {
             Some((vx, vy)) => {
                 // SAFETY: live descriptors; the new values have the descriptors' sizes.
@@ -148,7 +178,13 @@ impl CuSparseHandle {
         let mut buf = self.buffer.scratch(gpu, gpu_runtime::scratch::aligned(bytes as u64))?;
         let ptr = buf.take(bytes as u64)? as *mut c_void;
         // SAFETY: as above, with a buffer of the size cuSPARSE asked for.
-        check("cusparseSpMV", unsafe { sys::cusparseSpMV(self.handle, op, a, self.mat, vx, b, vy, value_type::<T>(), alg, ptr) })
+        check("cusparseSpMV", unsafe { sys::cusparseSpMV(self.handle, op, a, self.mat, vx, b, vy, value_type::<T>(), alg, ptr) })?;
+        if y != user_y {
+            // SAFETY: the pad's first rows values into the caller's y (rows values).
+            unsafe { memcpy_dtod_async(user_y, y, y_bytes, stream.cu_stream()) }
+                .map_err(gpu_runtime::Error::driver("copying cuSPARSE's padded y out"))?;
+        }
+        Ok(())
     }
 }
 

@@ -42,6 +42,16 @@ fn matrices<T: SpmvValue>(r: &mut StdRng, scale: u64) -> Vec<(String, Csr<u32, T
     out
 }
 
+/// Held by every test that runs cuSPARSE products (by name or in `Auto`'s trial): cuSPARSE 12
+/// can write past `y` and leave rows wrong on small matrices while other threads run its
+/// products (`gpu_spmv::baselines::CUSPARSE_SMALL_ROWS`), and the tests of a binary run in
+/// threads.
+static CUSPARSE_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn cusparse_tests() -> std::sync::MutexGuard<'static, ()> {
+    CUSPARSE_TESTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn random_vec<T: SpmvValue>(r: &mut StdRng, n: usize) -> Vec<T> {
     (0..n).map(|_| T::from_f64(r.random_range(-1.0..1.0))).collect()
 }
@@ -99,6 +109,16 @@ const SELL_WAYS: [SellOptions; 5] = [
     SellOptions { sigma: None, compress: false },
 ];
 
+/// With `SPTRANS_TEST_DUMP=DIR`, writes `a` as Matrix Market to `DIR/<what>.mtx` (spaces as
+/// `_`): the inputs of a failing seed, for a reproducer outside the test.
+fn dump<T: SpmvValue>(a: &Csr<u32, T>, what: &str) {
+    if let Some(dir) = std::env::var_os("SPTRANS_TEST_DUMP") {
+        let path = std::path::Path::new(&dir).join(format!("{}.mtx", what.replace(' ', "_")));
+        let file = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        sptrans_matrix::mm::write_csr(std::io::BufWriter::new(file), a).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}
+
 fn every_format<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
     let mut cases = 0;
     for scale in [1u64, 5, 33, 300, 5000, 100_000] {
@@ -106,6 +126,7 @@ fn every_format<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
             continue;
         }
         for (name, a) in matrices::<T>(r, scale) {
+            dump(&a, &format!("{} {scale} {name}", T::NAME));
             let da = DeviceCsr::upload(gpu, &a).unwrap();
             for format in Format::ALL.into_iter().chain([Format::Auto]) {
                 let Some(mut plan) = plan_or_refusal(gpu, &da, &a, format, &name) else { continue };
@@ -125,11 +146,13 @@ fn every_format<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
 }
 
 gpu_test!(fn every_format_matches_the_twin_f64(gpu) {
+    let _cusparse = cusparse_tests();
     let (mut r, _seed) = rng();
     assert!(every_format::<f64>(gpu, &mut r) >= 100);
 });
 
 gpu_test!(fn every_format_matches_the_twin_f32(gpu) {
+    let _cusparse = cusparse_tests();
     let (mut r, _seed) = rng();
     assert!(every_format::<f32>(gpu, &mut r) >= 100);
 });
@@ -484,6 +507,10 @@ fn auto_picks_by_row_statistics() {
     assert_eq!(Format::candidates(&rmat, t), [Format::Coo, Format::CsrAdaptive, Format::CuSparse]);
     assert_eq!(Format::candidates(&dense, t), [Format::CsrAdaptive, Format::CuSparse]);
     assert_eq!(Format::candidates(&uni, t), [Format::Scoo, Format::CuSparse]);
+    // Below CUSPARSE_SMALL_ROWS rows (a 9³ Laplacian: 729), no cuSPARSE in the trial.
+    let small = stats(&generate::laplacian_3d(9).unwrap());
+    assert!(small.rows < gpu_spmv::baselines::CUSPARSE_SMALL_ROWS);
+    assert_eq!(Format::candidates(&small, t), [Format::Jds, Format::Sell]);
     assert_eq!(Format::candidates(&lap, t - 1), [Format::choose_for(&lap, t - 1)]);
     assert_eq!(Format::candidates(&rmat, 1), [Format::Coo]);
     let empty = RowStats::from_lengths([0u64; 5]);
@@ -496,6 +523,7 @@ fn auto_picks_by_row_statistics() {
 // A plan for a few products on a Laplacian takes CSR-adaptive (no sort), and its product is the
 // twin's.
 gpu_test!(fn auto_for_few_products(gpu) {
+    let _cusparse = cusparse_tests();
     let (mut r, _seed) = rng();
     let a = generate::laplacian_3d::<f64>(30).unwrap();
     let da = DeviceCsr::upload(gpu, &a).unwrap();
@@ -573,6 +601,7 @@ fn cusparse_peers<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) {
 }
 
 gpu_test!(fn cusparse_peers_match_the_twin(gpu) {
+    let _cusparse = cusparse_tests();
     let (mut r, _seed) = rng();
     cusparse_peers::<f64>(gpu, &mut r);
     cusparse_peers::<f32>(gpu, &mut r);
