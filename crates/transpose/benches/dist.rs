@@ -221,7 +221,10 @@ fn main() {
             assert!(ok, "the distributed transpose is wrong");
         }
         drop(t);
-        let ph = |w: &str| ex.phases.iter().find(|p| p.0 == w).map_or(0.0, |p| p.1);
+        // A phase's seconds; "place" sums its parts ("place: ...").
+        let ph = |w: &str| {
+            ex.phases.iter().filter(|p| p.0 == w || p.0.strip_prefix(w).is_some_and(|r| r.starts_with(':'))).map(|p| p.1).sum::<f64>() + 0.0
+        };
         let sent = ex.sent_bytes.iter().copied().max().unwrap_or(0) as f64;
         let (xchg, a2a) = if count > 1 {
             let per_peer = (sent / (count - 1) as f64) as usize;
@@ -264,6 +267,10 @@ fn main() {
             v[11],
             100.0 * v[12]
         );
+        let parts: Vec<String> = ex.phases.iter().filter(|p| p.0.starts_with("place:")).map(|p| format!("{} {:.2}", &p.0[7..], p.1 * 1e3)).collect();
+        if !parts.is_empty() {
+            println!("      place phase (ms): {}", parts.join(", "));
+        }
         rows.push(std::iter::once(count.to_string()).chain(v.iter().map(|x| format!("{x:.4}"))).collect::<Vec<_>>().join(","));
         drop(d);
     });

@@ -26,6 +26,8 @@ pub(crate) struct Kernels {
     advance: Kernel,
     /// `transpose_index64_place_v{1,2,4,8,16}`.
     place: [Kernel; 5],
+    /// `transpose_dist_gather_v{1,2,4,8,16}`.
+    dist_gather: [Kernel; 5],
 }
 
 impl Kernels {
@@ -49,6 +51,13 @@ impl Kernels {
                 k("transpose_index64_place_v4")?,
                 k("transpose_index64_place_v8")?,
                 k("transpose_index64_place_v16")?,
+            ],
+            dist_gather: [
+                k("transpose_dist_gather_v1")?,
+                k("transpose_dist_gather_v2")?,
+                k("transpose_dist_gather_v4")?,
+                k("transpose_dist_gather_v8")?,
+                k("transpose_dist_gather_v16")?,
             ],
         })
     }
@@ -364,6 +373,91 @@ pub(crate) unsafe fn place_piece<T: Payload>(
             .arg(&out_vals)
             .launch(grid_of(gpu, nc))?;
         k.advance.args(gpu.stream()).arg(&mut *cursor).arg(&piece.cp).arg(&n).launch(grid_of(gpu, n))?
+    };
+    Ok(())
+}
+
+/// One rank's piece of another rank's columns for [`gather_pieces`]: its relative column
+/// pointer over the receiver's columns, its rows (less `r0`) and values.
+pub(crate) struct GatherPiece<'v, T> {
+    /// The piece's column pointer (`len + 1` words, nondecreasing from 0 to the rows' length).
+    pub cp: DeviceView<'v, u32>,
+    /// Each entry's row less `r0`.
+    pub rows: DeviceView<'v, u32>,
+    /// The row of the piece's first row.
+    pub r0: u32,
+    /// The entries' values (as many as rows), absent for a pattern.
+    pub vals: Option<DeviceView<'v, T>>,
+}
+
+/// The table [`gather_pieces`] reads: 5 words a piece (its pointer's, rows' and values'
+/// addresses, its first row, its length), after checking each piece's lengths: a pointer of
+/// `ptr_len` words, as many values as rows, values present exactly when `with_vals`.
+pub(crate) fn gather_table<T: Payload>(pieces: &[GatherPiece<'_, T>], ptr_len: usize, with_vals: bool) -> Result<Vec<u64>> {
+    let mut words = Vec::with_capacity(5 * pieces.len());
+    for p in pieces {
+        let lengths = [
+            ("gathered piece's pointer", ptr_len as u64, p.cp.len() as u64),
+            ("gathered piece's values", p.rows.len() as u64, p.vals.as_ref().map_or(p.rows.len(), |v| v.len()) as u64),
+            ("gathered piece's values (present on one side only)", with_vals as u64, p.vals.is_some() as u64),
+        ];
+        if let Some(&(what, expected, got)) = lengths.iter().find(|(_, e, g)| e != g) {
+            return Err(Error::Shape { what, expected, got });
+        }
+        words.extend([p.cp.addr(), p.rows.addr(), p.vals.as_ref().map_or(0, |v| v.addr()), p.r0 as u64, p.rows.len() as u64]);
+    }
+    Ok(words)
+}
+
+/// Gathers the pieces of `table` ([`gather_table`], on the device: `np` pieces) into a rank's
+/// share of the transpose, in table order within each column: output entry `p` of column
+/// `cols[p]` at `p − out_ptr[cols[p]]` (`transpose_dist_gather_v*`, by the values' width).
+///
+/// # Safety
+/// `table` holds [`gather_table`]'s words for pieces that live until the work completes, made
+/// with `ptr_len = out_ptr.len()` and values exactly when `out_vals` is given; `cols` is
+/// `out_ptr`'s expansion (each word the column of its output entry, below `out_ptr.len() − 1`).
+/// The outputs' lengths are checked; a piece entry past its rows is never read.
+pub(crate) unsafe fn gather_pieces<T: Payload>(
+    gpu: &Gpu,
+    k: &Kernels,
+    cols: &DeviceView<'_, u32>,
+    out_ptr: &DeviceView<'_, u32>,
+    table: &DeviceView<'_, u64>,
+    out_rows: &mut DeviceViewMut<'_, u32>,
+    out_vals: Option<&mut DeviceViewMut<'_, T>>,
+) -> Result<()> {
+    let nnz = cols.len() as u64;
+    let kv = place_variant(if out_vals.is_some() { T::BYTES } else { 0 })?;
+    let outs = [
+        ("gather table (5 words a piece)", 0, table.len() as u64 % 5),
+        ("gathered rows", nnz, out_rows.len() as u64),
+        ("gathered values", nnz, out_vals.as_ref().map_or(nnz, |v| v.len() as u64)),
+    ];
+    if let Some(&(what, expected, got)) = outs.iter().find(|(_, e, g)| e != g) {
+        return Err(Error::Shape { what, expected, got });
+    }
+    if nnz == 0 {
+        return Ok(());
+    }
+    let out_vals = out_vals.map_or(0, |v| v.addr());
+    let np = (table.len() / 5) as u32;
+    // SAFETY: transpose_dist_gather_v*(nnz, cols, out_ptr, np, table, out_rows, out_vals): the
+    // outputs' lengths checked above (nnz), the table's pieces checked by gather_table against
+    // out_ptr's length and the values' presence (the caller's contract), cols below out_ptr's
+    // length − 1 (the caller's contract); the variant is the values' width (null values with
+    // none).
+    unsafe {
+        k.dist_gather[kv]
+            .args(gpu.stream())
+            .arg(&nnz)
+            .arg(cols)
+            .arg(out_ptr)
+            .arg(&np)
+            .arg(table)
+            .arg(&mut *out_rows)
+            .arg(&out_vals)
+            .launch(grid_of(gpu, nnz.div_ceil(4)))?
     };
     Ok(())
 }

@@ -282,6 +282,21 @@ trait Move: Copy {
     /// # Safety
     /// Valid, aligned global addresses; `src` not written during the kernel.
     unsafe fn copy(src: *const Self, dst: *mut Self);
+
+    /// `*src`, through the read-only path.
+    ///
+    /// # Safety
+    /// A valid, aligned global address not written during the kernel.
+    unsafe fn load(src: *const Self) -> Self;
+
+    /// `*dst = v`.
+    ///
+    /// # Safety
+    /// A valid, aligned global address.
+    unsafe fn store(dst: *mut Self, v: Self);
+
+    /// A value to fill registers with before they are loaded.
+    fn zero() -> Self;
 }
 
 impl Move for Bytes16 {
@@ -289,6 +304,23 @@ impl Move for Bytes16 {
     unsafe fn copy(src: *const Self, dst: *mut Self) {
         // SAFETY: forwarded; Bytes16 is 16-byte aligned.
         unsafe { gpu_device::mem::stg_u64x2(dst.cast(), gpu_device::mem::ldg_u64x2(src.cast())) }
+    }
+
+    #[inline(always)]
+    unsafe fn load(src: *const Self) -> Self {
+        // SAFETY: forwarded; Bytes16 is 16-byte aligned.
+        Bytes16(unsafe { gpu_device::mem::ldg_u64x2(src.cast()) })
+    }
+
+    #[inline(always)]
+    unsafe fn store(dst: *mut Self, v: Self) {
+        // SAFETY: forwarded; Bytes16 is 16-byte aligned.
+        unsafe { gpu_device::mem::stg_u64x2(dst.cast(), v.0) }
+    }
+
+    #[inline(always)]
+    fn zero() -> Self {
+        Bytes16([0; 2])
     }
 }
 
@@ -299,6 +331,23 @@ macro_rules! plain_move {
             unsafe fn copy(src: *const Self, dst: *mut Self) {
                 // SAFETY: forwarded.
                 unsafe { stg(dst, ldg(src)) }
+            }
+
+            #[inline(always)]
+            unsafe fn load(src: *const Self) -> Self {
+                // SAFETY: forwarded.
+                unsafe { ldg(src) }
+            }
+
+            #[inline(always)]
+            unsafe fn store(dst: *mut Self, v: Self) {
+                // SAFETY: forwarded.
+                unsafe { stg(dst, v) }
+            }
+
+            #[inline(always)]
+            fn zero() -> Self {
+                0
             }
         }
     )*};
@@ -439,6 +488,126 @@ place_kernel!(transpose_index64_place_v2, u16);
 place_kernel!(transpose_index64_place_v4, u32);
 place_kernel!(transpose_index64_place_v8, u64);
 place_kernel!(transpose_index64_place_v16, Bytes16);
+
+/// Words of one piece's entry in [`transpose_dist_gather_v4`]'s table: its column pointer's
+/// address, its rows' address, its values' address (0 for none), its first row, its length.
+pub const GATHER_PIECE_WORDS: usize = 5;
+
+/// Output entries each thread of [`transpose_dist_gather_v4`] takes a turn (one grid stride
+/// apart): their loads are independent, so each stage has this many in flight. With one entry a
+/// turn the chain column → pointers → row → store left the kernel bound by load latency.
+pub const GATHER_VT: usize = 4;
+
+macro_rules! gather_kernel {
+    ($name:ident, $t:ty) => {
+        /// The pieces of one rank's columns gathered into its share of the distributed
+        /// transpose: output entry `p < nnz` lies in column `j = col[p]` at `q = p − out_ptr[j]`;
+        /// it is entry `q − (counts of the pieces before s in column j)` of column `j` of the
+        /// first piece `s` (in table order, so the rows stay sorted) whose column `j` reaches
+        /// it, its row offset by the piece's first row. Each output word is written once, by
+        /// one thread, in order: whole-sector writes, where placing piece after piece
+        /// scattered runs of a column's entries into partly written sectors. Each thread takes
+        /// [`GATHER_VT`] entries a turn, stage by stage.
+        ///
+        /// A piece's entry past its length is skipped (nothing read, nothing written), so an
+        /// inconsistent table cannot make the kernel read outside a piece.
+        ///
+        /// # Safety
+        /// `col` holds `nnz` words `< len`; `out_ptr` `len + 1`; `table` `np` entries of
+        /// [`GATHER_PIECE_WORDS`] words: a column pointer of `len + 1` words, rows (and values,
+        /// unless 0) of the stated length; `out_rows` (and `out_vals`, unless null) `nnz`
+        /// items. Any 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(
+            nnz: u64,
+            col: *const u32,
+            out_ptr: *const u32,
+            np: u32,
+            table: *const u64,
+            out_rows: *mut u32,
+            out_vals: *mut $t,
+        ) {
+            let stride = grid_size_1d();
+            let mut base = index_1d_u64();
+            while base < nnz {
+                // SAFETY (every load and store below): the contract: p < nnz, j < len, each
+                // piece's pointer len + 1 words, src below the piece's length.
+                unsafe {
+                    let mut j = [0usize; GATHER_VT];
+                    let mut q = [0u64; GATHER_VT];
+                    let mut live = [false; GATHER_VT];
+                    for i in 0..GATHER_VT {
+                        let p = base + i as u64 * stride;
+                        if p < nnz {
+                            live[i] = true;
+                            j[i] = ldg_u32(col.add(p as usize)) as usize;
+                        }
+                    }
+                    for i in 0..GATHER_VT {
+                        if live[i] {
+                            q[i] = (base + i as u64 * stride).wrapping_sub(ldg_u32(out_ptr.add(j[i])) as u64);
+                        }
+                    }
+                    // The piece of each entry, and its place there.
+                    let mut piece = [u32::MAX; GATHER_VT];
+                    let mut src = [0u64; GATHER_VT];
+                    let mut s = 0;
+                    while s < np {
+                        let cp = ldg(table.add(GATHER_PIECE_WORDS * s as usize)) as *const u32;
+                        for i in 0..GATHER_VT {
+                            if live[i] && piece[i] == u32::MAX {
+                                let c0 = ldg_u32(cp.add(j[i])) as u64;
+                                let c = (ldg_u32(cp.add(j[i] + 1)) as u64).wrapping_sub(c0);
+                                if q[i] < c {
+                                    piece[i] = s;
+                                    src[i] = c0 + q[i];
+                                } else {
+                                    q[i] -= c;
+                                }
+                            }
+                        }
+                        s += 1;
+                    }
+                    let mut row = [0u32; GATHER_VT];
+                    let mut val = [<$t as Move>::zero(); GATHER_VT];
+                    let mut out = [false; GATHER_VT];
+                    let mut with_val = [false; GATHER_VT];
+                    for i in 0..GATHER_VT {
+                        if piece[i] != u32::MAX {
+                            let e = table.add(GATHER_PIECE_WORDS * piece[i] as usize);
+                            if src[i] < ldg(e.add(4)) {
+                                out[i] = true;
+                                let rows = ldg(e.add(1)) as *const u32;
+                                row[i] = ldg_u32(rows.add(src[i] as usize)).wrapping_add(ldg(e.add(3)) as u32);
+                                let vals = ldg(e.add(2)) as *const $t;
+                                if !vals.is_null() && !out_vals.is_null() {
+                                    with_val[i] = true;
+                                    val[i] = <$t as Move>::load(vals.add(src[i] as usize));
+                                }
+                            }
+                        }
+                    }
+                    for i in 0..GATHER_VT {
+                        let p = (base + i as u64 * stride) as usize;
+                        if out[i] {
+                            stg(out_rows.add(p), row[i]);
+                        }
+                        if with_val[i] {
+                            <$t as Move>::store(out_vals.add(p), val[i]);
+                        }
+                    }
+                }
+                base += GATHER_VT as u64 * stride;
+            }
+        }
+    };
+}
+
+gather_kernel!(transpose_dist_gather_v1, u8);
+gather_kernel!(transpose_dist_gather_v2, u16);
+gather_kernel!(transpose_dist_gather_v4, u32);
+gather_kernel!(transpose_dist_gather_v8, u64);
+gather_kernel!(transpose_dist_gather_v16, Bytes16);
 
 /// The test matrix of the 64-bit transposer, generated on the GPU: the row pointer
 /// (`ptr[r] =` [`gen_ptr`]`(r, m, nnz)`, `r <= m`) and the column indices
