@@ -354,13 +354,16 @@ impl DistTransposer {
             if share > 0 {
                 let cv = DeviceView::of(&cols[l]).try_slice(..share as usize).ok_or_else(bad)?;
                 let mut out_vals = parts.vals.as_mut().map(DeviceViewMut::of);
+                let tp = &self.tps[l];
                 // SAFETY: the table's pieces (the receive buffers and the local CSC) live until
                 // the synchronization below, made for len + 1 words and values as the output;
                 // cols is the expansion of the share's pointer (ptr2idx), so every word is
                 // below len. The pieces' pointers sum, column by column, to the share's counts
                 // (each rank's local CSC restricted to rank r's columns).
                 unsafe {
-                    self.tps[l].gather_pieces(
+                    crate::launch::gather_pieces(
+                        &tp.gpu,
+                        &tp.k,
                         &cv,
                         &DeviceView::of(&parts.ptr),
                         &DeviceView::of(&tables[l]),

@@ -274,24 +274,6 @@ impl Transposer {
         unsafe { launch::place_piece(&self.gpu, &self.k, piece, cursor, out_rows, out_vals) }
     }
 
-    /// Gathers the pieces of `table` into a rank's share of the distributed transpose
-    /// ([`launch::gather_pieces`]).
-    ///
-    /// # Safety
-    /// As [`launch::gather_pieces`]: the table's pieces alive and made for `out_ptr`'s length,
-    /// `cols` is `out_ptr`'s expansion.
-    pub(crate) unsafe fn gather_pieces<T: Payload>(
-        &self,
-        cols: &DeviceView<'_, u32>,
-        out_ptr: &DeviceView<'_, u32>,
-        table: &DeviceView<'_, u64>,
-        out_rows: &mut DeviceViewMut<'_, u32>,
-        out_vals: Option<&mut DeviceViewMut<'_, T>>,
-    ) -> Result<()> {
-        // SAFETY: forwarded.
-        unsafe { launch::gather_pieces(&self.gpu, &self.k, cols, out_ptr, table, out_rows, out_vals) }
-    }
-
     /// The rows `r0..r1` of each chunk of `chunk` nonzeros of the 64-bit pointer `ptr` (from 0
     /// to `nnz > 0`), two words a chunk, read back. Synchronizes.
     pub(crate) fn chunk_rows_of(&self, ptr: &DeviceView<'_, u64>, nnz: u64, chunk: u64, rows: &mut DeviceViewMut<'_, u64>) -> Result<Vec<u64>> {
