@@ -19,7 +19,12 @@
 //! ```text
 //! cargo run --release -p gpu-spmv --example index_bytes            # the whole suite
 //! cargo run --release -p gpu-spmv --example index_bytes -- graph   # names containing "graph"
+//! cargo run --release -p gpu-spmv --example index_bytes -- ../shared/matrices/real/*.mtx
 //! ```
+//!
+//! Arguments that are files are read as Matrix Market (values as f64; a pattern's as 1) and
+//! reported instead of the suite; a file that cannot be read as real values (complex) is named
+//! on standard error and skipped.
 use std::collections::HashSet;
 
 use sptrans_matrix::generate::{Order, Spec};
@@ -71,7 +76,21 @@ fn counts(a: &Csr<u32, f64>) -> Counts {
 }
 
 fn main() {
-    let filter: Option<String> = std::env::args().nth(1);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let files: Vec<&String> = args.iter().filter(|a| std::path::Path::new(a).is_file()).collect();
+    if !files.is_empty() {
+        println!("| matrix | nnz | a row | CSR B/nnz | near | low | row span | chunk span | distinct values | split B/nnz | split ÷ CSR |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|");
+        for f in files {
+            let name = std::path::Path::new(f).file_name().map_or(f.clone(), |n| n.to_string_lossy().into_owned());
+            match sptrans_matrix::mm::read_csr::<f64>(f) {
+                Ok(a) => row(&name, &a),
+                Err(e) => eprintln!("{name}: {e}"),
+            }
+        }
+        return;
+    }
+    let filter: Option<&String> = args.first();
     let suite: Vec<(&str, Spec, u64)> = vec![
         ("stencil27_100_natural", Spec::Stencil { k: 100, points: 27, order: Order::Natural }, 1),
         ("stencil27_100_random", Spec::Stencil { k: 100, points: 27, order: Order::Random }, 2),
@@ -89,7 +108,7 @@ fn main() {
     println!("| matrix | nnz | a row | CSR B/nnz | near | low | row span | chunk span | distinct values | split B/nnz | split ÷ CSR |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, spec, seed) in suite {
-        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
+        if filter.is_some_and(|f| !name.contains(f.as_str())) {
             continue;
         }
         let a: Csr<u32, f64> = match spec.build(seed) {
@@ -99,36 +118,41 @@ fn main() {
                 continue;
             }
         };
-        let (m, nnz) = (a.rows() as f64, a.nnz() as f64);
-        let c = counts(&a);
-        let csr = 12.0 + 4.0 * (m + 1.0) / nnz;
-        // Values: 1 or 2 bytes by a dictionary when the distinct ones fit, else 8.
-        let vb = if c.distinct <= 256 {
-            1.0
-        } else if c.distinct <= 65_536 {
-            2.0
-        } else {
-            8.0
-        };
-        // Two parts, each with its pointer (4 a row) and its y traffic (8 read + 8 written a
-        // row for the second part, which accumulates); the 16-bit part by the better rule, near
-        // the diagonal or low columns.
-        let part = |fit: u64| {
-            let (fit, rest) = (fit as f64, nnz - fit as f64);
-            (fit * (2.0 + vb) + rest * (4.0 + vb) + 4.0 * (m + 1.0) + if rest > 0.0 { 4.0 * (m + 1.0) + 16.0 * m } else { 0.0 }) / nnz
-        };
-        let split = part(c.near).min(part(c.low));
-        let pct = |k: u64| format!("{:.1}%", 100.0 * k as f64 / nnz);
-        println!(
-            "| {name} | {:.1}M | {:.1} | {csr:.2} | {} | {} | {} | {} | {} | {split:.2} | {:.2} |",
-            nnz / 1e6,
-            nnz / m,
-            pct(c.near),
-            pct(c.low),
-            pct(c.row_span_nnz),
-            pct(c.chunk_span_nnz),
-            if c.distinct > 65_536 { "> 65,536".to_string() } else { c.distinct.to_string() },
-            split / csr
-        );
+        row(name, &a);
     }
+}
+
+/// The table's row of `a`.
+fn row(name: &str, a: &Csr<u32, f64>) {
+    let (m, nnz) = (a.rows() as f64, (a.nnz() as f64).max(1.0));
+    let c = counts(a);
+    let csr = 12.0 + 4.0 * (m + 1.0) / nnz;
+    // Values: 1 or 2 bytes by a dictionary when the distinct ones fit, else 8.
+    let vb = if c.distinct <= 256 {
+        1.0
+    } else if c.distinct <= 65_536 {
+        2.0
+    } else {
+        8.0
+    };
+    // Two parts, each with its pointer (4 a row) and its y traffic (8 read + 8 written a
+    // row for the second part, which accumulates); the 16-bit part by the better rule, near
+    // the diagonal or low columns.
+    let part = |fit: u64| {
+        let (fit, rest) = (fit as f64, nnz - fit as f64);
+        (fit * (2.0 + vb) + rest * (4.0 + vb) + 4.0 * (m + 1.0) + if rest > 0.0 { 4.0 * (m + 1.0) + 16.0 * m } else { 0.0 }) / nnz
+    };
+    let split = part(c.near).min(part(c.low));
+    let pct = |k: u64| format!("{:.1}%", 100.0 * k as f64 / nnz);
+    println!(
+        "| {name} | {} | {:.1} | {csr:.2} | {} | {} | {} | {} | {} | {split:.2} | {:.2} |",
+        if nnz >= 1e6 { format!("{:.1}M", nnz / 1e6) } else { format!("{:.1}k", nnz / 1e3) },
+        nnz / m,
+        pct(c.near),
+        pct(c.low),
+        pct(c.row_span_nnz),
+        pct(c.chunk_span_nnz),
+        if c.distinct > 65_536 { "> 65,536".to_string() } else { c.distinct.to_string() },
+        split / csr
+    );
 }
