@@ -277,11 +277,15 @@ pub struct Bytes16([u64; 2]);
 /// store (a plain `*dst = *src` of [`Bytes16`] compiled to two 8-byte load-store pairs, the
 /// second load waiting for the first store: two dependent trips to memory).
 trait Move: Copy {
-    /// `*dst = *src`.
+    /// `*dst = *src`: one load, one store.
     ///
     /// # Safety
     /// Valid, aligned global addresses; `src` not written during the kernel.
-    unsafe fn copy(src: *const Self, dst: *mut Self);
+    #[inline(always)]
+    unsafe fn copy(src: *const Self, dst: *mut Self) {
+        // SAFETY: forwarded.
+        unsafe { Self::store(dst, Self::load(src)) }
+    }
 
     /// `*src`, through the read-only path.
     ///
@@ -300,12 +304,6 @@ trait Move: Copy {
 }
 
 impl Move for Bytes16 {
-    #[inline(always)]
-    unsafe fn copy(src: *const Self, dst: *mut Self) {
-        // SAFETY: forwarded; Bytes16 is 16-byte aligned.
-        unsafe { gpu_device::mem::stg_u64x2(dst.cast(), gpu_device::mem::ldg_u64x2(src.cast())) }
-    }
-
     #[inline(always)]
     unsafe fn load(src: *const Self) -> Self {
         // SAFETY: forwarded; Bytes16 is 16-byte aligned.
@@ -327,12 +325,6 @@ impl Move for Bytes16 {
 macro_rules! plain_move {
     ($($t:ty),*) => {$(
         impl Move for $t {
-            #[inline(always)]
-            unsafe fn copy(src: *const Self, dst: *mut Self) {
-                // SAFETY: forwarded.
-                unsafe { stg(dst, ldg(src)) }
-            }
-
             #[inline(always)]
             unsafe fn load(src: *const Self) -> Self {
                 // SAFETY: forwarded.
