@@ -40,7 +40,10 @@ pub(crate) fn py_err(e: impl Into<sptrans::Error>) -> PyErr {
         }
         E::Spmv(s) => {
             use sptrans::spmv::Error as S;
-            matches!(s, S::Invalid { .. } | S::LengthMismatch { .. } | S::NoValues | S::UnknownFormat(_) | S::TooMuchPadding { .. })
+            matches!(
+                s,
+                S::Invalid { .. } | S::LengthMismatch { .. } | S::NoValues | S::UnknownFormat(_) | S::TooMuchPadding { .. } | S::TooManyValues { .. }
+            )
         }
         E::Csrc(c) => {
             use sptrans::csrc::Error as C;

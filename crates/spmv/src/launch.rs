@@ -16,6 +16,10 @@ pub(crate) struct Kernels {
     pub coo: Kernel,
     pub coo16: Kernel,
     pub coo16_pack: Kernel,
+    pub coo_vi: Kernel,
+    pub coo16_vi: Kernel,
+    pub dict_insert: Kernel,
+    pub dict_index: Kernel,
     pub merge_partition: Kernel,
     pub merge_split: Kernel,
     pub merge: Kernel,
@@ -53,6 +57,10 @@ impl Kernels {
             coo: k("coo")?,
             coo16: k("coo16")?,
             coo16_pack: u("coo16_pack")?,
+            coo_vi: k("coo_vi")?,
+            coo16_vi: k("coo16_vi")?,
+            dict_insert: k("dict_insert")?,
+            dict_index: k("dict_index")?,
             merge_partition: k("merge_partition")?,
             merge_split: k("merge_split")?,
             merge: k("merge")?,
@@ -216,6 +224,101 @@ pub(crate) unsafe fn coo16<T: SpmvValue>(
         unsafe {
             k.coo16.args(gpu.stream()).arg(&nnz).arg(base).arg(off).arg(col).arg(vals).arg(x).arg(&alpha).arg(&mut *y).launch(coo_grid(gpu, nnz))?
         };
+    }
+    Ok(())
+}
+
+/// COO with values by index ([`crate::vi`]): `y = beta * y`, then the atomic adds, the value of
+/// nonzero `k` being `table[idx[k]]`; the rows 32-bit (`Rows::U32`) or 16-bit above a base per
+/// chunk.
+///
+/// # Safety
+/// As [`coo`] or [`coo16`] for the rows; the columns are `a`'s.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn coo_vi<T: SpmvValue>(
+    gpu: &Gpu,
+    k: &Kernels,
+    a: &DeviceCsrView<'_, T>,
+    rows: CooRowsRef<'_>,
+    (idx, table): (&CudaSlice<u8>, &CudaSlice<T>),
+    x: &DeviceView<'_, T>,
+    alpha: T,
+    beta: T,
+    y: &mut DeviceViewMut<'_, T>,
+) -> Result<()> {
+    let (nnz, col) = (a.nnz(), a.idx());
+    if idx.len() as u64 != nnz || table.len() != 256 {
+        return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("the value index's lengths")));
+    }
+    scale(gpu, k, beta, y)?;
+    if nnz > 0 {
+        // SAFETY: spmv_coo_vi_T(nnz, row, col, vi, tab, x, alpha, y) and spmv_coo16_vi_T(nnz,
+        // base, off, col, vi, tab, x, alpha, y): the rows as the caller guarantees, nnz index
+        // bytes and a table of 256 values (checked above).
+        unsafe {
+            let mut l = match rows {
+                CooRowsRef::U32(row) => {
+                    let mut l = k.coo_vi.args(gpu.stream());
+                    l.arg(&nnz).arg(row);
+                    l
+                }
+                CooRowsRef::U16(base, off) => {
+                    let mut l = k.coo16_vi.args(gpu.stream());
+                    l.arg(&nnz).arg(base).arg(off);
+                    l
+                }
+            };
+            l.arg(col).arg(idx).arg(table).arg(x).arg(&alpha).arg(&mut *y).launch(coo_grid(gpu, nnz))?
+        };
+    }
+    Ok(())
+}
+
+/// COO's rows as a launch takes them: 32-bit, or 16-bit above a base per chunk.
+pub(crate) enum CooRowsRef<'r> {
+    U32(&'r CudaSlice<u32>),
+    U16(&'r CudaSlice<u32>, &'r CudaSlice<u16>),
+}
+
+/// The values' set for [`crate::vi`]: every value's bits into `slots` (`VI_SLOTS` words, all
+/// `VI_EMPTY`), `full` (one word, zeroed) set to 1 when a value finds no slot.
+pub(crate) fn dict_insert<T: SpmvValue>(
+    gpu: &Gpu,
+    k: &Kernels,
+    vals: &DeviceView<'_, T>,
+    slots: &mut DeviceViewMut<'_, u64>,
+    full: &mut DeviceViewMut<'_, u32>,
+) -> Result<()> {
+    let nnz = vals.len() as u64;
+    if slots.len() != spmv_kernels::VI_SLOTS as usize || full.len() != 1 {
+        return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("the value set's lengths")));
+    }
+    if nnz > 0 {
+        // SAFETY: spmv_dict_insert_T(nnz, vals, slots, full): nnz values (the view's), VI_SLOTS
+        // slots and one flag word (checked above).
+        unsafe { k.dict_insert.args(gpu.stream()).arg(&nnz).arg(vals).arg(&mut *slots).arg(&mut *full).launch(grid(gpu, nnz))? };
+    }
+    Ok(())
+}
+
+/// Each value's index byte into `out`: its slot in `slots` mapped through `map`.
+pub(crate) fn dict_index<T: SpmvValue>(
+    gpu: &Gpu,
+    k: &Kernels,
+    vals: &DeviceView<'_, T>,
+    slots: &DeviceView<'_, u64>,
+    map: &DeviceView<'_, u8>,
+    out: &mut DeviceViewMut<'_, u8>,
+) -> Result<()> {
+    let nnz = vals.len() as u64;
+    let n = spmv_kernels::VI_SLOTS as usize;
+    if slots.len() != n || map.len() != n || out.len() as u64 != nnz {
+        return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("the value index's lengths")));
+    }
+    if nnz > 0 {
+        // SAFETY: spmv_dict_index_T(nnz, vals, slots, map, out): nnz values and bytes, VI_SLOTS
+        // slots and map bytes (checked above).
+        unsafe { k.dict_index.args(gpu.stream()).arg(&nnz).arg(vals).arg(slots).arg(map).arg(&mut *out).launch(grid(gpu, nnz))? };
     }
     Ok(())
 }

@@ -19,6 +19,7 @@ mod launch;
 pub mod scoo;
 pub mod sell;
 pub mod serial;
+pub mod vi;
 
 pub use auto::{RowStats, DEFAULT_PRODUCTS, TRIAL_MIN_PRODUCTS, TRIAL_REPS};
 
@@ -71,6 +72,14 @@ pub enum Error {
         slots: u64,
         /// Nonzeros.
         nnz: u64,
+    },
+    /// [`Format::CooVi`] on a matrix of more distinct values than one byte indexes.
+    #[error("coo-vi needs at most {max} distinct values, the matrix holds at least {at_least}: use coo")]
+    TooManyValues {
+        /// Distinct values found before the count stopped.
+        at_least: u64,
+        /// [`vi::VI_MAX`].
+        max: u64,
     },
     /// A vector of the wrong length.
     #[error("spmv: {what} has {got} entries, expected {expected}")]
@@ -137,16 +146,32 @@ pub trait SpmvValue: Payload + Value + Into<f64> + std::ops::Add<Output = Self> 
     const NAME: &'static str;
     /// Unit roundoff (half the machine epsilon): `2^-24` for `f32`, `2^-53` for `f64`.
     const UNIT_ROUNDOFF: f64;
+    /// The value's bits, widened ([`vi`]'s tables are sorted by them).
+    fn to_bits64(self) -> u64;
+    /// The value of [`SpmvValue::to_bits64`]'s bits.
+    fn from_bits64(bits: u64) -> Self;
 }
 
 impl SpmvValue for f32 {
     const NAME: &'static str = "f32";
     const UNIT_ROUNDOFF: f64 = f32::EPSILON as f64 / 2.0;
+    fn to_bits64(self) -> u64 {
+        self.to_bits() as u64
+    }
+    fn from_bits64(bits: u64) -> Self {
+        f32::from_bits(bits as u32)
+    }
 }
 
 impl SpmvValue for f64 {
     const NAME: &'static str = "f64";
     const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
+    fn to_bits64(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_bits64(bits: u64) -> Self {
+        f64::from_bits(bits)
+    }
 }
 
 /// A storage format with its kernel.
@@ -194,6 +219,12 @@ pub enum Format {
     /// very long row runs at one lane's pace (a circuit's dense rails: 275 ms against
     /// cuSPARSE's 0.17, H100, RESULTS.md); [`Format::Auto`] offers it on even rows only.
     Sell,
+    /// COO with values by index ([`vi`]: CSR-VI, Kourtis, Goumas & Koziris 2008): COO's rows
+    /// and the CSR's columns, each value a byte indexing a table of the matrix's distinct values
+    /// (2 + 4 + 1 bytes a nonzero with 16-bit rows, against COO's 2 + 4 + 8 in f64). Refused past
+    /// [`vi::VI_MAX`] distinct values ([`Error::TooManyValues`]); not bit-reproducible (COO's
+    /// atomic adds).
+    CooVi,
     /// Merge-path CSR (Merrill & Garland, SC'16): every thread walks the same number of steps
     /// of the merge of row ends with nonzeros, so a row of a million nonzeros is shared by many
     /// threads and empty rows cost a step each. Rows wholly inside one thread's steps are
@@ -212,11 +243,12 @@ pub enum Format {
 impl Format {
     /// Every concrete format, in table order; not [`Format::Auto`] (cuSPARSE's are the peers of
     /// [`baselines::CuSparseSpmv`]).
-    pub const ALL: [Format; 10] = [
+    pub const ALL: [Format; 11] = [
         Format::CsrScalar,
         Format::CsrVector,
         Format::CsrAdaptive,
         Format::Coo,
+        Format::CooVi,
         Format::Ell,
         Format::Hyb,
         Format::Scoo,
@@ -233,6 +265,7 @@ impl Format {
             Format::CsrVector => "csr-vector",
             Format::CsrAdaptive => "csr-adaptive",
             Format::Coo => "coo",
+            Format::CooVi => "coo-vi",
             Format::Ell => "ell",
             Format::Hyb => "hyb",
             Format::Scoo => "scoo",
@@ -244,10 +277,11 @@ impl Format {
     }
 
     /// Whether the plan keeps its own copy of the values (ELL, HYB, SCOO, JDS, SELL-C-σ: converted
-    /// layouts): then values written into the borrowed CSR after [`Spmv::new`] are not seen by
-    /// [`Spmv::apply`]. The other formats read the CSR's values at every product.
+    /// layouts; COO-VI: their index): then values written into the borrowed CSR after
+    /// [`Spmv::new`] are not seen by [`Spmv::apply`]. The other formats read the CSR's values at
+    /// every product.
     pub fn copies_values(self) -> bool {
-        matches!(self, Format::Ell | Format::Hyb | Format::Scoo | Format::Jds | Format::Sell)
+        matches!(self, Format::Ell | Format::Hyb | Format::Scoo | Format::Jds | Format::Sell | Format::CooVi)
     }
 
     /// Whether the same inputs give the same bits on every run, for any matrix (CSR-adaptive
@@ -287,6 +321,8 @@ enum Data<'a, T: SpmvValue> {
     Rows(CudaSlice<u32>),
     /// COO: the row of every nonzero.
     Coo(CooRows),
+    /// COO-VI: the rows, and the values by index.
+    CooVi(CooRows, vi::ValueIndex<T>),
     Adaptive(adaptive::DeviceRowBlocks),
     Ell(ell::DeviceEll<T>),
     Hyb(hyb::DeviceHyb<T>),
@@ -352,7 +388,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
     ///
     /// # Errors
     /// [`Error::NoValues`] for a pattern matrix; [`Error::TooMuchPadding`] for ELL or SELL-C-σ on uneven
-    /// rows; cuSPARSE errors for the baselines; module loading, out of memory. The matrix is
+    /// rows; [`Error::TooManyValues`] for COO-VI past [`vi::VI_MAX`] distinct values; cuSPARSE errors for the baselines; module loading, out of memory. The matrix is
     /// borrowed: an error leaves it with the caller.
     pub fn new(gpu: &Gpu, a: DeviceCsrView<'a, T>, format: Format) -> Result<Self> {
         Self::with_products(gpu, a, format, DEFAULT_PRODUCTS)
@@ -402,7 +438,12 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
             let k = self.k.clone();
             let data = match Self::convert(&self.gpu, &k, &self.a, f) {
                 Ok(d) => d,
-                Err(e) if e.is_out_of_memory() || matches!(e, Error::TooMuchPadding { .. } | Error::CuSparseUnavailable(_)) => continue,
+                Err(e)
+                    if e.is_out_of_memory()
+                        || matches!(e, Error::TooMuchPadding { .. } | Error::TooManyValues { .. } | Error::CuSparseUnavailable(_)) =>
+                {
+                    continue
+                }
                 Err(e) => return Err(e),
             };
             let mut rival = Self { gpu: self.gpu.clone(), k, format: f, stats: self.stats, a: self.a.clone(), data, trials: Vec::new() };
@@ -421,6 +462,11 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
     fn convert(gpu: &Gpu, k: &launch::Kernels, a: &DeviceCsrView<'a, T>, format: Format) -> Result<Data<'a, T>> {
         Ok(match format {
             Format::Coo => Data::Coo(CooRows::new(gpu, k, a)?),
+            // The values first: a matrix of too many values is refused before its rows are made.
+            Format::CooVi => {
+                let v = vi::ValueIndex::convert(gpu, k, a)?;
+                Data::CooVi(CooRows::new(gpu, k, a)?, v)
+            }
             Format::MergePath => {
                 let mut start = gpu.alloc::<u32>(launch::merge_threads(a.rows(), a.nnz()).max(1) as usize)?;
                 launch::merge_partition(gpu, k, a, &mut start)?;
@@ -483,6 +529,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
         let csr = 4 * (self.a.rows() + 1) + self.a.nnz() * (4 + T::BYTES as u64);
         match (&self.data, self.format) {
             (Data::Coo(r), _) => self.a.nnz() * (4 + T::BYTES as u64) + r.bytes(),
+            (Data::CooVi(r, v), _) => self.a.nnz() * 4 + r.bytes() + v.bytes(),
             (Data::Rows(r), _) => csr + 4 * r.len() as u64,
             (Data::Csr, _) => csr,
             (Data::CuSparse(c), _) => c.footprint_bytes(),
@@ -519,6 +566,14 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
                 (Format::Coo, Data::Coo(CooRows::U32(r))) => unsafe { launch::coo(gpu, k, a, r, x, alpha, beta, y) },
                 // (and base + off are the rows, below `rows`)
                 (Format::Coo, Data::Coo(CooRows::U16 { base, off })) => unsafe { launch::coo16(gpu, k, a, (base, off), x, alpha, beta, y) },
+                // (the value index's bytes index its 256-value table)
+                (Format::CooVi, Data::CooVi(rows, v)) => {
+                    let rows = match rows {
+                        CooRows::U32(r) => launch::CooRowsRef::U32(r),
+                        CooRows::U16 { base, off } => launch::CooRowsRef::U16(base, off),
+                    };
+                    unsafe { launch::coo_vi(gpu, k, a, rows, (&v.idx, &v.table), x, alpha, beta, y) }
+                }
                 (Format::MergePath, Data::Rows(s)) => unsafe { launch::merge(gpu, k, a, x, alpha, beta, y, s) },
                 (_, Data::Adaptive(b)) => unsafe { b.apply(gpu, k, a, alpha, x, beta, y) },
                 (_, Data::Ell(e)) => unsafe { e.apply(gpu, k, alpha, x, beta, y) },

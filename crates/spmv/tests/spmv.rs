@@ -95,6 +95,11 @@ fn plan_or_refusal<'a, T: SpmvValue>(gpu: &Gpu, da: &'a DeviceCsr<T>, a: &Csr<u3
             }
             None
         }
+        Err(Error::TooManyValues { at_least, max }) if format == Format::CooVi => {
+            assert!(at_least > max && max == gpu_spmv::vi::VI_MAX, "{name}: refused at {at_least} values");
+            assert!(gpu_spmv::vi::value_index(a.vals()).is_none(), "{name}: the GPU refused COO-VI, the twin did not");
+            None
+        }
         Err(e) => panic!("{name} {format}: {e}"),
     }
 }
@@ -189,6 +194,91 @@ gpu_test!(fn errors_are_values(gpu) {
     // Columns and values, 16-bit rows, one chunk's 32-bit base row.
     assert_eq!(coo.footprint_bytes(), 12 * 100 + 2 * 100 + 4);
 });
+
+/// COO-VI on matrices of 1, 2, 255, 256 and 257 distinct values (among them -0.0 beside 0.0,
+/// infinities and a NaN, each its own value by bits): up to 256 the product is the twin's within
+/// the bound and the footprint a byte a value; 257 is refused, as the twin refuses it; random
+/// values are refused early.
+fn coo_vi_values<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) {
+    let base = generate::uniform::<T>(3000, 2000, 40_000, r.random()).unwrap();
+    for distinct in [1usize, 2, 255, 256, 257] {
+        let mut pool: Vec<T> = (0..distinct).map(|i| T::from_f64(i as f64 * 0.25 + 1000.0)).collect();
+        if distinct >= 255 {
+            for (i, v) in [-0.0, 0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN].into_iter().enumerate() {
+                pool[i] = T::from_f64(v);
+            }
+        }
+        let vals: Vec<T> = (0..base.nnz()).map(|k| pool[if (k as usize) < distinct { k as usize } else { r.random_range(0..distinct) }]).collect();
+        let a = Csr::try_new(base.rows(), base.cols(), base.ptr().to_vec(), base.idx().to_vec(), vals).unwrap();
+        let da = DeviceCsr::upload(gpu, &a).unwrap();
+        let name = format!("{distinct} values");
+        match Spmv::new(gpu, da.view(), Format::CooVi) {
+            Ok(mut plan) => {
+                assert!(distinct <= 256, "{name}: accepted");
+                let (table, _) = gpu_spmv::vi::value_index(a.vals()).expect("the twin's value index");
+                assert_eq!(table.len(), distinct, "{name}");
+                let nnz = a.nnz();
+                assert!(plan.footprint_bytes() >= nnz * 4 + nnz + 256 * T::BYTES as u64, "{name}: footprint");
+                // Finite x only: a NaN value times anything is NaN in both.
+                let x = random_vec::<T>(r, a.cols() as usize);
+                let y0 = random_vec::<T>(r, a.rows() as usize);
+                if distinct < 255 {
+                    check(gpu, &mut plan, &a, T::from_f64(1.0), &x, T::default(), &y0, &name);
+                    check(gpu, &mut plan, &a, T::from_f64(-0.75), &x, T::from_f64(0.5), &y0, &name);
+                } else {
+                    // With infinities and a NaN among the values: the same NaN rows and the same
+                    // bits elsewhere as COO's (the same sums in the same order).
+                    let mut coo = Spmv::new(gpu, da.view(), Format::Coo).unwrap();
+                    let dx = gpu.upload(&x).unwrap();
+                    let (mut y1, mut y2) = (gpu.upload(&y0).unwrap(), gpu.upload(&y0).unwrap());
+                    plan.apply(T::from_f64(1.0), &dx, T::default(), &mut y1).unwrap();
+                    coo.apply(T::from_f64(1.0), &dx, T::default(), &mut y2).unwrap();
+                    let (g1, g2) = (gpu.download(&y1).unwrap(), gpu.download(&y2).unwrap());
+                    for (i, (p, q)) in g1.iter().zip(&g2).enumerate() {
+                        let (p, q): (f64, f64) = ((*p).into(), (*q).into());
+                        assert!(
+                            p.is_nan() == q.is_nan() && (p.is_nan() || p.is_infinite() == q.is_infinite()),
+                            "{name}: row {i}: {p} against COO's {q}"
+                        );
+                    }
+                }
+            }
+            Err(Error::TooManyValues { at_least, max }) => {
+                assert!(distinct > 256 && at_least > max, "{name}: refused at {at_least}");
+                assert!(gpu_spmv::vi::value_index(a.vals()).is_none(), "{name}: the twin");
+            }
+            Err(e) => panic!("{name}: {e}"),
+        }
+    }
+    let random = generate::uniform::<T>(3000, 2000, 40_000, r.random()).unwrap();
+    let da = DeviceCsr::upload(gpu, &random).unwrap();
+    assert!(matches!(Spmv::new(gpu, da.view(), Format::CooVi), Err(Error::TooManyValues { .. })), "random values");
+}
+
+gpu_test!(fn coo_vi_values_by_index(gpu) {
+    let (mut r, _seed) = rng();
+    coo_vi_values::<f64>(gpu, &mut r);
+    coo_vi_values::<f32>(gpu, &mut r);
+});
+
+/// The value index's twin: the table sorted by bits, every value its entry, refused past 256.
+#[test]
+fn value_index_twin() {
+    let (mut r, _seed) = rng();
+    for distinct in [1usize, 7, 256, 257] {
+        let pool: Vec<f64> = (0..distinct).map(|i| (i as f64).sqrt() - 5.0).collect();
+        let vals: Vec<f64> = (0..5000).map(|k| pool[if k < distinct { k } else { r.random_range(0..distinct) }]).collect();
+        match gpu_spmv::vi::value_index(&vals) {
+            Some((table, idx)) => {
+                assert!(distinct <= 256);
+                assert_eq!(table.len(), distinct);
+                assert!(table.windows(2).all(|w| w[0].to_bits() < w[1].to_bits()));
+                assert!(vals.iter().zip(&idx).all(|(v, &i)| table[i as usize].to_bits() == v.to_bits()));
+            }
+            None => assert!(distinct > 256),
+        }
+    }
+}
 
 /// COO keeps 16-bit rows while no chunk spans 2^16 rows or more, and 32-bit rows past that: a
 /// chunk holding rows 0 and `span` (at 2^16 − 1 and 2^16) gives the twin's product either way.
@@ -503,14 +593,14 @@ fn auto_picks_by_row_statistics() {
     let t = gpu_spmv::TRIAL_MIN_PRODUCTS;
     let (rmat, dense) =
         (stats(&generate::rmat(14, 200_000, 0.57, 0.19, 0.19, 1).unwrap()), stats(&generate::dense_row(2000, 100_000, 110_000, 1).unwrap()));
-    assert_eq!(Format::candidates(&lap, t), [Format::Jds, Format::Sell, Format::CuSparse]);
-    assert_eq!(Format::candidates(&rmat, t), [Format::Coo, Format::CsrAdaptive, Format::CuSparse]);
-    assert_eq!(Format::candidates(&dense, t), [Format::CsrAdaptive, Format::CuSparse]);
-    assert_eq!(Format::candidates(&uni, t), [Format::Scoo, Format::CuSparse]);
+    assert_eq!(Format::candidates(&lap, t), [Format::Jds, Format::Sell, Format::CooVi, Format::CuSparse]);
+    assert_eq!(Format::candidates(&rmat, t), [Format::Coo, Format::CsrAdaptive, Format::CooVi, Format::CuSparse]);
+    assert_eq!(Format::candidates(&dense, t), [Format::CsrAdaptive, Format::CooVi, Format::CuSparse]);
+    assert_eq!(Format::candidates(&uni, t), [Format::Scoo, Format::CooVi, Format::CuSparse]);
     // Below CUSPARSE_SMALL_ROWS rows (a 9³ Laplacian: 729), no cuSPARSE in the trial.
     let small = stats(&generate::laplacian_3d(9).unwrap());
     assert!(small.rows < gpu_spmv::baselines::CUSPARSE_SMALL_ROWS);
-    assert_eq!(Format::candidates(&small, t), [Format::Jds, Format::Sell]);
+    assert_eq!(Format::candidates(&small, t), [Format::Jds, Format::Sell, Format::CooVi]);
     assert_eq!(Format::candidates(&lap, t - 1), [Format::choose_for(&lap, t - 1)]);
     assert_eq!(Format::candidates(&rmat, 1), [Format::Coo]);
     let empty = RowStats::from_lengths([0u64; 5]);
@@ -533,12 +623,14 @@ gpu_test!(fn auto_for_few_products(gpu) {
     let x = random_vec::<f64>(&mut r, a.cols() as usize);
     let y0 = random_vec::<f64>(&mut r, a.rows() as usize);
     check(gpu, &mut few, &a, 1.0, &x, 0.0, &y0, "laplacian, 3 products");
-    // Many products: the trial times JDS, SELL-C-σ and cuSPARSE (when it loads), keeps the
-    // fastest, and the kept plan's product is the twin's within the bound.
+    // Many products: the trial times JDS, SELL-C-σ, COO-VI (the Laplacian holds two values) and
+    // cuSPARSE (when it loads), keeps the fastest, and the kept plan's product is the twin's
+    // within the bound.
     let mut many = Spmv::new(gpu, da.view(), Format::Auto).unwrap();
     let timed: Vec<Format> = many.trials().iter().map(|t| t.0).collect();
-    assert_eq!(timed[..2], [Format::Jds, Format::Sell], "trials {:?}", many.trials());
-    assert!(timed.len() == 3 || gpu_spmv::gpu_runtime::vendor::cusparse_library().is_err(), "trials {:?}", many.trials());
+    assert!(gpu_spmv::vi::value_index(a.vals()).is_some());
+    assert_eq!(timed[..3], [Format::Jds, Format::Sell, Format::CooVi], "trials {:?}", many.trials());
+    assert!(timed.len() == 4 || gpu_spmv::gpu_runtime::vendor::cusparse_library().is_err(), "trials {:?}", many.trials());
     let fastest = many.trials().iter().min_by(|p, q| p.1.total_cmp(&q.1)).unwrap().0;
     assert_eq!(many.format(), fastest);
     assert!(many.trials().iter().all(|t| t.1 > 0.0 && t.1.is_finite()));

@@ -81,6 +81,24 @@ pub unsafe fn atomic_cas_u32(ptr: *mut u32, compare: u32, new: u32) -> u32 {
     old
 }
 
+/// `atomicCAS` on a `u64`: stores `new` when the value equals `compare`; returns the old value.
+///
+/// # Safety
+/// `ptr` must be a valid, 8-byte aligned global or shared address.
+#[inline(always)]
+pub unsafe fn atomic_cas_u64(ptr: *mut u64, compare: u64, new: u64) -> u64 {
+    let old: u64;
+    // SAFETY: the caller guarantees a valid, aligned address.
+    unsafe {
+        core::arch::asm!(
+            "atom.cas.b64 {old}, [{p}], {c}, {n};",
+            old = out(reg64) old, p = in(reg64) ptr, c = in(reg64) compare, n = in(reg64) new,
+            options(nostack, preserves_flags),
+        );
+    }
+    old
+}
+
 macro_rules! relaxed {
     ($($t:ty, $ld:ident, $st:ident, $ptx:literal, $class:ident, $align:literal;)*) => {$(
         #[doc = concat!("A relaxed load of a `", stringify!($t), "` at GPU scope (`ld.relaxed.gpu.", $ptx, "`, CC 7.0+): one")]

@@ -104,6 +104,32 @@ pub fn sell_index_units(width: u32, narrow: bool) -> u32 {
     }
 }
 
+/// Values by index (CSR-VI, Kourtis, Goumas & Koziris 2008; `spmv_coo_vi`): the most distinct
+/// values a matrix may hold for its values to be stored as 1-byte indices into a table.
+pub const VI_MAX: u32 = 256;
+/// Values by index: slots of the open-addressing set `spmv_dict_insert` fills (a power of two,
+/// four times [`VI_MAX`]: a set of at most [`VI_MAX`] values is at most a quarter full).
+pub const VI_SLOTS: u32 = 1024;
+/// Values by index: slots a value probes (linearly, from [`vi_hash`]) before the set counts as
+/// full (too many values).
+pub const VI_PROBES: u32 = 32;
+/// Values by index: a free slot of the set (the bits of no `f32`, and of one `f64` NaN, which
+/// makes the set count as full).
+pub const VI_EMPTY: u64 = u64::MAX;
+
+/// Values by index: a value's first slot, from its bits (SplitMix64's finalizer).
+///
+/// ```
+/// assert!(spmv_kernels::vi_hash(1.5f64.to_bits()) < spmv_kernels::VI_SLOTS);
+/// ```
+#[inline(always)]
+pub fn vi_hash(bits: u64) -> u32 {
+    let mut z = bits.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((z ^ (z >> 31)) as u32) & (VI_SLOTS - 1)
+}
+
 /// CSR-adaptive: rows starting in one chunk of this many nonzeros (and each at most this long)
 /// form a row block.
 pub const ADAPTIVE_CHUNK: u64 = 1024;
@@ -235,6 +261,8 @@ pub mod reduce;
 mod adaptive;
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod convert;
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod dict;
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod ell;
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
