@@ -3,8 +3,8 @@
 //! matrix of at most [`VI_MAX`] distinct values stores each nonzero's value as one byte, an
 //! index into a table of the distinct values (sorted by their bits), which stays in cache. Exact:
 //! the product reads the same values. Patterns and counts (graphs, bags of words, incidence
-//! matrices) and constant-coefficient stencils have a few values; 49 of the 70 real matrices in
-//! `../shared/matrices` hold at most 256
+//! matrices) and constant-coefficient stencils have a few values; 47 of the 65 real-valued
+//! matrices in `../shared/matrices` hold at most 256, 29 a single one
 //! (`benches/experiments/2026-11-27-spmv-index-and-value-bytes.md`).
 //!
 //! The GPU conversion inserts every value's bits into an open-addressing set
