@@ -4,7 +4,7 @@
 # spmv-test, ...). There: `tar xzf .gpu/bundle.tgz -C .gpu`, then this script. It runs the spmv
 # tests (COO-VI among every format; its own test of 1..257 values), memcheck of them, then
 # `sptrans spmv-bench` over the realistic suite and the default suite with COO-VI beside the
-# formats Auto weighs, f64, and the text matrix and a pattern-like graph in f32 too. Tables
+# formats Auto weighs, f64. Tables
 # and CSV in $OUT.
 set -u
 S=.gpu/sptrans; T=.gpu/spmv-test; O=${OUT:-.gpu/out}/coo-vi; mkdir -p "$O"
