@@ -247,14 +247,16 @@ pub(crate) unsafe fn coo_vi<T: SpmvValue>(
     y: &mut DeviceViewMut<'_, T>,
 ) -> Result<()> {
     let (nnz, col) = (a.nnz(), a.idx());
-    if idx.len() as u64 != nnz || table.len() != 256 {
+    // No index bytes: a single value, table[0] (null for the kernel).
+    if (idx.len() as u64 != nnz && !idx.is_empty()) || table.len() != 256 {
         return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("the value index's lengths")));
     }
+    let vi = if idx.is_empty() { None } else { Some(DeviceView::of(idx)) };
     scale(gpu, k, beta, y)?;
     if nnz > 0 {
         // SAFETY: spmv_coo_vi_T(nnz, row, col, vi, tab, x, alpha, y) and spmv_coo16_vi_T(nnz,
         // base, off, col, vi, tab, x, alpha, y): the rows as the caller guarantees, nnz index
-        // bytes and a table of 256 values (checked above).
+        // bytes or none (null: every value tab[0]) and a table of 256 values (checked above).
         unsafe {
             let mut l = match rows {
                 CooRowsRef::U32(row) => {
@@ -268,7 +270,8 @@ pub(crate) unsafe fn coo_vi<T: SpmvValue>(
                     l
                 }
             };
-            l.arg(col).arg(idx).arg(table).arg(x).arg(&alpha).arg(&mut *y).launch(coo_grid(gpu, nnz))?
+            let vi_addr = vi.as_ref().map_or(0, |v| v.addr());
+            l.arg(col).arg(&vi_addr).arg(table).arg(x).arg(&alpha).arg(&mut *y).launch(coo_grid(gpu, nnz))?
         };
     }
     Ok(())

@@ -21,7 +21,8 @@ pub const VI_MAX: u64 = spmv_kernels::VI_MAX as u64;
 
 /// The table and the one-byte indices of a matrix's values.
 pub(crate) struct ValueIndex<T> {
-    /// Each nonzero's index into `table`.
+    /// Each nonzero's index into `table`; empty when the matrix holds a single value (every
+    /// nonzero is `table[0]`: a pattern's ones).
     pub idx: CudaSlice<u8>,
     /// The distinct values, sorted by bits, padded with zeros to 256 (so that any byte indexes
     /// it).
@@ -53,12 +54,16 @@ impl<T: SpmvValue> ValueIndex<T> {
         let mut table: Vec<T> = bits.iter().map(|&b| T::from_bits64(b)).collect();
         table.resize(256, T::default());
         let (table, map) = (gpu.upload(&table)?, gpu.upload(&map)?);
+        if bits.len() <= 1 {
+            // One value (or none): no index bytes; the kernel reads table[0].
+            return Ok(Self { idx: gpu.alloc::<u8>(0)?, table });
+        }
         let mut idx = gpu.alloc::<u8>(nnz as usize)?; // written whole by dict_index
         launch::dict_index(gpu, k, vals, &DeviceView::of(&slots), &DeviceView::of(&map), &mut DeviceViewMut::of(&mut idx))?;
         Ok(Self { idx, table })
     }
 
-    /// Device bytes: a byte a nonzero and the table.
+    /// Device bytes: a byte a nonzero (none for a single value) and the table.
     pub fn bytes(&self) -> u64 {
         self.idx.len() as u64 + (self.table.len() * T::BYTES) as u64
     }

@@ -140,10 +140,12 @@ macro_rules! spmv_kernels {
 
         /// COO with values by index (CSR-VI): as `spmv_coo_*`, the value of nonzero `k` being
         /// `tab[vi[k]]` (1 byte a nonzero instead of the value's 4 or 8; the table of at most
-        /// [`crate::VI_MAX`] values stays in cache).
+        /// [`crate::VI_MAX`] values stays in cache), or `tab[0]` for every nonzero when `vi` is
+        /// null (a matrix of one value: no byte at all).
         ///
         /// # Safety
-        /// As `spmv_coo_*` for the rows and columns; `vi` holds `nnz` bytes, `tab` 256 values.
+        /// As `spmv_coo_*` for the rows and columns; `vi` null or holding `nnz` bytes, `tab` 256
+        /// values.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $coo_vi(nnz: u64, row: *const u32, col: *const u32, vi: *const u8, tab: *const $t, x: *const $t, alpha: $t, y: *mut $t) {
             let h = Hints::new();
@@ -152,7 +154,7 @@ macro_rules! spmv_kernels {
                 // indexes the 256 values of tab.
                 unsafe {
                     let row_at = |k: u64| h.matrix(row.add(k as usize));
-                    let val_at = |k: u64| ldg(tab.add(h.matrix(vi.add(k as usize)) as usize));
+                    let val_at = |k: u64| if vi.is_null() { ldg(tab) } else { ldg(tab.add(h.matrix(vi.add(k as usize)) as usize)) };
                     $chunk(h, lo, hi, row_at, col, val_at, x, |r, s| {
                         $atomic(y.add(r as usize), alpha * s);
                     })
@@ -183,7 +185,7 @@ macro_rules! spmv_kernels {
                 unsafe {
                     let b = ldg(base.add((lo / COO_CHUNK) as usize));
                     let row_at = |k: u64| b + h.matrix(off.add(k as usize)) as u32;
-                    let val_at = |k: u64| ldg(tab.add(h.matrix(vi.add(k as usize)) as usize));
+                    let val_at = |k: u64| if vi.is_null() { ldg(tab) } else { ldg(tab.add(h.matrix(vi.add(k as usize)) as usize)) };
                     $chunk(h, lo, hi, row_at, col, val_at, x, |r, s| {
                         $atomic(y.add(r as usize), alpha * s);
                     })
