@@ -11,7 +11,7 @@ ALGORITHMS = ("auto", "radix", "scan", "merge", "coo", "sym", "serial")
 #: Columns per product (more are done in chunks of this many).
 MAX_K = 16
 #: Operator formats: the CSRC plan, or one of the SpMV formats (``A @ x`` only).
-FORMATS = ("csrc", "auto", "csr-scalar", "csr-vector", "csr-adaptive", "coo", "coo-vi", "ell", "hyb", "scoo", "jds", "sell", "merge-path")
+FORMATS = ("csrc", "auto", "csr-scalar", "csr-vector", "csr-adaptive", "coo", "ell", "hyb", "scoo", "jds", "sell", "sell-vi", "merge-path")
 
 
 def gpu_available():
@@ -95,7 +95,7 @@ class Operator:
 
     ``format``: ``"csrc"`` (default: the CSRC plan above) or a sparse-matrix-vector format of
     the library (``"auto"``, ``"csr-scalar"``, ``"csr-vector"``, ``"csr-adaptive"``, ``"coo"``,
-    ``"coo-vi"`` (values by index: matrices of at most 256 distinct values), ``"ell"``, ``"hyb"``, ``"scoo"``, ``"jds"``, ``"sell"``, ``"merge-path"``): those borrow ``A``'s arrays
+    ``"ell"``, ``"hyb"``, ``"scoo"``, ``"jds"``, ``"sell"``, ``"sell-vi"`` (values by index: matrices of at most 256 distinct values), ``"merge-path"``): those borrow ``A``'s arrays
     (kept alive by the operator: do not change them while it lives; int64 index arrays are
     narrowed to an int32 copy first), convert to the format on the GPU, and compute ``A @ x``
     only (a column at a time for blocks); ``op.T @ y`` then raises ``ValueError``. For SciPy

@@ -127,13 +127,12 @@ impl Format {
     /// meshes where SELL-C-σ wins (1.12–1.16× against JDS's 1.03–1.12×) from the stencils and
     /// KKT matrices where JDS does (1.16–1.31× against 1.12–1.18×; H100, f64, RESULTS.md); a
     /// few timed products can. So from [`TRIAL_MIN_PRODUCTS`] products on:
-    /// - JDS's even rows: JDS, SELL-C-σ, COO-VI and cuSPARSE's CSR ([`Format::CuSparse`]);
-    /// - COO's uneven rows: COO, CSR-adaptive, COO-VI and cuSPARSE;
-    /// - CSR-adaptive's (one very long row) and SCOO's (long even rows): the pick, COO-VI and
-    ///   cuSPARSE.
+    /// - JDS's even rows: JDS, SELL-C-σ, SELL-VI and cuSPARSE's CSR ([`Format::CuSparse`]);
+    /// - COO's uneven rows: COO, CSR-adaptive and cuSPARSE;
+    /// - CSR-adaptive's (one very long row) and SCOO's (long even rows): the pick and cuSPARSE.
     ///
-    /// COO-VI ([`Format::CooVi`]) is refused by its conversion, and left out of the trial, for a
-    /// matrix of more than [`crate::vi::VI_MAX`] distinct values.
+    /// SELL-VI ([`Format::SellVi`]) is refused by its conversion, and left out of the trial, for
+    /// a matrix of more than [`crate::vi::VI_MAX`] distinct values.
     ///
     /// Fewer products, or no nonzeros: the pick alone. Below
     /// [`crate::baselines::CUSPARSE_SMALL_ROWS`] rows, no cuSPARSE: where a product takes a few
@@ -143,10 +142,10 @@ impl Format {
     /// ```
     /// use gpu_spmv::{Format, RowStats};
     /// let laplacian = RowStats::from_lengths((0..2000).map(|i| 5 + i % 3));
-    /// assert_eq!(Format::candidates(&laplacian, 1000), [Format::Jds, Format::Sell, Format::CooVi, Format::CuSparse]);
+    /// assert_eq!(Format::candidates(&laplacian, 1000), [Format::Jds, Format::Sell, Format::SellVi, Format::CuSparse]);
     /// assert_eq!(Format::candidates(&laplacian, 10), [Format::CsrAdaptive]);
     /// let small = RowStats::from_lengths((0..100).map(|i| 5 + i % 3));
-    /// assert_eq!(Format::candidates(&small, 1000), [Format::Jds, Format::Sell, Format::CooVi]);
+    /// assert_eq!(Format::candidates(&small, 1000), [Format::Jds, Format::Sell, Format::SellVi]);
     /// ```
     pub fn candidates(s: &RowStats, products: u64) -> Vec<Format> {
         let pick = Self::choose_for(s, products);
@@ -154,9 +153,9 @@ impl Format {
             return vec![pick];
         }
         let mut out = match pick {
-            Format::Jds => vec![Format::Jds, Format::Sell, Format::CooVi, Format::CuSparse],
-            Format::Coo => vec![Format::Coo, Format::CsrAdaptive, Format::CooVi, Format::CuSparse],
-            Format::CsrAdaptive | Format::Scoo => vec![pick, Format::CooVi, Format::CuSparse],
+            Format::Jds => vec![Format::Jds, Format::Sell, Format::SellVi, Format::CuSparse],
+            Format::Coo => vec![Format::Coo, Format::CsrAdaptive, Format::CuSparse],
+            Format::CsrAdaptive | Format::Scoo => vec![pick, Format::CuSparse],
             other => vec![other],
         };
         if s.rows < crate::baselines::CUSPARSE_SMALL_ROWS {

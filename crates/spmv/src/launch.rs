@@ -16,8 +16,6 @@ pub(crate) struct Kernels {
     pub coo: Kernel,
     pub coo16: Kernel,
     pub coo16_pack: Kernel,
-    pub coo_vi: Kernel,
-    pub coo16_vi: Kernel,
     pub dict_insert: Kernel,
     pub dict_index: Kernel,
     pub merge_partition: Kernel,
@@ -37,6 +35,8 @@ pub(crate) struct Kernels {
     pub sell_chunks: Kernel,
     pub sell_fill: Kernel,
     pub sell: Kernel,
+    pub sell_fill_u8: Kernel,
+    pub sell_vi: Kernel,
     pub scoo_slice_ptr: Kernel,
     pub scoo_gather: Kernel,
     pub scoo: Kernel,
@@ -57,8 +57,6 @@ impl Kernels {
             coo: k("coo")?,
             coo16: k("coo16")?,
             coo16_pack: u("coo16_pack")?,
-            coo_vi: k("coo_vi")?,
-            coo16_vi: k("coo16_vi")?,
             dict_insert: k("dict_insert")?,
             dict_index: k("dict_index")?,
             merge_partition: k("merge_partition")?,
@@ -78,6 +76,8 @@ impl Kernels {
             sell_chunks: u("sell_chunks")?,
             sell_fill: k("sell_fill")?,
             sell: k("sell")?,
+            sell_fill_u8: u("sell_fill_u8")?,
+            sell_vi: k("sell_vi")?,
             scoo_slice_ptr: u("scoo_slice_ptr")?,
             scoo_gather: k("scoo_gather")?,
             scoo: k("scoo")?,
@@ -226,61 +226,6 @@ pub(crate) unsafe fn coo16<T: SpmvValue>(
         };
     }
     Ok(())
-}
-
-/// COO with values by index ([`crate::vi`]): `y = beta * y`, then the atomic adds, the value of
-/// nonzero `k` being `table[idx[k]]`; the rows 32-bit (`Rows::U32`) or 16-bit above a base per
-/// chunk.
-///
-/// # Safety
-/// As [`coo`] or [`coo16`] for the rows; the columns are `a`'s.
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn coo_vi<T: SpmvValue>(
-    gpu: &Gpu,
-    k: &Kernels,
-    a: &DeviceCsrView<'_, T>,
-    rows: CooRowsRef<'_>,
-    (idx, table): (&CudaSlice<u8>, &CudaSlice<T>),
-    x: &DeviceView<'_, T>,
-    alpha: T,
-    beta: T,
-    y: &mut DeviceViewMut<'_, T>,
-) -> Result<()> {
-    let (nnz, col) = (a.nnz(), a.idx());
-    // No index bytes: a single value, table[0] (null for the kernel).
-    if (idx.len() as u64 != nnz && !idx.is_empty()) || table.len() != 256 {
-        return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("the value index's lengths")));
-    }
-    let vi = if idx.is_empty() { None } else { Some(DeviceView::of(idx)) };
-    scale(gpu, k, beta, y)?;
-    if nnz > 0 {
-        // SAFETY: spmv_coo_vi_T(nnz, row, col, vi, tab, x, alpha, y) and spmv_coo16_vi_T(nnz,
-        // base, off, col, vi, tab, x, alpha, y): the rows as the caller guarantees, nnz index
-        // bytes or none (null: every value tab[0]) and a table of 256 values (checked above).
-        unsafe {
-            let mut l = match rows {
-                CooRowsRef::U32(row) => {
-                    let mut l = k.coo_vi.args(gpu.stream());
-                    l.arg(&nnz).arg(row);
-                    l
-                }
-                CooRowsRef::U16(base, off) => {
-                    let mut l = k.coo16_vi.args(gpu.stream());
-                    l.arg(&nnz).arg(base).arg(off);
-                    l
-                }
-            };
-            let vi_addr = vi.as_ref().map_or(0, |v| v.addr());
-            l.arg(col).arg(&vi_addr).arg(table).arg(x).arg(&alpha).arg(&mut *y).launch(coo_grid(gpu, nnz))?
-        };
-    }
-    Ok(())
-}
-
-/// COO's rows as a launch takes them: 32-bit, or 16-bit above a base per chunk.
-pub(crate) enum CooRowsRef<'r> {
-    U32(&'r CudaSlice<u32>),
-    U16(&'r CudaSlice<u32>, &'r CudaSlice<u16>),
 }
 
 /// The values' set for [`crate::vi`]: every value's bits into `slots` (`VI_SLOTS` words, all

@@ -73,8 +73,8 @@ pub enum Error {
         /// Nonzeros.
         nnz: u64,
     },
-    /// [`Format::CooVi`] on a matrix of more distinct values than one byte indexes.
-    #[error("coo-vi needs at most {max} distinct values, the matrix holds at least {at_least}: use coo")]
+    /// [`Format::SellVi`] on a matrix of more distinct values than one byte indexes.
+    #[error("sell-vi needs at most {max} distinct values, the matrix holds at least {at_least}: use sell")]
     TooManyValues {
         /// Distinct values found before the count stopped.
         at_least: u64,
@@ -219,12 +219,12 @@ pub enum Format {
     /// very long row runs at one lane's pace (a circuit's dense rails: 275 ms against
     /// cuSPARSE's 0.17, H100, RESULTS.md); [`Format::Auto`] offers it on even rows only.
     Sell,
-    /// COO with values by index ([`vi`]: CSR-VI, Kourtis, Goumas & Koziris 2008): COO's rows
-    /// and the CSR's columns, each value a byte indexing a table of the matrix's distinct values
-    /// (2 + 4 + 1 bytes a nonzero with 16-bit rows, against COO's 2 + 4 + 8 in f64). Refused past
-    /// [`vi::VI_MAX`] distinct values ([`Error::TooManyValues`]); not bit-reproducible (COO's
-    /// atomic adds).
-    CooVi,
+    /// SELL-C-σ with values by index ([`vi`]: CSR-VI, Kourtis, Goumas & Koziris 2008): SELL-C-σ's
+    /// chunks and columns, each value a byte indexing a table of the matrix's distinct values
+    /// (none at all for a matrix of one value), so 2–4 + 1 bytes a slot against SELL-C-σ's 2–4 +
+    /// 8 in f64. Refused past [`vi::VI_MAX`] distinct values ([`Error::TooManyValues`]) and
+    /// where SELL-C-σ is ([`Error::TooMuchPadding`]); deterministic, SELL-C-σ's bits.
+    SellVi,
     /// Merge-path CSR (Merrill & Garland, SC'16): every thread walks the same number of steps
     /// of the merge of row ends with nonzeros, so a row of a million nonzeros is shared by many
     /// threads and empty rows cost a step each. Rows wholly inside one thread's steps are
@@ -248,12 +248,12 @@ impl Format {
         Format::CsrVector,
         Format::CsrAdaptive,
         Format::Coo,
-        Format::CooVi,
         Format::Ell,
         Format::Hyb,
         Format::Scoo,
         Format::Jds,
         Format::Sell,
+        Format::SellVi,
         Format::MergePath,
     ];
 
@@ -265,23 +265,23 @@ impl Format {
             Format::CsrVector => "csr-vector",
             Format::CsrAdaptive => "csr-adaptive",
             Format::Coo => "coo",
-            Format::CooVi => "coo-vi",
             Format::Ell => "ell",
             Format::Hyb => "hyb",
             Format::Scoo => "scoo",
             Format::Jds => "jds",
             Format::Sell => "sell",
+            Format::SellVi => "sell-vi",
             Format::MergePath => "merge-path",
             Format::CuSparse => "cusparse",
         }
     }
 
     /// Whether the plan keeps its own copy of the values (ELL, HYB, SCOO, JDS, SELL-C-σ: converted
-    /// layouts; COO-VI: their index): then values written into the borrowed CSR after
+    /// layouts; SELL-VI: their index): then values written into the borrowed CSR after
     /// [`Spmv::new`] are not seen by [`Spmv::apply`]. The other formats read the CSR's values at
     /// every product.
     pub fn copies_values(self) -> bool {
-        matches!(self, Format::Ell | Format::Hyb | Format::Scoo | Format::Jds | Format::Sell | Format::CooVi)
+        matches!(self, Format::Ell | Format::Hyb | Format::Scoo | Format::Jds | Format::Sell | Format::SellVi)
     }
 
     /// Whether the same inputs give the same bits on every run, for any matrix (CSR-adaptive
@@ -321,14 +321,12 @@ enum Data<'a, T: SpmvValue> {
     Rows(CudaSlice<u32>),
     /// COO: the row of every nonzero.
     Coo(CooRows),
-    /// COO-VI: the rows, and the values by index.
-    CooVi(CooRows, vi::ValueIndex<T>),
     Adaptive(adaptive::DeviceRowBlocks),
     Ell(ell::DeviceEll<T>),
     Hyb(hyb::DeviceHyb<T>),
     Scoo(scoo::DeviceScoo<T>),
     Jds(jds::DeviceJds<T>),
-    Sell(sell::DeviceSell<T>),
+    Sell(Box<sell::DeviceSell<T>>),
 }
 
 /// COO's rows: 32-bit, or 16 bits a nonzero above a 32-bit base row per chunk of
@@ -388,7 +386,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
     ///
     /// # Errors
     /// [`Error::NoValues`] for a pattern matrix; [`Error::TooMuchPadding`] for ELL or SELL-C-σ on uneven
-    /// rows; [`Error::TooManyValues`] for COO-VI past [`vi::VI_MAX`] distinct values; cuSPARSE errors for the baselines; module loading, out of memory. The matrix is
+    /// rows; [`Error::TooManyValues`] for SELL-VI past [`vi::VI_MAX`] distinct values; cuSPARSE errors for the baselines; module loading, out of memory. The matrix is
     /// borrowed: an error leaves it with the caller.
     pub fn new(gpu: &Gpu, a: DeviceCsrView<'a, T>, format: Format) -> Result<Self> {
         Self::with_products(gpu, a, format, DEFAULT_PRODUCTS)
@@ -462,11 +460,6 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
     fn convert(gpu: &Gpu, k: &launch::Kernels, a: &DeviceCsrView<'a, T>, format: Format) -> Result<Data<'a, T>> {
         Ok(match format {
             Format::Coo => Data::Coo(CooRows::new(gpu, k, a)?),
-            // The values first: a matrix of too many values is refused before its rows are made.
-            Format::CooVi => {
-                let v = vi::ValueIndex::convert(gpu, k, a)?;
-                Data::CooVi(CooRows::new(gpu, k, a)?, v)
-            }
             Format::MergePath => {
                 let mut start = gpu.alloc::<u32>(launch::merge_threads(a.rows(), a.nnz()).max(1) as usize)?;
                 launch::merge_partition(gpu, k, a, &mut start)?;
@@ -477,7 +470,8 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
             Format::Hyb => Data::Hyb(hyb::DeviceHyb::convert(gpu, k, a)?),
             Format::Scoo => Data::Scoo(scoo::DeviceScoo::convert(gpu, k, a, None)?),
             Format::Jds => Data::Jds(jds::DeviceJds::convert(gpu, k, a)?),
-            Format::Sell => Data::Sell(sell::DeviceSell::convert(gpu, k, a, sell::SellOptions::default())?),
+            Format::Sell => Data::Sell(Box::new(sell::DeviceSell::convert(gpu, k, a, sell::SellOptions::default())?)),
+            Format::SellVi => Data::Sell(Box::new(sell::DeviceSell::convert_vi(gpu, k, a, sell::SellOptions::default())?)),
             Format::CuSparse => Data::CuSparse(Box::new(baselines::CuSparseSpmv::new(gpu, a.clone(), baselines::CuSparseAlg::CsrAlg1)?)),
             Format::CsrScalar | Format::CsrVector | Format::Auto => Data::Csr,
         })
@@ -529,7 +523,6 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
         let csr = 4 * (self.a.rows() + 1) + self.a.nnz() * (4 + T::BYTES as u64);
         match (&self.data, self.format) {
             (Data::Coo(r), _) => self.a.nnz() * (4 + T::BYTES as u64) + r.bytes(),
-            (Data::CooVi(r, v), _) => self.a.nnz() * 4 + r.bytes() + v.bytes(),
             (Data::Rows(r), _) => csr + 4 * r.len() as u64,
             (Data::Csr, _) => csr,
             (Data::CuSparse(c), _) => c.footprint_bytes(),
@@ -566,14 +559,6 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
                 (Format::Coo, Data::Coo(CooRows::U32(r))) => unsafe { launch::coo(gpu, k, a, r, x, alpha, beta, y) },
                 // (and base + off are the rows, below `rows`)
                 (Format::Coo, Data::Coo(CooRows::U16 { base, off })) => unsafe { launch::coo16(gpu, k, a, (base, off), x, alpha, beta, y) },
-                // (the value index's bytes index its 256-value table)
-                (Format::CooVi, Data::CooVi(rows, v)) => {
-                    let rows = match rows {
-                        CooRows::U32(r) => launch::CooRowsRef::U32(r),
-                        CooRows::U16 { base, off } => launch::CooRowsRef::U16(base, off),
-                    };
-                    unsafe { launch::coo_vi(gpu, k, a, rows, (&v.idx, &v.table), x, alpha, beta, y) }
-                }
                 (Format::MergePath, Data::Rows(s)) => unsafe { launch::merge(gpu, k, a, x, alpha, beta, y, s) },
                 (_, Data::Adaptive(b)) => unsafe { b.apply(gpu, k, a, alpha, x, beta, y) },
                 (_, Data::Ell(e)) => unsafe { e.apply(gpu, k, alpha, x, beta, y) },

@@ -1,5 +1,5 @@
 //! Values by index (CSR-VI: Kourtis, Goumas & Koziris, "Optimizing sparse matrix-vector
-//! multiplication using index and value compression", CF 2008) for [`crate::Format::CooVi`]: a
+//! multiplication using index and value compression", CF 2008) for [`crate::Format::SellVi`]: a
 //! matrix of at most [`VI_MAX`] distinct values stores each nonzero's value as one byte, an
 //! index into a table of the distinct values (sorted by their bits), which stays in cache. Exact:
 //! the product reads the same values. Patterns and counts (graphs, bags of words, incidence
@@ -16,7 +16,7 @@ use sptrans_matrix::DeviceCsrView;
 
 use crate::{launch, Error, Result, SpmvValue};
 
-/// The most distinct values a matrix may hold for [`crate::Format::CooVi`].
+/// The most distinct values a matrix may hold for [`crate::Format::SellVi`].
 pub const VI_MAX: u64 = spmv_kernels::VI_MAX as u64;
 
 /// The table and the one-byte indices of a matrix's values.
@@ -61,11 +61,6 @@ impl<T: SpmvValue> ValueIndex<T> {
         let mut idx = gpu.alloc::<u8>(nnz as usize)?; // written whole by dict_index
         launch::dict_index(gpu, k, vals, &DeviceView::of(&slots), &DeviceView::of(&map), &mut DeviceViewMut::of(&mut idx))?;
         Ok(Self { idx, table })
-    }
-
-    /// Device bytes: a byte a nonzero (none for a single value) and the table.
-    pub fn bytes(&self) -> u64 {
-        self.idx.len() as u64 + (self.table.len() * T::BYTES) as u64
     }
 }
 

@@ -95,9 +95,9 @@ fn plan_or_refusal<'a, T: SpmvValue>(gpu: &Gpu, da: &'a DeviceCsr<T>, a: &Csr<u3
             }
             None
         }
-        Err(Error::TooManyValues { at_least, max }) if format == Format::CooVi => {
+        Err(Error::TooManyValues { at_least, max }) if format == Format::SellVi => {
             assert!(at_least > max && max == gpu_spmv::vi::VI_MAX, "{name}: refused at {at_least} values");
-            assert!(gpu_spmv::vi::value_index(a.vals()).is_none(), "{name}: the GPU refused COO-VI, the twin did not");
+            assert!(gpu_spmv::vi::value_index(a.vals()).is_none(), "{name}: the GPU refused SELL-VI, the twin did not");
             None
         }
         Err(e) => panic!("{name} {format}: {e}"),
@@ -195,11 +195,11 @@ gpu_test!(fn errors_are_values(gpu) {
     assert_eq!(coo.footprint_bytes(), 12 * 100 + 2 * 100 + 4);
 });
 
-/// COO-VI on matrices of 1, 2, 255, 256 and 257 distinct values (among them -0.0 beside 0.0,
+/// SELL-VI on matrices of 1, 2, 255, 256 and 257 distinct values (among them -0.0 beside 0.0,
 /// infinities and a NaN, each its own value by bits): up to 256 the product is the twin's within
-/// the bound and the footprint a byte a value; 257 is refused, as the twin refuses it; random
-/// values are refused early.
-fn coo_vi_values<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) {
+/// the bound and SELL-C-σ's bits, the footprint a byte a slot (none for one value); 257 is
+/// refused, as the twin refuses it; random values are refused early.
+fn sell_vi_values<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) {
     let base = generate::uniform::<T>(3000, 2000, 40_000, r.random()).unwrap();
     for distinct in [1usize, 2, 255, 256, 257] {
         let mut pool: Vec<T> = (0..distinct).map(|i| T::from_f64(i as f64 * 0.25 + 1000.0)).collect();
@@ -212,13 +212,17 @@ fn coo_vi_values<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) {
         let a = Csr::try_new(base.rows(), base.cols(), base.ptr().to_vec(), base.idx().to_vec(), vals).unwrap();
         let da = DeviceCsr::upload(gpu, &a).unwrap();
         let name = format!("{distinct} values");
-        match Spmv::new(gpu, da.view(), Format::CooVi) {
+        match Spmv::new(gpu, da.view(), Format::SellVi) {
             Ok(mut plan) => {
                 assert!(distinct <= 256, "{name}: accepted");
                 let (table, _) = gpu_spmv::vi::value_index(a.vals()).expect("the twin's value index");
                 assert_eq!(table.len(), distinct, "{name}");
-                let nnz = a.nnz();
-                assert!(plan.footprint_bytes() >= nnz * 4 + nnz + 256 * T::BYTES as u64, "{name}: footprint");
+                let sell = Spmv::new(gpu, da.view(), Format::Sell).unwrap();
+                // SELL-C-σ's values (T::BYTES a slot) against SELL-VI's byte a slot (none for one
+                // value) and its 256-value table.
+                let s = sell.footprint_bytes() as i64 - plan.footprint_bytes() as i64 + 256 * T::BYTES as i64;
+                let per_slot = if distinct == 1 { T::BYTES as i64 } else { T::BYTES as i64 - 1 };
+                assert!(s > 0 && s % per_slot == 0, "{name}: footprints {} and {}", sell.footprint_bytes(), plan.footprint_bytes());
                 // Finite x only: a NaN value times anything is NaN in both.
                 let x = random_vec::<T>(r, a.cols() as usize);
                 let y0 = random_vec::<T>(r, a.rows() as usize);
@@ -226,9 +230,9 @@ fn coo_vi_values<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) {
                     check(gpu, &mut plan, &a, T::from_f64(1.0), &x, T::default(), &y0, &name);
                     check(gpu, &mut plan, &a, T::from_f64(-0.75), &x, T::from_f64(0.5), &y0, &name);
                 } else {
-                    // With infinities and a NaN among the values: the same NaN rows and the same
-                    // bits elsewhere as COO's (the same sums in the same order).
-                    let mut coo = Spmv::new(gpu, da.view(), Format::Coo).unwrap();
+                    // With infinities and a NaN among the values: the same bits as SELL-C-σ's (the
+                    // same sums in the same order).
+                    let mut coo = Spmv::new(gpu, da.view(), Format::Sell).unwrap();
                     let dx = gpu.upload(&x).unwrap();
                     let (mut y1, mut y2) = (gpu.upload(&y0).unwrap(), gpu.upload(&y0).unwrap());
                     plan.apply(T::from_f64(1.0), &dx, T::default(), &mut y1).unwrap();
@@ -236,10 +240,7 @@ fn coo_vi_values<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) {
                     let (g1, g2) = (gpu.download(&y1).unwrap(), gpu.download(&y2).unwrap());
                     for (i, (p, q)) in g1.iter().zip(&g2).enumerate() {
                         let (p, q): (f64, f64) = ((*p).into(), (*q).into());
-                        assert!(
-                            p.is_nan() == q.is_nan() && (p.is_nan() || p.is_infinite() == q.is_infinite()),
-                            "{name}: row {i}: {p} against COO's {q}"
-                        );
+                        assert!(p.to_bits() == q.to_bits() || (p.is_nan() && q.is_nan()), "{name}: row {i}: {p} against SELL-C-σ's {q}");
                     }
                 }
             }
@@ -252,13 +253,13 @@ fn coo_vi_values<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) {
     }
     let random = generate::uniform::<T>(3000, 2000, 40_000, r.random()).unwrap();
     let da = DeviceCsr::upload(gpu, &random).unwrap();
-    assert!(matches!(Spmv::new(gpu, da.view(), Format::CooVi), Err(Error::TooManyValues { .. })), "random values");
+    assert!(matches!(Spmv::new(gpu, da.view(), Format::SellVi), Err(Error::TooManyValues { .. })), "random values");
 }
 
-gpu_test!(fn coo_vi_values_by_index(gpu) {
+gpu_test!(fn sell_vi_values_by_index(gpu) {
     let (mut r, _seed) = rng();
-    coo_vi_values::<f64>(gpu, &mut r);
-    coo_vi_values::<f32>(gpu, &mut r);
+    sell_vi_values::<f64>(gpu, &mut r);
+    sell_vi_values::<f32>(gpu, &mut r);
 });
 
 /// The value index's twin: the table sorted by bits, every value its entry, refused past 256.
@@ -593,14 +594,14 @@ fn auto_picks_by_row_statistics() {
     let t = gpu_spmv::TRIAL_MIN_PRODUCTS;
     let (rmat, dense) =
         (stats(&generate::rmat(14, 200_000, 0.57, 0.19, 0.19, 1).unwrap()), stats(&generate::dense_row(2000, 100_000, 110_000, 1).unwrap()));
-    assert_eq!(Format::candidates(&lap, t), [Format::Jds, Format::Sell, Format::CooVi, Format::CuSparse]);
-    assert_eq!(Format::candidates(&rmat, t), [Format::Coo, Format::CsrAdaptive, Format::CooVi, Format::CuSparse]);
-    assert_eq!(Format::candidates(&dense, t), [Format::CsrAdaptive, Format::CooVi, Format::CuSparse]);
-    assert_eq!(Format::candidates(&uni, t), [Format::Scoo, Format::CooVi, Format::CuSparse]);
+    assert_eq!(Format::candidates(&lap, t), [Format::Jds, Format::Sell, Format::SellVi, Format::CuSparse]);
+    assert_eq!(Format::candidates(&rmat, t), [Format::Coo, Format::CsrAdaptive, Format::CuSparse]);
+    assert_eq!(Format::candidates(&dense, t), [Format::CsrAdaptive, Format::CuSparse]);
+    assert_eq!(Format::candidates(&uni, t), [Format::Scoo, Format::CuSparse]);
     // Below CUSPARSE_SMALL_ROWS rows (a 9³ Laplacian: 729), no cuSPARSE in the trial.
     let small = stats(&generate::laplacian_3d(9).unwrap());
     assert!(small.rows < gpu_spmv::baselines::CUSPARSE_SMALL_ROWS);
-    assert_eq!(Format::candidates(&small, t), [Format::Jds, Format::Sell, Format::CooVi]);
+    assert_eq!(Format::candidates(&small, t), [Format::Jds, Format::Sell, Format::SellVi]);
     assert_eq!(Format::candidates(&lap, t - 1), [Format::choose_for(&lap, t - 1)]);
     assert_eq!(Format::candidates(&rmat, 1), [Format::Coo]);
     let empty = RowStats::from_lengths([0u64; 5]);
@@ -623,13 +624,13 @@ gpu_test!(fn auto_for_few_products(gpu) {
     let x = random_vec::<f64>(&mut r, a.cols() as usize);
     let y0 = random_vec::<f64>(&mut r, a.rows() as usize);
     check(gpu, &mut few, &a, 1.0, &x, 0.0, &y0, "laplacian, 3 products");
-    // Many products: the trial times JDS, SELL-C-σ, COO-VI (the Laplacian holds two values) and
+    // Many products: the trial times JDS, SELL-C-σ, SELL-VI (the Laplacian holds two values) and
     // cuSPARSE (when it loads), keeps the fastest, and the kept plan's product is the twin's
     // within the bound.
     let mut many = Spmv::new(gpu, da.view(), Format::Auto).unwrap();
     let timed: Vec<Format> = many.trials().iter().map(|t| t.0).collect();
     assert!(gpu_spmv::vi::value_index(a.vals()).is_some());
-    assert_eq!(timed[..3], [Format::Jds, Format::Sell, Format::CooVi], "trials {:?}", many.trials());
+    assert_eq!(timed[..3], [Format::Jds, Format::Sell, Format::SellVi], "trials {:?}", many.trials());
     assert!(timed.len() == 4 || gpu_spmv::gpu_runtime::vendor::cusparse_library().is_err(), "trials {:?}", many.trials());
     let fastest = many.trials().iter().min_by(|p, q| p.1.total_cmp(&q.1)).unwrap().0;
     assert_eq!(many.format(), fastest);

@@ -11,7 +11,7 @@ use crate::{combine, COO_CHUNK, COO_VT};
 const _: () = assert!(COO_VT == 2, "spmv_coo unrolls COO_VT = 2 runs");
 
 macro_rules! spmv_kernels {
-    ($t:ty, $scalar:ident, $vector:ident, $scale:ident, $coo:ident, $coo16:ident, $coo_vi:ident, $coo16_vi:ident, $chunk:ident, $atomic:ident) => {
+    ($t:ty, $scalar:ident, $vector:ident, $scale:ident, $coo:ident, $coo16:ident, $chunk:ident, $atomic:ident) => {
         /// CSR-scalar: thread per row (grid-stride over rows).
         ///
         /// # Safety
@@ -108,8 +108,7 @@ macro_rules! spmv_kernels {
                 // SAFETY: lo < hi <= nnz, k below hi; every row is below y's length.
                 unsafe {
                     let row_at = |k: u64| h.matrix(row.add(k as usize));
-                    let val_at = |k: u64| h.matrix(vals.add(k as usize));
-                    $chunk(h, lo, hi, row_at, col, val_at, x, |r, s| {
+                    $chunk(h, lo, hi, row_at, col, vals, x, |r, s| {
                         $atomic(y.add(r as usize), alpha * s);
                     })
                 };
@@ -130,63 +129,7 @@ macro_rules! spmv_kernels {
                 unsafe {
                     let b = ldg(base.add((lo / COO_CHUNK) as usize));
                     let row_at = |k: u64| b + h.matrix(off.add(k as usize)) as u32;
-                    let val_at = |k: u64| h.matrix(vals.add(k as usize));
-                    $chunk(h, lo, hi, row_at, col, val_at, x, |r, s| {
-                        $atomic(y.add(r as usize), alpha * s);
-                    })
-                };
-            });
-        }
-
-        /// COO with values by index (CSR-VI): as `spmv_coo_*`, the value of nonzero `k` being
-        /// `tab[vi[k]]` (1 byte a nonzero instead of the value's 4 or 8; the table of at most
-        /// [`crate::VI_MAX`] values stays in cache), or `tab[0]` for every nonzero when `vi` is
-        /// null (a matrix of one value: no byte at all).
-        ///
-        /// # Safety
-        /// As `spmv_coo_*` for the rows and columns; `vi` null or holding `nnz` bytes, `tab` 256
-        /// values.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $coo_vi(nnz: u64, row: *const u32, col: *const u32, vi: *const u8, tab: *const $t, x: *const $t, alpha: $t, y: *mut $t) {
-            let h = Hints::new();
-            coo_chunks(nnz, |lo, hi| {
-                // SAFETY: lo < hi <= nnz, k below hi; every row is below y's length; a byte
-                // indexes the 256 values of tab.
-                unsafe {
-                    let row_at = |k: u64| h.matrix(row.add(k as usize));
-                    let val_at = |k: u64| if vi.is_null() { ldg(tab) } else { ldg(tab.add(h.matrix(vi.add(k as usize)) as usize)) };
-                    $chunk(h, lo, hi, row_at, col, val_at, x, |r, s| {
-                        $atomic(y.add(r as usize), alpha * s);
-                    })
-                };
-            });
-        }
-
-        /// COO with 16-bit rows and values by index: `spmv_coo16_*`'s rows, `spmv_coo_vi_*`'s
-        /// values (2 + 4 + 1 bytes a nonzero).
-        ///
-        /// # Safety
-        /// As `spmv_coo16_*` for the rows and columns, `spmv_coo_vi_*` for the values.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $coo16_vi(
-            nnz: u64,
-            base: *const u32,
-            off: *const u16,
-            col: *const u32,
-            vi: *const u8,
-            tab: *const $t,
-            x: *const $t,
-            alpha: $t,
-            y: *mut $t,
-        ) {
-            let h = Hints::new();
-            coo_chunks(nnz, |lo, hi| {
-                // SAFETY: as spmv_coo16 and spmv_coo_vi.
-                unsafe {
-                    let b = ldg(base.add((lo / COO_CHUNK) as usize));
-                    let row_at = |k: u64| b + h.matrix(off.add(k as usize)) as u32;
-                    let val_at = |k: u64| if vi.is_null() { ldg(tab) } else { ldg(tab.add(h.matrix(vi.add(k as usize)) as usize)) };
-                    $chunk(h, lo, hi, row_at, col, val_at, x, |r, s| {
+                    $chunk(h, lo, hi, row_at, col, vals, x, |r, s| {
                         $atomic(y.add(r as usize), alpha * s);
                     })
                 };
@@ -198,10 +141,10 @@ macro_rules! spmv_kernels {
         /// run's last, which is carried (see `spmv_coo_*`).
         ///
         /// # Safety
-        /// `lo < hi`; `row_at`, `col`, `val_at` valid below `hi`, columns below x's length; every
+        /// `lo < hi`; `row_at`, `col`, `vals` valid below `hi`, columns below x's length; every
         /// lane of the warp calls it with the same chunk.
         #[inline(always)]
-        unsafe fn $chunk(h: Hints, lo: u64, hi: u64, row_at: impl Fn(u64) -> u32, col: *const u32, val_at: impl Fn(u64) -> $t, x: *const $t, mut flush: impl FnMut(u32, $t)) {
+        unsafe fn $chunk(h: Hints, lo: u64, hi: u64, row_at: impl Fn(u64) -> u32, col: *const u32, vals: *const $t, x: *const $t, mut flush: impl FnMut(u32, $t)) {
             let lane = lane_id();
             let nv = 32 * COO_VT as u64;
             // Warp-uniform loops: every lane takes part in the shuffles.
@@ -219,7 +162,7 @@ macro_rules! spmv_kernels {
                         unsafe {
                             r[j] = row_at(k);
                             c[j] = h.matrix(col.add(k as usize));
-                            v[j] = val_at(k);
+                            v[j] = h.matrix(vals.add(k as usize));
                         }
                     }
                 });
@@ -307,27 +250,5 @@ fn coo_chunks(nnz: u64, mut f: impl FnMut(u64, u64)) {
     }
 }
 
-spmv_kernels!(
-    f32,
-    spmv_csr_scalar_f32,
-    spmv_csr_vector_f32,
-    spmv_scale_f32,
-    spmv_coo_f32,
-    spmv_coo16_f32,
-    spmv_coo_vi_f32,
-    spmv_coo16_vi_f32,
-    coo_chunk_f32,
-    atomic_add_f32
-);
-spmv_kernels!(
-    f64,
-    spmv_csr_scalar_f64,
-    spmv_csr_vector_f64,
-    spmv_scale_f64,
-    spmv_coo_f64,
-    spmv_coo16_f64,
-    spmv_coo_vi_f64,
-    spmv_coo16_vi_f64,
-    coo_chunk_f64,
-    atomic_add_f64
-);
+spmv_kernels!(f32, spmv_csr_scalar_f32, spmv_csr_vector_f32, spmv_scale_f32, spmv_coo_f32, spmv_coo16_f32, coo_chunk_f32, atomic_add_f32);
+spmv_kernels!(f64, spmv_csr_scalar_f64, spmv_csr_vector_f64, spmv_scale_f64, spmv_coo_f64, spmv_coo16_f64, coo_chunk_f64, atomic_add_f64);

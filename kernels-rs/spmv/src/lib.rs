@@ -104,7 +104,7 @@ pub fn sell_index_units(width: u32, narrow: bool) -> u32 {
     }
 }
 
-/// Values by index (CSR-VI, Kourtis, Goumas & Koziris 2008; `spmv_coo_vi`): the most distinct
+/// Values by index (CSR-VI, Kourtis, Goumas & Koziris 2008; `spmv_sell_vi`): the most distinct
 /// values a matrix may hold for its values to be stored as 1-byte indices into a table.
 pub const VI_MAX: u32 = 256;
 /// Values by index: slots of the open-addressing set `spmv_dict_insert` fills (a power of two,

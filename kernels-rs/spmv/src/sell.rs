@@ -12,6 +12,7 @@
 //!
 //! Every loop runs over whole warps (`t` from `32 · chunk`), so the shuffles see all 32 lanes;
 //! lanes past the last row hold padding only.
+use gpu_device::mem::ldg;
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::warp::{lane_id, max_u32, min_u32};
 
@@ -112,10 +113,11 @@ pub unsafe extern "ptx-kernel" fn spmv_sell_chunks(
     }
 }
 
-macro_rules! sell_kernels {
-    ($t:ty, $fill:ident, $sell:ident) => {
+macro_rules! sell_fill {
+    ($t:ty, $fill:ident, $zero:expr) => {
         /// SELL-C-σ from CSR: lane `l` of chunk `i` writes its row's entries, then padding, into
-        /// its slots (writes coalesced across the warp).
+        /// its slots (writes coalesced across the warp). The `u8` instance moves the value
+        /// index's bytes (SELL-VI) the way the others move values.
         ///
         /// # Safety
         /// A valid CSR of `rows` rows (`ptr`, `idx`, `vals`); `perm` null or a permutation of
@@ -154,7 +156,7 @@ macro_rules! sell_kernels {
                     let mut j = 0u64;
                     while j < width {
                         let s = (SELL_C * (w0 + j) + lane) as usize;
-                        let (c, v) = if j < len { (*idx.add((b + j) as usize), *vals.add((b + j) as usize)) } else { (ELL_PAD, 0.0) };
+                        let (c, v) = if j < len { (*idx.add((b + j) as usize), *vals.add((b + j) as usize)) } else { (ELL_PAD, $zero) };
                         *sval.add(s) = v;
                         if small {
                             let e = (SELL_C * (i0 + j) + lane) as usize;
@@ -163,6 +165,75 @@ macro_rules! sell_kernels {
                             *sidx.add((16 * i0 + SELL_C * j + lane) as usize) = c;
                         }
                         j += 1;
+                    }
+                }
+                t += grid_size_1d();
+            }
+        }
+    };
+}
+
+macro_rules! sell_products {
+    ($t:ty, $body:ident, $sell:ident, $sell_vi:ident) => {
+        /// The product's walk, the value of slot `s` being `val_at(s)`: a warp per chunk and a
+        /// lane per sorted row, the row's slots in order up to its first padding, then `y[row] =
+        /// alpha · sum + beta · y[row]`.
+        ///
+        /// # Safety
+        /// As `spmv_sell_*`; `val_at` valid on every slot before the padding.
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $body(
+            h: Hints,
+            rows: u64,
+            wptr: *const u32,
+            iptr: *const u32,
+            base: *const u32,
+            perm: *const u32,
+            idx: *const u32,
+            val_at: impl Fn(u64) -> $t,
+            x: *const $t,
+            alpha: $t,
+            beta: $t,
+            y: *mut $t,
+        ) {
+            let end = rows.div_ceil(SELL_C) * SELL_C;
+            let mut t = index_1d_u64();
+            while t < end {
+                let (chunk, lane) = ((t / SELL_C) as usize, t % SELL_C);
+                // SAFETY: slots and index words inside the chunk's ranges; columns (base plus
+                // 16-bit offset, or 32-bit) below x's length until the padding.
+                unsafe {
+                    let Chunk { w0, width, i0, narrow } = Chunk::at(wptr, iptr, chunk);
+                    let v0 = SELL_C * w0 + lane;
+                    let mut sum: $t = 0.0;
+                    let mut j = 0u64;
+                    if narrow {
+                        let lo = *base.add(chunk);
+                        let p = (idx as *const u16).add((SELL_C * i0 + lane) as usize);
+                        while j < width {
+                            let d = h.matrix(p.add((SELL_C * j) as usize));
+                            if d == SELL_PAD16 {
+                                break;
+                            }
+                            sum += val_at(v0 + SELL_C * j) * h.x(x, lo + d as u32);
+                            j += 1;
+                        }
+                    } else {
+                        let p = idx.add((16 * i0 + lane) as usize);
+                        while j < width {
+                            let c = h.matrix(p.add((SELL_C * j) as usize));
+                            if c == ELL_PAD {
+                                break;
+                            }
+                            sum += val_at(v0 + SELL_C * j) * h.x(x, c);
+                            j += 1;
+                        }
+                    }
+                    if t < rows {
+                        let r = row_at(perm, t);
+                        let old = if beta == 0.0 { 0.0 } else { *y.add(r) };
+                        *y.add(r) = combine(alpha, sum, beta, old);
                     }
                 }
                 t += grid_size_1d();
@@ -192,50 +263,50 @@ macro_rules! sell_kernels {
         ) {
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
-            let end = rows.div_ceil(SELL_C) * SELL_C;
-            let mut t = index_1d_u64();
-            while t < end {
-                let (chunk, lane) = ((t / SELL_C) as usize, t % SELL_C);
-                // SAFETY: slots and index words inside the chunk's ranges; columns (base plus
-                // 16-bit offset, or 32-bit) below x's length until the padding.
-                unsafe {
-                    let Chunk { w0, width, i0, narrow } = Chunk::at(wptr, iptr, chunk);
-                    let v = val.add((SELL_C * w0 + lane) as usize);
-                    let mut sum: $t = 0.0;
-                    let mut j = 0u64;
-                    if narrow {
-                        let lo = *base.add(chunk);
-                        let p = (idx as *const u16).add((SELL_C * i0 + lane) as usize);
-                        while j < width {
-                            let d = h.matrix(p.add((SELL_C * j) as usize));
-                            if d == SELL_PAD16 {
-                                break;
-                            }
-                            sum += h.matrix(v.add((SELL_C * j) as usize)) * h.x(x, lo + d as u32);
-                            j += 1;
-                        }
-                    } else {
-                        let p = idx.add((16 * i0 + lane) as usize);
-                        while j < width {
-                            let c = h.matrix(p.add((SELL_C * j) as usize));
-                            if c == ELL_PAD {
-                                break;
-                            }
-                            sum += h.matrix(v.add((SELL_C * j) as usize)) * h.x(x, c);
-                            j += 1;
-                        }
-                    }
-                    if t < rows {
-                        let r = row_at(perm, t);
-                        let old = if beta == 0.0 { 0.0 } else { *y.add(r) };
-                        *y.add(r) = combine(alpha, sum, beta, old);
-                    }
+            // SAFETY: the caller's valid SELL-C-σ: every slot before the padding inside val.
+            unsafe { $body(h, rows, wptr, iptr, base, perm, idx, |s| h.matrix(val.add(s as usize)), x, alpha, beta, y) }
+        }
+
+        /// SELL-VI product: `spmv_sell_*` with the value of slot `s` being `tab[vi[s]]` (a byte
+        /// a slot instead of 4 or 8; the table of at most [`crate::VI_MAX`] values stays in
+        /// L1), or `tab[0]` everywhere when `vi` is null (a matrix of one value). The same sums
+        /// as `spmv_sell_*`.
+        ///
+        /// # Safety
+        /// As `spmv_sell_*`; `vi` null or holding the slots' bytes (`spmv_sell_fill_u8`), `tab`
+        /// 256 values.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $sell_vi(
+            rows: u64,
+            wptr: *const u32,
+            iptr: *const u32,
+            base: *const u32,
+            perm: *const u32,
+            idx: *const u32,
+            vi: *const u8,
+            tab: *const $t,
+            x: *const $t,
+            alpha: $t,
+            beta: $t,
+            y: *mut $t,
+        ) {
+            let h = Hints::new();
+            // SAFETY: the caller's valid SELL-VI: every slot before the padding inside vi (when
+            // not null); a byte indexes the 256 values of tab.
+            unsafe {
+                if vi.is_null() {
+                    let v = ldg(tab);
+                    $body(h, rows, wptr, iptr, base, perm, idx, |_| v, x, alpha, beta, y)
+                } else {
+                    $body(h, rows, wptr, iptr, base, perm, idx, |s| ldg(tab.add(h.matrix(vi.add(s as usize)) as usize)), x, alpha, beta, y)
                 }
-                t += grid_size_1d();
             }
         }
     };
 }
 
-sell_kernels!(f32, spmv_sell_fill_f32, spmv_sell_f32);
-sell_kernels!(f64, spmv_sell_fill_f64, spmv_sell_f64);
+sell_fill!(f32, spmv_sell_fill_f32, 0.0);
+sell_fill!(f64, spmv_sell_fill_f64, 0.0);
+sell_fill!(u8, spmv_sell_fill_u8, 0);
+sell_products!(f32, sell_body_f32, spmv_sell_f32, spmv_sell_vi_f32);
+sell_products!(f64, sell_body_f64, spmv_sell_f64, spmv_sell_vi_f64);

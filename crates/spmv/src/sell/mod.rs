@@ -30,6 +30,9 @@ pub struct DeviceSell<T: SpmvValue> {
     base: CudaSlice<u32>,
     idx: CudaSlice<u32>,
     val: CudaSlice<T>,
+    /// SELL-VI ([`crate::Format::SellVi`]): each slot's value index (`val` then empty) and the
+    /// table; no bytes for a matrix of one value.
+    vi: Option<(CudaSlice<u8>, CudaSlice<T>)>,
     words: u64,
     slots: u64,
     product: Kernel,
@@ -50,6 +53,17 @@ impl<T: SpmvValue> DeviceSell<T> {
     }
 
     pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, options: SellOptions) -> Result<Self> {
+        Self::build(gpu, k, a, options, None)
+    }
+
+    /// SELL-VI: the values by index ([`crate::vi`]) first (a matrix of too many values is
+    /// refused before its layout is made), then SELL-C-σ's layout with each slot's byte.
+    pub(crate) fn convert_vi(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, options: SellOptions) -> Result<Self> {
+        let v = crate::vi::ValueIndex::convert(gpu, k, a)?;
+        Self::build(gpu, k, a, options, Some(v))
+    }
+
+    fn build(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, options: SellOptions, vi: Option<crate::vi::ValueIndex<T>>) -> Result<Self> {
         options.check()?;
         let vals = a.vals().ok_or(crate::Error::NoValues)?;
         let (rows, nnz) = (a.rows(), a.nnz());
@@ -112,29 +126,54 @@ impl<T: SpmvValue> DeviceSell<T> {
         drop((wcount, icount));
         let words = 16 * units as u64;
         let mut idx = gpu.alloc::<u32>(words.max(1) as usize)?;
-        let mut val = gpu.alloc::<T>(slots.max(1) as usize)?;
-        if slots > 0 {
-            let p = DeviceView::of_option(perm.as_ref(), &stream);
-            // SAFETY: spmv_sell_fill_T(rows, ptr, idx, vals, perm, wptr, iptr, base, sidx, sval):
-            // the CSR, the permutation the shapes were measured over, their scans; idx holds
-            // 16 · units words and val 32 · widths slots; blocks of NT (whole warps).
-            unsafe {
-                k.sell_fill
-                    .args(&stream)
-                    .arg(&rows)
-                    .arg(a.ptr())
-                    .arg(a.idx())
-                    .arg(vals)
-                    .arg(&p)
-                    .arg(&wptr)
-                    .arg(&iptr)
-                    .arg(&base)
-                    .arg(&mut idx)
-                    .arg(&mut val)
-                    .launch(grid(gpu, chunks * SELL_C))?
+        let p = DeviceView::of_option(perm.as_ref(), &stream);
+        // fill!(kernel, values, slots): spmv_sell_fill_V(rows, ptr, idx, vals, perm, wptr, iptr,
+        // base, sidx, sval) writing `idx` and `slots`.
+        macro_rules! fill {
+            ($kernel:expr, $values:expr, $out:expr) => {
+                if slots > 0 {
+                    // SAFETY: the CSR, the permutation the shapes were measured over, their
+                    // scans; idx holds 16 · units words and the output 32 · widths slots of the
+                    // values' type (allocated below); blocks of NT (whole warps).
+                    unsafe {
+                        $kernel
+                            .args(&stream)
+                            .arg(&rows)
+                            .arg(a.ptr())
+                            .arg(a.idx())
+                            .arg($values)
+                            .arg(&p)
+                            .arg(&wptr)
+                            .arg(&iptr)
+                            .arg(&base)
+                            .arg(&mut idx)
+                            .arg($out)
+                            .launch(grid(gpu, chunks * SELL_C))?
+                    };
+                }
             };
         }
-        Ok(Self { rows, cols: a.cols(), sigma, perm, wptr, iptr, base, idx, val, words, slots, product: k.sell.clone() })
+        let (val, vi, product) = match vi {
+            None => {
+                let mut val = gpu.alloc::<T>(slots.max(1) as usize)?;
+                fill!(k.sell_fill, vals, &mut val);
+                (val, None, k.sell.clone())
+            }
+            Some(v) => {
+                let mut bytes = gpu.alloc::<u8>(slots.max(1) as usize)?;
+                if v.idx.is_empty() {
+                    // One value: no bytes kept, but the fill writes the columns.
+                    let zeros = gpu.alloc_zeros::<u8>(nnz.max(1) as usize)?;
+                    fill!(k.sell_fill_u8, &zeros, &mut bytes);
+                    bytes = gpu.alloc::<u8>(0)?;
+                } else {
+                    fill!(k.sell_fill_u8, &v.idx, &mut bytes);
+                }
+                (gpu.alloc::<T>(0)?, Some((bytes, v.table)), k.sell_vi.clone())
+            }
+        };
+        drop(p);
+        Ok(Self { rows, cols: a.cols(), sigma, perm, wptr, iptr, base, idx, val, vi, words, slots, product })
     }
 
     /// σ (1: rows in order, no permutation).
@@ -155,7 +194,13 @@ impl<T: SpmvValue> DeviceSell<T> {
     /// Bytes (as [`Sell::footprint_bytes`]).
     pub fn footprint_bytes(&self) -> u64 {
         let perm = if self.sigma > 1 { self.rows } else { 0 };
-        serial::footprint::<T>(perm, self.rows.div_ceil(SELL_C), self.words, self.slots)
+        match &self.vi {
+            None => serial::footprint::<T>(perm, self.rows.div_ceil(SELL_C), self.words, self.slots),
+            // SELL-VI: a byte a slot (none for one value) and the table instead of the values.
+            Some((bytes, table)) => {
+                serial::footprint::<T>(perm, self.rows.div_ceil(SELL_C), self.words, 0) + bytes.len() as u64 + (table.len() * T::BYTES) as u64
+            }
+        }
     }
 
     /// Copies to the host type (validated).
@@ -168,17 +213,37 @@ impl<T: SpmvValue> DeviceSell<T> {
             Some(p) => convert::download_prefix(gpu, p, self.rows as usize)?,
             None => vec![],
         };
-        Sell::try_new(
-            self.rows,
-            self.cols,
-            self.sigma,
-            perm,
-            gpu.download(&self.wptr)?,
-            gpu.download(&self.iptr)?,
-            convert::download_prefix(gpu, &self.base, chunks)?,
-            convert::download_prefix(gpu, &self.idx, self.words as usize)?,
-            convert::download_prefix(gpu, &self.val, self.slots as usize)?,
-        )
+        let (wptr, iptr) = (gpu.download(&self.wptr)?, gpu.download(&self.iptr)?);
+        let idx = convert::download_prefix(gpu, &self.idx, self.words as usize)?;
+        let val = match &self.vi {
+            None => convert::download_prefix(gpu, &self.val, self.slots as usize)?,
+            Some((bytes, table)) => {
+                // SELL-VI: each slot's value through the table, padding 0 as in SELL-C-σ.
+                let table = gpu.download(table)?;
+                let bytes = if bytes.is_empty() { vec![0; self.slots as usize] } else { convert::download_prefix(gpu, bytes, self.slots as usize)? };
+                let mut val: Vec<T> = bytes.iter().map(|&b| table[b as usize]).collect();
+                for i in 0..chunks {
+                    let (w0, width, i0) = (wptr[i] as usize, (wptr[i + 1] - wptr[i]) as usize, iptr[i] as usize);
+                    let narrow = (iptr[i + 1] - iptr[i]) as usize == width;
+                    for j in 0..width {
+                        for lane in 0..SELL_C as usize {
+                            let pad = if narrow {
+                                let e = SELL_C as usize * (i0 + j) + lane;
+                                let w = idx[e / 2];
+                                (if e % 2 == 0 { w & 0xFFFF } else { w >> 16 }) as u16 == spmv_kernels::SELL_PAD16
+                            } else {
+                                idx[16 * i0 + SELL_C as usize * j + lane] == spmv_kernels::ELL_PAD
+                            };
+                            if pad {
+                                val[SELL_C as usize * (w0 + j) + lane] = T::default();
+                            }
+                        }
+                    }
+                }
+                val
+            }
+        };
+        Sell::try_new(self.rows, self.cols, self.sigma, perm, wptr, iptr, convert::download_prefix(gpu, &self.base, chunks)?, idx, val)
     }
 
     /// `y = alpha · A · x + beta · y` on `gpu`'s stream (a handle on the context it was
@@ -204,6 +269,33 @@ impl<T: SpmvValue> DeviceSell<T> {
         }
         let stream = gpu.stream();
         let perm = DeviceView::of_option(self.perm.as_ref(), stream);
+        if let Some((bytes, table)) = &self.vi {
+            let positions = self.rows.div_ceil(SELL_C) * SELL_C;
+            let cfg = gpu_runtime::grid_1d(positions, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
+            // No bytes: one value, table[0] for every slot (null for the kernel).
+            let bytes = DeviceView::of_option(if bytes.is_empty() { None } else { Some(bytes) }, stream);
+            // SAFETY: spmv_sell_vi_T(rows, wptr, iptr, base, perm, idx, vi, tab, x, alpha, beta,
+            // y): a valid SELL-C-σ converted from a valid CSR, a byte a slot (or none) indexing
+            // the 256-value table; x and y as the caller guarantees; blocks of NT.
+            unsafe {
+                self.product
+                    .args(stream)
+                    .arg(&self.rows)
+                    .arg(&self.wptr)
+                    .arg(&self.iptr)
+                    .arg(&self.base)
+                    .arg(&perm)
+                    .arg(&self.idx)
+                    .arg(&bytes)
+                    .arg(table)
+                    .arg(x)
+                    .arg(&alpha)
+                    .arg(&beta)
+                    .arg(&mut *y)
+                    .launch(cfg)?
+            };
+            return Ok(());
+        }
         let positions = self.rows.div_ceil(SELL_C) * SELL_C;
         let cfg = gpu_runtime::grid_1d(positions, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
         // SAFETY: spmv_sell_T(rows, wptr, iptr, base, perm, idx, val, x, alpha, beta, y): a valid

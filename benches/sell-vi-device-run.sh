@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Branch wip/coo-value-index (session 20, not yet run on a GPU): COO-VI (values by index) on one
+# Branch wip/sell-vi (session 21): SELL-VI (SELL-C-σ with values by index) on one
 # GPU. Here: `bash benches/stage-device-bundle.sh one` on this branch (.gpu/bundle.tgz: sptrans,
 # spmv-test, ...). There: `tar xzf .gpu/bundle.tgz -C .gpu`, then this script. It runs the spmv
-# tests (COO-VI among every format; its own test of 1..257 values), memcheck of them, then
-# `sptrans spmv-bench` over the realistic suite and the default suite with COO-VI beside the
+# tests (SELL-VI among every format; its own test of 1..257 values), memcheck of them, then
+# `sptrans spmv-bench` over the realistic suite and the default suite with SELL-VI beside the
 # formats Auto weighs, f64. Tables
 # and CSV in $OUT.
 set -u
-S=.gpu/sptrans; T=.gpu/spmv-test; O=${OUT:-.gpu/out}/coo-vi; mkdir -p "$O"
+S=.gpu/sptrans; T=.gpu/spmv-test; O=${OUT:-.gpu/out}/sell-vi; mkdir -p "$O"
 M=${REALISTIC_MATRICES:-/tmp/realistic}; mkdir -p "$M"
 gen() { local name=$1; shift; [ -f "$M/$name.mtx" ] || $S gen "$@" -o "$M/$name.mtx" 2>&1 | tail -1; }
 gen stencil27_100_natural stencil 100 --order natural &
@@ -24,9 +24,9 @@ gen kkt_1M_500k kkt 1000000 500000 8 --seed 8 &
 gen skyline_1M_10 skyline 1000000 10 --seed 9 &
 wait
 SPTRANS_REQUIRE_GPU=1 $T --test-threads=2 > "$O/spmv-test.txt" 2>&1; tail -3 "$O/spmv-test.txt"
-F=auto,coo,coo-vi,jds,sell,csr-adaptive,cusparse-csr-alg1
+F=auto,jds,sell,sell-vi,csr-adaptive,cusparse-csr-alg1
 $S spmv-bench --suite "$M" --formats $F --precision f64 --reps ${REPS:-20} --quiet --csv "$O/realistic-spmv.csv" > "$O/realistic-spmv.md" 2> "$O/realistic-spmv.err"
 $S spmv-bench --formats $F --precision f64 --reps ${REPS:-20} --quiet --csv "$O/default-spmv.csv" > "$O/default-spmv.md" 2> "$O/default-spmv.err"
 cat "$O/realistic-spmv.md" "$O/default-spmv.md"
 SPTRANS_TEST_MAX_LEN=70000 timeout ${SAN_LIMIT:-240} compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 $T --test-threads=1 > "$O/memcheck.txt" 2>&1; tail -3 "$O/memcheck.txt"
-tar czf "${OUT:-.gpu/out}/coo-vi.tgz" -C "$(dirname "$O")" coo-vi
+tar czf "${OUT:-.gpu/out}/sell-vi.tgz" -C "$(dirname "$O")" sell-vi
