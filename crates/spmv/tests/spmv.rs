@@ -75,8 +75,9 @@ fn check<T: SpmvValue>(gpu: &Gpu, plan: &mut Spmv<T>, a: &Csr<u32, T>, alpha: T,
     got
 }
 
-/// The plan, or `None` when ELL or SELL-C-σ refuses a matrix whose padding is indeed past the
-/// limit (the twin refusing it too, for the same count of slots).
+/// The plan, or `None` when ELL, SELL-C-σ or SELL-VI refuses a matrix whose padding is indeed
+/// past the limit (the twin refusing it too, for the same count of slots), or SELL-VI one of more
+/// values than it indexes (the twin refusing them too).
 fn plan_or_refusal<'a, T: SpmvValue>(gpu: &Gpu, da: &'a DeviceCsr<T>, a: &Csr<u32, T>, format: Format, name: &str) -> Option<Spmv<'a, T>> {
     match Spmv::new(gpu, da.view(), format) {
         Ok(plan) => Some(plan),
@@ -87,7 +88,9 @@ fn plan_or_refusal<'a, T: SpmvValue>(gpu: &Gpu, da: &'a DeviceCsr<T>, a: &Csr<u3
             assert!(Ell::from_csr(a).is_err());
             None
         }
-        Err(Error::TooMuchPadding { format: "sell", slots, nnz }) if format == Format::Sell => {
+        // (SELL-VI: refused for SELL-C-σ's padding once its values are found few enough)
+        Err(Error::TooMuchPadding { format: "sell", slots, nnz }) if matches!(format, Format::Sell | Format::SellVi) => {
+            assert!(format == Format::Sell || gpu_spmv::vi::value_index(a.vals()).is_some(), "{name}: SELL-VI refused for padding before its values");
             assert!(slots > SELL_MAX_FILL * nnz.max(a.rows().div_ceil(32) * 32), "{name}: refused within the limit");
             match Sell::from_csr(a, SellOptions::default()) {
                 Err(Error::TooMuchPadding { slots: s, .. }) => assert_eq!(s, slots, "{name}: the twin's slots"),
