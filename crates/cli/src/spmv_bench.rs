@@ -1,6 +1,7 @@
 //! `sptrans spmv-bench`: every SpMV format (and `auto`) on every matrix, f64 and f32, each
 //! checked once against the serial twin within its error bound, then timed (GPU events, median
-//! of `--reps` products, the formats of a matrix in turn: one product of each per round);
+//! of `--reps` products; the formats of a matrix in turn, in rounds of five products after an
+//! untimed one);
 //! cuSPARSE CSR (`cusparseSpMV` ALG1) measured in the same run as the reference for speedups.
 //! A table, CSV and an SVG chart of the speedups.
 use std::path::{Path, PathBuf};
@@ -308,15 +309,22 @@ fn run_matrix<T: SpmvValue>(
         out.push(rec);
         pb.inc(1);
     }
-    // The checked plans timed in turn, a product each per round: drift of the clocks or of the
-    // cache's state through the run falls on every format alike (timed one format after
-    // another, cuSPARSE's plan inside Auto measured 2-3% slower than the same plan as the peer,
-    // the last timed, on the graph and circuit of the realistic suite).
-    for _ in 0..args.reps {
+    // The checked plans timed in turn, in rounds: each plan one untimed product (the cache as its
+    // own product leaves it, as for products back to back), then up to ROUND timed ones. Drift
+    // of the clocks through the run falls on every format alike: timed one format after
+    // another, cuSPARSE's plan inside Auto measured 2-3% slower than the same plan as the peer
+    // (timed last) on the realistic suite's graph and circuit; timed a product each in turn,
+    // each format after another's, cuSPARSE's time depended on its predecessor (up to 1.5x).
+    const ROUND: usize = 5;
+    for round in 0..args.reps.div_ceil(ROUND) {
+        let n = ROUND.min(args.reps - round * ROUND);
         for (_, plan, ms) in live.iter_mut() {
-            timer.start()?;
             plan.apply(T::from_f64(1.0), &dx, T::default(), &mut dy)?;
-            ms.push(timer.stop_ms()?);
+            for _ in 0..n {
+                timer.start()?;
+                plan.apply(T::from_f64(1.0), &dx, T::default(), &mut dy)?;
+                ms.push(timer.stop_ms()?);
+            }
         }
     }
     for (i, _, mut ms) in live {
