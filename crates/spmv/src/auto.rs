@@ -72,6 +72,13 @@ pub const TRIAL_MIN_PRODUCTS: u64 = 200;
 /// Timed products per candidate in [`Format::Auto`]'s trial (after one warm-up; the median kept).
 pub const TRIAL_REPS: usize = 5;
 
+/// How much faster than cuSPARSE's CSR (a fraction of its trial time) the fastest of this
+/// library's candidates must be for [`Format::Auto`] to keep it: within the margin, cuSPARSE.
+/// Timed one after another, the same cuSPARSE plan measured 2–3% apart (H100, realistic suite,
+/// `benches/experiments/2026-11-27-sell-vi.md`), so a closer win is noise, and keeping it gave
+/// a circuit 0.97× cuSPARSE in one run of two.
+pub const TRIAL_MARGIN: f64 = 0.03;
+
 impl Format {
     /// Products past which this format's conversion has paid for itself against the format
     /// [`Format::Auto`] takes instead when fewer products are expected (CSR-adaptive for JDS's
@@ -132,7 +139,8 @@ impl Format {
     /// - CSR-adaptive's (one very long row) and SCOO's (long even rows): the pick and cuSPARSE.
     ///
     /// SELL-VI ([`Format::SellVi`]) is refused by its conversion, and left out of the trial, for
-    /// a matrix of more than [`crate::vi::VI_MAX`] distinct values.
+    /// a matrix of more than [`crate::vi::VI_MAX`] distinct values. cuSPARSE comes last: the
+    /// trial keeps it unless another candidate beats it by [`TRIAL_MARGIN`].
     ///
     /// Fewer products, or no nonzeros: the pick alone. Below
     /// [`crate::baselines::CUSPARSE_SMALL_ROWS`] rows, no cuSPARSE: where a product takes a few

@@ -635,8 +635,14 @@ gpu_test!(fn auto_for_few_products(gpu) {
     assert!(gpu_spmv::vi::value_index(a.vals()).is_some());
     assert_eq!(timed[..3], [Format::Jds, Format::Sell, Format::SellVi], "trials {:?}", many.trials());
     assert!(timed.len() == 4 || gpu_spmv::gpu_runtime::vendor::cusparse_library().is_err(), "trials {:?}", many.trials());
-    let fastest = many.trials().iter().min_by(|p, q| p.1.total_cmp(&q.1)).unwrap().0;
-    assert_eq!(many.format(), fastest);
+    // The fastest of ours, unless cuSPARSE is within TRIAL_MARGIN of it: then cuSPARSE.
+    let ours = many.trials().iter().filter(|t| t.0 != Format::CuSparse).min_by(|p, q| p.1.total_cmp(&q.1)).unwrap();
+    let peer = many.trials().iter().find(|t| t.0 == Format::CuSparse);
+    let want = match peer {
+        Some(p) if p.1 * (1.0 - gpu_spmv::TRIAL_MARGIN) < ours.1 => Format::CuSparse,
+        _ => ours.0,
+    };
+    assert_eq!(many.format(), want, "trials {:?}", many.trials());
     assert!(many.trials().iter().all(|t| t.1 > 0.0 && t.1.is_finite()));
     check(gpu, &mut many, &a, 1.0, &x, 0.5, &y0, "laplacian, auto after its trial");
     // cuSPARSE by name, on another stream after set_gpu, when it loads.
