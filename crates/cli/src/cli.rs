@@ -251,7 +251,8 @@ pub struct SpmvArgs {
     #[arg(short, long, default_value = "-")]
     pub output: PathBuf,
     /// Format: auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds, sell,
-    /// merge-path (cuSPARSE's, the peers, run under `spmv-bench`).
+    /// sell-vi (matrices of at most 256 distinct values), merge-path (cuSPARSE's, the peers, run
+    /// under `spmv-bench`).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
     pub format: gpu_spmv::Format,
     /// Value precision.

@@ -95,7 +95,7 @@ pub enum Error {
     #[error("spmv: the matrix has no values (a pattern matrix)")]
     NoValues,
     /// A format name that [`Format::from_str`] does not know.
-    #[error("unknown SpMV format `{0}` (auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds, sell, merge-path, cusparse; cuSPARSE's other algorithms are the peers of baselines::CuSparseSpmv)")]
+    #[error("unknown SpMV format `{0}` (auto, csr-scalar, csr-vector, csr-adaptive, coo, ell, hyb, scoo, jds, sell, sell-vi, merge-path, cusparse; cuSPARSE's other algorithms are the peers of baselines::CuSparseSpmv)")]
     UnknownFormat(String),
     /// cuSPARSE could not be loaded (the baseline formats).
     #[error("cuSPARSE is not available: {0}")]
