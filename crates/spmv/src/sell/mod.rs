@@ -213,37 +213,30 @@ impl<T: SpmvValue> DeviceSell<T> {
             Some(p) => convert::download_prefix(gpu, p, self.rows as usize)?,
             None => vec![],
         };
-        let (wptr, iptr) = (gpu.download(&self.wptr)?, gpu.download(&self.iptr)?);
-        let idx = convert::download_prefix(gpu, &self.idx, self.words as usize)?;
         let val = match &self.vi {
             None => convert::download_prefix(gpu, &self.val, self.slots as usize)?,
+            // SELL-VI: each slot's value through the table (padding zeroed below).
             Some((bytes, table)) => {
-                // SELL-VI: each slot's value through the table, padding 0 as in SELL-C-σ.
                 let table = gpu.download(table)?;
                 let bytes = if bytes.is_empty() { vec![0; self.slots as usize] } else { convert::download_prefix(gpu, bytes, self.slots as usize)? };
-                let mut val: Vec<T> = bytes.iter().map(|&b| table[b as usize]).collect();
-                for i in 0..chunks {
-                    let (w0, width, i0) = (wptr[i] as usize, (wptr[i + 1] - wptr[i]) as usize, iptr[i] as usize);
-                    let narrow = (iptr[i + 1] - iptr[i]) as usize == width;
-                    for j in 0..width {
-                        for lane in 0..SELL_C as usize {
-                            let pad = if narrow {
-                                let e = SELL_C as usize * (i0 + j) + lane;
-                                let w = idx[e / 2];
-                                (if e % 2 == 0 { w & 0xFFFF } else { w >> 16 }) as u16 == spmv_kernels::SELL_PAD16
-                            } else {
-                                idx[16 * i0 + SELL_C as usize * j + lane] == spmv_kernels::ELL_PAD
-                            };
-                            if pad {
-                                val[SELL_C as usize * (w0 + j) + lane] = T::default();
-                            }
-                        }
-                    }
-                }
-                val
+                bytes.iter().map(|&b| table[b as usize]).collect()
             }
         };
-        Sell::try_new(self.rows, self.cols, self.sigma, perm, wptr, iptr, convert::download_prefix(gpu, &self.base, chunks)?, idx, val)
+        let mut s = Sell::try_new(
+            self.rows,
+            self.cols,
+            self.sigma,
+            perm,
+            gpu.download(&self.wptr)?,
+            gpu.download(&self.iptr)?,
+            convert::download_prefix(gpu, &self.base, chunks)?,
+            convert::download_prefix(gpu, &self.idx, self.words as usize)?,
+            val,
+        )?;
+        if self.vi.is_some() {
+            s.zero_padding();
+        }
+        Ok(s)
     }
 
     /// `y = alpha · A · x + beta · y` on `gpu`'s stream (a handle on the context it was
@@ -269,52 +262,23 @@ impl<T: SpmvValue> DeviceSell<T> {
         }
         let stream = gpu.stream();
         let perm = DeviceView::of_option(self.perm.as_ref(), stream);
-        if let Some((bytes, table)) = &self.vi {
-            let positions = self.rows.div_ceil(SELL_C) * SELL_C;
-            let cfg = gpu_runtime::grid_1d(positions, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
-            // No bytes: one value, table[0] for every slot (null for the kernel).
-            let bytes = DeviceView::of_option(if bytes.is_empty() { None } else { Some(bytes) }, stream);
-            // SAFETY: spmv_sell_vi_T(rows, wptr, iptr, base, perm, idx, vi, tab, x, alpha, beta,
-            // y): a valid SELL-C-σ converted from a valid CSR, a byte a slot (or none) indexing
-            // the 256-value table; x and y as the caller guarantees; blocks of NT.
-            unsafe {
-                self.product
-                    .args(stream)
-                    .arg(&self.rows)
-                    .arg(&self.wptr)
-                    .arg(&self.iptr)
-                    .arg(&self.base)
-                    .arg(&perm)
-                    .arg(&self.idx)
-                    .arg(&bytes)
-                    .arg(table)
-                    .arg(x)
-                    .arg(&alpha)
-                    .arg(&beta)
-                    .arg(&mut *y)
-                    .launch(cfg)?
-            };
-            return Ok(());
-        }
         let positions = self.rows.div_ceil(SELL_C) * SELL_C;
         let cfg = gpu_runtime::grid_1d(positions, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
-        // SAFETY: spmv_sell_T(rows, wptr, iptr, base, perm, idx, val, x, alpha, beta, y): a valid
-        // SELL-C-σ converted from a valid CSR; x and y as the caller guarantees; blocks of NT.
+        // SELL-VI's bytes (none for one value: null for the kernel, which reads table[0]).
+        let bytes = self.vi.as_ref().map(|(b, _)| DeviceView::of_option((!b.is_empty()).then_some(b), stream));
+        // SAFETY: spmv_sell_T(rows, wptr, iptr, base, perm, idx, val, x, alpha, beta, y), or
+        // spmv_sell_vi_T(rows, wptr, iptr, base, perm, idx, vi, tab, x, alpha, beta, y) (the
+        // kernel loaded with the layout): a valid SELL-C-σ converted from a valid CSR, its values
+        // or a byte a slot (or none) indexing the 256-value table; x and y as the caller
+        // guarantees; blocks of NT.
         unsafe {
-            self.product
-                .args(stream)
-                .arg(&self.rows)
-                .arg(&self.wptr)
-                .arg(&self.iptr)
-                .arg(&self.base)
-                .arg(&perm)
-                .arg(&self.idx)
-                .arg(&self.val)
-                .arg(x)
-                .arg(&alpha)
-                .arg(&beta)
-                .arg(&mut *y)
-                .launch(cfg)?
+            let mut l = self.product.args(stream);
+            l.arg(&self.rows).arg(&self.wptr).arg(&self.iptr).arg(&self.base).arg(&perm).arg(&self.idx);
+            match (&self.vi, &bytes) {
+                (Some((_, table)), Some(bytes)) => l.arg(bytes).arg(table),
+                _ => l.arg(&self.val),
+            };
+            l.arg(x).arg(&alpha).arg(&beta).arg(&mut *y).launch(cfg)?
         };
         Ok(())
     }

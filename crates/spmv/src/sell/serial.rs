@@ -260,6 +260,21 @@ impl<T: SpmvValue> Sell<T> {
         Ok(Self { rows, cols: a.cols(), sigma, perm, wptr, iptr, base, idx, val })
     }
 
+    /// Every padding slot's value set to 0 (SELL-VI's download: its padding bytes index the
+    /// table's first value, SELL-C-σ's padding holds 0).
+    pub(super) fn zero_padding(&mut self) {
+        for i in 0..self.base.len() {
+            let w0 = self.wptr[i] as usize;
+            for j in 0..self.width(i) {
+                for lane in 0..SELL_C as usize {
+                    if self.column(i, j, lane).is_none() {
+                        self.val[SELL_C as usize * (w0 + j) + lane] = T::default();
+                    }
+                }
+            }
+        }
+    }
+
     /// Slots a row of chunk `i`.
     fn width(&self, i: usize) -> usize {
         (self.wptr[i + 1] - self.wptr[i]) as usize
