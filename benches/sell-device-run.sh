@@ -12,18 +12,7 @@ set -u
 S=.gpu/sptrans; T=.gpu/spmv-test; O=${OUT:-.gpu/out}; mkdir -p "$O"
 M=${REALISTIC_MATRICES:-/tmp/realistic}; D=${SPMV_MATRICES:-/tmp/spmv-matrices}; mkdir -p "$M" "$D"
 gen() { local dir=$1 name=$2; shift 2; [ -f "$dir/$name.mtx" ] || $S gen "$@" -o "$dir/$name.mtx" 2>&1 | tail -1; }
-gen "$M" stencil27_100_natural stencil 100 --order natural &
-gen "$M" stencil27_100_random stencil 100 --order random --seed 2 &
-gen "$M" stencil27_100_rcm stencil 100 --order rcm &
-gen "$M" stencil7_150_natural stencil 150 --points 7 &
-gen "$M" graph_2M_deg8 graph 2000000 8 1000 --seed 3 &
-gen "$M" circuit_3M circuit 3000000 4 --seed 4 &
-gen "$M" text_1M_200k text 1000000 200000 20 --seed 5 &
-gen "$M" lp_1M_1p2M lp 1000000 1200000 100 12 --seed 6 &
-gen "$M" mesh_100_natural mesh 100 --order natural --seed 7 &
-gen "$M" mesh_100_rcm mesh 100 --order rcm --seed 7 &
-gen "$M" kkt_1M_500k kkt 1000000 500000 8 --seed 8 &
-gen "$M" skyline_1M_10 skyline 1000000 10 --seed 9 &
+. benches/realistic-suite-gen.sh
 gen "$D" laplacian3d_100 laplacian3d 100 &
 gen "$D" uniform_100k_10M uniform 100000 100000 10000000 --seed 1 &
 wait

@@ -9,20 +9,7 @@
 set -u
 S=.gpu/sptrans; T=.gpu/spmv-test; O=${OUT:-.gpu/out}/sell-vi; mkdir -p "$O"
 M=${REALISTIC_MATRICES:-/tmp/realistic}; mkdir -p "$M"
-gen() { local name=$1; shift; [ -f "$M/$name.mtx" ] || $S gen "$@" -o "$M/$name.mtx" 2>&1 | tail -1; }
-gen stencil27_100_natural stencil 100 --order natural &
-gen stencil27_100_random stencil 100 --order random --seed 2 &
-gen stencil27_100_rcm stencil 100 --order rcm &
-gen stencil7_150_natural stencil 150 --points 7 &
-gen graph_2M_deg8 graph 2000000 8 1000 --seed 3 &
-gen circuit_3M circuit 3000000 4 --seed 4 &
-gen text_1M_200k text 1000000 200000 20 --seed 5 &
-gen lp_1M_1p2M lp 1000000 1200000 100 12 --seed 6 &
-gen mesh_100_natural mesh 100 --order natural --seed 7 &
-gen mesh_100_rcm mesh 100 --order rcm --seed 7 &
-gen kkt_1M_500k kkt 1000000 500000 8 --seed 8 &
-gen skyline_1M_10 skyline 1000000 10 --seed 9 &
-wait
+. benches/realistic-suite-gen.sh
 # TESTS=0 skips the tests and memcheck; RUNS=N times the realistic suite N times; PRECISION=f32
 # times f32 values (f64 by default).
 [ "${TESTS:-1}" = 1 ] && { SPTRANS_REQUIRE_GPU=1 $T --test-threads=2 > "$O/spmv-test.txt" 2>&1; tail -3 "$O/spmv-test.txt"; }
