@@ -140,7 +140,7 @@ fn main() {
     };
     let copy = gpu_runtime::copy_bandwidth_gbs(&gpu_runtime::Gpu::new(0).unwrap(), 1 << 30, 10).unwrap_or(f64::NAN);
     let mut rows = vec![
-        "gpus,one_gpu_ms,dist_ms,speedup,block0_alone_ms,local_ms,pointer_ms,cuts_ms,exchange_ms,place_ms,sent_gb_per_rank,exchange_gbs,nccl_a2a_gbs,exchange_share"
+        "gpus,one_gpu_ms,dist_ms,speedup,block0_alone_ms,local_ms,cuts_ms,parts_ms,exchange_ms,place_ms,sent_gb_per_rank,exchange_gbs,nccl_a2a_gbs,exchange_share"
             .to_string(),
     ];
     println!("copy bandwidth of GPU 0: {copy:.0} GB/s");
@@ -242,8 +242,8 @@ fn main() {
             one / dist,
             block0 * 1e3,
             ms("local"),
-            ms("pointer"),
             ms("cuts"),
+            ms("parts"),
             ms("exchange"),
             ms("place"),
             sent / 1e9,
@@ -252,7 +252,7 @@ fn main() {
             xchg / a2a,
         ];
         println!(
-            "{count:>4} {:>10.2} {:>10.2} {:>6.2}x  block 0 alone {:.2}; local {:.2} ptr {:.2} cuts {:.2} xchg {:.2} place {:.2}  {:>9.3} {:>9.1} {:>9.1} {:>5.0}%",
+            "{count:>4} {:>10.2} {:>10.2} {:>6.2}x  block 0 alone {:.2}; local {:.2} cuts {:.2} parts {:.2} xchg {:.2} place {:.2}  {:>9.3} {:>9.1} {:>9.1} {:>5.0}%",
             v[0],
             v[1],
             v[2],

@@ -4,9 +4,13 @@
 //!
 //! 1. Each rank transposes its row block locally (the algorithm asked; `Auto` by default): a
 //!    CSC over all `n` columns of its own rows.
-//! 2. The global column pointer is the sum of the local ones (widened to 64 bits, one NCCL
-//!    all-reduce); the column ranges cut it into parts of nearly equal nonzeros (the cut points
-//!    found on rank 0's GPU by one binary search per boundary, read back at once).
+//! 2. The column ranges cut the transpose into parts of nearly equal nonzeros: rank `r`'s
+//!    columns start at the first column where the sum of the local column pointers reaches
+//!    `r / world` of the nonzeros. Every rank's pointer sampled every `stride` columns (at most
+//!    2^16 + 1 words) and summed over the ranks (one small NCCL all-reduce) brackets each cut
+//!    within `stride` columns; every rank's pointer words in those brackets, shared with every
+//!    rank, give the exact cuts and each rank's offsets at them. (Summing whole pointers, 256 MiB
+//!    at 2^26 columns, took 2.1 ms of the 2^30 transpose on two H200s.)
 //! 3. Each rank sends every other rank the contiguous part of its local CSC that falls in that
 //!    rank's columns (the part's relative column pointer, row indices and values; grouped NCCL
 //!    sends and receives).
@@ -37,8 +41,8 @@ pub struct Exchange {
     pub cuts: Vec<u64>,
     /// Bytes each rank sent to the others (pointers, row indices and values).
     pub sent_bytes: Vec<u64>,
-    /// With [`DistTransposer::set_profile`]: seconds of each phase (`local`, `pointer`, `cuts`,
-    /// `exchange`, and the place phase's `place: tables`, `place: pointer`, `place: columns`,
+    /// With [`DistTransposer::set_profile`]: seconds of each phase (`local`, `cuts`, `parts`
+    /// (the parts' relative pointers), `exchange`, and the place phase's `place: tables`, `place: pointer`, `place: columns`,
     /// `place: gather`), every rank synchronized around each.
     pub phases: Vec<(&'static str, f64)>,
 }
@@ -126,73 +130,58 @@ impl DistTransposer {
             let out = DistCsr::from_blocks(n, m, vec![0, n], local)?;
             return Ok((out, Exchange { cuts: vec![0, n], sent_bytes: vec![0], phases }));
         }
-        // 2. Each rank's column pointer widened (w), and the global one (gl: the all-reduced sum,
-        // of the 32-bit pointers when the total fits them: half the bytes; known only when this
-        // process holds every block).
-        let narrow = a.is_whole() && a.nnz() <= u32::MAX as u64;
-        let (mut w, mut gl, mut sum32) = (Vec::new(), Vec::new(), Vec::new());
-        for l in 0..g {
-            let gpu = &gpus[l];
-            let stream = gpu.stream();
-            let (mut ws, mut gs) = (gpu.alloc_zeros::<u64>(n as usize + 1)?, gpu.alloc_zeros::<u64>(n as usize + 1)?);
-            let lp = DeviceView::of(local[l].ptr());
-            self.tps[l].add_ptr(&mut DeviceViewMut::of(&mut ws), &lp)?;
-            if !narrow {
-                self.tps[l].add_ptr(&mut DeviceViewMut::of(&mut gs), &lp)?;
-            }
-            if narrow {
-                let mut p32 = gpu.alloc::<u32>(n as usize + 1)?; // overwritten by the copy
-                stream.memcpy_dtod(local[l].ptr(), &mut p32).map_err(gpu_runtime::Error::driver("copying a column pointer"))?;
-                sum32.push(p32);
-            }
-            w.push(ws);
-            gl.push(gs);
+        // 2. The cut points: rank r's columns start at the first column whose global pointer
+        // (the sum of the local ones) reaches min(r · ceil(total / world), total). Found in two
+        // steps, without summing whole pointers: every rank's pointer sampled every `stride`
+        // columns and all-reduced (at most SAMPLES + 1 words) brackets each cut within `stride`
+        // columns; then each rank's words of those brackets, shared with every rank, give the
+        // exact cuts and every rank's offsets at them.
+        let (chk, nnz_l): (Vec<Vec<u64>>, Vec<u64>) =
+            (local.iter().map(|_| vec![with_vals as u64, n]).collect(), local.iter().map(|c| c.nnz()).collect());
+        if let Some(other) = comms.share_rows(&chk, 2)?.iter().find(|r| r[1] != n || r[0] != with_vals as u64) {
+            return Err(Error::Shape { what: "columns (or values) of another process's blocks", expected: n, got: other[1] });
+        }
+        let stride = n.div_ceil(SAMPLES).max(1);
+        let samples = (n.div_ceil(stride) + 1) as usize;
+        let mut sums = Vec::with_capacity(g);
+        for (l, tp) in self.tps.iter().enumerate() {
+            let mut s = gpus[l].alloc::<u64>(samples)?; // written whole by the sampling
+            crate::launch::sample_ptr(&tp.gpu, &tp.k, &DeviceView::of(local[l].ptr()), (0, stride), &mut DeviceViewMut::of(&mut s))?;
+            sums.push(s);
         }
         comms.group(|c| {
-            for l in 0..g {
-                let stream = gpus[l].stream();
-                // SAFETY: n + 1 words on rank l's GPU, used next by this stream only.
-                unsafe {
-                    match sum32.get_mut(l) {
-                        Some(p32) => c.all_reduce_sum_u32(l, p32.device_ptr_mut(stream).0, n as usize + 1)?,
-                        None => c.all_reduce_sum_u64(l, gl[l].device_ptr_mut(stream).0, n as usize + 1)?,
-                    }
-                }
+            for (l, s) in sums.iter_mut().enumerate() {
+                // SAFETY: `samples` words on rank l's GPU, used next by this stream only.
+                unsafe { c.all_reduce_sum_u64(l, s.device_ptr_mut(gpus[l].stream()).0, samples)? };
             }
             Ok(())
         })?;
-        for (l, p32) in sum32.iter().enumerate() {
-            self.tps[l].add_ptr(&mut DeviceViewMut::of(&mut gl[l]), &DeviceView::of(p32))?;
+        // Synchronizes (the same words on every rank of every process).
+        let sum = gpus[0].download(&sums[0])?;
+        let total = sum[samples - 1];
+        let starts = brackets(&sum, stride, world);
+        let width = (world - 1) * stride as usize;
+        let mut rows = Vec::with_capacity(g);
+        for (l, tp) in self.tps.iter().enumerate() {
+            let mut words = Vec::with_capacity(width + 1);
+            if total > 0 {
+                let mut b = gpus[l].alloc::<u64>(width.max(1))?; // its first `width` words written below
+                for (i, &start) in starts.iter().enumerate() {
+                    let at = i * stride as usize;
+                    let mut seg = DeviceViewMut::of(&mut b)
+                        .try_into_slice(at..at + stride as usize)
+                        .ok_or(gpu_runtime::Error::Internal("a bracket past its buffer"))?;
+                    crate::launch::sample_ptr(&tp.gpu, &tp.k, &DeviceView::of(local[l].ptr()), (start, 1), &mut seg)?;
+                }
+                words = gpus[l].download(&b)?; // synchronizes
+                words.truncate(width);
+            }
+            words.resize(width, 0);
+            words.push(nnz_l[l]);
+            rows.push(words);
         }
-        lap("pointer")?;
-        // 3. The cut points (columns), found in the first local rank's global pointer: the same
-        // on every rank of every process (the same words, the same search).
-        let read = |l: usize, buf: &CudaSlice<u64>, i: u64| -> Result<u64> {
-            let word =
-                DeviceView::of(buf).try_slice(i as usize..i as usize + 1).ok_or(gpu_runtime::Error::Internal("a pointer word past its end"))?;
-            // Synchronizes.
-            Ok(gpus[l].download(&word)?[0])
-        };
-        let total = read(0, &gl[0], n)?;
-        let mut cuts = vec![0u64; world + 1];
-        cuts[world] = n;
-        if total > 0 {
-            // Rank r's range starts at the first column whose global pointer reaches
-            // min(r · ceil(total / world), total): index64's chunk search, one launch and one
-            // read-back (a bisection by single-word reads took 0.3–1.0 ms).
-            let chunk = total.div_ceil(world as u64);
-            let chunks = total.div_ceil(chunk);
-            // Written whole below, from the global pointer: n + 1 nondecreasing words from 0 to
-            // total > 0 (a sum of valid pointers). Synchronizes.
-            let mut found = gpus[0].alloc::<u64>(2 * chunks as usize)?;
-            let rows = self.tps[0].chunk_rows_of(&DeviceView::of(&gl[0]), total, chunk, &mut DeviceViewMut::of(&mut found))?;
-            cuts = cuts_from_chunk_rows(&rows, world, n);
-        }
-        let glob: Vec<u64> = cuts.iter().map(|&c| read(0, &gl[0], c)).collect::<Result<_>>()?;
-        // off[s][r]: where rank s's entries of rank r's columns start in its local CSC, for
-        // every rank s (each rank reads its own row; the rows are shared).
-        let own: Vec<Vec<u64>> = (0..g).map(|l| cuts.iter().map(|&c| read(l, &w[l], c)).collect::<Result<Vec<_>>>()).collect::<Result<_>>()?;
-        let off = share_offsets(comms, &own, with_vals, n)?;
+        let shared = comms.share_rows(&rows, width + 1)?;
+        let Cuts { cuts, off, glob } = cuts_from_brackets(&shared, &starts, stride, n, total)?;
         for r in 0..world {
             let share = glob[r + 1] - glob[r];
             if share > sptrans_matrix::device::MAX_NNZ {
@@ -203,6 +192,8 @@ impl DistTransposer {
                 });
             }
         }
+        lap("cuts")?;
+        // 3. Each rank's part of every rank's columns: its pointer relative to its first entry.
         let range = |r: usize| cuts[r + 1] - cuts[r];
         // Relative pointers of rank s's part for rank r, at rel_at[r] words of its buffer.
         let rel_at: Vec<u64> = (0..=world).map(|r| (0..r).map(|q| range(q) + 1).sum()).collect();
@@ -216,11 +207,18 @@ impl DistTransposer {
                 // The part's relative pointer: range(r) + 1 words of the buffer at rel_at[r].
                 let (at, len) = (rel_at[r] as usize, range(r) as usize + 1);
                 let mut part = bv.try_slice_mut(at..at + len).ok_or(gpu_runtime::Error::Internal("a relative pointer past its buffer"))?;
-                self.tps[l].chunk_ptr_of(&DeviceView::of(&w[l]), cuts[r], (off[s][r], off[s][r + 1]), &mut part)?;
+                crate::launch::rel_ptr(
+                    &self.tps[l].gpu,
+                    &self.tps[l].k,
+                    &DeviceView::of(local[l].ptr()),
+                    cuts[r],
+                    (off[s][r], off[s][r + 1]),
+                    &mut part,
+                )?;
             }
             rel.push(buf);
         }
-        lap("cuts")?;
+        lap("parts")?;
         // 4. The exchange: rank s's part for rank r, into r's receive buffers.
         struct Piece<T: Payload> {
             rel: CudaSlice<u32>,
@@ -324,14 +322,16 @@ impl DistTransposer {
             tables.push(gpus[l].upload(&crate::launch::gather_table(&pieces, len + 1, with_vals)?)?);
         }
         lap("place: tables")?;
-        // The shares' pointers: the global one's words cuts[r] ..= cuts[r + 1], less glob[r]
-        // (share <= MAX_NNZ).
+        // The shares' pointers: the sums of their pieces' relative pointers (no word wraps:
+        // share <= MAX_NNZ).
         let mut outs = Vec::with_capacity(g);
         for l in 0..g {
             let (gpu, r) = (&gpus[l], first + l);
             let (len, share) = (range(r), glob[r + 1] - glob[r]);
             let mut parts = DeviceCsrParts::<T>::alloc(gpu, len, share, with_vals)?;
-            self.tps[l].chunk_ptr_of(&DeviceView::of(&gl[l]), cuts[r], (glob[r], glob[r + 1]), &mut DeviceViewMut::of(&mut parts.ptr))?;
+            // SAFETY: the table's pieces (the receive buffers and the local CSC) live until the
+            // synchronization below, with pointers of len + 1 words (gather_table checked).
+            unsafe { crate::launch::sum_ptr(gpu, &self.tps[l].k, &DeviceView::of(&tables[l]), &mut DeviceViewMut::of(&mut parts.ptr))? };
             outs.push(parts);
         }
         lap("place: pointer")?;
@@ -384,75 +384,130 @@ impl DistTransposer {
     }
 }
 
-/// Every rank's offsets `off[s][0 ..= world]` (where its entries of each rank's columns start in
-/// its local CSC) on every rank of every process ([`Comms::share_rows`], with each rank's value
-/// flag and column count beside them). [`Error::Shape`] when another process's matrix has
-/// another column count or holds values where this one does not (the pieces' sizes would
-/// disagree).
-fn share_offsets(comms: &Comms, own: &[Vec<u64>], with_vals: bool, n: u64) -> Result<Vec<Vec<u64>>> {
-    let world = comms.world();
-    let rows: Vec<Vec<u64>> = own.iter().map(|o| o.iter().copied().chain([with_vals as u64, n]).collect()).collect();
-    let all = comms.share_rows(&rows, world + 3)?;
-    if let Some(other) = all.iter().find(|r| r[world + 2] != n || r[world + 1] != with_vals as u64) {
-        return Err(Error::Shape { what: "columns (or values) of another process's blocks", expected: n, got: other[world + 2] });
-    }
-    Ok(all
-        .into_iter()
-        .map(|mut r| {
-            r.truncate(world + 1);
-            r
-        })
-        .collect())
+/// At most this many samples (plus the last column) of each rank's column pointer are summed
+/// to bracket the cut points: 0.5 MiB, where the whole pointer of 2^26 columns was 256 MiB.
+const SAMPLES: u64 = 1 << 16;
+
+/// The first column of each bracket `r = 1 .. world` (the cut of rank `r` lies in columns
+/// `start ..= start + stride − 1`), from the sum `sum` of the ranks' pointers sampled every
+/// `stride` columns (`sum[i]` at column `min(i · stride, n)`, the last at `n`): one past the
+/// last sample below the target `min(r · ceil(total / world), total)`, where the first sample
+/// reaching it lies at most `stride` columns on. Sample 0 is 0, below every target when
+/// `total > 0`.
+fn brackets(sum: &[u64], stride: u64, world: usize) -> Vec<u64> {
+    let total = sum.last().copied().unwrap_or(0);
+    (1..world).map(|r| (sum.partition_point(|&p| p < target(r, world, total)).max(1) as u64 - 1) * stride + 1).collect()
 }
 
-/// The `g + 1` cut points from `transpose_index64_chunk_rows` over the global column pointer
-/// with chunks of `ceil(total / g)` nonzeros (`rows[2c + 1]`: the first column whose pointer
-/// reaches the end of chunk `c`): rank `r > 0` starts where chunk `r − 1` ends (the last chunk's
-/// end for ranks past the chunks), rank 0 at 0, and the last range ends at `n`.
-fn cuts_from_chunk_rows(rows: &[u64], g: usize, n: u64) -> Vec<u64> {
-    let chunks = rows.len() / 2;
-    let mut cuts = vec![0u64; g + 1];
-    cuts[g] = n;
-    for (r, cut) in cuts.iter_mut().enumerate().take(g).skip(1) {
-        let c = (r - 1).min(chunks - 1);
-        *cut = rows[2 * c + 1];
+/// Where rank `r`'s share of `total` nonzeros ends: `min(r · ceil(total / world), total)`.
+fn target(r: usize, world: usize, total: u64) -> u64 {
+    (r as u64 * total.div_ceil(world as u64)).min(total)
+}
+
+/// The cut points and offsets of a distributed transpose.
+#[derive(Debug, PartialEq)]
+struct Cuts {
+    /// Rank `r`'s columns: `cuts[r] .. cuts[r + 1]`.
+    cuts: Vec<u64>,
+    /// `off[s][r]`: where rank `s`'s entries of rank `r`'s columns start in its local CSC.
+    off: Vec<Vec<u64>>,
+    /// `glob[r]`: where rank `r`'s share starts in the transpose.
+    glob: Vec<u64>,
+}
+
+/// The exact cuts from every rank's words of the brackets ([`brackets`]): `shared[s]` holds
+/// rank `s`'s pointer at the `stride` columns of each bracket in turn, then its nonzero count.
+/// Rank `r`'s columns start at the bracket's first column whose summed word reaches its target.
+fn cuts_from_brackets(shared: &[Vec<u64>], starts: &[u64], stride: u64, n: u64, total: u64) -> Result<Cuts> {
+    let (world, width) = (starts.len() + 1, starts.len() * stride as usize);
+    let mut cuts = vec![0u64; world + 1];
+    cuts[world] = n;
+    let mut off: Vec<Vec<u64>> = shared.iter().map(|row| (0..=world).map(|r| if r == world { row[width] } else { 0 }).collect()).collect();
+    let mut glob = vec![0u64; world + 1];
+    glob[world] = total;
+    if total > 0 {
+        for r in 1..world {
+            let at = (r - 1) * stride as usize;
+            let global = |j: usize| shared.iter().map(|row| row[at + j]).sum::<u64>();
+            let j = (0..stride as usize)
+                .find(|&j| global(j) >= target(r, world, total))
+                .ok_or(gpu_runtime::Error::Internal("a cut outside its bracket"))?;
+            cuts[r] = starts[r - 1] + j as u64;
+            glob[r] = global(j);
+            for (s, row) in shared.iter().enumerate() {
+                off[s][r] = row[at + j];
+            }
+        }
     }
-    cuts
+    Ok(Cuts { cuts, off, glob })
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::index64::chunk_rows;
+    use super::{brackets, cuts_from_brackets, target, Cuts};
 
-    /// The cuts from the device search's formula (evaluated on the host with the kernel's own
-    /// `chunk_rows`) against their definition: rank r starts at the first column whose global
-    /// pointer reaches min(r · ceil(total / g), total); nondecreasing; empty columns, one heavy
-    /// column, fewer nonzeros than ranks.
+    /// The cuts found from sampled pointers and brackets (the kernels' words computed on the
+    /// host) against their definition: rank r starts at the first column whose global pointer
+    /// reaches min(r · ceil(total / g), total), with every rank's offsets there; strides 1 to 7
+    /// (1: every column sampled), empty columns, one heavy column, fewer nonzeros than ranks,
+    /// no nonzeros.
     #[test]
-    fn cuts_are_the_first_columns_reaching_each_share() {
-        let counts: [&[u64]; 5] = [&[3, 0, 0, 5, 1, 1, 0, 9, 2], &[0, 0, 0, 1], &[100, 1, 1, 1], &[1, 1], &[0, 4, 0, 0, 4, 0]];
-        for c in counts {
-            let mut ptr = vec![0u64];
-            for &k in c {
-                ptr.push(ptr.last().unwrap() + k);
-            }
-            let (n, total) = (c.len() as u64, *ptr.last().unwrap());
-            for g in 1..=5usize {
-                let chunk = total.div_ceil(g as u64);
-                let chunks = total.div_ceil(chunk);
-                let mut rows = Vec::new();
-                for k in 0..chunks {
-                    let (k0, k1) = (k * chunk, ((k + 1) * chunk).min(total));
-                    let (r0, r1) = chunk_rows(&|i| ptr[i as usize], n, k0, k1);
-                    rows.extend([r0, r1]);
-                }
-                let cuts = super::cuts_from_chunk_rows(&rows, g, n);
-                assert_eq!((cuts[0], cuts[g]), (0, n));
-                for r in 1..g {
-                    let target = (r as u64 * chunk).min(total);
-                    let want = ptr.iter().position(|&p| p >= target).unwrap() as u64;
-                    assert_eq!(cuts[r], want, "counts {c:?}, {g} ranks, rank {r}");
-                    assert!(cuts[r] >= cuts[r - 1]);
+    fn sampled_cuts_are_the_first_columns_reaching_each_share() {
+        let counts: [&[&[u64]]; 6] = [
+            &[&[3, 0, 0, 5, 1, 1, 0, 9, 2], &[1, 1, 1, 1, 1, 1, 1, 1, 1], &[0, 0, 7, 0, 0, 0, 0, 0, 2]],
+            &[&[0, 0, 0, 1], &[0, 0, 0, 0]],
+            &[&[100, 1, 1, 1], &[5, 0, 0, 3]],
+            &[&[1, 1]],
+            &[&[0, 4, 0, 0, 4, 0], &[2, 0, 0, 0, 0, 9], &[0, 0, 0, 0, 0, 0]],
+            &[&[0, 0, 0], &[0, 0, 0]],
+        ];
+        for ranks in counts {
+            let ptrs: Vec<Vec<u64>> = ranks
+                .iter()
+                .map(|c| {
+                    let mut p = vec![0u64];
+                    for &k in c.iter() {
+                        p.push(p.last().unwrap() + k);
+                    }
+                    p
+                })
+                .collect();
+            let n = ranks[0].len() as u64;
+            let global: Vec<u64> = (0..=n as usize).map(|j| ptrs.iter().map(|p| p[j]).sum()).collect();
+            let total = global[n as usize];
+            for stride in 1..=7u64 {
+                let at = |p: &[u64], c: u64| p[c.min(n) as usize];
+                let samples = n.div_ceil(stride) + 1;
+                let sum: Vec<u64> = (0..samples).map(|i| at(&global, i * stride)).collect();
+                for world in 2..=5usize {
+                    let starts = brackets(&sum, stride, world);
+                    let shared: Vec<Vec<u64>> = ptrs
+                        .iter()
+                        .map(|p| {
+                            let mut row: Vec<u64> = starts.iter().flat_map(|&s| (0..stride).map(move |j| at(p, s + j))).collect();
+                            if total == 0 {
+                                row.iter_mut().for_each(|w| *w = 0);
+                            }
+                            row.push(p[n as usize]);
+                            row
+                        })
+                        .collect();
+                    let Cuts { cuts, off, glob } = cuts_from_brackets(&shared, &starts, stride, n, total).unwrap();
+                    let what = format!("{ranks:?}, stride {stride}, {world} ranks");
+                    assert_eq!((cuts[0], cuts[world]), (0, n), "{what}");
+                    for r in 0..=world {
+                        let want = match r {
+                            0 => 0,
+                            _ if r == world => n,
+                            _ if total == 0 => 0,
+                            _ => global.iter().position(|&p| p >= target(r, world, total)).unwrap() as u64,
+                        };
+                        assert_eq!(cuts[r], want, "{what}, rank {r}");
+                        assert_eq!(glob[r], global[want as usize], "{what}, rank {r}");
+                        for (s, p) in ptrs.iter().enumerate() {
+                            assert_eq!(off[s][r], p[want as usize], "{what}, rank {r}, sender {s}");
+                        }
+                    }
                 }
             }
         }

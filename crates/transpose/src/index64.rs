@@ -247,12 +247,6 @@ impl Transposer {
         launch::chunk_ptr(&self.gpu, &self.k, a.ptr(), r0, (k0, k1), &mut head.view_mut())
     }
 
-    /// `out = clamp(ptr[r0 ..], k0, k1) − k0` over `out`'s words
-    /// (`transpose_index64_chunk_ptr`): part of a 64-bit pointer as a 32-bit one from 0.
-    pub(crate) fn chunk_ptr_of(&self, ptr: &DeviceView<'_, u64>, r0: u64, ks: (u64, u64), out: &mut DeviceViewMut<'_, u32>) -> Result<()> {
-        launch::chunk_ptr(&self.gpu, &self.k, ptr, r0, ks, out)
-    }
-
     /// `acc += part` over `acc`'s words (`part` at least as long).
     pub(crate) fn add_ptr(&self, acc: &mut DeviceViewMut<'_, u64>, part: &DeviceView<'_, u32>) -> Result<()> {
         launch::add_ptr(&self.gpu, &self.k, acc, part)

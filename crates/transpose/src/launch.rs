@@ -28,6 +28,9 @@ pub(crate) struct Kernels {
     place: [Kernel; 5],
     /// `transpose_dist_gather_v{1,2,4,8,16}`.
     dist_gather: [Kernel; 5],
+    dist_sample_ptr: Kernel,
+    dist_rel_ptr: Kernel,
+    dist_sum_ptr: Kernel,
 }
 
 impl Kernels {
@@ -59,6 +62,9 @@ impl Kernels {
                 k("transpose_dist_gather_v8")?,
                 k("transpose_dist_gather_v16")?,
             ],
+            dist_sample_ptr: k("transpose_dist_sample_ptr")?,
+            dist_rel_ptr: k("transpose_dist_rel_ptr")?,
+            dist_sum_ptr: k("transpose_dist_sum_ptr")?,
         })
     }
 }
@@ -459,6 +465,72 @@ pub(crate) unsafe fn gather_pieces<T: Payload>(
             .arg(&out_vals)
             .launch(grid_of(gpu, nnz.div_ceil(4)))?
     };
+    Ok(())
+}
+
+/// `out[i] = ptr[min(start + i · stride, n)]` widened, for every word of `out`, where `n + 1 =
+/// ptr.len()` (`transpose_dist_sample_ptr`): a column pointer sampled every `stride` columns
+/// from column `start`.
+///
+/// # Errors
+/// [`Error::Shape`] when `ptr` is empty.
+pub(crate) fn sample_ptr(
+    gpu: &Gpu,
+    k: &Kernels,
+    ptr: &DeviceView<'_, u32>,
+    (start, stride): (u64, u64),
+    out: &mut DeviceViewMut<'_, u64>,
+) -> Result<()> {
+    if ptr.is_empty() {
+        return Err(Error::Shape { what: "sampled pointer", expected: 1, got: 0 });
+    }
+    let (n, len) = (ptr.len() as u64 - 1, out.len() as u64);
+    // SAFETY: transpose_dist_sample_ptr(ptr, n, start, stride, len, out): reads ptr[..=n] (the
+    // view's words; positions clamped to n), writes out's len words.
+    unsafe { k.dist_sample_ptr.args(gpu.stream()).arg(ptr).arg(&n).arg(&start).arg(&stride).arg(&len).arg(&mut *out).launch(grid_of(gpu, len))? };
+    Ok(())
+}
+
+/// `out[i] = clamp(ptr[r0 + i], k0, k1) − k0` for every word of `out`
+/// (`transpose_dist_rel_ptr`): part of a 32-bit pointer as one from 0.
+///
+/// # Errors
+/// [`Error::Shape`] when `ptr` has fewer than `r0 + out.len()` words or `k0 > k1`.
+pub(crate) fn rel_ptr(
+    gpu: &Gpu,
+    k: &Kernels,
+    ptr: &DeviceView<'_, u32>,
+    r0: u64,
+    (k0, k1): (u64, u64),
+    out: &mut DeviceViewMut<'_, u32>,
+) -> Result<()> {
+    let len = out.len() as u64;
+    if (ptr.len() as u64) < r0 + len {
+        return Err(Error::Shape { what: "32-bit pointer of a part", expected: r0 + len, got: ptr.len() as u64 });
+    }
+    if k0 > k1 {
+        return Err(Error::Shape { what: "end of a part's nonzeros", expected: k0, got: k1 });
+    }
+    // SAFETY: transpose_dist_rel_ptr(ptr, r0, len, k0, k1, out): reads ptr[r0..r0 + len]
+    // (checked above), writes out's len words; k0 <= k1.
+    unsafe { k.dist_rel_ptr.args(gpu.stream()).arg(ptr).arg(&r0).arg(&len).arg(&k0).arg(&k1).arg(&mut *out).launch(grid_of(gpu, len))? };
+    Ok(())
+}
+
+/// The pieces' pointers of a gather table summed word by word into `out` (wrapping;
+/// `transpose_dist_sum_ptr`): a rank's share of the transposed column pointer.
+///
+/// # Safety
+/// `table` holds [`gather_table`]'s words for pieces that live until the work completes, made
+/// with `ptr_len` at least `out.len()`.
+pub(crate) unsafe fn sum_ptr(gpu: &Gpu, k: &Kernels, table: &DeviceView<'_, u64>, out: &mut DeviceViewMut<'_, u32>) -> Result<()> {
+    if table.len() % 5 != 0 {
+        return Err(Error::Shape { what: "gather table (5 words a piece)", expected: 0, got: table.len() as u64 % 5 });
+    }
+    let (np, len) = ((table.len() / 5) as u32, out.len() as u64);
+    // SAFETY: transpose_dist_sum_ptr(np, table, len, out): the caller's contract (each piece's
+    // pointer at least len words), out's len words.
+    unsafe { k.dist_sum_ptr.args(gpu.stream()).arg(&np).arg(table).arg(&len).arg(&mut *out).launch(grid_of(gpu, len))? };
     Ok(())
 }
 

@@ -601,6 +601,65 @@ gather_kernel!(transpose_dist_gather_v4, u32);
 gather_kernel!(transpose_dist_gather_v8, u64);
 gather_kernel!(transpose_dist_gather_v16, Bytes16);
 
+/// Every `stride`-th word of a 32-bit column pointer of `n + 1` words from word `start`,
+/// widened: `out[i] = ptr[min(start + i · stride, n)]` for `i < len` (the distributed
+/// transpose's sampled pointers, summed over the ranks to find the cut points).
+///
+/// # Safety
+/// `ptr` holds `n + 1` words, `out` `len`. Any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_dist_sample_ptr(ptr: *const u32, n: u64, start: u64, stride: u64, len: u64, out: *mut u64) {
+    let mut i = index_1d_u64();
+    while i < len {
+        let at = i.saturating_mul(stride).saturating_add(start).min(n);
+        // SAFETY: at <= n, i < len.
+        unsafe { stg(out.add(i as usize), ldg_u32(ptr.add(at as usize)) as u64) };
+        i += grid_size_1d();
+    }
+}
+
+/// Part of a 32-bit column pointer as one from 0: `out[i] =` [`chunk_ptr`]`(ptr[r0 + i], k0, k1)`
+/// for `i < len` (a rank's part of its local transpose for another rank's columns).
+///
+/// # Safety
+/// `ptr` holds at least `r0 + len` words, `out` `len`; `k0 <= k1`. Any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_dist_rel_ptr(ptr: *const u32, r0: u64, len: u64, k0: u64, k1: u64, out: *mut u32) {
+    let mut i = index_1d_u64();
+    while i < len {
+        // SAFETY: r0 + i < r0 + len, i < len.
+        unsafe { stg(out.add(i as usize), chunk_ptr(ldg_u32(ptr.add((r0 + i) as usize)) as u64, k0, k1)) };
+        i += grid_size_1d();
+    }
+}
+
+/// A rank's share of the transpose's column pointer as the sum of its pieces' pointers:
+/// `out[j] = Σ cp_p[j]` (wrapping) over the `np` pieces of a gather table
+/// ([`GATHER_PIECE_WORDS`] words a piece, its pointer's address first), for `j < len`.
+///
+/// # Safety
+/// `table` holds `np` pieces whose pointers hold at least `len` words; `out` holds `len`. Any
+/// 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_dist_sum_ptr(np: u32, table: *const u64, len: u64, out: *mut u32) {
+    let mut j = index_1d_u64();
+    while j < len {
+        let mut sum = 0u32;
+        let mut s = 0;
+        while s < np {
+            // SAFETY: piece s < np of the table; j < len words of its pointer.
+            unsafe {
+                let cp = ldg(table.add(GATHER_PIECE_WORDS * s as usize)) as *const u32;
+                sum = sum.wrapping_add(ldg_u32(cp.add(j as usize)));
+            }
+            s += 1;
+        }
+        // SAFETY: j < len.
+        unsafe { stg(out.add(j as usize), sum) };
+        j += grid_size_1d();
+    }
+}
+
 /// The test matrix of the 64-bit transposer, generated on the GPU: the row pointer
 /// (`ptr[r] =` [`gen_ptr`]`(r, m, nnz)`, `r <= m`) and the column indices
 /// (`idx[k] =` [`gen_col`]`(k, n, seed)`, `k < nnz`).
