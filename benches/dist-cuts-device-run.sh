@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Session 22's cut points from sampled pointers (issue 39) against the whole-pointer all-reduce
-# before it, on a multi-GPU machine, after `bash benches/stage-device-bundle.sh dist` and the
-# previous commit's `dist` bench copied to .gpu/dist-bench-old (both in .gpu/bundle.tgz):
+# Session 22's distributed transpose (issue 39: cut points from sampled pointers, the exchange in
+# chunks gathered while the next travels) against an earlier build, on a multi-GPU machine,
+# after `bash benches/stage-device-bundle.sh dist` and the earlier commit's `dist` bench copied
+# to .gpu/dist-bench-old (both in .gpu/bundle.tgz):
 #   PART=tests  the transpose's dist tests on 1, 2, 4 GPUs, memcheck of the 2-GPU test, the CLI's
-#               `transpose --gpus N --check`, then the 2^30 bench new / old / new / old, the
-#               realistic stencil and graph new / old, and (RMAT=1) the SVD on R-MAT 2^24;
+#               `transpose --gpus N --check`, then the 2^30 bench twice in turn: new (chunks as
+#               the rule says), c1 (new, one chunk), old; the realistic stencil and graph new /
+#               old, and (RMAT=1) the SVD on R-MAT 2^24;
 #   PART=big    the 4 × 10^9-nonzero transpose and SVD on four GPUs (fingerprint check).
 set -u
 O=${OUT:-.gpu/out}; mkdir -p "$O"
@@ -21,10 +23,11 @@ if [ "${PART:-tests}" = tests ]; then
   .gpu/sptrans gen uniform 2000000 1500000 20000000 -o /tmp/u20.mtx 2>&1 | tail -1
   for n in $(seq 2 "$G"); do .gpu/sptrans transpose /tmp/u20.mtx -o /tmp/t$n.mtx --gpus "$n" --check 2>&1 | tail -1; done
   for i in 1 2; do
-    for b in new old; do
+    for b in new c1 old; do
       exe=.gpu/dist-bench; [ $b = old ] && exe=.gpu/dist-bench-old
+      c=; [ $b = c1 ] && c=1
       echo "== 2^30 $b run $i"
-      SPTRANS_DIST_MIN_GPUS=2 SPTRANS_DIST_NNZ=1073741824 SPTRANS_DIST_CSV="$O/u30-$b-$i.csv" $exe 2>&1 | tee "$O/u30-$b-$i.txt" | grep -v "^matrix"
+      SPTRANS_DIST_CHUNKS=$c SPTRANS_DIST_MIN_GPUS=2 SPTRANS_DIST_NNZ=1073741824 SPTRANS_DIST_CSV="$O/u30-$b-$i.csv" $exe 2>&1 | tee "$O/u30-$b-$i.txt" | grep -v "^matrix"
     done
   done
   .gpu/sptrans gen stencil 100 --order random --seed 2 -o /tmp/stencil.mtx 2>&1 | tail -1 &

@@ -19,8 +19,9 @@
 //!    share's pointer, then its piece; rows offset by the sender's first row). Pieces from lower
 //!    ranks hold lower rows, so each column's rows stay sorted and equal entries keep their
 //!    order: the one-GPU result.
+use gpu_ptr2idx::Ptr2Idx;
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::{Comms, DeviceView, DeviceViewMut, Payload};
+use gpu_runtime::{Comms, DeviceView, DeviceViewMut, Gpu, Payload};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::dist::{AsDistCsrView, DistCsr};
 
@@ -29,6 +30,12 @@ use crate::{Algorithm, Error, Result, Transposer};
 /// One [`Transposer`] per rank, for distributed transposes over a [`Comms`].
 pub struct DistTransposer {
     tps: Vec<Transposer>,
+    /// Each rank's second stream (forked from its GPU's) and a ptr2idx plan on it: the place
+    /// phase's work that overlaps the exchange.
+    sides: Vec<(Gpu, Ptr2Idx)>,
+    /// Chunks of the exchange ([`DistTransposer::set_chunks`]); `None`: [`CHUNKS`] from
+    /// [`CHUNKED_FROM`] nonzeros a share, else 1.
+    chunks: Option<usize>,
     profile: bool,
     /// Each rank's stream at construction: `transpose` takes only the same communicator.
     streams: Vec<usize>,
@@ -41,9 +48,11 @@ pub struct Exchange {
     pub cuts: Vec<u64>,
     /// Bytes each rank sent to the others (pointers, row indices and values).
     pub sent_bytes: Vec<u64>,
-    /// With [`DistTransposer::set_profile`]: seconds of each phase (`local`, `cuts`, `parts`
-    /// (the parts' relative pointers), `exchange`, and the place phase's `place: tables`, `place: pointer`, `place: columns`,
-    /// `place: gather`), every rank synchronized around each.
+    /// With [`DistTransposer::set_profile`]: seconds of each phase, every rank synchronized
+    /// around each: `local`, `cuts`, `parts` (the parts' relative pointers), `place: columns`
+    /// (the parts' pointers exchanged, the shares' pointers and each output entry's column),
+    /// `exchange` (the rows and values, chunk by chunk, with the gathers of all but the last
+    /// chunk beside them) and `place` (the rest of the gathers).
     pub phases: Vec<(&'static str, f64)>,
 }
 
@@ -54,7 +63,23 @@ impl DistTransposer {
     /// As [`Transposer::new`].
     pub fn new(comms: &Comms) -> Result<Self> {
         let streams = comms.gpus().iter().map(|gpu| gpu.stream().cu_stream() as usize).collect();
-        Ok(Self { tps: comms.gpus().iter().map(Transposer::new).collect::<Result<Vec<_>>>()?, profile: false, streams })
+        let sides = comms
+            .gpus()
+            .iter()
+            .map(|gpu| {
+                let side = gpu.fork()?;
+                let p2i = Ptr2Idx::new(&side)?;
+                Ok((side, p2i))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self { tps: comms.gpus().iter().map(Transposer::new).collect::<Result<Vec<_>>>()?, sides, chunks: None, profile: false, streams })
+    }
+
+    /// Sends the rows and values in `chunks` column ranges of each rank's share, each gathered
+    /// while the next one travels (`None`: [`CHUNKS`] when a share reaches [`CHUNKED_FROM`]
+    /// nonzeros, else 1; 0 counts as 1). For studies; the result is the same.
+    pub fn set_chunks(&mut self, chunks: Option<usize>) {
+        self.chunks = chunks;
     }
 
     /// Times each phase ([`Exchange::phases`]), synchronizing every rank around each (slower; for
@@ -246,58 +271,43 @@ impl DistTransposer {
         }
         let sent_bytes: Vec<u64> =
             (0..world).map(|s| (0..world).filter(|&r| r != s).map(|r| 4 * (range(r) + 1) + (4 + vb) * (off[s][r + 1] - off[s][r])).sum()).collect();
+        // The chunks: each rank's columns cut at sampled columns into `chunks` ranges of nearly
+        // equal nonzeros (co[s][r]: where rank s's entries of each chunk of rank r's columns
+        // start in its local CSC, and end last). The rows and values travel chunk by chunk, and
+        // each chunk is gathered on a second stream while the next one travels.
+        let max_share = (0..world).map(|r| glob[r + 1] - glob[r]).max().unwrap_or(0);
+        let chunks = self.chunks.unwrap_or(if max_share >= CHUNKED_FROM { CHUNKS } else { 1 }).max(1);
+        let bnd = chunk_columns(&sum, stride, n, &cuts, &glob, chunks);
+        let co = chunk_offsets(comms, &self.tps, &local, &bnd, &off)?;
+        // 4. The exchange of the parts' pointers, then the receiving rank's tables (each piece's
+        // pointer, rows and values) and its share's buffers; its pointer (the sum of the pieces')
+        // and each output entry's column follow on the second stream while the rows and values
+        // travel.
         comms.group(|c| {
             for l in 0..g {
                 let (stream, s) = (gpus[l].stream(), first + l);
                 let (ra, _g0) = rel[l].device_ptr(stream);
-                let (ia, _g1) = local[l].idx().device_ptr(stream);
-                let va = local[l].vals().map(|v| v.device_ptr(stream).0).unwrap_or(0);
                 for r in (0..world).filter(|&r| r != s) {
-                    let (k0, cnt) = (off[s][r], off[s][r + 1] - off[s][r]);
-                    let pb = 4 * (range(r) + 1);
-                    // SAFETY: the part lies inside rank s's buffers: rel_at[r] + range(r) + 1
-                    // words of rel[l]; entries k0 .. k0 + cnt of its local CSC. Nothing writes
-                    // them until the stream passes the sends.
-                    unsafe {
-                        c.send_bytes(l, ra + 4 * rel_at[r], pb as usize, r)?;
-                        c.send_bytes(l, ia + 4 * k0, 4 * cnt as usize, r)?;
-                        if with_vals {
-                            c.send_bytes(l, va + vb * k0, (vb * cnt) as usize, r)?;
-                        }
-                    }
+                    // SAFETY: rel_at[r] + range(r) + 1 words of rel[l], not written again.
+                    unsafe { c.send_bytes(l, ra + 4 * rel_at[r], 4 * (range(r) as usize + 1), r)? };
                 }
             }
             for l in 0..g {
                 let (stream, r) = (gpus[l].stream(), first + l);
                 for s in (0..world).filter(|&s| s != r) {
-                    let cnt = off[s][r + 1] - off[s][r];
                     let p = recv[l][s].as_mut().ok_or(gpu_runtime::Error::Internal("a receive buffer is missing"))?;
                     let (ra, _g0) = p.rel.device_ptr_mut(stream);
-                    let (ia, _g1) = p.rows.device_ptr_mut(stream);
-                    // SAFETY: each buffer was allocated above with room for what it receives.
-                    unsafe {
-                        c.recv_bytes(l, ra, 4 * (range(r) as usize + 1), s)?;
-                        c.recv_bytes(l, ia, 4 * cnt as usize, s)?;
-                        if let Some(v) = p.vals.as_mut() {
-                            let (vaddr, _g2) = v.device_ptr_mut(stream);
-                            c.recv_bytes(l, vaddr, (vb * cnt) as usize, s)?;
-                        }
-                    }
+                    // SAFETY: range(r) + 1 words, allocated above.
+                    unsafe { c.recv_bytes(l, ra, 4 * (range(r) as usize + 1), s)? };
                 }
             }
             Ok(())
         })?;
-        lap("exchange")?;
-        // 5. Each rank gathers the pieces, in rank order, column by column: one pass over its
-        // share that writes each output word once (placing piece after piece scattered each
-        // column's runs into partly written sectors: 10.5–11.5 ms of the 2^30 transpose on two
-        // H200s). The pieces' tables first, for every rank (their copies from the host wait for
-        // the exchange), then the passes, enqueued without waiting.
         let bad = || gpu_runtime::Error::Internal("a piece past its buffers");
-        let mut tables = Vec::with_capacity(g);
+        let (mut tables, mut outs, mut cols) = (Vec::with_capacity(g), Vec::with_capacity(g), Vec::with_capacity(g));
         for l in 0..g {
-            let r = first + l;
-            let len = range(r) as usize;
+            let (gpu, r) = (&gpus[l], first + l);
+            let (len, share) = (range(r) as usize, glob[r + 1] - glob[r]);
             let mut pieces = Vec::with_capacity(world);
             for (s, o) in off.iter().enumerate() {
                 let cnt = (o[r + 1] - o[r]) as usize;
@@ -319,66 +329,113 @@ impl DistTransposer {
                 };
                 pieces.push(crate::launch::GatherPiece { cp, rows, r0: a.row_starts()[s] as u32, vals });
             }
-            tables.push(gpus[l].upload(&crate::launch::gather_table(&pieces, len + 1, with_vals)?)?);
+            tables.push(gpu.upload(&crate::launch::gather_table(&pieces, len + 1, with_vals)?)?);
+            outs.push(DeviceCsrParts::<T>::alloc(gpu, len as u64, share, with_vals)?);
+            cols.push(gpu.alloc::<u32>(share.max(1) as usize)?); // its first share words written by ptr2idx
         }
-        lap("place: tables")?;
-        // The shares' pointers: the sums of their pieces' relative pointers (no word wraps:
-        // share <= MAX_NNZ).
-        let mut outs = Vec::with_capacity(g);
-        for l in 0..g {
-            let (gpu, r) = (&gpus[l], first + l);
-            let (len, share) = (range(r), glob[r + 1] - glob[r]);
-            let mut parts = DeviceCsrParts::<T>::alloc(gpu, len, share, with_vals)?;
-            // SAFETY: the table's pieces (the receive buffers and the local CSC) live until the
-            // synchronization below, with pointers of len + 1 words (gather_table checked).
-            unsafe { crate::launch::sum_ptr(gpu, &self.tps[l].k, &DeviceView::of(&tables[l]), &mut DeviceViewMut::of(&mut parts.ptr))? };
-            outs.push(parts);
-        }
-        lap("place: pointer")?;
-        // Each output entry's column.
-        let mut cols = Vec::with_capacity(g);
         for l in 0..g {
             let share = (glob[first + l + 1] - glob[first + l]) as usize;
-            let mut c = gpus[l].alloc::<u32>(share.max(1))?; // its first share words written by ptr2idx
+            let (side, p2i) = &mut self.sides[l];
+            side.follow(&gpus[l])?;
+            // SAFETY: the table's pieces (the receive buffers and the local CSC) live until the
+            // synchronization below, with pointers of len + 1 words (gather_table checked); no
+            // word wraps (share <= MAX_NNZ).
+            unsafe { crate::launch::sum_ptr(side, &self.tps[l].k, &DeviceView::of(&tables[l]), &mut DeviceViewMut::of(&mut outs[l].ptr))? };
             if share > 0 {
-                let mut cv = DeviceViewMut::of(&mut c).try_into_slice(..share).ok_or_else(bad)?;
-                self.tps[l].ptr2idx.run(&DeviceView::of(&outs[l].ptr), &mut cv)?;
+                let mut cv = DeviceViewMut::of(&mut cols[l]).try_into_slice(..share).ok_or_else(bad)?;
+                p2i.run(&DeviceView::of(&outs[l].ptr), &mut cv)?;
             }
-            cols.push(c);
+            if profile {
+                side.synchronize()?;
+            }
         }
         lap("place: columns")?;
-        let mut blocks = Vec::with_capacity(g);
-        for (l, mut parts) in outs.into_iter().enumerate() {
-            let r = first + l;
-            let (len, share) = (range(r), glob[r + 1] - glob[r]);
-            if share > 0 {
-                let cv = DeviceView::of(&cols[l]).try_slice(..share as usize).ok_or_else(bad)?;
-                let mut out_vals = parts.vals.as_mut().map(DeviceViewMut::of);
-                let tp = &self.tps[l];
+        // 5. Chunk by chunk: the rows and values of every rank's part of chunk k for rank r into
+        // r's receive buffers, then (on the second stream, after them) the gather of r's output
+        // entries of chunk k: in rank order in each column, each output word written once (the
+        // pieces from lower ranks hold lower rows, so rows stay sorted).
+        for k in 0..chunks {
+            comms.group(|c| {
+                for l in 0..g {
+                    let (stream, s) = (gpus[l].stream(), first + l);
+                    let (ia, _g1) = local[l].idx().device_ptr(stream);
+                    let va = local[l].vals().map(|v| v.device_ptr(stream).0).unwrap_or(0);
+                    for r in (0..world).filter(|&r| r != s) {
+                        let (k0, cnt) = (co[s][r][k], co[s][r][k + 1] - co[s][r][k]);
+                        // SAFETY: entries k0 .. k0 + cnt of rank s's local CSC (inside its part
+                        // for rank r), not written again.
+                        unsafe {
+                            c.send_bytes(l, ia + 4 * k0, 4 * cnt as usize, r)?;
+                            if with_vals {
+                                c.send_bytes(l, va + vb * k0, (vb * cnt) as usize, r)?;
+                            }
+                        }
+                    }
+                }
+                for l in 0..g {
+                    let (stream, r) = (gpus[l].stream(), first + l);
+                    for s in (0..world).filter(|&s| s != r) {
+                        let (at, cnt) = (co[s][r][k] - co[s][r][0], co[s][r][k + 1] - co[s][r][k]);
+                        let p = recv[l][s].as_mut().ok_or(gpu_runtime::Error::Internal("a receive buffer is missing"))?;
+                        let (ia, _g1) = p.rows.device_ptr_mut(stream);
+                        // SAFETY: entries at .. at + cnt of the piece (its count is the sum of
+                        // its chunks' counts), allocated above.
+                        unsafe {
+                            c.recv_bytes(l, ia + 4 * at, 4 * cnt as usize, s)?;
+                            if let Some(v) = p.vals.as_mut() {
+                                let (vaddr, _g2) = v.device_ptr_mut(stream);
+                                c.recv_bytes(l, vaddr + vb * at, (vb * cnt) as usize, s)?;
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            })?;
+            for l in 0..g {
+                let r = first + l;
+                // Output entries p0 .. p1: chunk k of rank r's share.
+                let at = |k: usize| (0..world).map(|s| co[s][r][k] - co[s][r][0]).sum::<u64>() as usize;
+                let (p0, p1) = (at(k), at(k + 1));
+                if p1 == p0 {
+                    continue;
+                }
+                let side = &self.sides[l].0;
+                side.follow(&gpus[l])?;
+                let parts = &mut outs[l];
+                let cv = DeviceView::of(&cols[l]).try_slice(p0..p1).ok_or_else(bad)?;
+                let mut out_rows = DeviceViewMut::of(&mut parts.idx).try_into_slice(p0..p1).ok_or_else(bad)?;
+                let mut out_vals = parts.vals.as_mut().map(|v| DeviceViewMut::of(v).try_into_slice(p0..p1).ok_or_else(bad)).transpose()?;
                 // SAFETY: the table's pieces (the receive buffers and the local CSC) live until
                 // the synchronization below, made for len + 1 words and values as the output;
-                // cols is the expansion of the share's pointer (ptr2idx), so every word is
-                // below len. The pieces' pointers sum, column by column, to the share's counts
-                // (each rank's local CSC restricted to rank r's columns).
+                // cols is the expansion of the share's pointer (ptr2idx, on this stream before),
+                // so every word is below len; entries p0 .. p1 are the chunk's, whose pieces'
+                // entries arrived before the stream's event.
                 unsafe {
                     crate::launch::gather_pieces(
-                        &tp.gpu,
-                        &tp.k,
-                        &cv,
+                        side,
+                        &self.tps[l].k,
+                        (p0 as u64, &cv),
                         &DeviceView::of(&parts.ptr),
                         &DeviceView::of(&tables[l]),
-                        &mut DeviceViewMut::of(&mut parts.idx),
+                        &mut out_rows,
                         out_vals.as_mut(),
                     )?
                 };
             }
+        }
+        lap("exchange")?;
+        for (l, gpu) in gpus.iter().enumerate() {
+            gpu.follow(&self.sides[l].0)?;
+        }
+        comms.synchronize()?;
+        lap("place")?;
+        let mut blocks = Vec::with_capacity(g);
+        for (l, parts) in outs.into_iter().enumerate() {
             // SAFETY: the pieces, gathered in rank order in each column, are the CSR of columns
             // cuts[r] .. cuts[r + 1] of the transpose: pointer from 0 to share, row indices < m,
             // values beside them.
-            blocks.push(unsafe { DeviceCsr::from_parts_unchecked(len, m, parts) });
+            blocks.push(unsafe { DeviceCsr::from_parts_unchecked(range(first + l), m, parts) });
         }
-        comms.synchronize()?;
-        lap("place: gather")?;
         let out = DistCsr::from_local_blocks(n, m, cuts.clone(), first, blocks)?;
         Ok((out, Exchange { cuts, sent_bytes, phases }))
     }
@@ -440,6 +497,84 @@ fn cuts_from_brackets(shared: &[Vec<u64>], starts: &[u64], stride: u64, n: u64, 
         }
     }
     Ok(Cuts { cuts, off, glob })
+}
+
+/// Chunks of the exchange when a share reaches [`CHUNKED_FROM`] nonzeros: each gathered while the
+/// next travels.
+pub const CHUNKS: usize = 4;
+
+/// Shares of at least this many nonzeros go in [`CHUNKS`] chunks (below it the chunks' fixed
+/// costs would outweigh the overlap).
+pub const CHUNKED_FROM: u64 = 1 << 26;
+
+/// The columns cutting each rank's range into `chunks` ranges of nearly equal nonzeros, at sampled
+/// columns (`sum[i]`: the global pointer at column `min(i · stride, n)`): `bnd[r]` runs from
+/// `cuts[r]` to `cuts[r + 1]`, nondecreasing (`glob[r]`: the global pointer at `cuts[r]`).
+fn chunk_columns(sum: &[u64], stride: u64, n: u64, cuts: &[u64], glob: &[u64], chunks: usize) -> Vec<Vec<u64>> {
+    let world = cuts.len() - 1;
+    (0..world)
+        .map(|r| {
+            let mut b = Vec::with_capacity(chunks + 1);
+            let mut prev = cuts[r];
+            b.push(prev);
+            for k in 1..chunks {
+                let t = glob[r] + (glob[r + 1] - glob[r]) * k as u64 / chunks as u64;
+                let c = (sum.partition_point(|&p| p < t) as u64).saturating_mul(stride).min(n);
+                prev = c.clamp(prev, cuts[r + 1]);
+                b.push(prev);
+            }
+            b.push(cuts[r + 1]);
+            b
+        })
+        .collect()
+}
+
+/// `co[s][r][k]`: where rank `s`'s entries of chunk `k` of rank `r`'s columns (`bnd[r][k] ..
+/// bnd[r][k + 1]`) start in its local CSC, and where they end last (`off[s][r]` and `off[s][r +
+/// 1]`): each rank's pointer at the chunks' inner columns, shared with every rank of every
+/// process. [`gpu_runtime::Error::Internal`] when the shared words are not nondecreasing within
+/// each part (the receives would not fit their buffers).
+fn chunk_offsets<T: Payload>(
+    comms: &Comms,
+    tps: &[Transposer],
+    local: &[DeviceCsr<T>],
+    bnd: &[Vec<u64>],
+    off: &[Vec<u64>],
+) -> Result<Vec<Vec<Vec<u64>>>> {
+    let world = bnd.len();
+    let inside = bnd.first().map_or(0, |b| b.len().saturating_sub(2));
+    let inner: Vec<u64> = bnd.iter().flat_map(|b| b[1..=inside].iter().copied()).collect();
+    let shared = if inner.is_empty() {
+        vec![Vec::new(); world]
+    } else {
+        let mut rows = Vec::with_capacity(tps.len());
+        for (tp, c) in tps.iter().zip(local) {
+            let mut b = tp.gpu.alloc::<u64>(inner.len())?; // every word written below
+            for (i, &col) in inner.iter().enumerate() {
+                let mut one =
+                    DeviceViewMut::of(&mut b).try_into_slice(i..i + 1).ok_or(gpu_runtime::Error::Internal("a chunk word past its buffer"))?;
+                crate::launch::sample_ptr(&tp.gpu, &tp.k, &DeviceView::of(c.ptr()), (col, 1), &mut one)?;
+            }
+            rows.push(tp.gpu.download(&b)?); // synchronizes
+        }
+        comms.share_rows(&rows, inner.len())?
+    };
+    let mut co = Vec::with_capacity(world);
+    for (s, words) in shared.iter().enumerate() {
+        let mut per = Vec::with_capacity(world);
+        for r in 0..world {
+            let mut v = Vec::with_capacity(inside + 2);
+            v.push(off[s][r]);
+            v.extend_from_slice(&words[r * inside..(r + 1) * inside]);
+            v.push(off[s][r + 1]);
+            if v.windows(2).any(|w| w[0] > w[1]) {
+                return Err(gpu_runtime::Error::Internal("chunk offsets out of order").into());
+            }
+            per.push(v);
+        }
+        co.push(per);
+    }
+    Ok(co)
 }
 
 #[cfg(test)]

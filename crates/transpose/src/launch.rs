@@ -416,18 +416,21 @@ pub(crate) fn gather_table<T: Payload>(pieces: &[GatherPiece<'_, T>], ptr_len: u
 }
 
 /// Gathers the pieces of `table` ([`gather_table`], on the device: `np` pieces) into a rank's
-/// share of the transpose, in table order within each column: output entry `p` of column
-/// `cols[p]` at `p − out_ptr[cols[p]]` (`transpose_dist_gather_v*`, by the values' width).
+/// share of the transpose, in table order within each column, or into its entries from `base`
+/// (`cols`, `out_rows` and `out_vals` then start at entry `base`): output entry `base + p` of
+/// column `cols[p]` at `base + p − out_ptr[cols[p]]` (`transpose_dist_gather_v*`, by the values'
+/// width).
 ///
 /// # Safety
 /// `table` holds [`gather_table`]'s words for pieces that live until the work completes, made
 /// with `ptr_len = out_ptr.len()` and values exactly when `out_vals` is given; `cols` is
-/// `out_ptr`'s expansion (each word the column of its output entry, below `out_ptr.len() − 1`).
+/// `out_ptr`'s expansion from entry `base` (each word the column of its output entry, below
+/// `out_ptr.len() − 1`).
 /// The outputs' lengths are checked; a piece entry past its rows is never read.
 pub(crate) unsafe fn gather_pieces<T: Payload>(
     gpu: &Gpu,
     k: &Kernels,
-    cols: &DeviceView<'_, u32>,
+    (base, cols): (u64, &DeviceView<'_, u32>),
     out_ptr: &DeviceView<'_, u32>,
     table: &DeviceView<'_, u64>,
     out_rows: &mut DeviceViewMut<'_, u32>,
@@ -448,7 +451,7 @@ pub(crate) unsafe fn gather_pieces<T: Payload>(
     }
     let out_vals = out_vals.map_or(0, |v| v.addr());
     let np = (table.len() / 5) as u32;
-    // SAFETY: transpose_dist_gather_v*(nnz, cols, out_ptr, np, table, out_rows, out_vals): the
+    // SAFETY: transpose_dist_gather_v*(nnz, base, cols, out_ptr, np, table, out_rows, out_vals): the
     // outputs' lengths checked above (nnz), the table's pieces checked by gather_table against
     // out_ptr's length and the values' presence (the caller's contract), cols below out_ptr's
     // length − 1 (the caller's contract); the variant is the values' width (null values with
@@ -457,6 +460,7 @@ pub(crate) unsafe fn gather_pieces<T: Payload>(
         k.dist_gather[kv]
             .args(gpu.stream())
             .arg(&nnz)
+            .arg(&base)
             .arg(cols)
             .arg(out_ptr)
             .arg(&np)

@@ -63,9 +63,21 @@ fn run(count: usize, name: &str) {
             }
             let a32 = a.clone().map_values(|v| v as f32);
             check(comms, &mut dt, Algorithm::Auto, &a32, &format!("{what} (f32)"));
+            // The exchange in chunks (each gathered while the next travels), more chunks than
+            // some ranks' columns; the same bits.
+            for chunks in [3, 7] {
+                dt.set_chunks(Some(chunks));
+                check(comms, &mut dt, Algorithm::Auto, &a32, &format!("{what} (f32), {chunks} chunks"));
+            }
+            dt.set_chunks(None);
         }
         let big = generate::uniform::<f64>(200_003, 150_001, 3_000_000, rng.random()).unwrap();
         check(comms, &mut dt, Algorithm::Auto, &big, "uniform 200003x150001 3M");
+        dt.set_chunks(Some(4));
+        dt.set_profile(true);
+        check(comms, &mut dt, Algorithm::Auto, &big, "uniform 200003x150001 3M, 4 chunks, profiled");
+        dt.set_chunks(None);
+        dt.set_profile(false);
         // Another communicator over the same GPUs (other streams) is refused.
         let other = Comms::local(comms.len()).unwrap();
         let d = DistCsr::scatter(other.gpus(), &big).unwrap();
@@ -143,7 +155,8 @@ fn transpose_rank(out: &str) {
     let got = t.blocks()[0].download(&comms.gpus()[0]).unwrap();
     let want = row_block(&a.transpose(), ex.cuts[r], ex.cuts[r + 1]);
     assert!(got.same_bits(&want), "rank {r}: its block of the transpose differs from the twin's");
-    // Twice on the same transposer: the same result.
+    // Twice on the same transposer, the exchange in 3 chunks: the same result.
+    dt.set_chunks(Some(3));
     let (t2, _) = dt.transpose(&comms, Algorithm::RadixTrans, &d).unwrap();
     assert!(t2.blocks()[0].download(&comms.gpus()[0]).unwrap().same_bits(&want), "rank {r}: RadixTrans");
     let text: Vec<String> = ex.cuts.iter().map(u64::to_string).collect();

@@ -493,7 +493,9 @@ pub const GATHER_VT: usize = 4;
 macro_rules! gather_kernel {
     ($name:ident, $t:ty) => {
         /// The pieces of one rank's columns gathered into its share of the distributed
-        /// transpose: output entry `p < nnz` lies in column `j = col[p]` at `q = p − out_ptr[j]`;
+        /// transpose, or into its entries `base .. base + nnz` (`col`, `out_rows` and `out_vals`
+        /// then point at entry `base`): output entry `base + p` (`p < nnz`) lies in column
+        /// `j = col[p]` at `q = base + p − out_ptr[j]`;
         /// it is entry `q − (counts of the pieces before s in column j)` of column `j` of the
         /// first piece `s` (in table order, so the rows stay sorted) whose column `j` reaches
         /// it, its row offset by the piece's first row. Each output word is written once, by
@@ -512,6 +514,7 @@ macro_rules! gather_kernel {
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name(
             nnz: u64,
+            base: u64,
             col: *const u32,
             out_ptr: *const u32,
             np: u32,
@@ -520,8 +523,8 @@ macro_rules! gather_kernel {
             out_vals: *mut $t,
         ) {
             let stride = grid_size_1d();
-            let mut base = index_1d_u64();
-            while base < nnz {
+            let mut at = index_1d_u64();
+            while at < nnz {
                 // SAFETY (every load and store below): the contract: p < nnz, j < len, each
                 // piece's pointer len + 1 words, src below the piece's length.
                 unsafe {
@@ -529,7 +532,7 @@ macro_rules! gather_kernel {
                     let mut q = [0u64; GATHER_VT];
                     let mut live = [false; GATHER_VT];
                     for i in 0..GATHER_VT {
-                        let p = base + i as u64 * stride;
+                        let p = at + i as u64 * stride;
                         if p < nnz {
                             live[i] = true;
                             j[i] = ldg_u32(col.add(p as usize)) as usize;
@@ -537,7 +540,7 @@ macro_rules! gather_kernel {
                     }
                     for i in 0..GATHER_VT {
                         if live[i] {
-                            q[i] = (base + i as u64 * stride).wrapping_sub(ldg_u32(out_ptr.add(j[i])) as u64);
+                            q[i] = (at + i as u64 * stride).wrapping_add(base).wrapping_sub(ldg_u32(out_ptr.add(j[i])) as u64);
                         }
                     }
                     // The piece of each entry, and its place there.
@@ -580,7 +583,7 @@ macro_rules! gather_kernel {
                         }
                     }
                     for i in 0..GATHER_VT {
-                        let p = (base + i as u64 * stride) as usize;
+                        let p = (at + i as u64 * stride) as usize;
                         if out[i] {
                             stg(out_rows.add(p), row[i]);
                         }
@@ -589,7 +592,7 @@ macro_rules! gather_kernel {
                         }
                     }
                 }
-                base += GATHER_VT as u64 * stride;
+                at += GATHER_VT as u64 * stride;
             }
         }
     };
