@@ -7,6 +7,9 @@
 #               `transpose --gpus N --check`, then the 2^30 bench twice in turn: new (chunks as
 #               the rule says), c1 (new, one chunk), old; the realistic stencil and graph new /
 #               old, and (RMAT=1) the SVD on R-MAT 2^24;
+#   PART=overlap the dist tests (no memcheck), then the 2^30 bench with the exchange in 1 chunk, and
+#               in 4 and 2 chunks with the gathers beside it on 16, 8 and 4 blocks a
+#               multiprocessor; the realistic stencil and graph;
 #   PART=big    the 4 × 10^9-nonzero transpose and SVD on four GPUs (fingerprint check).
 set -u
 O=${OUT:-.gpu/out}; mkdir -p "$O"
@@ -44,6 +47,20 @@ if [ "${PART:-tests}" = tests ]; then
   if [ -x .gpu/svd-dist-bench ] && [ "${RMAT:-0}" = 1 ]; then
     SPTRANS_SVD_KIND=rmat SPTRANS_SVD_SCALE=24 SPTRANS_SVD_EDGES=268435456 SPTRANS_DIST_CSV="$O/svd-rmat.csv" .gpu/svd-dist-bench 2>&1 | tee "$O/svd-rmat.txt" | tail -8
   fi
+elif [ "${PART}" = overlap ]; then
+  SPTRANS_GPU_TEST_LOG="$O/dist-tests.log" SPTRANS_REQUIRE_GPUS=$G .gpu/dist-test --test-threads 1 2>&1 | tail -3
+  cat "$O/dist-tests.log"
+  for v in 1:16 4:16 4:8 4:4 2:4 8:4; do
+    echo "== 2^30 chunks:blocks-per-SM $v"
+    SPTRANS_DIST_CHUNKS=${v%:*} SPTRANS_DIST_OVERLAP_PER_SM=${v#*:} SPTRANS_DIST_MIN_GPUS=2 SPTRANS_DIST_NNZ=1073741824 .gpu/dist-bench 2>&1 | grep -v "^matrix\|^wrote\|^copy\|^gpus"
+  done
+  .gpu/sptrans gen stencil 100 --order random --seed 2 -o /tmp/stencil.mtx 2>&1 | tail -1 &
+  .gpu/sptrans gen graph 2000000 8 1000 --seed 3 -o /tmp/graph.mtx 2>&1 | tail -1 &
+  wait
+  for m in stencil graph; do
+    echo "== $m"
+    SPTRANS_DIST_MTX=/tmp/$m.mtx SPTRANS_DIST_RUNS=10 .gpu/dist-bench 2>&1 | grep -v "^matrix\|^wrote\|^copy"
+  done
 else
   ( while sleep 2; do nvidia-smi --query-gpu=index,memory.used --format=csv,noheader >> "$O/mem.log"; done ) &
   mon=$!

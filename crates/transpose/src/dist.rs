@@ -36,6 +36,8 @@ pub struct DistTransposer {
     /// Chunks of the exchange ([`DistTransposer::set_chunks`]); `None`: [`CHUNKS`] from
     /// [`CHUNKED_FROM`] nonzeros a share, else 1.
     chunks: Option<usize>,
+    /// Blocks a multiprocessor of the gathers beside the exchange ([`OVERLAP_PER_SM`]).
+    overlap_per_sm: u32,
     profile: bool,
     /// Each rank's stream at construction: `transpose` takes only the same communicator.
     streams: Vec<usize>,
@@ -72,7 +74,14 @@ impl DistTransposer {
                 Ok((side, p2i))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Self { tps: comms.gpus().iter().map(Transposer::new).collect::<Result<Vec<_>>>()?, sides, chunks: None, profile: false, streams })
+        Ok(Self {
+            tps: comms.gpus().iter().map(Transposer::new).collect::<Result<Vec<_>>>()?,
+            sides,
+            chunks: None,
+            overlap_per_sm: OVERLAP_PER_SM,
+            profile: false,
+            streams,
+        })
     }
 
     /// Sends the rows and values in `chunks` column ranges of each rank's share, each gathered
@@ -80,6 +89,12 @@ impl DistTransposer {
     /// nonzeros, else 1; 0 counts as 1). For studies; the result is the same.
     pub fn set_chunks(&mut self, chunks: Option<usize>) {
         self.chunks = chunks;
+    }
+
+    /// The blocks a multiprocessor (1 to 16) of each chunk's gather when the exchange goes in
+    /// several chunks (`None`: [`OVERLAP_PER_SM`]); for studies, the result is the same.
+    pub fn set_overlap_per_sm(&mut self, per_sm: Option<u32>) {
+        self.overlap_per_sm = per_sm.unwrap_or(OVERLAP_PER_SM).clamp(1, 16);
     }
 
     /// Times each phase ([`Exchange::phases`]), synchronizing every rank around each (slower; for
@@ -163,8 +178,11 @@ impl DistTransposer {
         // exact cuts and every rank's offsets at them.
         let (chk, nnz_l): (Vec<Vec<u64>>, Vec<u64>) =
             (local.iter().map(|_| vec![with_vals as u64, n]).collect(), local.iter().map(|c| c.nnz()).collect());
-        if let Some(other) = comms.share_rows(&chk, 2)?.iter().find(|r| r[1] != n || r[0] != with_vals as u64) {
-            return Err(Error::Shape { what: "columns (or values) of another process's blocks", expected: n, got: other[1] });
+        // Other processes' blocks may disagree (one process's blocks are one matrix's).
+        if comms.len() < world {
+            if let Some(other) = comms.share_rows(&chk, 2)?.iter().find(|r| r[1] != n || r[0] != with_vals as u64) {
+                return Err(Error::Shape { what: "columns (or values) of another process's blocks", expected: n, got: other[1] });
+            }
         }
         let stride = n.div_ceil(SAMPLES).max(1);
         let samples = (n.div_ceil(stride) + 1) as usize;
@@ -414,7 +432,7 @@ impl DistTransposer {
                     crate::launch::gather_pieces(
                         side,
                         &self.tps[l].k,
-                        (p0 as u64, &cv),
+                        (p0 as u64, &cv, if chunks > 1 { self.overlap_per_sm } else { 16 }),
                         &DeviceView::of(&parts.ptr),
                         &DeviceView::of(&tables[l]),
                         &mut out_rows,
@@ -502,6 +520,10 @@ fn cuts_from_brackets(shared: &[Vec<u64>], starts: &[u64], stride: u64, n: u64, 
 /// Chunks of the exchange when a share reaches [`CHUNKED_FROM`] nonzeros: each gathered while the
 /// next travels.
 pub const CHUNKS: usize = 4;
+
+/// Blocks a multiprocessor of a chunk's gather while the next chunk travels: a whole grid (16)
+/// holds every multiprocessor until it ends, and NCCL's kernels of the next chunk wait for it.
+pub const OVERLAP_PER_SM: u32 = 4;
 
 /// Shares of at least this many nonzeros go in [`CHUNKS`] chunks (below it the chunks' fixed
 /// costs would outweigh the overlap).
