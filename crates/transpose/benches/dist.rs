@@ -12,8 +12,7 @@
 //! of the SVD's dist bench (`generate::text_hashed`, seed 7: `SPTRANS_DIST_DOCS` ×
 //! `SPTRANS_DIST_TERMS`, `SPTRANS_DIST_PER_DOC` a row); `SPTRANS_DIST_CSV` writes the
 //! table as CSV. Median of `SPTRANS_DIST_RUNS` (default 5) runs after one warm-up.
-//! `SPTRANS_DIST_CHUNKS` sets the exchange's chunks (`DistTransposer::set_chunks`),
-//! `SPTRANS_DIST_OVERLAP_PER_SM` the blocks a multiprocessor of the gathers beside it.
+//! `SPTRANS_DIST_CHUNKS` sets the exchange's chunks (`DistTransposer::set_chunks`).
 use gpu_runtime::cudarc::driver::DevicePtr;
 use gpu_runtime::Comms;
 use gpu_transpose::dist::DistTransposer;
@@ -159,9 +158,6 @@ fn main() {
         let mut dt = DistTransposer::new(comms).unwrap();
         if let Ok(c) = std::env::var("SPTRANS_DIST_CHUNKS") {
             dt.set_chunks(c.parse().ok());
-        }
-        if let Ok(b) = std::env::var("SPTRANS_DIST_OVERLAP_PER_SM") {
-            dt.set_overlap_per_sm(b.parse().ok());
         }
         let d = DistCsr::scatter(comms.gpus(), &a).unwrap();
         // The one-GPU transpose of the whole matrix, on rank 0 (uploaded once).

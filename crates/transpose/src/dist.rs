@@ -12,13 +12,16 @@
 //!    rank, give the exact cuts and each rank's offsets at them. (Summing whole pointers, 256 MiB
 //!    at 2^26 columns, took 2.1 ms of the 2^30 transpose on two H200s.)
 //! 3. Each rank sends every other rank the contiguous part of its local CSC that falls in that
-//!    rank's columns (the part's relative column pointer, row indices and values; grouped NCCL
-//!    sends and receives).
+//!    rank's columns (the part's relative column pointer first, then its row indices and
+//!    values; grouped NCCL sends and receives).
 //! 4. Each rank gathers the pieces, in rank order, one after another in each column (one pass
 //!    over its share, `transpose_dist_gather_*`: each output entry finds its column from the
 //!    share's pointer, then its piece; rows offset by the sender's first row). Pieces from lower
 //!    ranks hold lower rows, so each column's rows stay sorted and equal entries keep their
-//!    order: the one-GPU result.
+//!    order: the one-GPU result. The share's pointer (the sum of its pieces') and each output
+//!    entry's column are made on a second stream while the rows and values travel; from
+//!    [`CHUNKED_FROM_RANKS`] ranks and [`CHUNKED_FROM`] nonzeros a share, the rows and values
+//!    travel in [`CHUNKS`] column ranges, each gathered while the next travels.
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use gpu_runtime::{Comms, DeviceView, DeviceViewMut, Gpu, Payload};
@@ -34,10 +37,8 @@ pub struct DistTransposer {
     /// phase's work that overlaps the exchange.
     sides: Vec<(Gpu, Ptr2Idx)>,
     /// Chunks of the exchange ([`DistTransposer::set_chunks`]); `None`: [`CHUNKS`] from
-    /// [`CHUNKED_FROM`] nonzeros a share, else 1.
+    /// [`CHUNKED_FROM_RANKS`] ranks and [`CHUNKED_FROM`] nonzeros a share, else 1.
     chunks: Option<usize>,
-    /// Blocks a multiprocessor of the gathers beside the exchange ([`OVERLAP_PER_SM`]).
-    overlap_per_sm: u32,
     profile: bool,
     /// Each rank's stream at construction: `transpose` takes only the same communicator.
     streams: Vec<usize>,
@@ -74,27 +75,15 @@ impl DistTransposer {
                 Ok((side, p2i))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Self {
-            tps: comms.gpus().iter().map(Transposer::new).collect::<Result<Vec<_>>>()?,
-            sides,
-            chunks: None,
-            overlap_per_sm: OVERLAP_PER_SM,
-            profile: false,
-            streams,
-        })
+        Ok(Self { tps: comms.gpus().iter().map(Transposer::new).collect::<Result<Vec<_>>>()?, sides, chunks: None, profile: false, streams })
     }
 
     /// Sends the rows and values in `chunks` column ranges of each rank's share, each gathered
-    /// while the next one travels (`None`: [`CHUNKS`] when a share reaches [`CHUNKED_FROM`]
-    /// nonzeros, else 1; 0 counts as 1). For studies; the result is the same.
+    /// while the next one travels (`None`: [`CHUNKS`] from [`CHUNKED_FROM_RANKS`] ranks when a
+    /// share reaches [`CHUNKED_FROM`] nonzeros, else 1; 0 counts as 1). For studies; the result
+    /// is the same. Every process of a launch must set the same.
     pub fn set_chunks(&mut self, chunks: Option<usize>) {
         self.chunks = chunks;
-    }
-
-    /// The blocks a multiprocessor (1 to 16) of each chunk's gather when the exchange goes in
-    /// several chunks (`None`: [`OVERLAP_PER_SM`]); for studies, the result is the same.
-    pub fn set_overlap_per_sm(&mut self, per_sm: Option<u32>) {
-        self.overlap_per_sm = per_sm.unwrap_or(OVERLAP_PER_SM).clamp(1, 16);
     }
 
     /// Times each phase ([`Exchange::phases`]), synchronizing every rank around each (slower; for
@@ -294,7 +283,7 @@ impl DistTransposer {
         // start in its local CSC, and end last). The rows and values travel chunk by chunk, and
         // each chunk is gathered on a second stream while the next one travels.
         let max_share = (0..world).map(|r| glob[r + 1] - glob[r]).max().unwrap_or(0);
-        let chunks = self.chunks.unwrap_or(if max_share >= CHUNKED_FROM { CHUNKS } else { 1 }).max(1);
+        let chunks = self.chunks.unwrap_or(if world >= CHUNKED_FROM_RANKS && max_share >= CHUNKED_FROM { CHUNKS } else { 1 }).max(1);
         let bnd = chunk_columns(&sum, stride, n, &cuts, &glob, chunks);
         let co = chunk_offsets(comms, &self.tps, &local, &bnd, &off)?;
         // 4. The exchange of the parts' pointers, then the receiving rank's tables (each piece's
@@ -432,7 +421,7 @@ impl DistTransposer {
                     crate::launch::gather_pieces(
                         side,
                         &self.tps[l].k,
-                        (p0 as u64, &cv, if chunks > 1 { self.overlap_per_sm } else { 16 }),
+                        (p0 as u64, &cv),
                         &DeviceView::of(&parts.ptr),
                         &DeviceView::of(&tables[l]),
                         &mut out_rows,
@@ -517,13 +506,16 @@ fn cuts_from_brackets(shared: &[Vec<u64>], starts: &[u64], stride: u64, n: u64, 
     Ok(Cuts { cuts, off, glob })
 }
 
-/// Chunks of the exchange when a share reaches [`CHUNKED_FROM`] nonzeros: each gathered while the
-/// next travels.
+/// Chunks of the exchange from [`CHUNKED_FROM_RANKS`] ranks when a share reaches
+/// [`CHUNKED_FROM`] nonzeros: each gathered while the next travels. At 2^30 nonzeros on four
+/// H200s: 30.5–30.9 ms against 32.7–35.0 in one chunk (2 chunks 34.3, 8 chunks 32.0).
 pub const CHUNKS: usize = 4;
 
-/// Blocks a multiprocessor of a chunk's gather while the next chunk travels: a whole grid (16)
-/// holds every multiprocessor until it ends, and NCCL's kernels of the next chunk wait for it.
-pub const OVERLAP_PER_SM: u32 = 4;
+/// The fewest ranks whose exchange goes in [`CHUNKS`] chunks. On two H200s the gathers beside
+/// the exchange slowed it from 7.2 to 15–17 ms: 47.9–49.7 ms against 45.1–45.3 in one chunk at
+/// 2^30 (with the gathers on 4 or 8 blocks a multiprocessor, to leave room for NCCL, no better);
+/// three ranks not measured.
+pub const CHUNKED_FROM_RANKS: usize = 4;
 
 /// Shares of at least this many nonzeros go in [`CHUNKS`] chunks (below it the chunks' fixed
 /// costs would outweigh the overlap).

@@ -419,8 +419,7 @@ pub(crate) fn gather_table<T: Payload>(pieces: &[GatherPiece<'_, T>], ptr_len: u
 /// share of the transpose, in table order within each column, or into its entries from `base`
 /// (`cols`, `out_rows` and `out_vals` then start at entry `base`): output entry `base + p` of
 /// column `cols[p]` at `base + p − out_ptr[cols[p]]` (`transpose_dist_gather_v*`, by the values'
-/// width), with at most `per_sm` (1 to 16) blocks a multiprocessor: fewer leave room for work
-/// beside it (NCCL's kernels).
+/// width).
 ///
 /// # Safety
 /// `table` holds [`gather_table`]'s words for pieces that live until the work completes, made
@@ -431,7 +430,7 @@ pub(crate) fn gather_table<T: Payload>(pieces: &[GatherPiece<'_, T>], ptr_len: u
 pub(crate) unsafe fn gather_pieces<T: Payload>(
     gpu: &Gpu,
     k: &Kernels,
-    (base, cols, per_sm): (u64, &DeviceView<'_, u32>, u32),
+    (base, cols): (u64, &DeviceView<'_, u32>),
     out_ptr: &DeviceView<'_, u32>,
     table: &DeviceView<'_, u64>,
     out_rows: &mut DeviceViewMut<'_, u32>,
@@ -468,7 +467,7 @@ pub(crate) unsafe fn gather_pieces<T: Payload>(
             .arg(table)
             .arg(&mut *out_rows)
             .arg(&out_vals)
-            .launch(grid_1d(nnz.div_ceil(4), NT, NT as u64 * 4, gpu.props().sm_count.max(1) * per_sm.clamp(1, 16)))?
+            .launch(grid_of(gpu, nnz.div_ceil(4)))?
     };
     Ok(())
 }
