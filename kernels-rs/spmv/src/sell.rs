@@ -173,6 +173,9 @@ macro_rules! sell_fill {
     };
 }
 
+/// Slots each lane of the SELL-C-σ products loads a turn (independent loads in flight).
+const SELL_U: usize = 4;
+
 macro_rules! sell_products {
     ($t:ty, $body:ident, $sell:ident, $sell_vi:ident) => {
         /// The product's walk, the value of slot `s` being `val_at(s)`: a warp per chunk and a
@@ -206,29 +209,54 @@ macro_rules! sell_products {
                 unsafe {
                     let Chunk { w0, width, i0, narrow } = Chunk::at(wptr, iptr, chunk);
                     let v0 = SELL_C * w0 + lane;
+                    // Slot j's column, ELL_PAD for padding (no column reaches it).
+                    let lo = if narrow { *base.add(chunk) } else { 0 };
+                    let p16 = (idx as *const u16).add((SELL_C * i0 + lane) as usize);
+                    let p32 = idx.add((16 * i0 + lane) as usize);
+                    let col_at = |j: u64| -> u32 {
+                        if narrow {
+                            let d = h.matrix(p16.add((SELL_C * j) as usize));
+                            if d == SELL_PAD16 {
+                                ELL_PAD
+                            } else {
+                                lo + d as u32
+                            }
+                        } else {
+                            h.matrix(p32.add((SELL_C * j) as usize))
+                        }
+                    };
+                    // SELL_U slots a turn: their columns and values loaded together, then their
+                    // x entries (none for padding), then summed in slot order up to the first
+                    // padding: the loads of a turn in flight at once, the sum CSR-scalar's.
                     let mut sum: $t = 0.0;
                     let mut j = 0u64;
-                    if narrow {
-                        let lo = *base.add(chunk);
-                        let p = (idx as *const u16).add((SELL_C * i0 + lane) as usize);
-                        while j < width {
-                            let d = h.matrix(p.add((SELL_C * j) as usize));
-                            if d == SELL_PAD16 {
-                                break;
+                    while j < width {
+                        let mut c = [ELL_PAD; SELL_U];
+                        let mut v: [$t; SELL_U] = [0.0; SELL_U];
+                        for u in 0..SELL_U {
+                            if j + (u as u64) < width {
+                                c[u] = col_at(j + u as u64);
+                                v[u] = val_at(v0 + SELL_C * (j + u as u64));
                             }
-                            sum += val_at(v0 + SELL_C * j) * h.x(x, lo + d as u32);
-                            j += 1;
                         }
-                    } else {
-                        let p = idx.add((16 * i0 + lane) as usize);
-                        while j < width {
-                            let c = h.matrix(p.add((SELL_C * j) as usize));
-                            if c == ELL_PAD {
-                                break;
+                        let mut xv: [$t; SELL_U] = [0.0; SELL_U];
+                        for u in 0..SELL_U {
+                            if c[u] != ELL_PAD {
+                                xv[u] = h.x(x, c[u]);
                             }
-                            sum += val_at(v0 + SELL_C * j) * h.x(x, c);
-                            j += 1;
                         }
+                        let mut end = false;
+                        for u in 0..SELL_U {
+                            if c[u] == ELL_PAD {
+                                end = true;
+                            } else if !end {
+                                sum += v[u] * xv[u];
+                            }
+                        }
+                        if end {
+                            break;
+                        }
+                        j += SELL_U as u64;
                     }
                     if t < rows {
                         let r = row_at(perm, t);
