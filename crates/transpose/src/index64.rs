@@ -275,8 +275,8 @@ impl Transposer {
         if (rows.len() as u64) < 2 * chunks || ptr.is_empty() {
             return Err(Error::Shape { what: "chunk rows", expected: 2 * chunks, got: rows.len() as u64 });
         }
-        // SAFETY: `ptr` is a valid pointer (callers: a view's, or an all-reduced sum of valid
-        // ones) from 0 to nnz; rows holds 2 · chunks words (checked).
+        // SAFETY: `ptr` is a valid pointer (its caller passes a validated view's) from 0 to nnz;
+        // rows holds 2 · chunks words (checked).
         unsafe { launch::chunk_rows(&self.gpu, &self.k, ptr, nnz, chunk, rows)? };
         let mut got = self.gpu.download(&*rows)?;
         got.truncate(2 * chunks as usize);
