@@ -165,11 +165,10 @@ impl DistTransposer {
         // columns and all-reduced (at most SAMPLES + 1 words) brackets each cut within `stride`
         // columns; then each rank's words of those brackets, shared with every rank, give the
         // exact cuts and every rank's offsets at them.
-        let (chk, nnz_l): (Vec<Vec<u64>>, Vec<u64>) =
-            (local.iter().map(|_| vec![with_vals as u64, n]).collect(), local.iter().map(|c| c.nnz()).collect());
         // Other processes' blocks may disagree (one process's blocks are one matrix's).
         if comms.len() < world {
-            if let Some(other) = comms.share_rows(&chk, 2)?.iter().find(|r| r[1] != n || r[0] != with_vals as u64) {
+            let mine = vec![vec![with_vals as u64, n]; g];
+            if let Some(other) = comms.share_rows(&mine, 2)?.iter().find(|r| r[1] != n || r[0] != with_vals as u64) {
                 return Err(Error::Shape { what: "columns (or values) of another process's blocks", expected: n, got: other[1] });
             }
         }
@@ -195,7 +194,8 @@ impl DistTransposer {
         let width = (world - 1) * stride as usize;
         let mut rows = Vec::with_capacity(g);
         for (l, tp) in self.tps.iter().enumerate() {
-            let mut words = Vec::with_capacity(width + 1);
+            // Without nonzeros the cuts need no words (zeros).
+            let mut words = vec![0u64; width];
             if total > 0 {
                 let mut b = gpus[l].alloc::<u64>(width.max(1))?; // its first `width` words written below
                 for (i, &start) in starts.iter().enumerate() {
@@ -208,8 +208,7 @@ impl DistTransposer {
                 words = gpus[l].download(&b)?; // synchronizes
                 words.truncate(width);
             }
-            words.resize(width, 0);
-            words.push(nnz_l[l]);
+            words.push(local[l].nnz());
             rows.push(words);
         }
         let shared = comms.share_rows(&rows, width + 1)?;
@@ -239,7 +238,7 @@ impl DistTransposer {
                 // The part's relative pointer: range(r) + 1 words of the buffer at rel_at[r].
                 let (at, len) = (rel_at[r] as usize, range(r) as usize + 1);
                 let mut part = bv.try_slice_mut(at..at + len).ok_or(gpu_runtime::Error::Internal("a relative pointer past its buffer"))?;
-                crate::launch::rel_ptr(
+                crate::launch::chunk_ptr(
                     &self.tps[l].gpu,
                     &self.tps[l].k,
                     &DeviceView::of(local[l].ptr()),

@@ -21,7 +21,8 @@ pub(crate) struct Kernels {
     /// `transpose_permute_v{1,2,16}` (values of other widths, `wide`).
     permute: [Kernel; 3],
     chunk_rows: Kernel,
-    chunk_ptr: Kernel,
+    /// `transpose_dist_rel_ptr` and `transpose_index64_chunk_ptr` (32- and 64-bit pointers).
+    chunk_ptr: [Kernel; 2],
     add_ptr: Kernel,
     advance: Kernel,
     /// `transpose_index64_place_v{1,2,4,8,16}`.
@@ -29,7 +30,6 @@ pub(crate) struct Kernels {
     /// `transpose_dist_gather_v{1,2,4,8,16}`.
     dist_gather: [Kernel; 5],
     dist_sample_ptr: Kernel,
-    dist_rel_ptr: Kernel,
     dist_sum_ptr: Kernel,
 }
 
@@ -45,7 +45,7 @@ impl Kernels {
             probe: k("transpose_symmetric_probe")?,
             permute: [k("transpose_permute_v1")?, k("transpose_permute_v2")?, k("transpose_permute_v16")?],
             chunk_rows: k("transpose_index64_chunk_rows")?,
-            chunk_ptr: k("transpose_index64_chunk_ptr")?,
+            chunk_ptr: [k("transpose_dist_rel_ptr")?, k("transpose_index64_chunk_ptr")?],
             add_ptr: k("transpose_index64_add_ptr")?,
             advance: k("transpose_index64_advance")?,
             place: [
@@ -63,7 +63,6 @@ impl Kernels {
                 k("transpose_dist_gather_v16")?,
             ],
             dist_sample_ptr: k("transpose_dist_sample_ptr")?,
-            dist_rel_ptr: k("transpose_dist_rel_ptr")?,
             dist_sum_ptr: k("transpose_dist_sum_ptr")?,
         })
     }
@@ -276,30 +275,53 @@ pub(crate) unsafe fn permute<T: Payload>(
     Ok(())
 }
 
+/// A column or row pointer's word type that [`chunk_ptr`] reads: its kernel.
+pub(crate) trait PtrWord: gpu_runtime::cudarc::driver::DeviceRepr {
+    /// The kernel's index in `Kernels::chunk_ptr`.
+    const KERNEL: usize;
+    /// The pointer's name in errors.
+    const WHAT: &'static str;
+}
+
+impl PtrWord for u32 {
+    const KERNEL: usize = 0;
+    const WHAT: &'static str = "32-bit pointer of a part";
+}
+
+impl PtrWord for u64 {
+    const KERNEL: usize = 1;
+    const WHAT: &'static str = "64-bit pointer of a chunk";
+}
+
 /// `out[i] = clamp(ptr[r0 + i], k0, k1) − k0` for every word of `out`
-/// (`transpose_index64_chunk_ptr`): part of a 64-bit pointer as a 32-bit one from 0.
+/// (`transpose_dist_rel_ptr` for a 32-bit pointer, `transpose_index64_chunk_ptr` for a 64-bit
+/// one): part of a pointer as a 32-bit one from 0.
 ///
 /// # Errors
-/// [`Error::Shape`] when `ptr` has fewer than `r0 + out.len()` words; `k1 − k0 ≥ 2^32` is
-/// [`Error::TooLarge`].
-pub(crate) fn chunk_ptr(
+/// [`Error::Shape`] when `ptr` has fewer than `r0 + out.len()` words or `k0 > k1`;
+/// `k1 − k0 ≥ 2^32` is [`Error::TooLarge`].
+pub(crate) fn chunk_ptr<W: PtrWord>(
     gpu: &Gpu,
     k: &Kernels,
-    ptr: &DeviceView<'_, u64>,
+    ptr: &DeviceView<'_, W>,
     r0: u64,
     (k0, k1): (u64, u64),
     out: &mut DeviceViewMut<'_, u32>,
 ) -> Result<()> {
     let len = out.len() as u64;
     if (ptr.len() as u64) < r0 + len {
-        return Err(Error::Shape { what: "64-bit pointer of a chunk", expected: r0 + len, got: ptr.len() as u64 });
+        return Err(Error::Shape { what: W::WHAT, expected: r0 + len, got: ptr.len() as u64 });
     }
-    if k1.saturating_sub(k0) > u32::MAX as u64 {
+    if k0 > k1 {
+        return Err(Error::Shape { what: "end of a pointer part's nonzeros", expected: k0, got: k1 });
+    }
+    if k1 - k0 > u32::MAX as u64 {
         return Err(Error::TooLarge { what: "nonzeros of a chunk", len: k1 - k0, max: u32::MAX as u64 });
     }
-    // SAFETY: transpose_index64_chunk_ptr(ptr, r0, len, k0, k1, out): reads ptr[r0..r0 + len]
-    // (checked above) and writes out's len words; the clamped difference fits 32 bits.
-    unsafe { k.chunk_ptr.args(gpu.stream()).arg(ptr).arg(&r0).arg(&len).arg(&k0).arg(&k1).arg(&mut *out).launch(grid_of(gpu, len))? };
+    // SAFETY: transpose_{index64_chunk,dist_rel}_ptr(ptr, r0, len, k0, k1, out), the kernel of
+    // W's width: reads ptr[r0..r0 + len] (checked above), writes out's len words; k0 <= k1 and
+    // k1 − k0 < 2^32 (checked).
+    unsafe { k.chunk_ptr[W::KERNEL].args(gpu.stream()).arg(ptr).arg(&r0).arg(&len).arg(&k0).arg(&k1).arg(&mut *out).launch(grid_of(gpu, len))? };
     Ok(())
 }
 
@@ -396,11 +418,14 @@ pub(crate) struct GatherPiece<'v, T> {
     pub vals: Option<DeviceView<'v, T>>,
 }
 
-/// The table [`gather_pieces`] reads: 5 words a piece (its pointer's, rows' and values'
+/// Words a piece takes in a gather table (`GATHER_PIECE_WORDS` of the kernels).
+const PIECE_WORDS: usize = 5;
+
+/// The table [`gather_pieces`] reads: [`PIECE_WORDS`] (5) words a piece (its pointer's, rows' and values'
 /// addresses, its first row, its length), after checking each piece's lengths: a pointer of
 /// `ptr_len` words, as many values as rows, values present exactly when `with_vals`.
 pub(crate) fn gather_table<T: Payload>(pieces: &[GatherPiece<'_, T>], ptr_len: usize, with_vals: bool) -> Result<Vec<u64>> {
-    let mut words = Vec::with_capacity(5 * pieces.len());
+    let mut words = Vec::with_capacity(PIECE_WORDS * pieces.len());
     for p in pieces {
         let lengths = [
             ("gathered piece's pointer", ptr_len as u64, p.cp.len() as u64),
@@ -439,7 +464,7 @@ pub(crate) unsafe fn gather_pieces<T: Payload>(
     let nnz = cols.len() as u64;
     let kv = place_variant(if out_vals.is_some() { T::BYTES } else { 0 })?;
     let outs = [
-        ("gather table (5 words a piece)", 0, table.len() as u64 % 5),
+        ("gather table (5 words a piece)", 0, (table.len() % PIECE_WORDS) as u64),
         ("gathered rows", nnz, out_rows.len() as u64),
         ("gathered values", nnz, out_vals.as_ref().map_or(nnz, |v| v.len() as u64)),
     ];
@@ -450,7 +475,7 @@ pub(crate) unsafe fn gather_pieces<T: Payload>(
         return Ok(());
     }
     let out_vals = out_vals.map_or(0, |v| v.addr());
-    let np = (table.len() / 5) as u32;
+    let np = (table.len() / PIECE_WORDS) as u32;
     // SAFETY: transpose_dist_gather_v*(nnz, base, cols, out_ptr, np, table, out_rows, out_vals): the
     // outputs' lengths checked above (nnz), the table's pieces checked by gather_table against
     // out_ptr's length and the values' presence (the caller's contract), cols below out_ptr's
@@ -495,32 +520,6 @@ pub(crate) fn sample_ptr(
     Ok(())
 }
 
-/// `out[i] = clamp(ptr[r0 + i], k0, k1) − k0` for every word of `out`
-/// (`transpose_dist_rel_ptr`): part of a 32-bit pointer as one from 0.
-///
-/// # Errors
-/// [`Error::Shape`] when `ptr` has fewer than `r0 + out.len()` words or `k0 > k1`.
-pub(crate) fn rel_ptr(
-    gpu: &Gpu,
-    k: &Kernels,
-    ptr: &DeviceView<'_, u32>,
-    r0: u64,
-    (k0, k1): (u64, u64),
-    out: &mut DeviceViewMut<'_, u32>,
-) -> Result<()> {
-    let len = out.len() as u64;
-    if (ptr.len() as u64) < r0 + len {
-        return Err(Error::Shape { what: "32-bit pointer of a part", expected: r0 + len, got: ptr.len() as u64 });
-    }
-    if k0 > k1 {
-        return Err(Error::Shape { what: "end of a part's nonzeros", expected: k0, got: k1 });
-    }
-    // SAFETY: transpose_dist_rel_ptr(ptr, r0, len, k0, k1, out): reads ptr[r0..r0 + len]
-    // (checked above), writes out's len words; k0 <= k1.
-    unsafe { k.dist_rel_ptr.args(gpu.stream()).arg(ptr).arg(&r0).arg(&len).arg(&k0).arg(&k1).arg(&mut *out).launch(grid_of(gpu, len))? };
-    Ok(())
-}
-
 /// The pieces' pointers of a gather table summed word by word into `out` (wrapping;
 /// `transpose_dist_sum_ptr`): a rank's share of the transposed column pointer.
 ///
@@ -528,10 +527,10 @@ pub(crate) fn rel_ptr(
 /// `table` holds [`gather_table`]'s words for pieces that live until the work completes, made
 /// with `ptr_len` at least `out.len()`.
 pub(crate) unsafe fn sum_ptr(gpu: &Gpu, k: &Kernels, table: &DeviceView<'_, u64>, out: &mut DeviceViewMut<'_, u32>) -> Result<()> {
-    if table.len() % 5 != 0 {
-        return Err(Error::Shape { what: "gather table (5 words a piece)", expected: 0, got: table.len() as u64 % 5 });
+    if table.len() % PIECE_WORDS != 0 {
+        return Err(Error::Shape { what: "gather table (5 words a piece)", expected: 0, got: (table.len() % PIECE_WORDS) as u64 });
     }
-    let (np, len) = ((table.len() / 5) as u32, out.len() as u64);
+    let (np, len) = ((table.len() / PIECE_WORDS) as u32, out.len() as u64);
     // SAFETY: transpose_dist_sum_ptr(np, table, len, out): the caller's contract (each piece's
     // pointer at least len words), out's len words.
     unsafe { k.dist_sum_ptr.args(gpu.stream()).arg(&np).arg(table).arg(&len).arg(&mut *out).launch(grid_of(gpu, len))? };

@@ -392,20 +392,29 @@ pub unsafe extern "ptx-kernel" fn transpose_index64_chunk_rows(ptr: *const u64, 
     }
 }
 
-/// A chunk's 32-bit row pointer: `out[i] =` [`chunk_ptr`]`(ptr[r0 + i], k0, k1)` for
-/// `i < len`.
-///
-/// # Safety
-/// `ptr` holds at least `r0 + len` words, `out` `len`; `k1 - k0 < 2^32`. Any 1-D grid.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_index64_chunk_ptr(ptr: *const u64, r0: u64, len: u64, k0: u64, k1: u64, out: *mut u32) {
-    let mut i = index_1d_u64();
-    while i < len {
-        // SAFETY: r0 + i < r0 + len, i < len.
-        unsafe { stg(out.add(i as usize), chunk_ptr(ldg(ptr.add((r0 + i) as usize)), k0, k1)) };
-        i += grid_size_1d();
-    }
+macro_rules! chunk_ptr_kernel {
+    ($name:ident, $w:ty) => {
+        /// Part of a pointer as a 32-bit one from 0: `out[i] =` [`chunk_ptr`]`(ptr[r0 + i], k0,
+        /// k1)` for `i < len` (a 64-bit chunk's row pointer; a rank's part of its 32-bit local
+        /// transpose for another rank's columns).
+        ///
+        /// # Safety
+        /// `ptr` holds at least `r0 + len` words, `out` `len`; `k0 <= k1`, `k1 - k0 < 2^32`. Any
+        /// 1-D grid.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(ptr: *const $w, r0: u64, len: u64, k0: u64, k1: u64, out: *mut u32) {
+            let mut i = index_1d_u64();
+            while i < len {
+                // SAFETY: r0 + i < r0 + len, i < len.
+                unsafe { stg(out.add(i as usize), chunk_ptr(u64::from(ldg(ptr.add((r0 + i) as usize))), k0, k1)) };
+                i += grid_size_1d();
+            }
+        }
+    };
 }
+
+chunk_ptr_kernel!(transpose_index64_chunk_ptr, u64);
+chunk_ptr_kernel!(transpose_dist_rel_ptr, u32);
 
 /// `acc[j] += part[j]` for `j < len` (the 64-bit column pointer as the sum of the chunks'
 /// 32-bit ones).
@@ -617,21 +626,6 @@ pub unsafe extern "ptx-kernel" fn transpose_dist_sample_ptr(ptr: *const u32, n: 
         let at = i.saturating_mul(stride).saturating_add(start).min(n);
         // SAFETY: at <= n, i < len.
         unsafe { stg(out.add(i as usize), ldg_u32(ptr.add(at as usize)) as u64) };
-        i += grid_size_1d();
-    }
-}
-
-/// Part of a 32-bit column pointer as one from 0: `out[i] =` [`chunk_ptr`]`(ptr[r0 + i], k0, k1)`
-/// for `i < len` (a rank's part of its local transpose for another rank's columns).
-///
-/// # Safety
-/// `ptr` holds at least `r0 + len` words, `out` `len`; `k0 <= k1`. Any 1-D grid.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_dist_rel_ptr(ptr: *const u32, r0: u64, len: u64, k0: u64, k1: u64, out: *mut u32) {
-    let mut i = index_1d_u64();
-    while i < len {
-        // SAFETY: r0 + i < r0 + len, i < len.
-        unsafe { stg(out.add(i as usize), chunk_ptr(ldg_u32(ptr.add((r0 + i) as usize)) as u64, k0, k1)) };
         i += grid_size_1d();
     }
 }
