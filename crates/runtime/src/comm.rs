@@ -242,18 +242,6 @@ impl Comms {
         unsafe { self.all_reduce_sum(rank, addr, count, sys::ncclDataType_t::ncclUint64) }
     }
 
-    /// [`Comms::all_reduce_sum_u64`] of `u32` words (sums past `u32::MAX` wrap).
-    ///
-    /// # Safety
-    /// As [`Comms::all_reduce_sum_u64`], with `count` 4-byte words.
-    ///
-    /// # Errors
-    /// As [`Comms::all_reduce_sum_u64`].
-    pub unsafe fn all_reduce_sum_u32(&self, rank: usize, addr: u64, count: usize) -> Result<()> {
-        // SAFETY: forwarded.
-        unsafe { self.all_reduce_sum(rank, addr, count, sys::ncclDataType_t::ncclUint32) }
-    }
-
     /// [`Comms::all_reduce_sum_u64`] of `f64` values. NCCL's sums are the same on every rank and
     /// from run to run on one machine, but their order (and so their rounding) depends on its
     /// algorithm and the number of ranks.
