@@ -13,10 +13,7 @@
 #   PART=big    the 4 × 10^9-nonzero transpose and SVD on four GPUs (fingerprint check).
 set -u
 O=${OUT:-.gpu/out}; mkdir -p "$O"
-lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
-[ -f "$lib/libnccl.so.2" ] || lib=$(dirname "$(find / -name 'libnccl.so.2' 2>/dev/null | head -1)")
-mkdir -p /tmp/ncclso && ln -sf "$lib/libnccl.so.2" /tmp/ncclso/libnccl.so
-export LD_LIBRARY_PATH=/tmp/ncclso:${LD_LIBRARY_PATH:-} NCCL_NVLS_ENABLE=0
+. benches/nccl-env.sh
 nvidia-smi -L | tee "$O/gpus.txt"
 G=$(nvidia-smi -L | wc -l)
 if [ "${PART:-tests}" = tests ]; then

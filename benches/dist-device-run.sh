@@ -10,10 +10,7 @@
 # there: `bash benches/dist-device-run.sh` (NNZ=... sets the bench's nonzeros; output in $OUT).
 set -u
 O=${OUT:-.gpu/out}; mkdir -p "$O"
-lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
-[ -f "$lib/libnccl.so.2" ] || lib=$(dirname "$(find / -name 'libnccl.so.2' 2>/dev/null | head -1)")
-mkdir -p /tmp/ncclso && ln -sf "$lib/libnccl.so.2" /tmp/ncclso/libnccl.so
-export LD_LIBRARY_PATH=/tmp/ncclso:${LD_LIBRARY_PATH:-} NCCL_NVLS_ENABLE=0
+. benches/nccl-env.sh
 echo "NCCL: $lib/libnccl.so.2"; nvidia-smi -L
 G=$(nvidia-smi -L | wc -l)
 SPTRANS_GPU_TEST_LOG="$O/dist-tests.log" SPTRANS_REQUIRE_GPUS=$G .gpu/dist-test --test-threads 1 2>&1 | tail -15

@@ -6,9 +6,7 @@
 # (dist-test, dist-bench, svd-dist-bench, sptrans); output tarred into $OUT.
 set -u
 O=$OUT/x4; mkdir -p "$O"
-lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
-mkdir -p /tmp/ncclso && ln -sf "$lib/libnccl.so.2" /tmp/ncclso/libnccl.so
-export LD_LIBRARY_PATH=/tmp/ncclso:${LD_LIBRARY_PATH:-} NCCL_NVLS_ENABLE=0
+. benches/nccl-env.sh
 nvidia-smi -L | tee "$O/gpus.txt"
 G=$(nvidia-smi -L | wc -l)
 mem() { while true; do nvidia-smi --query-gpu=index,memory.used --format=csv,noheader >> "$O/mem-$1.txt"; sleep 1; done; }
