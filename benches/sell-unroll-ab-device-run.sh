@@ -2,7 +2,8 @@
 # Session 22, one GPU: main's spmv tests (SELL-VI's one-launch apply and padding by the twin,
 # ab03160, first run on a GPU) and branch wip/sell-unroll's (four SELL slots a turn), then the
 # realistic suite in f64 with SELL-C-σ, SELL-VI and cuSPARSE, main / branch / main / branch.
-# Here: main's and the branch's `spmv` test binary and CLI in .gpu/{spmv-test,sptrans}-{main,unroll}.
+# Here: the `spmv` test binary and CLI of main before the merge (05ebbc0) and of the branch
+# (16e71bc, now merged) in .gpu/{spmv-test,sptrans}-{main,unroll}.
 set -u
 O=${OUT:-.gpu/out}; mkdir -p "$O"
 nvidia-smi -L
