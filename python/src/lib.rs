@@ -32,7 +32,10 @@ pub(crate) fn py_err(e: impl Into<sptrans::Error>) -> PyErr {
         return PyMemoryError::new_err(format!("GPU out of memory: {msg}"));
     }
     let input = match &e {
-        E::Runtime(r) => matches!(r, R::LengthMismatch { .. } | R::TooLarge { .. } | R::LeadingDimension { .. } | R::ScratchTooSmall { .. }),
+        E::Runtime(r) => matches!(
+            r,
+            R::LengthMismatch { .. } | R::TooLarge { .. } | R::LeadingDimension { .. } | R::ScratchTooSmall { .. } | R::ScratchMisaligned { .. }
+        ),
         E::Matrix(_) => true,
         E::Transpose(t) => {
             use sptrans::transpose::Error as T;

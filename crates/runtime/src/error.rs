@@ -69,6 +69,15 @@ pub enum Error {
         /// The driver's error.
         source: DriverError,
     },
+    /// Caller-provided scratch memory does not start at an address aligned to `align` bytes
+    /// (the kernels' widest loads and stores).
+    #[error("scratch misaligned: lent memory at {addr:#x} is not aligned to {align} bytes")]
+    ScratchMisaligned {
+        /// The lent memory's address.
+        addr: u64,
+        /// The alignment required.
+        align: u64,
+    },
     /// A caller-provided scratch region is smaller than the plan needs for the call.
     #[error("scratch too small: {needed} bytes needed, {available} lent")]
     ScratchTooSmall {

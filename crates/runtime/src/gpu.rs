@@ -112,21 +112,23 @@ impl Shared {
 /// must read a result back, such as validation, say so and synchronize that stream only).
 ///
 /// - [`Gpu::new`] opens the device's primary context with a new non-blocking stream of its own,
-///   and switches cudarc's per-buffer event tracking off for that context (work is ordered by
-///   the stream; no hidden event records or waits are added to every call).
+///   leaving cudarc's per-buffer event tracking as the context has it (on, cudarc's default).
 /// - [`Gpu::from_stream`] wraps the caller's cudarc stream (and its context, left as the caller
 ///   configured it), so the library's work joins the caller's own.
 /// - [`Gpu::with_stream`] and [`Gpu::fork`] give handles on other streams of the same context;
 ///   plans built from two such handles run concurrently.
 ///
-/// # Synchronization the caller owes
-/// Work on one handle is ordered by its stream. When a buffer written on one stream is read or
-/// written on another (an output of a plan on stream A fed to a plan on stream B, or freed while
-/// B may still use it), the caller orders the two: record an event on A after the producing call
-/// and make B wait on it (`CudaStream::join`, or `CudaEvent::record` + `CudaStream::wait`), or
-/// synchronize A. With event tracking on (a caller's context that kept cudarc's default), cudarc
-/// additionally orders each `CudaSlice`'s uses, but a plan's internal launches through raw
-/// addresses are ordered by its stream only, so the rule above still applies.
+/// # Buffers across streams
+/// Where the context tracks events (the default; turning it off is cudarc's `unsafe`
+/// `disable_event_tracking`, the caller's promise to order buffers themselves), safe code cannot
+/// free or rewrite a buffer under a kernel on another stream: a `CudaSlice` passed to a plan,
+/// directly or as a view ([`crate::DeviceView::of`]), or lent as scratch, has each use recorded
+/// on the stream that makes it, and its owner waits for those records before freeing it. Work
+/// on one handle is ordered by its stream. cudarc keeps one read and one write event per
+/// buffer, so a result read on a second stream is ordered after the write that produced it;
+/// reads of one buffer on several streams at once are each complete before a later write or free
+/// only as far as cudarc's last recorded read says, which is why every plan of this workspace
+/// reads a buffer on the one stream it runs on.
 #[derive(Clone)]
 pub struct Gpu {
     shared: Arc<Shared>,
@@ -151,10 +153,6 @@ impl Gpu {
             return Err(Error::NoDevice { ordinal, count });
         }
         let ctx = CudaContext::new(ordinal).map_err(Error::driver("creating the context"))?;
-        // SAFETY: the handles made from this context order their work by their streams, and the
-        // plans of this workspace never rely on cudarc's per-buffer events (see the type's docs
-        // for what a caller owes when buffers cross streams).
-        unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(Error::driver("creating a stream"))?;
         let props = read_props(&ctx, ordinal)?;
         Ok(Self { shared: Shared::new(ctx, props), stream })

@@ -64,7 +64,37 @@ impl Layout {
 pub struct Scratch<'a> {
     carve: Carve,
     stream: Arc<CudaStream>,
+    /// The lent buffer itself, touched again when the scratch is dropped (after every launch
+    /// that used it was enqueued) so cudarc's tracking records that use; `None` for sub-regions.
+    lent: Option<Box<dyn Touch + 'a>>,
     _borrow: PhantomData<&'a mut [u8]>,
+}
+
+/// Base alignment lent memory must have (bytes): the kernels' widest loads and stores.
+pub const LENT_ALIGN: u64 = 16;
+
+/// A lent buffer whose use can be recorded on a stream (cudarc's tracking, for a `CudaSlice` or
+/// a tracked view; nothing for raw memory).
+trait Touch {
+    fn touch(&mut self, stream: &CudaStream);
+}
+
+struct Lent<'a, T, D: DevicePtrMut<T>>(&'a mut D, PhantomData<fn() -> T>);
+
+impl<T, D: DevicePtrMut<T>> Touch for Lent<'_, T, D> {
+    fn touch(&mut self, stream: &CudaStream) {
+        // The guard waits (for the buffer's earlier uses, on `stream`) when made and records a
+        // write on `stream` when dropped, here: after the launches of the call.
+        drop(self.0.device_ptr_mut(stream));
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        if let Some(l) = self.lent.as_mut() {
+            l.touch(&self.stream);
+        }
+    }
 }
 
 /// The host arithmetic of carving: front-to-back, aligned regions of `len` bytes at `base`.
@@ -76,6 +106,18 @@ struct Carve {
 }
 
 impl Carve {
+    /// Lent memory at `base`: refused (every region would be) unless aligned to [`LENT_ALIGN`].
+    fn lent(base: u64, len: u64) -> Self {
+        Self { base, len, used: 0 }
+    }
+
+    fn aligned(&self) -> Result<()> {
+        if self.len > 0 && self.base % LENT_ALIGN != 0 {
+            return Err(Error::ScratchMisaligned { addr: self.base, align: LENT_ALIGN });
+        }
+        Ok(())
+    }
+
     fn remaining(&self) -> u64 {
         self.len - self.used
     }
@@ -84,6 +126,7 @@ impl Carve {
         if bytes == 0 {
             return Ok(0);
         }
+        self.aligned()?;
         let need = aligned(bytes);
         if need > self.remaining() {
             return Err(Error::ScratchTooSmall { needed: self.used + need, available: self.len });
@@ -94,6 +137,9 @@ impl Carve {
     }
 
     fn require(&self, bytes: u64) -> Result<()> {
+        if bytes > 0 {
+            self.aligned()?;
+        }
         if bytes > self.remaining() {
             return Err(Error::ScratchTooSmall { needed: self.used + bytes, available: self.len });
         }
@@ -108,25 +154,34 @@ impl std::fmt::Debug for Scratch<'_> {
 }
 
 impl<'a> Scratch<'a> {
-    /// Lends `buf` (bytes) as scratch to plans enqueuing on `stream`.
+    /// Lends `buf` (bytes) as scratch to plans enqueuing on `stream`. A `CudaSlice` (or a
+    /// tracked view) takes part in cudarc's tracking: the plans' work waits for the buffer's
+    /// earlier uses, and its use is recorded on `stream` when the scratch is dropped, so its owner
+    /// frees it only afterwards. Memory not aligned to [`LENT_ALIGN`] is refused at the first
+    /// carve ([`Error::ScratchMisaligned`]).
     pub fn new<D: DevicePtrMut<u8>>(buf: &'a mut D, stream: &Arc<CudaStream>) -> Self {
-        let len = buf.len() as u64;
-        let base = if len == 0 { 0 } else { buf.device_ptr_mut(stream).0 };
-        Self { carve: Carve { base, len, used: 0 }, stream: stream.clone(), _borrow: PhantomData }
+        Self::of::<u8, D>(buf, stream)
     }
 
     /// Lends the bytes of `buf`, a buffer of any plain-bits type, as scratch: memory that is
     /// free during a call (an output written only at its end, say) lent to a plan. Its contents
     /// are unspecified afterwards.
-    pub fn of<T: AnyBits, D: DevicePtrMut<T>>(buf: &'a mut D, stream: &Arc<CudaStream>) -> Self {
+    /// Tracked and checked as [`Scratch::new`].
+    pub fn of<T: AnyBits + 'a, D: DevicePtrMut<T>>(buf: &'a mut D, stream: &Arc<CudaStream>) -> Self {
         let len = (buf.len() * std::mem::size_of::<T>()) as u64;
         let base = if len == 0 { 0 } else { buf.device_ptr_mut(stream).0 };
-        Self { carve: Carve { base, len, used: 0 }, stream: stream.clone(), _borrow: PhantomData }
+        let lent: Option<Box<dyn Touch + 'a>> = (len > 0).then(|| Box::new(Lent(buf, PhantomData)) as Box<dyn Touch + 'a>);
+        Self { carve: Carve::lent(base, len), stream: stream.clone(), lent, _borrow: PhantomData }
+    }
+
+    /// The stream the lent memory is used on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
     }
 
     /// No memory: for plans whose problem needs none.
     pub fn empty(stream: &Arc<CudaStream>) -> Self {
-        Self { carve: Carve { base: 0, len: 0, used: 0 }, stream: stream.clone(), _borrow: PhantomData }
+        Self { carve: Carve { base: 0, len: 0, used: 0 }, stream: stream.clone(), lent: None, _borrow: PhantomData }
     }
 
     /// Bytes lent.
@@ -161,7 +216,7 @@ impl<'a> Scratch<'a> {
     pub fn sub(&mut self, bytes: u64) -> Result<Scratch<'a>> {
         let len = aligned(bytes);
         let base = self.take(bytes)?;
-        Ok(Scratch { carve: Carve { base, len, used: 0 }, stream: self.stream.clone(), _borrow: PhantomData })
+        Ok(Scratch { carve: Carve { base, len, used: 0 }, stream: self.stream.clone(), lent: None, _borrow: PhantomData })
     }
 
     /// Carves a typed buffer of `len` items (unspecified contents, hence [`AnyBits`]), usable
@@ -180,7 +235,7 @@ impl<'a> Scratch<'a> {
     /// order, so the regions may be reused call after call).
     pub fn reborrow(&mut self) -> Scratch<'_> {
         let c = self.carve;
-        Scratch { carve: Carve { base: c.base + c.used, len: c.remaining(), used: 0 }, stream: self.stream.clone(), _borrow: PhantomData }
+        Scratch { carve: Carve { base: c.base + c.used, len: c.remaining(), used: 0 }, stream: self.stream.clone(), lent: None, _borrow: PhantomData }
     }
 
     /// Requires at least `bytes` (a plan's `workspace_bytes` for the call) before any work is

@@ -4,46 +4,64 @@
 //! and algorithm that takes `impl DevicePtr<T>` takes them, and they never free what they
 //! point at: no owner is ever forged over borrowed memory.
 //!
-//! Views take no part in cudarc's event tracking: work on them is ordered by the stream it is
-//! enqueued on, and memory written on another stream must be complete (or ordered by the
-//! caller, e.g. with an event) before it is used (the rule of [`crate::Gpu`]).
+//! Views of a cudarc `CudaSlice` keep cudarc's view of it and take part in cudarc's event
+//! tracking (on by default in every context, [`crate::Gpu::new`]'s included): a kernel on a
+//! forked stream that uses a slice is waited for before the slice is freed or rewritten on its
+//! own stream. Views of raw addresses (`unsafe from_raw`) are ordered as their maker promised.
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceSlice, LaunchArgs, PushKernelArg, SyncOnDrop};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice, LaunchArgs, PushKernelArg, SyncOnDrop};
 
 /// A read-only view of `len` items of `T` in device memory, borrowed for `'a`.
+///
+/// A view of a cudarc `CudaSlice` ([`DeviceView::of`]) keeps cudarc's own view of it, so its
+/// uses take part in cudarc's event tracking wherever the context tracks: a launch or a guard
+/// ([`DevicePtr::device_ptr`]) on any stream waits for the slice's last write and records the
+/// read on that stream, and the slice's owner frees it only after those reads. Views of raw
+/// addresses ([`DeviceView::from_raw`]) are ordered by the streams their `unsafe` maker names.
 pub struct DeviceView<'a, T> {
     ptr: u64,
     len: usize,
     stream: Arc<CudaStream>,
+    track: Option<CudaView<'a, T>>,
     _borrow: PhantomData<&'a [T]>,
 }
 
-/// A writable view of `len` items of `T` in device memory, borrowed exclusively for `'a`.
+/// A writable view of `len` items of `T` in device memory, borrowed exclusively for `'a`
+/// (tracked as [`DeviceView`] is when made from a `CudaSlice`).
 pub struct DeviceViewMut<'a, T> {
     ptr: u64,
     len: usize,
     stream: Arc<CudaStream>,
+    track: Option<CudaViewMut<'a, T>>,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
 impl<T> Clone for DeviceView<'_, T> {
     fn clone(&self) -> Self {
-        Self { ptr: self.ptr, len: self.len, stream: self.stream.clone(), _borrow: PhantomData }
+        Self { ptr: self.ptr, len: self.len, stream: self.stream.clone(), track: self.track.as_ref().map(|t| t.slice(..)), _borrow: PhantomData }
     }
 }
 
 impl<T> std::fmt::Debug for DeviceView<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceView").field("addr", &format_args!("{:#x}", self.ptr)).field("len", &self.len).finish()
+        f.debug_struct("DeviceView")
+            .field("addr", &format_args!("{:#x}", self.ptr))
+            .field("len", &self.len)
+            .field("tracked", &self.track.is_some())
+            .finish()
     }
 }
 
 impl<T> std::fmt::Debug for DeviceViewMut<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceViewMut").field("addr", &format_args!("{:#x}", self.ptr)).field("len", &self.len).finish()
+        f.debug_struct("DeviceViewMut")
+            .field("addr", &format_args!("{:#x}", self.ptr))
+            .field("len", &self.len)
+            .field("tracked", &self.track.is_some())
+            .finish()
     }
 }
 
@@ -64,6 +82,11 @@ macro_rules! view_accessors {
             /// The device address of the first item.
             pub fn addr(&self) -> u64 {
                 self.ptr
+            }
+
+            /// Whether its uses take part in cudarc's event tracking (a view of a `CudaSlice`).
+            pub fn is_tracked(&self) -> bool {
+                self.track.is_some()
             }
         }
     )*};
@@ -115,17 +138,42 @@ fn offset<T>(ptr: u64, start: usize) -> u64 {
     ptr + (start * std::mem::size_of::<T>()) as u64
 }
 
+/// `slice`'s device address, without recording a use: the guard cudarc returns is forgotten, so
+/// the slice's read event keeps marking its last real use (a kernel's, recorded by the launch).
+fn address<T>(slice: &CudaSlice<T>) -> u64 {
+    let (ptr, guard) = slice.device_ptr(slice.stream());
+    std::mem::forget(guard);
+    ptr
+}
+
+/// cudarc's writable view of `s..e` of `t` for `'a`, consuming `t`.
+fn sub_mut<'a, T>(mut t: CudaViewMut<'a, T>, s: usize, e: usize) -> CudaViewMut<'a, T> {
+    let sub = t.slice_mut(s..e);
+    // SAFETY: `sub` differs from `CudaViewMut<'a, T>` only in its lifetime. It borrows the
+    // slice's events and stream, which live for 'a (they are what `t` borrowed), and `t`, the
+    // only other view of those items, is consumed here, so the exclusive borrow passes to `sub`.
+    unsafe { std::mem::transmute::<CudaViewMut<'_, T>, CudaViewMut<'a, T>>(sub) }
+}
+
+/// cudarc's writable views of `0..mid` and `mid..` of `t` for `'a`, consuming `t`.
+fn split_mut<'a, T>(mut t: CudaViewMut<'a, T>, mid: usize) -> (CudaViewMut<'a, T>, CudaViewMut<'a, T>) {
+    let (a, b) = t.split_at_mut(mid);
+    // SAFETY: as `sub_mut`: the two disjoint halves take over `t`'s exclusive borrow for 'a.
+    unsafe { (std::mem::transmute::<CudaViewMut<'_, T>, CudaViewMut<'a, T>>(a), std::mem::transmute::<CudaViewMut<'_, T>, CudaViewMut<'a, T>>(b)) }
+}
+
 impl<'a, T> DeviceView<'a, T> {
-    /// A view of all of `slice`. Waits (on the slice's stream) for writes cudarc tracks.
+    /// A view of all of `slice`, tracked: launches and guards on any stream wait for the slice's
+    /// last write and record their reads, so its owner frees it only after them.
     pub fn of(slice: &'a CudaSlice<T>) -> Self {
-        let (ptr, _sync) = slice.device_ptr(slice.stream());
-        Self { ptr, len: slice.len(), stream: slice.stream().clone(), _borrow: PhantomData }
+        let ptr = address(slice);
+        Self { ptr, len: slice.len(), stream: slice.stream().clone(), track: Some(slice.slice(..)), _borrow: PhantomData }
     }
 
     /// The empty view: no items, a null address. Passed to a kernel, it is the null pointer
     /// kernels read as "absent" (an optional array).
     pub fn empty(stream: &Arc<CudaStream>) -> Self {
-        Self { ptr: 0, len: 0, stream: stream.clone(), _borrow: PhantomData }
+        Self { ptr: 0, len: 0, stream: stream.clone(), track: None, _borrow: PhantomData }
     }
 
     /// `slice`'s view when given, else [`DeviceView::empty`]: an optional kernel argument.
@@ -134,20 +182,27 @@ impl<'a, T> DeviceView<'a, T> {
     }
 
     /// A view of `len` items at the device address `ptr` (`stream` is the one the memory is
-    /// used on; it is only reported through `DeviceSlice::stream`).
+    /// used on; it is only reported through `DeviceSlice::stream`). Untracked.
     ///
     /// # Safety
     /// `ptr` must hold `len` initialized items of `T` in device memory of `stream`'s context,
-    /// aligned for `T`, and stay allocated and unwritten (except through this view's users'
-    /// ordering) for `'a`.
+    /// aligned for `T`, and stay allocated and unwritten for `'a` **and until every use of the
+    /// view enqueued during `'a` has run**: the owner frees or rewrites the memory only in an
+    /// order after the streams those uses went to (the same stream, or an event).
     pub unsafe fn from_raw(ptr: u64, len: usize, stream: &Arc<CudaStream>) -> Self {
-        Self { ptr, len, stream: stream.clone(), _borrow: PhantomData }
+        Self { ptr, len, stream: stream.clone(), track: None, _borrow: PhantomData }
     }
 
     /// The sub-range `range`, `None` when it is out of bounds.
     pub fn try_slice(&self, range: impl RangeBounds<usize>) -> Option<DeviceView<'a, T>> {
         let (s, e) = bounds(&range, self.len)?;
-        Some(DeviceView { ptr: offset::<T>(self.ptr, s), len: e - s, stream: self.stream.clone(), _borrow: PhantomData })
+        Some(DeviceView {
+            ptr: offset::<T>(self.ptr, s),
+            len: e - s,
+            stream: self.stream.clone(),
+            track: self.track.as_ref().map(|t| t.slice(s..e)),
+            _borrow: PhantomData,
+        })
     }
 
     /// The sub-range `range`.
@@ -156,8 +211,8 @@ impl<'a, T> DeviceView<'a, T> {
     /// When `range` is out of bounds, as slice indexing and cudarc's `CudaSlice::slice` do
     /// ([`DeviceView::try_slice`] does not).
     pub fn slice(&self, range: impl RangeBounds<usize> + std::fmt::Debug) -> DeviceView<'a, T> {
-        match bounds(&range, self.len) {
-            Some((s, e)) => DeviceView { ptr: offset::<T>(self.ptr, s), len: e - s, stream: self.stream.clone(), _borrow: PhantomData },
+        match self.try_slice((range.start_bound().cloned(), range.end_bound().cloned())) {
+            Some(v) => v,
             None => panic!("device view range {range:?} out of 0..{}", self.len),
         }
     }
@@ -166,7 +221,7 @@ impl<'a, T> DeviceView<'a, T> {
 impl<'a, T> DeviceViewMut<'a, T> {
     /// The empty writable view: no items, a null address (an absent optional output).
     pub fn empty(stream: &Arc<CudaStream>) -> Self {
-        Self { ptr: 0, len: 0, stream: stream.clone(), _borrow: PhantomData }
+        Self { ptr: 0, len: 0, stream: stream.clone(), track: None, _borrow: PhantomData }
     }
 
     /// `slice`'s writable view when given, else [`DeviceViewMut::empty`].
@@ -177,39 +232,57 @@ impl<'a, T> DeviceViewMut<'a, T> {
         }
     }
 
-    /// A writable view of all of `slice`. Waits (on the slice's stream) for the reads and writes
-    /// cudarc tracks.
+    /// A writable view of all of `slice`, tracked: launches and guards on any stream wait for
+    /// the slice's last reads and writes and record their writes.
     pub fn of(slice: &'a mut CudaSlice<T>) -> Self {
         let stream = slice.stream().clone();
         let len = slice.len();
-        let ptr = slice.device_ptr_mut(&stream).0;
-        Self { ptr, len, stream, _borrow: PhantomData }
+        let ptr = address(slice);
+        Self { ptr, len, stream, track: Some(slice.slice_mut(..)), _borrow: PhantomData }
     }
 
-    /// A writable view of `len` items at the device address `ptr`.
+    /// A writable view of `len` items at the device address `ptr`. Untracked.
     ///
     /// # Safety
     /// As [`DeviceView::from_raw`] (the items may be uninitialized when only written), and no
     /// other view or owner reads or writes them during `'a` except in the order of the streams
     /// the caller enqueues on.
     pub unsafe fn from_raw(ptr: u64, len: usize, stream: &Arc<CudaStream>) -> Self {
-        Self { ptr, len, stream: stream.clone(), _borrow: PhantomData }
+        Self { ptr, len, stream: stream.clone(), track: None, _borrow: PhantomData }
     }
 
     /// A read-only view of the same items, borrowing this one.
     pub fn as_view(&self) -> DeviceView<'_, T> {
-        DeviceView { ptr: self.ptr, len: self.len, stream: self.stream.clone(), _borrow: PhantomData }
+        DeviceView {
+            ptr: self.ptr,
+            len: self.len,
+            stream: self.stream.clone(),
+            track: self.track.as_ref().map(|t| t.slice(..)),
+            _borrow: PhantomData,
+        }
     }
 
     /// A shorter-lived writable view of the same items.
     pub fn reborrow(&mut self) -> DeviceViewMut<'_, T> {
-        DeviceViewMut { ptr: self.ptr, len: self.len, stream: self.stream.clone(), _borrow: PhantomData }
+        DeviceViewMut {
+            ptr: self.ptr,
+            len: self.len,
+            stream: self.stream.clone(),
+            track: self.track.as_mut().map(|t| t.slice_mut(..)),
+            _borrow: PhantomData,
+        }
     }
 
     /// The writable sub-range `range`, borrowing this view; `None` when it is out of bounds.
     pub fn try_slice_mut(&mut self, range: impl RangeBounds<usize>) -> Option<DeviceViewMut<'_, T>> {
         let (s, e) = bounds(&range, self.len)?;
-        Some(DeviceViewMut { ptr: offset::<T>(self.ptr, s), len: e - s, stream: self.stream.clone(), _borrow: PhantomData })
+        Some(DeviceViewMut {
+            ptr: offset::<T>(self.ptr, s),
+            len: e - s,
+            stream: self.stream.clone(),
+            track: self.track.as_mut().map(|t| t.slice_mut(s..e)),
+            _borrow: PhantomData,
+        })
     }
 
     /// The writable sub-range `range`, borrowing this view.
@@ -218,9 +291,10 @@ impl<'a, T> DeviceViewMut<'a, T> {
     /// When `range` is out of bounds, as slice indexing and cudarc's `CudaSlice::slice_mut` do
     /// ([`DeviceViewMut::try_slice_mut`] does not).
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize> + std::fmt::Debug) -> DeviceViewMut<'_, T> {
-        match bounds(&range, self.len) {
-            Some((s, e)) => DeviceViewMut { ptr: offset::<T>(self.ptr, s), len: e - s, stream: self.stream.clone(), _borrow: PhantomData },
-            None => panic!("device view range {range:?} out of 0..{}", self.len),
+        let len = self.len;
+        match self.try_slice_mut((range.start_bound().cloned(), range.end_bound().cloned())) {
+            Some(v) => v,
+            None => panic!("device view range {range:?} out of 0..{len}"),
         }
     }
 
@@ -228,7 +302,13 @@ impl<'a, T> DeviceViewMut<'a, T> {
     /// out of bounds.
     pub fn try_into_slice(self, range: impl RangeBounds<usize>) -> Option<DeviceViewMut<'a, T>> {
         let (s, e) = bounds(&range, self.len)?;
-        Some(DeviceViewMut { ptr: offset::<T>(self.ptr, s), len: e - s, stream: self.stream, _borrow: PhantomData })
+        Some(DeviceViewMut {
+            ptr: offset::<T>(self.ptr, s),
+            len: e - s,
+            stream: self.stream,
+            track: self.track.map(|t| sub_mut(t, s, e)),
+            _borrow: PhantomData,
+        })
     }
 
     /// The writable sub-range `range` for all of `'a`, consuming this view.
@@ -236,24 +316,42 @@ impl<'a, T> DeviceViewMut<'a, T> {
     /// # Panics
     /// When `range` is out of bounds ([`DeviceViewMut::try_into_slice`] does not panic).
     pub fn into_slice(self, range: impl RangeBounds<usize> + std::fmt::Debug) -> DeviceViewMut<'a, T> {
-        match bounds(&range, self.len) {
-            Some((s, e)) => DeviceViewMut { ptr: offset::<T>(self.ptr, s), len: e - s, stream: self.stream, _borrow: PhantomData },
-            None => panic!("device view range {range:?} out of 0..{}", self.len),
+        let len = self.len;
+        let msg = format!("device view range {range:?} out of 0..{len}");
+        match self.try_into_slice((range.start_bound().cloned(), range.end_bound().cloned())) {
+            Some(v) => v,
+            None => panic!("{msg}"),
         }
     }
 
     /// Splits into `[0, mid)` and `[mid, len)`, `None` when `mid > len`.
     pub fn split_at(self, mid: usize) -> Option<(DeviceViewMut<'a, T>, DeviceViewMut<'a, T>)> {
-        (mid <= self.len).then(|| {
-            let tail = DeviceViewMut { ptr: offset::<T>(self.ptr, mid), len: self.len - mid, stream: self.stream.clone(), _borrow: PhantomData };
-            (DeviceViewMut { ptr: self.ptr, len: mid, stream: self.stream, _borrow: PhantomData }, tail)
-        })
+        if mid > self.len {
+            return None;
+        }
+        let (head, tail) = match self.track {
+            Some(t) => {
+                let (a, b) = split_mut(t, mid);
+                (Some(a), Some(b))
+            }
+            None => (None, None),
+        };
+        let tail =
+            DeviceViewMut { ptr: offset::<T>(self.ptr, mid), len: self.len - mid, stream: self.stream.clone(), track: tail, _borrow: PhantomData };
+        Some((DeviceViewMut { ptr: self.ptr, len: mid, stream: self.stream, track: head, _borrow: PhantomData }, tail))
     }
 }
 
 impl<'a, T> From<DeviceViewMut<'a, T>> for DeviceView<'a, T> {
     fn from(v: DeviceViewMut<'a, T>) -> Self {
-        DeviceView { ptr: v.ptr, len: v.len, stream: v.stream, _borrow: PhantomData }
+        let track = v.track.map(|t| {
+            let r = t.slice(..);
+            // SAFETY: `r` differs from `CudaView<'a, T>` only in its lifetime: it borrows the
+            // slice's events and stream for 'a, and the exclusive view it came from is consumed,
+            // so a shared borrow for 'a remains.
+            unsafe { std::mem::transmute::<CudaView<'_, T>, CudaView<'a, T>>(r) }
+        });
+        DeviceView { ptr: v.ptr, len: v.len, stream: v.stream, track, _borrow: PhantomData }
     }
 }
 
@@ -279,8 +377,11 @@ impl<T> DeviceSlice<T> for DeviceView<'_, T> {
 }
 
 impl<T> DevicePtr<T> for DeviceView<'_, T> {
-    fn device_ptr<'b>(&'b self, _stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
-        (self.ptr, SyncOnDrop::Record(None))
+    fn device_ptr<'b>(&'b self, stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
+        match &self.track {
+            Some(t) => t.device_ptr(stream),
+            None => (self.ptr, SyncOnDrop::Record(None)),
+        }
     }
 }
 
@@ -294,31 +395,45 @@ impl<T> DeviceSlice<T> for DeviceViewMut<'_, T> {
 }
 
 impl<T> DevicePtr<T> for DeviceViewMut<'_, T> {
-    fn device_ptr<'b>(&'b self, _stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
-        (self.ptr, SyncOnDrop::Record(None))
+    fn device_ptr<'b>(&'b self, stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
+        match &self.track {
+            Some(t) => t.device_ptr(stream),
+            None => (self.ptr, SyncOnDrop::Record(None)),
+        }
     }
 }
 
 impl<T> DevicePtrMut<T> for DeviceViewMut<'_, T> {
-    fn device_ptr_mut<'b>(&'b mut self, _stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
-        (self.ptr, SyncOnDrop::Record(None))
+    fn device_ptr_mut<'b>(&'b mut self, stream: &'b CudaStream) -> (u64, SyncOnDrop<'b>) {
+        match &mut self.track {
+            Some(t) => t.device_ptr_mut(stream),
+            None => (self.ptr, SyncOnDrop::Record(None)),
+        }
     }
 }
 
 // Views pass straight to a kernel launch as their device address (typed arguments instead of
-// raw `u64`s): a read-only view by shared reference, a writable one by mutable reference.
+// raw `u64`s): a read-only view by shared reference, a writable one by mutable reference. A
+// tracked view passes as cudarc's own view, so the launch waits for the slice's earlier uses on
+// the launch's stream and records this one there.
 // SAFETY: the pushed argument is the address of a `u64` field that lives as long as the borrow
 // of the view, which outlives the launch builder ('b: 'a).
 unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b DeviceView<'c, T>> for LaunchArgs<'a> {
     fn arg(&mut self, arg: &'b DeviceView<'c, T>) -> &mut Self {
-        self.arg(&arg.ptr)
+        match &arg.track {
+            Some(t) => self.arg(t),
+            None => self.arg(&arg.ptr),
+        }
     }
 }
 
 // SAFETY: as for DeviceView.
 unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b mut DeviceViewMut<'c, T>> for LaunchArgs<'a> {
     fn arg(&mut self, arg: &'b mut DeviceViewMut<'c, T>) -> &mut Self {
-        self.arg(&arg.ptr)
+        match &mut arg.track {
+            Some(t) => self.arg(t),
+            None => self.arg(&arg.ptr),
+        }
     }
 }
 
