@@ -95,9 +95,11 @@ class Operator:
 
     ``format``: ``"csrc"`` (default: the CSRC plan above) or a sparse-matrix-vector format of
     the library (``"auto"``, ``"csr-scalar"``, ``"csr-vector"``, ``"csr-adaptive"``, ``"coo"``,
-    ``"ell"``, ``"hyb"``, ``"scoo"``, ``"jds"``, ``"sell"``, ``"sell-vi"`` (values by index: matrices of at most 256 distinct values), ``"merge-path"``): those borrow ``A``'s arrays
-    (kept alive by the operator: do not change them while it lives; int64 index arrays are
-    narrowed to an int32 copy first), convert to the format on the GPU, and compute ``A @ x``
+    ``"ell"``, ``"hyb"``, ``"scoo"``, ``"jds"``, ``"sell"``, ``"sell-vi"`` (values by index:
+    matrices of at most 256 distinct values), ``"merge-path"``): those keep a private int32 copy
+    of ``A``'s structure (checked on the device as it is copied, so changing ``A.indices`` or
+    ``A.indptr`` afterwards changes nothing they index with) and borrow its values (kept alive by
+    the operator: changed values change later products), convert to the format on the GPU, and compute ``A @ x``
     only (a column at a time for blocks); ``op.T @ y`` then raises ``ValueError``. For SciPy
     input the host twin runs whatever the format. ``products``: how many products the operator
     is expected to serve (default 1000): ``"auto"`` takes a format whose conversion sorts
@@ -135,8 +137,11 @@ class Operator:
             fw, dev, stream = m.fw, m.device, m.stream()
             pb, ib, _ = m.widths()
             a = m.native()
-            if format != "csrc" and (pb, ib) != (4, 4):
-                # The SpMV formats borrow int32 arrays: narrow (checked on the device) first.
+            if format != "csrc":
+                # The SpMV formats (and cuSPARSE's product, which "auto" may keep) index with the
+                # structure for the plan's whole life, so they take a private int32 copy of it,
+                # checked on the device as it is made, never the caller's arrays: a caller who
+                # later changes ``A.indices`` changes nothing the kernels index with.
                 if m.rows >= 2**31 or m.cols >= 2**31 or m.nnz >= 2**31:
                     raise ValueError(f"sptrans.Operator: {m.rows}x{m.cols} with {m.nnz} nonzeros does not fit int32 indices (use format='csrc')")
                 nptr, nidx = fw.empties([(m.rows + 1, np.int32), (m.nnz, np.int32)], dev)
@@ -144,8 +149,6 @@ class Operator:
                 _native.narrow_csr(dev, stream, a, (fw.addr(nptr), fw.addr(nidx)), (flags_addr, 4096))
                 a = m.native(fw.addr(nptr), fw.addr(nidx), (4, 4))
                 self._keep = (nptr, nidx, m.data)
-            elif format != "csrc":
-                self._keep = (m.indptr, m.indices, m.data)
             ws = _native.Operator.build_workspace(a)
             scratch, scratch_addr = fw.scratch(int(ws), dev)
             self._plan = _native.Operator(dev, stream, a, (scratch_addr, int(ws)), format, products)

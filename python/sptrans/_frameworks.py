@@ -375,7 +375,12 @@ def matrix(A):
 def make_csr(m, data, indices, indptr, shape):
     """A CSR matrix of the caller's own type from the result arrays."""
     if m.kind == "scipy":
-        return type(m.like)((data, indices, indptr), shape=shape) if m.like.format == "csr" else _scipy_csr(data, indices, indptr, shape, m.like)
+        r = type(m.like)((data, indices, indptr), shape=shape) if m.like.format == "csr" else _scipy_csr(data, indices, indptr, shape, m.like)
+        if r.indices.dtype != indices.dtype:
+            # SciPy's constructor narrows int64 indices that fit int32; the result keeps the
+            # caller's index dtype instead (the arrays are valid: the transpose of a valid CSR).
+            r.indices, r.indptr = indices, indptr
+        return r
     if m.kind == "cupy":
         import cupyx.scipy.sparse as csp
 

@@ -22,6 +22,8 @@ def test_transpose_matches_scipy(shape, index):
     assert np.array_equal(t.indptr, r.indptr)
     assert np.array_equal(t.indices, r.indices)
     assert np.array_equal(t.data, r.data)
+    # The caller's index dtype is kept (SciPy's own constructor would narrow int64 that fits).
+    assert t.indices.dtype == np.dtype(index) and t.indptr.dtype == np.dtype(index)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128, np.int8, np.uint16, np.int16, np.longdouble])

@@ -193,6 +193,28 @@ def test_operator_spmv_formats(gpu_fw, format, index):
         op.T @ gpu_fw.dense(np.ones(4099))
 
 
+@pytest.mark.parametrize("format", ["csr-vector", "merge-path", "csr-scalar", "auto"])
+def test_operator_survives_changes_to_the_callers_arrays(gpu_fw, format):
+    # The SpMV formats index with a private, checked copy of the structure: a caller who
+    # rewrites A's index arrays after building the operator (an out-of-range column, a pointer
+    # past the end) gets the products of the matrix the operator was built from, and the
+    # process's GPU context stays usable.
+    a = random_csr(4099, 3001, density=0.003, seed=79)
+    d = gpu_fw.csr(a)
+    op = sptrans.Operator(d, format=format, products=1000)
+    if gpu_fw.name == "cupy":
+        d.indices[5] = 2_000_000_000
+        d.indptr[7] = 2_000_000_000
+    else:
+        d.col_indices()[5] = 2_000_000_000
+        d.crow_indices()[7] = 2_000_000_000
+    x = np.random.default_rng(3).standard_normal(3001)
+    got = gpu_fw.host(op @ gpu_fw.dense(x))
+    assert np.abs(got - a @ x).max() <= 1e-12 * max(1.0, float(np.abs(a).sum(axis=1).max()))
+    # The context is alive: a later product and a framework operation both run.
+    assert float(gpu_fw.host(gpu_fw.dense(np.ones(4)) * 2).sum()) == 8.0
+
+
 def sptrans_margin():
     # gpu_spmv::TRIAL_MARGIN: Auto keeps cuSPARSE unless another format beats it by this much.
     return 0.03

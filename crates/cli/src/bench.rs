@@ -192,7 +192,7 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
     let gpu = match crate::open_gpu() {
         Ok(g) => Some(g),
         Err(why) => {
-            eprintln!("no GPU found ({why}): running the serial twin only, on {}", suite_label(args, false));
+            say!("no GPU found ({why}): running the serial twin only, on {}", suite_label(args, false));
             None
         }
     };
@@ -245,7 +245,7 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
         None => None,
     };
     if let (Some(g), Some(c)) = (&gpu, copy) {
-        eprintln!("device: {}; device-to-device copy {c:.0} GB/s", g.props().name);
+        say!("device: {}; device-to-device copy {c:.0} GB/s", g.props().name);
     }
     let pb = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new((srcs.len() * algos.len()) as u64) };
     pb.set_style(
@@ -255,7 +255,7 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
     );
     let mut records = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
-    eprintln!("suite: {}", suite_label(args, gpu.is_some()));
+    say!("suite: {}", suite_label(args, gpu.is_some()));
     for src in &srcs {
         pb.set_message(format!("{}: loading", src.name));
         let a = match (src.load)().and_then(T::widen) {
@@ -263,7 +263,7 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
             Err(e) => {
                 // On stderr directly: the progress bar hides its messages when stderr is not a
                 // terminal or with --quiet.
-                pb.suspend(|| eprintln!("{}: skipped: {e}", src.name));
+                pb.suspend(|| say!("{}: skipped: {e}", src.name));
                 skipped.push((src.name.clone(), e.to_string()));
                 pb.inc(algos.len() as u64);
                 continue;
@@ -339,18 +339,18 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
     }
     pb.finish_and_clear();
     if records.is_empty() {
-        println!("no matrix of {} could be read", suite_label(args, gpu.is_some()));
+        out!("no matrix of {} could be read", suite_label(args, gpu.is_some()));
     } else {
-        eprintln!("values: {} ({vb} bytes)", T::NAME);
+        say!("values: {} ({vb} bytes)", T::NAME);
         if args.index == IndexBits::I64 {
-            eprintln!("index: 64-bit row pointer (DeviceCsr64); cuSPARSE is its 32-bit self");
+            say!("index: 64-bit row pointer (DeviceCsr64); cuSPARSE is its 32-bit self");
         }
-        print!("{}", tables(&records, &algos, copy, vb));
+        out_inline!("{}", tables(&records, &algos, copy, vb));
     }
     if !skipped.is_empty() {
-        println!("\nSkipped ({} of {} matrices):", skipped.len(), srcs.len());
+        out!("\nSkipped ({} of {} matrices):", skipped.len(), srcs.len());
         for (name, why) in &skipped {
-            println!("- {name}: {why}");
+            out!("- {name}: {why}");
         }
     }
     if args.csv.is_some() || args.json.is_some() {
@@ -360,7 +360,7 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
         }
         if let Some(p) = &args.csv {
             crate::files::write_with(p, |w| w.write_all(text.as_bytes()).map_err(|e| e.to_string()))?;
-            eprintln!("wrote {}", p.display());
+            say!("wrote {}", p.display());
         }
         if let Some(p) = &args.json {
             let extra = serde_json::json!({ "values": T::NAME, "value_bytes": vb, "index_bits": if args.index == IndexBits::I64 { 64 } else { 32 } });
@@ -369,7 +369,7 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
     }
     if let Some(p) = &args.plot {
         plot(p, &records, &algos)?;
-        eprintln!("wrote {}", p.display());
+        say!("wrote {}", p.display());
     }
     if records.iter().any(|r| r.result.is_err() && !r.result.as_ref().err().is_some_and(|e| e.contains("not available") || e.contains("unsupported")))
     {

@@ -23,13 +23,13 @@ pub enum Command {
     Gen(GenArgs),
     /// Benchmark the transposers (default: the built-in suite, every algorithm).
     Bench(BenchArgs),
-    /// Multiply: y = A·x in a chosen SpMV format (the serial twin without a GPU).
+    /// Multiply: y = A·x in a chosen SpMV format (the threaded CPU fallback without a GPU).
     Spmv(SpmvArgs),
     /// Benchmark every SpMV format against cuSPARSE (f64 and f32): time, GB/s, speedup,
     /// conversion time, footprint; CSV and an SVG chart.
     SpmvBench(SpmvBenchArgs),
     /// Truncated SVD: the k largest singular values with their residuals, by block Lanczos on
-    /// CSRC (the serial twin without a GPU).
+    /// CSRC (the threaded CPU fallback without a GPU).
     Svd(SvdArgs),
     /// Show the driver, the device, cuSPARSE, the embedded PTX and the device toolchain.
     Info(InfoArgs),
@@ -127,6 +127,11 @@ pub struct GenArgs {
     /// Output file (required).
     #[arg(short, long, global = true)]
     pub output: Option<PathBuf>,
+    /// Host memory the generator may use (bytes, or with a suffix: 500M, 16G, 1T; default: what
+    /// the system reports available). A matrix that would need more is refused before anything
+    /// is allocated.
+    #[arg(long, value_parser = parse_bytes, global = true)]
+    pub max_memory: Option<u64>,
     /// Value field of the output.
     #[arg(long, value_enum, default_value = "real", global = true)]
     pub field: FieldArg,

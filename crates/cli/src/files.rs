@@ -67,13 +67,13 @@ pub(crate) fn write_with(path: &Path, body: impl Fn(&mut dyn Write) -> std::resu
             let mut w = BufWriter::with_capacity(1 << 20, f);
             stream(&mut w)
         }
-        crate::output::Destination::Regular { target, mode } => {
+        crate::output::Destination::Regular { target, mode, owner } => {
             let tmp = crate::output::Temporary::beside(&target, mode)?;
             {
                 let mut w = BufWriter::with_capacity(1 << 20, tmp.file());
                 stream(&mut w)?;
             }
-            tmp.persist(&target)
+            tmp.persist(&target, owner)
         }
     }
 }
@@ -149,7 +149,7 @@ impl Target {
                 Target::Gpu { gpu, plan, algo }
             }
             Err(why) if algo == Algorithm::Auto => {
-                eprintln!("no GPU found ({why}): auto uses the serial twin");
+                say!("no GPU found ({why}): auto uses the serial twin");
                 Target::Serial("serial twin (no GPU)")
             }
             Err(why) => return Err(Error::NoGpu { algo: algo.name(), why }),
@@ -453,11 +453,11 @@ fn finish<I: GpuIndex, T: Value>(args: &TransposeArgs, a: &Csr<I, T>, at: Csr<I,
         if !at.same_bits(&reference) {
             return Err(Error::CheckFailed(format!("the result of {how} differs from {what}")));
         }
-        eprintln!("check: the result of {how} equals {what}, bit for bit ({} nonzeros)", a.nnz());
+        say!("check: the result of {how} equals {what}, bit for bit ({} nonzeros)", a.nnz());
     }
     write(&args.output, &at)?;
     let shown = |p: &Path| if p.as_os_str() == "-" { "standard output".to_string() } else { p.display().to_string() };
-    eprintln!(
+    say!(
         "{}: {} x {} with {} nonzeros transposed by {how} into {}",
         shown(&args.input).replace("standard output", "standard input"),
         a.rows(),
@@ -477,12 +477,30 @@ pub fn gen(args: &GenArgs) -> Result<()> {
             return Err(Error::Usage(format!("generating the matrix: nnz = {nnz} is more than m * n = {}", m * n)));
         }
     }
+    // Checked before anything is allocated: the generator's positions (8 bytes each, sorted with
+    // a copy) and the matrix (index and value of each entry, the row pointer).
+    let (rows, cols, entries) = args.kind.estimate();
+    let ib: u64 = match args.index {
+        IndexBits::I32 => 4,
+        IndexBits::I64 => 8,
+    };
+    let vb: u64 = match args.field {
+        FieldArg::Pattern => 0,
+        FieldArg::Complex => 16,
+        _ => 8,
+    };
+    let need = entries.saturating_mul(16 + ib + vb).saturating_add(rows.saturating_add(1).saturating_mul(ib));
+    if let Some(limit) = host_limit(args.max_memory) {
+        if need > limit {
+            return Err(Error::Gen(sptrans_matrix::Error::MemoryLimit { rows, cols, entries, need, limit }));
+        }
+    }
     let (rows, cols, nnz) = match args.index {
         IndexBits::I32 => gen_as::<u32>(out, args)?,
         IndexBits::I64 => gen_as::<u64>(out, args)?,
     };
     if out.as_os_str() != "-" {
-        eprintln!("wrote {} ({rows} x {cols}, {nnz} nonzeros)", out.display());
+        say!("wrote {} ({rows} x {cols}, {nnz} nonzeros)", out.display());
     }
     Ok(())
 }

@@ -38,23 +38,23 @@ fn toolchain() -> Vec<(&'static str, Option<PathBuf>)> {
 
 /// `sptrans info`.
 pub fn info(args: &InfoArgs) -> Result<()> {
-    println!("sptrans {}", env!("CARGO_PKG_VERSION"));
+    out!("sptrans {}", env!("CARGO_PKG_VERSION"));
     if !gpu_runtime::driver_present() {
-        println!("CUDA driver: not found (GPU commands fall back to the serial twin)");
+        out!("CUDA driver: not found (GPU commands fall back to the CPU: transpose and bench to the serial twin, spmv and svd to the threaded CPU fallback)");
     } else {
         match gpu_runtime::driver_version() {
-            Ok((maj, min)) => println!("CUDA driver: API {maj}.{min}"),
-            Err(e) => println!("CUDA driver: {e}"),
+            Ok((maj, min)) => out!("CUDA driver: API {maj}.{min}"),
+            Err(e) => out!("CUDA driver: {e}"),
         }
         match gpu_runtime::device_count() {
-            Ok(n) => println!("devices: {n}"),
-            Err(e) => println!("devices: {e}"),
+            Ok(n) => out!("devices: {n}"),
+            Err(e) => out!("devices: {e}"),
         }
         let start = std::time::Instant::now();
         match crate::open_gpu() {
             Ok(gpu) => {
                 let p = gpu.props();
-                println!(
+                out!(
                     "device 0: {} (compute capability {}.{}), {} SMs, {:.1} GiB, L2 {} MiB; context and stream in {}",
                     p.name,
                     p.compute_capability.0,
@@ -65,16 +65,16 @@ pub fn info(args: &InfoArgs) -> Result<()> {
                     ms(start.elapsed())
                 );
                 if let Ok((free, total)) = gpu.memory_info() {
-                    println!("memory: {:.1} GiB free of {:.1} GiB", free as f64 / (1u64 << 30) as f64, total as f64 / (1u64 << 30) as f64);
+                    out!("memory: {:.1} GiB free of {:.1} GiB", free as f64 / (1u64 << 30) as f64, total as f64 / (1u64 << 30) as f64);
                 }
                 if !args.no_bandwidth {
                     match gpu_runtime::copy_bandwidth_gbs(&gpu, 1 << 30, 20) {
-                        Ok(bw) => println!("device-to-device copy: {bw:.0} GB/s (read + write)"),
-                        Err(e) => println!("device-to-device copy: {e}"),
+                        Ok(bw) => out!("device-to-device copy: {bw:.0} GB/s (read + write)"),
+                        Err(e) => out!("device-to-device copy: {e}"),
                     }
                 }
                 // Every module, as the commands would load it: which image, and how long.
-                println!(
+                out!(
                     "modules (loaded now; {}):",
                     match gpu.image_policy() {
                         gpu_runtime::ImagePolicy::Auto => "the cubin for this device where embedded",
@@ -87,30 +87,30 @@ pub fn info(args: &InfoArgs) -> Result<()> {
                         Ok(l) => {
                             total += l.time;
                             let why = l.why_ptx.map(|w| format!(" ({w})")).unwrap_or_default();
-                            println!("  {:<10} {:<17} {:>9}  {} kernels{why}", m.name(), l.image.to_string(), ms(l.time), m.kernels().len());
+                            out!("  {:<10} {:<17} {:>9}  {} kernels{why}", m.name(), l.image.to_string(), ms(l.time), m.kernels().len());
                         }
-                        Err(e) => println!("  {:<10} {e}", m.name()),
+                        Err(e) => out!("  {:<10} {e}", m.name()),
                     }
                 }
-                println!("  all modules loaded in {}", ms(total));
+                out!("  all modules loaded in {}", ms(total));
                 let start = std::time::Instant::now();
                 match gpu_transpose::baselines::CuSparseTranspose::new(&gpu).and_then(|c| c.version()) {
-                    Ok(v) => println!("cuSPARSE: {v} ({}), loaded in {}", gpu_transpose::cusparse_library().unwrap_or("?"), ms(start.elapsed())),
-                    Err(e) => println!("cuSPARSE: {e}"),
+                    Ok(v) => out!("cuSPARSE: {v} ({}), loaded in {}", gpu_transpose::cusparse_library().unwrap_or("?"), ms(start.elapsed())),
+                    Err(e) => out!("cuSPARSE: {e}"),
                 }
             }
-            Err(e) => println!("device 0: {e}"),
+            Err(e) => out!("device 0: {e}"),
         }
     }
     // More than one GPU (`--gpus N`): NCCL, loaded at run time like the driver.
     match gpu_runtime::vendor::nccl_library() {
-        Ok(lib) => println!("NCCL (for --gpus N): {lib}"),
-        Err(why) => println!("NCCL (for --gpus N): not found ({why})"),
+        Ok(lib) => out!("NCCL (for --gpus N): {lib}"),
+        Err(why) => out!("NCCL (for --gpus N): not found ({why})"),
     }
-    println!("embedded modules:");
+    out!("embedded modules:");
     for m in modules() {
         let archs: Vec<String> = m.cubins().iter().map(|c| format!("sm_{}", c.sm())).collect();
-        println!(
+        out!(
             "  {:<10} PTX target {:<6} ISA {:<5} {:>3} kernels; cubins {}",
             m.name(),
             m.target().unwrap_or("?"),
@@ -119,9 +119,9 @@ pub fn info(args: &InfoArgs) -> Result<()> {
             if archs.is_empty() { "none".into() } else { archs.join(" ") }
         );
     }
-    println!("device toolchain (only needed to change kernels; cargo xtask setup-ptx-toolchain):");
+    out!("device toolchain (only needed to change kernels; cargo xtask setup-ptx-toolchain):");
     for (what, at) in toolchain() {
-        println!("  {what:<20} {}", at.map_or("not installed".into(), |p| p.display().to_string()));
+        out!("  {what:<20} {}", at.map_or("not installed".into(), |p| p.display().to_string()));
     }
     Ok(())
 }

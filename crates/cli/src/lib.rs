@@ -1,6 +1,41 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
+/// A line to standard error that never panics: a closed or full standard error (`2>&-`, a
+/// closed pipe) loses the message, never the work or the exit status.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// Text to standard error without a newline, as `say!`.
+#[allow(unused_macros)]
+macro_rules! say_inline {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($t)*);
+    }};
+}
+
+/// A line to standard output that never panics (a reader that closed the pipe loses the rest).
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($t)*);
+    }};
+}
+
+/// Text to standard output without a newline, as `out!`.
+#[allow(unused_macros)]
+macro_rules! out_inline {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($t)*);
+    }};
+}
+
 pub mod bench;
 pub mod cli;
 mod files;
@@ -105,8 +140,15 @@ pub fn run(cli: Cli) -> Result<()> {
         cli::Command::Svd(a) => a.output.iter().chain(&vectors).map(|p| p.as_path()).collect(),
         cli::Command::Info(_) => vec![],
     };
+    let inputs: Vec<&std::path::Path> = match &cli.command {
+        cli::Command::Transpose(a) => vec![a.input.as_path()],
+        cli::Command::Spmv(a) => std::iter::once(a.input.as_path()).chain(a.x.as_deref()).collect(),
+        cli::Command::Svd(a) => vec![a.input.as_path()],
+        _ => Vec::new(),
+    };
     for p in outputs {
         output::check(p)?;
+        output::distinct(p, &inputs)?;
     }
     // One process per GPU under a launcher (torchrun, mpirun, srun) is the SVD's alone: every
     // other command would run whole in each process, on the same GPU, into the same files.
@@ -120,7 +162,7 @@ pub fn run(cli: Cli) -> Result<()> {
         };
         if let Some(name) = name {
             return Err(Error::Usage(format!(
-                "{name} under a launcher of {} processes (rank {}): only `svd` runs one process per GPU; run {name} in one process (`--gpus N` spreads transpose, spmv and bench over the GPUs of a machine)",
+                "{name} under a launcher of {} processes (rank {}): only `svd` runs one process per GPU; run {name} in one process (`--gpus N` spreads transpose, spmv and bench over the GPUs of a machine; SPTRANS_LAUNCHER=none runs a single process started under a launcher's environment)",
                 env.world, env.rank
             )));
         }
@@ -159,7 +201,7 @@ pub(crate) fn json_meta(gpu: Option<&gpu_runtime::Gpu>, copy_gbs: Option<f64>, e
 pub(crate) fn write_json(path: &std::path::Path, csv_text: &str, meta: serde_json::Value) -> Result<()> {
     let text = sptrans_report::json_from_csv(csv_text, meta).map_err(|msg| Error::Output { path: path.to_path_buf(), msg })?;
     files::write_with(path, |w| w.write_all(text.as_bytes()).map_err(|e| e.to_string()))?;
-    eprintln!("wrote {}", path.display());
+    say!("wrote {}", path.display());
     Ok(())
 }
 

@@ -7,7 +7,9 @@ fn main() -> std::process::ExitCode {
         // A reader that closed the pipe (`sptrans spmv A.mtx | head`): quiet, as after SIGPIPE.
         Err(sptrans_cli::Error::BrokenPipe) => std::process::ExitCode::from(141),
         Err(e) => {
-            eprintln!("error: {e}");
+            // Never panics on a closed standard error: the exit status still says it failed.
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "error: {e}");
             std::process::ExitCode::FAILURE
         }
     }

@@ -8,10 +8,16 @@
 //!   renamed over the path once complete. It gets the existing file's mode, or `0666 & !umask`
 //!   for a new file. It is removed on every error and on SIGINT / SIGTERM / SIGHUP (the handler
 //!   removes it and exits with 130).
+//! - An existing file is replaced only where the user could write it in place (the shell's `>`
+//!   would): a read-only file, or another user's file not writable by this one, is refused
+//!   before any work; a file owned by someone else keeps its owner and group (the temporary
+//!   file takes them, or, where this user may not give them, the finished bytes are copied into
+//!   the file in place).
+//! - An output that is also an input of the command (the same file, however named) is refused.
 //! - Anything else (a directory, a missing or unwritable directory) is an error before any
 //!   reading or computing: commands call [`check`] on every output path first.
 use std::io::ErrorKind;
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -23,8 +29,9 @@ pub(crate) enum Destination {
     Stdout,
     /// A character device, FIFO or socket (the symlink resolved): written directly.
     Special(PathBuf),
-    /// A regular file or a new path (the symlink resolved), with the mode the result gets.
-    Regular { target: PathBuf, mode: u32 },
+    /// A regular file or a new path (the symlink resolved), with the mode the result gets and,
+    /// for an existing file, its owner and group (kept).
+    Regular { target: PathBuf, mode: u32, owner: Option<(u32, u32)> },
 }
 
 fn err(path: &Path, msg: String) -> Error {
@@ -81,13 +88,18 @@ impl Destination {
                 } else if t.is_char_device() || t.is_fifo() || t.is_socket() || t.is_block_device() {
                     Ok(Destination::Special(target))
                 } else {
+                    // Replaced only where it could be written in place: opening it for writing
+                    // (no truncation, nothing changed) asks the kernel exactly that.
+                    if let Err(e) = std::fs::OpenOptions::new().write(true).open(&target) {
+                        return Err(err(path, format!("cannot replace it: {e} (the file is not writable by this user)")));
+                    }
                     check_dir(path, &target)?;
-                    Ok(Destination::Regular { mode: m.permissions().mode() & 0o7777, target })
+                    Ok(Destination::Regular { mode: m.permissions().mode() & 0o7777, owner: Some((m.uid(), m.gid())), target })
                 }
             }
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 check_dir(path, &target)?;
-                Ok(Destination::Regular { target, mode: 0o666 & !umask() })
+                Ok(Destination::Regular { target, mode: 0o666 & !umask(), owner: None })
             }
             Err(e) => Err(err(path, e.to_string())),
         }
@@ -112,6 +124,26 @@ fn check_dir(path: &Path, target: &Path) -> Result<()> {
         .tempfile_in(dir)
         .map(drop)
         .map_err(|e| err(path, format!("cannot write in {}: {e}", dir.display())))
+}
+
+/// Refuses an output that is one of the command's inputs (the same file, through any name or
+/// link): writing it would destroy what is being read.
+///
+/// # Errors
+/// [`Error::Output`] naming the output and the input.
+pub(crate) fn distinct(output: &Path, inputs: &[&Path]) -> Result<()> {
+    if output.as_os_str() == "-" {
+        return Ok(());
+    }
+    let Ok(o) = std::fs::metadata(output) else { return Ok(()) };
+    for input in inputs.iter().filter(|p| p.as_os_str() != "-") {
+        if let Ok(i) = std::fs::metadata(input) {
+            if i.dev() == o.dev() && i.ino() == o.ino() && o.is_file() {
+                return Err(err(output, format!("is also the input {}: refusing to overwrite it (write elsewhere)", input.display())));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Checks an output path before any work: see [`Destination::of`].
@@ -182,13 +214,30 @@ impl Temporary {
         }
     }
 
-    /// Syncs and renames it over `target`.
+    /// Syncs and renames it over `target`. An existing file owned by someone else (`owner`)
+    /// keeps its owner and group: the temporary file takes them first, or, where this user may
+    /// not give them away, its bytes are copied into the existing file in place.
     ///
     /// # Errors
-    /// [`Error::Output`] when the sync or the rename fails (the temporary file is removed).
-    pub(crate) fn persist(mut self, target: &Path) -> Result<()> {
+    /// [`Error::Output`] when the sync, the rename or the copy fails (the temporary file is
+    /// removed).
+    pub(crate) fn persist(mut self, target: &Path, owner: Option<(u32, u32)>) -> Result<()> {
         let file = self.file.take().ok_or_else(|| err(target, "temporary file already gone".into()))?;
         file.as_file().sync_all().map_err(|e| err(target, e.to_string()))?;
+        if let Some((uid, gid)) = owner {
+            let mine = file.as_file().metadata().map_err(|e| err(target, e.to_string()))?;
+            if (mine.uid(), mine.gid()) != (uid, gid) && std::os::unix::fs::fchown(file.as_file(), Some(uid), Some(gid)).is_err() {
+                let mut src = file.reopen().map_err(|e| err(target, e.to_string()))?;
+                let mut dst = std::fs::OpenOptions::new()
+                    .write(true)
+                    .truncate(true)
+                    .open(target)
+                    .map_err(|e| err(target, format!("cannot write it in place: {e}")))?;
+                std::io::copy(&mut src, &mut dst).map_err(|e| err(target, format!("cannot write it in place: {e}")))?;
+                dst.sync_all().map_err(|e| err(target, e.to_string()))?;
+                return Ok(());
+            }
+        }
         file.persist(target).map_err(|e| err(target, format!("cannot move the finished file into place: {}", e.error)))?;
         Ok(())
     }

@@ -108,7 +108,7 @@ fn distributed<T: SpmvValue>(args: &SpmvArgs, a: &Csr<u32, T>, x: &[T]) -> Resul
     comms.synchronize()?;
     let ms = start.elapsed().as_secs_f64() * 1e3;
     let formats: Vec<String> = plan.formats().iter().map(|f| f.to_string()).collect();
-    eprintln!(
+    say!(
         "distributed over {} GPUs (formats {}; x by {:?}, at most {} entries received a rank): upload and conversion {:.2} ms, product {ms:.3} ms (wall, first call)",
         gpus.len(),
         formats.join(" "),
@@ -127,7 +127,7 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
         Some(p) => read_vector(p, a.cols())?,
         None => vec![T::from_f64(1.0); a.cols() as usize],
     };
-    eprintln!("A: {} × {}, {} nonzeros ({})", a.rows(), a.cols(), a.nnz(), T::NAME);
+    say!("A: {} × {}, {} nonzeros ({})", a.rows(), a.cols(), a.nnz(), T::NAME);
     let y = if args.gpus > 1 {
         distributed(args, &a, &x)?
     } else {
@@ -146,7 +146,7 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
                 plan.apply(T::from_f64(1.0), &dx, T::default(), &mut dy)?;
                 let ms = timer.stop_ms()?;
                 let chosen = if args.format == Format::Auto { format!("auto → {}", plan.format()) } else { plan.format().to_string() };
-                eprintln!(
+                say!(
                     "format {chosen}: conversion {:.2} ms, product {ms:.3} ms on {}, footprint {:.1} MB",
                     convert.as_secs_f64() * 1e3,
                     gpu.props().name,
@@ -161,7 +161,7 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
                 let start = std::time::Instant::now();
                 let mut y = vec![T::default(); a.rows() as usize];
                 gpu_spmv::cpu::spmv(&a, T::from_f64(1.0), &x, T::default(), &mut y)?;
-                eprintln!(
+                say!(
                     "no GPU ({why}): y by the CPU fallback on {} threads in {:.3} ms",
                     rayon::current_num_threads(),
                     start.elapsed().as_secs_f64() * 1e3
@@ -175,11 +175,11 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
         serial::spmv(&a, T::from_f64(1.0), &x, T::default(), &mut want);
         let bound = serial::error_bound(&a, T::from_f64(1.0), &x, T::default(), &want);
         serial::within(&y, &want, &bound).map_err(|e| Error::CheckFailed(format!("y differs from the serial twin beyond the bound: {e}")))?;
-        eprintln!("check: y agrees with the serial twin within 2·γ_(k+2)·|A|·|x| on all {} rows", y.len());
+        say!("check: y agrees with the serial twin within 2·γ_(k+2)·|A|·|x| on all {} rows", y.len());
     }
     write_vector(&args.output, &y)?;
     if args.output.as_os_str() != "-" {
-        eprintln!("wrote {}", args.output.display());
+        say!("wrote {}", args.output.display());
     }
     Ok(())
 }

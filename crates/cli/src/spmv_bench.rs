@@ -174,7 +174,7 @@ pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
     }
     let srcs = sources(args)?;
     let copy = gpu_runtime::copy_bandwidth_gbs(&gpu, 1 << 30, 20)?;
-    eprintln!("device: {}; device-to-device copy {copy:.0} GB/s", gpu.props().name);
+    say!("device: {}; device-to-device copy {copy:.0} GB/s", gpu.props().name);
     let pb = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new((srcs.len() * formats.len() * args.precision.len()) as u64) };
     pb.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
@@ -187,7 +187,7 @@ pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
         let a = match build() {
             Ok(a) => a,
             Err(e) => {
-                pb.suspend(|| eprintln!("{name}: skipped: {e}"));
+                pb.suspend(|| say!("{name}: skipped: {e}"));
                 pb.inc((formats.len() * args.precision.len()) as u64);
                 continue;
             }
@@ -204,19 +204,19 @@ pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
         }
     }
     pb.finish_and_clear();
-    print!("{}", table(&records, copy));
-    print!("\n{}", summary(&records, copy));
+    out_inline!("{}", table(&records, copy));
+    out_inline!("\n{}", summary(&records, copy));
     if let Some(path) = &args.csv {
         let text = csv(&records, copy);
         crate::files::write_with(path, |w| w.write_all(text.as_bytes()).map_err(|e| e.to_string()))?;
-        eprintln!("wrote {}", path.display());
+        say!("wrote {}", path.display());
     }
     if let Some(path) = &args.json {
         crate::write_json(path, &csv(&records, copy), crate::json_meta(Some(&gpu), Some(copy), serde_json::json!({})))?;
     }
     if let Some(path) = &args.plot {
         plot(path, &records)?;
-        eprintln!("wrote {}", path.display());
+        say!("wrote {}", path.display());
     }
     let failed: Vec<String> = records
         .iter()
@@ -284,7 +284,7 @@ fn run_matrix<T: SpmvValue>(
             Ok(p) => p,
             Err(e) => {
                 rec.result = Err(format!("refused: {e}"));
-                pb.suspend(|| eprintln!("{name} {} {format}: {e}", T::NAME));
+                pb.suspend(|| say!("{name} {} {format}: {e}", T::NAME));
                 out.push(rec);
                 pb.inc(1);
                 continue;
@@ -293,7 +293,7 @@ fn run_matrix<T: SpmvValue>(
         if let Plan::Ours(p) = &plan {
             if !p.trials().is_empty() {
                 let t: Vec<String> = p.trials().iter().map(|(f, ms)| format!("{f} {ms:.4} ms")).collect();
-                pb.suspend(|| eprintln!("{name} {} auto's trial: {}; kept {}", T::NAME, t.join(", "), p.format()));
+                pb.suspend(|| say!("{name} {} auto's trial: {}; kept {}", T::NAME, t.join(", "), p.format()));
             }
         }
         (rec.chosen, rec.footprint) = match &plan {

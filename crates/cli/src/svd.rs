@@ -55,7 +55,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         let a: Csr<u32, f64> = mm::Input::open(path)
             .and_then(|i| i.read_csr(host_limit(args.max_memory)))
             .map_err(|source| Error::Matrix { path: path.clone(), source })?;
-        eprintln!("A: {} × {}, {} nonzeros", a.rows(), a.cols(), a.nnz());
+        say!("A: {} × {}, {} nonzeros", a.rows(), a.cols(), a.nnz());
         a
     };
     let cfg = Config {
@@ -72,9 +72,9 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     let mut ops = Vec::new();
     let mut progress = |e: Event<'_>| match e {
         _ if quiet => {}
-        Event::Cycle { restart, residual } => eprintln!("  cycle {}: largest residual / σ₁ = {residual:.2e}", restart + 1),
-        Event::HostQr { restart } => eprintln!("  cycle {}: dependent columns (or a block over 4 wide); redone with host QR decisions", restart + 1),
-        Event::Phase { what, seconds } => eprintln!("  {what}: {:.2} ms", seconds * 1e3),
+        Event::Cycle { restart, residual } => say!("  cycle {}: largest residual / σ₁ = {residual:.2e}", restart + 1),
+        Event::HostQr { restart } => say!("  cycle {}: dependent columns (or a block over 4 wide); redone with host QR decisions", restart + 1),
+        Event::Phase { what, seconds } => say!("  {what}: {:.2} ms", seconds * 1e3),
         Event::Operation { what, seconds, calls } => ops.push((what.to_string(), seconds, calls)),
         _ => {}
     };
@@ -87,7 +87,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         let d = sptrans_matrix::dist::DistCsr::<f64>::read_ranks(path, comms.gpus(), comms.first_rank(), comms.world(), host_limit(args.max_memory))
             .map_err(|source| Error::Matrix { path: path.clone(), source })?;
         if !quiet {
-            eprintln!("A: {} × {}, read in {} shares by rows (rank 0: {} nonzeros)", d.rows(), d.cols(), env.world, d.nnz());
+            say!("A: {} × {}, read in {} shares by rows (rank 0: {} nonzeros)", d.rows(), d.cols(), env.world, d.nnz());
         }
         let s = gpu_svd::dist::svd_observed(&comms, &d, &cfg, &mut progress)?;
         if quiet {
@@ -124,19 +124,19 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
             }
             Err(why) => {
                 let threads = rayon::current_num_threads();
-                eprintln!("no GPU ({why}): the CPU fallback computes the SVD on {threads} threads");
+                say!("no GPU ({why}): the CPU fallback computes the SVD on {threads} threads");
                 (gpu_svd::cpu::svd_observed(&a, &cfg, &mut progress)?, format!("on the CPU ({threads} threads)"))
             }
         }
     };
     if !ops.is_empty() {
         let total: f64 = ops.iter().map(|o| o.1).sum();
-        eprintln!("svd profile ({total:.3} s in GPU operations):");
+        say!("svd profile ({total:.3} s in GPU operations):");
         for (op, secs, calls) in &ops {
-            eprintln!("  {op:>14}: {secs:.4} s in {calls} calls ({:.1} µs each)", 1e6 * secs / *calls as f64);
+            say!("  {op:>14}: {secs:.4} s in {calls} calls ({:.1} µs each)", 1e6 * secs / *calls as f64);
         }
     }
-    eprintln!(
+    say!(
         "{} cycles ({} restarts), {} block products of {} vectors, Krylov dimension {}, {:.3} s {on}",
         s.restarts + 1,
         s.restarts,
@@ -166,7 +166,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         if let Some(out) = file {
             if out.to_string_lossy().ends_with(".npy") {
                 write_with(out, |w: &mut dyn Write| sptrans_matrix::npz::write_npy_matrix(w, rows as usize, k, v).map_err(|e| e.to_string()))?;
-                eprintln!("wrote {} ({what}, {rows} x {k})", out.display());
+                say!("wrote {} ({what}, {rows} x {k})", out.display());
                 continue;
             }
             write_with(out, |w: &mut dyn Write| {
@@ -181,7 +181,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
                 Ok(())
             })?;
             if out.as_os_str() != "-" {
-                eprintln!("wrote {} ({what})", out.display());
+                say!("wrote {} ({what})", out.display());
             }
         }
     }
@@ -193,7 +193,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
             Ok(())
         })?;
         if out.as_os_str() != "-" {
-            eprintln!("wrote {}", out.display());
+            say!("wrote {}", out.display());
         }
     }
     if !s.converged {

@@ -165,3 +165,75 @@ fn a_closed_pipe_ends_quietly() {
     assert_eq!(out.status.code(), Some(141), "{err}");
     assert!(!err.contains("error") && !err.contains("panicked"), "{err}");
 }
+
+/// The effective user id of this process (the owner of `/proc/self`).
+fn euid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").unwrap().uid()
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.mtx");
+    sptrans().args(["gen", "uniform", "30", "20", "100", "-o"]).arg(&a).assert().success();
+    let before = std::fs::read(&a).unwrap();
+    let link = dir.path().join("link.mtx");
+    std::os::unix::fs::symlink("a.mtx", &link).unwrap();
+    for out in [&a, &link] {
+        sptrans().arg("transpose").arg(&a).arg("-o").arg(out).assert().failure().stderr(predicate::str::contains("is also the input"));
+        sptrans().arg("svd").arg(&a).args(["-k", "2", "-o"]).arg(out).assert().failure().stderr(predicate::str::contains("is also the input"));
+        sptrans().arg("spmv").arg(&a).arg("-o").arg(out).assert().failure().stderr(predicate::str::contains("is also the input"));
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), before, "the input was changed");
+}
+
+#[test]
+fn files_keep_their_permissions_and_owner() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.mtx");
+    sptrans().args(["gen", "uniform", "30", "20", "100", "-o"]).arg(&a).assert().success();
+    let out = dir.path().join("ro.mtx");
+    std::fs::write(&out, "keep me\n").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o444)).unwrap();
+    if euid() != 0 {
+        // As the shell's `>` would: a read-only file is not replaced.
+        sptrans().arg("transpose").arg(&a).arg("-o").arg(&out).assert().failure().stderr(predicate::str::contains("not writable"));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me\n");
+        eprintln!("files_keep_their_permissions_and_owner: not root, so the owner-keeping half is skipped");
+    } else {
+        // Root may write it (as `>` may), and the file keeps its owner, group and mode.
+        std::os::unix::fs::chown(&out, Some(65534), Some(65534)).unwrap();
+        sptrans().arg("transpose").arg(&a).arg("-o").arg(&out).assert().success();
+        let m = std::fs::metadata(&out).unwrap();
+        assert_eq!((m.uid(), m.gid(), m.permissions().mode() & 0o777), (65534, 65534, 0o444));
+        assert!(std::fs::read_to_string(&out).unwrap().starts_with("%%MatrixMarket"));
+    }
+    assert!(parts(dir.path()).is_empty());
+}
+
+#[test]
+fn a_closed_standard_error_loses_messages_not_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g.mtx");
+    let mut child =
+        std::process::Command::new(bin()).args(["gen", "uniform", "3000", "2000", "10000", "-o"]).arg(&out).stderr(Stdio::piped()).spawn().unwrap();
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(std::fs::read_to_string(&out).unwrap().starts_with("%%MatrixMarket"));
+}
+
+#[test]
+fn gen_refuses_what_does_not_fit_before_allocating() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("big.mtx");
+    sptrans()
+        .args(["gen", "uniform", "5000000000", "3", "10", "--index", "64", "--max-memory", "1G", "-o"])
+        .arg(&out)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("host memory").and(predicate::str::contains("panicked").not()));
+    assert!(!out.exists());
+}

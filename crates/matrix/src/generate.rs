@@ -169,6 +169,41 @@ pub enum Spec {
 }
 
 impl Spec {
+    /// `(rows, cols, nonzeros)` the generator will produce at most (an upper bound, saturating:
+    /// the sizes asked for, before duplicates merge), without generating anything: what a caller
+    /// checks against the memory it has before [`Spec::build`].
+    pub fn estimate(&self) -> (u64, u64, u64) {
+        let mul = |a: u64, b: u64| a.saturating_mul(b);
+        match *self {
+            Spec::Uniform { m, n, nnz } => (m, n, nnz.min(mul(m, n))),
+            Spec::Rmat { scale, edges, .. } => {
+                let v = 1u64.checked_shl(scale).unwrap_or(u64::MAX);
+                (v, v, edges)
+            }
+            Spec::Laplacian2d { k } => (mul(k, k), mul(k, k), mul(mul(k, k), 5)),
+            Spec::Laplacian3d { k } => (mul(mul(k, k), k), mul(mul(k, k), k), mul(mul(mul(k, k), k), 7)),
+            Spec::Banded { n, lower, upper } => (n, n, mul(n, lower.saturating_add(upper).saturating_add(1))),
+            Spec::TallSkinny { m, n, per_row } => (m, n, mul(m, per_row)),
+            Spec::DenseRow { m, n, nnz } | Spec::DenseCol { m, n, nnz } => (m, n, nnz.saturating_add(m.max(n))),
+            Spec::Stencil { k, points, .. } => {
+                let v = mul(mul(k, k), k);
+                (v, v, mul(v, points as u64))
+            }
+            Spec::Graph { n, degree, .. } => (n, n, mul(n, degree.saturating_add(1))),
+            Spec::Circuit { n, rails } => (n, n, mul(n, 8).saturating_add(mul(mul(rails, n), 2))),
+            Spec::Text { docs, terms, per_doc } => (docs, terms, mul(docs, per_doc.saturating_mul(2))),
+            Spec::Lp { m, n, per_row, .. } => (m, n, mul(m, per_row.saturating_add(2))),
+            Spec::Mesh { k, .. } => {
+                let v = mul(mul(k, k), k);
+                (v, v, mul(v, 27))
+            }
+            Spec::Skyline { n, width } => (n, n, mul(n, mul(width, 4).saturating_add(1))),
+            Spec::Kkt { n, m, per_row } => {
+                (n.saturating_add(m), n.saturating_add(m), mul(n, 5).saturating_add(mul(m, per_row.saturating_add(1)).saturating_mul(2)))
+            }
+        }
+    }
+
     /// The matrix, with index type `I` (`u64`: more than `u32::MAX` nonzeros or a dimension past
     /// it, as long as `rows × cols` fits `u64`); the same matrix with either index type.
     ///

@@ -8,9 +8,12 @@
 //! |---|---|---|---|
 //! | `torchrun`, most others | `RANK` | `WORLD_SIZE` | `LOCAL_RANK` |
 //! | Open MPI `mpirun` | `OMPI_COMM_WORLD_RANK` | `OMPI_COMM_WORLD_SIZE` | `OMPI_COMM_WORLD_LOCAL_RANK` |
-//! | Slurm `srun` | `SLURM_PROCID` | `SLURM_NTASKS` | `SLURM_LOCALID` |
+//! | Slurm `srun` | `SLURM_PROCID` | `SLURM_STEP_NUM_TASKS` | `SLURM_LOCALID` |
 //!
-//! (the local rank defaults to the rank). The id: `SPTRANS_NCCL_ID_FILE=path` (rank 0 writes it,
+//! (the local rank defaults to the rank). Slurm's world is the job step's task count, which only
+//! `srun` sets: a batch script's own process (`sbatch`, `salloc`: `SLURM_NTASKS` set, no step)
+//! is one process, not a rank. `SPTRANS_LAUNCHER=none` ignores every launcher variable (a single
+//! process started under a launcher's environment). The id: `SPTRANS_NCCL_ID_FILE=path` (rank 0 writes it,
 //! the others wait for it; it must not exist before the launch, and rank 0 removes it once every
 //! rank has joined), or `SPTRANS_NCCL_ID_ADDR=host:port` (rank 0 listens there and hands the id
 //! to each rank that connects), which defaults to `MASTER_ADDR` and `MASTER_PORT + 1` where
@@ -37,16 +40,29 @@ pub struct RankEnv {
 pub const LAUNCHER_VARS: [[&str; 3]; 3] = [
     ["RANK", "WORLD_SIZE", "LOCAL_RANK"],
     ["OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"],
-    ["SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"],
+    ["SLURM_PROCID", "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID"],
 ];
+
+/// The variable that, set to `none`, makes [`RankEnv::from_vars`] ignore every launcher.
+pub const LAUNCHER_OVERRIDE: &str = "SPTRANS_LAUNCHER";
 
 impl RankEnv {
     /// Reads the launcher's variables (module docs) through `get`; `None` when no launcher's
-    /// rank and world size are both set.
+    /// rank and world size are both set, or when [`LAUNCHER_OVERRIDE`] is `none`.
     ///
     /// # Errors
-    /// [`Error::Bootstrap`] for a value that is not a number, a world size of 0 or a rank past it.
+    /// [`Error::Bootstrap`] for a value that is not a number, a world size of 0 or a rank past
+    /// it, or an override other than `none`.
     pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>> {
+        match get(LAUNCHER_OVERRIDE).as_deref().map(str::trim) {
+            None | Some("") | Some("auto") => {}
+            Some("none") => return Ok(None),
+            Some(v) => {
+                return Err(Error::Bootstrap(format!(
+                    "{LAUNCHER_OVERRIDE}={v:?}: `none` (one process, whatever the launcher variables say) or `auto`"
+                )))
+            }
+        }
         for [r, w, l] in LAUNCHER_VARS {
             let (Some(rank), Some(world)) = (get(r), get(w)) else { continue };
             let num = |name: &str, v: &str| v.trim().parse::<usize>().map_err(|_| Error::Bootstrap(format!("{name}={v:?} is not a number")));
@@ -210,8 +226,21 @@ mod tests {
         assert_eq!(t, Some(RankEnv { rank: 3, world: 4, local_rank: 1 }));
         let m = RankEnv::from_vars(vars(&[("OMPI_COMM_WORLD_RANK", "2"), ("OMPI_COMM_WORLD_SIZE", "8")])).unwrap();
         assert_eq!(m, Some(RankEnv { rank: 2, world: 8, local_rank: 2 }));
-        let s = RankEnv::from_vars(vars(&[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "2"), ("SLURM_LOCALID", "0"), ("RANK", "1"), ("WORLD_SIZE", "2")]))
-            .unwrap();
+        // A batch script under sbatch: a task count but no job step, so one process.
+        assert_eq!(RankEnv::from_vars(vars(&[("SLURM_PROCID", "0"), ("SLURM_NTASKS", "4"), ("SLURM_LOCALID", "0")])).unwrap(), None);
+        let st =
+            RankEnv::from_vars(vars(&[("SLURM_PROCID", "3"), ("SLURM_NTASKS", "4"), ("SLURM_STEP_NUM_TASKS", "4"), ("SLURM_LOCALID", "1")])).unwrap();
+        assert_eq!(st, Some(RankEnv { rank: 3, world: 4, local_rank: 1 }), "srun's step");
+        assert_eq!(RankEnv::from_vars(vars(&[("RANK", "1"), ("WORLD_SIZE", "2"), ("SPTRANS_LAUNCHER", "none")])).unwrap(), None);
+        assert!(matches!(RankEnv::from_vars(vars(&[("SPTRANS_LAUNCHER", "mpi")])), Err(Error::Bootstrap(_))));
+        let s = RankEnv::from_vars(vars(&[
+            ("SLURM_PROCID", "0"),
+            ("SLURM_STEP_NUM_TASKS", "2"),
+            ("SLURM_LOCALID", "0"),
+            ("RANK", "1"),
+            ("WORLD_SIZE", "2"),
+        ]))
+        .unwrap();
         assert_eq!(s, Some(RankEnv { rank: 1, world: 2, local_rank: 1 }), "torchrun's names come first");
         for bad in [[("RANK", "x"), ("WORLD_SIZE", "2")], [("RANK", "2"), ("WORLD_SIZE", "2")], [("RANK", "0"), ("WORLD_SIZE", "0")]] {
             assert!(matches!(RankEnv::from_vars(vars(&bad)), Err(Error::Bootstrap(_))), "{bad:?}");
