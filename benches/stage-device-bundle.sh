@@ -5,6 +5,9 @@
 # On the GPU host: `tar xzf .gpu/bundle.tgz -C .gpu`, then the device script.
 #   bash benches/stage-device-bundle.sh one    # one GPU: sell-device-run.sh, csrc-graphs-device-run.sh, two_pass_floor
 #   bash benches/stage-device-bundle.sh dist   # several GPUs: dist-device-run.sh
+#   bash benches/stage-device-bundle.sh tests  # every test executable, the CLI and the wheel in
+#                                              # .gpu/tests.txz (xz: the executables share their
+#                                              # embedded PTX): gpu-tests-device-run.sh
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 mkdir -p .gpu
@@ -25,6 +28,18 @@ for line in sys.stdin:
   cp "$path" ".gpu/$name" && strip ".gpu/$name" 2>/dev/null || true
   names+=("$name")
 }
+if [ "${1:-one}" = tests ]; then
+  ls .whl/sptrans_gpu-*.whl >/dev/null 2>&1 || { echo "build the wheel first: (cd python && maturin build --release -o ../.whl)" >&2; exit 1; }
+  ../shared/tools/gpu-stage >/dev/null 2>&1 || { echo "gpu-stage failed" >&2; exit 1; }
+  cargo build --release -p sptrans-cli
+  rm -rf .gpu/t && mkdir -p .gpu/t && mv .gpu/tests .gpu/t/tests
+  cp target/release/sptrans .gpu/t/sptrans && strip .gpu/t/sptrans
+  cp "$(ls -t .whl/sptrans_gpu-*.whl | head -1)" .gpu/t/
+  tar cf - -C .gpu/t . | xz -9 -T2 > .gpu/tests.txz
+  rm -rf .gpu/t .gpu/benches
+  ls -l .gpu/tests.txz
+  exit 0
+fi
 case "${1:-one}" in
   one)
     exe sptrans sptrans build --release -p sptrans-cli

@@ -6,7 +6,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 # The machine's python has pytest (with plugins): install only our wheel unless pytest is missing.
-if python3 -c "import pytest" 2>/dev/null; then WHEELS=".whl/sptrans-*.whl"; else WHEELS=".whl/*.whl"; fi
+if python3 -c "import pytest" 2>/dev/null; then WHEELS=".whl/sptrans_gpu-*.whl"; else WHEELS=".whl/*.whl"; fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $WHEELS || exit 1
 export PYTHONPATH=/tmp/site NCCL_NVLS_ENABLE=0
 rm -rf /tmp/pytests && cp -r python/tests /tmp/pytests

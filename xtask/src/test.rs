@@ -35,6 +35,37 @@ fn parse_result_line(line: &str, t: &mut Totals) {
     }
 }
 
+/// Counts parsed from pytest's closing line (`235 passed, 56 skipped in 9.1s`).
+#[derive(Default, Debug, PartialEq)]
+struct PyTotals {
+    passed: u64,
+    failed: u64,
+    skipped: u64,
+}
+
+fn parse_pytest_line(line: &str, t: &mut PyTotals) {
+    let l = line.trim().trim_matches('=').trim();
+    if !(l.contains(" in ") && (l.contains("passed") || l.contains("failed") || l.contains("skipped") || l.contains("error"))) {
+        return;
+    }
+    let mut got = PyTotals::default();
+    for part in l.split(" in ").next().unwrap_or("").split(',') {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        if let [n, what] = words.as_slice() {
+            let Ok(n) = n.parse::<u64>() else { continue };
+            match *what {
+                "passed" | "xpassed" => got.passed += n,
+                "failed" | "error" | "errors" => got.failed += n,
+                "skipped" | "xfailed" | "deselected" => got.skipped += n,
+                _ => {}
+            }
+        }
+    }
+    if got != PyTotals::default() {
+        *t = got;
+    }
+}
+
 fn cargo() -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     c.current_dir(root());
@@ -121,12 +152,23 @@ pub fn run(args: &[String]) -> Res {
     if !host_ok || !kernels_ok {
         problems.push("cargo test failed".to_string());
     }
-    match python {
-        Ok(true) => {}
-        Ok(false) => problems.push("the Python package's tests failed (see above)".to_string()),
-        Err(e) if std::env::var("SPTRANS_REQUIRE_PYTHON").is_ok_and(|v| v == "1") => problems.push(e),
-        Err(e) => println!("python package: skipped ({e})"),
-    }
+    let py = match python {
+        Ok((ok, t)) => {
+            if !ok {
+                problems.push("the Python package's tests failed (see above)".to_string());
+            }
+            println!("python tests: {} passed, {} failed, {} skipped", t.passed, t.failed, t.skipped);
+            Some(t)
+        }
+        Err(e) if std::env::var("SPTRANS_REQUIRE_PYTHON").is_ok_and(|v| v == "1") => {
+            problems.push(e);
+            None
+        }
+        Err(e) => {
+            println!("python package: skipped ({e})");
+            None
+        }
+    };
     if !byo_ok {
         problems.push("the library crates do not build beside a user's cudarc/cuda-12060 (see above)".to_string());
     }
@@ -143,8 +185,18 @@ pub fn run(args: &[String]) -> Res {
         Err(e) if std::env::var("SPTRANS_REQUIRE_PTX_CHECK").is_ok_and(|v| v == "1") => problems.push(e),
         Err(_) => println!("build-ptx --check: skipped, device toolchain not installed (cargo xtask setup-ptx-toolchain)"),
     }
-    // Plain tests passed = libtest passes minus GPU tests that only recorded a skip.
-    println!("\nall tests: {} passed, {} failed, {} skipped", totals.passed.saturating_sub(n_skipped), totals.failed, n_skipped + totals.ignored);
+    // Plain tests passed = libtest passes minus GPU tests that only recorded a skip; the Python
+    // suite's counts added (it is named when it did not run).
+    let (rp, rf, rs) = (totals.passed.saturating_sub(n_skipped), totals.failed, n_skipped + totals.ignored);
+    let p = py.unwrap_or_default();
+    println!(
+        "\nall tests: {} passed, {} failed, {} skipped (Rust {rp} / {rf} / {rs}; Python {}){}",
+        rp + p.passed,
+        rf + p.failed,
+        rs + p.skipped,
+        format_args!("{} / {} / {}", p.passed, p.failed, p.skipped),
+        if p == PyTotals::default() { " — the Python suite did not run" } else { "" }
+    );
     if problems.is_empty() {
         Ok(())
     } else {
@@ -156,7 +208,7 @@ pub fn run(args: &[String]) -> Res {
 /// pytest, `pip install ./python` (a dev-profile build, reusing the workspace's artifacts), then
 /// pytest on `python/tests` (GPU tests there report themselves skipped without a GPU). `Err` when
 /// the venv or the install cannot be made (no `python3 -m venv`, no network for pip).
-fn python_package() -> Res<bool> {
+fn python_package() -> Res<(bool, PyTotals)> {
     println!("\n== python package: pip install ./python, pytest python/tests");
     let venv = std::path::Path::new("target/pyvenv");
     let py = venv.join("bin/python");
@@ -196,12 +248,22 @@ fn python_package() -> Res<bool> {
     if bin.exists() && std::env::var_os("SPTRANS_BIN").is_none() {
         cmd.env("SPTRANS_BIN", &bin);
     }
-    let status = cmd
+    // Echoed as it runs; its closing line gives the counts for the summary.
+    let mut child = cmd
         .args(["-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "."])
         .current_dir("python/tests")
-        .status()
+        .stdout(Stdio::piped())
+        .spawn()
         .map_err(|e| format!("pytest: {e}"))?;
-    Ok(status.success())
+    let mut totals = PyTotals::default();
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            parse_pytest_line(&line, &mut totals);
+        }
+    }
+    let status = child.wait().map_err(|e| format!("pytest: {e}"))?;
+    Ok((status.success(), totals))
 }
 
 #[cfg(test)]
@@ -215,5 +277,16 @@ mod tests {
         parse_result_line("test result: FAILED. 3 passed; 2 failed; 0 ignored; 0 measured; 0 filtered out", &mut t);
         parse_result_line("running 3 tests", &mut t);
         assert_eq!(t, Totals { passed: 11, failed: 2, ignored: 1 });
+    }
+
+    #[test]
+    fn parses_pytest_summaries() {
+        let mut t = PyTotals::default();
+        parse_pytest_line("235 passed, 56 skipped in 9.12s", &mut t);
+        assert_eq!(t, PyTotals { passed: 235, failed: 0, skipped: 56 });
+        parse_pytest_line("tests/test_gpu.py ..... in progress", &mut t);
+        assert_eq!(t, PyTotals { passed: 235, failed: 0, skipped: 56 }, "a line that is not the summary changes nothing");
+        parse_pytest_line("===== 3 failed, 10 passed, 1 error, 2 xfailed in 1.0s =====", &mut t);
+        assert_eq!(t, PyTotals { passed: 10, failed: 4, skipped: 2 });
     }
 }

@@ -483,15 +483,18 @@ gpu_test!(fn spmv_bench_writes_table_csv_and_chart(_gpu) {
         .clone();
     let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let recs = j["records"].as_array().unwrap();
-    // 4 matrices × 2 precisions × (our 10 formats, auto and cuSPARSE's 3 algorithms).
-    assert_eq!(recs.len(), 4 * 2 * 14);
+    // 4 matrices × 2 precisions × every target (our formats, auto and cuSPARSE's algorithms),
+    // counted from the tool's own list so a new format is counted too.
+    let targets = sptrans_cli::spmv_bench::SpmvTarget::all().len();
+    assert!(sptrans_cli::spmv_bench::SpmvTarget::all().contains(&sptrans_cli::spmv_bench::REFERENCE));
+    assert_eq!(recs.len(), 4 * 2 * targets);
     assert!(recs.iter().filter(|r| r["note"].is_null()).all(|r| r["gflops"].as_f64().is_some_and(|g| g > 0.0)), "{j}");
     assert!(j["meta"]["copy_gb_per_s"].as_f64().is_some_and(|c| c > 100.0));
     let table = String::from_utf8(out).unwrap();
     assert!(table.contains("| × cuSPARSE CSR |") && table.contains("auto →"), "{table}");
     let text = std::fs::read_to_string(&csv).unwrap();
     // The same rows, plus the header.
-    assert_eq!(text.lines().count(), 1 + 4 * 2 * 14, "{text}");
+    assert_eq!(text.lines().count(), 1 + 4 * 2 * targets, "{text}");
     assert!(text.lines().skip(1).all(|l| !l.contains("wrong result")));
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
 });
