@@ -479,7 +479,21 @@ pub fn gen(args: &GenArgs) -> Result<()> {
     }
     // Checked before anything is allocated: the generator's positions (8 bytes each, sorted with
     // a copy) and the matrix (index and value of each entry, the row pointer).
-    let (rows, cols, entries) = args.kind.estimate();
+    if let Some((rows, cols, entries)) = args.kind.estimate() {
+        gen_memory_check(args, rows, cols, entries)?;
+    }
+    let (rows, cols, nnz) = match args.index {
+        IndexBits::I32 => gen_as::<u32>(out, args)?,
+        IndexBits::I64 => gen_as::<u64>(out, args)?,
+    };
+    if out.as_os_str() != "-" {
+        say!("wrote {} ({rows} x {cols}, {nnz} nonzeros)", out.display());
+    }
+    Ok(())
+}
+
+/// Refuses a generated matrix of `entries` (at most) that would not fit the host memory allowed.
+fn gen_memory_check(args: &GenArgs, rows: u64, cols: u64, entries: u64) -> Result<()> {
     let ib: u64 = match args.index {
         IndexBits::I32 => 4,
         IndexBits::I64 => 8,
@@ -494,13 +508,6 @@ pub fn gen(args: &GenArgs) -> Result<()> {
         if need > limit {
             return Err(Error::Gen(sptrans_matrix::Error::MemoryLimit { rows, cols, entries, need, limit }));
         }
-    }
-    let (rows, cols, nnz) = match args.index {
-        IndexBits::I32 => gen_as::<u32>(out, args)?,
-        IndexBits::I64 => gen_as::<u64>(out, args)?,
-    };
-    if out.as_os_str() != "-" {
-        say!("wrote {} ({rows} x {cols}, {nnz} nonzeros)", out.display());
     }
     Ok(())
 }

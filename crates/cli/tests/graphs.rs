@@ -1,6 +1,7 @@
 //! Issue 34 (no hidden synchronization): `Auto` transposes and SpMV products enqueue work only,
 //! so they can be captured into a CUDA graph on a caller's stream and replayed, on new inputs,
-//! with results equal to the twins'.
+//! with results equal to the twins'. Capture needs cudarc's event tracking off (an `unsafe` act of
+//! the caller, taken below).
 use gpu_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
 use gpu_runtime::Gpu;
 use gpu_spmv::{serial as spmv_serial, Format, Spmv};
@@ -13,6 +14,12 @@ use sptrans_matrix::{generate, Csr};
 gpu_test!(fn auto_transpose_and_spmv_replay_from_a_cuda_graph_on_a_callers_stream(gpu) {
     // The caller's own stream, wrapped.
     let stream = gpu.context().new_stream().unwrap();
+    // CUDA forbids a capturing stream to wait on an event recorded outside the capture, which
+    // cudarc's event tracking does at each use of a tracked buffer: a caller who captures graphs
+    // turns tracking off first, cudarc's `unsafe` act (the Gpu docs, "CUDA graphs").
+    // SAFETY: every buffer of this test is used on `stream` alone (the graph replays there too),
+    // and the binary's one test is this one, so stream order is all the ordering they need.
+    unsafe { gpu.context().disable_event_tracking() };
     let g = Gpu::from_stream(stream.clone()).unwrap();
     let (mut r, _seed) = rng();
     for a in [

@@ -171,14 +171,17 @@ pub enum Spec {
 impl Spec {
     /// `(rows, cols, nonzeros)` the generator will produce at most (an upper bound, saturating:
     /// the sizes asked for, before duplicates merge), without generating anything: what a caller
-    /// checks against the memory it has before [`Spec::build`].
-    pub fn estimate(&self) -> (u64, u64, u64) {
+    /// checks against the memory it has before [`Spec::build`]. `None` for parameters outside
+    /// the generator's domain (an R-MAT scale past 32), which [`Spec::build`] refuses by name.
+    pub fn estimate(&self) -> Option<(u64, u64, u64)> {
         let mul = |a: u64, b: u64| a.saturating_mul(b);
-        match *self {
+        Some(match *self {
             Spec::Uniform { m, n, nnz } => (m, n, nnz.min(mul(m, n))),
             Spec::Rmat { scale, edges, .. } => {
-                let v = 1u64.checked_shl(scale).unwrap_or(u64::MAX);
-                (v, v, edges)
+                if scale > 32 {
+                    return None;
+                }
+                (1u64 << scale, 1u64 << scale, edges)
             }
             Spec::Laplacian2d { k } => (mul(k, k), mul(k, k), mul(mul(k, k), 5)),
             Spec::Laplacian3d { k } => (mul(mul(k, k), k), mul(mul(k, k), k), mul(mul(mul(k, k), k), 7)),
@@ -201,7 +204,7 @@ impl Spec {
             Spec::Kkt { n, m, per_row } => {
                 (n.saturating_add(m), n.saturating_add(m), mul(n, 5).saturating_add(mul(m, per_row.saturating_add(1)).saturating_mul(2)))
             }
-        }
+        })
     }
 
     /// The matrix, with index type `I` (`u64`: more than `u32::MAX` nonzeros or a dimension past

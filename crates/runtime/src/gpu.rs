@@ -129,6 +129,13 @@ impl Shared {
 /// reads of one buffer on several streams at once are each complete before a later write or free
 /// only as far as cudarc's last recorded read says, which is why every plan of this workspace
 /// reads a buffer on the one stream it runs on.
+///
+/// # CUDA graphs
+/// Every plan enqueues without synchronizing, so its work can be captured into a CUDA graph. A
+/// capturing stream may not wait on an event recorded outside the capture, and cudarc's tracking
+/// waits at each use of a tracked buffer: turn tracking off before capturing
+/// (`unsafe { gpu.context().disable_event_tracking() }`), and order the buffers yourself from
+/// then on (one stream, or events).
 #[derive(Clone)]
 pub struct Gpu {
     shared: Arc<Shared>,
