@@ -5,6 +5,7 @@
 # On the GPU host: `tar xzf .gpu/bundle.tgz -C .gpu`, then the device script.
 #   bash benches/stage-device-bundle.sh one    # one GPU: sell-device-run.sh, csrc-graphs-device-run.sh, two_pass_floor
 #   bash benches/stage-device-bundle.sh dist   # several GPUs: dist-device-run.sh
+#   bash benches/stage-device-bundle.sh radix  # gpu-radix against CUB: radix-device-run.sh
 #   bash benches/stage-device-bundle.sh tests  # every test executable, the CLI and the wheel in
 #                                              # .gpu/tests.txz (xz: the executables share their
 #                                              # embedded PTX): gpu-tests-device-run.sh
@@ -41,6 +42,9 @@ if [ "${1:-one}" = tests ]; then
   exit 0
 fi
 case "${1:-one}" in
+  radix)
+    exe radix_vs_cub radix_vs_cub bench -p gpu-radix --bench radix_vs_cub --no-run
+    ;;
   one)
     exe sptrans sptrans build --release -p sptrans-cli
     exe spmv-test spmv test --release -p gpu-spmv --test spmv --no-run

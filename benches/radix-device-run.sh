@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# gpu-radix against CUB's own DeviceRadixSort, in one device run (issue 55): the same cases
+# (keys alone and u32 pairs; 24- and 32-bit keys sorting only those bits; 2^20, 2^24, 2^26; out
+# of place, no restoring copy on either side), then ncu pass by pass for one case of each.
+# Stage here:
+#   cargo bench -p gpu-radix --bench radix_vs_cub --no-run --message-format=json  (the executable
+#   to .gpu/radix_vs_cub; or `bash benches/stage-device-bundle.sh radix`)
+# Device call, carry [".gpu/radix_vs_cub"]:
+#   bash benches/radix-device-run.sh      # PART=time|ncu|all (default all); CASE=pairs,32,26
+# Writes $OUT/radix-vs-cub.csv (what,keys_bits,n,ours_ms,cub_ms,ours_over_cub), the raw CSVs,
+# and $OUT/ncu-{ours,cub}.csv (per kernel: duration, DRAM bytes and throughput, warps active).
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+PART=${PART:-all}
+CASE=${CASE:-pairs,32,26}
+cd "$(dirname "$0")/.."
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/device.txt"
+arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+nvcc -O3 -std=c++17 -arch="$arch" -o /tmp/cub_sort benches/peers/cub_sort.cu 2> "$OUT/nvcc.log" || { cat "$OUT/nvcc.log"; exit 1; }
+if [ "$PART" = all ] || [ "$PART" = time ]; then
+  # Alternated, twice each: ours, CUB, ours, CUB (the better of each side's two runs is kept).
+  for i in 1 2; do
+    .gpu/radix_vs_cub > "$OUT/ours-$i.csv" 2> "$OUT/ours-$i.err" || { cat "$OUT/ours-$i.err"; exit 1; }
+    /tmp/cub_sort > "$OUT/cub-$i.csv" 2> "$OUT/cub-$i.err" || { cat "$OUT/cub-$i.err"; exit 1; }
+  done
+  cat "$OUT/ours-1.err" "$OUT/cub-1.err"
+  python3 - "$OUT" <<'PY'
+import csv, sys, os
+out = sys.argv[1]
+def best(prefix, col):
+    b = {}
+    for i in (1, 2):
+        for r in csv.DictReader(open(os.path.join(out, f"{prefix}-{i}.csv"))):
+            k = (r["what"], r["keys_bits"], r["n"])
+            b[k] = min(b.get(k, 1e30), float(r[col]))
+    return b
+ours, cub = best("ours", "ours_ms"), best("cub", "cub_ms")
+with open(os.path.join(out, "radix-vs-cub.csv"), "w") as f:
+    f.write("what,keys_bits,n,ours_ms,cub_ms,ours_over_cub\n")
+    for k in sorted(ours, key=lambda k: (k[0], int(k[1]), int(k[2]))):
+        if k in cub:
+            f.write(f"{k[0]},{k[1]},{k[2]},{ours[k]:.4f},{cub[k]:.4f},{ours[k] / cub[k]:.3f}\n")
+print(open(os.path.join(out, "radix-vs-cub.csv")).read())
+PY
+fi
+if [ "$PART" = all ] || [ "$PART" = ncu ]; then
+  IFS=, read -r what bits logn <<< "$CASE"
+  m=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,launch__registers_per_thread,launch__block_size,launch__grid_size
+  RADIX_CASE=$CASE RADIX_REPS=1 ncu --metrics "$m" --csv --kernel-name regex:radix_ --launch-skip 0 --launch-count 12 .gpu/radix_vs_cub > "$OUT/ncu-ours.csv" 2> "$OUT/ncu-ours.err"
+  ncu --metrics "$m" --csv --kernel-name regex:'DeviceRadixSort|Onesweep|Histogram|ExclusiveSum' --launch-skip 0 --launch-count 12 /tmp/cub_sort "$what" "$bits" "$logn" > "$OUT/ncu-cub.csv" 2> "$OUT/ncu-cub.err"
+  python3 - "$OUT" <<'PY'
+import csv, sys, os, io
+out = sys.argv[1]
+for who in ("ours", "cub"):
+    text = open(os.path.join(out, f"ncu-{who}.csv")).read()
+    start = text.find('"ID"')
+    if start < 0:
+        print(who, "no ncu rows"); continue
+    rows = list(csv.DictReader(io.StringIO(text[start:])))
+    by = {}
+    for r in rows:
+        by.setdefault((r["ID"], r["Kernel Name"][:60]), {})[r["Metric Name"]] = r["Metric Value"]
+    print(f"== {who}")
+    for (i, name), m in sorted(by.items(), key=lambda x: int(x[0][0])):
+        g = lambda k: m.get(k, "?")
+        print(f"{i:>3} {name:<60} {g('gpu__time_duration.sum'):>10} ns  dram {g('dram__throughput.avg.pct_of_peak_sustained_elapsed'):>6}%  "
+              f"rd {g('dram__bytes_read.sum')} wr {g('dram__bytes_write.sum')}  warps {g('sm__warps_active.avg.pct_of_peak_sustained_active')}%  "
+              f"stall short/bar/long {g('smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio')}/"
+              f"{g('smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio')}/{g('smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio')}  "
+              f"regs {g('launch__registers_per_thread')} block {g('launch__block_size')} grid {g('launch__grid_size')}")
+PY
+fi
