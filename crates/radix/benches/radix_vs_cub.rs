@@ -49,15 +49,16 @@ fn main() {
                 }
                 let mut kb = DoubleBuffer::new(DeviceViewMut::of(&mut k0), DeviceViewMut::of(&mut k1)).unwrap();
                 let mut vb = DoubleBuffer::new(DeviceViewMut::of(&mut v0), DeviceViewMut::of(&mut v1)).unwrap();
-                let mut once = |kb: &mut DoubleBuffer<'_, u32>, vb: &mut DoubleBuffer<'_, u32>| {
-                    let job = Sort::keys_from(DeviceView::of(&ki), kb).bits(0..bits);
-                    if what == "pairs" {
-                        sort.sort(job.first_from(DeviceView::of(&vi), vb))
-                    } else {
-                        sort.sort(job)
-                    }
-                };
-                let ms = timer.median_ms(warmup, reps, || once(&mut kb, &mut vb)).expect("timed");
+                let ms = timer
+                    .median_ms(warmup, reps, || {
+                        let job = Sort::keys_from(DeviceView::of(&ki), &mut kb).bits(0..bits);
+                        if what == "pairs" {
+                            sort.sort(job.first_from(DeviceView::of(&vi), &mut vb))
+                        } else {
+                            sort.sort(job)
+                        }
+                    })
+                    .expect("timed");
                 let got = gpu.download(&kb.current()).expect("download");
                 assert!(got == want, "{what} {bits}-bit 2^{log_n}: not sorted");
                 if what == "pairs" {
