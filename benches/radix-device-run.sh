@@ -70,3 +70,5 @@ for who in ("ours", "cub"):
               f"regs {g('launch__registers_per_thread')} block {g('launch__block_size')} grid {g('launch__grid_size')}")
 PY
 fi
+# One archive of everything (the device tool returns a limited number of files).
+tar czf /tmp/radix-run.tgz -C "$OUT" . 2>/dev/null && find "$OUT" -maxdepth 1 -type f ! -name radix-vs-cub.csv -delete && mv /tmp/radix-run.tgz "$OUT/"
