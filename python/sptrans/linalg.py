@@ -8,6 +8,11 @@ from ._frameworks import FLOAT_DTYPES, matrix, note_host
 __all__ = ["svds"]
 
 
+#: Solvers accepted for SciPy's signature: ``"lanczos"`` (this library's), or SciPy's names,
+#: which run the same block Lanczos (``"propack"`` also allows ``k = min(A.shape)``, as SciPy's).
+SOLVERS = ("lanczos", "arpack", "lobpcg", "propack")
+
+
 def svds(
     A,
     k=6,
@@ -21,6 +26,7 @@ def svds(
     random_state=None,
     options=None,
     *,
+    rng=None,
     block=None,
     center=False,
 ):
@@ -33,38 +39,35 @@ def svds(
     ``return_singular_vectors=False`` only ``s``; ``"u"`` or ``"vh"`` give ``None`` for the
     other.
 
-    Arguments as SciPy's, with these differences: ``tol`` bounds every wanted residual
-    ``||A^T u - s v||`` by ``tol * s_max`` (``0``: ``1e-10``); ``maxiter`` counts restarts
-    (default 100); ``ncv`` is the Krylov dimension per cycle (default ``max(6k, 96)`` on the GPU, ``max(2k + 4, 20)`` on the host);
-    ``random_state`` (an int) seeds the start block; ``which`` must be ``"LM"``; ``v0``,
-    ``solver`` and ``options`` are not used (``solver`` is accepted for SciPy's signature).
-    ``block`` is the number of vectors per product (1 to 16; default 2 on the GPU, 1 on the host). ``center=True`` decomposes the
-    column-centered matrix ``A - 1 mu^T`` (``mu`` the column means) without forming it: sparse
-    PCA, the principal axes in ``vh`` and the scores in ``u * s`` (each product adds a rank-one
-    correction; the matrix stays sparse).
+    ``A``: a sparse matrix (SciPy, CuPy, PyTorch) or a dense 2-D array of real numbers (NumPy,
+    CuPy, PyTorch; converted to CSR, a copy; integers become float64).
 
-    Raises ``ValueError`` for ``k`` outside ``1..min(m, n)``, bad settings, NaN or infinite
-    values and malformed structure; ``TypeError`` for values other than float32/float64;
+    Arguments as SciPy's (validated with SciPy's messages), with these differences: ``tol``
+    bounds every wanted residual ``||A^T u - s v||`` by ``tol * s_max`` (``0``: ``1e-10``);
+    ``maxiter`` counts restarts (default 100); ``ncv`` is validated as SciPy does for ARPACK
+    and otherwise chosen by the library (``max(6k, 96)`` on the GPU, ``max(2k + 4, 20)`` on the
+    host); ``rng`` (SciPy's name) or ``random_state`` (an int, a NumPy ``Generator`` or
+    ``RandomState``) seeds the start block; ``solver`` is one of :data:`SOLVERS`, all the same
+    method (``k`` may equal ``min(A.shape)`` for ``"lanczos"`` and ``"propack"``, else it must be
+    smaller, as SciPy's); ``options`` is not used. Not implemented (``NotImplementedError``):
+    ``which="SM"``, a start vector ``v0`` (validated first), ``LinearOperator`` inputs.
+    ``block`` is the number of vectors per product (1 to 16; default 2 on the GPU, 1 on the
+    host). ``center=True`` decomposes the column-centered matrix ``A - 1 mu^T`` (``mu`` the
+    column means) without forming it: sparse PCA, the principal axes in ``vh`` and the scores
+    in ``u * s`` (each product adds a rank-one correction; the matrix stays sparse).
+
+    Raises ``ValueError`` for the arguments SciPy refuses (with its messages), NaN or infinite
+    values and malformed structure; ``TypeError`` for values other than real numbers;
     ``RuntimeError`` when the iteration does not converge within ``maxiter`` restarts.
     """
-    if which != "LM":
-        raise ValueError(f"sptrans.linalg.svds: which={which!r}; only the largest ('LM') are computed")
-    if v0 is not None:
-        raise ValueError("sptrans.linalg.svds: v0 is not supported (the start block is random, seeded by random_state)")
-    if return_singular_vectors not in (True, False, "u", "vh"):
-        raise ValueError(f"sptrans.linalg.svds: return_singular_vectors={return_singular_vectors!r} (True, False, 'u' or 'vh')")
+    A, k, tol, maxiter, random_state = _validate(A, k, ncv, tol, which, v0, maxiter, return_singular_vectors, solver, random_state, rng)
     m = matrix(A)
     if m.dtype not in FLOAT_DTYPES:
         raise TypeError(f"sptrans.linalg.svds: values must be float32 or float64, not {m.dtype}")
-    k = int(k)
-    if not 1 <= k <= min(m.rows, m.cols):
-        raise ValueError(f"sptrans.linalg.svds: k={k} must be between 1 and min(A.shape) = {min(m.rows, m.cols)}")
-    tol = float(tol) if tol else 1e-10
-    restarts = 100 if maxiter is None else int(maxiter)
+    tol = tol if tol else 1e-10
+    restarts = 100 if maxiter is None else maxiter
     seed = _seed(random_state)
     vectors = return_singular_vectors is not False
-    if ncv is not None:
-        raise ValueError("sptrans.linalg.svds: ncv is chosen by the library (max(6k, 96) on the GPU, max(2k + 4, 20) on the host)")
     # (k, tol, block, seed, max_restarts, vectors, center), as the native module takes them.
     settings = lambda vec: (k, tol, None if block is None else int(block), seed, restarts, vec, bool(center))  # noqa: E731
     if m.fw.host:
@@ -110,6 +113,101 @@ def _torch_from_numpy(a):
     import torch
 
     return torch.from_numpy(np.ascontiguousarray(a))
+
+
+def _validate(A, k, ncv, tol, which, v0, maxiter, rsv, solver, random_state, rng):
+    """SciPy's argument checks, in SciPy's order and with its messages; dense arrays become
+    sparse. Returns ``(A, k, tol, maxiter, seed source)``."""
+    solver = str(solver).lower()
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {set(SOLVERS)}.")
+    A = _as_sparse(A)
+    shape = tuple(int(d) for d in A.shape)
+    if len(shape) != 2:
+        raise ValueError("array must have ndim <= 2" if len(shape) > 2 else "sptrans.linalg.svds: A must be 2-D")
+    if shape[0] * shape[1] == 0:
+        raise ValueError("`A` must not be empty.")
+    kmax = min(shape) if solver in ("lanczos", "propack") else min(shape) - 1
+    if int(k) != k or not 0 < k <= kmax:
+        raise ValueError("`k` must be an integer satisfying `0 < k < min(A.shape)`." if kmax < min(shape) else "`k` must be an integer satisfying `0 < k <= min(A.shape)`.")
+    k = int(k)
+    if solver == "arpack" and ncv is not None and (int(ncv) != ncv or not k < ncv < min(shape)):
+        raise ValueError("`ncv` must be an integer satisfying `k < ncv < min(A.shape)`.")
+    if tol < 0 or not np.isfinite(tol):
+        raise ValueError("`tol` must be a non-negative floating point value.")
+    tol = float(tol)
+    which = str(which).upper()
+    if which not in ("LM", "SM"):
+        raise ValueError("`which` must be in {'LM', 'SM'}.")
+    if v0 is not None:
+        v = np.atleast_1d(v0) if not hasattr(v0, "__cuda_array_interface__") and type(v0).__module__.split(".")[0] != "torch" else v0
+        dt = np.dtype(str(v.dtype).replace("torch.", ""))
+        if not (np.issubdtype(dt, np.floating) or np.issubdtype(dt, np.complexfloating)):
+            raise ValueError("`v0` must be of floating or complex floating data type.")
+        want = (shape[0],) if solver == "propack" else (min(shape),)
+        if tuple(v.shape) != want:
+            raise ValueError(f"`v0` must have shape {want}.")
+    if maxiter is not None and (int(maxiter) != maxiter or maxiter <= 0):
+        raise ValueError("`maxiter` must be a positive integer.")
+    maxiter = int(maxiter) if maxiter is not None else None
+    if rsv not in (True, False, "u", "vh"):
+        raise ValueError("`return_singular_vectors` must be in {True, False, 'vh', 'u'}.")
+    seed_from = rng if rng is not None else random_state
+    if seed_from is not None and not isinstance(seed_from, (int, np.integer, np.random.Generator, np.random.RandomState)):
+        raise ValueError(f"'{seed_from}' is neither a NumPy Generator nor an integer seed to instantiate one.")
+    if which == "SM":
+        raise NotImplementedError("sptrans.linalg.svds: which='SM' (the smallest singular values) is not implemented; the largest ('LM') are")
+    if v0 is not None:
+        raise NotImplementedError("sptrans.linalg.svds: a start vector v0 is not implemented (the start block is random, seeded by rng)")
+    return A, k, tol, maxiter, seed_from
+
+
+def _as_sparse(A):
+    """``A`` as a sparse matrix of its framework: sparse inputs as they are, dense 2-D arrays of
+    real numbers converted to CSR (integers and booleans to float64), with SciPy's messages for
+    what SciPy refuses."""
+    try:
+        import scipy.sparse as sp
+        from scipy.sparse.linalg import LinearOperator
+    except ImportError:  # pragma: no cover - SciPy is a dependency
+        sp, LinearOperator = None, ()
+    if sp is not None and sp.issparse(A):
+        return A
+    if LinearOperator and isinstance(A, LinearOperator):
+        raise NotImplementedError("sptrans.linalg.svds: LinearOperator inputs are not implemented; pass a sparse matrix or a dense array")
+    mod = type(A).__module__.split(".")[0]
+    if mod == "cupyx":
+        return A
+    if mod == "cupy":
+        import cupyx.scipy.sparse as csp
+
+        _check_dense(A.ndim, A.dtype, A.size)
+        return csp.csr_matrix(A if A.dtype.kind in "fc" else A.astype("float64"))
+    if mod == "torch":
+        import torch
+
+        if A.layout != torch.strided:
+            return A
+        _check_dense(A.dim(), np.dtype(str(A.dtype).replace("torch.", "")), A.numel())
+        return (A if A.is_floating_point() else A.to(torch.float64)).to_sparse_csr()
+    if isinstance(A, str) or not hasattr(A, "__len__") and not hasattr(A, "__array__"):
+        raise TypeError(f"type not understood: {type(A).__name__}")
+    a = np.asarray(A)
+    _check_dense(a.ndim, a.dtype, a.size)
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.float64)
+    return sp.csr_array(a)
+
+
+def _check_dense(ndim, dtype, size):
+    if ndim > 2:
+        raise ValueError("array must have ndim <= 2")
+    if ndim < 2:
+        raise ValueError(f"sptrans.linalg.svds: A must be 2-D, not {ndim}-D")
+    if not (np.issubdtype(dtype, np.number) or dtype == np.bool_):
+        raise ValueError("`A` must be of numeric data type.")
+    if size == 0:
+        raise ValueError("`A` must not be empty.")
 
 
 def _seed(random_state):

@@ -197,12 +197,20 @@ def test_svds_options_and_errors():
     assert s32.dtype == np.float32
     ref = np.linalg.svd(a.toarray(), compute_uv=False)[:3][::-1]
     assert np.abs(s32 - ref).max() <= 1e-5 * ref[-1]
-    with pytest.raises(ValueError, match="k=0"):
+    # SciPy's messages (its own tests run against ours in test_scipy_svds.py).
+    with pytest.raises(ValueError, match="`k` must be an integer satisfying"):
         sptrans.linalg.svds(a, k=0)
-    with pytest.raises(ValueError, match="k=61"):
+    with pytest.raises(ValueError, match="`k` must be an integer satisfying"):
         sptrans.linalg.svds(a, k=61)
-    with pytest.raises(ValueError, match="which"):
+    with pytest.raises(ValueError, match="`which` must be in"):
+        sptrans.linalg.svds(a, k=2, which="XX")
+    with pytest.raises(NotImplementedError, match="which='SM'"):
         sptrans.linalg.svds(a, k=2, which="SM")
+    # Dense arrays (integers too) are taken, as SciPy takes them.
+    d = np.asarray(a.toarray() * 4, dtype=np.int64)
+    sd = sptrans.linalg.svds(d, k=3, return_singular_vectors=False, rng=1)
+    ref_d = np.linalg.svd(d.astype(np.float64), compute_uv=False)[:3][::-1]
+    assert np.abs(sd - ref_d).max() <= 1e-9 * ref_d[-1]
     b = a.copy()
     b.data[3] = np.nan
     with pytest.raises(ValueError, match="(?i)nan|finite"):

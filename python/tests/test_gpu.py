@@ -167,6 +167,19 @@ def test_svds_float32_and_errors(gpu_fw):
         sptrans.linalg.svds(gpu_fw.csr(a), k=801)
 
 
+def test_svds_takes_dense_arrays(gpu_fw):
+    # A dense array of the framework (as SciPy's svds takes NumPy arrays) is converted to CSR
+    # on the device; integers become float64.
+    a = random_csr(500, 300, density=0.05, seed=7)
+    ref = np.linalg.svd(a.toarray(), compute_uv=False)[:4][::-1]
+    s = gpu_fw.host(sptrans.linalg.svds(gpu_fw.dense(a.toarray()), k=4, return_singular_vectors=False, rng=3))
+    assert np.abs(s - ref).max() <= 1e-9 * ref[-1]
+    ints = np.rint(a.toarray() * 10)
+    ref_i = np.linalg.svd(ints, compute_uv=False)[:2][::-1]
+    s_i = gpu_fw.host(sptrans.linalg.svds(gpu_fw.dense(ints.astype(np.int64)), k=2, return_singular_vectors=False))
+    assert np.abs(s_i - ref_i).max() <= 1e-9 * ref_i[-1]
+
+
 def test_svds_center_is_pca(gpu_fw):
     for shape in [(3000, 200), (200, 3000)]:
         a = random_csr(*shape, density=0.02, seed=71)
