@@ -124,7 +124,7 @@ def _validate(A, k, ncv, tol, which, v0, maxiter, rsv, solver, random_state, rng
     A = _as_sparse(A)
     shape = tuple(int(d) for d in A.shape)
     if len(shape) != 2:
-        raise ValueError("array must have ndim <= 2" if len(shape) > 2 else "sptrans.linalg.svds: A must be 2-D")
+        raise ValueError("Only 2-D input: array must have ndim <= 2" if len(shape) > 2 else "sptrans.linalg.svds: A must be 2-D")
     if shape[0] * shape[1] == 0:
         raise ValueError("`A` must not be empty.")
     kmax = min(shape) if solver in ("lanczos", "propack") else min(shape) - 1
@@ -201,7 +201,8 @@ def _as_sparse(A):
 
 def _check_dense(ndim, dtype, size):
     if ndim > 2:
-        raise ValueError("array must have ndim <= 2")
+        # Both SciPy's messages (older SciPy says "Only 2-D input", newer "array must have ndim <= 2").
+        raise ValueError("Only 2-D input: array must have ndim <= 2")
     if ndim < 2:
         raise ValueError(f"sptrans.linalg.svds: A must be 2-D, not {ndim}-D")
     if not (np.issubdtype(dtype, np.number) or dtype == np.bool_):
