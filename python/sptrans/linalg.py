@@ -3,7 +3,8 @@
 import numpy as np
 
 from . import _native
-from ._frameworks import FLOAT_DTYPES, matrix, note_host
+from ._frameworks import FLOAT_DTYPES, kind_of, matrix, note_host
+from ._operator_svd import operator_svds
 
 __all__ = ["svds"]
 
@@ -34,7 +35,10 @@ def svds(
 
     Block Golub-Kahan-Lanczos with restarts on the CSRC products, in double precision on the
     GPU for CuPy and PyTorch CUDA inputs (float32 values are widened on the device), on the host
-    twin for SciPy inputs. Returns ``(u, s, vh)`` like SciPy: ``s`` ascending, ``u`` of shape
+    twin for SciPy inputs. On the host, SciPy ``LinearOperator`` inputs, complex values, a start
+    vector ``v0`` and ``which="SM"`` run a thick-restarted Lanczos on the operator's products
+    (``sptrans._operator_svd``; ``"SM"`` by a full bidiagonalization, up to
+    ``SM_MAX_DIM`` columns). Returns ``(u, s, vh)`` like SciPy: ``s`` ascending, ``u`` of shape
     ``(m, k)``, ``vh`` of shape ``(k, n)``, arrays of ``A``'s framework with ``A``'s dtype; with
     ``return_singular_vectors=False`` only ``s``; ``"u"`` or ``"vh"`` give ``None`` for the
     other.
@@ -49,8 +53,8 @@ def svds(
     host); ``rng`` (SciPy's name) or ``random_state`` (an int, a NumPy ``Generator`` or
     ``RandomState``) seeds the start block; ``solver`` is one of :data:`SOLVERS`, all the same
     method (``k`` may equal ``min(A.shape)`` for ``"lanczos"`` and ``"propack"``, else it must be
-    smaller, as SciPy's); ``options`` is not used. Not implemented (``NotImplementedError``):
-    ``which="SM"``, a start vector ``v0`` (validated first), ``LinearOperator`` inputs.
+    smaller, as SciPy's); ``options`` is not used. GPU inputs take neither ``which="SM"``, ``v0``
+    nor complex values (``NotImplementedError``), nor ``center`` with the host operator path.
     ``block`` is the number of vectors per product (1 to 16; default 2 on the GPU, 1 on the
     host). ``center=True`` decomposes the column-centered matrix ``A - 1 mu^T`` (``mu`` the
     column means) without forming it: sparse PCA, the principal axes in ``vh`` and the scores
@@ -60,7 +64,17 @@ def svds(
     values and malformed structure; ``TypeError`` for values other than real numbers;
     ``RuntimeError`` when the iteration does not converge within ``maxiter`` restarts.
     """
-    A, k, tol, maxiter, random_state = _validate(A, k, ncv, tol, which, v0, maxiter, return_singular_vectors, solver, random_state, rng)
+    A, k, tol, maxiter, random_state, which = _validate(A, k, ncv, tol, which, v0, maxiter, return_singular_vectors, solver, random_state, rng)
+    if _on_host_operator_path(A, which, v0):
+        if center:
+            raise NotImplementedError("sptrans.linalg.svds: center=True with a LinearOperator, complex values, v0 or which='SM' is not implemented")
+        from scipy.sparse.linalg import aslinearoperator
+
+        out = operator_svds(aslinearoperator(A), k, tol, maxiter, which, v0, _generator(random_state), return_singular_vectors is not False)
+        if return_singular_vectors is False:
+            return out
+        u, s_, vh = out
+        return (u if return_singular_vectors != "vh" else None), s_, (vh if return_singular_vectors != "u" else None)
     m = matrix(A)
     if m.dtype not in FLOAT_DTYPES:
         raise TypeError(f"sptrans.linalg.svds: values must be float32 or float64, not {m.dtype}")
@@ -117,7 +131,8 @@ def _torch_from_numpy(a):
 
 def _validate(A, k, ncv, tol, which, v0, maxiter, rsv, solver, random_state, rng):
     """SciPy's argument checks, in SciPy's order and with its messages; dense arrays become
-    sparse. Returns ``(A, k, tol, maxiter, seed source)``."""
+    sparse (``LinearOperator``s stay as they are). Returns ``(A, k, tol, maxiter, seed source,
+    which)``."""
     solver = str(solver).lower()
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {set(SOLVERS)}.")
@@ -155,11 +170,35 @@ def _validate(A, k, ncv, tol, which, v0, maxiter, rsv, solver, random_state, rng
     seed_from = rng if rng is not None else random_state
     if seed_from is not None and not isinstance(seed_from, (int, np.integer, np.random.Generator, np.random.RandomState)):
         raise ValueError(f"'{seed_from}' is neither a NumPy Generator nor an integer seed to instantiate one.")
-    if which == "SM":
-        raise NotImplementedError("sptrans.linalg.svds: which='SM' (the smallest singular values) is not implemented; the largest ('LM') are")
-    if v0 is not None:
-        raise NotImplementedError("sptrans.linalg.svds: a start vector v0 is not implemented (the start block is random, seeded by rng)")
-    return A, k, tol, maxiter, seed_from
+    return A, k, tol, maxiter, seed_from, which
+
+
+def _on_host_operator_path(A, which, v0):
+    """Whether the host operator Lanczos (``_operator_svd``) serves this call: a SciPy
+    ``LinearOperator``, or a host matrix with complex values, a start vector or
+    ``which="SM"``. The same on a GPU input is refused (``NotImplementedError``)."""
+    import scipy.sparse as sp
+
+    if not sp.issparse(A):
+        if kind_of(A) in ("cupy", "torch"):
+            complex_ = str(getattr(A, "dtype", "")).startswith(("complex", "torch.complex"))
+            if complex_ or v0 is not None or which == "SM":
+                raise NotImplementedError(
+                    "sptrans.linalg.svds: complex values, v0 and which='SM' run on the host only (pass SciPy or NumPy input); the GPU computes the largest values of real matrices"
+                )
+            return False
+        return True
+    return np.iscomplexobj(A.data) or v0 is not None or which == "SM"
+
+
+def _generator(seed_from):
+    """A NumPy ``Generator`` from ``rng`` / ``random_state`` (``None``: a fixed seed, so calls
+    repeat)."""
+    if isinstance(seed_from, np.random.Generator):
+        return seed_from
+    if isinstance(seed_from, np.random.RandomState):
+        return np.random.default_rng(seed_from.randint(0, 2**31))
+    return np.random.default_rng(0x5EED if seed_from is None else int(seed_from))
 
 
 def _as_sparse(A):
@@ -174,7 +213,7 @@ def _as_sparse(A):
     if sp is not None and sp.issparse(A):
         return A
     if LinearOperator and isinstance(A, LinearOperator):
-        raise NotImplementedError("sptrans.linalg.svds: LinearOperator inputs are not implemented; pass a sparse matrix or a dense array")
+        return A
     mod = type(A).__module__.split(".")[0]
     if mod == "cupyx":
         return A

@@ -204,8 +204,21 @@ def test_svds_options_and_errors():
         sptrans.linalg.svds(a, k=61)
     with pytest.raises(ValueError, match="`which` must be in"):
         sptrans.linalg.svds(a, k=2, which="XX")
-    with pytest.raises(NotImplementedError, match="which='SM'"):
-        sptrans.linalg.svds(a, k=2, which="SM")
+    # The smallest values, a start vector, complex values and LinearOperators: the host
+    # operator Lanczos, against the dense SVD.
+    dense = np.linalg.svd(a.toarray(), compute_uv=False)
+    s_sm = sptrans.linalg.svds(a, k=2, which="SM", return_singular_vectors=False)
+    assert np.abs(s_sm - np.sort(dense)[:2]).max() <= 1e-10 * dense[0]
+    s_v0 = sptrans.linalg.svds(a, k=2, v0=np.ones(min(a.shape)), return_singular_vectors=False)
+    assert np.abs(s_v0 - dense[:2][::-1]).max() <= 1e-10 * dense[0]
+    c = a.astype(np.complex128) * (1 + 2j)
+    u_c, s_c, vh_c = sptrans.linalg.svds(c, k=3)
+    assert np.abs(s_c - np.linalg.svd(c.toarray(), compute_uv=False)[:3][::-1]).max() <= 1e-10 * dense[0] * 3
+    assert np.abs((u_c * s_c) @ vh_c - c.toarray()).max() <= np.abs(c.toarray()).max()  # a rank-3 part, no blow-up
+    from scipy.sparse.linalg import aslinearoperator
+
+    s_op = sptrans.linalg.svds(aslinearoperator(a), k=3, return_singular_vectors=False)
+    assert np.abs(s_op - dense[:3][::-1]).max() <= 1e-10 * dense[0]
     # Dense arrays (integers too) are taken, as SciPy takes them.
     d = np.asarray(a.toarray() * 4, dtype=np.int64)
     sd = sptrans.linalg.svds(d, k=3, return_singular_vectors=False, rng=1)

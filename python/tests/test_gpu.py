@@ -180,6 +180,15 @@ def test_svds_takes_dense_arrays(gpu_fw):
     assert np.abs(s_i - ref_i).max() <= 1e-9 * ref_i[-1]
 
 
+def test_svds_host_only_options_are_refused_on_the_gpu(gpu_fw):
+    # v0 and which='SM' run on the host operator Lanczos only: a GPU input says so.
+    a = gpu_fw.csr(random_csr(300, 200, density=0.05, seed=9))
+    with pytest.raises(NotImplementedError, match="host only"):
+        sptrans.linalg.svds(a, k=2, which="SM")
+    with pytest.raises(NotImplementedError, match="host only"):
+        sptrans.linalg.svds(a, k=2, v0=np.ones(200))
+
+
 def test_svds_center_is_pca(gpu_fw):
     for shape in [(3000, 200), (200, 3000)]:
         a = random_csr(*shape, density=0.02, seed=71)

@@ -2,15 +2,15 @@
 SciPy) run against ``sptrans.linalg.svds`` on SciPy and NumPy inputs (the host path).
 
 The shim only renames: SciPy's test module calls ``svds`` by name, and that name is pointed at
-ours (which takes SciPy's signature, ``rng`` included). The solver-independent tests
-(``Test_SVDS_once``) and SciPy's reference solver class (``Test_SVDS_ARPACK``: ``solver="arpack"``,
-which ours accepts and runs as its block Lanczos) are collected; the LOBPCG and PROPACK classes
-test those solvers' own behaviour and are not.
+ours (which takes SciPy's signature, ``rng`` included). Collected: the solver-independent tests
+(``Test_SVDS_once``) and the ARPACK and PROPACK classes (``solver="arpack"`` / ``"propack"``,
+which ours accepts and runs as its own Lanczos; ``"propack"`` allows ``k = min(A.shape)``). The
+LOBPCG class is not: it expects LOBPCG's own warnings ("The problem size ...") and accuracy.
 
-What ours does not do yet is reported as expected failures, each with its reason (the hook in
-``conftest.py``, ``SCIPY_SVDS_UNSUPPORTED``): complex values, ``which="SM"``, a start vector
-``v0``, ``LinearOperator`` inputs, ARPACK's own non-convergence exception. Any other failure
-fails the suite.
+What ours does not do is reported as expected failures, each with its reason (the hook in
+``conftest.py``: ``SCIPY_SVDS_UNSUPPORTED``, ``SCIPY_SVDS_BY_NAME``): on SciPy 1.17.1, ARPACK's
+own non-convergence exception and ARPACK's accuracy steps at a given ``tol``. Any other
+failure fails the suite.
 """
 
 import pytest
@@ -23,3 +23,4 @@ T.svds = sptrans.linalg.svds
 
 Test_SVDS_once = T.Test_SVDS_once
 Test_SVDS_ARPACK = T.Test_SVDS_ARPACK
+Test_SVDS_PROPACK = T.Test_SVDS_PROPACK
