@@ -254,3 +254,32 @@ def test_svds_center_is_pca(shape):
     u, s, vh = sptrans.linalg.svds(a, k=k, center=True, random_state=3)
     assert np.abs(s - ref[:k][::-1]).max() <= 1e-10 * ref[0]
     assert np.abs(c @ vh.T - u * s).max() <= 1e-8 * ref[0]
+
+
+@pytest.mark.parametrize("shape", [(1, 40), (40, 1), (7, 7), (30, 12), (12, 30)])
+@pytest.mark.parametrize("kind", ["operator", "complex", "sm"])
+def test_host_operator_svds_awkward_shapes(shape, kind):
+    # The host operator Lanczos against the dense SVD: a row, a column, square, tall, wide;
+    # k up to min(m, n) (solver "lanczos" allows it); rank-deficient and repeated values.
+    from scipy.sparse.linalg import aslinearoperator
+
+    rng = np.random.default_rng(sum(shape))
+    m, n = shape
+    a = rng.standard_normal(shape)
+    if min(shape) > 4:
+        a[:, -1] = a[:, 0]  # rank-deficient
+        a[0] *= 0
+    if kind == "complex":
+        a = a + 1j * rng.standard_normal(shape)
+    ref = np.linalg.svd(a, compute_uv=False)
+    for k in sorted({1, min(shape)}):
+        which = "SM" if kind == "sm" else "LM"
+        arg = aslinearoperator(a) if kind == "operator" else (a if kind == "complex" else sp.csr_array(a))
+        u, s, vh = sptrans.linalg.svds(arg, k=k, which=which, solver="lanczos", rng=3)
+        want = np.sort(ref)[:k] if which == "SM" else np.sort(ref)[-k:]
+        assert np.abs(s - want).max() <= 1e-10 * max(ref[0], 1.0), (shape, kind, k)
+        assert u.shape == (m, k) and vh.shape == (k, n)
+        # Orthonormal vectors, and A v = s u.
+        assert np.abs(u.conj().T @ u - np.eye(k)).max() <= 1e-9
+        assert np.abs(vh @ vh.conj().T - np.eye(k)).max() <= 1e-9
+        assert np.abs(a @ vh.conj().T - u * s).max() <= 1e-9 * max(ref[0], 1.0)
