@@ -204,8 +204,8 @@ pub fn run(args: &[String]) -> Res {
     }
 }
 
-/// The Python package (`python/`): a venv in `target/pyvenv` with maturin, NumPy, SciPy and
-/// pytest, `pip install ./python` (a dev-profile build, reusing the workspace's artifacts), then
+/// The Python package (`python/`): a venv in `target/pyvenv` with maturin, NumPy, SciPy,
+/// pytest and scikit-learn (the estimators' checks), `pip install ./python` (a dev-profile build, reusing the workspace's artifacts), then
 /// pytest on `python/tests` (GPU tests there report themselves skipped without a GPU). `Err` when
 /// the venv or the install cannot be made (no `python3 -m venv`, no network for pip).
 fn python_package() -> Res<(bool, PyTotals)> {
@@ -224,8 +224,19 @@ fn python_package() -> Res<(bool, PyTotals)> {
         run(Command::new("python3").args(["-m", "venv"]).arg(venv), "python3 -m venv target/pyvenv")?;
     }
     run(
-        Command::new(&py).args(["-m", "pip", "install", "-q", "--disable-pip-version-check", "maturin>=1.5,<2", "numpy", "scipy", "pytest"]),
-        "pip install maturin numpy scipy pytest",
+        Command::new(&py).args([
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "maturin>=1.5,<2",
+            "numpy",
+            "scipy",
+            "pytest",
+            "scikit-learn>=1.6",
+        ]),
+        "pip install maturin numpy scipy pytest scikit-learn",
     )?;
     // maturin's build backend runs the `maturin` executable by name: the venv's bin on PATH (a
     // venv's python started directly does not put it there).
