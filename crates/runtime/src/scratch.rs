@@ -106,11 +106,8 @@ struct Carve {
 }
 
 impl Carve {
-    /// Lent memory at `base`: refused (every region would be) unless aligned to [`LENT_ALIGN`].
-    fn lent(base: u64, len: u64) -> Self {
-        Self { base, len, used: 0 }
-    }
-
+    /// Lent memory must start at a multiple of [`LENT_ALIGN`] (every region carved from it is
+    /// as aligned as its start): checked at each carve, so a misaligned lender fails its first.
     fn aligned(&self) -> Result<()> {
         if self.len > 0 && self.base % LENT_ALIGN != 0 {
             return Err(Error::ScratchMisaligned { addr: self.base, align: LENT_ALIGN });
@@ -171,7 +168,7 @@ impl<'a> Scratch<'a> {
         let len = (buf.len() * std::mem::size_of::<T>()) as u64;
         let base = if len == 0 { 0 } else { buf.device_ptr_mut(stream).0 };
         let lent: Option<Box<dyn Touch + 'a>> = (len > 0).then(|| Box::new(Lent(buf, PhantomData)) as Box<dyn Touch + 'a>);
-        Self { carve: Carve::lent(base, len), stream: stream.clone(), lent, _borrow: PhantomData }
+        Self { carve: Carve { base, len, used: 0 }, stream: stream.clone(), lent, _borrow: PhantomData }
     }
 
     /// The stream the lent memory is used on.

@@ -302,13 +302,7 @@ impl<'a, T> DeviceViewMut<'a, T> {
     /// out of bounds.
     pub fn try_into_slice(self, range: impl RangeBounds<usize>) -> Option<DeviceViewMut<'a, T>> {
         let (s, e) = bounds(&range, self.len)?;
-        Some(DeviceViewMut {
-            ptr: offset::<T>(self.ptr, s),
-            len: e - s,
-            stream: self.stream,
-            track: self.track.map(|t| sub_mut(t, s, e)),
-            _borrow: PhantomData,
-        })
+        Some(self.into_checked(s, e))
     }
 
     /// The writable sub-range `range` for all of `'a`, consuming this view.
@@ -316,11 +310,20 @@ impl<'a, T> DeviceViewMut<'a, T> {
     /// # Panics
     /// When `range` is out of bounds ([`DeviceViewMut::try_into_slice`] does not panic).
     pub fn into_slice(self, range: impl RangeBounds<usize> + std::fmt::Debug) -> DeviceViewMut<'a, T> {
-        let len = self.len;
-        let msg = format!("device view range {range:?} out of 0..{len}");
-        match self.try_into_slice((range.start_bound().cloned(), range.end_bound().cloned())) {
-            Some(v) => v,
-            None => panic!("{msg}"),
+        match bounds(&range, self.len) {
+            Some((s, e)) => self.into_checked(s, e),
+            None => panic!("device view range {range:?} out of 0..{}", self.len),
+        }
+    }
+
+    /// Items `s..e` (checked by the caller: `s <= e <= len`) for all of `'a`.
+    fn into_checked(self, s: usize, e: usize) -> DeviceViewMut<'a, T> {
+        DeviceViewMut {
+            ptr: offset::<T>(self.ptr, s),
+            len: e - s,
+            stream: self.stream,
+            track: self.track.map(|t| sub_mut(t, s, e)),
+            _borrow: PhantomData,
         }
     }
 
