@@ -117,7 +117,7 @@ def operator_svds(op, k, tol, maxiter, which, v0, rng, vectors):
         B[:keep, :keep] = np.diag(s[order])
         kept = keep
     # Ascending, as SciPy returns them.
-    sel = idx[::-1] if which == "LM" else idx[::-1]
+    sel = idx[::-1]
     sigma = s[sel]
     out_dtype = np.result_type(op.dtype, np.float32)
     real = np.dtype(out_dtype).kind != "c"

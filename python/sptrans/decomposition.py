@@ -35,17 +35,27 @@ def _host_only(X, who):
         raise TypeError(f"sptrans.decomposition.{who}: CuPy and PyTorch inputs are not taken yet; pass NumPy or SciPy input, or call sptrans.linalg.svds")
 
 
-def _seed(random_state):
-    if random_state is None or isinstance(random_state, (int, np.integer)):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(0, 2**31))
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    raise ValueError(f"random_state={random_state!r}: an int, a RandomState, a Generator or None")
+class _SvdEstimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """What both estimators share: the checks of ``algorithm`` and ``n_components`` and
+    scikit-learn's tags."""
+
+    def _components(self, X, default):
+        """``n_components`` (``default`` when ``None``) checked against ``X``, and ``algorithm``."""
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm={self.algorithm!r}: one of {ALGORITHMS}")
+        k = default if self.n_components is None else self.n_components
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= min(X.shape):
+            raise ValueError(f"n_components={self.n_components!r} must be an int between 1 and min(X.shape) = {min(X.shape)}")
+        return int(k)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
 
 
-class TruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class TruncatedSVD(_SvdEstimator):
     """Dimensionality reduction by the ``n_components`` largest singular triplets of ``X``
     (scikit-learn's ``TruncatedSVD``, on ``sptrans.linalg.svds``); no centring (see
     :class:`PCA`).
@@ -76,9 +86,7 @@ class TruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         """Fits the model to ``X`` and returns ``X`` reduced (``U * Sigma``)."""
         _host_only(X, "TruncatedSVD")
         X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], ensure_min_features=2)
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm={self.algorithm!r}: one of {ALGORITHMS}")
-        k = self._components(X)
+        k = self._components(X, None)
         u, s, vh = _svd(X, k, self.tol, self.random_state, center=False)
         self.components_ = vh
         self.singular_values_ = s
@@ -102,20 +110,8 @@ class TruncatedSVD(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         X = np.asarray(X)
         return X @ self.components_
 
-    def _components(self, X):
-        k = self.n_components
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= min(X.shape):
-            raise ValueError(f"n_components={k!r} must be an int between 1 and min(X.shape) = {min(X.shape)}")
-        return int(k)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
-
-
-class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class PCA(_SvdEstimator):
     """Principal component analysis (scikit-learn's ``PCA``) by the truncated SVD of the
     column-centred ``X``: dense input is centred, sparse input is centred implicitly
     (``svds(center=True)``: each product adds a rank-one correction; the matrix stays sparse).
@@ -148,13 +144,8 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     def _fit(self, X):
         _host_only(X, "PCA")
         X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], ensure_min_samples=2)
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm={self.algorithm!r}: one of {ALGORITHMS}")
         n, m = X.shape
-        k = min(n, m) if self.n_components is None else self.n_components
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= min(n, m):
-            raise ValueError(f"n_components={self.n_components!r} must be None or an int between 1 and min(X.shape) = {min(n, m)}")
-        k = int(k)
+        k = self._components(X, min(n, m))
         if sp.issparse(X):
             mean = np.asarray(X.mean(axis=0)).reshape(-1)
             u, s, vh = _svd(X, k, self.tol, self.random_state, center=True)
@@ -188,33 +179,19 @@ class PCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         return np.asarray(X) @ self.components_ + self.mean_
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
-        return tags
-
 
 def _svd(X, k, tol, random_state, center):
     """``(u, s, vh)`` of the ``k`` largest triplets, ``s`` descending, signs by ``svd_flip``
-    (each row of ``vh``'s largest entry positive), in ``X``'s dtype."""
-    if not sp.issparse(X):
-        X = np.ascontiguousarray(X)
-    if X.shape[1] == 0 or X.shape[0] == 0:
-        raise ValueError("sptrans.decomposition: X is empty")
-    if sp.issparse(X) or center:
-        A = sp.csr_array(X)
-    else:
-        A = X
-    if not np.all(np.isfinite(A.data if sp.issparse(A) else A)):
-        raise ValueError("Input X contains NaN or infinity.")
+    (each row of ``vh``'s largest entry positive), in ``X``'s dtype. ``X`` comes from
+    ``validate_data`` (finite, not empty); ``center`` only with sparse ``X``."""
+    A = sp.csr_array(X) if sp.issparse(X) else np.ascontiguousarray(X)
     if (A.nnz if sp.issparse(A) else np.count_nonzero(A)) == 0:
         # The zero matrix: zero values, the leading unit vectors (as a full SVD gives).
         n, m = A.shape
         u = np.eye(n, k, dtype=A.dtype)
         vh = np.eye(k, m, dtype=A.dtype)
         return u, np.zeros(k, A.dtype), vh
-    u, s, vh = svds(A, k=k, tol=tol, rng=_seed(random_state), center=center)
+    u, s, vh = svds(A, k=k, tol=tol, rng=random_state, center=center)
     u, s, vh = u[:, ::-1], s[::-1], vh[::-1]
     u, vh = svd_flip(np.ascontiguousarray(u), np.ascontiguousarray(vh), u_based_decision=False)
     return u, np.ascontiguousarray(s), vh

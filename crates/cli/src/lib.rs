@@ -1,39 +1,28 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
-/// A line to standard error that never panics: a closed or full standard error (`2>&-`, a
-/// closed pipe) loses the message, never the work or the exit status.
+/// `$write!` (`write` or `writeln`) to `$stream` without panicking: a closed or full stream
+/// (`2>&-`, a reader that closed the pipe) loses the text, never the work or the exit status.
+macro_rules! quietly {
+    ($stream:expr, $write:ident, $($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = $write!($stream, $($t)*);
+    }};
+}
+
+/// A line to standard error, never panicking (`quietly!`).
 macro_rules! say {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($t)*);
-    }};
+    ($($t:tt)*) => { quietly!(std::io::stderr(), writeln, $($t)*) };
 }
 
-/// Text to standard error without a newline, as `say!`.
-#[allow(unused_macros)]
-macro_rules! say_inline {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stderr(), $($t)*);
-    }};
-}
-
-/// A line to standard output that never panics (a reader that closed the pipe loses the rest).
+/// A line to standard output, never panicking (`quietly!`).
 macro_rules! out {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($t)*);
-    }};
+    ($($t:tt)*) => { quietly!(std::io::stdout(), writeln, $($t)*) };
 }
 
-/// Text to standard output without a newline, as `out!`.
-#[allow(unused_macros)]
+/// Text to standard output without a newline, never panicking (`quietly!`).
 macro_rules! out_inline {
-    ($($t:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout(), $($t)*);
-    }};
+    ($($t:tt)*) => { quietly!(std::io::stdout(), write, $($t)*) };
 }
 
 pub mod bench;

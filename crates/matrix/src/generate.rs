@@ -175,6 +175,7 @@ impl Spec {
     /// the generator's domain (an R-MAT scale past 32), which [`Spec::build`] refuses by name.
     pub fn estimate(&self) -> Option<(u64, u64, u64)> {
         let mul = |a: u64, b: u64| a.saturating_mul(b);
+        let cube = |k: u64| mul(mul(k, k), k);
         Some(match *self {
             Spec::Uniform { m, n, nnz } => (m, n, nnz.min(mul(m, n))),
             Spec::Rmat { scale, edges, .. } => {
@@ -184,22 +185,16 @@ impl Spec {
                 (1u64 << scale, 1u64 << scale, edges)
             }
             Spec::Laplacian2d { k } => (mul(k, k), mul(k, k), mul(mul(k, k), 5)),
-            Spec::Laplacian3d { k } => (mul(mul(k, k), k), mul(mul(k, k), k), mul(mul(mul(k, k), k), 7)),
+            Spec::Laplacian3d { k } => (cube(k), cube(k), mul(cube(k), 7)),
             Spec::Banded { n, lower, upper } => (n, n, mul(n, lower.saturating_add(upper).saturating_add(1))),
             Spec::TallSkinny { m, n, per_row } => (m, n, mul(m, per_row)),
             Spec::DenseRow { m, n, nnz } | Spec::DenseCol { m, n, nnz } => (m, n, nnz.saturating_add(m.max(n))),
-            Spec::Stencil { k, points, .. } => {
-                let v = mul(mul(k, k), k);
-                (v, v, mul(v, points as u64))
-            }
+            Spec::Stencil { k, points, .. } => (cube(k), cube(k), mul(cube(k), points as u64)),
             Spec::Graph { n, degree, .. } => (n, n, mul(n, degree.saturating_add(1))),
             Spec::Circuit { n, rails } => (n, n, mul(n, 8).saturating_add(mul(mul(rails, n), 2))),
             Spec::Text { docs, terms, per_doc } => (docs, terms, mul(docs, per_doc.saturating_mul(2))),
             Spec::Lp { m, n, per_row, .. } => (m, n, mul(m, per_row.saturating_add(2))),
-            Spec::Mesh { k, .. } => {
-                let v = mul(mul(k, k), k);
-                (v, v, mul(v, 27))
-            }
+            Spec::Mesh { k, .. } => (cube(k), cube(k), mul(cube(k), 27)),
             Spec::Skyline { n, width } => (n, n, mul(n, mul(width, 4).saturating_add(1))),
             Spec::Kkt { n, m, per_row } => {
                 (n.saturating_add(m), n.saturating_add(m), mul(n, 5).saturating_add(mul(m, per_row.saturating_add(1)).saturating_mul(2)))
