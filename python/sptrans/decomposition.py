@@ -25,9 +25,10 @@ from .linalg import svds
 
 __all__ = ["PCA", "TruncatedSVD"]
 
-#: ``algorithm`` values: ``"lanczos"`` (this library's block Lanczos) and scikit-learn's
-#: ``"arpack"``, which runs the same.
-ALGORITHMS = ("lanczos", "arpack")
+#: ``algorithm`` values: ``"lanczos"`` (this library's block Lanczos), scikit-learn's
+#: ``"arpack"``, which runs the same, and ``"randomized"`` (``svds(method="randomized")``:
+#: ``n_iter`` power iterations, 10 extra columns, as scikit-learn's).
+ALGORITHMS = ("lanczos", "arpack", "randomized")
 
 
 def _host_only(X, who):
@@ -61,8 +62,8 @@ class TruncatedSVD(_SvdEstimator):
     :class:`PCA`).
 
     Parameters: ``n_components`` (at most ``min(X.shape)``), ``algorithm`` (one of
-    :data:`ALGORITHMS`), ``n_iter`` (accepted for scikit-learn's signature: the randomized
-    solver's iterations, not used by the Lanczos), ``random_state`` (seeds the start block),
+    :data:`ALGORITHMS`), ``n_iter`` (the randomized solver's power iterations; not used by
+    the Lanczos), ``random_state`` (seeds the start block),
     ``tol`` (every residual at most ``tol * s_max``; ``0``: ``1e-10``).
 
     Fitted attributes: ``components_`` (``n_components x n_features``), ``singular_values_``
@@ -87,7 +88,7 @@ class TruncatedSVD(_SvdEstimator):
         _host_only(X, "TruncatedSVD")
         X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32], ensure_min_features=2)
         k = self._components(X, None)
-        u, s, vh = _svd(X, k, self.tol, self.random_state, center=False)
+        u, s, vh = _svd(X, k, self, center=False)
         self.components_ = vh
         self.singular_values_ = s
         Xt = u * s
@@ -148,12 +149,12 @@ class PCA(_SvdEstimator):
         k = self._components(X, min(n, m))
         if sp.issparse(X):
             mean = np.asarray(X.mean(axis=0)).reshape(-1)
-            u, s, vh = _svd(X, k, self.tol, self.random_state, center=True)
+            u, s, vh = _svd(X, k, self, center=True)
             total = mean_variance_axis(X, axis=0)[1].sum() * n / max(n - 1, 1)
         else:
             mean = X.mean(axis=0)
             Xc = X - mean
-            u, s, vh = _svd(Xc, k, self.tol, self.random_state, center=False)
+            u, s, vh = _svd(Xc, k, self, center=False)
             total = np.var(Xc, axis=0, ddof=1).sum() if n > 1 else 0.0
         self.mean_ = mean.astype(X.dtype, copy=False)
         self.components_ = vh
@@ -180,10 +181,11 @@ class PCA(_SvdEstimator):
         return np.asarray(X) @ self.components_ + self.mean_
 
 
-def _svd(X, k, tol, random_state, center):
-    """``(u, s, vh)`` of the ``k`` largest triplets, ``s`` descending, signs by ``svd_flip``
-    (each row of ``vh``'s largest entry positive), in ``X``'s dtype. ``X`` comes from
-    ``validate_data`` (finite, not empty); ``center`` only with sparse ``X``."""
+def _svd(X, k, est, center):
+    """``(u, s, vh)`` of the ``k`` largest triplets by the estimator ``est``'s algorithm,
+    ``tol``, ``n_iter`` and ``random_state``, ``s`` descending, signs by ``svd_flip`` (each row
+    of ``vh``'s largest entry positive), in ``X``'s dtype. ``X`` comes from ``validate_data``
+    (finite, not empty); ``center`` only with sparse ``X``."""
     A = sp.csr_array(X) if sp.issparse(X) else np.ascontiguousarray(X)
     if (A.nnz if sp.issparse(A) else np.count_nonzero(A)) == 0:
         # The zero matrix: zero values, the leading unit vectors (as a full SVD gives).
@@ -191,7 +193,10 @@ def _svd(X, k, tol, random_state, center):
         u = np.eye(n, k, dtype=A.dtype)
         vh = np.eye(k, m, dtype=A.dtype)
         return u, np.zeros(k, A.dtype), vh
-    u, s, vh = svds(A, k=k, tol=tol, rng=random_state, center=center)
+    if est.algorithm == "randomized":
+        u, s, vh = svds(A, k=k, tol=est.tol, rng=est.random_state, center=center, method="randomized", n_iter=est.n_iter)
+    else:
+        u, s, vh = svds(A, k=k, tol=est.tol, rng=est.random_state, center=center)
     u, s, vh = u[:, ::-1], s[::-1], vh[::-1]
     u, vh = svd_flip(np.ascontiguousarray(u), np.ascontiguousarray(vh), u_based_decision=False)
     return u, np.ascontiguousarray(s), vh

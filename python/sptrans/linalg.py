@@ -1,5 +1,7 @@
 """``sptrans.linalg.svds``: the truncated SVD with SciPy's signature and return order."""
 
+import warnings
+
 import numpy as np
 
 from . import _native
@@ -12,6 +14,9 @@ __all__ = ["svds"]
 #: Solvers accepted for SciPy's signature: ``"lanczos"`` (this library's), or SciPy's names,
 #: which run the same block Lanczos (``"propack"`` also allows ``k = min(A.shape)``, as SciPy's).
 SOLVERS = ("lanczos", "arpack", "lobpcg", "propack")
+
+#: ``method`` values: ``"lanczos"`` (restarted block Lanczos to ``tol``) and ``"randomized"``.
+METHODS = ("lanczos", "randomized")
 
 
 def svds(
@@ -30,6 +35,9 @@ def svds(
     rng=None,
     block=None,
     center=False,
+    method="lanczos",
+    n_oversamples=10,
+    n_iter=4,
 ):
     """The ``k`` largest singular values of ``A`` and, by default, their vectors.
 
@@ -60,12 +68,30 @@ def svds(
     column means) without forming it: sparse PCA, the principal axes in ``vh`` and the scores
     in ``u * s`` (each product adds a rank-one correction; the matrix stays sparse).
 
+    ``method="randomized"`` runs the randomized SVD (Halko, Martinsson & Tropp 2011) instead:
+    a sketch of ``k + n_oversamples`` columns, ``n_iter`` power iterations and one small SVD
+    (scikit-learn's names), a fixed amount of work for answers of moderate accuracy in fewer
+    products; ``maxiter`` and ``ncv`` are then not used, and ``tol`` is a check, not a
+    stopping test: when ``tol > 0`` is given and a residual misses it, a ``RuntimeWarning``
+    names the largest residual reached (with ``tol=0`` nothing is checked).
+
     Raises ``ValueError`` for the arguments SciPy refuses (with its messages), NaN or infinite
     values and malformed structure; ``TypeError`` for values other than real numbers;
     ``RuntimeError`` when the iteration does not converge within ``maxiter`` restarts.
     """
+    if method not in METHODS:
+        raise ValueError(f"sptrans.linalg.svds: method={method!r} (one of {', '.join(METHODS)})")
+    randomized = None
+    if method == "randomized":
+        for name, value in (("n_oversamples", n_oversamples), ("n_iter", n_iter)):
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"sptrans.linalg.svds: {name}={value!r} must be a non-negative int")
+        randomized = (int(n_oversamples), int(n_iter))
+    checked_tol = tol
     A, k, tol, maxiter, random_state, which = _validate(A, k, ncv, tol, which, v0, maxiter, return_singular_vectors, solver, random_state, rng)
     if _on_host_operator_path(A, which, v0):
+        if randomized is not None:
+            raise NotImplementedError("sptrans.linalg.svds: method='randomized' with a LinearOperator, complex values, v0 or which='SM' is not implemented")
         if center:
             raise NotImplementedError("sptrans.linalg.svds: center=True with a LinearOperator, complex values, v0 or which='SM' is not implemented")
         from scipy.sparse.linalg import aslinearoperator
@@ -83,7 +109,7 @@ def svds(
     seed = _seed(random_state)
     vectors = return_singular_vectors is not False
     # (k, tol, block, seed, max_restarts, vectors, center), as the native module takes them.
-    settings = lambda vec: (k, tol, None if block is None else int(block), seed, restarts, vec, bool(center))  # noqa: E731
+    settings = lambda vec: (k, tol, None if block is None else int(block), seed, restarts, vec, bool(center), randomized)  # noqa: E731
     if m.fw.host:
         note_host()
         out = _native.svds_cpu(m.native(), settings(vectors))
@@ -93,8 +119,13 @@ def svds(
         blocks = m.fw.empties([(k * m.rows, np.float64), (k * m.cols, np.float64)], m.device) if vectors else None
         dest = (m.fw.addr(blocks[0]), m.fw.addr(blocks[1])) if vectors else None
         out = _native.svds_gpu(m.device, m.stream(), m.native(), settings(False), dest)
-    sigma, u, v, converged, used, _products = out
-    if not converged:
+    sigma, u, v, converged, used, _products, residual = out
+    if randomized is not None:
+        if not converged and checked_tol:
+            res = np.frombuffer(residual, dtype=np.float64)
+            s1 = np.frombuffer(sigma, dtype=np.float64)[0]
+            warnings.warn(f"sptrans.linalg.svds: the randomized SVD's largest residual is {res.max() / s1 if s1 > 0 else 0.0:.2e} * s_max, above tol={tol:g} (raise n_iter or n_oversamples)", RuntimeWarning, stacklevel=2)
+    elif not converged:
         raise RuntimeError(f"sptrans.linalg.svds: no convergence to tol={tol:g} within {used} restarts (raise maxiter or tol)")
     s = np.frombuffer(sigma, dtype=np.float64)[::-1].astype(m.dtype)
     if m.fw.host:

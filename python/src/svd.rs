@@ -11,7 +11,7 @@ use crate::{bad_width, py_err};
 /// What `svds` returns to Python: `(sigma, u, v, converged, restarts, products)`, `sigma` as
 /// `k` f64 (nonincreasing), `u` (`rows × k`) and `v` (`cols × k`) column-major f64 (empty
 /// without vectors), all as bytes.
-pub(crate) type SvdOut<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, bool, usize, usize);
+pub(crate) type SvdOut<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, bool, usize, usize, Bound<'py, PyBytes>);
 
 pub(crate) fn answer(py: Python<'_>, s: Svd) -> SvdOut<'_> {
     // One copy into the bytes object (native byte order: NumPy's frombuffer with float64).
@@ -20,19 +20,24 @@ pub(crate) fn answer(py: Python<'_>, s: Svd) -> SvdOut<'_> {
         let raw = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) };
         PyBytes::new(py, raw)
     };
-    (bytes(&s.sigma), bytes(&s.u), bytes(&s.v), s.converged, s.restarts, s.products)
+    (bytes(&s.sigma), bytes(&s.u), bytes(&s.v), s.converged, s.restarts, s.products, bytes(&s.residual))
 }
 
 /// The SVD settings as the Python layer passes them, one tuple: `(k, tol, block, seed,
-/// max_restarts, vectors, center)`.
+/// max_restarts, vectors, center, randomized)`, `randomized` `None` (Lanczos) or `(oversample,
+/// power_iters)`.
 #[derive(FromPyObject, Clone, Copy, Debug)]
-pub(crate) struct SvdSettings(usize, f64, Option<usize>, u64, usize, bool, bool);
+pub(crate) struct SvdSettings(usize, f64, Option<usize>, u64, usize, bool, bool, Option<(usize, usize)>);
 
 impl SvdSettings {
     /// The library's settings (its defaults for the rest).
     pub fn config(&self) -> Config {
-        let SvdSettings(rank, tol, block, seed, max_restarts, vectors, center) = *self;
-        Config { rank, tol, block, seed, max_restarts, vectors, center, ..Config::default() }
+        let SvdSettings(rank, tol, block, seed, max_restarts, vectors, center, randomized) = *self;
+        let method = match randomized {
+            Some((oversample, power_iters)) => sptrans::svd::Method::Randomized { oversample, power_iters },
+            None => sptrans::svd::Method::Lanczos,
+        };
+        Config { rank, tol, block, seed, max_restarts, vectors, center, method, ..Config::default() }
     }
 }
 

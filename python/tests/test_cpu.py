@@ -187,6 +187,35 @@ def test_svds_matches_dense_svd(name, a):
     assert np.abs(only - s).max() <= 1e-10 * ref[0]
 
 
+@pytest.mark.parametrize("name,a", spectra(), ids=[s[0] for s in spectra()])
+def test_svds_randomized(name, a):
+    """method="randomized": exact where the sketch spans the smaller dimension; on the decaying
+    spectrum to 1e-8 of s_max in the default sketch; a missed tol only warns, naming the residual."""
+    k = 6
+    ref = np.linalg.svd(a.toarray(), compute_uv=False)
+    u, s, vh = sptrans.linalg.svds(a, k=k, random_state=1, method="randomized", n_oversamples=min(a.shape))
+    assert np.abs(s - ref[:k][::-1]).max() <= 1e-10 * ref[0], name
+    assert np.abs(a @ vh.T - u * s).max() <= 1e-8 * ref[0], name
+    if name == "decaying":
+        s = sptrans.linalg.svds(a, k=k, random_state=1, method="randomized", return_singular_vectors=False, tol=1e-8)
+        assert np.abs(s - ref[:k][::-1]).max() <= 1e-8 * ref[0]
+    if name == "flat":
+        with pytest.warns(RuntimeWarning, match="largest residual is"):
+            sptrans.linalg.svds(a, k=k, random_state=1, method="randomized", n_oversamples=2, n_iter=0, tol=1e-12)
+
+
+def test_svds_randomized_errors():
+    a = random_csr(100, 60, density=0.1, seed=37)
+    with pytest.raises(ValueError, match="method="):
+        sptrans.linalg.svds(a, k=3, method="power")
+    with pytest.raises(ValueError, match="n_iter"):
+        sptrans.linalg.svds(a, k=3, method="randomized", n_iter=-1)
+    with pytest.raises(ValueError, match="n_oversamples"):
+        sptrans.linalg.svds(a, k=3, method="randomized", n_oversamples=1.5)
+    with pytest.raises(NotImplementedError):
+        sptrans.linalg.svds(a, k=3, method="randomized", v0=np.ones(60))
+
+
 def test_svds_options_and_errors():
     a = random_csr(100, 60, density=0.1, seed=31)
     u, s, vh = sptrans.linalg.svds(a, k=3, return_singular_vectors="u")

@@ -189,6 +189,17 @@ def test_svds_host_only_options_are_refused_on_the_gpu(gpu_fw):
         sptrans.linalg.svds(a, k=2, v0=np.ones(200))
 
 
+def test_svds_randomized_matches_dense_svd(gpu_fw):
+    from test_cpu import spectra
+
+    for name, a in spectra():
+        ref = np.linalg.svd(a.toarray(), compute_uv=False)
+        u, s, vh = sptrans.linalg.svds(gpu_fw.csr(a), k=6, random_state=1, method="randomized", n_oversamples=min(a.shape))
+        s, u, vh = gpu_fw.host(s), gpu_fw.host(u), gpu_fw.host(vh)
+        assert np.abs(s - ref[:6][::-1]).max() <= 1e-10 * ref[0], name
+        assert np.abs(a @ vh.T - u * s).max() <= 1e-8 * ref[0], name
+
+
 def test_svds_center_is_pca(gpu_fw):
     for shape in [(3000, 200), (200, 3000)]:
         a = random_csr(*shape, density=0.02, seed=71)

@@ -14,7 +14,7 @@ from sptrans.decomposition import PCA, TruncatedSVD  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore:sptrans. no CUDA GPU found")
 
 
-@parametrize_with_checks([TruncatedSVD(), PCA(), PCA(n_components=2)])
+@parametrize_with_checks([TruncatedSVD(), PCA(), PCA(n_components=2), TruncatedSVD(algorithm="randomized")])
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
 
@@ -62,3 +62,20 @@ def test_pca_matches_sklearn_and_never_densifies(sparse, monkeypatch):
     assert np.allclose(np.abs(ours.components_), np.abs(ref.components_), atol=1e-8)
     assert np.allclose(np.abs(scores), np.abs(ref.transform(dense)), atol=1e-8)
     assert np.allclose(ours.transform(X if sparse else dense), scores, atol=1e-8)
+
+
+def test_randomized_truncated_svd_matches_sklearn():
+    """algorithm="randomized" against scikit-learn's own randomized TruncatedSVD and its exact
+    singular values: on a decaying spectrum both reach them."""
+    from sklearn.decomposition import TruncatedSVD as SkTruncatedSVD
+
+    rng = np.random.default_rng(5)
+    q1, _ = np.linalg.qr(rng.standard_normal((300, 60)))
+    q2, _ = np.linalg.qr(rng.standard_normal((60, 60)))
+    X = sp.csr_matrix((q1 * 0.6 ** np.arange(60)) @ q2.T)
+    ours = TruncatedSVD(n_components=5, algorithm="randomized", random_state=0).fit(X)
+    ref = SkTruncatedSVD(n_components=5, algorithm="randomized", random_state=0).fit(X)
+    exact = np.linalg.svd(X.toarray(), compute_uv=False)[:5]
+    assert np.allclose(ours.singular_values_, exact, rtol=1e-10)
+    assert np.allclose(ref.singular_values_, exact, rtol=1e-6)
+    assert np.allclose(np.abs(ours.components_), np.abs(ref.components_), atol=1e-6)

@@ -277,6 +277,15 @@ pub struct SpmvArgs {
     pub gpus: u64,
 }
 
+/// The method of `sptrans svd`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SvdMethod {
+    /// Restarted block Lanczos to the tolerance.
+    Lanczos,
+    /// Randomized SVD: a sketch, power iterations, one small SVD.
+    Randomized,
+}
+
 /// `sptrans svd`.
 #[derive(Debug, Args)]
 pub struct SvdArgs {
@@ -298,6 +307,17 @@ pub struct SvdArgs {
     /// Krylov dimension per cycle (default: max(6k, 96) on a GPU, max(2k + 4, 20) on the CPU).
     #[arg(long)]
     pub krylov: Option<usize>,
+    /// `lanczos` (restarted block Lanczos to --tol) or `randomized` (Halko et al.: a sketch of
+    /// k + --oversample columns, --power-iters power iterations, one small SVD; a fixed amount
+    /// of work whose residuals are printed; missing --tol is then not an error).
+    #[arg(long, value_enum, default_value_t = SvdMethod::Lanczos)]
+    pub method: SvdMethod,
+    /// Randomized: columns of the sketch beyond k.
+    #[arg(long, default_value_t = 10)]
+    pub oversample: usize,
+    /// Randomized: power iterations (each a sweep through Aᵀ and A).
+    #[arg(long = "power-iters", default_value_t = 4)]
+    pub power_iters: usize,
     /// Where to write σ₁ … σ_k, one per line (`-`: standard output; the table then goes to
     /// standard error).
     #[arg(short, long)]

@@ -67,6 +67,10 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         profile: args.profile,
         vectors: args.left.is_some() || args.right.is_some() || args.vectors.is_some(),
         center: args.center,
+        method: match args.method {
+            crate::cli::SvdMethod::Lanczos => gpu_svd::Method::Lanczos,
+            crate::cli::SvdMethod::Randomized => gpu_svd::Method::Randomized { oversample: args.oversample, power_iters: args.power_iters },
+        },
         ..Config::default()
     };
     let mut ops = Vec::new();
@@ -196,7 +200,14 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
             say!("wrote {}", out.display());
         }
     }
-    if !s.converged {
+    if !s.converged && args.method == crate::cli::SvdMethod::Randomized {
+        let worst = s.residual.iter().cloned().fold(0.0, f64::max);
+        say!(
+            "randomized: the largest residual is {worst:.2e} = {:.2e} σ₁, above --tol {:e} (raise --power-iters or --oversample for more accuracy)",
+            if s.sigma[0] > 0.0 { worst / s.sigma[0] } else { 0.0 },
+            args.tol
+        );
+    } else if !s.converged {
         let worst = s.estimate.iter().cloned().fold(0.0, f64::max);
         return Err(Error::NotConverged(format!(
             "did not converge in {} cycles: the largest residual estimate is {worst:.2e} = {:.2e} σ₁, above --tol {:e} (raise --max-iter or --krylov, or loosen --tol)",

@@ -541,6 +541,20 @@ fn svd_finds_known_singular_values() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("did not converge in 1 cycles").and(no_panic()));
+    // Randomized: the sketch spans the 6 columns, so the known σ come out exactly; on the flat
+    // spectrum of the uniform matrix a missed --tol is reported, not an error.
+    sptrans().args(["svd", "-k", "6", "--method", "randomized", "--power-iters", "1", "-o"]).arg(&out).arg(&p).assert().success().stderr(no_panic());
+    let sigma: Vec<f64> = std::fs::read_to_string(&out).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    for (s, w) in sigma.iter().zip(want) {
+        assert!((s - w).abs() <= 1e-12 * 7.0, "randomized σ {s} vs {w}");
+    }
+    sptrans()
+        .args(["svd", "-k", "8", "--method", "randomized", "--oversample", "2", "--power-iters", "0", "--tol", "1e-12"])
+        .arg(&big)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("residual"))
+        .stderr(predicate::str::contains("randomized: the largest residual is").and(no_panic()));
 }
 
 /// `sptrans svd --center` (sparse PCA) on a matrix whose centered singular triplets are known:

@@ -481,7 +481,7 @@ pub fn svd_observed<T: SvdValue>(comms: &Comms, a: &impl AsDistCsrView<T>, cfg: 
         DistBackend { comms, ranks, transposed, a_cols: a.cols() as usize, row_starts, col_starts, full: Vec::new(), kcap: 0, first, profile };
     comms.synchronize()?;
     observer(Event::Phase { what: "setup", seconds: t0.elapsed().as_secs_f64() });
-    let s = crate::lanczos::run(&mut be, cfg, norm, &mut observer)?;
+    let s = crate::solve(&mut be, cfg, norm, &mut observer)?;
     for (what, (seconds, calls)) in &be.profile.ops {
         observer(Event::Operation { what, seconds: *seconds, calls: *calls });
     }

@@ -161,7 +161,7 @@ pub(crate) fn sizes(cfg: &Config, n: usize) -> (usize, usize) {
 /// Gragg, Kaufman & Stewart 1976: otherwise one pass already leaves the column orthogonal to
 /// working precision). The first pass's Gram matrix then includes the columns themselves, so
 /// their norms come in the same read of the basis.
-fn cgs2<B: Backend>(be: &mut B, blk: &mut B::Block, prior: usize, c0: usize, k: usize) -> Result<()> {
+pub(crate) fn cgs2<B: Backend>(be: &mut B, blk: &mut B::Block, prior: usize, c0: usize, k: usize) -> Result<()> {
     if prior == 0 {
         return Ok(());
     }
@@ -201,7 +201,7 @@ fn cgs2<B: Backend>(be: &mut B, blk: &mut B::Block, prior: usize, c0: usize, k: 
 /// still holds `W₀`: it is kept in `tmp`, the dependent columns are replaced by random ones
 /// orthogonalized against `0 .. prior`, CholeskyQR2 is repeated, and `R = Qᵀ W₀`.
 #[allow(clippy::too_many_arguments)]
-fn qr<B: Backend>(
+pub(crate) fn qr<B: Backend>(
     be: &mut B,
     blk: &mut B::Block,
     tmp: &mut B::Block,
@@ -574,7 +574,7 @@ pub(crate) fn run<B: Backend>(be: &mut B, cfg: &Config, a_norm: f64, obs: &mut d
 /// The answer: `σ₁ … σ_r`, the Ritz vectors, and their residuals computed anew with the
 /// products (`sqrt(‖A v − σ u‖² + ‖Aᵀ u − σ v‖²)`, `u` normalized).
 #[allow(clippy::too_many_arguments)]
-fn finish<B: Backend>(
+pub(crate) fn finish<B: Backend>(
     be: &mut B,
     cfg: &Config,
     pb: &B::Block,

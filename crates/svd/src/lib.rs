@@ -13,6 +13,7 @@ pub mod dist;
 mod gpu;
 mod host;
 mod lanczos;
+mod randomized;
 mod rows;
 mod skinny;
 
@@ -76,9 +77,38 @@ gpu_runtime::lift_errors!(gpu_csrc => Csrc);
 /// The block size when [`Config::block`] is `None`, on the GPU and in the twin.
 pub const DEFAULT_BLOCK: usize = 2;
 
+/// The method of the truncated SVD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    /// Block Golub–Kahan–Lanczos with thick restarts until every wanted residual meets
+    /// [`Config::tol`] (or [`Config::max_restarts`]).
+    #[default]
+    Lanczos,
+    /// Randomized SVD (Halko, Martinsson & Tropp 2011): a sketch of `rank + oversample` columns,
+    /// `power_iters` power iterations, one small SVD. A fixed amount of work (`2 power_iters +
+    /// 2` sweeps of the sketch through the products, plus the residuals'), no restarts; the
+    /// answer's residuals say what accuracy it reached (`converged`: all within
+    /// [`Config::tol`]). [`Config::block`] is the vectors per product (default 16), and
+    /// [`Config::krylov`] and [`Config::max_restarts`] are not used.
+    Randomized {
+        /// Columns beyond `rank` in the sketch (capped at the smaller dimension).
+        oversample: usize,
+        /// Power iterations (each a sweep through `Aᵀ` and `A`).
+        power_iters: usize,
+    },
+}
+
+impl Method {
+    /// [`Method::Randomized`] with 10 extra columns and 4 power iterations (scikit-learn's
+    /// oversampling; its `n_iter` is 5 for `"auto"`).
+    pub const RANDOMIZED: Method = Method::Randomized { oversample: 10, power_iters: 4 };
+}
+
 /// Settings of the truncated SVD.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
+    /// The method ([`Method::Lanczos`] by default).
+    pub method: Method,
     /// Singular triplets wanted (`r`), the largest.
     pub rank: usize,
     /// Block size `b` (vectors per product), `1 ..= 16`; `None`: 2 on the GPU and in the twin
@@ -150,7 +180,18 @@ pub enum Event<'a> {
 
 impl Default for Config {
     fn default() -> Self {
-        Self { rank: 16, block: None, tol: 1e-8, max_restarts: 100, krylov: None, seed: 0x5eed, vectors: false, center: false, profile: false }
+        Self {
+            method: Method::Lanczos,
+            rank: 16,
+            block: None,
+            tol: 1e-8,
+            max_restarts: 100,
+            krylov: None,
+            seed: 0x5eed,
+            vectors: false,
+            center: false,
+            profile: false,
+        }
     }
 }
 
@@ -203,6 +244,14 @@ fn frobenius(a: &Csr<u32, f64>) -> f64 {
 /// `m μ_j`), never below 0.
 fn centered_norm(norm: f64, rows: u64, mu: &[f64]) -> f64 {
     (norm * norm - rows as f64 * mu.iter().map(|x| x * x).sum::<f64>()).max(0.0).sqrt()
+}
+
+/// Runs the configured method on a backend.
+fn solve<B: lanczos::Backend>(be: &mut B, cfg: &Config, a_norm: f64, obs: &mut dyn FnMut(Event<'_>)) -> Result<Svd> {
+    match cfg.method {
+        Method::Lanczos => lanczos::run(be, cfg, a_norm, obs),
+        Method::Randomized { oversample, power_iters } => randomized::run(be, cfg, a_norm, oversample, power_iters, obs),
+    }
 }
 
 /// Swaps `u` and `v` of an answer computed on `Aᵀ`.
@@ -349,7 +398,7 @@ fn run_gpu<T: SvdValue>(
         gpu.synchronize()?;
         observer(Event::Phase { what: "setup", seconds: t0.elapsed().as_secs_f64() });
     }
-    let s = lanczos::run(&mut be, cfg, norm, observer)?;
+    let s = solve(&mut be, cfg, norm, observer)?;
     be.report(observer);
     Ok(untranspose(s, transposed))
 }
@@ -456,6 +505,6 @@ fn host_svd<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config,
     if cfg.center {
         norm = centered_norm(norm, a.rows(), &be.center());
     }
-    let s = lanczos::run(&mut be, &cfg, norm, &mut observer)?;
+    let s = solve(&mut be, &cfg, norm, &mut observer)?;
     Ok(untranspose(s, transposed))
 }
