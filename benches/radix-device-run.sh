@@ -7,7 +7,7 @@
 #   to .gpu/radix_vs_cub; or `bash benches/stage-device-bundle.sh radix`)
 # Device call, carry [".gpu/radix_vs_cub"]:
 #   bash benches/radix-device-run.sh      # PART=time|ncu|all (default all); CASE=pairs,32,26
-# Writes $OUT/radix-vs-cub.csv (what,keys_bits,n,ours_ms,cub_ms,ours_over_cub), the raw CSVs,
+# Writes $OUT/radix-vs-cub.csv (what,keys_bits,n,ours_ms,cub_ms,speed_vs_cub: CUB's time ÷ ours), the raw CSVs,
 # and $OUT/ncu-{ours,cub}.csv (per kernel: duration, DRAM bytes and throughput, warps active).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -36,10 +36,10 @@ def best(prefix, col):
     return b
 ours, cub = best("ours", "ours_ms"), best("cub", "cub_ms")
 with open(os.path.join(out, "radix-vs-cub.csv"), "w") as f:
-    f.write("what,keys_bits,n,ours_ms,cub_ms,ours_over_cub\n")
+    f.write("what,keys_bits,n,ours_ms,cub_ms,speed_vs_cub\n")
     for k in sorted(ours, key=lambda k: (k[0], int(k[1]), int(k[2]))):
         if k in cub:
-            f.write(f"{k[0]},{k[1]},{k[2]},{ours[k]:.4f},{cub[k]:.4f},{ours[k] / cub[k]:.3f}\n")
+            f.write(f"{k[0]},{k[1]},{k[2]},{ours[k]:.4f},{cub[k]:.4f},{cub[k] / ours[k]:.3f}\n")
 print(open(os.path.join(out, "radix-vs-cub.csv")).read())
 PY
 fi

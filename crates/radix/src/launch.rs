@@ -3,7 +3,7 @@
 //! the chains of a sort's double buffers and the in-place sorts' buffers.
 use gpu_runtime::cudarc::driver::LaunchConfig;
 use gpu_runtime::scratch::Layout;
-use gpu_runtime::{Gpu, Kernel, Scratch};
+use gpu_runtime::{ArgStruct, Gpu, Kernel, Scratch};
 
 use std::ops::Range;
 
@@ -12,6 +12,7 @@ use gpu_runtime::Payload;
 
 use crate::buffers::Array;
 use crate::{pass_digit, same_len, stage_bytes, Carry, Error, RadixSort, Result, HIST_PASSES, MAX_BITS, NT, NV};
+use radix_kernels::{HistogramArgs, OnesweepArgs, HIST_NT};
 
 pub(crate) struct Kernels {
     pub histogram: Kernel,
@@ -133,15 +134,23 @@ pub(crate) unsafe fn histogram(gpu: &Gpu, k: &Kernels, keys: u64, n: u64, shift0
     let target = (gpu.props().sm_count.max(1) as u64) * 8;
     let chunk = n.div_ceil(target).next_multiple_of(4).max(NV as u64);
     let blocks = n.div_ceil(chunk);
-    let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
+    let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (HIST_NT, 1, 1), shared_mem_bytes: 0 };
     for p0 in (0..passes).step_by(HIST_PASSES as usize) {
         let group = (passes - p0).min(HIST_PASSES);
-        let shift = shift0 + p0 * per;
-        let hist = sweep.hist + 4 * RADIX * p0 as u64;
-        // SAFETY: radix_histogram(keys, n, chunk, shift0, per, passes, end, hist): `blocks`
-        // blocks of NT cover n keys in chunks (a multiple of 4); hist holds group * RADIX words
-        // from pass p0 on; group <= HIST_PASSES; per <= MAX_BITS.
-        unsafe { k.histogram.args(stream).arg(&keys).arg(&n).arg(&chunk).arg(&shift).arg(&per).arg(&group).arg(&end).arg(&hist).launch(cfg)? };
+        let args = HistogramArgs {
+            keys: keys as *const u32,
+            hist: (sweep.hist + 4 * RADIX * p0 as u64) as *mut u32,
+            n,
+            chunk,
+            shift0: shift0 + p0 * per,
+            per,
+            passes: group,
+            end,
+        };
+        // SAFETY: radix_histogram(HistogramArgs): `blocks` blocks of HIST_NT cover n keys in
+        // chunks (a multiple of 4); hist holds group * RADIX words from pass p0 on; group <=
+        // HIST_PASSES; per <= MAX_BITS.
+        unsafe { k.histogram.args(stream).arg(&ArgStruct(args)).launch(cfg)? };
     }
     Ok(())
 }
@@ -177,33 +186,28 @@ pub(crate) unsafe fn pass(
     let cfg = LaunchConfig { grid_dim: (t as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: stage_bytes(carry.second_bytes as u32) };
     let (fi, fo) = if carry.first { (src.first, dst.first) } else { (0, 0) };
     let (si, so) = if carry.second_bytes > 0 { (src.second, dst.second) } else { (0, 0) };
-    let counts = sweep.hist + 4 * RADIX * pass as u64;
-    let counter = sweep.counters + 4 * pass as u64;
-    let kernels = if sweep.wide { &k.onesweep } else { &k.onesweep32 };
-    // SAFETY: radix_onesweep{,_s32}_v{1,2,4,8,16}(keys_in, first_in, second_in, n, shift, bits,
-    // pass, counts, status, counter, keys_out, first_out, second_out): `t` blocks of NT over n
-    // items each (payloads null together), counts of this pass's digits, status of 2^bits * t
-    // words of the kernel's width (the sweep's: 32-bit only for n < 2^27 and at most 11 passes)
-    // with no tag of this pass yet, a zeroed counter; the kernel's width matches the second
-    // payload and the dynamic shared memory its staging.
-    unsafe {
-        kernels[variant]
-            .args(stream)
-            .arg(&src.keys)
-            .arg(&fi)
-            .arg(&si)
-            .arg(&n)
-            .arg(&shift)
-            .arg(&bits)
-            .arg(&pass)
-            .arg(&counts)
-            .arg(&sweep.status)
-            .arg(&counter)
-            .arg(&dst.keys)
-            .arg(&fo)
-            .arg(&so)
-            .launch(cfg)?
+    let args = OnesweepArgs {
+        keys_in: src.keys as *const u32,
+        first_in: fi as *const u32,
+        second_in: si as *const u8,
+        keys_out: dst.keys as *mut u32,
+        first_out: fo as *mut u32,
+        second_out: so as *mut u8,
+        counts: (sweep.hist + 4 * RADIX * pass as u64) as *const u32,
+        status: sweep.status as *mut u8,
+        counter: (sweep.counters + 4 * pass as u64) as *mut u32,
+        n,
+        shift,
+        bits,
+        pass,
     };
+    let kernels = if sweep.wide { &k.onesweep } else { &k.onesweep32 };
+    // SAFETY: radix_onesweep{,_s32}_v{1,2,4,8,16}(OnesweepArgs): `t` blocks of NT over n items
+    // each (payloads null together), counts of this pass's digits, status of 2^bits * t words of
+    // the kernel's width (the sweep's: 32-bit only for n < 2^27 and at most 11 passes) with no
+    // tag of this pass yet, a zeroed counter; the kernel's width matches the second payload and
+    // the dynamic shared memory its staging.
+    unsafe { kernels[variant].args(stream).arg(&ArgStruct(args)).launch(cfg)? };
     Ok(())
 }
 

@@ -208,6 +208,19 @@ impl<'a> Launch<'a> {
     }
 }
 
+/// A kernel's `#[repr(C)]` argument struct, passed by value: the kernel crate defines the
+/// struct (plain data: device addresses and sizes) and its kernel takes it as its one parameter;
+/// the host fills the same struct and pushes `&ArgStruct(args)` ([`Launch::arg`]). Host and
+/// device share one definition, so the order and types of the fields cannot drift apart.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug)]
+pub struct ArgStruct<T: Copy>(pub T);
+
+// SAFETY: `ArgStruct` is `repr(transparent)` over plain `Copy` data; the launch passes its bytes
+// as the kernel's parameter, and `Launch::launch` (unsafe) makes the caller match the kernel's
+// parameter type.
+unsafe impl<T: Copy> cudarc::driver::DeviceRepr for ArgStruct<T> {}
+
 /// A 1-D launch of `nt` threads per block covering `n` items with `items_per_block` each, at most
 /// `max_blocks` blocks (grid-stride kernels loop over the rest). At least one block.
 pub fn grid_1d(n: u64, nt: u32, items_per_block: u64, max_blocks: u32) -> LaunchConfig {

@@ -15,7 +15,7 @@ pub enum Algorithm {
     /// columns by boundary detection, gather.
     MergeTrans,
     /// ScanTrans one digit (up to 9 bits) of the column index at a time (LSD), onesweep: one read
-    /// counts every pass's digits; per pass, tiles of 4096 nonzeros rank their columns in shared
+    /// counts every pass's digits; per pass, tiles of `gpu_radix::NV` nonzeros rank their columns in shared
     /// memory (`intra`) and find the counts of the tiles before them by decoupled look-back
     /// (`inter`); rows and values travel with the keys, so no gather follows.
     RadixTrans,

@@ -144,6 +144,26 @@ pub fn match_any_sync(mask: u32, val: u32) -> u32 {
     unsafe { match_any_i32(mask, val as i32) }
 }
 
+/// Most bits [`match_low_bits`] compares.
+pub const MATCH_MAX_BITS: u32 = 9;
+
+/// The lanes of a full warp whose low `bits` bits of `v` equal this lane's (`bits <=`
+/// [`MATCH_MAX_BITS`], the same in every lane), by one `vote.ballot` a bit: the vote pipe instead
+/// of `match.any`'s (which is issued through the MIO queue with shared-memory traffic; CUB's
+/// `MatchAny` does the same for radix digits). All 32 lanes must call it. CC 3.0+.
+#[inline(always)]
+pub fn match_low_bits(v: u32, bits: u32) -> u32 {
+    let mut peers = FULL_MASK;
+    crate::unroll!(b in [0, 1, 2, 3, 4, 5, 6, 7, 8] {
+        if (b as u32) < bits {
+            let set = (v >> b) & 1 != 0;
+            let voters = ballot_sync(FULL_MASK, set);
+            peers &= if set { voters } else { !voters };
+        }
+    });
+    peers
+}
+
 /// Inclusive prefix sum of `v` over the lanes of a full warp (lane `i` gets the sum of lanes
 /// `0..=i`), by `log2(32)` `shfl.up` steps. All 32 lanes must call it. CC 3.0+.
 #[inline(always)]

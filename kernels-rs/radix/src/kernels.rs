@@ -1,7 +1,9 @@
-//! Kernels of PTX module `radix`: thin entry points over [`crate::tile`].
+//! Kernels of PTX module `radix`: thin entry points over [`crate::tile`], each taking its
+//! `#[repr(C)]` argument struct by value.
 use gpu_device::dynamic_shared;
 
 use crate::tile::{histogram, onesweep};
+use crate::{HistogramArgs, OnesweepArgs};
 
 dynamic_shared!(RX_STAGE: u8);
 
@@ -10,18 +12,9 @@ dynamic_shared!(RX_STAGE: u8);
 /// # Safety
 /// As [`histogram`].
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn radix_histogram(
-    keys: *const u32,
-    n: u64,
-    chunk: u64,
-    shift0: u32,
-    per: u32,
-    passes: u32,
-    end: u32,
-    hist: *mut u32,
-) {
+pub unsafe extern "ptx-kernel" fn radix_histogram(a: HistogramArgs) {
     // SAFETY: the caller's contract.
-    unsafe { histogram(keys, n, chunk, shift0, per, passes, end, hist) }
+    unsafe { histogram(&a) }
 }
 
 macro_rules! onesweep_kernel {
@@ -31,9 +24,9 @@ macro_rules! onesweep_kernel {
         /// # Safety
         /// As [`onesweep`] (the second payload's arrays hold `n` items of this width).
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(keys_in: *const u32, first_in: *const u32, second_in: *const $t, n: u64, shift: u32, bits: u32, pass: u32, counts: *const u32, status: *mut $s, counter: *mut u32, keys_out: *mut u32, first_out: *mut u32, second_out: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $name(a: OnesweepArgs) {
             // SAFETY: the caller's contract (the launch sizes the dynamic shared memory).
-            unsafe { onesweep::<$t, $s, $h>(keys_in, first_in, second_in, n, shift, bits, pass, counts, status, counter, keys_out, first_out, second_out, RX_STAGE::smem()) }
+            unsafe { onesweep::<$t, $s, $h>(&a, RX_STAGE::smem()) }
         }
     };
 }

@@ -4,32 +4,103 @@
 //! - **histogram** ([`tile::histogram`]): one read of the keys counts the digits of up to
 //!   [`HIST_PASSES`] passes at once (shared-memory counts, then global atomics);
 //! - **one kernel per pass** ([`tile::onesweep`]): each tile of [`NV`] keys ranks its keys among
-//!   equal digits in input order (warp match-rank, then per-warp counters: stable), publishes its
-//!   digit counts and adds up those of the tiles before it by decoupled look-back (no upsweep, no
-//!   spine; one thread per digit, the digits' offsets by block-wide warp scans), stages the tile
-//!   in shared memory in digit order and writes it out in runs of equal digits, with the
-//!   payloads. Shared memory is addressed in the shared window (`gpu_device::shared::Smem`:
-//!   `LDS`/`STS`/`ATOMS`), global stores are `st.global`.
+//!   equal digits in input order (digits matched by warp ballots, per-warp counters: stable),
+//!   publishes its digit counts and adds up those of the tiles before it by decoupled look-back
+//!   (no upsweep, no spine; one thread per digit, two for 9-bit digits; the digits' offsets by
+//!   block-wide warp scans), stages the tile in shared memory in digit order and writes it out in
+//!   runs of equal digits, with the payloads. Shared memory is addressed in the shared window
+//!   (`gpu_device::shared::Smem`: `LDS`/`STS`/`ATOMS`), global stores are `st.global`.
 //!
 //! The building blocks are public for other kernels: [`warp::match_rank`] (from
-//! `histogram-kernels`), [`tile::histogram`] and [`tile::onesweep`].
+//! `histogram-kernels`), [`tile::histogram`] and [`tile::onesweep`]; the kernels take one
+//! `#[repr(C)]` argument struct each ([`HistogramArgs`], [`OnesweepArgs`]), the host builds the
+//! same struct.
 //!
 //! Kernels (feature `kernels`): `radix_histogram`, `radix_onesweep_v{1,2,4,8,16}` (the second
-//! payload's width in bytes; 16-byte items move as two 8-byte halves;
-//! null pointers skip a payload or the keys' output; dynamic shared
-//! memory of [`stage_bytes`]).
+//! payload's width in bytes; 16-byte items move as two 8-byte halves; null pointers skip a
+//! payload or the keys' output; dynamic shared memory of [`stage_bytes`]) and the same with
+//! 32-bit look-back status words, `radix_onesweep_s32_v*`.
 #![no_std]
 #![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
 #![deny(missing_docs)]
 
-/// Threads per block of the radix kernels.
-pub const NT: u32 = 512;
-/// Keys per thread.
-pub const VT: u32 = 8;
-/// Keys per tile (one block): `NT * VT`.
+/// Threads per block of the pass kernels (CUB's sm_90 tuning for 4-byte keys: 384 threads, two
+/// blocks a multiprocessor at up to 80 registers).
+pub const NT: u32 = 384;
+/// Keys per thread of a pass.
+pub const VT: u32 = 12;
+/// Keys per tile (one block of a pass): `NT * VT`.
 pub const NV: u32 = NT * VT;
+/// Threads per block of the histogram kernel.
+pub const HIST_NT: u32 = 512;
 /// Most digit bits of one pass (512 buckets).
 pub const MAX_BITS: u32 = 9;
+/// Most digits one thread of a pass looks after (`ceil(2^MAX_BITS / NT)`).
+pub const DIGITS_PER_THREAD: u32 = (1u32 << MAX_BITS).div_ceil(NT);
+/// Warps of a pass's block.
+pub const WARPS: u32 = NT / 32;
+
+const _: () = assert!(NV * 8 >= WARPS * (1 << MAX_BITS) * 4, "the per-warp counters share the stage");
+
+/// The arguments of `radix_histogram` ([`tile::histogram`]): pass `p < passes` counts digit
+/// `(key >> (shift0 + p * per)) & (2^bits - 1)` (its bits cut at `end`) of the `n` keys into
+/// `hist[p * 2^MAX_BITS + d]`; block `b` counts keys `[b * chunk, (b + 1) * chunk)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HistogramArgs {
+    /// The keys (`n` words).
+    pub keys: *const u32,
+    /// The counts (`passes * 2^MAX_BITS` words, zeroed before).
+    pub hist: *mut u32,
+    /// Keys.
+    pub n: u64,
+    /// Keys a block counts (a multiple of 4).
+    pub chunk: u64,
+    /// The first pass's lowest bit.
+    pub shift0: u32,
+    /// Bits a pass (at most [`MAX_BITS`]).
+    pub per: u32,
+    /// Passes counted (at most [`HIST_PASSES`]).
+    pub passes: u32,
+    /// The bit past the key's last sorted one.
+    pub end: u32,
+}
+
+/// The arguments of a `radix_onesweep_*` kernel ([`tile::onesweep`]): one stable pass by digit
+/// `(key >> shift) & (2^bits - 1)` from the inputs into the outputs. A null payload pointer (both
+/// of a pair) skips that payload; a null `keys_out` skips writing the keys.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct OnesweepArgs {
+    /// The keys read (`n` words).
+    pub keys_in: *const u32,
+    /// The first payload read (`n` words) or null.
+    pub first_in: *const u32,
+    /// The second payload read (`n` items of the kernel's width) or null.
+    pub second_in: *const u8,
+    /// The keys written, or null.
+    pub keys_out: *mut u32,
+    /// The first payload written, or null.
+    pub first_out: *mut u32,
+    /// The second payload written, or null.
+    pub second_out: *mut u8,
+    /// This pass's digit counts over all keys (`2^bits` words).
+    pub counts: *const u32,
+    /// The look-back status: `2^bits * ceil(n / NV)` words of the kernel's width with no tag of
+    /// `pass` or later.
+    pub status: *mut u8,
+    /// This pass's tile counter (0 before the launch).
+    pub counter: *mut u32,
+    /// Keys.
+    pub n: u64,
+    /// The digit's lowest bit.
+    pub shift: u32,
+    /// The digit's bits (at most [`MAX_BITS`]).
+    pub bits: u32,
+    /// The pass's number in its sort (the status words' tag).
+    pub pass: u32,
+}
+
 /// Bits of the count of a 32-bit look-back status word (a 5-bit tag above).
 pub const STATUS32_COUNT_BITS: u32 = 27;
 /// The most passes of a sort with 32-bit status words (the tag `2 * pass + 2` fits 5 bits).
@@ -54,7 +125,7 @@ pub const HIST_PASSES: u32 = 4;
 /// Bytes of dynamic shared memory of a `radix_onesweep_*` launch with a second payload of
 /// `second_bytes` bytes (0, 1, 2, 4, 8 or 16): one area for the payloads, staged one after the
 /// other (the widest of them, at least the first payload's 4 bytes; 16-byte items in two 8-byte
-/// halves), then the tile's keys.
+/// halves; the per-warp digit counters of the ranking before that), then the tile's keys.
 ///
 /// ```
 /// assert_eq!(radix_kernels::stage_bytes(8), radix_kernels::NV * 12);

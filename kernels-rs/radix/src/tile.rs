@@ -10,18 +10,20 @@ use gpu_device::mem::{ldg, ldg_u32, ldg_u32x4, stg, GlobalWord};
 use gpu_device::shared::{Smem, SmemWord};
 use gpu_device::thread::{block_idx_x, nanosleep, sync_threads, thread_idx_x};
 use gpu_device::warp::sum_u32 as warp_sum_u32;
-use gpu_device::warp::{inclusive_sum_u32, lane_id, shfl_idx_sync, FULL_MASK};
+use gpu_device::warp::{inclusive_sum_u32, lane_id, lanemask_lt, match_low_bits, shfl_idx_sync, FULL_MASK};
 
 use gpu_device::{static_shared, unroll};
 
-use crate::warp::{leader, match_rank};
-use crate::{digit, pass_digit, HIST_PASSES, MAX_BITS, NT, NV, VT};
+use crate::warp::leader;
+use crate::{digit, pass_digit, HistogramArgs, OnesweepArgs, DIGITS_PER_THREAD, HIST_NT, HIST_PASSES, MAX_BITS, NT, NV, VT};
 
-const WARPS: usize = (NT / 32) as usize;
+const WARPS: usize = crate::WARPS as usize;
 const RADIX: usize = 1 << MAX_BITS;
+/// Most digits a thread of a pass looks after.
+const DPT: usize = DIGITS_PER_THREAD as usize;
 /// Most items per thread (the unrolled item loop lists this many indices).
 const MAX_VT: usize = 16;
-const _: () = assert!(VT as usize <= MAX_VT && NT as usize == RADIX, "onesweep: one thread per digit");
+const _: () = assert!(VT as usize <= MAX_VT && DPT <= 2, "onesweep: the unrolled loops list 16 items and 2 digits");
 
 /// The per-thread item loop over `$vt` items, unrolled ([`unroll!`]; indices past `$vt` are
 /// compiled out). Listing only 8 indices for `VT = 8` gave different code that was 1% slower
@@ -35,8 +37,6 @@ macro_rules! each_item {
 }
 
 static_shared!(RX_HIST: [u32; HIST_PASSES as usize * RADIX]);
-// Per-warp digit counts (32-bit for the shared-memory atomics).
-static_shared!(RX_WARP: [u32; WARPS * RADIX]);
 static_shared!(RX_START: [u32; RADIX]);
 static_shared!(RX_BASE: [u32; RADIX]);
 static_shared!(RX_TILE: [u32; 4]);
@@ -46,14 +46,14 @@ static_shared!(RX_TOTALS: [u32; 2 * WARPS]);
 /// Digit counts of up to [`HIST_PASSES`] passes in one read of the keys: pass `p < passes`
 /// counts digit `(key >> (shift0 + p * per)) & mask` (its bits cut at `end`) into
 /// `hist[p * 2^MAX_BITS + d]`, with global atomics (`hist` zeroed before). Block `b` counts keys
-/// `[b * chunk, (b + 1) * chunk)`.
+/// `[b * chunk, (b + 1) * chunk)`; blocks of [`HIST_NT`] threads.
 ///
 /// # Safety
 /// `keys` holds `n` words; `hist` holds `passes * 2^MAX_BITS` words; `passes <= HIST_PASSES`;
 /// `per <= MAX_BITS`; `chunk` a multiple of 4.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn histogram(keys: *const u32, n: u64, chunk: u64, shift0: u32, per: u32, passes: u32, end: u32, hist: *mut u32) {
+pub unsafe fn histogram(a: &HistogramArgs) {
+    let HistogramArgs { keys, hist, n, chunk, shift0, per, passes, end } = *a;
     let tid = thread_idx_x();
     let h = RX_HIST::smem();
     let slots = passes as usize * RADIX;
@@ -63,7 +63,7 @@ pub unsafe fn histogram(keys: *const u32, n: u64, chunk: u64, shift0: u32, per: 
         let mut i = tid as usize;
         while i < slots {
             h.add(i).st(0);
-            i += NT as usize;
+            i += HIST_NT as usize;
         }
         sync_threads();
         let count = |key: u32| {
@@ -84,18 +84,18 @@ pub unsafe fn histogram(keys: *const u32, n: u64, chunk: u64, shift0: u32, per: 
                 count(b);
                 count(c);
                 count(d);
-                q += NT as u64;
+                q += HIST_NT as u64;
             }
             let mut k = begin + 4 * quads + tid as u64;
             while k < stop {
                 count(ldg_u32(keys.add(k as usize)));
-                k += NT as u64;
+                k += HIST_NT as u64;
             }
         } else {
             let mut k = begin + tid as u64;
             while k < stop {
                 count(ldg_u32(keys.add(k as usize)));
-                k += NT as u64;
+                k += HIST_NT as u64;
             }
         }
         sync_threads();
@@ -105,7 +105,7 @@ pub unsafe fn histogram(keys: *const u32, n: u64, chunk: u64, shift0: u32, per: 
             if c != 0 {
                 red_add_u32(hist.add(i), c);
             }
-            i += NT as usize;
+            i += HIST_NT as usize;
         }
     }
 }
@@ -263,56 +263,49 @@ unsafe fn write_slots<V: SmemWord + GlobalWord, const IT: usize, const H: usize>
 }
 
 /// One stable pass by digit `(key >> shift) & (2^bits - 1)`, onesweep, in tiles of [`NV`] keys
-/// ([`NT`] threads of [`VT`] items; one thread per possible digit): each block takes the next
-/// tile from `counter`, ranks its keys among equal digits in input order (warp match-rank, then
-/// per-warp counters), publishes its digit counts in `status` and adds up the counts of the tiles
-/// before it (decoupled look-back, one thread per digit), stages the tile in digit order in
-/// `stage` and writes it out in runs of equal digits, to the digit's start (the exclusive scan of
-/// `counts`, this pass's digit counts over all keys) plus the tiles before it. Any of
-/// `keys_out`, `first_in`/`first_out` (a `u32` payload) and `second_in`/`second_out` (items of
-/// `H` words of `V`: `H = 1`, or 2 for 16-byte items moved as two 8-byte halves through the
-/// same staging) may be null: that part is not moved.
+/// ([`NT`] threads of [`VT`] items; each thread looks after one digit, two for 9-bit digits):
+/// each block takes the next tile from `counter`, ranks its keys among equal digits in input
+/// order (digits matched by warp ballots, [`match_low_bits`]; each group's leader bumps its
+/// warp's counter of the digit), publishes its digit counts in `status` and adds up the counts of
+/// the tiles before it (decoupled look-back), stages the tile in digit order in `stage` and
+/// writes it out in runs of equal digits, to the digit's start (the exclusive scan of `counts`,
+/// this pass's digit counts over all keys) plus the tiles before it. Any of `keys_out`,
+/// `first_in`/`first_out` (a `u32` payload) and `second_in`/`second_out` (items of `H` words of
+/// `V`: `H = 1`, or 2 for 16-byte items moved as two 8-byte halves through the same staging) may
+/// be null: that part is not moved. Past the end a tile is padded with keys of all ones (the
+/// last digit): ranked last, they fill the slots past the tile's keys and are never written.
 /// (Loading the payloads with the keys, in flight during the ranking, spilled registers and
 /// was 12% slower on an H100.)
 ///
 /// # Safety
 /// `ceil(n / NV)` blocks of `NT` threads; inputs and outputs hold `n` items (`n * H` words of
-/// `V` for the second payload; `H` is 1 or 2), no output overlaps an input; `counts` holds `2^bits` words counting this pass's digits of the `n` keys; `status`
-/// holds `2^bits * ceil(n / NV)` words holding no tag of `pass` or later, `counter` is 0;
+/// `V` for the second payload; `H` is 1 or 2), no output overlaps an input; `counts` holds
+/// `2^bits` words counting this pass's digits of the `n` keys; `status` holds
+/// `2^bits * ceil(n / NV)` words of `S` holding no tag of `pass` or later, `counter` is 0;
 /// `bits <= MAX_BITS`; a payload's input and output are both null or both valid; `stage` is
-/// shared memory of [`crate::stage_bytes`]`(size_of::<V>())` bytes, 16-byte aligned.
+/// shared memory of [`crate::stage_bytes`]`(size_of::<V>() * H)` bytes, 16-byte aligned.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize>(
-    keys_in: *const u32,
-    first_in: *const u32,
-    second_in: *const V,
-    n: u64,
-    shift: u32,
-    bits: u32,
-    pass: u32,
-    counts: *const u32,
-    status: *mut S,
-    counter: *mut u32,
-    keys_out: *mut u32,
-    first_out: *mut u32,
-    second_out: *mut V,
-    stage: Smem<u8>,
-) {
+pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize>(a: &OnesweepArgs, stage: Smem<u8>) {
     const IT: usize = VT as usize;
+    let OnesweepArgs { keys_in, first_in, keys_out, first_out, counts, counter, n, shift, bits, pass, .. } = *a;
+    let (second_in, second_out, status) = (a.second_in.cast::<V>(), a.second_out.cast::<V>(), a.status.cast::<S>());
     let (tid, lane) = (thread_idx_x(), lane_id());
     let warp = (tid / 32) as usize;
     let radix = 1u32 << bits;
     let r = radix as usize;
-    // This thread's digit.
-    let d = tid as usize;
-    let (wh, start, base, tot, slot) = (RX_WARP::smem(), RX_START::smem(), RX_BASE::smem(), RX_TOTALS::smem(), RX_TILE::smem());
-    // The keys after the payload area (which takes the widest payload).
-    let skeys = stage.byte_add(NV as usize * core::mem::size_of::<V>().max(4)).cast::<u32>();
-    // SAFETY: shared indices stay below their arrays' lengths (digits < RADIX = NT, per-warp
-    // counters < WARPS * radix, tile positions < NV, totals < 2 * WARPS); global indices are
-    // checked against n; status indices < radix * tiles (the tile comes from the counter, one per
-    // block).
+    // This thread's digits: d0 and, for 9-bit digits, d0 + 1.
+    let dpt = if r > NT as usize { DPT } else { 1 };
+    let d0 = tid as usize * dpt;
+    let (start, base, tot, slot) = (RX_START::smem(), RX_BASE::smem(), RX_TOTALS::smem(), RX_TILE::smem());
+    // The payload area (and the keys' after it, where needed) holds the per-warp digit counters
+    // until the tile is staged; the keys come after it (the area takes the widest payload).
+    let wh = stage.cast::<u32>();
+    let pay_bytes = NV as usize * core::mem::size_of::<V>().max(4);
+    let skeys = stage.byte_add(pay_bytes).cast::<u32>();
+    // SAFETY: shared indices stay below their arrays' lengths (digits < r <= RADIX, per-warp
+    // counters < WARPS * r <= 2 * NV words of the stage, tile positions < NV, totals <
+    // 2 * WARPS); global indices are checked against n; status indices < radix * tiles (the tile
+    // comes from the counter, one per block).
     unsafe {
         if tid == 0 {
             slot.st(atomic_add_u32(counter, 1));
@@ -322,8 +315,13 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize>(
             wh.add(i).st(0);
             i += NT as usize;
         }
-        // This pass's count of this thread's digit over all keys.
-        let total = if d < r { ldg_u32(counts.add(d)) } else { 0 };
+        // This pass's counts of this thread's digits over all keys.
+        let mut total = [0u32; DPT];
+        unroll!(u in [0, 1] {
+            if u < dpt && d0 + u < r {
+                total[u] = ldg_u32(counts.add(d0 + u));
+            }
+        });
         sync_threads();
         let t = slot.ld() as u64;
         let row = status.add((t * radix as u64) as usize);
@@ -331,7 +329,7 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize>(
         let seg = t * NV as u64 + warp as u64 * 32 * IT as u64;
         // This warp's items from `left` on are past the end.
         let left = n.saturating_sub(seg).min(32 * IT as u64) as u32;
-        let mut keys = [0u32; IT];
+        let mut keys = [u32::MAX; IT];
         let mut ranks = [0u32; IT];
         // All loads first, so they are in flight together (the ranking below is a chain of
         // warp-synchronous steps).
@@ -342,20 +340,20 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize>(
                 keys[i] = ldg_u32(kin.add(j as usize));
             }
         });
-        // Ranking, in groups of RANK_GROUP items: each item's match and its group leader's
-        // atomic, so that a group's atomics are in flight together (a warp's shared-memory
-        // atomics run in instruction order, so earlier items rank first: stable); then the
-        // broadcasts of their old counts.
+        // Ranking, in groups of RANK_GROUP items: each item's ballot match and its group
+        // leader's atomic, so that a group's atomics are in flight together (a warp's
+        // shared-memory atomics run in instruction order, so earlier items rank first: stable);
+        // then the broadcasts of their old counts.
         let mut old = [0u32; RANK_GROUP];
         let mut lead = [0u32; RANK_GROUP];
+        let lt = lanemask_lt();
         each_item!(IT, i {
-            let valid = (i as u32) * 32 + lane < left;
-            // Past the end each lane is a group of its own.
-            let dg = if valid { digit(keys[i], shift, bits) } else { RADIX as u32 + lane };
-            let (peers, rank) = match_rank(dg);
+            let dg = digit(keys[i], shift, bits);
+            let peers = match_low_bits(dg, bits);
+            let rank = popc(peers & lt);
             let g = i % RANK_GROUP;
             old[g] = 0;
-            if valid && rank == 0 {
+            if rank == 0 {
                 old[g] = wh.add(warp * r + dg as usize).atomic_add(popc(peers));
             }
             lead[g] = leader(peers) | (rank << 8);
@@ -368,86 +366,79 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize>(
             }
         });
         sync_threads();
-        // This digit: exclusive offsets over the warps and the tile's count, published at once.
-        let mut run = 0u32;
-        if d < r {
-            for w in 0..WARPS {
-                let c = wh.add(w * r + d).ld();
-                wh.add(w * r + d).st(run);
-                run += c;
+        // Each digit: exclusive offsets over the warps and the tile's count, published at once.
+        let mut run = [0u32; DPT];
+        unroll!(u in [0, 1] {
+            let d = d0 + u;
+            if u < dpt && d < r {
+                let mut acc = 0u32;
+                for w in 0..WARPS {
+                    let c = wh.add(w * r + d).ld();
+                    wh.add(w * r + d).st(acc);
+                    acc += c;
+                }
+                run[u] = acc;
+                S::st(row.add(d), S::word(pass, t == 0, acc));
             }
-            S::st(row.add(d), S::word(pass, t == 0, run));
-        }
-        // Block-wide exclusive scans over the digits (a thread each) of the global counts and of
-        // the tile's: warp scans now, the warps' totals added after the look-back's barrier.
-        let (total_inc, run_inc) = (inclusive_sum_u32(total), inclusive_sum_u32(run));
+        });
+        // Block-wide exclusive scans over the digits (in thread order) of the global counts and
+        // of the tile's: warp scans of each thread's sums, then the warps' totals.
+        let (total_sum, run_sum) = (total[0] + total[DPT - 1] * (dpt > 1) as u32, run[0] + run[DPT - 1] * (dpt > 1) as u32);
+        let (total_inc, run_inc) = (inclusive_sum_u32(total_sum), inclusive_sum_u32(run_sum));
         if lane == 31 {
             tot.add(warp).st(total_inc);
             tot.add(WARPS + warp).st(run_inc);
-        }
-        // Look back: the counts of this digit in the tiles before this one, from the nearest
-        // inclusive count, LOOK_BACK tiles a step (independent loads in flight: a walk of one
-        // tile a step was bound by the memory latency chain). Tiles come from the counter in
-        // order, so every tile looked at is running or done and publishes (forward progress).
-        let mut before = 0u32;
-        if t > 0 && d < r {
-            let (own, through) = (S::word(pass, false, 0).tag(), S::word(pass, true, 0).tag());
-            // Tiles below `j` are still to add.
-            let mut j = t;
-            loop {
-                let mut words = [S::word(0, false, 0); LOOK_BACK];
-                unroll!(q in [0, 1, 2, 3] {
-                    if j > q as u64 {
-                        words[q] = S::ld(status.add(((j - 1 - q as u64) * radix as u64) as usize + d));
-                    }
-                });
-                // Add the ready words in order, up to the first inclusive one or the first not
-                // yet published (tile 0's word is inclusive, so the walk ends there).
-                let (mut used, mut done, mut stalled) = (0u64, false, false);
-                unroll!(q in [0, 1, 2, 3] {
-                    if !done && !stalled {
-                        let tag = words[q].tag();
-                        if tag < own {
-                            stalled = true;
-                        } else {
-                            before += words[q].count();
-                            used += 1;
-                            done = tag == through;
-                        }
-                    }
-                });
-                if done {
-                    break;
-                }
-                // A predecessor has not published yet: back off before re-reading, so that the
-                // spinning warps leave the issue slots to the working ones.
-                if stalled && used == 0 {
-                    nanosleep(LOOK_BACK_SLEEP_NS);
-                }
-                j -= used;
-            }
-            S::st(row.add(d), S::word(pass, true, before + run));
         }
         sync_threads();
         // The warps before this one: lane w < warp holds warp w's totals, summed across the warp.
         let mine = (lane as usize) < warp;
         let (tw, rw) = if mine { (tot.add(lane as usize).ld(), tot.add(WARPS + lane as usize).ld()) } else { (0, 0) };
         let (total_pre, run_pre) = (warp_sum_u32(tw), warp_sum_u32(rw));
-        // The digit's start in the tile, and its global start less that (a staged slot's place
-        // is one add).
-        let tile_start = run_pre + run_inc - run;
-        start.add(d).st(tile_start);
-        base.add(d).st((total_pre + total_inc - total).wrapping_add(before).wrapping_sub(tile_start));
-        sync_threads();
-        // Each item's place in the tile in digit order; then the keys staged there.
-        let mut pos = [0u32; IT];
-        each_item!(IT, i {
-            if (i as u32) * 32 + lane < left {
-                let dg = digit(keys[i], shift, bits) as usize;
-                pos[i] = start.add(dg).ld() + wh.add(warp * r + dg).ld() + ranks[i];
-                skeys.add(pos[i] as usize).st(keys[i]);
+        // Each digit's start in the tile and over all keys (the second digit after the first).
+        let (tile_start, global_start) = (run_pre + run_inc - run_sum, total_pre + total_inc - total_sum);
+        let ts = [tile_start, tile_start + run[0]];
+        let gs = [global_start, global_start + total[0]];
+        unroll!(u in [0, 1] {
+            if u < dpt && d0 + u < r {
+                start.add(d0 + u).st(ts[u]);
             }
         });
+        sync_threads();
+        // Each item's place in the tile in digit order; then the keys staged there (pads too:
+        // they land past the tile's keys), before the look-back, so that the keys' registers
+        // are free during it.
+        let mut pos = ranks;
+        each_item!(IT, i {
+            let dg = digit(keys[i], shift, bits) as usize;
+            pos[i] += start.add(dg).ld() + wh.add(warp * r + dg).ld();
+        });
+        // Counters reaching into the keys' area (9-bit digits in small tiles) are read by every
+        // thread before any key is staged.
+        if WARPS * r * 4 > pay_bytes {
+            sync_threads();
+        }
+        each_item!(IT, i {
+            skeys.add(pos[i] as usize).st(keys[i]);
+        });
+        // Look back: the counts of each digit in the tiles before this one, from the nearest
+        // inclusive count, LOOK_BACK tiles a step (independent loads in flight: a walk of one
+        // tile a step was bound by the memory latency chain). Tiles come from the counter in
+        // order, so every tile looked at is running or done and publishes (forward progress).
+        // Each digit's global start less its tile start follows (a staged slot's place is one
+        // add).
+        unroll!(u in [0, 1] {
+            let d = d0 + u;
+            if u < dpt && d < r {
+                let mut before = 0;
+                if t > 0 {
+                    before = look_back::<S>(status, t, radix, d, pass);
+                    S::st(row.add(d), S::word(pass, true, before + run[u]));
+                }
+                base.add(d).st(gs[u].wrapping_add(before).wrapping_sub(ts[u]));
+            }
+        });
+        // (Every thread has read its counters before this barrier: the payload area is free; the
+        // bases are written.)
         sync_threads();
         // Keys out in runs of equal digits: slot k goes to its digit's base plus k. Each thread's
         // slots' places are kept for the payloads; the first payload's loads are in flight
@@ -457,6 +448,8 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize>(
         // Without a first payload the second one's loads go in flight here.
         let early = first_in.is_null() && !second_in.is_null();
         let mut seconds = if early { load_items::<V, IT, H>(second_in, seg, left, lane, 0) } else { [MaybeUninit::uninit(); IT] };
+        // (Reading the staged key and its digit's base again for each payload instead, two
+        // shared loads a slot, freed VT registers but was 2-10% slower at VT = 12 on an H100.)
         let mut at = [0u32; IT];
         each_item!(IT, j {
             let k = tid + j as u32 * NT;
@@ -495,5 +488,52 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize>(
                 write_slots::<V, IT, H>(second_out, &at, tid, count, pay, 1);
             }
         }
+    }
+}
+
+/// The count of digit `d` in the tiles before tile `t > 0` (decoupled look-back), from the
+/// nearest inclusive count, [`LOOK_BACK`] tiles a step.
+///
+/// # Safety
+/// `status` holds `radix * t` words at least; every tile below `t` runs or ran and publishes its
+/// word of `d` for `pass`.
+#[inline(always)]
+unsafe fn look_back<S: Status>(status: *mut S, t: u64, radix: u32, d: usize, pass: u32) -> u32 {
+    let (own, through) = (S::word(pass, false, 0).tag(), S::word(pass, true, 0).tag());
+    let mut before = 0u32;
+    // Tiles below `j` are still to add.
+    let mut j = t;
+    loop {
+        let mut words = [S::word(0, false, 0); LOOK_BACK];
+        unroll!(q in [0, 1, 2, 3] {
+            if j > q as u64 {
+                // SAFETY: the tile index j - 1 - q < t.
+                words[q] = unsafe { S::ld(status.add(((j - 1 - q as u64) * radix as u64) as usize + d)) };
+            }
+        });
+        // Add the ready words in order, up to the first inclusive one or the first not yet
+        // published (tile 0's word is inclusive, so the walk ends there).
+        let (mut used, mut done, mut stalled) = (0u64, false, false);
+        unroll!(q in [0, 1, 2, 3] {
+            if !done && !stalled {
+                let tag = words[q].tag();
+                if tag < own {
+                    stalled = true;
+                } else {
+                    before += words[q].count();
+                    used += 1;
+                    done = tag == through;
+                }
+            }
+        });
+        if done {
+            return before;
+        }
+        // A predecessor has not published yet: back off before re-reading, so that the
+        // spinning warps leave the issue slots to the working ones.
+        if stalled && used == 0 {
+            nanosleep(LOOK_BACK_SLEEP_NS);
+        }
+        j -= used;
     }
 }
