@@ -7,6 +7,10 @@
 //! measures every answer against the eigenvalues of `AᵀA`. `SPTRANS_SVD_CSV=path` writes the
 //! table as CSV. `SPTRANS_SVD_QUICK=1`: a small matrix; `SPTRANS_SVD_SUITE=graphs`: an R-MAT of 2^18
 //! vertices and a community graph of 1M (block 2, tolerances 1e-10 and 1e-8).
+//! `SPTRANS_SVD_SUITE=methods`: the two methods side by side on a uniform 2.5M × 250k (25M
+//! nonzeros), a community graph and bag-of-words text, k = 16 and 50: the Lanczos to 1e-8 and
+//! the randomized SVD with 2 and 4 power iterations (10 extra columns); seconds (median of
+//! 3), products, the largest residual over σ₁ and the largest distance of σ from the Lanczos's.
 use gpu_runtime::Gpu;
 use gpu_svd::{svd, Config};
 use sptrans_matrix::device::DeviceCsr;
@@ -28,6 +32,9 @@ fn main() {
     let quick = std::env::var("SPTRANS_SVD_QUICK").is_ok_and(|v| v == "1");
     let dir = std::env::var("SPTRANS_SVD_DUMP").ok();
     let graphs = std::env::var("SPTRANS_SVD_SUITE").is_ok_and(|v| v == "graphs");
+    if std::env::var("SPTRANS_SVD_SUITE").is_ok_and(|v| v == "methods") {
+        return methods(&gpu);
+    }
     let mats: Vec<(&str, Csr<u32, f64>)> = if quick {
         vec![("tall-20k-300", generate::tall_skinny(20_000, 300, 8, 2).expect("gen"))]
     } else if graphs {
@@ -123,5 +130,51 @@ fn main() {
     }
     if let Ok(path) = std::env::var("SPTRANS_SVD_CSV") {
         std::fs::write(&path, csv).expect("csv");
+    }
+}
+
+/// The median of three timed runs of `cfg` on `a` (synchronized), and the last answer.
+fn timed(gpu: &Gpu, a: &DeviceCsr<f64>, cfg: &Config) -> (f64, gpu_svd::Svd) {
+    let mut times = Vec::new();
+    let mut s = None;
+    for _ in 0..3 {
+        let t0 = std::time::Instant::now();
+        s = Some(svd(gpu, a, cfg).expect("svd"));
+        gpu.synchronize().expect("sync");
+        times.push(t0.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    (times[1], s.expect("three runs"))
+}
+
+/// `SPTRANS_SVD_SUITE=methods`: Lanczos against randomized on realistic structures.
+fn methods(gpu: &Gpu) {
+    let mats: Vec<(&str, Csr<u32, f64>)> = vec![
+        ("uniform-2.5M-250k-25M", generate::uniform(2_500_000, 250_000, 25_000_000, 11).expect("gen")),
+        ("graph-1M-deg8", generate::community_graph(1_000_000, 8, 1000, 3).expect("gen")),
+        ("text-1M-200k", generate::text(1_000_000, 200_000, 20, 5).expect("gen")),
+    ];
+    println!("device: {}", gpu.props().name);
+    println!("| matrix | nnz | k | method | seconds | products | max residual / σ₁ | max abs(σ − σ Lanczos) / σ₁ |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for (name, a) in &mats {
+        let da = DeviceCsr::upload(gpu, a).expect("upload");
+        let _ = svd(gpu, &da, &Config { rank: 4, max_restarts: 0, ..Config::default() });
+        for k in [16, 50] {
+            let lanczos = Config { rank: k, tol: 1e-8, ..Config::default() };
+            let (secs, exact) = timed(gpu, &da, &lanczos);
+            let row = |what: &str, secs: f64, s: &gpu_svd::Svd| {
+                let s1 = s.sigma[0];
+                let worst = s.residual.iter().cloned().fold(0.0, f64::max) / s1;
+                let off = s.sigma.iter().zip(&exact.sigma).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max) / exact.sigma[0];
+                println!("| {name} | {} | {k} | {what} | {secs:.3} | {} | {worst:.1e} | {off:.1e} |", a.nnz(), s.products);
+            };
+            row(&format!("Lanczos, tol 1e-8{}", if exact.converged { "" } else { " (not converged)" }), secs, &exact);
+            for q in [2, 4] {
+                let cfg = Config { rank: k, method: gpu_svd::Method::Randomized { oversample: 10, power_iters: q }, ..Config::default() };
+                let (secs, s) = timed(gpu, &da, &cfg);
+                row(&format!("randomized, {q} power iterations"), secs, &s);
+            }
+        }
     }
 }
