@@ -21,6 +21,11 @@ pub(crate) struct Kernels {
     pub onesweep: [Kernel; 5],
     /// The same with 32-bit status words: `radix_onesweep_s32_v*`.
     pub onesweep32: [Kernel; 5],
+    /// For passes of exactly 8 bits, the width fixed at compile time (fewer registers):
+    /// `radix_onesweep8_v*`.
+    pub onesweep8: [Kernel; 5],
+    /// The same with 32-bit status words: `radix_onesweep8_s32_v*`.
+    pub onesweep8_32: [Kernel; 5],
 }
 
 /// Bytes of a look-back status word of a sort of `n` keys with digits of up to `per` bits: 4
@@ -201,8 +206,14 @@ pub(crate) unsafe fn pass(
         bits,
         pass,
     };
-    let kernels = if sweep.wide { &k.onesweep } else { &k.onesweep32 };
-    // SAFETY: radix_onesweep{,_s32}_v{1,2,4,8,16}(OnesweepArgs): `t` blocks of NT over n items
+    let kernels = match (sweep.wide, bits == 8) {
+        (true, false) => &k.onesweep,
+        (false, false) => &k.onesweep32,
+        (true, true) => &k.onesweep8,
+        (false, true) => &k.onesweep8_32,
+    };
+    // SAFETY: radix_onesweep{,8}{,_s32}_v{1,2,4,8,16}(OnesweepArgs) (the 8-bit ones only for
+    // `bits == 8`): `t` blocks of NT over n items
     // each (payloads null together), counts of this pass's digits, status of 2^bits * t words of
     // the kernel's width (the sweep's: 32-bit only for n < 2^27 and at most 11 passes) with no
     // tag of this pass yet, a zeroed counter; the kernel's width matches the second payload and

@@ -140,9 +140,10 @@ impl RadixSort {
             Ok(kernels)
         };
         let (onesweep, onesweep32) = (set("radix_onesweep")?, set("radix_onesweep_s32")?);
+        let (onesweep8, onesweep8_32) = (set("radix_onesweep8")?, set("radix_onesweep8_s32")?);
         Ok(Self {
             gpu: gpu.clone(),
-            k: launch::Kernels { histogram: k("radix_histogram")?, onesweep, onesweep32 },
+            k: launch::Kernels { histogram: k("radix_histogram")?, onesweep, onesweep32, onesweep8, onesweep8_32 },
             max_bits: DEFAULT_MAX_BITS,
             own: ScratchBuf::default(),
         })

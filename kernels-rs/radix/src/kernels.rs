@@ -19,14 +19,17 @@ pub unsafe extern "ptx-kernel" fn radix_histogram(a: HistogramArgs) {
 
 macro_rules! onesweep_kernel {
     ($name:ident, $t:ty, $h:literal, $bytes:literal, $s:ty) => {
-        #[doc = concat!("[`onesweep`] with a second payload of ", $bytes, " bytes and `", stringify!($s), "` look-back status words; dynamic shared memory of `stage_bytes(", $bytes, ")`.")]
+        onesweep_kernel!($name, $t, $h, $bytes, $s, 0);
+    };
+    ($name:ident, $t:ty, $h:literal, $bytes:literal, $s:ty, $bits:literal) => {
+        #[doc = concat!("[`onesweep`] with a second payload of ", $bytes, " bytes and `", stringify!($s), "` look-back status words (digits of ", $bits, " bits; 0: any width); dynamic shared memory of `stage_bytes(", $bytes, ")`.")]
         ///
         /// # Safety
         /// As [`onesweep`] (the second payload's arrays hold `n` items of this width).
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name(a: OnesweepArgs) {
             // SAFETY: the caller's contract (the launch sizes the dynamic shared memory).
-            unsafe { onesweep::<$t, $s, $h>(&a, RX_STAGE::smem()) }
+            unsafe { onesweep::<$t, $s, $h, $bits>(&a, RX_STAGE::smem()) }
         }
     };
 }
@@ -43,3 +46,14 @@ onesweep_kernel!(radix_onesweep_s32_v2, u16, 1, 2, u32);
 onesweep_kernel!(radix_onesweep_s32_v4, u32, 1, 4, u32);
 onesweep_kernel!(radix_onesweep_s32_v8, u64, 1, 8, u32);
 onesweep_kernel!(radix_onesweep_s32_v16, u64, 2, 16, u32);
+// 8-bit digits (the default passes) with the width fixed at compile time.
+onesweep_kernel!(radix_onesweep8_v1, u8, 1, 1, u64, 8);
+onesweep_kernel!(radix_onesweep8_v2, u16, 1, 2, u64, 8);
+onesweep_kernel!(radix_onesweep8_v4, u32, 1, 4, u64, 8);
+onesweep_kernel!(radix_onesweep8_v8, u64, 1, 8, u64, 8);
+onesweep_kernel!(radix_onesweep8_v16, u64, 2, 16, u64, 8);
+onesweep_kernel!(radix_onesweep8_s32_v1, u8, 1, 1, u32, 8);
+onesweep_kernel!(radix_onesweep8_s32_v2, u16, 1, 2, u32, 8);
+onesweep_kernel!(radix_onesweep8_s32_v4, u32, 1, 4, u32, 8);
+onesweep_kernel!(radix_onesweep8_s32_v8, u64, 1, 8, u32, 8);
+onesweep_kernel!(radix_onesweep8_s32_v16, u64, 2, 16, u32, 8);

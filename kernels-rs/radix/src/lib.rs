@@ -19,7 +19,8 @@
 //! Kernels (feature `kernels`): `radix_histogram`, `radix_onesweep_v{1,2,4,8,16}` (the second
 //! payload's width in bytes; 16-byte items move as two 8-byte halves; null pointers skip a
 //! payload or the keys' output; dynamic shared memory of [`stage_bytes`]) and the same with
-//! 32-bit look-back status words, `radix_onesweep_s32_v*`.
+//! 32-bit look-back status words, `radix_onesweep_s32_v*`; `radix_onesweep8_*` are the same for
+//! passes of exactly 8 bits, the width fixed at compile time (fewer registers).
 #![no_std]
 #![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
 #![deny(missing_docs)]
