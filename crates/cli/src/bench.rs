@@ -2,13 +2,13 @@
 //! twin once per matrix and algorithm, then timed runs (GPU events); tables, CSV and an SVG chart.
 use std::path::{Path, PathBuf};
 
-use gpu_transpose::baselines::CuSparseTranspose;
-use gpu_transpose::measure::{paper_suite, small_suite, time_cusparse, time_gpu, time_gpu64, time_serial, Stats, SuiteMatrix};
-use gpu_transpose::{serial, Algorithm, Transposer};
 use indicatif::{ProgressBar, ProgressStyle};
-use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
-use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
-use sptrans_matrix::{mm, Csr};
+use sptrans::matrix::device::{DeviceCsr, DeviceCsrParts};
+use sptrans::matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
+use sptrans::matrix::{mm, Csr};
+use sptrans::transpose::baselines::CuSparseTranspose;
+use sptrans::transpose::measure::{paper_suite, small_suite, time_cusparse, time_gpu, time_gpu64, time_serial, Stats, SuiteMatrix};
+use sptrans::transpose::{serial, Algorithm, Transposer};
 use sptrans_report::{csv, find, matrices, median, tables, Record, Target};
 
 use crate::cli::{BenchArgs, BenchValues, IndexBits};
@@ -35,7 +35,7 @@ struct Source {
 }
 
 /// The value types `bench` runs (`--values`), widened from the f32 sources.
-trait BenchValue: gpu_runtime::Payload + sptrans_matrix::Value {
+trait BenchValue: sptrans::runtime::Payload + sptrans::matrix::Value {
     /// The name `--values` takes.
     const NAME: &'static str;
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, Self>>;
@@ -73,7 +73,7 @@ impl BenchValue for i8 {
 impl BenchValue for u128 {
     const NAME: &'static str = "c64, Complex<f64> as its bits";
     fn widen(a: Csr<u32, f32>) -> Result<Csr<u32, u128>> {
-        Ok(a.map_values(|v| sptrans_matrix::device::complex_bits(num_complex::Complex64::new(f64::from(v), 0.0))))
+        Ok(a.map_values(|v| sptrans::matrix::device::complex_bits(num_complex::Complex64::new(f64::from(v), 0.0))))
     }
 }
 
@@ -218,8 +218,8 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
     // The communicator and the distributed transposer, made once.
     let mut dist = match args.gpus {
         n if n > 1 => {
-            let comms = gpu_runtime::Comms::local(n as usize)?;
-            let dt = gpu_transpose::dist::DistTransposer::new(&comms)?;
+            let comms = sptrans::runtime::Comms::local(n as usize)?;
+            let dt = sptrans::transpose::dist::DistTransposer::new(&comms)?;
             Some((comms, dt))
         }
         _ => None,
@@ -241,7 +241,7 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
         _ => None,
     };
     let copy = match &gpu {
-        Some(g) => Some(gpu_runtime::copy_bandwidth_gbs(g, 1 << 30, 20)?),
+        Some(g) => Some(sptrans::runtime::copy_bandwidth_gbs(g, 1 << 30, 20)?),
         None => None,
     };
     if let (Some(g), Some(c)) = (&gpu, copy) {
@@ -385,7 +385,7 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
 /// (taken, and put back when the run succeeds).
 fn run_gpu<T: BenchValue>(
     t: &mut Transposer,
-    gpu: &gpu_runtime::Gpu,
+    gpu: &sptrans::runtime::Gpu,
     algo: Algorithm,
     da: &DeviceCsr<T>,
     out: &mut Option<DeviceCsrParts<T>>,
@@ -411,13 +411,13 @@ fn run_gpu<T: BenchValue>(
 /// (gathered, bit for bit), then timed by wall clock (`warmup` untimed calls, `reps` timed, every
 /// GPU synchronized around each; the output is allocated by each call, as the API does).
 fn run_dist<T: BenchValue>(
-    comms: &gpu_runtime::Comms,
-    dt: &mut gpu_transpose::dist::DistTransposer,
+    comms: &sptrans::runtime::Comms,
+    dt: &mut sptrans::transpose::dist::DistTransposer,
     a: &Csr<u32, T>,
     want: &Csr<u32, T>,
     args: &BenchArgs,
 ) -> Result<Stats> {
-    let d = sptrans_matrix::dist::DistCsr::scatter(comms.gpus(), a)?;
+    let d = sptrans::matrix::dist::DistCsr::scatter(comms.gpus(), a)?;
     let (t, _) = dt.transpose(comms, Algorithm::Auto, &d)?;
     if !t.gather(comms.gpus())?.same_bits(want) {
         return Err(Error::CheckFailed(format!("dist over {} GPUs differs from the serial twin", comms.len())));
@@ -440,7 +440,7 @@ fn run_dist<T: BenchValue>(
 /// [`run_gpu`] for the cuSPARSE peer.
 fn run_peer<T: BenchValue>(
     c: &mut CuSparseTranspose,
-    gpu: &gpu_runtime::Gpu,
+    gpu: &sptrans::runtime::Gpu,
     da: &DeviceCsr<T>,
     out: &mut Option<DeviceCsrParts<T>>,
     want: &Csr<u32, T>,
@@ -465,7 +465,7 @@ fn run_peer<T: BenchValue>(
 /// [`run_gpu`] on the 64-bit path: checked against the twin (widened), then timed.
 fn run_gpu64<T: BenchValue>(
     t: &mut Transposer,
-    gpu: &gpu_runtime::Gpu,
+    gpu: &sptrans::runtime::Gpu,
     algo: Algorithm,
     da: &DeviceCsr64<T>,
     out: &mut Option<DeviceCsr64Parts<T>>,

@@ -2,7 +2,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use gpu_transpose::Algorithm;
+use sptrans::transpose::Algorithm;
 
 /// GPU sparse-matrix transposition: transpose Matrix Market files, generate matrices, benchmark
 /// ScanTrans, MergeTrans, the COO chain and cuSPARSE against the serial twin.
@@ -39,11 +39,11 @@ fn parse_algo(s: &str) -> Result<Algorithm, String> {
     if s.eq_ignore_ascii_case("cusparse") {
         return Err("cuSPARSE is the benchmarks' peer, not a transposer of sptrans: `sptrans bench --algos radix,cusparse` compares them".into());
     }
-    s.parse().map_err(|e: gpu_transpose::Error| e.to_string())
+    s.parse().map_err(|e: sptrans::transpose::Error| e.to_string())
 }
 
 fn parse_target(s: &str) -> Result<sptrans_report::Target, String> {
-    s.parse().map_err(|e: gpu_transpose::Error| e.to_string())
+    s.parse().map_err(|e: sptrans::transpose::Error| e.to_string())
 }
 
 /// `sptrans transpose`.
@@ -120,7 +120,7 @@ pub enum FieldArg {
 pub struct GenArgs {
     /// The generator and its sizes.
     #[command(subcommand)]
-    pub kind: sptrans_matrix::generate::Spec,
+    pub kind: sptrans::matrix::generate::Spec,
     /// Random seed (same seed, same matrix).
     #[arg(long, default_value_t = 1, global = true)]
     pub seed: u64,
@@ -223,14 +223,14 @@ pub enum BenchValues {
 }
 
 fn parse_spmv_target(s: &str) -> Result<crate::spmv_bench::SpmvTarget, String> {
-    s.parse().map_err(|e: gpu_spmv::Error| e.to_string())
+    s.parse().map_err(|e: sptrans::spmv::Error| e.to_string())
 }
 
-fn parse_format(s: &str) -> Result<gpu_spmv::Format, String> {
-    if gpu_spmv::baselines::CuSparseAlg::from_name(s).is_some() {
+fn parse_format(s: &str) -> Result<sptrans::spmv::Format, String> {
+    if sptrans::spmv::baselines::CuSparseAlg::from_name(s).is_some() {
         return Err(format!("{s} is the benchmarks' peer, not a format of sptrans: `sptrans spmv-bench --formats auto,{s}` compares them"));
     }
-    s.parse().map_err(|e: gpu_spmv::Error| e.to_string())
+    s.parse().map_err(|e: sptrans::spmv::Error| e.to_string())
 }
 
 /// Value precision of a product.
@@ -259,7 +259,7 @@ pub struct SpmvArgs {
     /// sell-vi (matrices of at most 256 distinct values), merge-path (cuSPARSE's, the peers, run
     /// under `spmv-bench`).
     #[arg(long, default_value = "auto", value_parser = parse_format)]
-    pub format: gpu_spmv::Format,
+    pub format: sptrans::spmv::Format,
     /// Value precision.
     #[arg(long, value_enum, default_value = "f64")]
     pub precision: Precision,

@@ -6,25 +6,25 @@
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use gpu_transpose::{Algorithm, Payload, Transposer};
-use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::generate::Spec;
-use sptrans_matrix::num_complex::Complex64;
-use sptrans_matrix::{human_bytes, mm, Csr, Field, Value};
+use sptrans::matrix::device::DeviceCsr;
+use sptrans::matrix::generate::Spec;
+use sptrans::matrix::num_complex::Complex64;
+use sptrans::matrix::{human_bytes, mm, Csr, Field, Value};
+use sptrans::transpose::{Algorithm, Payload, Transposer};
 
 use crate::cli::{FieldArg, GenArgs, IndexBits, TransposeArgs};
 use crate::{Error, Result};
-use sptrans_matrix::device64::DeviceCsr64;
+use sptrans::matrix::device64::DeviceCsr64;
 
-fn mat_err(path: &Path) -> impl FnOnce(sptrans_matrix::Error) -> Error + '_ {
+fn mat_err(path: &Path) -> impl FnOnce(sptrans::matrix::Error) -> Error + '_ {
     move |source| Error::Matrix { path: path.to_path_buf(), source }
 }
 
 /// Writes `a` to `path` ([`write_with`]): as SciPy's `save_npz` when the name ends in `.npz`,
 /// else as Matrix Market.
-pub(crate) fn write<I: sptrans_matrix::Index, T: Value>(path: &Path, a: &Csr<I, T>) -> Result<()> {
+pub(crate) fn write<I: sptrans::matrix::Index, T: Value>(path: &Path, a: &Csr<I, T>) -> Result<()> {
     if path.to_string_lossy().ends_with(".npz") {
-        return write_with(path, |w| sptrans_matrix::npz::write_csr(w, a).map_err(|e| e.to_string()));
+        return write_with(path, |w| sptrans::matrix::npz::write_csr(w, a).map_err(|e| e.to_string()));
     }
     write_with(path, |w| mm::write_csr(w, a).map_err(|e| e.to_string()))
 }
@@ -35,10 +35,10 @@ pub(crate) fn write<I: sptrans_matrix::Index, T: Value>(path: &Path, a: &Csr<I, 
 /// complete (an interrupted or failed run leaves an earlier file untouched and no temporary file
 /// behind), with the existing file's mode or `0666 & !umask`; a symlink is written through to its
 /// target. Compressed when the name ends in `.gz`, `.zst`, `.xz` or `.bz2`
-/// ([`sptrans_matrix::compress::Codec::from_path`]).
+/// ([`sptrans::matrix::compress::Codec::from_path`]).
 pub(crate) fn write_with(path: &Path, body: impl Fn(&mut dyn Write) -> std::result::Result<(), String>) -> Result<()> {
     let out_err = |msg: String| Error::Output { path: path.to_path_buf(), msg };
-    let codec = sptrans_matrix::compress::Codec::from_path(path);
+    let codec = sptrans::matrix::compress::Codec::from_path(path);
     let stream = |w: &mut dyn Write| -> Result<()> {
         // The body reports errors as text: the watch remembers whether the reader closed the pipe.
         let mut w = crate::output::Watch::new(w);
@@ -94,15 +94,15 @@ pub(crate) fn host_limit(max: Option<u64>) -> Option<u64> {
 enum Target {
     Serial(&'static str),
     Gpu {
-        gpu: gpu_runtime::Gpu,
+        gpu: sptrans::runtime::Gpu,
         plan: Box<Transposer>,
         algo: Algorithm,
     },
     Opening {
-        opening: std::thread::JoinHandle<std::result::Result<(gpu_runtime::Gpu, Box<Transposer>), String>>,
+        opening: std::thread::JoinHandle<std::result::Result<(sptrans::runtime::Gpu, Box<Transposer>), String>>,
         algo: Algorithm,
         /// The file stores one triangle (symmetric, skew-symmetric, Hermitian), so its pattern is
-        /// symmetric: the plan is told ([`gpu_transpose::PatternHint::Symmetric`]), and `auto`
+        /// symmetric: the plan is told ([`sptrans::transpose::PatternHint::Symmetric`]), and `auto`
         /// takes SymTrans, one pass where RadixTrans takes three or four (the pass checks the
         /// pattern itself and hands anything else to RadixTrans).
         symmetric: bool,
@@ -144,7 +144,7 @@ impl Target {
         *self = match opened {
             Ok((gpu, mut plan)) => {
                 if symmetric {
-                    plan.set_pattern_hint(gpu_transpose::PatternHint::Symmetric);
+                    plan.set_pattern_hint(sptrans::transpose::PatternHint::Symmetric);
                 }
                 Target::Gpu { gpu, plan, algo }
             }
@@ -166,17 +166,17 @@ fn csr_bytes(rows: u64, nnz: u64, ib: u64, vb: u64) -> u64 {
 /// An index width `transpose` runs with (`--index`): the host matrix's index type, and how the
 /// GPU takes it (`DeviceCsr` for `u32`, `DeviceCsr64` for `u64`: files of more than `u32::MAX`
 /// entries are read, and transposed, with the latter).
-trait GpuIndex: sptrans_matrix::Index {
+trait GpuIndex: sptrans::matrix::Index {
     /// What the "transposed by" line adds.
     const NOTE: &'static str;
     /// Device bytes of the input or output (pointer and indices), values apart.
     fn device_bytes(rows: u64, nnz: u64) -> u64;
     /// The plan's workspace for this width.
-    fn workspace(plan: &mut Transposer, algo: Algorithm, rows: u64, cols: u64, nnz: u64, vb: usize) -> gpu_transpose::Result<u64>;
+    fn workspace(plan: &mut Transposer, algo: Algorithm, rows: u64, cols: u64, nnz: u64, vb: usize) -> sptrans::transpose::Result<u64>;
     /// `a` transposed on the GPU.
-    fn on_gpu<T: Value + Payload>(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<Self, T>) -> Result<Csr<Self, T>>;
+    fn on_gpu<T: Value + Payload>(gpu: &sptrans::runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<Self, T>) -> Result<Csr<Self, T>>;
     /// A pattern matrix transposed on the GPU.
-    fn on_gpu_pattern(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<Self, ()>) -> Result<Csr<Self, ()>>;
+    fn on_gpu_pattern(gpu: &sptrans::runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<Self, ()>) -> Result<Csr<Self, ()>>;
 }
 
 fn invalid(e: impl std::fmt::Display) -> Error {
@@ -184,7 +184,7 @@ fn invalid(e: impl std::fmt::Display) -> Error {
 }
 
 /// The transpose of the pattern matrix `a` from the GPU's pointer and indices, validated.
-fn pattern_transposed<I: sptrans_matrix::Index>(a: &Csr<I, ()>, ptr: Vec<I>, idx: Vec<I>) -> Result<Csr<I, ()>> {
+fn pattern_transposed<I: sptrans::matrix::Index>(a: &Csr<I, ()>, ptr: Vec<I>, idx: Vec<I>) -> Result<Csr<I, ()>> {
     let nnz = idx.len();
     Csr::try_new(a.cols(), a.rows(), ptr, idx, vec![(); nnz]).map_err(invalid)
 }
@@ -194,13 +194,13 @@ impl GpuIndex for u32 {
     fn device_bytes(rows: u64, nnz: u64) -> u64 {
         csr_bytes(rows, nnz, 4, 0)
     }
-    fn workspace(plan: &mut Transposer, algo: Algorithm, rows: u64, cols: u64, nnz: u64, vb: usize) -> gpu_transpose::Result<u64> {
+    fn workspace(plan: &mut Transposer, algo: Algorithm, rows: u64, cols: u64, nnz: u64, vb: usize) -> sptrans::transpose::Result<u64> {
         plan.workspace_bytes(algo, rows, cols, nnz, vb)
     }
-    fn on_gpu<T: Value + Payload>(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u32, T>) -> Result<Csr<u32, T>> {
+    fn on_gpu<T: Value + Payload>(gpu: &sptrans::runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u32, T>) -> Result<Csr<u32, T>> {
         plan.transpose_new(algo, &DeviceCsr::upload(gpu, a)?)?.download(gpu).map_err(invalid)
     }
-    fn on_gpu_pattern(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u32, ()>) -> Result<Csr<u32, ()>> {
+    fn on_gpu_pattern(gpu: &sptrans::runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u32, ()>) -> Result<Csr<u32, ()>> {
         let out = plan.transpose_new(algo, &DeviceCsr::upload_pattern(gpu, a)?)?;
         pattern_transposed(a, gpu.download(out.ptr())?, gpu.download(out.idx())?)
     }
@@ -211,13 +211,13 @@ impl GpuIndex for u64 {
     fn device_bytes(rows: u64, nnz: u64) -> u64 {
         rows.saturating_add(1).saturating_mul(8).saturating_add(nnz.saturating_mul(4))
     }
-    fn workspace(plan: &mut Transposer, algo: Algorithm, rows: u64, cols: u64, nnz: u64, vb: usize) -> gpu_transpose::Result<u64> {
+    fn workspace(plan: &mut Transposer, algo: Algorithm, rows: u64, cols: u64, nnz: u64, vb: usize) -> sptrans::transpose::Result<u64> {
         plan.workspace64_bytes(algo, rows, cols, nnz, vb)
     }
-    fn on_gpu<T: Value + Payload>(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u64, T>) -> Result<Csr<u64, T>> {
+    fn on_gpu<T: Value + Payload>(gpu: &sptrans::runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u64, T>) -> Result<Csr<u64, T>> {
         plan.transpose64_new(algo, &DeviceCsr64::upload(gpu, a)?)?.download(gpu).map_err(invalid)
     }
-    fn on_gpu_pattern(gpu: &gpu_runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u64, ()>) -> Result<Csr<u64, ()>> {
+    fn on_gpu_pattern(gpu: &sptrans::runtime::Gpu, plan: &mut Transposer, algo: Algorithm, a: &Csr<u64, ()>) -> Result<Csr<u64, ()>> {
         let out = plan.transpose64_new(algo, &DeviceCsr64::upload_pattern(gpu, a)?)?;
         pattern_transposed(a, gpu.download(out.ptr())?, gpu.download(out.idx())?.into_iter().map(u64::from).collect())
     }
@@ -234,7 +234,7 @@ fn memory_check<'a, I: GpuIndex, T: Value>(
     target: &'a mut Target,
     deferred: &'a mut Deferred,
     vb: u64,
-) -> impl FnMut(u64, u64, u64) -> sptrans_matrix::Result<()> + 'a {
+) -> impl FnMut(u64, u64, u64) -> sptrans::matrix::Result<()> + 'a {
     let limit = host_limit(args.max_memory);
     let ib = std::mem::size_of::<I>() as u64;
     move |rows, cols, entries| {
@@ -244,7 +244,7 @@ fn memory_check<'a, I: GpuIndex, T: Value>(
         let need = read.saturating_add(transposed).saturating_add(checked);
         if let Some(limit) = limit {
             if need > limit {
-                return Err(sptrans_matrix::Error::MemoryLimit { rows, cols, entries, need, limit });
+                return Err(sptrans::matrix::Error::MemoryLimit { rows, cols, entries, need, limit });
             }
         }
         if !target.ready() {
@@ -263,7 +263,7 @@ fn memory_check<'a, I: GpuIndex, T: Value>(
 
 /// The device memory a GPU algorithm needs for the matrix (input, output, workspace) against what
 /// the device has free; nothing for the twin.
-fn device_check<I: GpuIndex>(target: &mut Target, rows: u64, cols: u64, entries: u64, vb: u64) -> sptrans_matrix::Result<()> {
+fn device_check<I: GpuIndex>(target: &mut Target, rows: u64, cols: u64, entries: u64, vb: u64) -> sptrans::matrix::Result<()> {
     if let Target::Gpu { gpu, plan, algo } = target {
         let algo = plan.resolve(*algo, rows, cols, entries, vb as usize);
         let ws = I::workspace(plan, algo, rows, cols, entries, vb as usize).map_err(|e| device_refusal(e.to_string()))?;
@@ -271,7 +271,7 @@ fn device_check<I: GpuIndex>(target: &mut Target, rows: u64, cols: u64, entries:
             .saturating_add(I::device_bytes(cols, entries))
             .saturating_add(entries.saturating_mul(2 * vb))
             .saturating_add(ws);
-        let (free, _) = gpu.memory_info().map_err(sptrans_matrix::Error::Runtime)?;
+        let (free, _) = gpu.memory_info().map_err(sptrans::matrix::Error::Runtime)?;
         if dev > free {
             return Err(device_refusal(format!(
                 "{rows} x {cols} with {entries} entries needs about {} of GPU memory with {algo} (input, output and {} of workspace), more than the {} free on {}",
@@ -296,7 +296,7 @@ struct Deferred {
 
 /// After the reading (`read`, the reader's result): the GPU opened (waiting for it if need be)
 /// and, if the size line came before it was, the device memory checked.
-fn ready<I: GpuIndex, T>(args: &TransposeArgs, target: &mut Target, deferred: Deferred, vb: u64, read: sptrans_matrix::Result<T>) -> Result<T> {
+fn ready<I: GpuIndex, T>(args: &TransposeArgs, target: &mut Target, deferred: Deferred, vb: u64, read: sptrans::matrix::Result<T>) -> Result<T> {
     if let Some(e) = deferred.error {
         return Err(e);
     }
@@ -308,8 +308,8 @@ fn ready<I: GpuIndex, T>(args: &TransposeArgs, target: &mut Target, deferred: De
     Ok(a)
 }
 
-fn device_refusal(msg: String) -> sptrans_matrix::Error {
-    sptrans_matrix::Error::Refused(msg)
+fn device_refusal(msg: String) -> sptrans::matrix::Error {
+    sptrans::matrix::Error::Refused(msg)
 }
 
 /// `sptrans transpose`.
@@ -320,8 +320,8 @@ pub fn transpose(args: &TransposeArgs) -> Result<()> {
     match args.index {
         IndexBits::I32 => transpose_as::<u32>(args).map_err(|e| match e {
             // More entries than u32 holds: say how to take them.
-            Error::Matrix { path, source: sptrans_matrix::Error::Parse { line, msg } } if msg.contains("too large for the index type") => {
-                Error::Matrix { path, source: sptrans_matrix::Error::Parse { line, msg: format!("{msg}; --index 64 reads it with 64-bit indices") } }
+            Error::Matrix { path, source: sptrans::matrix::Error::Parse { line, msg } } if msg.contains("too large for the index type") => {
+                Error::Matrix { path, source: sptrans::matrix::Error::Parse { line, msg: format!("{msg}; --index 64 reads it with 64-bit indices") } }
             }
             e => e,
         }),
@@ -368,7 +368,7 @@ fn transpose_dist(args: &TransposeArgs) -> Result<()> {
     if args.algo == Algorithm::Serial {
         return Err(Error::Usage("--gpus with --algo serial: the serial twin runs on the CPU; drop --gpus".into()));
     }
-    let comms = gpu_runtime::Comms::local(n)?;
+    let comms = sptrans::runtime::Comms::local(n)?;
     let input = mm::Input::open(&args.input).map_err(mat_err(&args.input))?;
     match input.header().field {
         Field::Real => dist_run(args, &comms, input.read_csr::<f64>(host_limit(args.max_memory)).map_err(mat_err(&args.input))?),
@@ -377,9 +377,9 @@ fn transpose_dist(args: &TransposeArgs) -> Result<()> {
     }
 }
 
-fn dist_run<T: Value + Payload>(args: &TransposeArgs, comms: &gpu_runtime::Comms, a: Csr<u32, T>) -> Result<()> {
-    let d = sptrans_matrix::dist::DistCsr::scatter(comms.gpus(), &a)?;
-    let mut dt = gpu_transpose::dist::DistTransposer::new(comms)?;
+fn dist_run<T: Value + Payload>(args: &TransposeArgs, comms: &sptrans::runtime::Comms, a: Csr<u32, T>) -> Result<()> {
+    let d = sptrans::matrix::dist::DistCsr::scatter(comms.gpus(), &a)?;
+    let mut dt = sptrans::transpose::dist::DistTransposer::new(comms)?;
     let (t, ex) = dt.transpose(comms, args.algo, &d)?;
     let at = t.gather(comms.gpus())?;
     let how = format!("distributed over {} GPUs ({} each; column cuts {:?})", comms.len(), args.algo, ex.cuts);
@@ -389,15 +389,15 @@ fn dist_run<T: Value + Payload>(args: &TransposeArgs, comms: &gpu_runtime::Comms
 /// Complex values: on the GPU as their bits (16-byte values), checked and written as complex.
 fn run_complex<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, Complex64>, target: Target) -> Result<()> {
     match target {
-        Target::Opening { .. } => Err(gpu_runtime::Error::Internal("transposing before the GPU was opened").into()),
+        Target::Opening { .. } => Err(sptrans::runtime::Error::Internal("transposing before the GPU was opened").into()),
         Target::Serial(how) => {
             let at = a.try_transpose().map_err(mat_err(&args.input))?;
             finish(args, &a, at, how, false)
         }
         Target::Gpu { gpu, mut plan, algo } => {
             let algo = plan.resolve(algo, a.rows(), a.cols(), a.nnz(), 16);
-            let bits = a.clone().map_values(sptrans_matrix::device::complex_bits);
-            let at = I::on_gpu(&gpu, &mut plan, algo, &bits)?.map_values(sptrans_matrix::device::complex_from_bits);
+            let bits = a.clone().map_values(sptrans::matrix::device::complex_bits);
+            let at = I::on_gpu(&gpu, &mut plan, algo, &bits)?.map_values(sptrans::matrix::device::complex_from_bits);
             finish(args, &a, at, &format!("{algo} on {}{} (complex values as 16-byte bits)", gpu.props().name, I::NOTE), true)
         }
     }
@@ -405,7 +405,7 @@ fn run_complex<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, Complex64>, target: 
 
 fn run<I: GpuIndex, T: Value + Payload>(args: &TransposeArgs, a: Csr<I, T>, target: Target) -> Result<()> {
     match target {
-        Target::Opening { .. } => Err(gpu_runtime::Error::Internal("transposing before the GPU was opened").into()),
+        Target::Opening { .. } => Err(sptrans::runtime::Error::Internal("transposing before the GPU was opened").into()),
         Target::Serial(how) => {
             let at = a.try_transpose().map_err(mat_err(&args.input))?;
             finish(args, &a, at, how, false)
@@ -420,7 +420,7 @@ fn run<I: GpuIndex, T: Value + Payload>(args: &TransposeArgs, a: Csr<I, T>, targ
 
 fn run_pattern<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, ()>, target: Target) -> Result<()> {
     match target {
-        Target::Opening { .. } => Err(gpu_runtime::Error::Internal("transposing before the GPU was opened").into()),
+        Target::Opening { .. } => Err(sptrans::runtime::Error::Internal("transposing before the GPU was opened").into()),
         Target::Serial(how) => {
             let at = a.try_transpose().map_err(mat_err(&args.input))?;
             finish(args, &a, at, how, false)
@@ -435,9 +435,9 @@ fn run_pattern<I: GpuIndex>(args: &TransposeArgs, a: Csr<I, ()>, target: Target)
 
 /// An independent transpose for `--check`: the entries' coordinates swapped and compressed by
 /// sorting (COO → CSR), not the counting sort of the serial twin.
-fn independent_transpose<I: GpuIndex, T: Value>(a: &Csr<I, T>) -> sptrans_matrix::Result<Csr<I, T>> {
+fn independent_transpose<I: GpuIndex, T: Value>(a: &Csr<I, T>) -> sptrans::matrix::Result<Csr<I, T>> {
     let coo = a.to_coo();
-    sptrans_matrix::Coo::try_new(a.cols(), a.rows(), coo.col().to_vec(), coo.row().to_vec(), coo.vals().to_vec())?.try_into_csr()
+    sptrans::matrix::Coo::try_new(a.cols(), a.rows(), coo.col().to_vec(), coo.row().to_vec(), coo.vals().to_vec())?.try_into_csr()
 }
 
 fn finish<I: GpuIndex, T: Value>(args: &TransposeArgs, a: &Csr<I, T>, at: Csr<I, T>, how: &str, on_gpu: bool) -> Result<()> {
@@ -506,14 +506,14 @@ fn gen_memory_check(args: &GenArgs, rows: u64, cols: u64, entries: u64) -> Resul
     let need = entries.saturating_mul(16 + ib + vb).saturating_add(rows.saturating_add(1).saturating_mul(ib));
     if let Some(limit) = host_limit(args.max_memory) {
         if need > limit {
-            return Err(Error::Gen(sptrans_matrix::Error::MemoryLimit { rows, cols, entries, need, limit }));
+            return Err(Error::Gen(sptrans::matrix::Error::MemoryLimit { rows, cols, entries, need, limit }));
         }
     }
     Ok(())
 }
 
 /// Generates with index type `I` and writes; `(rows, cols, nonzeros)`.
-fn gen_as<I: sptrans_matrix::Index>(out: &Path, args: &GenArgs) -> Result<(u64, u64, u64)> {
+fn gen_as<I: sptrans::matrix::Index>(out: &Path, args: &GenArgs) -> Result<(u64, u64, u64)> {
     let spec = args.kind;
     match args.field {
         FieldArg::Real => save::<I, f64>(out, spec.build(args.seed).map_err(Error::Gen)?),
@@ -530,7 +530,7 @@ fn gen_as<I: sptrans_matrix::Index>(out: &Path, args: &GenArgs) -> Result<(u64, 
     }
 }
 
-fn save<I: sptrans_matrix::Index, T: Value>(out: &Path, a: Csr<I, T>) -> Result<(u64, u64, u64)> {
+fn save<I: sptrans::matrix::Index, T: Value>(out: &Path, a: Csr<I, T>) -> Result<(u64, u64, u64)> {
     write(out, &a)?;
     Ok((a.rows(), a.cols(), a.nnz()))
 }

@@ -1,7 +1,7 @@
 //! `sptrans info`: what this machine has.
 use std::path::PathBuf;
 
-use gpu_runtime::PtxModule;
+use sptrans::runtime::PtxModule;
 
 use crate::cli::InfoArgs;
 use crate::Result;
@@ -9,17 +9,17 @@ use crate::Result;
 /// The device-code modules this binary embeds, one per crate with kernels.
 pub fn modules() -> [&'static PtxModule; 11] {
     [
-        &gpu_runtime::selftest::MODULE,
-        &gpu_scan::MODULE,
-        &gpu_ptr2idx::MODULE,
-        &gpu_histogram::MODULE,
-        &gpu_radix::MODULE,
-        &gpu_segsort::MODULE,
-        &gpu_segmerge::MODULE,
-        &gpu_spmv::MODULE,
-        &gpu_csrc::MODULE,
-        &gpu_svd::MODULE,
-        &gpu_transpose::MODULE,
+        &sptrans::runtime::selftest::MODULE,
+        &sptrans::primitives::scan::MODULE,
+        &sptrans::primitives::ptr2idx::MODULE,
+        &sptrans::primitives::histogram::MODULE,
+        &sptrans::primitives::radix::MODULE,
+        &sptrans::primitives::segsort::MODULE,
+        &sptrans::primitives::segmerge::MODULE,
+        &sptrans::spmv::MODULE,
+        &sptrans::csrc::MODULE,
+        &sptrans::svd::MODULE,
+        &sptrans::transpose::MODULE,
     ]
 }
 
@@ -39,14 +39,14 @@ fn toolchain() -> Vec<(&'static str, Option<PathBuf>)> {
 /// `sptrans info`.
 pub fn info(args: &InfoArgs) -> Result<()> {
     out!("sptrans {}", env!("CARGO_PKG_VERSION"));
-    if !gpu_runtime::driver_present() {
+    if !sptrans::runtime::driver_present() {
         out!("CUDA driver: not found (GPU commands fall back to the CPU: transpose and bench to the serial twin, spmv and svd to the threaded CPU fallback)");
     } else {
-        match gpu_runtime::driver_version() {
+        match sptrans::runtime::driver_version() {
             Ok((maj, min)) => out!("CUDA driver: API {maj}.{min}"),
             Err(e) => out!("CUDA driver: {e}"),
         }
-        match gpu_runtime::device_count() {
+        match sptrans::runtime::device_count() {
             Ok(n) => out!("devices: {n}"),
             Err(e) => out!("devices: {e}"),
         }
@@ -68,7 +68,7 @@ pub fn info(args: &InfoArgs) -> Result<()> {
                     out!("memory: {:.1} GiB free of {:.1} GiB", free as f64 / (1u64 << 30) as f64, total as f64 / (1u64 << 30) as f64);
                 }
                 if !args.no_bandwidth {
-                    match gpu_runtime::copy_bandwidth_gbs(&gpu, 1 << 30, 20) {
+                    match sptrans::runtime::copy_bandwidth_gbs(&gpu, 1 << 30, 20) {
                         Ok(bw) => out!("device-to-device copy: {bw:.0} GB/s (read + write)"),
                         Err(e) => out!("device-to-device copy: {e}"),
                     }
@@ -77,8 +77,8 @@ pub fn info(args: &InfoArgs) -> Result<()> {
                 out!(
                     "modules (loaded now; {}):",
                     match gpu.image_policy() {
-                        gpu_runtime::ImagePolicy::Auto => "the cubin for this device where embedded",
-                        gpu_runtime::ImagePolicy::PtxOnly => "PTX only: CUDA_FORCE_PTX_JIT=1",
+                        sptrans::runtime::ImagePolicy::Auto => "the cubin for this device where embedded",
+                        sptrans::runtime::ImagePolicy::PtxOnly => "PTX only: CUDA_FORCE_PTX_JIT=1",
                     }
                 );
                 let mut total = std::time::Duration::ZERO;
@@ -94,8 +94,8 @@ pub fn info(args: &InfoArgs) -> Result<()> {
                 }
                 out!("  all modules loaded in {}", ms(total));
                 let start = std::time::Instant::now();
-                match gpu_transpose::baselines::CuSparseTranspose::new(&gpu).and_then(|c| c.version()) {
-                    Ok(v) => out!("cuSPARSE: {v} ({}), loaded in {}", gpu_transpose::cusparse_library().unwrap_or("?"), ms(start.elapsed())),
+                match sptrans::transpose::baselines::CuSparseTranspose::new(&gpu).and_then(|c| c.version()) {
+                    Ok(v) => out!("cuSPARSE: {v} ({}), loaded in {}", sptrans::transpose::cusparse_library().unwrap_or("?"), ms(start.elapsed())),
                     Err(e) => out!("cuSPARSE: {e}"),
                 }
             }
@@ -103,7 +103,7 @@ pub fn info(args: &InfoArgs) -> Result<()> {
         }
     }
     // More than one GPU (`--gpus N`): NCCL, loaded at run time like the driver.
-    match gpu_runtime::vendor::nccl_library() {
+    match sptrans::runtime::vendor::nccl_library() {
         Ok(lib) => out!("NCCL (for --gpus N): {lib}"),
         Err(why) => out!("NCCL (for --gpus N): not found ({why})"),
     }

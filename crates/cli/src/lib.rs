@@ -47,29 +47,21 @@ pub enum Error {
         /// The file.
         path: PathBuf,
         /// What went wrong (a parse error carries its line number).
-        source: sptrans_matrix::Error,
+        source: sptrans::matrix::Error,
     },
     /// Generating a matrix.
     #[error("generating the matrix: {0}")]
-    Gen(sptrans_matrix::Error),
+    Gen(sptrans::matrix::Error),
     /// Moving a matrix to or from the GPU.
     #[error("device transfer: {0}")]
-    Device(#[from] sptrans_matrix::Error),
-    /// A transposer failed.
+    Device(#[from] sptrans::matrix::Error),
+    /// The library failed (`sptrans::Error`: a transposer, an SpMV plan, the SVD, ...; driver
+    /// errors, out of memory among them, always as `sptrans::Error::Runtime`).
     #[error(transparent)]
-    Transpose(#[from] gpu_transpose::Error),
-    /// An SpMV plan or product failed.
-    #[error(transparent)]
-    Spmv(#[from] gpu_spmv::Error),
-    /// The truncated SVD failed.
-    #[error(transparent)]
-    Svd(#[from] gpu_svd::Error),
+    Toolkit(#[from] sptrans::Error),
     /// The truncated SVD reached its restart cap.
     #[error("{0}")]
     NotConverged(String),
-    /// A GPU runtime error.
-    #[error(transparent)]
-    Runtime(#[from] gpu_runtime::Error),
     /// Standard output was closed by its reader (`… | head`): the program ends quietly with
     /// status 141, as after `SIGPIPE`.
     #[error("standard output closed")]
@@ -98,11 +90,24 @@ pub enum Error {
     Usage(String),
 }
 
+/// The library's errors reach the tool through the facade's one type, which lifts driver
+/// errors (out of memory among them) to `sptrans::Error::Runtime` however deep they arose.
+macro_rules! through_facade {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Error {
+            fn from(e: $t) -> Self {
+                Error::Toolkit(sptrans::Error::from(e))
+            }
+        }
+    )*};
+}
+through_facade!(sptrans::transpose::Error, sptrans::spmv::Error, sptrans::svd::Error, sptrans::runtime::Error);
+
 /// `path: error`, without repeating the path when the error already names it (a file that could
 /// not be opened).
-fn matrix_message(path: &std::path::Path, source: &sptrans_matrix::Error) -> String {
+fn matrix_message(path: &std::path::Path, source: &sptrans::matrix::Error) -> String {
     match source {
-        sptrans_matrix::Error::Open { .. } => source.to_string(),
+        sptrans::matrix::Error::Open { .. } => source.to_string(),
         _ => format!("{}: {source}", if path.as_os_str() == "-" { "standard input".into() } else { path.display().to_string() }),
     }
 }
@@ -141,7 +146,7 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     // One process per GPU under a launcher (torchrun, mpirun, srun) is the SVD's alone: every
     // other command would run whole in each process, on the same GPU, into the same files.
-    if let Some(env) = gpu_runtime::bootstrap::RankEnv::from_env()?.filter(|e| e.world > 1) {
+    if let Some(env) = sptrans::runtime::bootstrap::RankEnv::from_env()?.filter(|e| e.world > 1) {
         let name = match &cli.command {
             cli::Command::Transpose(_) => Some("transpose"),
             cli::Command::Bench(_) => Some("bench"),
@@ -169,8 +174,8 @@ pub fn run(cli: Cli) -> Result<()> {
 
 /// The `meta` object of `--json` results: the command line, the tool's version, the time, the
 /// device and its driver (or that the serial twin ran), and the measured copy bandwidth.
-pub(crate) fn json_meta(gpu: Option<&gpu_runtime::Gpu>, copy_gbs: Option<f64>, extra: serde_json::Value) -> serde_json::Value {
-    let driver = gpu_runtime::driver_version().ok().map(|(a, b)| format!("{a}.{b}"));
+pub(crate) fn json_meta(gpu: Option<&sptrans::runtime::Gpu>, copy_gbs: Option<f64>, extra: serde_json::Value) -> serde_json::Value {
+    let driver = sptrans::runtime::driver_version().ok().map(|(a, b)| format!("{a}.{b}"));
     let unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let mut m = serde_json::json!({
         "command": std::env::args().collect::<Vec<_>>().join(" "),
@@ -195,6 +200,6 @@ pub(crate) fn write_json(path: &std::path::Path, csv_text: &str, meta: serde_jso
 }
 
 /// The first GPU, or why there is none (any failure to open one counts as none).
-pub fn open_gpu() -> std::result::Result<gpu_runtime::Gpu, String> {
-    gpu_runtime::Gpu::first().map_err(|e| e.to_string())
+pub fn open_gpu() -> std::result::Result<sptrans::runtime::Gpu, String> {
+    sptrans::runtime::Gpu::first().map_err(|e| e.to_string())
 }

@@ -3,9 +3,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use gpu_spmv::{serial, Format, Spmv, SpmvValue};
-use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::{mm, Csr};
+use sptrans::matrix::device::DeviceCsr;
+use sptrans::matrix::{mm, Csr};
+use sptrans::spmv::{serial, Format, Spmv, SpmvValue};
 
 use crate::cli::{Precision, SpmvArgs};
 use crate::files::{host_limit, write_with};
@@ -33,7 +33,7 @@ pub(crate) fn read_vector<T: SpmvValue>(path: &Path, n: u64) -> Result<Vec<T>> {
     } else {
         std::fs::File::open(path).and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes))
     };
-    read.map_err(|e| err(sptrans_matrix::Error::Io(e)))?;
+    read.map_err(|e| err(sptrans::matrix::Error::Io(e)))?;
     let check_len = |x: Vec<T>| -> Result<Vec<T>> {
         if x.len() as u64 != n {
             return Err(Error::Usage(format!("{}: x has {} entries; the matrix has {n} columns", path.display(), x.len())));
@@ -41,8 +41,8 @@ pub(crate) fn read_vector<T: SpmvValue>(path: &Path, n: u64) -> Result<Vec<T>> {
         Ok(x)
     };
     // A NumPy .npy vector, or plain text (numbers separated by white space), or Matrix Market.
-    if sptrans_matrix::npz::is_npy(&bytes) {
-        return check_len(sptrans_matrix::npz::read_npy_vector(bytes).map_err(err)?);
+    if sptrans::matrix::npz::is_npy(&bytes) {
+        return check_len(sptrans::matrix::npz::read_npy_vector(bytes).map_err(err)?);
     }
     if !bytes.starts_with(b"%%MatrixMarket") && !bytes.starts_with(&[0x1f, 0x8b]) {
         let text = String::from_utf8_lossy(&bytes);
@@ -77,7 +77,7 @@ pub(crate) fn read_vector<T: SpmvValue>(path: &Path, n: u64) -> Result<Vec<T>> {
 /// round-trip decimal of each value: read back, the same bits).
 pub(crate) fn write_vector<T: SpmvValue + std::fmt::Display>(path: &Path, y: &[T]) -> Result<()> {
     if path.to_string_lossy().ends_with(".npy") {
-        return write_with(path, |w: &mut dyn Write| sptrans_matrix::npz::write_npy_vector(w, y).map_err(|e| e.to_string()));
+        return write_with(path, |w: &mut dyn Write| sptrans::matrix::npz::write_npy_vector(w, y).map_err(|e| e.to_string()));
     }
     write_with(path, |w: &mut dyn Write| {
         let e = |e: std::io::Error| e.to_string();
@@ -91,14 +91,14 @@ pub(crate) fn write_vector<T: SpmvValue + std::fmt::Display>(path: &Path, y: &[T
     })
 }
 
-/// `y = A x` over GPUs `0 .. --gpus` ([`gpu_spmv::dist::DistSpmv`]): row blocks balanced by
+/// `y = A x` over GPUs `0 .. --gpus` ([`sptrans::spmv::dist::DistSpmv`]): row blocks balanced by
 /// nonzeros, `x` exchanged as the plan chooses; `y` gathered back.
 fn distributed<T: SpmvValue>(args: &SpmvArgs, a: &Csr<u32, T>, x: &[T]) -> Result<Vec<T>> {
-    let comms = gpu_runtime::Comms::local(args.gpus as usize)?;
+    let comms = sptrans::runtime::Comms::local(args.gpus as usize)?;
     let gpus = comms.gpus();
     let plan_start = std::time::Instant::now();
-    let d = sptrans_matrix::dist::DistCsr::scatter(gpus, a)?;
-    let mut plan = gpu_spmv::dist::DistSpmv::new(&comms, &d, args.format)?;
+    let d = sptrans::matrix::dist::DistCsr::scatter(gpus, a)?;
+    let mut plan = sptrans::spmv::dist::DistSpmv::new(&comms, &d, args.format)?;
     let dx = plan.scatter_x(&comms, x)?;
     let mut dy = plan.alloc_y(&comms)?;
     comms.synchronize()?;
@@ -141,7 +141,7 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
                 let convert = plan_start.elapsed();
                 let dx = gpu.upload(&x)?;
                 let mut dy = gpu.alloc_zeros::<T>(a.rows() as usize)?;
-                let timer = gpu_runtime::GpuTimer::new(&gpu)?;
+                let timer = sptrans::runtime::GpuTimer::new(&gpu)?;
                 timer.start()?;
                 plan.apply(T::from_f64(1.0), &dx, T::default(), &mut dy)?;
                 let ms = timer.stop_ms()?;
@@ -160,7 +160,7 @@ fn run<T: SpmvValue + std::fmt::Display>(args: &SpmvArgs) -> Result<()> {
             Err(why) => {
                 let start = std::time::Instant::now();
                 let mut y = vec![T::default(); a.rows() as usize];
-                gpu_spmv::cpu::spmv(&a, T::from_f64(1.0), &x, T::default(), &mut y)?;
+                sptrans::spmv::cpu::spmv(&a, T::from_f64(1.0), &x, T::default(), &mut y)?;
                 say!(
                     "no GPU ({why}): y by the CPU fallback on {} threads in {:.3} ms",
                     rayon::current_num_threads(),

@@ -6,18 +6,18 @@
 //! A table, CSV and an SVG chart of the speedups.
 use std::path::{Path, PathBuf};
 
-use gpu_runtime::{Gpu, GpuTimer};
-use gpu_spmv::baselines::{CuSparseAlg, CuSparseSpmv};
-use gpu_spmv::{serial, Format, Spmv, SpmvValue};
 use indicatif::{ProgressBar, ProgressStyle};
-use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::{generate, mm, Csr};
+use sptrans::matrix::device::DeviceCsr;
+use sptrans::matrix::{generate, mm, Csr};
+use sptrans::runtime::{Gpu, GpuTimer};
+use sptrans::spmv::baselines::{CuSparseAlg, CuSparseSpmv};
+use sptrans::spmv::{serial, Format, Spmv, SpmvValue};
 
 use crate::cli::{Precision, SpmvBenchArgs};
 use crate::{Error, Result};
 
 /// What `spmv-bench` runs: one of our formats, or a cuSPARSE peer
-/// ([`gpu_spmv::baselines::CuSparseSpmv`]).
+/// ([`sptrans::spmv::baselines::CuSparseSpmv`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SpmvTarget {
     /// One of this project's formats (or `auto`).
@@ -51,7 +51,7 @@ impl std::fmt::Display for SpmvTarget {
 }
 
 impl std::str::FromStr for SpmvTarget {
-    type Err = gpu_spmv::Error;
+    type Err = sptrans::spmv::Error;
     fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
         match CuSparseAlg::from_name(s) {
             Some(a) => Ok(SpmvTarget::CuSparse(a)),
@@ -70,10 +70,10 @@ impl<T: SpmvValue> Plan<'_, T> {
     fn apply(
         &mut self,
         alpha: T,
-        x: &impl gpu_runtime::cudarc::driver::DevicePtr<T>,
+        x: &impl sptrans::runtime::cudarc::driver::DevicePtr<T>,
         beta: T,
-        y: &mut impl gpu_runtime::cudarc::driver::DevicePtrMut<T>,
-    ) -> gpu_spmv::Result<()> {
+        y: &mut impl sptrans::runtime::cudarc::driver::DevicePtrMut<T>,
+    ) -> sptrans::spmv::Result<()> {
         match self {
             Plan::Ours(p) => p.apply(alpha, x, beta, y),
             Plan::Peer(p) => p.apply(alpha, x, beta, y),
@@ -107,7 +107,7 @@ pub struct SpmvRecord {
 type Builder = Box<dyn Fn() -> Result<Csr<u32, f64>>>;
 
 fn default_suite(small: bool) -> Vec<(String, Builder)> {
-    let g = |r: sptrans_matrix::Result<Csr<u32, f64>>| r.map_err(Error::Gen);
+    let g = |r: sptrans::matrix::Result<Csr<u32, f64>>| r.map_err(Error::Gen);
     if small {
         vec![
             ("uniform 10k² 200k".into(), Box::new(move || g(generate::uniform(10_000, 10_000, 200_000, 1))) as Builder),
@@ -173,7 +173,7 @@ pub fn bench(args: &SpmvBenchArgs) -> Result<()> {
         formats.push(REFERENCE);
     }
     let srcs = sources(args)?;
-    let copy = gpu_runtime::copy_bandwidth_gbs(&gpu, 1 << 30, 20)?;
+    let copy = sptrans::runtime::copy_bandwidth_gbs(&gpu, 1 << 30, 20)?;
     say!("device: {}; device-to-device copy {copy:.0} GB/s", gpu.props().name);
     let pb = if args.quiet { ProgressBar::hidden() } else { ProgressBar::new((srcs.len() * formats.len() * args.precision.len()) as u64) };
     pb.set_style(
@@ -255,7 +255,7 @@ fn run_matrix<T: SpmvValue>(
     let mut dy = gpu.alloc::<T>(a.rows().max(1) as usize)?;
     let mut dy = dy.slice_mut(0..a.rows() as usize);
     let timer = GpuTimer::new(gpu)?;
-    let bytes = gpu_spmv::byte_model(a.rows(), a.cols(), a.nnz(), T::BYTES as u64);
+    let bytes = sptrans::spmv::byte_model(a.rows(), a.cols(), a.nnz(), T::BYTES as u64);
     let m = DeviceCsr::upload(gpu, a)?;
     let mut out = vec![];
     // (index into out, plan, times) of each plan that gave the right product.
@@ -403,7 +403,7 @@ pub fn summary(records: &[SpmvRecord], copy: f64) -> String {
         let geomean = sptrans_report::geomean(&ratios.iter().map(|q| q.0).collect::<Vec<_>>());
         let lowest = ratios.iter().min_by(|p, q| p.0.total_cmp(&q.0)).map(|q| format!("{:.2} ({})", q.0, q.1)).unwrap_or_default();
         // The benchmarks' median (the mean of the middle two for an even count).
-        let median = gpu_transpose::measure::Stats::from_times(pcts).median_ms;
+        let median = sptrans::transpose::measure::Stats::from_times(pcts).median_ms;
         let of = if ratios.len() == runs.len() { format!("{}", runs.len()) } else { format!("{} of {}", ratios.len(), runs.len()) };
         s.push_str(&format!("| {format} | {precision} | {of} | {geomean:.2} | {lowest} | {median:.0}% |\n"));
     }

@@ -1,10 +1,10 @@
 //! `sptrans svd`: the k largest singular values of a Matrix Market matrix with their residuals,
-//! by block Lanczos on CSRC on the GPU (`gpu-svd`), or by the CPU fallback (`gpu_svd::cpu`) without one (said so).
+//! by block Lanczos on CSRC on the GPU (`gpu-svd`), or by the CPU fallback (`sptrans::svd::cpu`) without one (said so).
 use std::io::Write;
 
-use gpu_svd::{Config, Event};
-use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::{mm, Csr};
+use sptrans::matrix::device::DeviceCsr;
+use sptrans::matrix::{mm, Csr};
+use sptrans::svd::{Config, Event};
 
 use crate::cli::SvdArgs;
 use crate::files::{host_limit, write_with};
@@ -20,8 +20,8 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     if args.rank == 0 {
         return Err(Error::Usage("-k 0: ask for at least one singular value".into()));
     }
-    if let Some(b) = args.block.filter(|&b| b == 0 || b > gpu_csrc::MAX_K as usize) {
-        return Err(Error::Usage(format!("--block {b}: 1 to {}", gpu_csrc::MAX_K)));
+    if let Some(b) = args.block.filter(|&b| b == 0 || b > sptrans::csrc::MAX_K as usize) {
+        return Err(Error::Usage(format!("--block {b}: 1 to {}", sptrans::csrc::MAX_K)));
     }
     if !(args.tol > 0.0 && args.tol.is_finite()) {
         return Err(Error::Usage(format!("--tol {}: a positive number", args.tol)));
@@ -32,7 +32,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     }
     // Under a launcher (torchrun, mpirun, srun: one process per GPU) every rank reads the
     // matrix and keeps its rows; rank 0 alone reports.
-    let launch = gpu_runtime::bootstrap::RankEnv::from_env()?.filter(|e| e.world > 1);
+    let launch = sptrans::runtime::bootstrap::RankEnv::from_env()?.filter(|e| e.world > 1);
     if let Some(env) = launch {
         if args.gpus > 1 {
             return Err(Error::Usage(format!(
@@ -68,8 +68,8 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         vectors: args.left.is_some() || args.right.is_some() || args.vectors.is_some(),
         center: args.center,
         method: match args.method {
-            crate::cli::SvdMethod::Lanczos => gpu_svd::Method::Lanczos,
-            crate::cli::SvdMethod::Randomized => gpu_svd::Method::Randomized { oversample: args.oversample, power_iters: args.power_iters },
+            crate::cli::SvdMethod::Lanczos => sptrans::svd::Method::Lanczos,
+            crate::cli::SvdMethod::Randomized => sptrans::svd::Method::Randomized { oversample: args.oversample, power_iters: args.power_iters },
         },
         ..Config::default()
     };
@@ -87,22 +87,22 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     }
     let t0 = std::time::Instant::now();
     let (s, on) = if let Some(env) = launch {
-        let comms = gpu_runtime::Comms::from_env()?;
-        let d = sptrans_matrix::dist::DistCsr::<f64>::read_ranks(path, comms.gpus(), comms.first_rank(), comms.world(), host_limit(args.max_memory))
+        let comms = sptrans::runtime::Comms::from_env()?;
+        let d = sptrans::matrix::dist::DistCsr::<f64>::read_ranks(path, comms.gpus(), comms.first_rank(), comms.world(), host_limit(args.max_memory))
             .map_err(|source| Error::Matrix { path: path.clone(), source })?;
         if !quiet {
             say!("A: {} × {}, read in {} shares by rows (rank 0: {} nonzeros)", d.rows(), d.cols(), env.world, d.nnz());
         }
-        let s = gpu_svd::dist::svd_observed(&comms, &d, &cfg, &mut progress)?;
+        let s = sptrans::svd::dist::svd_observed(&comms, &d, &cfg, &mut progress)?;
         if quiet {
             return Ok(());
         }
         (s, format!("on {} processes of one GPU each (NCCL; rank 0 on {})", env.world, comms.gpus()[0].props().name))
     } else if args.gpus > 1 {
-        // Row blocks over GPUs 0 .. N (`gpu_svd::dist`); the vectors come back to the host.
-        let comms = gpu_runtime::Comms::local(args.gpus as usize)?;
-        let d = sptrans_matrix::dist::DistCsr::scatter(comms.gpus(), &a)?;
-        let s = gpu_svd::dist::svd_observed(&comms, &d, &cfg, &mut progress)?;
+        // Row blocks over GPUs 0 .. N (`sptrans::svd::dist`); the vectors come back to the host.
+        let comms = sptrans::runtime::Comms::local(args.gpus as usize)?;
+        let d = sptrans::matrix::dist::DistCsr::scatter(comms.gpus(), &a)?;
+        let s = sptrans::svd::dist::svd_observed(&comms, &d, &cfg, &mut progress)?;
         (s, format!("on {} × {} (NCCL)", comms.len(), comms.gpus()[0].props().name))
     } else {
         match crate::open_gpu() {
@@ -114,22 +114,22 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
                     let mut du = gpu.alloc_zeros::<f64>((m * k) as usize)?;
                     let mut dv = gpu.alloc_zeros::<f64>((n * k) as usize)?;
                     let mut s = {
-                        use gpu_runtime::{DenseViewMut, DeviceViewMut};
+                        use sptrans::runtime::{DenseViewMut, DeviceViewMut};
                         let mut uv = DenseViewMut::new(DeviceViewMut::of(&mut du), m, k, m.max(1))?;
                         let mut vv = DenseViewMut::new(DeviceViewMut::of(&mut dv), n, k, n.max(1))?;
-                        gpu_svd::svd_into_observed(&gpu, &da, &cfg, &mut uv, &mut vv, &mut progress)?
+                        sptrans::svd::svd_into_observed(&gpu, &da, &cfg, &mut uv, &mut vv, &mut progress)?
                     };
                     (s.u, s.v) = (gpu.download(&du)?, gpu.download(&dv)?);
                     s
                 } else {
-                    gpu_svd::svd_observed(&gpu, &da, &cfg, &mut progress)?
+                    sptrans::svd::svd_observed(&gpu, &da, &cfg, &mut progress)?
                 };
                 (s, format!("on {}", gpu.props().name))
             }
             Err(why) => {
                 let threads = rayon::current_num_threads();
                 say!("no GPU ({why}): the CPU fallback computes the SVD on {threads} threads");
-                (gpu_svd::cpu::svd_observed(&a, &cfg, &mut progress)?, format!("on the CPU ({threads} threads)"))
+                (sptrans::svd::cpu::svd_observed(&a, &cfg, &mut progress)?, format!("on the CPU ({threads} threads)"))
             }
         }
     };
@@ -169,7 +169,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     for (file, v, rows, what) in [(&left, &s.u, a.rows(), "left singular vectors U"), (&right, &s.v, a.cols(), "right singular vectors V")] {
         if let Some(out) = file {
             if out.to_string_lossy().ends_with(".npy") {
-                write_with(out, |w: &mut dyn Write| sptrans_matrix::npz::write_npy_matrix(w, rows as usize, k, v).map_err(|e| e.to_string()))?;
+                write_with(out, |w: &mut dyn Write| sptrans::matrix::npz::write_npy_matrix(w, rows as usize, k, v).map_err(|e| e.to_string()))?;
                 say!("wrote {} ({what}, {rows} x {k})", out.display());
                 continue;
             }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use gpu_testkit::gpu_test;
 use predicates::prelude::*;
-use sptrans_matrix::num_complex::Complex64;
-use sptrans_matrix::{mm, Csr, Value};
+use sptrans::matrix::num_complex::Complex64;
+use sptrans::matrix::{mm, Csr, Value};
 
 fn sptrans() -> Command {
     let mut c = match std::env::var_os("SPTRANS_BIN") {
@@ -17,7 +17,7 @@ fn sptrans() -> Command {
     };
     // A test harness started by a launcher must not make every command a rank of it (the
     // tests that want a launcher set these themselves).
-    for v in gpu_runtime::bootstrap::LAUNCHER_VARS.iter().flatten() {
+    for v in sptrans::runtime::bootstrap::LAUNCHER_VARS.iter().flatten() {
         c.env_remove(v);
     }
     c
@@ -437,9 +437,9 @@ fn spmv_writes_y_and_refuses_bad_vectors() {
             }
         }
         let mut want = vec![0.0; a.rows() as usize];
-        gpu_spmv::serial::spmv(&a, 1.0, &x, 0.0, &mut want);
-        let bound = gpu_spmv::serial::error_bound(&a, 1.0, &x, 0.0, &want);
-        gpu_spmv::serial::within(&got, &want, &bound).unwrap();
+        sptrans::spmv::serial::spmv(&a, 1.0, &x, 0.0, &mut want);
+        let bound = sptrans::spmv::serial::error_bound(&a, 1.0, &x, 0.0, &want);
+        sptrans::spmv::serial::within(&got, &want, &bound).unwrap();
     }
     // x of the wrong length, x not an array, an unknown format: clear errors, exit code 1 or 2.
     let short = dir.path().join("short.mtx");

@@ -8,7 +8,7 @@ use std::process::Stdio;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
-use sptrans_matrix::{mm, Csr};
+use sptrans::matrix::{mm, Csr};
 
 fn bin() -> PathBuf {
     std::env::var_os("SPTRANS_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_sptrans")))

@@ -2,14 +2,14 @@
 //! so they can be captured into a CUDA graph on a caller's stream and replayed, on new inputs,
 //! with results equal to the twins'. Capture needs cudarc's event tracking off (an `unsafe` act of
 //! the caller, taken below).
-use gpu_runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
-use gpu_runtime::Gpu;
-use gpu_spmv::{serial as spmv_serial, Format, Spmv};
 use gpu_testkit::{gpu_test, rng, POISON_BYTE};
-use gpu_transpose::{Algorithm, Transposer};
 use rand::Rng;
-use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::{generate, Csr};
+use sptrans::matrix::device::DeviceCsr;
+use sptrans::matrix::{generate, Csr};
+use sptrans::runtime::cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode};
+use sptrans::runtime::Gpu;
+use sptrans::spmv::{serial as spmv_serial, Format, Spmv};
+use sptrans::transpose::{Algorithm, Transposer};
 
 gpu_test!(fn auto_transpose_and_spmv_replay_from_a_cuda_graph_on_a_callers_stream(gpu) {
     // The caller's own stream, wrapped.

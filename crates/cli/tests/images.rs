@@ -1,17 +1,17 @@
 //! Issue 35: the modules load from the cubin for the device (or from the PTX when the cubin is
 //! withheld), and the kernels give the same results either way.
-use gpu_runtime::{Gpu, Image, ImagePolicy};
-use gpu_spmv::{serial as spmv_serial, Format, Spmv};
 use gpu_testkit::{gpu_test, rng};
-use gpu_transpose::{Algorithm, Transposer};
 use rand::Rng;
+use sptrans::matrix::{device::DeviceCsr, generate, Csr};
+use sptrans::runtime::{Gpu, Image, ImagePolicy};
+use sptrans::spmv::{serial as spmv_serial, Format, Spmv};
+use sptrans::transpose::{Algorithm, Transposer};
 use sptrans_cli::info::modules;
-use sptrans_matrix::{device::DeviceCsr, generate, Csr};
 
 #[test]
 fn every_embedded_cubin_is_an_elf_file_of_its_architecture_defining_every_kernel() {
     for m in modules() {
-        assert_eq!(m.check_cubins(), Ok(gpu_runtime::CUBIN_ARCHS.len()), "module {}", m.name());
+        assert_eq!(m.check_cubins(), Ok(sptrans::runtime::CUBIN_ARCHS.len()), "module {}", m.name());
     }
 }
 
