@@ -39,7 +39,7 @@ pub(crate) fn py_err(e: impl Into<sptrans::Error>) -> PyErr {
         E::Matrix(_) => true,
         E::Transpose(t) => {
             use sptrans::transpose::Error as T;
-            matches!(t, T::Matrix(_) | T::Shape { .. } | T::TooLarge { .. } | T::UnsupportedValue { .. } | T::UnknownAlgorithm(_))
+            matches!(t, T::Matrix(_) | T::LengthMismatch { .. } | T::TooLarge { .. } | T::UnsupportedValue { .. } | T::UnknownAlgorithm(_))
         }
         E::Spmv(s) => {
             use sptrans::spmv::Error as S;

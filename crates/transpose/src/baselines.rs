@@ -97,7 +97,7 @@ impl CuSparseTranspose {
     /// stream; the first call of a shape may allocate the workspace.
     ///
     /// # Errors
-    /// [`crate::Error::Shape`], [`crate::Error::TooLarge`], cuSPARSE errors, runtime errors.
+    /// [`crate::Error::LengthMismatch`], [`crate::Error::TooLarge`], cuSPARSE errors, runtime errors.
     pub fn transpose_view<T: Payload>(&mut self, a: &DeviceCsrView<'_, T>, out: &mut DeviceCsrPartsMut<'_, T>) -> Result<()> {
         let vb = if a.vals().is_some() { T::BYTES } else { 0 };
         let bytes = self.workspace_bytes(a.rows(), a.cols(), a.nnz(), vb)?;

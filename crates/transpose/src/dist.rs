@@ -106,7 +106,7 @@ impl DistTransposer {
     /// call.
     ///
     /// # Errors
-    /// [`Error::Shape`] when `a` is cut for another number of ranks than `comms` spans, the
+    /// [`Error::LengthMismatch`] when `a` is cut for another number of ranks than `comms` spans, the
     /// blocks held here are not this process's ranks', or another process's matrix has another
     /// column count or value type; [`Error::TooLarge`] when a rank's share of the transpose
     /// passes 32-bit offsets; `gpu_runtime::Error::ForeignStream` when `comms` is not the
@@ -116,10 +116,14 @@ impl DistTransposer {
         let a = a.dist_view();
         let (g, world, first) = (comms.len(), comms.world(), comms.first_rank());
         if a.row_starts().len() != world + 1 {
-            return Err(Error::Shape { what: "blocks of the distributed matrix", expected: world as u64, got: a.row_starts().len() as u64 - 1 });
+            return Err(Error::LengthMismatch {
+                what: "blocks of the distributed matrix",
+                expected: world as u64,
+                got: a.row_starts().len() as u64 - 1,
+            });
         }
         if a.blocks().len() != g || a.first_block() != first || self.tps.len() != g {
-            return Err(Error::Shape {
+            return Err(Error::LengthMismatch {
                 what: "blocks of the distributed matrix held by this process",
                 expected: g as u64,
                 got: a.blocks().len() as u64,
@@ -169,7 +173,7 @@ impl DistTransposer {
         if comms.len() < world {
             let mine = vec![vec![with_vals as u64, n]; g];
             if let Some(other) = comms.share_rows(&mine, 2)?.iter().find(|r| r[1] != n || r[0] != with_vals as u64) {
-                return Err(Error::Shape { what: "columns (or values) of another process's blocks", expected: n, got: other[1] });
+                return Err(Error::LengthMismatch { what: "columns (or values) of another process's blocks", expected: n, got: other[1] });
             }
         }
         let stride = n.div_ceil(SAMPLES).max(1);

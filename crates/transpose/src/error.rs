@@ -25,9 +25,10 @@ pub enum Error {
     /// From the matrix crate (the serial path's download and upload, output allocation).
     #[error(transparent)]
     Matrix(sptrans_matrix::Error),
-    /// The output does not have the transposed shape of the input.
-    #[error("transpose output: {what} is {got}, expected {expected}")]
-    Shape {
+    /// A length that must agree does not (the output's buffers against the transposed shape,
+    /// a pointer against its rows, ...): the same shape as every crate's `LengthMismatch`.
+    #[error("transpose: {what} is {got}, expected {expected}")]
+    LengthMismatch {
         /// Which size.
         what: &'static str,
         /// Required.

@@ -164,7 +164,7 @@ impl Transposer {
     /// are unspecified.
     ///
     /// # Errors
-    /// [`Error::Shape`] for output buffers of the wrong size, [`Error::TooLarge`],
+    /// [`Error::LengthMismatch`] for output buffers of the wrong size, [`Error::TooLarge`],
     /// [`Error::UnsupportedValue`], runtime errors ([`Error::is_out_of_memory`]).
     pub fn transpose64_view<T: Payload>(
         &mut self,
@@ -200,7 +200,7 @@ impl Transposer {
         ];
         for (what, expected, actual) in checks {
             if expected != actual {
-                return Err(Error::Shape { what, expected, got: actual });
+                return Err(Error::LengthMismatch { what, expected, got: actual });
             }
         }
         let vb = if a.vals().is_some() { T::BYTES } else { 0 };
@@ -273,7 +273,7 @@ impl Transposer {
     pub(crate) fn chunk_rows_of(&self, ptr: &DeviceView<'_, u64>, nnz: u64, chunk: u64, rows: &mut DeviceViewMut<'_, u64>) -> Result<Vec<u64>> {
         let chunks = nnz.div_ceil(chunk);
         if (rows.len() as u64) < 2 * chunks || ptr.is_empty() {
-            return Err(Error::Shape { what: "chunk rows", expected: 2 * chunks, got: rows.len() as u64 });
+            return Err(Error::LengthMismatch { what: "chunk rows", expected: 2 * chunks, got: rows.len() as u64 });
         }
         // SAFETY: `ptr` is a valid pointer (its caller passes a validated view's) from 0 to nnz;
         // rows holds 2 · chunks words (checked).

@@ -298,7 +298,7 @@ impl PtrWord for u64 {
 /// one): part of a pointer as a 32-bit one from 0.
 ///
 /// # Errors
-/// [`Error::Shape`] when `ptr` has fewer than `r0 + out.len()` words or `k0 > k1`;
+/// [`Error::LengthMismatch`] when `ptr` has fewer than `r0 + out.len()` words or `k0 > k1`;
 /// `k1 − k0 ≥ 2^32` is [`Error::TooLarge`].
 pub(crate) fn chunk_ptr<W: PtrWord>(
     gpu: &Gpu,
@@ -310,10 +310,10 @@ pub(crate) fn chunk_ptr<W: PtrWord>(
 ) -> Result<()> {
     let len = out.len() as u64;
     if (ptr.len() as u64) < r0 + len {
-        return Err(Error::Shape { what: W::WHAT, expected: r0 + len, got: ptr.len() as u64 });
+        return Err(Error::LengthMismatch { what: W::WHAT, expected: r0 + len, got: ptr.len() as u64 });
     }
     if k0 > k1 {
-        return Err(Error::Shape { what: "end of a pointer part's nonzeros", expected: k0, got: k1 });
+        return Err(Error::LengthMismatch { what: "end of a pointer part's nonzeros", expected: k0, got: k1 });
     }
     if k1 - k0 > u32::MAX as u64 {
         return Err(Error::TooLarge { what: "nonzeros of a chunk", len: k1 - k0, max: u32::MAX as u64 });
@@ -328,11 +328,11 @@ pub(crate) fn chunk_ptr<W: PtrWord>(
 /// `acc[i] += part[i]` for `i < acc.len()` (`transpose_index64_add_ptr`).
 ///
 /// # Errors
-/// [`Error::Shape`] when `part` is shorter than `acc`.
+/// [`Error::LengthMismatch`] when `part` is shorter than `acc`.
 pub(crate) fn add_ptr(gpu: &Gpu, k: &Kernels, acc: &mut DeviceViewMut<'_, u64>, part: &DeviceView<'_, u32>) -> Result<()> {
     let len = acc.len() as u64;
     if (part.len() as u64) < len {
-        return Err(Error::Shape { what: "pointer added", expected: len, got: part.len() as u64 });
+        return Err(Error::LengthMismatch { what: "pointer added", expected: len, got: part.len() as u64 });
     }
     // SAFETY: transpose_index64_add_ptr(acc, part, len): both hold at least len words of the
     // kernel's types (u64 and u32).
@@ -382,7 +382,7 @@ pub(crate) unsafe fn place_piece<T: Payload>(
         ("placed piece's values", nc, piece.vals.as_ref().map_or(nc, |v| v.len() as u64)),
     ];
     if let Some(&(what, expected, got)) = lengths.iter().find(|(_, e, g)| e != g) {
-        return Err(Error::Shape { what, expected, got });
+        return Err(Error::LengthMismatch { what, expected, got });
     }
     // SAFETY: transpose_index64_place_v*(nc, cols, cp, cursor, rows, r0, vals, out_rows,
     // out_vals) and transpose_index64_advance(cursor, cp, n): the lengths checked above and the
@@ -433,7 +433,7 @@ pub(crate) fn gather_table<T: Payload>(pieces: &[GatherPiece<'_, T>], ptr_len: u
             ("gathered piece's values (present on one side only)", with_vals as u64, p.vals.is_some() as u64),
         ];
         if let Some(&(what, expected, got)) = lengths.iter().find(|(_, e, g)| e != g) {
-            return Err(Error::Shape { what, expected, got });
+            return Err(Error::LengthMismatch { what, expected, got });
         }
         words.extend([p.cp.addr(), p.rows.addr(), p.vals.as_ref().map_or(0, |v| v.addr()), p.r0 as u64, p.rows.len() as u64]);
     }
@@ -469,7 +469,7 @@ pub(crate) unsafe fn gather_pieces<T: Payload>(
         ("gathered values", nnz, out_vals.as_ref().map_or(nnz, |v| v.len() as u64)),
     ];
     if let Some(&(what, expected, got)) = outs.iter().find(|(_, e, g)| e != g) {
-        return Err(Error::Shape { what, expected, got });
+        return Err(Error::LengthMismatch { what, expected, got });
     }
     if nnz == 0 {
         return Ok(());
@@ -502,7 +502,7 @@ pub(crate) unsafe fn gather_pieces<T: Payload>(
 /// from column `start`.
 ///
 /// # Errors
-/// [`Error::Shape`] when `ptr` is empty.
+/// [`Error::LengthMismatch`] when `ptr` is empty.
 pub(crate) fn sample_ptr(
     gpu: &Gpu,
     k: &Kernels,
@@ -511,7 +511,7 @@ pub(crate) fn sample_ptr(
     out: &mut DeviceViewMut<'_, u64>,
 ) -> Result<()> {
     if ptr.is_empty() {
-        return Err(Error::Shape { what: "sampled pointer", expected: 1, got: 0 });
+        return Err(Error::LengthMismatch { what: "sampled pointer", expected: 1, got: 0 });
     }
     let (n, len) = (ptr.len() as u64 - 1, out.len() as u64);
     // SAFETY: transpose_dist_sample_ptr(ptr, n, start, stride, len, out): reads ptr[..=n] (the
@@ -528,7 +528,7 @@ pub(crate) fn sample_ptr(
 /// with `ptr_len` at least `out.len()`.
 pub(crate) unsafe fn sum_ptr(gpu: &Gpu, k: &Kernels, table: &DeviceView<'_, u64>, out: &mut DeviceViewMut<'_, u32>) -> Result<()> {
     if table.len() % PIECE_WORDS != 0 {
-        return Err(Error::Shape { what: "gather table (5 words a piece)", expected: 0, got: (table.len() % PIECE_WORDS) as u64 });
+        return Err(Error::LengthMismatch { what: "gather table (5 words a piece)", expected: 0, got: (table.len() % PIECE_WORDS) as u64 });
     }
     let (np, len) = ((table.len() / PIECE_WORDS) as u32, out.len() as u64);
     // SAFETY: transpose_dist_sum_ptr(np, table, len, out): the caller's contract (each piece's
@@ -582,10 +582,10 @@ pub(crate) unsafe fn fingerprint(
 /// `nnz = idx.len()` entries into `ptr` (`m + 1` words) and `idx`.
 ///
 /// # Errors
-/// [`Error::Shape`] when `ptr` is empty; `m` and `n` must be positive ([`Error::TooLarge`]).
+/// [`Error::LengthMismatch`] when `ptr` is empty; `m` and `n` must be positive ([`Error::TooLarge`]).
 pub(crate) fn generate(gpu: &Gpu, ptr: &mut DeviceViewMut<'_, u64>, idx: &mut DeviceViewMut<'_, u32>, n: u64, seed: u64) -> Result<()> {
     if ptr.len() < 2 || n == 0 {
-        return Err(Error::Shape { what: "generated matrix's pointer", expected: 2, got: ptr.len() as u64 });
+        return Err(Error::LengthMismatch { what: "generated matrix's pointer", expected: 2, got: ptr.len() as u64 });
     }
     let kernel = gpu.kernel(&MODULE, "transpose_index64_generate")?;
     let (m, nnz) = (ptr.len() as u64 - 1, idx.len() as u64);

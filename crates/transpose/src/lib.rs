@@ -299,7 +299,7 @@ impl Transposer {
     /// `out`'s contents are unspecified.
     ///
     /// # Errors
-    /// [`Error::Shape`] for output buffers of the wrong size, [`Error::TooLarge`],
+    /// [`Error::LengthMismatch`] for output buffers of the wrong size, [`Error::TooLarge`],
     /// [`Error::UnsupportedValue`], runtime errors ([`Error::is_out_of_memory`]).
     pub fn transpose_view<T: Payload>(&mut self, algo: Algorithm, a: &DeviceCsrView<'_, T>, out: &mut DeviceCsrPartsMut<'_, T>) -> Result<()> {
         let d = dims(a)?;
@@ -399,12 +399,12 @@ pub(crate) fn check_output<T>(a: &DeviceCsrView<'_, T>, out: &DeviceCsrPartsMut<
     ];
     for (what, expected, actual) in checks {
         if expected != actual {
-            return Err(Error::Shape { what, expected, got: actual });
+            return Err(Error::LengthMismatch { what, expected, got: actual });
         }
     }
     if let Some(v) = &out.vals {
         if v.len() as u64 != d.nnz {
-            return Err(Error::Shape { what: "output values length", expected: d.nnz, got: v.len() as u64 });
+            return Err(Error::LengthMismatch { what: "output values length", expected: d.nnz, got: v.len() as u64 });
         }
     }
     Ok(())

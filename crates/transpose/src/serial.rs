@@ -33,10 +33,10 @@ pub type Parts<T> = (Vec<u32>, Vec<u32>, Option<Vec<T>>);
 /// validating them first: invalid pointers or a column index `>= n` are errors, not panics.
 ///
 /// # Errors
-/// [`Error::Shape`] for a pointer or values of the wrong length, [`Error::Ptr2Idx`] for invalid pointers, [`Error::Histogram`] for a column index `>= n`, [`Error::TooLarge`] past 32-bit columns.
+/// [`Error::LengthMismatch`] for a pointer or values of the wrong length, [`Error::Ptr2Idx`] for invalid pointers, [`Error::Histogram`] for a column index `>= n`, [`Error::TooLarge`] past 32-bit columns.
 pub fn transpose_parts<T: Copy + Default>(m: u64, n: u64, ptr: &[u32], idx: &[u32], vals: Option<&[T]>) -> Result<Parts<T>> {
     if ptr.len() as u64 != m + 1 {
-        return Err(Error::Shape { what: "row pointer length", expected: m + 1, got: ptr.len() as u64 });
+        return Err(Error::LengthMismatch { what: "row pointer length", expected: m + 1, got: ptr.len() as u64 });
     }
     gpu_ptr2idx::serial::validate(ptr, idx.len() as u64)?;
     let bins = u32::try_from(n).map_err(|_| Error::TooLarge { what: "cols", len: n, max: u32::MAX as u64 })?;
@@ -46,7 +46,7 @@ pub fn transpose_parts<T: Copy + Default>(m: u64, n: u64, ptr: &[u32], idx: &[u3
     Ok(match vals {
         Some(v) => {
             if v.len() != idx.len() {
-                return Err(Error::Shape { what: "values length", expected: idx.len() as u64, got: v.len() as u64 });
+                return Err(Error::LengthMismatch { what: "values length", expected: idx.len() as u64, got: v.len() as u64 });
             }
             let (p, i, v) = sptrans_matrix::transpose_parts(m, n, ptr, idx, v);
             (p, i, Some(v))

@@ -63,7 +63,7 @@ pub(crate) fn launch_probe<T: Payload>(
     d: Dims,
 ) -> Result<()> {
     if bad.len() < SYM_FLAG_WORDS {
-        return Err(crate::Error::Shape { what: "SymTrans's flag", expected: SYM_FLAG_WORDS as u64, got: bad.len() as u64 });
+        return Err(crate::Error::LengthMismatch { what: "SymTrans's flag", expected: SYM_FLAG_WORDS as u64, got: bad.len() as u64 });
     }
     // SAFETY: a valid square CSR (the view's invariants: pointer from 0 to nnz, columns < n = m),
     // n > 0 (callers), SYM_FLAG_WORDS words of flag (checked).
@@ -81,7 +81,7 @@ fn launch_pass<T: Payload>(
     d: Dims,
 ) -> Result<()> {
     if rows.len() as u64 != d.nnz || bad.len() < SYM_FLAG_WORDS {
-        return Err(crate::Error::Shape { what: "SymTrans's rows", expected: d.nnz, got: rows.len() as u64 });
+        return Err(crate::Error::LengthMismatch { what: "SymTrans's rows", expected: d.nnz, got: rows.len() as u64 });
     }
     // SAFETY: a valid square CSR (the view's invariants: pointer from 0 to nnz, columns < n =
     // m), its rows from ptr2idx (nnz words, not an output), outputs of n + 1 and nnz words

@@ -63,7 +63,7 @@ gpu_test!(fn cusparse_peer_matches_the_twin(gpu) {
     }
     // Output of the wrong shape.
     let bad = DeviceCsrParts::<f32>::alloc(gpu, 3000, 40_000, true).unwrap();
-    assert!(matches!(c.transpose_into(&da, bad), Err(Error::Shape { what: "output pointer length", .. })));
+    assert!(matches!(c.transpose_into(&da, bad), Err(Error::LengthMismatch { what: "output pointer length", .. })));
 });
 
 gpu_test!(fn cusparse_peer_works_after_moving_to_another_thread(gpu) {

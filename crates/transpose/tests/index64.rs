@@ -203,9 +203,9 @@ gpu_test!(fn index64_errors(gpu) {
     let a = wide(&sptrans_matrix::generate::uniform::<f32>(40, 30, 200, 3).unwrap());
     let da = DeviceCsr64::upload(gpu, &a).unwrap();
     let short = DeviceCsr64Parts::<f32>::alloc(gpu, 29, 200, true).unwrap();
-    assert!(matches!(t.transpose64_into(Algorithm::RadixTrans, &da, short), Err(Error::Shape { what: "output pointer length", .. })));
+    assert!(matches!(t.transpose64_into(Algorithm::RadixTrans, &da, short), Err(Error::LengthMismatch { what: "output pointer length", .. })));
     let no_vals = DeviceCsr64Parts::<f32>::alloc(gpu, 30, 200, false).unwrap();
-    assert!(matches!(t.transpose64_into(Algorithm::RadixTrans, &da, no_vals), Err(Error::Shape { .. })));
+    assert!(matches!(t.transpose64_into(Algorithm::RadixTrans, &da, no_vals), Err(Error::LengthMismatch { .. })));
     assert!(matches!(t.workspace64_bytes(Algorithm::RadixTrans, 1 << 33, 5, 5, 4), Err(Error::TooLarge { what: "rows", .. })));
 });
 

@@ -93,13 +93,13 @@ fn pipeline_models_equal_the_serial_transpose() {
 fn serial_transpose_parts_refuses_bad_input() {
     let ok = serial::transpose_parts::<f32>(2, 3, &[0, 1, 2], &[2, 0], Some(&[1.0, 2.0])).unwrap();
     assert_eq!(ok, (vec![0, 1, 1, 2], vec![1, 0], Some(vec![2.0, 1.0])));
-    assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 1], &[2], None), Err(Error::Shape { .. })));
+    assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 1], &[2], None), Err(Error::LengthMismatch { .. })));
     assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 2, 1], &[2, 0], None), Err(Error::Ptr2Idx(_))));
     assert!(matches!(
         serial::transpose_parts::<f32>(2, 3, &[0, 1, 2], &[2, 3], None),
         Err(Error::Histogram(gpu_histogram::Error::KeyOutOfRange { index: 1, bins: 3 }))
     ));
-    assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 1, 2], &[2, 0], Some(&[1.0])), Err(Error::Shape { .. })));
+    assert!(matches!(serial::transpose_parts::<f32>(2, 3, &[0, 1, 2], &[2, 0], Some(&[1.0])), Err(Error::LengthMismatch { .. })));
 }
 
 #[test]
@@ -440,11 +440,11 @@ gpu_test!(fn shape_errors(gpu) {
     let a = generate::uniform::<f32>(30, 20, 100, 1).unwrap();
     let da = DeviceCsr::upload(gpu, &a).unwrap();
     let bad = DeviceCsrParts::<f32>::alloc(gpu, 30, 100, true).unwrap();
-    assert!(matches!(t.transpose_into(Algorithm::ScanTrans, &da, bad), Err(Error::Shape { what: "output pointer length", .. })));
+    assert!(matches!(t.transpose_into(Algorithm::ScanTrans, &da, bad), Err(Error::LengthMismatch { what: "output pointer length", .. })));
     let short = DeviceCsrParts::<f32> { ptr: gpu.alloc(21).unwrap(), idx: gpu.alloc(99).unwrap(), vals: Some(gpu.alloc(100).unwrap()) };
-    assert!(matches!(t.transpose_into(Algorithm::MergeTrans, &da, short), Err(Error::Shape { what: "output indices length", .. })));
+    assert!(matches!(t.transpose_into(Algorithm::MergeTrans, &da, short), Err(Error::LengthMismatch { what: "output indices length", .. })));
     let novals = DeviceCsrParts::<f32>::alloc(gpu, 20, 100, false).unwrap();
-    assert!(matches!(t.transpose_into(Algorithm::CooChain, &da, novals), Err(Error::Shape { what: "output values present", .. })));
+    assert!(matches!(t.transpose_into(Algorithm::CooChain, &da, novals), Err(Error::LengthMismatch { what: "output values present", .. })));
     // A partition count past memory is an error, not a crash.
     t.set_scan_parts(Some(1 << 40));
     assert!(t.transpose_new(Algorithm::ScanTrans, &da).is_err());

@@ -153,7 +153,7 @@ gpu_test!(fn a_view_is_validated_on_construction(gpu) {
     let mut oi = g.alloc::<u32>(3).unwrap();
     let mut out = DeviceCsrPartsMut::<f64> { ptr: DeviceViewMut::of(&mut small), idx: DeviceViewMut::of(&mut oi), vals: None };
     let e = t.transpose_view(Algorithm::Auto, &v, &mut out).unwrap_err();
-    assert!(matches!(e, gpu_transpose::Error::Shape { what: "output pointer length", expected: 11, got: 3 }), "{e}");
+    assert!(matches!(e, gpu_transpose::Error::LengthMismatch { what: "output pointer length", expected: 11, got: 3 }), "{e}");
     // Sub-ranges that do not start at a multiple of 16 bytes are refused, naming the array.
     let big = g.upload(&[0u32, 0, 1, 2, 3]).unwrap();
     let e = DeviceCsrView::<f64>::new(g, 3, 10, DeviceView::of(&big).slice(1..), DeviceView::of(&idx), None).unwrap_err();
