@@ -12,7 +12,7 @@
 //!   (`gpu_device::shared::Smem`: `LDS`/`STS`/`ATOMS`), global stores are `st.global`.
 //!
 //! The building blocks are public for other kernels: [`warp::match_rank`] (from
-//! `histogram-kernels`), [`tile::histogram`] and [`tile::onesweep`]; the kernels take one
+//! `gpu-device`), [`tile::histogram`] and [`tile::onesweep`]; the kernels take one
 //! `#[repr(C)]` argument struct each ([`HistogramArgs`], [`OnesweepArgs`]), the host builds the
 //! same struct.
 //!
@@ -205,10 +205,10 @@ pub const fn bits_below(n: u64) -> u32 {
     }
 }
 
-/// Warp-level building blocks (re-exported from `histogram-kernels`).
+/// Warp-level building blocks (re-exported from `gpu-device`).
 #[cfg(target_arch = "nvptx64")]
 pub mod warp {
-    pub use histogram_kernels::warp::{leader, match_rank};
+    pub use gpu_device::warp::{leader, match_rank};
 }
 
 #[cfg(target_arch = "nvptx64")]
