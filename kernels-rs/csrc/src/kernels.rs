@@ -5,7 +5,7 @@ use gpu_device::shared::{ld_shared_f32, ld_shared_f64, st_shared_f32, st_shared_
 use gpu_device::thread::{block_dim_x, block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 use gpu_device::warp::lane_id;
 use spmv_kernels::combine;
-use spmv_kernels::reduce::{block_sum, group_sum, Segments};
+use gpu_device::reduce::{block_sum, group_sum, Segments};
 
 use crate::{group_width, BLOCK_ROWS};
 

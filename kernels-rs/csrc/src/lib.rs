@@ -18,7 +18,7 @@
 //!   `block_of` makes each row block one piece).
 //! - `csrc_scale_{f32,f64}` then `csrc_atu_{f32,f64}`: `V = beta · V`, then `V += alpha · Aᵀ ·
 //!   U`, one block per row block; consecutive lanes with the same column combined by a warp
-//!   segmented sum (`spmv_kernels::reduce::Segments`), one global atomic add per run (paper,
+//!   segmented sum (`gpu_device::reduce::Segments`), one global atomic add per run (paper,
 //!   Figure 4 and Listing 1). Global atomics: **not bit-reproducible**.
 //! - `csrc_atu_group_shared_{f32,f64}`, and `csrc_atu_group_{f32,f64}` then
 //!   `csrc_atu_finish_{f32,f64}`: the transposed product by groups of [`group_width`]`(k)`

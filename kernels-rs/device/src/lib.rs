@@ -9,7 +9,8 @@
 //! | module | what |
 //! |---|---|
 //! | [`thread`] | thread/block/grid indices, `sync_threads` |
-//! | [`warp`] | lane id, shuffles (up/down/idx/xor), ballot, vote, match-any |
+//! | [`warp`] | lane id, shuffles (up/down/idx/xor), ballot, vote, match-any; keys matched and ranked across a warp (`match_rank`, `match_low_bits`, `aggregated_increment`) |
+//! | [`reduce`] | floating-point sums across a warp and a block, and the warp's segmented sum (CUB's `WarpReduce` / `BlockReduce`) |
 //! | [`shared`] | static and dynamic shared memory declarations ([`static_shared!`], [`dynamic_shared!`]), `ld.shared`/`st.shared` through their pointers |
 //! | [`atomic`] | global and shared atomics |
 //! | [`mem`] | read-only (non-coherent) global loads |
@@ -32,6 +33,8 @@ pub mod mem;
 pub mod shared;
 #[cfg(target_arch = "nvptx64")]
 pub mod thread;
+#[cfg(target_arch = "nvptx64")]
+pub mod reduce;
 #[cfg(target_arch = "nvptx64")]
 pub mod warp;
 
