@@ -30,11 +30,11 @@ pub mod intrinsics;
 #[cfg(target_arch = "nvptx64")]
 pub mod mem;
 #[cfg(target_arch = "nvptx64")]
+pub mod reduce;
+#[cfg(target_arch = "nvptx64")]
 pub mod shared;
 #[cfg(target_arch = "nvptx64")]
 pub mod thread;
-#[cfg(target_arch = "nvptx64")]
-pub mod reduce;
 #[cfg(target_arch = "nvptx64")]
 pub mod warp;
 

@@ -1,6 +1,6 @@
 //! Kernels of PTX module `svd`.
-use gpu_device::thread::{block_idx_x, grid_size_1d, index_1d_u64, thread_idx_x};
 use gpu_device::reduce::block_sum;
+use gpu_device::thread::{block_idx_x, grid_size_1d, index_1d_u64, thread_idx_x};
 
 gpu_device::static_shared!(SVD_SUM: [f64; 32]);
 
