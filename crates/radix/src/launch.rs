@@ -213,11 +213,10 @@ pub(crate) unsafe fn pass(
         (false, true) => &k.onesweep8_32,
     };
     // SAFETY: radix_onesweep{,8}{,_s32}_v{1,2,4,8,16}(OnesweepArgs) (the 8-bit ones only for
-    // `bits == 8`): `t` blocks of NT over n items
-    // each (payloads null together), counts of this pass's digits, status of 2^bits * t words of
-    // the kernel's width (the sweep's: 32-bit only for n < 2^27 and at most 11 passes) with no
-    // tag of this pass yet, a zeroed counter; the kernel's width matches the second payload and
-    // the dynamic shared memory its staging.
+    // `bits == 8`): `t` blocks of NT over n items each (payloads null together), counts of this
+    // pass's digits, status of 2^bits * t words of the kernel's width (the sweep's: 32-bit only
+    // for n < 2^27 and at most 11 passes) with no tag of this pass yet, a zeroed counter; the
+    // kernel's width matches the second payload and the dynamic shared memory its staging.
     unsafe { kernels[variant].args(stream).arg(&ArgStruct(args)).launch(cfg)? };
     Ok(())
 }

@@ -21,32 +21,27 @@ use crate::dense::{self, SplitMix};
 use crate::lanczos::{cgs2, finish, qr, Backend};
 use crate::{Config, Event, Result, Svd};
 
-/// Columns of the sketch for `r` wanted triplets, `oversample` more, at most `n`.
+/// Columns of the sketch for `r <= n` wanted triplets, `oversample` more, at most `n`.
 pub(crate) fn sketch_cols(r: usize, oversample: usize, n: usize) -> usize {
-    (r + oversample).min(n).max(r.min(n))
+    r.saturating_add(oversample).min(n)
 }
 
 /// Orthonormalizes the `l` columns of `blk` (of `rows` rows) block by block (`b` at a time).
 #[allow(clippy::too_many_arguments)]
 fn orth<B: Backend>(be: &mut B, blk: &mut B::Block, tmp: &mut B::Block, rows: usize, l: usize, b: usize, abs: f64, rng: &mut SplitMix) -> Result<()> {
-    let mut c0 = 0;
-    while c0 < l {
+    for c0 in (0..l).step_by(b) {
         let k = b.min(l - c0);
         cgs2(be, blk, c0, c0, k)?;
         qr(be, blk, tmp, rows, c0, k, c0, abs, rng)?;
-        c0 += k;
     }
     Ok(())
 }
 
 /// `out[:, 0 .. l] = op(A) · x[:, 0 .. l]`, `b` columns a product.
 fn apply<B: Backend>(be: &mut B, op: Op, x: &B::Block, out: &mut B::Block, l: usize, b: usize, products: &mut usize) -> Result<()> {
-    let mut c0 = 0;
-    while c0 < l {
-        let k = b.min(l - c0);
-        be.product(op, x, c0, out, c0, k)?;
+    for c0 in (0..l).step_by(b) {
+        be.product(op, x, c0, out, c0, b.min(l - c0))?;
         *products += 1;
-        c0 += k;
     }
     Ok(())
 }
@@ -63,7 +58,8 @@ pub(crate) fn run<B: Backend>(
     let (m, n) = be.shape();
     let r = cfg.rank;
     let l = sketch_cols(r, oversample, n);
-    let b = cfg.block.unwrap_or(gpu_csrc::MAX_K as usize).clamp(1, gpu_csrc::MAX_K as usize).min(l);
+    // (`Config::check` bounded the block to 1 ..= MAX_K on every entry path.)
+    let b = cfg.block.unwrap_or(gpu_csrc::MAX_K as usize).min(l);
     let abs = 1e-13 * a_norm.max(f64::MIN_POSITIVE.sqrt());
     let mut rng = SplitMix(cfg.seed);
     let mut pb = be.alloc_side(n, l, false)?;
