@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use sptrans::runtime::check::{self, OffsetWord};
 use sptrans::runtime::cudarc::driver::CudaStream;
 use sptrans::runtime::cudarc::driver::sys::CUstream;
-use sptrans::{DeviceCsrView, DeviceView, DeviceViewMut, Gpu, Scratch};
+use sptrans::{DeviceCsrView, DeviceView, DeviceViewMut, Gpu, PendingCsrView, Scratch};
 
 use crate::py_err;
 
@@ -135,6 +135,29 @@ impl CsrArgs {
         }
         // SAFETY: lengths from the shape, sizes checked; structure checked above or promised.
         Ok(unsafe { DeviceCsrView::new_unchecked(m, n, ptr, idx, vals) })
+    }
+
+    /// The caller's int32 arrays as a view whose structure check is enqueued on the GPU with
+    /// `flags` (`check::WORKSPACE_BYTES`) but not waited for ([`DeviceCsrView::new_pending`]).
+    ///
+    /// # Safety
+    /// As [`CsrArgs::view32`].
+    pub unsafe fn pending32<'v, 's, T>(&self, gpu: &Gpu, flags: &'s mut Scratch<'_>) -> PyResult<PendingCsrView<'v, 's, T>>
+    where
+        'v: 's,
+    {
+        self.check_widths()?;
+        if self.converts() {
+            return Err(PyValueError::new_err("int32 index arrays expected here"));
+        }
+        let stream = gpu.stream();
+        let (m, n, nnz) = (self.rows, self.cols, self.nnz);
+        sizes(m, n)?;
+        // SAFETY (from_raw): the caller's guarantee.
+        let vals = self.with_vals.then(|| unsafe { DeviceView::<T>::from_raw(self.vals, nnz as usize, stream) });
+        let ptr = unsafe { DeviceView::<u32>::from_raw(self.ptr, m as usize + 1, stream) };
+        let idx = unsafe { DeviceView::<u32>::from_raw(self.idx, nnz as usize, stream) };
+        DeviceCsrView::new_pending(gpu, m, n, ptr, idx, vals, flags).map_err(py_err)
     }
 
     /// Narrows the caller's int64 (or mixed) structure into the caller's int32 arrays `out_ptr`

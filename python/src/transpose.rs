@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use sptrans::runtime::check::OffsetWord;
+use sptrans::runtime::check::{self, OffsetWord};
 use sptrans::transpose::{Algorithm, Transposer};
 use sptrans::{DeviceCsrPartsMut, DeviceCsrView, DeviceViewMut, Payload, Scratch};
 
@@ -81,13 +81,53 @@ pub fn transpose_gpu(
     let outs = Outs { ptr: out.0, idx: out.1, vals: out.2, scratch: scratch.0, scratch_bytes: scratch.1, trust: !check };
     with_plan(device, stream, |t| {
         by_width!(a.val_bytes(), V => {
-            if wide {
+            if check && !wide && !args.converts() {
+                run_pending::<V>(t, algo, &args, &outs)
+            } else if wide {
                 run::<V, u64>(t, algo, &args, &outs, |t, algo, a, out, s| t.transpose64_view_with(algo, a, out, s))
             } else {
                 run::<V, u32>(t, algo, &args, &outs, |t, algo, a, out, s| t.transpose_view_with(algo, a, out, s))
             }
         })
     })
+}
+
+/// One checked transpose of int32 structure: the check enqueued, the transpose beside it where
+/// the algorithm is safe on any structure (RadixTrans, so `auto`), the verdict read at the end
+/// (`Transposer::transpose_pending_with`: one synchronization, after the work rather than
+/// before it).
+fn run_pending<V: Payload>(t: &mut Transposer, algo: Algorithm, a: &CsrArgs, o: &Outs) -> PyResult<()> {
+    let gpu = t.gpu().clone();
+    let stream = gpu.stream();
+    // SAFETY: as in `run`: the Python layer allocated the scratch and the outputs with the
+    // caller's framework on this device and keeps them and the inputs alive for the call.
+    unsafe {
+        let mut buf = DeviceViewMut::<u8>::from_raw(o.scratch, o.scratch_bytes as usize, stream);
+        let mut scratch = Scratch::new(&mut buf, stream);
+        let mut flags = scratch.sub(check::WORKSPACE_BYTES).map_err(py_err)?;
+        let view = a.pending32::<V>(&gpu, &mut flags)?;
+        let mut out = DeviceCsrPartsMut {
+            ptr: DeviceViewMut::from_raw(o.ptr, a.cols as usize + 1, stream),
+            idx: DeviceViewMut::from_raw(o.idx, a.nnz as usize, stream),
+            vals: a.with_vals.then(|| DeviceViewMut::from_raw(o.vals, a.nnz as usize, stream)),
+        };
+        t.transpose_pending_with(algo, view, &mut out, &mut scratch).map_err(|e| structure_err(e, a.cols))
+    }
+}
+
+/// A malformed structure as the `ValueError` the check-first path raises (`indptr: …` /
+/// `indices: …`, with the position); other errors as usual.
+fn structure_err(e: sptrans::transpose::Error, n: u64) -> PyErr {
+    use sptrans::matrix::Error as M;
+    use sptrans::transpose::Error as T;
+    match e {
+        T::Matrix(M::BadPointers { index, reason }) => PyValueError::new_err(format!("indptr: {reason} (position {index})")),
+        // The caller's int32 indices, read back as signed.
+        T::Matrix(M::IndexOutOfRange { position, index, .. }) => {
+            PyValueError::new_err(format!("indices: entry {} at position {position} is outside 0..{n}", index as u32 as i32))
+        }
+        e => py_err(e),
+    }
 }
 
 /// The caller's output and scratch addresses.

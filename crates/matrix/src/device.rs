@@ -217,6 +217,11 @@ pub(crate) fn check_structure<O: gpu_runtime::check::OffsetWord>(
     let mut flags = check_flags(gpu)?;
     let mut scratch = Scratch::new(&mut flags, gpu.stream());
     let (pf, xf) = gpu_runtime::check::offsets_and_indices(gpu, ptr, idx.len() as u64, idx, cols, &mut scratch)?;
+    structure_faults(pf, xf)
+}
+
+/// The first fault of a structure check as this crate's error.
+pub(crate) fn structure_faults(pf: Option<gpu_runtime::check::OffsetFault>, xf: Option<gpu_runtime::check::IndexFault>) -> Result<()> {
     if let Some(f) = pf {
         return Err(Error::BadPointers { index: f.position(), reason: f.to_string() });
     }

@@ -16,7 +16,7 @@ pub mod view;
 pub use formats::{check_fits, transpose_parts, try_transpose_parts, Coo, Csc, Csr, Index};
 pub use num_complex;
 pub use value::{Field, Raw, Value};
-pub use view::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, DeviceCsrView};
+pub use view::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, DeviceCsrView, PendingCsrView};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

@@ -8,7 +8,7 @@
 use gpu_runtime::check::OffsetWord;
 use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
 
-use crate::device::{check_lengths, check_structure, DeviceCsr, DeviceCsrParts, MAX_NNZ};
+use crate::device::{check_lengths, check_structure, structure_faults, DeviceCsr, DeviceCsrParts, MAX_NNZ};
 use crate::device64::{DeviceCsr64, DeviceCsr64Parts};
 use crate::{Error, Result};
 
@@ -45,6 +45,39 @@ pub struct DeviceCsrView<'a, T, O = u32> {
     ptr: DeviceView<'a, O>,
     idx: DeviceView<'a, u32>,
     vals: Option<DeviceView<'a, T>>,
+}
+
+/// A [`DeviceCsrView`] whose structure check is enqueued on the GPU but not yet read
+/// ([`DeviceCsrView::new_pending`]): lengths, sizes and alignment hold; the pointer's order and
+/// the indices' bounds are known only after [`PendingCsrView::wait`].
+#[derive(Debug)]
+pub struct PendingCsrView<'a, 's, T, O = u32> {
+    view: DeviceCsrView<'a, T, O>,
+    check: gpu_runtime::check::PendingCheck<'s>,
+}
+
+impl<'a, T, O> PendingCsrView<'a, '_, T, O> {
+    /// Reads the check's verdict (**synchronizes** the stream it was enqueued on): the view
+    /// when the structure is valid.
+    ///
+    /// # Errors
+    /// `BadPointers`, `IndexOutOfRange` naming the first bad position; device errors.
+    pub fn wait(self, gpu: &Gpu) -> Result<DeviceCsrView<'a, T, O>> {
+        let (pf, xf) = self.check.wait(gpu)?;
+        structure_faults(pf, xf)?;
+        Ok(self.view)
+    }
+
+    /// The view before its structure is known to be valid: lengths, sizes and alignment hold
+    /// (any kernel may rely on them), the pointer's order and the indices' bounds may not.
+    ///
+    /// # Safety
+    /// Whatever reads the view before [`PendingCsrView::wait`] must stay inside its buffers (and
+    /// those it writes) for *any* contents of the row pointer and column indices: an algorithm
+    /// that indexes with them unchecked may read or write out of bounds on a malformed structure.
+    pub unsafe fn unvalidated(&self) -> &DeviceCsrView<'a, T, O> {
+        &self.view
+    }
 }
 
 /// A borrowed CSR view with a 64-bit row pointer.
@@ -86,6 +119,41 @@ impl<'a, T, O: OffsetWord> DeviceCsrView<'a, T, O> {
         check_structure(gpu, cols, &ptr, &idx)?;
         // SAFETY: every invariant was checked above.
         Ok(unsafe { Self::new_unchecked(rows, cols, ptr, idx, vals) })
+    }
+
+    /// [`DeviceCsrView::new`] without waiting for the structure check: lengths, sizes and
+    /// alignment are checked now, the row pointer and the column indices by kernels enqueued on
+    /// `gpu`'s stream, whose verdict [`PendingCsrView::wait`] reads (one synchronization). Work an
+    /// algorithm enqueues in between overlaps the check; only algorithms that stay inside their
+    /// buffers whatever the structure may read the view before the verdict
+    /// ([`PendingCsrView::unvalidated`]). `flags`: [`gpu_runtime::check::WORKSPACE_BYTES`] of
+    /// scratch, held until the wait.
+    ///
+    /// # Errors
+    /// `Misaligned`, `LengthMismatch`, `TooLarge`, device errors.
+    pub fn new_pending<'s>(
+        gpu: &Gpu,
+        rows: u64,
+        cols: u64,
+        ptr: DeviceView<'a, O>,
+        idx: DeviceView<'a, u32>,
+        vals: Option<DeviceView<'a, T>>,
+        flags: &'s mut gpu_runtime::Scratch<'_>,
+    ) -> Result<PendingCsrView<'a, 's, T, O>>
+    where
+        'a: 's,
+    {
+        check_aligned("row pointer", ptr.addr(), ptr.len())?;
+        check_aligned("column indices", idx.addr(), idx.len())?;
+        if let Some(v) = &vals {
+            check_aligned("values", v.addr(), v.len())?;
+        }
+        check_lengths(rows, cols, ptr.len(), idx.len(), vals.as_ref().map(|v| v.len()), max_nnz::<O>())?;
+        let check = gpu_runtime::check::enqueue_offsets_and_indices(gpu, &ptr, idx.len() as u64, &idx, cols, flags)?;
+        // SAFETY: lengths, sizes and alignment checked above; the structure is checked by
+        // `check`, and the view leaves `PendingCsrView` only through `wait` (valid) or the
+        // `unsafe` `unvalidated`.
+        Ok(PendingCsrView { view: unsafe { Self::new_unchecked(rows, cols, ptr, idx, vals) }, check })
     }
 
     /// A `rows × cols` view without validation.

@@ -132,6 +132,51 @@ fn run<O: OffsetWord>(
     bound: u64,
     scratch: &mut Scratch<'_>,
 ) -> Result<(Option<OffsetFault>, Option<IndexFault>)> {
+    enqueue(gpu, offsets, items, ix, n, bound, scratch)?.wait(gpu)
+}
+
+/// A check enqueued by [`enqueue_offsets_and_indices`] whose verdict is not read yet: it holds
+/// the flag words in the scratch and the indices' lifetime (a fault's value is read from them).
+#[must_use = "a pending check says nothing until it is waited for"]
+#[derive(Debug)]
+pub struct PendingCheck<'s> {
+    flags: u64,
+    m: u64,
+    items: u64,
+    ix: u64,
+    bound: u64,
+    _borrows: std::marker::PhantomData<&'s ()>,
+}
+
+/// [`offsets_and_indices`] without waiting: the check is enqueued on `gpu`'s stream (no
+/// synchronization) and its verdict read by [`PendingCheck::wait`] (one synchronization), so work
+/// enqueued in between overlaps it — work that must be safe on *any* contents of the arrays,
+/// since it runs before the verdict is known.
+///
+/// # Errors
+/// As [`offsets_and_indices`].
+pub fn enqueue_offsets_and_indices<'s, O: OffsetWord>(
+    gpu: &Gpu,
+    offsets: &impl DevicePtr<O>,
+    items: u64,
+    indices: &crate::DeviceView<'s, u32>,
+    bound: u64,
+    scratch: &'s mut Scratch<'_>,
+) -> Result<PendingCheck<'s>> {
+    let (ix, _i) = indices.device_ptr(gpu.stream());
+    enqueue(gpu, offsets, items, ix, indices.len() as u64, bound, scratch)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn enqueue<'s, O: OffsetWord>(
+    gpu: &Gpu,
+    offsets: &impl DevicePtr<O>,
+    items: u64,
+    ix: u64,
+    n: u64,
+    bound: u64,
+    scratch: &mut Scratch<'_>,
+) -> Result<PendingCheck<'s>> {
     let m = (offsets.len() as u64).checked_sub(1).ok_or(Error::LengthMismatch { what: "offsets (at least 1 entry)", expected: 1, got: 0 })?;
     // Four words: the two first-fault flags, then the first and last offsets (copied on the
     // device into zeroed words, so that one read, one synchronization, brings all four back).
@@ -166,29 +211,41 @@ fn run<O: OffsetWord>(
         // words, first_bad is the second word of `flags`.
         unsafe { k.args(stream).arg(&ix).arg(&n).arg(&bound).arg(&second).launch(cfg(n))? };
     }
-    let mut got = [0u64; 4];
-    // SAFETY: the four words written above.
-    unsafe { gpu.read_raw(fl, &mut got)? };
-    let ends = [got[2], got[3]];
-    let offset_fault = if ends[0] != 0 {
-        Some(OffsetFault::Start { value: ends[0] })
-    } else if got[0] != u64::MAX {
-        Some(OffsetFault::Decrease { position: got[0] + 1 })
-    } else if ends[1] != items {
-        Some(OffsetFault::End { position: m, value: ends[1], expected: items })
-    } else {
-        None
-    };
-    let index_fault = match got[1] {
-        u64::MAX => None,
-        p => {
-            let mut w = [0u32];
-            // SAFETY: p < n, the length of the indices at `ix`.
-            unsafe { gpu.read_raw(ix + 4 * p, &mut w)? };
-            Some(IndexFault { position: p, value: w[0] as u64, bound })
-        }
-    };
-    Ok((offset_fault, index_fault))
+    Ok(PendingCheck { flags: fl, m, items, ix, bound, _borrows: std::marker::PhantomData })
+}
+
+impl PendingCheck<'_> {
+    /// Waits for the check (**synchronizes** `gpu`'s stream, the one it was enqueued on) and
+    /// returns the first fault of the offsets and of the indices (`None` when valid).
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub fn wait(self, gpu: &Gpu) -> Result<(Option<OffsetFault>, Option<IndexFault>)> {
+        let (fl, m, items, ix, bound) = (self.flags, self.m, self.items, self.ix, self.bound);
+        let mut got = [0u64; 4];
+        // SAFETY: the four flag words the scratch still lends (borrowed for 's).
+        unsafe { gpu.read_raw(fl, &mut got)? };
+        let ends = [got[2], got[3]];
+        let offset_fault = if ends[0] != 0 {
+            Some(OffsetFault::Start { value: ends[0] })
+        } else if got[0] != u64::MAX {
+            Some(OffsetFault::Decrease { position: got[0] + 1 })
+        } else if ends[1] != items {
+            Some(OffsetFault::End { position: m, value: ends[1], expected: items })
+        } else {
+            None
+        };
+        let index_fault = match got[1] {
+            u64::MAX => None,
+            p => {
+                let mut w = [0u32];
+                // SAFETY: p < n, the length of the indices at `ix` (borrowed for 's).
+                unsafe { gpu.read_raw(ix + 4 * p, &mut w)? };
+                Some(IndexFault { position: p, value: w[0] as u64, bound })
+            }
+        };
+        Ok((offset_fault, index_fault))
+    }
 }
 
 /// A caller's index type that [`signed_csr`] takes: `i32` and `i64`, as PyTorch and SciPy

@@ -7,7 +7,7 @@ pub use gpu_runtime::{
 };
 pub use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 pub use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
-pub use sptrans_matrix::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, DeviceCsrView};
+pub use sptrans_matrix::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, DeviceCsrView, PendingCsrView};
 pub use sptrans_matrix::{Coo, Csc, Csr, Value, generate, mm};
 
 /// The CSRC layout: one copy of a matrix with fast `A·X` and `Aᵀ·U` (`gpu-csrc`).

@@ -29,7 +29,7 @@ use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{Algorithm as ScanAlgorithm, Scanner};
 use gpu_segsort::Segsort;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
-pub use sptrans_matrix::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, DeviceCsrView};
+pub use sptrans_matrix::{AsDeviceCsrView, DeviceCsr64View, DeviceCsrPartsMut, DeviceCsrView, PendingCsrView};
 
 pub use algorithm::{Algorithm, PatternHint};
 pub use error::{Error, Result};
@@ -339,6 +339,46 @@ impl Transposer {
 }
 
 impl Transposer {
+    /// Transposes a view whose structure check is still running on the GPU
+    /// ([`DeviceCsrView::new_pending`]) into `out`, on lent scratch as
+    /// [`Transposer::transpose_view_with`], then reads the check's verdict: **synchronizes the
+    /// stream once**, at the end. RadixTrans (and so `Auto` without a symmetric hint) stays inside
+    /// its buffers whatever the row pointer and column indices hold, so it runs while the check
+    /// does and the check costs its kernels and one read-back, not a synchronization before the
+    /// work; every other algorithm waits for the verdict first. On a malformed structure the
+    /// error names its first bad position and `out`'s contents are unspecified.
+    ///
+    /// # Errors
+    /// `Error::Matrix` with `BadPointers` or `IndexOutOfRange` for a malformed structure (before
+    /// any other error of the same call); otherwise as [`Transposer::transpose_view_with`].
+    pub fn transpose_pending_with<T: Payload>(
+        &mut self,
+        algo: Algorithm,
+        a: PendingCsrView<'_, '_, T>,
+        out: &mut DeviceCsrPartsMut<'_, T>,
+        scratch: &mut Scratch<'_>,
+    ) -> Result<()> {
+        // SAFETY: only the sizes are read here, which `new_pending` checked.
+        let (m, n, nnz, vb) = {
+            let v = unsafe { a.unvalidated() };
+            (v.rows(), v.cols(), v.nnz(), if v.vals().is_some() { T::BYTES } else { 0 })
+        };
+        if self.resolve(algo, m, n, nnz, vb) != Algorithm::RadixTrans {
+            let v = a.wait(&self.gpu)?;
+            return self.transpose_view_with(algo, &v, out, scratch);
+        }
+        // SAFETY: RadixTrans stays in bounds on any structure: ptr2idx clamps each tile's rows to
+        // the tile's positions below nnz (a malformed pointer gives wrong rows, never a write
+        // past them); the sort indexes by each key's digits, masked to the pass's bits; the
+        // column pointer's kernel clamps every column it writes to n (`sorted_ptr_range`); by
+        // positions (1-, 2- and 16-byte values) the gather reads the sorted positions, a
+        // permutation of 0..nnz whatever the keys. The rows it writes are then meaningless, and
+        // the verdict below says so.
+        let ran = self.transpose_view_with(Algorithm::RadixTrans, unsafe { a.unvalidated() }, out, scratch);
+        a.wait(&self.gpu)?;
+        ran
+    }
+
     /// Runs one resolved GPU algorithm on a non-empty matrix: values of 4 or 8 bytes or none;
     /// also 1, 2 and 16 bytes in RadixTrans ([`wide::by_positions`] says when); cuSPARSE takes
     /// every width itself.

@@ -111,6 +111,90 @@ gpu_test!(fn invalid_device_data_is_refused_by_every_entry_point(gpu) {
     assert_eq!(t.transpose_new(Algorithm::ScanTrans, &ok).unwrap().download(gpu).unwrap(), serial::transpose(&a));
 });
 
+/// One `transpose_pending_with` of the device parts `p` (`m × n`) on scratch lent for it.
+fn pending<T: gpu_runtime::Payload + sptrans_matrix::Value>(
+    gpu: &Gpu,
+    t: &mut Transposer,
+    algo: Algorithm,
+    m: u64,
+    n: u64,
+    p: &DeviceCsrParts<T>,
+) -> gpu_transpose::Result<Csr<u32, T>> {
+    use gpu_runtime::{DeviceView, DeviceViewMut};
+    let nnz = p.idx.len() as u64;
+    let vb = if p.vals.is_some() { T::BYTES } else { 0 };
+    let bytes = t.workspace_bytes(algo, m, n, nnz, vb)? + gpu_runtime::check::WORKSPACE_BYTES + gpu_runtime::scratch::ALIGN;
+    let mut buf = gpu.alloc::<u8>(bytes as usize)?;
+    let mut scratch = Scratch::new(&mut buf, gpu.stream());
+    let mut flags = scratch.sub(gpu_runtime::check::WORKSPACE_BYTES)?;
+    let view = sptrans_matrix::DeviceCsrView::new_pending(
+        gpu,
+        m,
+        n,
+        DeviceView::of(&p.ptr),
+        DeviceView::of(&p.idx),
+        p.vals.as_ref().map(DeviceView::of),
+        &mut flags,
+    )?;
+    let mut out = DeviceCsrParts::<T>::alloc(gpu, n, nnz, p.vals.is_some())?;
+    gpu.memset_bytes(&mut out.ptr, POISON_BYTE)?;
+    gpu.memset_bytes(&mut out.idx, POISON_BYTE)?;
+    {
+        let mut o = gpu_transpose::DeviceCsrPartsMut {
+            ptr: DeviceViewMut::of(&mut out.ptr),
+            idx: DeviceViewMut::of(&mut out.idx),
+            vals: out.vals.as_mut().map(DeviceViewMut::of),
+        };
+        t.transpose_pending_with(algo, view, &mut o, &mut scratch)?;
+    }
+    Ok(DeviceCsr::from_parts(gpu, n, m, out)?.download(gpu)?)
+}
+
+gpu_test!(fn pending_checks_refuse_malformed_structures_after_radix_runs_beside_them(gpu) {
+    // RadixTrans runs while the check does, on any structure (memcheck watches this file): each
+    // malformed structure must come back as the check's error, never a fault, and a valid one as
+    // the twin's answer; other algorithms wait for the verdict first.
+    let (mut r, _seed) = rng();
+    let mut t = Transposer::new(gpu).unwrap();
+    // 200 columns: one pass; 100 000: three; 1 column: no sort bits.
+    for (m, n, nnz) in [(300u64, 200u64, 5000u64), (3000, 100_000, 40_000), (64, 1, 40)] {
+        let a = generate::uniform::<f32>(m, n, nnz, r.random()).unwrap();
+        let bad_at = r.random_range(1..nnz as usize - 1);
+        let bad_row = r.random_range(1..m as usize - 1);
+        type Edit = Box<dyn Fn(&mut Vec<u32>, &mut Vec<u32>)>;
+        let edits: Vec<(&str, Edit)> = vec![
+            ("index u32::MAX", Box::new(move |_, i| i[bad_at] = u32::MAX)),
+            ("index n", Box::new(move |_, i| i[bad_at] = n as u32)),
+            ("first offset 1", Box::new(|p, _| p[0] = 1)),
+            ("offset decreases", Box::new(move |p, _| p[bad_row] = p[bad_row + 1] + 1)),
+            ("offset past nnz", Box::new(move |p, _| p[bad_row] = u32::MAX - 5)),
+            ("last offset short", Box::new(move |p, _| p[m as usize] = nnz as u32 - 1)),
+            ("offsets reversed", Box::new(|p, _| p.reverse())),
+        ];
+        for algo in [Algorithm::Auto, Algorithm::RadixTrans, Algorithm::ScanTrans, Algorithm::SymTrans] {
+            for (what, edit) in &edits {
+                let p = parts(gpu, &a, edit);
+                let e = pending(gpu, &mut t, algo, m, n, &p).err().unwrap_or_else(|| panic!("{what} ({algo}, {m} × {n}): accepted"));
+                let ok = match &e {
+                    Error::Matrix(sptrans_matrix::Error::IndexOutOfRange { position, .. }) => what.starts_with("index") && *position == bad_at as u64,
+                    Error::Matrix(sptrans_matrix::Error::BadPointers { .. }) => what.contains("offset"),
+                    _ => false,
+                };
+                assert!(ok, "{what} ({algo}, {m} × {n}): {e}");
+                // u8 values (carried by the sort) and u128 (by positions past one pass).
+                let p8 = DeviceCsrParts { ptr: gpu.upload(&gpu.download(&p.ptr).unwrap()).unwrap(), idx: gpu.upload(&gpu.download(&p.idx).unwrap()).unwrap(), vals: Some(gpu.upload(&vec![7u8; nnz as usize]).unwrap()) };
+                assert!(pending(gpu, &mut t, algo, m, n, &p8).is_err(), "{what} ({algo}), u8 values");
+                let p16 = DeviceCsrParts { ptr: gpu.upload(&gpu.download(&p.ptr).unwrap()).unwrap(), idx: gpu.upload(&gpu.download(&p.idx).unwrap()).unwrap(), vals: Some(gpu.upload(&vec![9u128; nnz as usize]).unwrap()) };
+                assert!(pending(gpu, &mut t, algo, m, n, &p16).is_err(), "{what} ({algo}), u128 values");
+            }
+            let got = pending(gpu, &mut t, algo, m, n, &parts(gpu, &a, |_, _| {})).unwrap();
+            assert_eq!(got, serial::transpose(&a), "valid, {algo}, {m} × {n}");
+        }
+    }
+    // The context is alive after every malformed run.
+    gpu.synchronize().unwrap();
+});
+
 gpu_test!(fn reported_workspace_equals_what_is_allocated(gpu) {
     let (mut r, _seed) = rng();
     let max = gpu_testkit::max_len() as u64;
