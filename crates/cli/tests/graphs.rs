@@ -25,6 +25,10 @@ gpu_test!(fn auto_transpose_and_spmv_replay_from_a_cuda_graph_on_a_callers_strea
     for a in [
         generate::rmat::<f64>(15, 300_000, 0.57, 0.19, 0.19, r.random()).unwrap(),
         generate::laplacian_3d::<f64>(30).unwrap(),
+        // 17-bit columns, square: `Auto` decides SymTrans on the device (symmetric) or RadixTrans
+        // after it (not), inside the same graph.
+        generate::laplacian_3d::<f64>(50).unwrap(),
+        generate::rmat::<f64>(17, 400_000, 0.57, 0.19, 0.19, r.random()).unwrap(),
         generate::uniform::<f64>(3000, 70_000, 250_000, r.random()).unwrap(),
     ] {
         let mut t = Transposer::new(&g).unwrap();

@@ -134,6 +134,7 @@ pub struct Sort<'s, 'a, V = u32> {
     pub(crate) second: Option<Array<'s, 'a, V>>,
     pub(crate) bits: Range<u32>,
     pub(crate) status: Option<Scratch<'s>>,
+    pub(crate) run_if: Option<DeviceView<'s, u32>>,
 }
 
 impl<'s, 'a> Sort<'s, 'a, u32> {
@@ -148,7 +149,7 @@ impl<'s, 'a> Sort<'s, 'a, u32> {
     }
 
     fn with_keys(keys: Array<'s, 'a, u32>) -> Self {
-        Self { keys, first: None, second: None, bits: 0..32, status: None }
+        Self { keys, first: None, second: None, bits: 0..32, status: None, run_if: None }
     }
 }
 
@@ -176,7 +177,7 @@ impl<'s, 'a, V> Sort<'s, 'a, V> {
     }
 
     fn with_second<W>(self, second: Array<'s, 'a, W>) -> Sort<'s, 'a, W> {
-        Sort { keys: self.keys, first: self.first, second: Some(second), bits: self.bits, status: self.status }
+        Sort { keys: self.keys, first: self.first, second: Some(second), bits: self.bits, status: self.status, run_if: self.run_if }
     }
 
     /// The key bits that count, `begin..end` (`end <= 32`); the others travel with the key.
@@ -191,6 +192,17 @@ impl<'s, 'a, V> Sort<'s, 'a, V> {
     /// after the sort); the scratch then needs [`crate::RadixSort::workspace_bytes`] less those.
     pub fn lent_status(mut self, status: Scratch<'s>) -> Self {
         self.status = Some(status);
+        self
+    }
+
+    /// A sort decided on the device: every kernel of the sort first reads `word[0]` (a one-word
+    /// view, written earlier in stream order) and does nothing when it is 0 — a sort enqueued
+    /// now that runs only if earlier work says so, with no synchronization (RadixTrans after
+    /// SymTrans's verdict). When it does not run, the double buffers' contents stay as they
+    /// were (the sweep state's zeroing still happens, in the scratch and the lent status), while
+    /// their selectors flip as after a sort.
+    pub fn run_if(mut self, word: DeviceView<'s, u32>) -> Self {
+        self.run_if = Some(word);
         self
     }
 }

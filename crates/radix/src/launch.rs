@@ -105,12 +105,15 @@ pub(crate) struct Sweep {
     status: u64,
     /// 64-bit status words (else 32-bit: the `radix_onesweep_s32_*` kernels).
     wide: bool,
+    /// The device word every launch reads first, doing nothing when it is 0 (0: no such word).
+    run_if: u64,
 }
 
 impl Sweep {
     /// Carves the sweep state for `n` keys from `scratch` (the look-back status from `status`
     /// when lent) and zeroes what `passes` passes of `per` bits use.
-    pub(crate) fn new(gpu: &Gpu, scratch: &mut Scratch<'_>, status: Option<Scratch<'_>>, n: u64, passes: u32, per: u32) -> Result<Self> {
+    /// `run_if`: the address of a word the launches read first (0: none).
+    pub(crate) fn new(gpu: &Gpu, scratch: &mut Scratch<'_>, status: Option<Scratch<'_>>, n: u64, passes: u32, per: u32, run_if: u64) -> Result<Self> {
         let counters = scratch.take(COUNTERS_BYTES)?;
         let hist = counters + 4 * MAX_PASSES;
         let bytes = status_bytes(n, per);
@@ -124,7 +127,7 @@ impl Sweep {
             gpu.fill_raw(counters, 0, 4 * MAX_PASSES + 4 * RADIX * passes as u64)?;
             gpu.fill_raw(status, 0, bytes)?;
         }
-        Ok(Self { counters, hist, status, wide: status_word_bytes(n, per) == 8 })
+        Ok(Self { counters, hist, status, wide: status_word_bytes(n, per) == 8, run_if })
     }
 }
 
@@ -151,10 +154,11 @@ pub(crate) unsafe fn histogram(gpu: &Gpu, k: &Kernels, keys: u64, n: u64, shift0
             per,
             passes: group,
             end,
+            run_if: sweep.run_if as *const u32,
         };
         // SAFETY: radix_histogram(HistogramArgs): `blocks` blocks of HIST_NT cover n keys in
         // chunks (a multiple of 4); hist holds group * RADIX words from pass p0 on; group <=
-        // HIST_PASSES; per <= MAX_BITS.
+        // HIST_PASSES; per <= MAX_BITS; run_if null or a word the sweep's maker keeps alive.
         unsafe { k.histogram.args(stream).arg(&ArgStruct(args)).launch(cfg)? };
     }
     Ok(())
@@ -205,6 +209,7 @@ pub(crate) unsafe fn pass(
         shift,
         bits,
         pass,
+        run_if: sweep.run_if as *const u32,
     };
     let kernels = match (sweep.wide, bits == 8) {
         (true, false) => &k.onesweep,
@@ -216,7 +221,8 @@ pub(crate) unsafe fn pass(
     // `bits == 8`): `t` blocks of NT over n items each (payloads null together), counts of this
     // pass's digits, status of 2^bits * t words of the kernel's width (the sweep's: 32-bit only
     // for n < 2^27 and at most 11 passes) with no tag of this pass yet, a zeroed counter; the
-    // kernel's width matches the second payload and the dynamic shared memory its staging.
+    // kernel's width matches the second payload and the dynamic shared memory its staging;
+    // run_if null or a word the sweep's maker keeps alive.
     unsafe { kernels[variant].args(stream).arg(&ArgStruct(args)).launch(cfg)? };
     Ok(())
 }
@@ -305,7 +311,8 @@ impl RadixSort {
     ///
     /// # Safety
     /// Each chain was made by [`chain`] for `n` keys and this sort's pass count, from arrays
-    /// still borrowed; `carry` names the payloads present.
+    /// still borrowed; `carry` names the payloads present; `run_if` is 0 or the address of a
+    /// word alive until the launches complete.
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn run_chains(
         &mut self,
@@ -315,6 +322,7 @@ impl RadixSort {
         carry: Carry,
         scratch: &mut Scratch<'_>,
         status: Option<Scratch<'_>>,
+        run_if: u64,
     ) -> Result<()> {
         if n == 0 {
             return Ok(());
@@ -328,7 +336,7 @@ impl RadixSort {
         // (p = 0) or temps[(p - 1) % 2] and writes temps[p % 2] or the output (last), which
         // `chain` put in the other half from the one read; sources are shared borrows apart
         // from the buffers' mutable ones.
-        unsafe { self.run(n, bits, input, output, temps, carry, scratch, status) }
+        unsafe { self.run(n, bits, input, output, temps, carry, scratch, status, run_if) }
     }
 
     /// In place: pass 0 reads the caller's buffers, the last pass writes them (one pass: through
@@ -346,12 +354,12 @@ impl RadixSort {
             let (t0, t1) = (take_copy(scratch, n, carry)?, take_copy(scratch, n, carry)?);
             if s.passes(bits.clone()).0 == 1 {
                 // SAFETY: forwarded; t0 is a distinct region of n items of each kind.
-                unsafe { s.run(n, bits, io, t0, [t0, t1], carry, scratch, None)? };
+                unsafe { s.run(n, bits, io, t0, [t0, t1], carry, scratch, None, 0)? };
                 return copy_back(&s.gpu, t0, io, n, carry);
             }
             // SAFETY: forwarded; the chain reads `io` in pass 0 and writes it in the last pass
             // only.
-            unsafe { s.run(n, bits, io, io, [t0, t1], carry, scratch, None) }
+            unsafe { s.run(n, bits, io, io, [t0, t1], carry, scratch, None, 0) }
         })
     }
 
@@ -360,7 +368,8 @@ impl RadixSort {
     ///
     /// # Safety
     /// Every address of `input`, `output` and `temps` holds `n` items of its type (0 for an
-    /// absent payload, the same in all); no pass writes what it reads.
+    /// absent payload, the same in all); no pass writes what it reads; `run_if` is 0 or the
+    /// address of a word alive until the launches complete.
     #[allow(clippy::too_many_arguments)]
     unsafe fn run(
         &mut self,
@@ -372,10 +381,11 @@ impl RadixSort {
         carry: Carry,
         scratch: &mut Scratch<'_>,
         status: Option<Scratch<'_>>,
+        run_if: u64,
     ) -> Result<()> {
         let (passes, per) = self.passes(bits.clone());
         let (begin, end) = (bits.start, bits.end.min(32));
-        let sweep = Sweep::new(&self.gpu, scratch, status, n, passes, per)?;
+        let sweep = Sweep::new(&self.gpu, scratch, status, n, passes, per, run_if)?;
         // SAFETY: the input holds n keys (caller); the sweep is fresh, for n keys and `passes`.
         unsafe { histogram(&self.gpu, &self.k, input.keys, n, begin, per, passes, end, &sweep)? };
         for p in 0..passes {

@@ -13,7 +13,7 @@ pub use buffers::{DoubleBuffer, Sort};
 
 use std::ops::Range;
 
-use gpu_runtime::cudarc::driver::DevicePtrMut;
+use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout;
 use gpu_runtime::{Kernel, Payload, PtxModule, Scratch, ScratchBuf};
 
@@ -239,7 +239,12 @@ impl RadixSort {
     /// [`gpu_runtime::Error::ScratchTooSmall`] (of the scratch or of the lent status), runtime
     /// errors.
     pub fn sort_with<V: Payload>(&mut self, sort: Sort<'_, '_, V>, scratch: &mut Scratch<'_>) -> Result<()> {
-        let Sort { keys, first, second, bits, status } = sort;
+        let Sort { keys, first, second, bits, status, run_if } = sort;
+        if let Some(w) = &run_if {
+            if w.is_empty() {
+                return Err(Error::Runtime(gpu_runtime::Error::LengthMismatch { what: "run_if word", expected: 1, got: 0 }));
+            }
+        }
         if bits.start > bits.end {
             return Err(Error::InvalidBits { begin: bits.start, end: bits.end });
         }
@@ -259,7 +264,17 @@ impl RadixSort {
         scratch.require(self.scratch_bytes(n, bits.clone(), status.is_some()))?;
         // SAFETY: the chains were just made by `launch::chain` from the borrowed arrays, which
         // outlive this call, for n keys and this pass count.
-        unsafe { self.run_chains(n, bits, [Some(kc), fc, sc], carry, scratch, status)? };
+        let stream = self.gpu.stream().clone();
+        let (word, _word) = match &run_if {
+            Some(w) => {
+                let (a, g) = w.device_ptr(&stream);
+                (a, Some(g))
+            }
+            None => (0, None),
+        };
+        // SAFETY: as above; `word` is 0 or the first of the view's words, borrowed (and its
+        // read recorded by the guard `_word`) past the launches.
+        unsafe { self.run_chains(n, bits, [Some(kc), fc, sc], carry, scratch, status, word)? };
         settle(Some(keys), Some(kc));
         settle(first, fc);
         settle(second, sc);

@@ -31,8 +31,12 @@ pub enum Algorithm {
     /// verdicts back, so this one **synchronizes the stream**. `Auto` takes it only on a plan
     /// told that the pattern is symmetric ([`PatternHint::Symmetric`]).
     SymTrans,
-    /// The fastest that never synchronizes ([`Algorithm::resolve`]): RadixTrans; SymTrans on a
-    /// plan given [`PatternHint::Symmetric`].
+    /// The fastest that never synchronizes ([`Algorithm::resolve`]): RadixTrans; on a square
+    /// matrix whose values SymTrans moves (0, 4 or 8 bytes) and whose sort takes an odd number of
+    /// passes (at most 2^8 or 2^16 + 1 to 2^24 columns), SymTrans first and RadixTrans after it
+    /// only when SymTrans's verdict, read on the device, says the pattern is not symmetric (one
+    /// launch sequence either way, no synchronization); SymTrans's synchronizing path on a plan
+    /// given [`PatternHint::Symmetric`].
     Auto,
 }
 

@@ -18,6 +18,9 @@ pub(crate) struct Kernels {
     symmetric: [Kernel; 2],
     /// `transpose_symmetric_probe` (SymTrans's probe).
     probe: Kernel,
+    /// `transpose_sym_verdict` and `transpose_auto_ptr` (`Auto`'s device-decided SymTrans).
+    verdict: Kernel,
+    auto_ptr: Kernel,
     /// `transpose_permute_v{1,2,16}` (values of other widths, `wide`).
     permute: [Kernel; 3],
     chunk_rows: Kernel,
@@ -43,6 +46,8 @@ impl Kernels {
             gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
             symmetric: [k("transpose_symmetric_v4")?, k("transpose_symmetric_v8")?],
             probe: k("transpose_symmetric_probe")?,
+            verdict: k("transpose_sym_verdict")?,
+            auto_ptr: k("transpose_auto_ptr")?,
             permute: [k("transpose_permute_v1")?, k("transpose_permute_v2")?, k("transpose_permute_v16")?],
             chunk_rows: k("transpose_index64_chunk_rows")?,
             chunk_ptr: [k("transpose_dist_rel_ptr")?, k("transpose_index64_chunk_ptr")?],
@@ -203,9 +208,10 @@ pub(crate) unsafe fn probe(
     bad: &mut DeviceViewMut<'_, u32>,
 ) -> Result<()> {
     let threads = transpose_kernels::SYM_PROBE_ENTRIES * transpose_kernels::sym_probe_rows(n);
-    // SAFETY: transpose_symmetric_probe(n, ptr, idx, bad): the caller's contract; blocks of NT
-    // threads (whole warps).
-    unsafe { k.probe.args(stream).arg(&n).arg(ptr).arg(idx).arg(&mut *bad).launch(grid_1d(threads, NT, NT as u64, u32::MAX))? };
+    let nnz = idx.len() as u64;
+    // SAFETY: transpose_symmetric_probe(n, nnz, ptr, idx, bad): the caller's contract; blocks of
+    // NT threads (whole warps).
+    unsafe { k.probe.args(stream).arg(&n).arg(&nnz).arg(ptr).arg(idx).arg(&mut *bad).launch(grid_1d(threads, NT, NT as u64, u32::MAX))? };
     Ok(())
 }
 
@@ -214,9 +220,9 @@ pub(crate) unsafe fn probe(
 /// row; the flag words `bad` are raised when the pattern is not symmetric.
 ///
 /// # Safety
-/// A valid square CSR of `n` rows (pointer `n + 1` words from 0 to `nnz = idx.len()`, columns
-/// `< n`); `rows` its rows (`nnz` words); outputs of `n + 1` and `nnz` words (values when
-/// present, `nnz` items); `bad` the zeroed flag's words.
+/// A square matrix's pointer of `n + 1 >= 2` words and `nnz = idx.len()` indices (any contents:
+/// the kernel clamps what it searches); `rows` `nnz` words; outputs of `n + 1` (unless `None`)
+/// and `nnz` words (values when present, `nnz` items); `bad` the zeroed flag's words.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn symmetric<T: Payload>(
     gpu: &Gpu,
@@ -224,13 +230,15 @@ pub(crate) unsafe fn symmetric<T: Payload>(
     n: u64,
     input: (&DeviceView<'_, u32>, &DeviceView<'_, u32>, &DeviceView<'_, u32>),
     vals: Option<(&DeviceView<'_, T>, &mut DeviceViewMut<'_, T>)>,
-    out_ptr: &mut DeviceViewMut<'_, u32>,
+    out_ptr: Option<&mut DeviceViewMut<'_, u32>>,
     out_idx: &mut DeviceViewMut<'_, u32>,
     bad: &mut DeviceViewMut<'_, u32>,
 ) -> Result<()> {
     let (ptr, idx, rows) = input;
     let nnz = idx.len() as u64;
     let (v, vals, out_vals) = values(vals);
+    let stream = gpu.stream().clone();
+    let (op, _op) = gpu_runtime::ptr_mut_or_null(out_ptr, &stream);
     // SAFETY: transpose_symmetric_v{4,8}(n, nnz, ptr, idx, rows, vals, out_ptr, out_idx,
     // out_vals, bad): the caller's contract.
     unsafe {
@@ -242,11 +250,44 @@ pub(crate) unsafe fn symmetric<T: Payload>(
             .arg(idx)
             .arg(rows)
             .arg(&vals)
-            .arg(&mut *out_ptr)
+            .arg(&op)
             .arg(&mut *out_idx)
             .arg(&out_vals)
             .arg(&mut *bad)
             .launch(grid_of(gpu, nnz.max(n + 1)))?
+    };
+    Ok(())
+}
+
+/// SymTrans's verdict as one word (`transpose_sym_verdict`): `verdict[0]` = 1 when the flag
+/// `bad` is raised, else 0.
+///
+/// # Safety
+/// `bad` holds [`transpose_kernels::SYM_FLAG_WORDS`] words; `verdict` at least one.
+pub(crate) unsafe fn verdict(gpu: &Gpu, k: &Kernels, bad: &DeviceView<'_, u32>, verdict: &mut DeviceViewMut<'_, u32>) -> Result<()> {
+    let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: transpose_sym_verdict(bad, verdict): the caller's contract; one warp.
+    unsafe { k.verdict.args(gpu.stream()).arg(bad).arg(&mut *verdict).launch(cfg)? };
+    Ok(())
+}
+
+/// `Auto`'s column pointer (`transpose_auto_ptr`): from the sorted `keys` when `verdict[0]` is
+/// not 0, else a copy of `in_ptr`.
+///
+/// # Safety
+/// `verdict` holds at least one word; `in_ptr` and `ptr` `n + 1`.
+pub(crate) unsafe fn auto_ptr(
+    gpu: &Gpu,
+    k: &Kernels,
+    verdict: &DeviceView<'_, u32>,
+    keys: &DeviceView<'_, u32>,
+    in_ptr: &DeviceView<'_, u32>,
+    ptr: &mut DeviceViewMut<'_, u32>,
+) -> Result<()> {
+    let (nnz, n) = (keys.len() as u64, (ptr.len() as u64).saturating_sub(1));
+    // SAFETY: transpose_auto_ptr(verdict, keys, nnz, n, in_ptr, ptr): the caller's contract.
+    unsafe {
+        k.auto_ptr.args(gpu.stream()).arg(verdict).arg(keys).arg(&nnz).arg(&n).arg(in_ptr).arg(&mut *ptr).launch(grid_of(gpu, nnz.max(n + 1)))?
     };
     Ok(())
 }

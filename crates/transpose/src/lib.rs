@@ -7,6 +7,7 @@ pub use gpu_runtime;
 pub use gpu_runtime::Gpu;
 
 mod algorithm;
+mod auto_sym;
 pub mod baselines;
 mod coo_chain;
 mod cusparse;
@@ -177,6 +178,9 @@ impl Transposer {
         if nnz == 0 {
             return Ok(0);
         }
+        if self.device_sym(algo, d, value_bytes) {
+            return Ok(auto_sym::workspace_bytes(self, d, value_bytes as u64));
+        }
         let algo = self.resolve(algo, m, n, nnz, value_bytes);
         if wide::by_positions(&self.radix, algo, value_bytes, n) {
             // Positions (4 bytes) move instead, then one gather ([`wide`]).
@@ -323,6 +327,10 @@ impl Transposer {
     ) -> Result<()> {
         let d = check_call(a, out)?;
         let vb = if a.vals().is_some() { T::BYTES } else { 0 };
+        if d.nnz > 0 && self.device_sym(algo, d, vb) {
+            scratch.require(self.workspace_bytes(algo, d.m, d.n, d.nnz, vb)?)?;
+            return auto_sym::run(self, a, out, d, scratch);
+        }
         let algo = self.resolve(algo, d.m, d.n, d.nnz, vb);
         scratch.require(self.workspace_bytes(algo, d.m, d.n, d.nnz, vb)?)?;
         if algo == Algorithm::Serial {
@@ -342,10 +350,10 @@ impl Transposer {
     /// Transposes a view whose structure check is still running on the GPU
     /// ([`DeviceCsrView::new_pending`]) into `out`, on lent scratch as
     /// [`Transposer::transpose_view_with`], then reads the check's verdict: **synchronizes the
-    /// stream once**, at the end. RadixTrans (and so `Auto` without a symmetric hint) stays inside
-    /// its buffers whatever the row pointer and column indices hold, so it runs while the check
-    /// does and the check costs its kernels and one read-back, not a synchronization before the
-    /// work; every other algorithm waits for the verdict first. On a malformed structure the
+    /// stream once**, at the end. RadixTrans and `Auto` without a symmetric hint stay inside
+    /// their buffers whatever the row pointer and column indices hold, so they run while the
+    /// check does and the check costs its kernels and one read-back, not a synchronization before
+    /// the work; every other algorithm waits for the verdict first. On a malformed structure the
     /// error names its first bad position and `out`'s contents are unspecified.
     ///
     /// # Errors
@@ -367,16 +375,25 @@ impl Transposer {
             let v = a.wait(&self.gpu)?;
             return self.transpose_view_with(algo, &v, out, scratch);
         }
-        // SAFETY: RadixTrans stays in bounds on any structure: ptr2idx clamps each tile's rows to
-        // the tile's positions below nnz (a malformed pointer gives wrong rows, never a write
-        // past them); the sort indexes by each key's digits, masked to the pass's bits; the
-        // column pointer's kernel clamps every column it writes to n (`sorted_ptr_range`); by
-        // positions (1-, 2- and 16-byte values) the gather reads the sorted positions, a
-        // permutation of 0..nnz whatever the keys. The rows it writes are then meaningless, and
-        // the verdict below says so.
-        let ran = self.transpose_view_with(Algorithm::RadixTrans, unsafe { a.unvalidated() }, out, scratch);
+        // SAFETY: RadixTrans (and `Auto`'s device-decided SymTrans before it, `auto_sym`) stays
+        // in bounds on any structure: ptr2idx clamps each tile's rows to the tile's positions
+        // below nnz (a malformed pointer gives wrong rows, never a write past them); SymTrans's
+        // probe and pass clamp every row range they search into 0..nnz and every column to
+        // n - 1; the sort indexes by each key's digits, masked to the pass's bits; the column
+        // pointer's kernels clamp every column they write to n (`sorted_ptr_range`) or copy n + 1
+        // words; by positions (1-, 2- and 16-byte values) the gather reads the sorted
+        // positions, a permutation of 0..nnz whatever the keys. The answer is then meaningless,
+        // and the verdict below says so.
+        let ran = self.transpose_view_with(algo, unsafe { a.unvalidated() }, out, scratch);
         a.wait(&self.gpu)?;
         ran
+    }
+
+    /// Whether `algo` on this matrix takes `Auto`'s device-decided SymTrans ([`auto_sym`]):
+    /// `Auto` with no pattern hint on a square matrix whose values SymTrans moves and whose sort
+    /// takes an odd number of passes.
+    fn device_sym(&self, algo: Algorithm, d: Dims, value_bytes: usize) -> bool {
+        algo == Algorithm::Auto && self.hint == PatternHint::Unknown && auto_sym::applies(self, d, value_bytes as u64)
     }
 
     /// Runs one resolved GPU algorithm on a non-empty matrix: values of 4 or 8 bytes or none;

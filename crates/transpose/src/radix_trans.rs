@@ -11,7 +11,7 @@
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_radix::{bits_below, DoubleBuffer, RadixSort, Sort};
 use gpu_runtime::scratch::{Layout, ScratchSlice};
-use gpu_runtime::{DeviceViewMut, Payload, Scratch};
+use gpu_runtime::{DeviceView, DeviceViewMut, Payload, Scratch};
 use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
 use crate::{launch, Dims, Result, Transposer};
@@ -120,13 +120,16 @@ pub(crate) fn expand_rows<T: Payload>(
     Ok(())
 }
 
-/// The sort and the column pointer, once [`expand_rows`] has run on the same scratch.
+/// The sort and the column pointer, once [`expand_rows`] has run on the same scratch. With
+/// `run_if` (`Auto`'s verdict word, [`crate::auto_sym`]) the sort runs only when the word is not
+/// 0, and the pointer is then the sorted columns' or else a copy of the input's.
 pub(crate) fn sort<T: Payload>(
     t: &mut Transposer,
     a: &DeviceCsrView<'_, T>,
     out: &mut DeviceCsrPartsMut<'_, T>,
     d: Dims,
     scratch: &mut Scratch<'_>,
+    run_if: Option<&DeviceView<'_, u32>>,
 ) -> Result<()> {
     let stream = t.gpu.stream().clone();
     let values = a.vals().is_some() && out.vals.is_some();
@@ -146,7 +149,10 @@ pub(crate) fn sort<T: Payload>(
     let end = bits_below(d.n);
     // The look-back status in the column pointer when it fits (written after the sort).
     let lent = status_in_ptr(&t.radix, d).then(|| Scratch::of(&mut out.ptr, &stream));
-    let job = Sort::keys_from(a.idx().clone(), &mut keys).first(&mut rows).bits(0..end);
+    let mut job = Sort::keys_from(a.idx().clone(), &mut keys).first(&mut rows).bits(0..end);
+    if let Some(w) = run_if {
+        job = job.run_if(w.clone());
+    }
     match (a.vals(), out.vals.as_mut()) {
         // The values (none for a pattern matrix) travel as the second payload.
         (Some(v), Some(o)) => {
@@ -156,9 +162,14 @@ pub(crate) fn sort<T: Payload>(
         _ => run_sort(&mut t.radix, job, lent, &mut c.sweep)?,
     }
     drop((keys, rows));
-    // SAFETY: the sorted column indices (< n, as the input's), the output pointer of n + 1
-    // words.
-    unsafe { launch::sorted_ptr(&t.gpu, &t.k, &c.sorted.view(), d.n, &mut out.ptr)? };
+    match run_if {
+        // SAFETY: the verdict word, the sorted column indices (nnz words; the kernel clamps
+        // them to n), the input's and the output's pointers of n + 1 words.
+        Some(w) => unsafe { launch::auto_ptr(&t.gpu, &t.k, w, &c.sorted.view(), a.ptr(), &mut out.ptr)? },
+        // SAFETY: the sorted column indices (nnz words; the kernel clamps them to n), the output
+        // pointer of n + 1 words.
+        None => unsafe { launch::sorted_ptr(&t.gpu, &t.k, &c.sorted.view(), d.n, &mut out.ptr)? },
+    }
     Ok(())
 }
 
@@ -187,5 +198,5 @@ pub(crate) fn run<T: Payload>(
     scratch: &mut Scratch<'_>,
 ) -> Result<()> {
     expand_rows(t, a, out, d, &mut scratch.reborrow())?;
-    sort(t, a, out, d, scratch)
+    sort(t, a, out, d, scratch, None)
 }

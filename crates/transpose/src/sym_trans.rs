@@ -70,23 +70,26 @@ pub(crate) fn launch_probe<T: Payload>(
     unsafe { launch::probe(stream, &t.k, d.n, a.ptr(), a.idx(), bad) }
 }
 
-/// The full pass: `out` gets `a`'s pointer and indices and each value at its mirror's place; the
-/// flag `bad` (zeroed) is raised when the pattern is not symmetric. `rows`: each nonzero's row.
-fn launch_pass<T: Payload>(
+/// The full pass: `out` gets `a`'s indices (and its pointer when `with_ptr`) and each value at
+/// its mirror's place; the flag `bad` (zeroed) is raised when the pattern is not symmetric.
+/// `rows`: each nonzero's row.
+pub(crate) fn launch_pass<T: Payload>(
     t: &Transposer,
     a: &DeviceCsrView<'_, T>,
     out: &mut DeviceCsrPartsMut<'_, T>,
     rows: &DeviceView<'_, u32>,
     bad: &mut DeviceViewMut<'_, u32>,
     d: Dims,
+    with_ptr: bool,
 ) -> Result<()> {
     if rows.len() as u64 != d.nnz || bad.len() < SYM_FLAG_WORDS {
         return Err(crate::Error::LengthMismatch { what: "SymTrans's rows", expected: d.nnz, got: rows.len() as u64 });
     }
-    // SAFETY: a valid square CSR (the view's invariants: pointer from 0 to nnz, columns < n =
-    // m), its rows from ptr2idx (nnz words, not an output), outputs of n + 1 and nnz words
-    // (values when present: `check_call`), the zeroed flag's words.
-    unsafe { launch::symmetric(&t.gpu, &t.k, d.n, (a.ptr(), a.idx(), rows), a.vals().zip(out.vals.as_mut()), &mut out.ptr, &mut out.idx, bad) }
+    // SAFETY: a square matrix's pointer of n + 1 >= 2 words and nnz indices (any contents: the
+    // kernel clamps its searches), its rows from ptr2idx (nnz words, not an output), outputs of
+    // n + 1 and nnz words (values when present: `check_call`), the zeroed flag's words.
+    let out_ptr = if with_ptr { Some(&mut out.ptr) } else { None };
+    unsafe { launch::symmetric(&t.gpu, &t.k, d.n, (a.ptr(), a.idx(), rows), a.vals().zip(out.vals.as_mut()), out_ptr, &mut out.idx, bad) }
 }
 
 /// Whether the flag is still down ([`sym_flag_raised`]). Synchronizes.
@@ -134,13 +137,13 @@ pub(crate) fn run<T: Payload>(
         // What follows on the main stream comes after the probe (its flag, its reads).
         main.wait(&probed).map_err(err())?;
         if probe_passed {
-            radix_trans::with_odd_rows(t, d, &mut radix.reborrow(), |rows, _| launch_pass(t, a, out, &rows.view(), &mut bad.view_mut(), d))?;
+            radix_trans::with_odd_rows(t, d, &mut radix.reborrow(), |rows, _| launch_pass(t, a, out, &rows.view(), &mut bad.view_mut(), d, true))?;
             if passed(t, &bad)? {
                 return Ok(());
             }
         }
         // The rows are still where the sort's first pass reads them.
-        return radix_trans::sort(t, a, out, d, &mut radix);
+        return radix_trans::sort(t, a, out, d, &mut radix, None);
     }
     // An even number of passes: rows of its own, read after the probe's verdict.
     let mut own = scratch.reborrow();
@@ -148,7 +151,7 @@ pub(crate) fn run<T: Payload>(
     let mut bad = own.slice::<u32>(SYM_FLAG_WORDS)?;
     if probe(t, a, &mut bad.view_mut(), d)? {
         t.ptr2idx.run_with(a.ptr(), &mut rows, &mut own.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
-        launch_pass(t, a, out, &rows.view(), &mut bad.view_mut(), d)?;
+        launch_pass(t, a, out, &rows.view(), &mut bad.view_mut(), d, true)?;
         if passed(t, &bad)? {
             return Ok(());
         }

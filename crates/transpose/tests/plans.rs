@@ -157,8 +157,16 @@ gpu_test!(fn pending_checks_refuse_malformed_structures_after_radix_runs_beside_
     let (mut r, _seed) = rng();
     let mut t = Transposer::new(gpu).unwrap();
     // 200 columns: one pass; 100 000: three; 1 column: no sort bits.
-    for (m, n, nnz) in [(300u64, 200u64, 5000u64), (3000, 100_000, 40_000), (64, 1, 40)] {
-        let a = generate::uniform::<f32>(m, n, nnz, r.random()).unwrap();
+    // Square ones of 200 and 70 000 columns and symmetric meshes of 216 and 74 088: `Auto` tries
+    // SymTrans on the device first (its probe and pass on the malformed structure too).
+    let mut mats = Vec::new();
+    for (m, n, nnz) in [(300u64, 200u64, 5000u64), (3000, 100_000, 40_000), (64, 1, 40), (200, 200, 3000), (70_000, 70_000, 300_000)] {
+        mats.push(generate::uniform::<f32>(m, n, nnz, r.random()).unwrap());
+    }
+    mats.push(generate::laplacian_3d::<f32>(6).unwrap());
+    mats.push(generate::laplacian_3d::<f32>(42).unwrap());
+    for a in mats {
+        let (m, n, nnz) = (a.rows(), a.cols(), a.nnz());
         let bad_at = r.random_range(1..nnz as usize - 1);
         let bad_row = r.random_range(1..m as usize - 1);
         type Edit = Box<dyn Fn(&mut Vec<u32>, &mut Vec<u32>)>;

@@ -304,6 +304,36 @@ gpu_test!(fn sym_trans_matches_the_twin_symmetric_or_not(gpu) {
     assert!(cases > 0);
 });
 
+gpu_test!(fn auto_decides_symtrans_on_the_device_symmetric_or_not(gpu) {
+    // `Auto` on square matrices whose sort takes an odd number of passes (at most 256 columns:
+    // one; 2^16 + 1 to 2^24: three) tries SymTrans and runs RadixTrans only if the verdict, read
+    // on the device, says the pattern is not symmetric: bit for bit the twin's either way.
+    let mut t = Transposer::new(gpu).unwrap();
+    let (mut r, _g) = rng();
+    let max = gpu_testkit::max_len() as u64;
+    // The path is taken exactly there: its workspace is RadixTrans's plus the flag and verdict.
+    for (n, takes) in [(200u64, true), (1000, false), (65_536, false), (70_000, true)] {
+        let (auto, radix) = (t.workspace_bytes(Algorithm::Auto, n, n, 10 * n, 4).unwrap(), t.workspace_bytes(Algorithm::RadixTrans, n, n, 10 * n, 4).unwrap());
+        assert_eq!(auto > radix, takes, "{n} columns: Auto {auto} B, RadixTrans {radix} B");
+    }
+    let mut cases = 0;
+    for scale in [3u64, 33, 200, 70_000, 150_000] {
+        if scale * 8 > max.max(64) {
+            continue;
+        }
+        for (name, a, _) in sym_cases::<f32>(&mut r, scale) {
+            check_gpu(&mut t, Algorithm::Auto, &name, &a, |v| v.to_bits() as u64);
+            cases += 1;
+        }
+        for (name, a, _) in sym_cases::<f64>(&mut r, scale.min(70_000)) {
+            check_gpu(&mut t, Algorithm::Auto, &name, &a, |v| v.to_bits());
+            let pattern = Csr::try_new(a.rows(), a.cols(), a.ptr().to_vec(), a.idx().to_vec(), vec![(); a.nnz() as usize]).unwrap();
+            check_pattern(&mut t, Algorithm::Auto, &format!("{name} pattern"), &pattern);
+        }
+    }
+    assert!(cases > 0);
+});
+
 gpu_test!(fn every_algorithm_matches_the_twin_on_generated_matrices(gpu) {
     let mut t = Transposer::new(gpu).unwrap();
     let (mut r, _g) = rng();

@@ -1,11 +1,22 @@
 //! Kernels of PTX module `radix`: thin entry points over [`crate::tile`], each taking its
 //! `#[repr(C)]` argument struct by value.
 use gpu_device::dynamic_shared;
+use gpu_device::mem::ldg;
 
 use crate::tile::{histogram, onesweep};
 use crate::{HistogramArgs, OnesweepArgs};
 
 dynamic_shared!(RX_STAGE: u8);
+
+/// Whether a launch whose `run_if` is this runs: null, or a word that is not 0.
+///
+/// # Safety
+/// `run_if` is null or points to a readable word.
+#[inline(always)]
+unsafe fn runs(run_if: *const u32) -> bool {
+    // SAFETY: the caller's contract.
+    run_if.is_null() || unsafe { ldg(run_if) } != 0
+}
 
 /// [`histogram`]: digit counts of up to `HIST_PASSES` passes in one read of the keys.
 ///
@@ -14,7 +25,11 @@ dynamic_shared!(RX_STAGE: u8);
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn radix_histogram(a: HistogramArgs) {
     // SAFETY: the caller's contract.
-    unsafe { histogram(&a) }
+    unsafe {
+        if runs(a.run_if) {
+            histogram(&a)
+        }
+    }
 }
 
 macro_rules! onesweep_kernel {
@@ -29,7 +44,11 @@ macro_rules! onesweep_kernel {
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name(a: OnesweepArgs) {
             // SAFETY: the caller's contract (the launch sizes the dynamic shared memory).
-            unsafe { onesweep::<$t, $s, $h, $bits>(&a, RX_STAGE::smem()) }
+            unsafe {
+                if runs(a.run_if) {
+                    onesweep::<$t, $s, $h, $bits>(&a, RX_STAGE::smem())
+                }
+            }
         }
     };
 }

@@ -65,6 +65,9 @@ pub struct HistogramArgs {
     pub passes: u32,
     /// The bit past the key's last sorted one.
     pub end: u32,
+    /// Null, or a word read at the launch: the kernel does nothing when it is 0 (a sort decided
+    /// on the device, e.g. RadixTrans after SymTrans's verdict).
+    pub run_if: *const u32,
 }
 
 /// The arguments of a `radix_onesweep_*` kernel ([`tile::onesweep`]): one stable pass by digit
@@ -100,6 +103,9 @@ pub struct OnesweepArgs {
     pub bits: u32,
     /// The pass's number in its sort (the status words' tag).
     pub pass: u32,
+    /// Null, or a word read at the launch: the kernel does nothing when it is 0 (as
+    /// [`HistogramArgs::run_if`]).
+    pub run_if: *const u32,
 }
 
 /// Bits of the count of a 32-bit look-back status word (a 5-bit tag above).

@@ -53,7 +53,7 @@ static_shared!(RX_TOTALS: [u32; 2 * WARPS]);
 /// `per <= MAX_BITS`; `chunk` a multiple of 4.
 #[inline(always)]
 pub unsafe fn histogram(a: &HistogramArgs) {
-    let HistogramArgs { keys, hist, n, chunk, shift0, per, passes, end } = *a;
+    let HistogramArgs { keys, hist, n, chunk, shift0, per, passes, end, run_if: _ } = *a;
     let tid = thread_idx_x();
     let h = RX_HIST::smem();
     let slots = passes as usize * RADIX;

@@ -29,6 +29,38 @@ pub unsafe extern "ptx-kernel" fn transpose_iota(perm: *mut u32, nnz: u64) {
 /// `keys` holds `nnz` sorted words `< n`, `ptr` holds `n + 1`; any 1-D grid.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn transpose_sorted_ptr(keys: *const u32, nnz: u64, n: u64, ptr: *mut u32) {
+    // SAFETY: the caller's contract.
+    unsafe { sorted_ptr(keys, nnz, n, ptr) }
+}
+
+/// `Auto`'s column pointer after SymTrans's attempt and the sort it guards: from the sorted
+/// keys ([`transpose_sorted_ptr`]) when `verdict[0]` is not 0 (the pattern was not symmetric:
+/// the sort ran), else a copy of the input's pointer `in_ptr` (SymTrans's answer).
+///
+/// # Safety
+/// `verdict` one word; `keys` holds `nnz` words, `in_ptr` and `ptr` `n + 1`; any 1-D grid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_auto_ptr(verdict: *const u32, keys: *const u32, nnz: u64, n: u64, in_ptr: *const u32, ptr: *mut u32) {
+    // SAFETY: the caller's contract; the copy's indices are <= n.
+    unsafe {
+        if ldg_u32(verdict) != 0 {
+            sorted_ptr(keys, nnz, n, ptr);
+        } else {
+            let mut k = index_1d_u64();
+            while k <= n {
+                stg(ptr.add(k as usize), ldg_u32(in_ptr.add(k as usize)));
+                k += grid_size_1d();
+            }
+        }
+    }
+}
+
+/// [`transpose_sorted_ptr`]'s body.
+///
+/// # Safety
+/// As [`transpose_sorted_ptr`].
+#[inline(always)]
+unsafe fn sorted_ptr(keys: *const u32, nnz: u64, n: u64, ptr: *mut u32) {
     let quads = nnz.div_ceil(4).max(1);
     let aligned = (keys as usize) % 16 == 0;
     let mut q = index_1d_u64();
@@ -143,17 +175,18 @@ macro_rules! move_kernels {
 
 macro_rules! symmetric_kernel {
     ($name:ident, $t:ty) => {
-        /// SymTrans for an `n × n` matrix: `out_ptr = ptr`, `out_idx = idx`, and value `k` of
+        /// SymTrans for an `n × n` matrix: `out_ptr = ptr` (unless null), `out_idx = idx`, and value `k` of
         /// nonzero `(rows[k], idx[k])` to its mirror's place ([`symmetric_slot`]; values
         /// skipped when `vals` is null). A nonzero without a mirror, or a column not above the
         /// one before it in its row, makes every copy of the flag `bad` nonzero (the outputs are
         /// then not a transpose), and every warp stops once it sees its copy so.
         ///
         /// # Safety
-        /// A CSR of `n` rows whose pointer runs from 0 to `nnz`, nondecreasing, and whose columns
-        /// are below `n`; `rows` its row of each nonzero; `out_ptr` holds `n + 1` words,
-        /// `out_idx` (and `out_vals`, `vals` when used) `nnz`; `bad` [`SYM_FLAG_WORDS`] words, zeroed.
-        /// Any 1-D grid of whole warps.
+        /// A pointer of `n + 1 >= 2` words and `nnz` column indices (a malformed structure only
+        /// gives a meaningless answer: every row range searched is clamped into `0..nnz`, every
+        /// column to `n - 1`); `rows` holds `nnz` words; `out_ptr` (unless null) holds `n + 1`
+        /// words, `out_idx` (and `out_vals`, `vals` when used) `nnz`; `bad` [`SYM_FLAG_WORDS`]
+        /// words, zeroed. Any 1-D grid of whole warps.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $name(
             n: u64,
@@ -184,7 +217,7 @@ macro_rules! symmetric_kernel {
                 // SAFETY: k < nnz for the nonzeros, k <= n for the pointer; the search stays
                 // inside row c's range of a valid pointer (c < n); a found slot is below nnz.
                 unsafe {
-                    if k <= n {
+                    if k <= n && !out_ptr.is_null() {
                         stg(out_ptr.add(k as usize), ldg_u32(ptr.add(k as usize)));
                     }
                     if k < nnz {
@@ -193,7 +226,7 @@ macro_rules! symmetric_kernel {
                         // Strictly sorted rows: the next nonzero of the same row has a larger
                         // column.
                         let unsorted = k + 1 < nnz && ldg_u32(rows.add(k as usize + 1)) == r && ldg_u32(idx.add(k as usize + 1)) <= c;
-                        let (b, e) = (ldg_u32(ptr.add(c as usize)) as u64, ldg_u32(ptr.add(c as usize + 1)) as u64);
+                        let (b, e) = mirror_row(ptr, n, nnz, c);
                         match symmetric_slot(&|j| ldg_u32(idx.add(j as usize)), b, e, r) {
                             Some(p) if !unsorted => {
                                 if !vals.is_null() {
@@ -223,10 +256,11 @@ macro_rules! symmetric_kernel {
 /// zero for it; [`crate::sym_flag_raised`] reads them).
 ///
 /// # Safety
-/// A CSR of `n` rows whose pointer runs from 0 to `nnz`, nondecreasing, and whose columns are below
-/// `n`; `bad` holds [`SYM_FLAG_WORDS`] words. Any 1-D grid of whole warps.
+/// A pointer of `n + 1 >= 2` words and `nnz` column indices (any contents: ranges and columns
+/// are clamped as in the full pass); `bad` holds [`SYM_FLAG_WORDS`] words. Any 1-D grid of
+/// whole warps.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_symmetric_probe(n: u64, ptr: *const u32, idx: *const u32, bad: *mut u32) {
+pub unsafe extern "ptx-kernel" fn transpose_symmetric_probe(n: u64, nnz: u64, ptr: *const u32, idx: *const u32, bad: *mut u32) {
     let lane = warp::lane_id();
     let rows = sym_probe_rows(n);
     // Warp-uniform: the lanes of a warp share s (blocks are whole warps).
@@ -237,11 +271,11 @@ pub unsafe extern "ptx-kernel" fn transpose_symmetric_probe(n: u64, ptr: *const 
         // SAFETY: r < n, so ptr[r + 1] is in the pointer; j < e <= nnz; c < n (a valid CSR), and
         // the search stays inside row c's range.
         unsafe {
-            let (b, e) = (ldg_u32(ptr.add(r as usize)) as u64, ldg_u32(ptr.add(r as usize + 1)) as u64);
+            let (b, e) = mirror_row(ptr, n, nnz, r as u32);
             let j = b + lane as u64;
             if j < e {
-                let c = ldg_u32(idx.add(j as usize)) as usize;
-                let (cb, ce) = (ldg_u32(ptr.add(c)) as u64, ldg_u32(ptr.add(c + 1)) as u64);
+                let c = ldg_u32(idx.add(j as usize));
+                let (cb, ce) = mirror_row(ptr, n, nnz, c);
                 fail = symmetric_slot(&|k| ldg_u32(idx.add(k as usize)), cb, ce, r as u32).is_none();
             }
         }
@@ -252,6 +286,40 @@ pub unsafe extern "ptx-kernel" fn transpose_symmetric_probe(n: u64, ptr: *const 
             unsafe { atomic::st_relaxed_u32(bad.add((s % SYM_FLAG_COPIES as u64) as usize * SYM_FLAG_STRIDE), 1) };
         }
         s += grid_size_1d() / 32;
+    }
+}
+
+/// Row `c`'s range `ptr[c]..ptr[c + 1]` clamped into `0..nnz` (and `c` to `n - 1`), so that a
+/// search stays inside the indices whatever the structure holds (a valid one is unchanged).
+///
+/// # Safety
+/// `ptr` holds `n + 1 >= 2` words.
+#[inline(always)]
+unsafe fn mirror_row(ptr: *const u32, n: u64, nnz: u64, c: u32) -> (u64, u64) {
+    let c = (c as u64).min(n - 1) as usize;
+    // SAFETY: c + 1 <= n.
+    let (b, e) = unsafe { (ldg_u32(ptr.add(c)) as u64, ldg_u32(ptr.add(c + 1)) as u64) };
+    let e = e.min(nnz);
+    (b.min(e), e)
+}
+
+/// SymTrans's verdict as one word: `verdict[0]` = 1 when any copy of the flag `bad` is raised
+/// (the pattern is not symmetric: RadixTrans runs), else 0 ([`crate::sym_flag_raised`]).
+///
+/// # Safety
+/// `bad` holds [`SYM_FLAG_WORDS`] words, `verdict` one. One warp (more threads do nothing more).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_sym_verdict(bad: *const u32, verdict: *mut u32) {
+    let lane = warp::lane_id() as usize;
+    if index_1d_u64() >= 32 {
+        return;
+    }
+    // SAFETY: lane * SYM_FLAG_STRIDE < SYM_FLAG_WORDS for lane < SYM_FLAG_COPIES.
+    let raised = lane < SYM_FLAG_COPIES && unsafe { atomic::ld_relaxed_u32(bad.add(lane * SYM_FLAG_STRIDE)) } != 0;
+    let any = warp::ballot_sync(warp::FULL_MASK, raised) != 0;
+    if lane == 0 {
+        // SAFETY: one word.
+        unsafe { stg(verdict, any as u32) };
     }
 }
 

@@ -1,0 +1,61 @@
+//! `Auto` on square matrices: SymTrans tried and RadixTrans run only if it fails, decided on the
+//! device, with no synchronization (issue 55, item 4). One launch sequence whatever the pattern,
+//! so a call can be captured into a CUDA graph:
+//!
+//! 1. ptr2idx writes each nonzero's row where the sort's first pass reads them (RadixTrans's
+//!    scratch: an odd number of passes, which this path requires);
+//! 2. SymTrans's probe looks for the mirrors of a sample of nonzeros; its full pass (which every
+//!    warp leaves at once when the probe failed) writes the indices and each value at its
+//!    mirror's place, raising the flag at any nonzero without a mirror;
+//! 3. one warp turns the flag into one verdict word;
+//! 4. RadixTrans's sort, every kernel of which does nothing unless the verdict is raised
+//!    ([`gpu_radix::Sort::run_if`]);
+//! 5. the column pointer from the sorted columns when the verdict is raised, else a copy of the
+//!    input's (`transpose_auto_ptr`).
+//!
+//! On a symmetric pattern that is one pass over the nonzeros instead of three; on any other, the
+//! probe, two launches that return at once and a one-warp launch (a few microseconds) on top of
+//! RadixTrans. Every kernel stays inside its buffers whatever the structure holds (the searches
+//! are clamped), so a view whose check is still running may be transposed this way
+//! ([`crate::Transposer::transpose_pending_with`]).
+use gpu_runtime::scratch::Layout;
+use gpu_runtime::{Payload, Scratch};
+use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
+use transpose_kernels::SYM_FLAG_WORDS;
+
+use crate::{launch, radix_trans, sym_trans, Dims, Result, Transposer};
+
+/// Whether `Auto` takes this path for an `m × n` matrix of `vb`-byte values: square, values of 0,
+/// 4 or 8 bytes (SymTrans's), and a sort of an odd number of passes, whose rows live in the
+/// scratch where the pass does not write (1–8- and 17–24-bit column indices).
+pub(crate) fn applies(t: &Transposer, d: Dims, vb: u64) -> bool {
+    d.m == d.n && matches!(vb, 0 | 4 | 8) && radix_trans::rows_in_scratch(t, d)
+}
+
+/// RadixTrans's scratch, then the flag's words and the verdict word.
+pub(crate) fn workspace_bytes(t: &Transposer, d: Dims, vb: u64) -> u64 {
+    Layout::new().add(radix_trans::workspace_bytes(&t.radix, d, vb)).add(4 * SYM_FLAG_WORDS as u64).add(4).bytes()
+}
+
+pub(crate) fn run<T: Payload>(
+    t: &mut Transposer,
+    a: &DeviceCsrView<'_, T>,
+    out: &mut DeviceCsrPartsMut<'_, T>,
+    d: Dims,
+    scratch: &mut Scratch<'_>,
+) -> Result<()> {
+    let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
+    let mut radix = scratch.sub(radix_trans::workspace_bytes(&t.radix, d, vb))?;
+    let mut bad = scratch.slice::<u32>(SYM_FLAG_WORDS)?;
+    let mut verdict = scratch.slice::<u32>(1)?;
+    t.gpu.memset_bytes(&mut bad, 0)?;
+    radix_trans::expand_rows(t, a, out, d, &mut radix.reborrow())?;
+    let stream = t.gpu.stream().clone();
+    sym_trans::launch_probe(t, &stream, a, &mut bad.view_mut(), d)?;
+    radix_trans::with_odd_rows(t, d, &mut radix.reborrow(), |rows, _| {
+        sym_trans::launch_pass(t, a, out, &rows.view(), &mut bad.view_mut(), d, false)
+    })?;
+    // SAFETY: the flag's SYM_FLAG_WORDS words and one verdict word, carved above.
+    unsafe { launch::verdict(&t.gpu, &t.k, &bad.view(), &mut verdict.view_mut())? };
+    radix_trans::sort(t, a, out, d, &mut radix, Some(&verdict.view()))
+}
