@@ -11,7 +11,9 @@
 #                                                 # SKIP=<regex> leaves them out. csrc's binary
 #                                                 # takes ~280 s on an H100 (its f64 twin check):
 #                                                 # the gate is two calls, SKIP='^csrc-' (~380 s)
-#                                                 # then PART=rust ONLY='^csrc-' PER_BINARY_S=450
+#                                                 # then PART=rust ONLY='^csrc-' PER_BINARY_S=450;
+#                                                 # MEMCHECK / RACECHECK="<binary regex>[:<filter>] ..."
+#                                                 # add sanitizer runs of chosen binaries
 # Each Rust test binary runs with SPTRANS_REQUIRE_GPU=1 (a skipped GPU test fails); multi-GPU
 # tests run on the GPUs present (SPTRANS_REQUIRE_GPUS=<count> on several). Data tests report
 # themselves skipped without ../shared. Logs and the summary go to $OUT.
@@ -51,9 +53,27 @@ if [ "$PART" = all ] || [ "$PART" = python ]; then
   echo "python suite: rc=$rc $(tail -1 "$OUT/pytest.log")" | tee "$OUT/python.txt"
   [ "$rc" = 0 ] || { fail=1; grep -E "FAILED|Error" "$OUT/pytest.log" | head -30; }
 fi
+if [ -n "${MEMCHECK:-}" ]; then
+  # MEMCHECK="<binary regex>[:<test filter>] ..." : memcheck (1M-item inputs) of the binaries
+  # named, each with its test-name filter; RACECHECK alike (64k-item inputs).
+  for spec in $MEMCHECK; do
+    re=${spec%%:*}; filt=""; [ "$spec" != "$re" ] && filt=${spec#*:}
+    for b in $(ls .gpu/t/tests/* | grep -E "/($re)-[0-9a-f]+$"); do
+      SPTRANS_TEST_MAX_LEN=1048576 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 "$b" $filt --test-threads=1 > "$OUT/memcheck-$(basename "$b").log" 2>&1
+      echo "memcheck $(basename "$b") $filt: rc=$? $(grep -h 'ERROR SUMMARY' "$OUT/memcheck-$(basename "$b").log" | tail -1)" | tee -a "$OUT/memcheck.txt"
+    done
+  done
+  for spec in ${RACECHECK:-}; do
+    re=${spec%%:*}; filt=""; [ "$spec" != "$re" ] && filt=${spec#*:}
+    for b in $(ls .gpu/t/tests/* | grep -E "/($re)-[0-9a-f]+$"); do
+      SPTRANS_TEST_MAX_LEN=65536 compute-sanitizer --tool racecheck --error-exitcode 9 "$b" $filt --test-threads=1 > "$OUT/racecheck-$(basename "$b").log" 2>&1
+      echo "racecheck $(basename "$b") $filt: rc=$? $(grep -h 'RACECHECK SUMMARY\|ERROR SUMMARY' "$OUT/racecheck-$(basename "$b").log" | tail -1)" | tee -a "$OUT/memcheck.txt"
+    done
+  done
+fi
 if [ "$PART" = all ] || [ "$PART" = memcheck ]; then
-  # Memcheck of what this round touched: the cross-stream tests (forked streams, lent scratch)
-  # and a Python operator whose caller rewrites its index arrays after the build.
+  # Memcheck of the cross-stream tests (forked streams, lent scratch) and of a Python operator
+  # whose caller rewrites its index arrays after the build.
   s=$(ls .gpu/t/tests/streams-* | head -1)
   SPTRANS_TEST_MAX_LEN=1048576 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 "$s" --test-threads=1 > "$OUT/memcheck-streams.log" 2>&1
   echo "memcheck streams: rc=$? $(grep -h 'ERROR SUMMARY' "$OUT/memcheck-streams.log" | tail -1)" | tee "$OUT/memcheck.txt"

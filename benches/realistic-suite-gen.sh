@@ -6,7 +6,9 @@
 # mesh in natural and RCM numbering, a KKT system, a variable-width skyline. Sourced by the
 # device scripts that time the suite (`. benches/realistic-suite-gen.sh`).
 S=${S:-.gpu/sptrans}; M=${M:-${REALISTIC_MATRICES:-/tmp/realistic}}; mkdir -p "$M"
-realistic_gen() { local name=$1; shift; [ -f "$M/$name.mtx" ] || $S gen "$@" -o "$M/$name.mtx" 2>&1 | tail -1; }
+# REALISTIC_EXT=npz stores them as SciPy .npz (binary: faster to write and read than .mtx).
+EXT=${REALISTIC_EXT:-mtx}
+realistic_gen() { local name=$1; shift; [ -f "$M/$name.$EXT" ] || $S gen "$@" -o "$M/$name.$EXT" 2>&1 | tail -1; }
 realistic_gen stencil27_100_natural stencil 100 --order natural &
 realistic_gen stencil27_100_random stencil 100 --order random --seed 2 &
 realistic_gen stencil27_100_rcm stencil 100 --order rcm &
