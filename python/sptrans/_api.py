@@ -33,15 +33,18 @@ def transpose(A, algorithm="auto", *, check=True):
     duplicates kept, not summed). int64 index arrays on the GPU are narrowed to 32 bits on the
     device while checked, and the result's widened back (copies).
 
-    ``algorithm``: ``"auto"`` (RadixTrans or ScanTrans by size), ``"radix"``, ``"scan"``,
-    ``"merge"``, ``"coo"``, ``"sym"`` (for a symmetric pattern) or ``"serial"``.
+    ``algorithm``: ``"auto"`` (RadixTrans; on square matrices SymTrans first, kept when the GPU
+    finds the pattern symmetric, decided on the device), ``"radix"``, ``"scan"``, ``"merge"``,
+    ``"coo"``, ``"sym"`` (for a symmetric pattern) or ``"serial"``.
 
     ``check``: the structure (row pointer from 0 to nnz, never decreasing; every index below the
-    column count) is validated on the GPU before any kernel indexes with it, which costs one
-    read of the index arrays and one synchronization. ``check=False`` skips that for int32
-    arrays on your promise that they are valid (as PyTorch's sparse constructors do by
-    default): a malformed structure may then make kernels read or write out of bounds. int64
-    arrays are always checked (while they are narrowed).
+    column count) is validated on the GPU, which costs one read of the index arrays and one
+    synchronization. With ``"auto"`` and ``"radix"`` (whose kernels stay in bounds on any
+    structure) the check runs beside the transpose and its verdict is read once at the end;
+    the other algorithms wait for it before any kernel indexes with the arrays. ``check=False``
+    skips it for int32 arrays on your promise that they are valid (as PyTorch's sparse
+    constructors do by default): a malformed structure may then make kernels read or write out
+    of bounds. int64 arrays are always checked (while they are narrowed).
 
     Raises ``TypeError`` (unsupported input or dtype), ``ValueError`` (malformed structure, with
     the position), ``MemoryError`` (device out of memory), ``RuntimeError`` (no GPU for a
