@@ -18,7 +18,9 @@ pub(crate) struct Kernels {
     symmetric: [Kernel; 2],
     /// `transpose_symmetric_probe` (SymTrans's probe).
     probe: Kernel,
-    /// `transpose_sym_verdict` and `transpose_auto_ptr` (`Auto`'s device-decided SymTrans).
+    /// `transpose_sym_gate`, `transpose_sym_verdict` and `transpose_auto_ptr` (`Auto`'s
+    /// device-decided SymTrans).
+    gate: Kernel,
     verdict: Kernel,
     auto_ptr: Kernel,
     /// `transpose_permute_v{1,2,16}` (values of other widths, `wide`).
@@ -46,6 +48,7 @@ impl Kernels {
             gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
             symmetric: [k("transpose_symmetric_v4")?, k("transpose_symmetric_v8")?],
             probe: k("transpose_symmetric_probe")?,
+            gate: k("transpose_sym_gate")?,
             verdict: k("transpose_sym_verdict")?,
             auto_ptr: k("transpose_auto_ptr")?,
             permute: [k("transpose_permute_v1")?, k("transpose_permute_v2")?, k("transpose_permute_v16")?],
@@ -256,6 +259,18 @@ pub(crate) unsafe fn symmetric<T: Payload>(
             .arg(&mut *bad)
             .launch(grid_of(gpu, nnz.max(n + 1)))?
     };
+    Ok(())
+}
+
+/// `Auto`'s gate after SymTrans's probe (`transpose_sym_gate`): raises the flag `bad` when the
+/// probe found the mirrors scattered.
+///
+/// # Safety
+/// `bad` holds [`transpose_kernels::SYM_FLAG_WORDS`] words, the probe's.
+pub(crate) unsafe fn gate(gpu: &Gpu, k: &Kernels, bad: &mut DeviceViewMut<'_, u32>) -> Result<()> {
+    let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: transpose_sym_gate(bad): the caller's contract; one warp.
+    unsafe { k.gate.args(gpu.stream()).arg(&mut *bad).launch(cfg)? };
     Ok(())
 }
 

@@ -268,6 +268,8 @@ pub unsafe extern "ptx-kernel" fn transpose_symmetric_probe(n: u64, nnz: u64, pt
     while s < rows {
         let r = sym_probe_row(s, n);
         let mut fail = false;
+        // This lane's nonzero's mirror region (u32::MAX: no nonzero).
+        let mut region = u32::MAX;
         // SAFETY: r < n, so ptr[r + 1] is in the pointer; j < e <= nnz; c < n (a valid CSR), and
         // the search stays inside row c's range.
         unsafe {
@@ -275,8 +277,20 @@ pub unsafe extern "ptx-kernel" fn transpose_symmetric_probe(n: u64, nnz: u64, pt
             let j = b + lane as u64;
             if j < e {
                 let c = ldg_u32(idx.add(j as usize));
+                region = c >> SYM_REGION_BITS;
                 let (cb, ce) = mirror_row(ptr, n, nnz, c);
                 fail = symmetric_slot(&|k| ldg_u32(idx.add(k as usize)), cb, ce, r as u32).is_none();
+            }
+        }
+        // How scattered the mirrors are: distinct regions of the probed nonzeros' columns.
+        let valid = warp::ballot_sync(warp::FULL_MASK, region != u32::MAX);
+        let peers = warp::match_any_sync(warp::FULL_MASK, region);
+        let leads = warp::ballot_sync(warp::FULL_MASK, region != u32::MAX && warp::leader(peers) == lane);
+        if lane == 0 && valid != 0 {
+            // SAFETY: words of the flag area below SYM_FLAG_WORDS.
+            unsafe {
+                atomic::red_add_u32(bad.add(SYM_REGIONS_WORD), leads.count_ones());
+                atomic::red_add_u32(bad.add(SYM_PROBED_WORD), valid.count_ones());
             }
         }
         // One store a failing warp, to copy s % SYM_FLAG_COPIES: every warp adding to every
@@ -301,6 +315,27 @@ unsafe fn mirror_row(ptr: *const u32, n: u64, nnz: u64, c: u32) -> (u64, u64) {
     let (b, e) = unsafe { (ldg_u32(ptr.add(c)) as u64, ldg_u32(ptr.add(c + 1)) as u64) };
     let e = e.min(nnz);
     (b.min(e), e)
+}
+
+/// `Auto`'s gate between SymTrans's probe and its pass: raises every copy of the flag `bad` when
+/// the probe found the mirrors scattered ([`sym_scattered`] of its counts), so that the pass
+/// returns at once and RadixTrans runs.
+///
+/// # Safety
+/// `bad` holds [`SYM_FLAG_WORDS`] words, the probe's. One warp (more threads do nothing more).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn transpose_sym_gate(bad: *mut u32) {
+    let lane = warp::lane_id() as usize;
+    if index_1d_u64() >= 32 {
+        return;
+    }
+    // SAFETY: words below SYM_FLAG_WORDS.
+    unsafe {
+        let (regions, probed) = (atomic::ld_relaxed_u32(bad.add(SYM_REGIONS_WORD)), atomic::ld_relaxed_u32(bad.add(SYM_PROBED_WORD)));
+        if sym_scattered(regions, probed) && lane < SYM_FLAG_COPIES {
+            atomic::st_relaxed_u32(bad.add(lane * SYM_FLAG_STRIDE), 1);
+        }
+    }
 }
 
 /// SymTrans's verdict as one word: `verdict[0]` = 1 when any copy of the flag `bad` is raised
@@ -328,7 +363,10 @@ pub unsafe extern "ptx-kernel" fn transpose_sym_verdict(bad: *const u32, verdict
 // 0.188–0.190 and 0.198–0.202 ms against 0.176; the failed attempt before RadixTrans on uniform
 // 100k² 0.602–0.608 and 0.604–0.606 against 0.582–0.584
 // (benches/results/2026-11-24-h100-symtrans-variants.txt).
-use crate::{sym_probe_row, sym_probe_rows, symmetric_slot, SYM_FLAG_COPIES, SYM_FLAG_STRIDE};
+use crate::{
+    sym_probe_row, sym_probe_rows, sym_scattered, symmetric_slot, SYM_FLAG_COPIES, SYM_FLAG_STRIDE, SYM_PROBED_WORD, SYM_REGIONS_WORD,
+    SYM_REGION_BITS,
+};
 
 symmetric_kernel!(transpose_symmetric_v4, u32);
 symmetric_kernel!(transpose_symmetric_v8, u64);

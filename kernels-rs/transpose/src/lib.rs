@@ -151,6 +151,32 @@ pub const SYM_FLAG_STRIDE: usize = 32;
 /// symmetric (the first word says).
 pub const SYM_FLAG_WORDS: usize = SYM_FLAG_COPIES * SYM_FLAG_STRIDE;
 
+/// Word of SymTrans's flag area (between copies 0 and 1, read by no flag check) where the probe
+/// adds how many distinct mirror regions each probed row's nonzeros reach ([`SYM_REGION_BITS`]).
+pub const SYM_REGIONS_WORD: usize = 1;
+/// Word where the probe adds how many nonzeros it probed.
+pub const SYM_PROBED_WORD: usize = 2;
+/// A mirror region: `2^SYM_REGION_BITS` consecutive rows. A symmetric matrix whose probed rows
+/// reach more distinct regions than half their nonzeros is in no local order (a random
+/// numbering): SymTrans's mirror searches then miss the caches and `Auto` leaves it to RadixTrans
+/// ([`sym_scattered`]).
+pub const SYM_REGION_BITS: u32 = 12;
+
+/// Whether the probe's counts (`regions` distinct mirror regions over `probed` nonzeros) say the
+/// pattern is scattered: more regions than half the nonzeros.
+///
+/// ```
+/// // 27-point stencil rows, natural order: 27 nonzeros in about 5 regions; randomly numbered:
+/// // about 26.
+/// assert!(!transpose_kernels::sym_scattered(5 * 1024, 27 * 1024));
+/// assert!(transpose_kernels::sym_scattered(26 * 1024, 27 * 1024));
+/// assert!(!transpose_kernels::sym_scattered(0, 0));
+/// ```
+#[inline(always)]
+pub const fn sym_scattered(regions: u32, probed: u32) -> bool {
+    2 * regions as u64 > probed as u64
+}
+
 /// Most rows of a square matrix that SymTrans's probe looks at before the full pass
 /// ([`sym_probe_row`]): enough that a pattern far from symmetric is told in one small launch.
 pub const SYM_PROBE_ROWS: u64 = 1024;
