@@ -125,12 +125,10 @@ impl CsrArgs {
         if !trust {
             let (pf, xf) = check::offsets_and_indices(gpu, &ptr, nnz, &idx, n, flags).map_err(py_err)?;
             if let Some(f) = pf {
-                return Err(PyValueError::new_err(format!("indptr: {f} (position {})", f.position())));
+                return Err(indptr_error(f, f.position()));
             }
             if let Some(f) = xf {
-                // The caller's int32 indices, read back as signed.
-                let v = f.value as u32 as i32;
-                return Err(PyValueError::new_err(format!("indices: entry {} at position {} is outside 0..{n}", v, f.position)));
+                return Err(indices_error(f.value, f.position, n));
             }
         }
         // SAFETY: lengths from the shape, sizes checked; structure checked above or promised.
@@ -246,6 +244,17 @@ fn faults(f: &check::SignedCsrFaults, n: u64, max: u64) -> PyResult<()> {
         return Err(PyValueError::new_err(format!("indices: entry {} at position {} is outside 0..{n}", v.value, v.position)));
     }
     Ok(())
+}
+
+/// The `ValueError` of a malformed int32 row pointer: `reason` at `position`.
+pub(crate) fn indptr_error(reason: impl std::fmt::Display, position: u64) -> PyErr {
+    PyValueError::new_err(format!("indptr: {reason} (position {position})"))
+}
+
+/// The `ValueError` of an int32 column index `value` (as read back, shown signed, as the caller
+/// holds it) at `position` outside `0..n`.
+pub(crate) fn indices_error(value: u64, position: u64, n: u64) -> PyErr {
+    PyValueError::new_err(format!("indices: entry {} at position {position} is outside 0..{n}", value as u32 as i32))
 }
 
 fn sizes(m: u64, n: u64) -> PyResult<()> {

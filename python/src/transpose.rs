@@ -4,14 +4,15 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use sptrans::runtime::check::{self, OffsetWord};
 use sptrans::transpose::{Algorithm, Transposer};
 use sptrans::{DeviceCsrPartsMut, DeviceCsrView, DeviceViewMut, Payload, Scratch};
 
-use crate::device::{CsrArgs, CsrIn, gpu_on};
+use crate::device::{CsrArgs, CsrIn, gpu_on, indices_error, indptr_error};
 use crate::{by_width, py_err};
+use sptrans::runtime::cudarc::driver::CudaStream;
 
 /// Transposers by (device, stream): kernels looked up once; they hold no memory (every call
 /// runs on scratch the caller's framework lends). The table's lock is held only to find or add
@@ -102,15 +103,11 @@ fn run_pending<V: Payload>(t: &mut Transposer, algo: Algorithm, a: &CsrArgs, o: 
     // SAFETY: as in `run`: the Python layer allocated the scratch and the outputs with the
     // caller's framework on this device and keeps them and the inputs alive for the call.
     unsafe {
-        let mut buf = DeviceViewMut::<u8>::from_raw(o.scratch, o.scratch_bytes as usize, stream);
+        let mut buf = o.scratch(stream);
         let mut scratch = Scratch::new(&mut buf, stream);
         let mut flags = scratch.sub(check::WORKSPACE_BYTES).map_err(py_err)?;
         let view = a.pending32::<V>(&gpu, &mut flags)?;
-        let mut out = DeviceCsrPartsMut {
-            ptr: DeviceViewMut::from_raw(o.ptr, a.cols as usize + 1, stream),
-            idx: DeviceViewMut::from_raw(o.idx, a.nnz as usize, stream),
-            vals: a.with_vals.then(|| DeviceViewMut::from_raw(o.vals, a.nnz as usize, stream)),
-        };
+        let mut out = o.parts(a, stream);
         t.transpose_pending_with(algo, view, &mut out, &mut scratch).map_err(|e| structure_err(e, a.cols))
     }
 }
@@ -121,11 +118,8 @@ fn structure_err(e: sptrans::transpose::Error, n: u64) -> PyErr {
     use sptrans::matrix::Error as M;
     use sptrans::transpose::Error as T;
     match e {
-        T::Matrix(M::BadPointers { index, reason }) => PyValueError::new_err(format!("indptr: {reason} (position {index})")),
-        // The caller's int32 indices, read back as signed.
-        T::Matrix(M::IndexOutOfRange { position, index, .. }) => {
-            PyValueError::new_err(format!("indices: entry {} at position {position} is outside 0..{n}", index as u32 as i32))
-        }
+        T::Matrix(M::BadPointers { index, reason }) => indptr_error(reason, index),
+        T::Matrix(M::IndexOutOfRange { position, index, .. }) => indices_error(index, position, n),
         e => py_err(e),
     }
 }
@@ -141,6 +135,34 @@ struct Outs {
     trust: bool,
 }
 
+impl Outs {
+    /// The scratch as a view.
+    ///
+    /// # Safety
+    /// The Python layer allocated `scratch_bytes` there on this device and keeps it alive for
+    /// `'o`.
+    unsafe fn scratch<'o>(&self, stream: &Arc<CudaStream>) -> DeviceViewMut<'o, u8> {
+        // SAFETY: the caller's guarantee.
+        unsafe { DeviceViewMut::from_raw(self.scratch, self.scratch_bytes as usize, stream) }
+    }
+
+    /// The output arrays for `a`'s transpose: `cols + 1` pointer words of `O`, `nnz` indices and
+    /// values (when `a` has them).
+    ///
+    /// # Safety
+    /// The Python layer allocated them so on this device and keeps them alive for `'o`.
+    unsafe fn parts<'o, V, O>(&self, a: &CsrArgs, stream: &Arc<CudaStream>) -> DeviceCsrPartsMut<'o, V, O> {
+        // SAFETY: the caller's guarantee.
+        unsafe {
+            DeviceCsrPartsMut {
+                ptr: DeviceViewMut::from_raw(self.ptr, a.cols as usize + 1, stream),
+                idx: DeviceViewMut::from_raw(self.idx, a.nnz as usize, stream),
+                vals: a.with_vals.then(|| DeviceViewMut::from_raw(self.vals, a.nnz as usize, stream)),
+            }
+        }
+    }
+}
+
 /// The transposer's entry point for pointer words `O`.
 type Entry<V, O> =
     fn(&mut Transposer, Algorithm, &DeviceCsrView<'_, V, O>, &mut DeviceCsrPartsMut<'_, V, O>, &mut Scratch<'_>) -> sptrans::transpose::Result<()>;
@@ -153,14 +175,10 @@ fn run<V: Payload, O: OffsetWord + Payload>(t: &mut Transposer, algo: Algorithm,
     // pointer words of O, nnz indices and values) with the caller's framework on this device and
     // keeps them alive for the call; the inputs are the caller's arrays of the stated lengths.
     unsafe {
-        let mut buf = DeviceViewMut::<u8>::from_raw(o.scratch, o.scratch_bytes as usize, stream);
+        let mut buf = o.scratch(stream);
         let mut scratch = Scratch::new(&mut buf, stream);
         let view = a.view::<V, O>(&gpu, &mut scratch, o.trust)?;
-        let mut out = DeviceCsrPartsMut {
-            ptr: DeviceViewMut::from_raw(o.ptr, a.cols as usize + 1, stream),
-            idx: DeviceViewMut::from_raw(o.idx, a.nnz as usize, stream),
-            vals: a.with_vals.then(|| DeviceViewMut::from_raw(o.vals, a.nnz as usize, stream)),
-        };
+        let mut out = o.parts(a, stream);
         entry(t, algo, &view, &mut out, &mut scratch).map_err(py_err)
     }
 }

@@ -111,7 +111,7 @@ pub fn offsets_and_indices<O: OffsetWord>(
     scratch: &mut Scratch<'_>,
 ) -> Result<(Option<OffsetFault>, Option<IndexFault>)> {
     let (ix, _i) = indices.device_ptr(gpu.stream());
-    run(gpu, offsets, items, ix, indices.len() as u64, bound, scratch)
+    enqueue(gpu, offsets, items, ix, indices.len() as u64, bound, scratch)?.wait(gpu)
 }
 
 /// [`offsets_and_indices`] for a pointer array alone.
@@ -119,20 +119,7 @@ pub fn offsets_and_indices<O: OffsetWord>(
 /// # Errors
 /// As [`offsets_and_indices`].
 pub fn offsets<O: OffsetWord>(gpu: &Gpu, offsets: &impl DevicePtr<O>, items: u64, scratch: &mut Scratch<'_>) -> Result<Option<OffsetFault>> {
-    Ok(run(gpu, offsets, items, 0, 0, 0, scratch)?.0)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn run<O: OffsetWord>(
-    gpu: &Gpu,
-    offsets: &impl DevicePtr<O>,
-    items: u64,
-    ix: u64,
-    n: u64,
-    bound: u64,
-    scratch: &mut Scratch<'_>,
-) -> Result<(Option<OffsetFault>, Option<IndexFault>)> {
-    enqueue(gpu, offsets, items, ix, n, bound, scratch)?.wait(gpu)
+    Ok(enqueue(gpu, offsets, items, 0, 0, 0, scratch)?.wait(gpu)?.0)
 }
 
 /// A check enqueued by [`enqueue_offsets_and_indices`] whose verdict is not read yet: it holds
@@ -167,6 +154,8 @@ pub fn enqueue_offsets_and_indices<'s, O: OffsetWord>(
     enqueue(gpu, offsets, items, ix, indices.len() as u64, bound, scratch)
 }
 
+/// Enqueues the check of `offsets` and of the `n` indices at `ix` (0 and 0: none) into flag
+/// words carved from `scratch`; the caller keeps both alive for the [`PendingCheck`]'s `'s`.
 #[allow(clippy::too_many_arguments)]
 fn enqueue<'s, O: OffsetWord>(
     gpu: &Gpu,

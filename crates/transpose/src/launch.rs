@@ -262,15 +262,17 @@ pub(crate) unsafe fn symmetric<T: Payload>(
     Ok(())
 }
 
+/// One block of one warp (SymTrans's gate and verdict).
+const ONE_WARP: LaunchConfig = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
+
 /// `Auto`'s gate after SymTrans's probe (`transpose_sym_gate`): raises the flag `bad` when the
 /// probe found the mirrors scattered.
 ///
 /// # Safety
 /// `bad` holds [`transpose_kernels::SYM_FLAG_WORDS`] words, the probe's.
 pub(crate) unsafe fn gate(gpu: &Gpu, k: &Kernels, bad: &mut DeviceViewMut<'_, u32>) -> Result<()> {
-    let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
     // SAFETY: transpose_sym_gate(bad): the caller's contract; one warp.
-    unsafe { k.gate.args(gpu.stream()).arg(&mut *bad).launch(cfg)? };
+    unsafe { k.gate.args(gpu.stream()).arg(&mut *bad).launch(ONE_WARP)? };
     Ok(())
 }
 
@@ -280,9 +282,8 @@ pub(crate) unsafe fn gate(gpu: &Gpu, k: &Kernels, bad: &mut DeviceViewMut<'_, u3
 /// # Safety
 /// `bad` holds [`transpose_kernels::SYM_FLAG_WORDS`] words; `verdict` at least one.
 pub(crate) unsafe fn verdict(gpu: &Gpu, k: &Kernels, bad: &DeviceView<'_, u32>, verdict: &mut DeviceViewMut<'_, u32>) -> Result<()> {
-    let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
     // SAFETY: transpose_sym_verdict(bad, verdict): the caller's contract; one warp.
-    unsafe { k.verdict.args(gpu.stream()).arg(bad).arg(&mut *verdict).launch(cfg)? };
+    unsafe { k.verdict.args(gpu.stream()).arg(bad).arg(&mut *verdict).launch(ONE_WARP)? };
     Ok(())
 }
 

@@ -190,9 +190,9 @@ gpu_test!(fn pending_checks_refuse_malformed_structures_after_radix_runs_beside_
                 };
                 assert!(ok, "{what} ({algo}, {m} × {n}): {e}");
                 // u8 values (carried by the sort) and u128 (by positions past one pass).
-                let p8 = DeviceCsrParts { ptr: gpu.upload(&gpu.download(&p.ptr).unwrap()).unwrap(), idx: gpu.upload(&gpu.download(&p.idx).unwrap()).unwrap(), vals: Some(gpu.upload(&vec![7u8; nnz as usize]).unwrap()) };
+                let p8 = DeviceCsrParts { ptr: p.ptr.clone(), idx: p.idx.clone(), vals: Some(gpu.upload(&vec![7u8; nnz as usize]).unwrap()) };
                 assert!(pending(gpu, &mut t, algo, m, n, &p8).is_err(), "{what} ({algo}), u8 values");
-                let p16 = DeviceCsrParts { ptr: gpu.upload(&gpu.download(&p.ptr).unwrap()).unwrap(), idx: gpu.upload(&gpu.download(&p.idx).unwrap()).unwrap(), vals: Some(gpu.upload(&vec![9u128; nnz as usize]).unwrap()) };
+                let p16 = DeviceCsrParts { ptr: p.ptr.clone(), idx: p.idx.clone(), vals: Some(gpu.upload(&vec![9u128; nnz as usize]).unwrap()) };
                 assert!(pending(gpu, &mut t, algo, m, n, &p16).is_err(), "{what} ({algo}), u128 values");
             }
             let got = pending(gpu, &mut t, algo, m, n, &parts(gpu, &a, |_, _| {})).unwrap();
