@@ -6,7 +6,9 @@
 #   cargo bench -p gpu-radix --bench radix_vs_cub --no-run --message-format=json  (the executable
 #   to .gpu/radix_vs_cub; or `bash benches/stage-device-bundle.sh radix`)
 # Device call, carry [".gpu/radix_vs_cub"]:
-#   bash benches/radix-device-run.sh      # PART=time|ncu|all (default all); CASE=pairs,32,26
+#   bash benches/radix-device-run.sh      # PART=time|ncu|all (default all); CASE=pairs,32,26;
+#                                         # BASE=<executable>: an earlier build of the bench,
+#                                         # alternated with ours and CUB (its column base_ms)
 # Writes $OUT/radix-vs-cub.csv (what,keys_bits,n,ours_ms,cub_ms,speed_vs_cub: CUB's time ÷ ours), the raw CSVs,
 # and $OUT/ncu-{ours,cub}.csv (per kernel: duration, DRAM bytes and throughput, warps active).
 set -uo pipefail
@@ -20,6 +22,9 @@ nvcc -O3 -std=c++17 -arch="$arch" -o /tmp/cub_sort benches/peers/cub_sort.cu 2> 
 if [ "$PART" = all ] || [ "$PART" = time ]; then
   # Alternated, twice each: ours, CUB, ours, CUB (the better of each side's two runs is kept).
   for i in 1 2; do
+    if [ -n "${BASE:-}" ]; then
+      "$BASE" > "$OUT/base-$i.csv" 2> "$OUT/base-$i.err" || { cat "$OUT/base-$i.err"; exit 1; }
+    fi
     .gpu/radix_vs_cub > "$OUT/ours-$i.csv" 2> "$OUT/ours-$i.err" || { cat "$OUT/ours-$i.err"; exit 1; }
     /tmp/cub_sort > "$OUT/cub-$i.csv" 2> "$OUT/cub-$i.err" || { cat "$OUT/cub-$i.err"; exit 1; }
   done
@@ -35,11 +40,13 @@ def best(prefix, col):
             b[k] = min(b.get(k, 1e30), float(r[col]))
     return b
 ours, cub = best("ours", "ours_ms"), best("cub", "cub_ms")
+base = best("base", "ours_ms") if os.path.exists(os.path.join(out, "base-1.csv")) else None
 with open(os.path.join(out, "radix-vs-cub.csv"), "w") as f:
-    f.write("what,keys_bits,n,ours_ms,cub_ms,speed_vs_cub\n")
+    f.write("what,keys_bits,n,ours_ms,cub_ms,speed_vs_cub" + (",base_ms,base_speed_vs_cub" if base else "") + "\n")
     for k in sorted(ours, key=lambda k: (k[0], int(k[1]), int(k[2]))):
         if k in cub:
-            f.write(f"{k[0]},{k[1]},{k[2]},{ours[k]:.4f},{cub[k]:.4f},{cub[k] / ours[k]:.3f}\n")
+            extra = f",{base[k]:.4f},{cub[k] / base[k]:.3f}" if base and k in base else ""
+            f.write(f"{k[0]},{k[1]},{k[2]},{ours[k]:.4f},{cub[k]:.4f},{cub[k] / ours[k]:.3f}{extra}\n")
 print(open(os.path.join(out, "radix-vs-cub.csv")).read())
 PY
 fi

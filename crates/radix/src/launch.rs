@@ -11,8 +11,8 @@ use gpu_runtime::cudarc::driver::DevicePtrMut;
 use gpu_runtime::Payload;
 
 use crate::buffers::Array;
-use crate::{pass_digit, same_len, stage_bytes, Carry, Error, RadixSort, Result, HIST_PASSES, MAX_BITS, NT, NV};
-use radix_kernels::{HistogramArgs, OnesweepArgs, HIST_NT};
+use crate::{pass_digit, same_len, Carry, Error, RadixSort, Result, HIST_PASSES, MAX_BITS, NT, NV};
+use radix_kernels::{stage_bytes_for, HistogramArgs, OnesweepArgs, HIST_NT, VT, VT_KEYS8};
 
 pub(crate) struct Kernels {
     pub histogram: Kernel,
@@ -26,6 +26,9 @@ pub(crate) struct Kernels {
     pub onesweep8: [Kernel; 5],
     /// The same with 32-bit status words: `radix_onesweep8_s32_v*`.
     pub onesweep8_32: [Kernel; 5],
+    /// 8-bit passes of keys alone, [`VT_KEYS8`] keys a thread: `radix_onesweep8_keys` (64-bit
+    /// status words), `radix_onesweep8_s32_keys`.
+    pub keys8: [Kernel; 2],
 }
 
 /// Bytes of a look-back status word of a sort of `n` keys with digits of up to `per` bits: 4
@@ -53,7 +56,8 @@ const MAX_PASSES: u64 = 32;
 /// Counts of a pass's digits (the widest digit's).
 const RADIX: u64 = 1 << MAX_BITS;
 
-/// Tiles of `n` keys.
+/// Tiles of `n` keys in the smallest tiles of any pass ([`NV`] keys; the larger tiles of the
+/// 8-bit kernels use fewer status words).
 fn tiles(n: u64) -> u64 {
     n.div_ceil(NV as u64)
 }
@@ -184,7 +188,6 @@ pub(crate) unsafe fn pass(
     sweep: &Sweep,
 ) -> Result<()> {
     let stream = gpu.stream();
-    let t = tiles(n);
     let variant = match carry.second_bytes {
         1 => 0,
         2 => 1,
@@ -192,7 +195,18 @@ pub(crate) unsafe fn pass(
         16 => 4,
         _ => 2,
     };
-    let cfg = LaunchConfig { grid_dim: (t as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: stage_bytes(carry.second_bytes as u32) };
+    let narrow = usize::from(!sweep.wide);
+    // The kernel and its keys a thread: 8-bit passes of keys alone have their own (larger
+    // tiles), the rest take the generic tile.
+    let (kernel, vt) = match (bits == 8, carry.first, carry.second_bytes) {
+        (true, false, 0) => (&k.keys8[narrow], VT_KEYS8),
+        (true, ..) if sweep.wide => (&k.onesweep8[variant], VT),
+        (true, ..) => (&k.onesweep8_32[variant], VT),
+        (false, ..) if sweep.wide => (&k.onesweep[variant], VT),
+        (false, ..) => (&k.onesweep32[variant], VT),
+    };
+    let t = n.div_ceil(u64::from(NT * vt));
+    let cfg = LaunchConfig { grid_dim: (t as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: stage_bytes_for(vt, carry.second_bytes as u32) };
     let (fi, fo) = if carry.first { (src.first, dst.first) } else { (0, 0) };
     let (si, so) = if carry.second_bytes > 0 { (src.second, dst.second) } else { (0, 0) };
     let args = OnesweepArgs {
@@ -211,19 +225,15 @@ pub(crate) unsafe fn pass(
         pass,
         run_if: sweep.run_if as *const u32,
     };
-    let kernels = match (sweep.wide, bits == 8) {
-        (true, false) => &k.onesweep,
-        (false, false) => &k.onesweep32,
-        (true, true) => &k.onesweep8,
-        (false, true) => &k.onesweep8_32,
-    };
     // SAFETY: radix_onesweep{,8}{,_s32}_v{1,2,4,8,16}(OnesweepArgs) (the 8-bit ones only for
-    // `bits == 8`): `t` blocks of NT over n items each (payloads null together), counts of this
-    // pass's digits, status of 2^bits * t words of the kernel's width (the sweep's: 32-bit only
-    // for n < 2^27 and at most 11 passes) with no tag of this pass yet, a zeroed counter; the
-    // kernel's width matches the second payload and the dynamic shared memory its staging;
-    // run_if null or a word the sweep's maker keeps alive.
-    unsafe { kernels[variant].args(stream).arg(&ArgStruct(args)).launch(cfg)? };
+    // `bits == 8`; `_keys` only without payloads): `t`
+    // blocks of NT over n items each, `vt` keys a thread as the kernel's (payloads null
+    // together), counts of this pass's digits, status of 2^bits * t words at least (sized for
+    // the smallest tile) of the kernel's width (the sweep's: 32-bit only for n < 2^27 and at
+    // most 11 passes) with no tag of this pass yet, a zeroed counter; the kernel's width matches
+    // the second payload and the dynamic shared memory its staging of `vt` keys a thread; run_if
+    // null or a word the sweep's maker keeps alive.
+    unsafe { kernel.args(stream).arg(&ArgStruct(args)).launch(cfg)? };
     Ok(())
 }
 

@@ -17,7 +17,7 @@ use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout;
 use gpu_runtime::{Kernel, Payload, PtxModule, Scratch, ScratchBuf};
 
-pub use radix_kernels::{bits_below, digit, pass_digit, passes, stage_bytes, HIST_PASSES, MAX_BITS, NT, NV, VT};
+pub use radix_kernels::{bits_below, digit, pass_digit, passes, stage_bytes, stage_bytes_for, HIST_PASSES, MAX_BITS, NT, NV, VT, VT_KEYS8};
 
 /// The embedded `radix` PTX module (built from `kernels-rs/radix`).
 pub static MODULE: PtxModule = gpu_runtime::embed_module!("radix");
@@ -141,9 +141,13 @@ impl RadixSort {
         };
         let (onesweep, onesweep32) = (set("radix_onesweep")?, set("radix_onesweep_s32")?);
         let (onesweep8, onesweep8_32) = (set("radix_onesweep8")?, set("radix_onesweep8_s32")?);
+        let keys8 = [k("radix_onesweep8_keys")?, k("radix_onesweep8_s32_keys")?];
+        for kernel in &keys8 {
+            kernel.set_max_dynamic_shared(stage_bytes_for(VT_KEYS8, 0))?;
+        }
         Ok(Self {
             gpu: gpu.clone(),
-            k: launch::Kernels { histogram: k("radix_histogram")?, onesweep, onesweep32, onesweep8, onesweep8_32 },
+            k: launch::Kernels { histogram: k("radix_histogram")?, onesweep, onesweep32, onesweep8, onesweep8_32, keys8 },
             max_bits: DEFAULT_MAX_BITS,
             own: ScratchBuf::default(),
         })

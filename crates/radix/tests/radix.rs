@@ -4,7 +4,7 @@
 //! every digit width; awkward sizes (tile ± 1, 2^k ± 1, ...) up to 10^7; key distributions that
 //! show stability (few distinct, all equal) and high bits that must not count; poisoned outputs;
 //! lent scratch, reported = allocated, and the errors.
-use gpu_radix::{serial, DoubleBuffer, Error, RadixSort, Sort, NV};
+use gpu_radix::{serial, DoubleBuffer, Error, RadixSort, Sort, NT, NV, VT, VT_KEYS8};
 use gpu_runtime::cudarc::driver::CudaSlice;
 use gpu_runtime::{DeviceView, DeviceViewMut, Scratch};
 use gpu_testkit::{awkward_sizes, gpu_test, max_len, rng, sort_keys, Gpu, POISON_BYTE, SORT_KEY_DISTS};
@@ -55,6 +55,34 @@ gpu_test!(fn keys_and_pairs_match_the_twin(gpu) {
         sort.sort_pairs(&mut dk, &mut dv, end).unwrap();
         let (ek, ev) = serial::sort_pairs(&k, &v128, end);
         assert!(gpu.download(&dk).unwrap() == ek && gpu.download(&dv).unwrap() == ev, "pairs u128 n={n} {dist} end={end}");
+    }
+});
+
+// The 8-bit passes of keys alone run their own tile shape (`VT_KEYS8` keys a thread), u32 pairs
+// the generic one (`VT`): sizes around each tile, 24- and 32-bit keys, every distribution,
+// into poisoned outputs.
+gpu_test!(fn eight_bit_tiles_of_keys_and_pairs_match_the_twin(gpu) {
+    let (mut r, _seed) = rng();
+    let mut sort = RadixSort::new(gpu).unwrap();
+    let (tk, tp) = ((NT * VT_KEYS8) as usize, (NT * VT) as usize);
+    let mut sizes = vec![1, 33, tk - 1, tk, tk + 1, 2 * tk + 1, tp - 1, tp, tp + 1, 3 * tp - 1, 1 << 20, (1 << 20) + 1];
+    sizes.push(r.random_range(1..1usize << 22));
+    for (i, &n) in sizes.iter().enumerate().filter(|(_, &n)| n <= max_len()) {
+        let dist = SORT_KEY_DISTS[i % SORT_KEY_DISTS.len()];
+        for end in [24u32, 32] {
+            let k: Vec<u32> = sort_keys(dist, n, &mut r).into_iter().map(|x| x ^ (r.random::<u32>() & !serial::mask(end))).collect();
+            let v = iota(n);
+            let (ki, vi) = (gpu.upload(&k).unwrap(), gpu.upload(&v).unwrap());
+            let (mut k0, mut k1) = (poisoned::<u32>(gpu, n), poisoned::<u32>(gpu, n));
+            let (mut v0, mut v1) = (poisoned::<u32>(gpu, n), poisoned::<u32>(gpu, n));
+            let mut kb = DoubleBuffer::new(DeviceViewMut::of(&mut k0), DeviceViewMut::of(&mut k1)).unwrap();
+            sort.sort(Sort::<u32>::keys_from(DeviceView::of(&ki), &mut kb).bits(0..end)).unwrap();
+            assert!(gpu.download(&kb.current()).unwrap() == serial::sort_keys(&k, end), "keys n={n} {dist} end={end}");
+            let mut vb = DoubleBuffer::new(DeviceViewMut::of(&mut v0), DeviceViewMut::of(&mut v1)).unwrap();
+            sort.sort(Sort::keys_from(DeviceView::of(&ki), &mut kb).bits(0..end).first_from(DeviceView::of(&vi), &mut vb)).unwrap();
+            let (ek, ev) = serial::sort_pairs(&k, &v, end);
+            assert!(gpu.download(&kb.current()).unwrap() == ek && gpu.download(&vb.current()).unwrap() == ev, "pairs n={n} {dist} end={end}");
+        }
     }
 });
 

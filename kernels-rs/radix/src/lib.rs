@@ -20,7 +20,9 @@
 //! payload's width in bytes; 16-byte items move as two 8-byte halves; null pointers skip a
 //! payload or the keys' output; dynamic shared memory of [`stage_bytes`]) and the same with
 //! 32-bit look-back status words, `radix_onesweep_s32_v*`; `radix_onesweep8_*` are the same for
-//! passes of exactly 8 bits, the width fixed at compile time (fewer registers).
+//! passes of exactly 8 bits, the width fixed at compile time (fewer registers), and
+//! `radix_onesweep8{,_s32}_keys` those passes for keys alone ([`VT_KEYS8`] keys a thread): the
+//! payload shape fixed too, so the registers freed hold a larger tile.
 #![no_std]
 #![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
 #![deny(missing_docs)]
@@ -28,10 +30,21 @@
 /// Threads per block of the pass kernels (CUB's sm_90 tuning for 4-byte keys: 384 threads, two
 /// blocks a multiprocessor at up to 80 registers).
 pub const NT: u32 = 384;
-/// Keys per thread of a pass.
+/// Keys per thread of a pass (the kernels of any payloads and digit width; the smallest tile:
+/// look-back status sized for `NV`-key tiles serves every pass).
 pub const VT: u32 = 12;
 /// Keys per tile (one block of a pass): `NT * VT`.
 pub const NV: u32 = NT * VT;
+/// Keys per thread of the 8-bit passes of keys alone (`radix_onesweep8{,_s32}_keys`).
+pub const VT_KEYS8: u32 = 16;
+/// A pass's payload shape fixed at compile time: keys alone.
+pub const MOVES_KEYS: u32 = 0;
+/// A pass's payload shape fixed at compile time: keys and the first (`u32`) payload (no kernel
+/// uses it: the 8-bit pairs pass at 14 keys a thread measured no faster than the generic one at
+/// 12, and slower at 2^20 keys).
+pub const MOVES_FIRST: u32 = 1;
+/// A pass's payload shape left to its arguments (null payloads skipped).
+pub const MOVES_ANY: u32 = 2;
 /// Threads per block of the histogram kernel.
 pub const HIST_NT: u32 = 512;
 /// Most digit bits of one pass (512 buckets).
@@ -141,8 +154,17 @@ pub const HIST_PASSES: u32 = 4;
 /// assert_eq!(radix_kernels::stage_bytes(2), radix_kernels::NV * 8);
 /// ```
 pub const fn stage_bytes(second_bytes: u32) -> u32 {
+    stage_bytes_for(VT, second_bytes)
+}
+
+/// [`stage_bytes`] for tiles of `vt` keys a thread.
+///
+/// ```
+/// assert_eq!(radix_kernels::stage_bytes_for(16, 0), radix_kernels::NT * 16 * 8);
+/// ```
+pub const fn stage_bytes_for(vt: u32, second_bytes: u32) -> u32 {
     let area = if second_bytes > 4 { 8 } else { 4 };
-    NV * (4 + area)
+    NT * vt * (4 + area)
 }
 
 /// Digit `(key >> shift) & (2^bits - 1)` of one pass.

@@ -15,7 +15,7 @@ use gpu_device::warp::{inclusive_sum_u32, lane_id, lanemask_lt, match_low_bits, 
 use gpu_device::{static_shared, unroll};
 
 use crate::warp::leader;
-use crate::{digit, pass_digit, HistogramArgs, OnesweepArgs, DIGITS_PER_THREAD, HIST_NT, HIST_PASSES, MAX_BITS, NT, NV, VT};
+use crate::{digit, pass_digit, HistogramArgs, OnesweepArgs, DIGITS_PER_THREAD, HIST_NT, HIST_PASSES, MAX_BITS, NT, VT};
 
 const WARPS: usize = crate::WARPS as usize;
 const RADIX: usize = 1 << MAX_BITS;
@@ -262,8 +262,9 @@ unsafe fn write_slots<V: SmemWord + GlobalWord, const IT: usize, const H: usize>
     });
 }
 
-/// One stable pass by digit `(key >> shift) & (2^bits - 1)`, onesweep, in tiles of [`NV`] keys
-/// ([`NT`] threads of [`VT`] items; each thread looks after one digit, two for 9-bit digits):
+/// One stable pass by digit `(key >> shift) & (2^bits - 1)`, onesweep, in tiles of `NT * IT` keys
+/// ([`NT`] threads of `IT` items, at most 16; each thread looks after one digit, two for 9-bit
+/// digits):
 /// each block takes the next tile from `counter`, ranks its keys among equal digits in input
 /// order (digits matched by warp ballots, [`match_low_bits`]; each group's leader bumps its
 /// warp's counter of the digit), publishes its digit counts in `status` and adds up the counts of
@@ -278,22 +279,30 @@ unsafe fn write_slots<V: SmemWord + GlobalWord, const IT: usize, const H: usize>
 /// was 12% slower on an H100.)
 ///
 /// # Safety
-/// `ceil(n / NV)` blocks of `NT` threads; inputs and outputs hold `n` items (`n * H` words of
+/// `ceil(n / (NT * IT))` blocks of `NT` threads; inputs and outputs hold `n` items (`n * H` words of
 /// `V` for the second payload; `H` is 1 or 2), no output overlaps an input; `counts` holds
 /// `2^bits` words counting this pass's digits of the `n` keys; `status` holds
-/// `2^bits * ceil(n / NV)` words of `S` holding no tag of `pass` or later, `counter` is 0;
+/// `2^bits * ceil(n / (NT * IT))` words of `S` holding no tag of `pass` or later, `counter` is 0;
 /// `bits <= MAX_BITS`; a payload's input and output are both null or both valid; `stage` is
-/// shared memory of [`crate::stage_bytes`]`(size_of::<V>() * H)` bytes, 16-byte aligned;
-/// `BITS` is 0 or `a.bits`.
+/// shared memory of [`crate::stage_bytes_for`]`(IT, size_of::<V>() * H)` bytes, 16-byte aligned;
+/// `BITS` is 0 or `a.bits`; `MOVES` is [`crate::MOVES_ANY`], or [`crate::MOVES_KEYS`] with both
+/// payloads null, or [`crate::MOVES_FIRST`] with the second payload null.
 #[inline(always)]
-pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize, const BITS: u32>(a: &OnesweepArgs, stage: Smem<u8>) {
-    const IT: usize = VT as usize;
-    let OnesweepArgs { keys_in, first_in, keys_out, first_out, counts, counter, n, shift, pass, .. } = *a;
+pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize, const BITS: u32, const IT: usize, const MOVES: u32>(
+    a: &OnesweepArgs,
+    stage: Smem<u8>,
+) {
+    const { assert!(IT <= MAX_VT && IT >= 8, "onesweep: the unrolled loops list 16 items; the counters need 8") };
+    let nv = NT as usize * IT;
+    let OnesweepArgs { keys_in, keys_out, first_out, counts, counter, n, shift, pass, .. } = *a;
+    // A payload shape fixed at compile time drops the null tests (and their registers).
+    let first_in = if MOVES == crate::MOVES_KEYS { core::ptr::null() } else { a.first_in };
     // A digit width fixed at compile time (`BITS > 0`, the caller's promise that `a.bits ==
     // BITS`) lets the compiler drop the ballot match's width tests (26 registers fewer at 16 keys
     // a thread).
     let bits = if BITS > 0 { BITS } else { a.bits };
-    let (second_in, second_out, status) = (a.second_in.cast::<V>(), a.second_out.cast::<V>(), a.status.cast::<S>());
+    let second_in = if MOVES == crate::MOVES_ANY { a.second_in.cast::<V>() } else { core::ptr::null() };
+    let (second_out, status) = (a.second_out.cast::<V>(), a.status.cast::<S>());
     let (tid, lane) = (thread_idx_x(), lane_id());
     let warp = (tid / 32) as usize;
     let radix = 1u32 << bits;
@@ -305,10 +314,10 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize, cons
     // The payload area (and the keys' after it, where needed) holds the per-warp digit counters
     // until the tile is staged; the keys come after it (the area takes the widest payload).
     let wh = stage.cast::<u32>();
-    let pay_bytes = NV as usize * core::mem::size_of::<V>().max(4);
+    let pay_bytes = nv * core::mem::size_of::<V>().max(4);
     let skeys = stage.byte_add(pay_bytes).cast::<u32>();
     // SAFETY: shared indices stay below their arrays' lengths (digits < r <= RADIX, per-warp
-    // counters < WARPS * r <= 2 * NV words of the stage, tile positions < NV, totals <
+    // counters < WARPS * r <= 2 * nv words of the stage, tile positions < nv, totals <
     // 2 * WARPS); global indices are checked against n; status indices < radix * tiles (the tile
     // comes from the counter, one per block).
     unsafe {
@@ -331,7 +340,7 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize, cons
         let t = slot.ld() as u64;
         let row = status.add((t * radix as u64) as usize);
         // Warp-striped: warp w holds positions seg + i * 32 + lane, in index order.
-        let seg = t * NV as u64 + warp as u64 * 32 * IT as u64;
+        let seg = t * nv as u64 + warp as u64 * 32 * IT as u64;
         // This warp's items from `left` on are past the end.
         let left = n.saturating_sub(seg).min(32 * IT as u64) as u32;
         let mut keys = [u32::MAX; IT];
@@ -448,13 +457,13 @@ pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize, cons
         // Keys out in runs of equal digits: slot k goes to its digit's base plus k. Each thread's
         // slots' places are kept for the payloads; the first payload's loads are in flight
         // meanwhile (on an H100 this and the next loads' placement made RadixTrans 4-8% faster).
-        let count = (n - t * NV as u64).min(NV as u64) as u32;
+        let count = (n - t * nv as u64).min(nv as u64) as u32;
         let firsts = if first_in.is_null() { [MaybeUninit::uninit(); IT] } else { load_items::<u32, IT, 1>(first_in, seg, left, lane, 0) };
         // Without a first payload the second one's loads go in flight here.
         let early = first_in.is_null() && !second_in.is_null();
         let mut seconds = if early { load_items::<V, IT, H>(second_in, seg, left, lane, 0) } else { [MaybeUninit::uninit(); IT] };
         // (Reading the staged key and its digit's base again for each payload instead, two
-        // shared loads a slot, freed VT registers but was 2-10% slower at VT = 12 on an H100.)
+        // shared loads a slot, freed IT registers but was 2-10% slower at VT = 12 on an H100.)
         let mut at = [0u32; IT];
         each_item!(IT, j {
             let k = tid + j as u32 * NT;
