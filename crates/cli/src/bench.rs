@@ -7,8 +7,8 @@ use sptrans::matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans::matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
 use sptrans::matrix::{mm, Csr};
 use sptrans::transpose::baselines::CuSparseTranspose;
-use sptrans::transpose::measure::{paper_suite, small_suite, time_cusparse, time_gpu, time_gpu64, time_serial, Stats, SuiteMatrix};
 use sptrans::transpose::{serial, Algorithm, Transposer};
+use sptrans_report::measure::{paper_suite, small_suite, time_cusparse, time_gpu, time_gpu64, time_serial, Stats, SuiteMatrix};
 use sptrans_report::{csv, find, matrices, median, tables, Record, Target};
 
 use crate::cli::{BenchArgs, BenchValues, IndexBits};

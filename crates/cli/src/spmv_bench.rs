@@ -403,7 +403,7 @@ pub fn summary(records: &[SpmvRecord], copy: f64) -> String {
         let geomean = sptrans_report::geomean(&ratios.iter().map(|q| q.0).collect::<Vec<_>>());
         let lowest = ratios.iter().min_by(|p, q| p.0.total_cmp(&q.0)).map(|q| format!("{:.2} ({})", q.0, q.1)).unwrap_or_default();
         // The benchmarks' median (the mean of the middle two for an even count).
-        let median = sptrans::transpose::measure::Stats::from_times(pcts).median_ms;
+        let median = sptrans_report::measure::Stats::from_times(pcts).median_ms;
         let of = if ratios.len() == runs.len() { format!("{}", runs.len()) } else { format!("{} of {}", ratios.len(), runs.len()) };
         s.push_str(&format!("| {format} | {precision} | {of} | {geomean:.2} | {lowest} | {median:.0}% |\n"));
     }

@@ -1,8 +1,10 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
+pub mod measure;
+
 use std::fmt::Write as _;
 
-use gpu_transpose::measure::{bytes_moved, Stats};
+use crate::measure::{bytes_moved, Stats};
 use gpu_transpose::Algorithm;
 
 /// What a benchmark runs: one of our algorithms, or the cuSPARSE peer

@@ -1,9 +1,9 @@
 //! `cargo bench -p gpu-transpose`: every GPU algorithm on the seed papers' suite
-//! ([`gpu_transpose::measure::paper_suite`]), criterion timing with GPU events; then the summary
-//! tables of `sptrans bench` ([`gpu_transpose::measure::tables`]; median of 20 timed runs each,
+//! ([`sptrans_report::measure::paper_suite`]), criterion timing with GPU events; then the summary
+//! tables of `sptrans bench` ([`sptrans_report::measure::tables`]; median of 20 timed runs each,
 //! same process): time per algorithm, speedup over the serial twin and over cuSPARSE, effective
 //! bandwidth (16 B per nonzero for u32 + f32, plus the pointers:
-//! [`gpu_transpose::measure::bytes_moved`]) with its fraction of the measured copy bandwidth,
+//! [`sptrans_report::measure::bytes_moved`]) with its fraction of the measured copy bandwidth,
 //! workspace bytes; then the overlap of two plans on two streams. `SPTRANS_BENCH_SUITE=small`
 //! runs the small suite, `SPTRANS_BENCH_SUITE=streams` the two-stream measurement alone;
 //! `SPTRANS_BENCH_PARTS=1` adds a sweep of ScanTrans's partition count, `SPTRANS_BENCH_RADIX=1` one of
@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use gpu_runtime::{Gpu, GpuTimer};
-use gpu_transpose::measure::{bytes_moved, paper_suite, small_suite, time_cusparse, time_gpu, time_serial};
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
+use sptrans_report::measure::{bytes_moved, paper_suite, small_suite, time_cusparse, time_gpu, time_serial};
 use sptrans_report::{tables, Record, Target};
 
 const GPU_ALGOS: [Algorithm; 5] = [Algorithm::ScanTrans, Algorithm::MergeTrans, Algorithm::RadixTrans, Algorithm::SymTrans, Algorithm::CooChain];

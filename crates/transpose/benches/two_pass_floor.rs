@@ -24,9 +24,9 @@ use gpu_radix::{DoubleBuffer, RadixSort, Sort};
 use gpu_runtime::scratch::ScratchBuf;
 use gpu_runtime::{DeviceView, DeviceViewMut, Gpu, GpuTimer};
 use gpu_segsort::{Segsort, TileSize};
-use gpu_transpose::measure::{paper_suite, time_cusparse, time_gpu};
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::DeviceCsr;
+use sptrans_report::measure::{paper_suite, time_cusparse, time_gpu};
 
 /// Median milliseconds of `reps` timed calls after one warm-up.
 fn median(timer: &GpuTimer, reps: usize, mut f: impl FnMut()) -> f64 {

@@ -10,11 +10,11 @@
 //! ```
 use std::time::Instant;
 
-use gpu_transpose::measure::{paper_suite, Stats};
 use gpu_transpose::{serial, Algorithm, Gpu, Transposer};
 use sptrans_matrix::device::DeviceCsr;
 use sptrans_matrix::device64::DeviceCsr64;
 use sptrans_matrix::Csr;
+use sptrans_report::measure::{paper_suite, Stats};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let reps: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(10);

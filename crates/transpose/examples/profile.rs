@@ -2,8 +2,9 @@
 //! the time to kernels: `cargo run --release -p gpu-transpose --example profile [INDEX [ALGOS]]`
 //! (INDEX into `measure::paper_suite`, default 0; ALGOS comma-separated, default every GPU
 //! algorithm).
-use gpu_transpose::{measure::paper_suite, Algorithm, Transposer};
+use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::DeviceCsr;
+use sptrans_report::measure::paper_suite;
 
 fn main() -> Result<(), gpu_transpose::Error> {
     let i: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);

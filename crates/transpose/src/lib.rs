@@ -15,7 +15,6 @@ pub mod dist;
 mod error;
 pub mod index64;
 mod launch;
-pub mod measure;
 mod merge_trans;
 mod radix_trans;
 mod scan_trans;

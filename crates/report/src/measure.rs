@@ -1,15 +1,15 @@
 //! Measuring transposers: GPU-event timings with median and spread, the byte accounting for
 //! effective bandwidth, and the benchmark suites (the seed papers' sizes). Used by the criterion
-//! bench and by the `sptrans bench` command; the tables and CSV made of these measurements live
-//! in the bench-support crate `sptrans-report`, which no library depends on.
+//! bench and by the `sptrans bench` command, beside this crate's tables and CSV; no library
+//! depends on it.
 use std::time::Instant;
 
-use gpu_runtime::GpuTimer;
+use gpu_transpose::gpu_runtime::GpuTimer;
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::device64::{DeviceCsr64, DeviceCsr64Parts};
 use sptrans_matrix::{generate, Csr, Value};
 
-use crate::{Algorithm, Payload, Result, Transposer};
+use gpu_transpose::{Algorithm, Payload, Result, Transposer};
 
 /// Timings of repeated runs, in milliseconds.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,12 +62,12 @@ pub fn time_gpu<T: Payload>(
     timed(&gpu, t, algo == Algorithm::Serial, out, warmup, reps, |t, out| Ok(t.transpose_into(algo, a, out)?.into_parts()))
 }
 
-/// [`time_gpu`] for the cuSPARSE baseline ([`crate::baselines::CuSparseTranspose`]).
+/// [`time_gpu`] for the cuSPARSE baseline ([`gpu_transpose::baselines::CuSparseTranspose`]).
 ///
 /// # Errors
-/// As [`crate::baselines::CuSparseTranspose::transpose_view`], and timer errors.
+/// As [`gpu_transpose::baselines::CuSparseTranspose::transpose_view`], and timer errors.
 pub fn time_cusparse<T: Payload>(
-    c: &mut crate::baselines::CuSparseTranspose,
+    c: &mut gpu_transpose::baselines::CuSparseTranspose,
     a: &DeviceCsr<T>,
     out: DeviceCsrParts<T>,
     warmup: usize,
@@ -99,7 +99,7 @@ pub fn time_gpu64<T: Payload>(
 /// `warmup` untimed runs of `run`, then `reps` timed ones: by wall clock when `wall` (the
 /// serial twin, transfers included), else by GPU events on `gpu`'s stream.
 fn timed<X, P>(
-    gpu: &gpu_runtime::Gpu,
+    gpu: &gpu_transpose::Gpu,
     t: &mut X,
     wall: bool,
     mut out: P,
@@ -131,7 +131,7 @@ pub fn time_serial<T: Value>(a: &Csr<u32, T>, reps: usize) -> Stats {
     let ms = (0..reps.max(1))
         .map(|_| {
             let start = Instant::now();
-            let t = crate::serial::transpose(a);
+            let t = gpu_transpose::serial::transpose(a);
             let e = start.elapsed().as_secs_f64() * 1e3;
             std::hint::black_box(t);
             e
