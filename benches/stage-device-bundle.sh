@@ -6,6 +6,7 @@
 #   bash benches/stage-device-bundle.sh one    # one GPU: sell-device-run.sh, csrc-graphs-device-run.sh, two_pass_floor
 #   bash benches/stage-device-bundle.sh dist   # several GPUs: dist-device-run.sh
 #   bash benches/stage-device-bundle.sh radix  # gpu-radix against CUB: radix-device-run.sh
+#   bash benches/stage-device-bundle.sh svd    # the Rust SVD bench: svd-device-run.sh PART=rust
 #   bash benches/stage-device-bundle.sh tests  # every test executable, the CLI and the wheel in
 #                                              # .gpu/tests.txz (xz: the executables share their
 #                                              # embedded PTX): gpu-tests-device-run.sh
@@ -44,6 +45,9 @@ fi
 case "${1:-one}" in
   radix)
     exe radix_vs_cub radix_vs_cub bench -p gpu-radix --bench radix_vs_cub --no-run
+    ;;
+  svd)
+    exe svd svd bench -p gpu-svd --bench svd --no-run
     ;;
   one)
     exe sptrans sptrans build --release -p sptrans-cli

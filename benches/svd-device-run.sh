@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The truncated SVD on the GPU host, one call (issue 56): the realistic suite against CuPy's
+# `svds` and `torch.svd_lowrank` and the scaling in nonzeros (`benches/peers/svd_suite.py`,
+# through the Python package), and optionally the Rust bench's methods table.
+# Here: `(cd python && maturin build --release -o ../.whl)`; carry [".whl"] (ignored, so named);
+# for PART=rust also `bash benches/stage-device-bundle.sh svd` and carry ".gpu/bundle.tgz".
+# There: `bash benches/svd-device-run.sh`; knobs: PART (suite,scaling,rust; default
+# suite,scaling), KS (default 16,50,100,300), SCALE (the suite's size factor, default 1),
+# ONLY (suite matrices), SCALING (millions of nonzeros, default 25,100,250,1000), SCALING_K
+# (50), PEER_BUDGET_S (60). Tables, CSV and the SVG plot in $OUT (svd.tgz).
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+PART=${PART:-suite,scaling}
+cd "$(dirname "$0")/.."
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/sptrans_gpu-*.whl || exit 1
+export PYTHONPATH=/tmp/site
+args=(--ks "${KS:-16,50,100,300}" --scale "${SCALE:-1}" --peer-budget-s "${PEER_BUDGET_S:-60}" --scaling-k "${SCALING_K:-50}")
+[[ ,$PART, == *,suite,* ]] || args+=(--only none)
+[ -n "${ONLY:-}" ] && args+=(--only "$ONLY")
+[[ ,$PART, == *,scaling,* ]] && args+=(--scaling "${SCALING:-25,100,250,1000}")
+python3 benches/peers/svd_suite.py "${args[@]}" --csv "$OUT/svd-suite.csv" --svg "$OUT/svd-suite.svg" 2>&1 | tee "$OUT/svd-suite.md"
+if [[ ,$PART, == *,rust,* ]]; then
+  [ -x .gpu/svd ] || tar xzf .gpu/bundle.tgz -C .gpu
+  SPTRANS_SVD_SUITE=methods .gpu/svd 2>&1 | tee "$OUT/svd-methods.md"
+fi
+tar czf "$OUT/svd.tgz" -C "$OUT" --exclude svd.tgz . 2>/dev/null
