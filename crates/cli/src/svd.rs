@@ -4,7 +4,7 @@ use std::io::Write;
 
 use sptrans::matrix::device::DeviceCsr;
 use sptrans::matrix::{mm, Csr};
-use sptrans::svd::{Config, Event};
+use sptrans::svd::{Config, Event, Observer};
 
 use crate::cli::SvdArgs;
 use crate::files::{host_limit, write_with};
@@ -58,6 +58,21 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         say!("A: {} × {}, {} nonzeros", a.rows(), a.cols(), a.nnz());
         a
     };
+    // Progress on standard error; the profile's operations kept for the table after the run.
+    let ops = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = ops.clone();
+    let progress = Observer::new(move |e: Event<'_>| match e {
+        _ if quiet => {}
+        Event::Cycle { restart, residual } => say!("  cycle {}: largest residual / σ₁ = {residual:.2e}", restart + 1),
+        Event::HostQr { restart } => say!("  cycle {}: dependent columns (or a block over 4 wide); redone with host QR decisions", restart + 1),
+        Event::Phase { what, seconds } => say!("  {what}: {:.2} ms", seconds * 1e3),
+        Event::Operation { what, seconds, calls } => {
+            if let Ok(mut ops) = seen.lock() {
+                ops.push((what.to_string(), seconds, calls));
+            }
+        }
+        _ => {}
+    });
     let cfg = Config {
         rank: args.rank,
         block: args.block,
@@ -71,16 +86,8 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
             crate::cli::SvdMethod::Lanczos => sptrans::svd::Method::Lanczos,
             crate::cli::SvdMethod::Randomized => sptrans::svd::Method::Randomized { oversample: args.oversample, power_iters: args.power_iters },
         },
+        observer: progress,
         ..Config::default()
-    };
-    let mut ops = Vec::new();
-    let mut progress = |e: Event<'_>| match e {
-        _ if quiet => {}
-        Event::Cycle { restart, residual } => say!("  cycle {}: largest residual / σ₁ = {residual:.2e}", restart + 1),
-        Event::HostQr { restart } => say!("  cycle {}: dependent columns (or a block over 4 wide); redone with host QR decisions", restart + 1),
-        Event::Phase { what, seconds } => say!("  {what}: {:.2} ms", seconds * 1e3),
-        Event::Operation { what, seconds, calls } => ops.push((what.to_string(), seconds, calls)),
-        _ => {}
     };
     if args.gpus > 1 && args.center {
         return Err(Error::Usage("--center is not available with --gpus above 1 yet".into()));
@@ -93,7 +100,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         if !quiet {
             say!("A: {} × {}, read in {} shares by rows (rank 0: {} nonzeros)", d.rows(), d.cols(), env.world, d.nnz());
         }
-        let s = sptrans::svd::dist::svd_observed(&comms, &d, &cfg, &mut progress)?;
+        let s = sptrans::svd::dist::svd(&comms, &d, &cfg)?;
         if quiet {
             return Ok(());
         }
@@ -102,7 +109,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         // Row blocks over GPUs 0 .. N (`sptrans::svd::dist`); the vectors come back to the host.
         let comms = sptrans::runtime::Comms::local(args.gpus as usize)?;
         let d = sptrans::matrix::dist::DistCsr::scatter(comms.gpus(), &a)?;
-        let s = sptrans::svd::dist::svd_observed(&comms, &d, &cfg, &mut progress)?;
+        let s = sptrans::svd::dist::svd(&comms, &d, &cfg)?;
         (s, format!("on {} × {} (NCCL)", comms.len(), comms.gpus()[0].props().name))
     } else {
         match crate::open_gpu() {
@@ -117,22 +124,23 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
                         use sptrans::runtime::{DenseViewMut, DeviceViewMut};
                         let mut uv = DenseViewMut::new(DeviceViewMut::of(&mut du), m, k, m.max(1))?;
                         let mut vv = DenseViewMut::new(DeviceViewMut::of(&mut dv), n, k, n.max(1))?;
-                        sptrans::svd::svd_into_observed(&gpu, &da, &cfg, &mut uv, &mut vv, &mut progress)?
+                        sptrans::svd::svd_into(&gpu, &da, &cfg, &mut uv, &mut vv)?
                     };
                     (s.u, s.v) = (gpu.download(&du)?, gpu.download(&dv)?);
                     s
                 } else {
-                    sptrans::svd::svd_observed(&gpu, &da, &cfg, &mut progress)?
+                    sptrans::svd::svd(&gpu, &da, &cfg)?
                 };
                 (s, format!("on {}", gpu.props().name))
             }
             Err(why) => {
                 let threads = rayon::current_num_threads();
                 say!("no GPU ({why}): the CPU fallback computes the SVD on {threads} threads");
-                (sptrans::svd::cpu::svd_observed(&a, &cfg, &mut progress)?, format!("on the CPU ({threads} threads)"))
+                (sptrans::svd::cpu::svd(&a, &cfg)?, format!("on the CPU ({threads} threads)"))
             }
         }
     };
+    let ops = ops.lock().map(|o| o.clone()).unwrap_or_default();
     if !ops.is_empty() {
         let total: f64 = ops.iter().map(|o| o.1).sum();
         say!("svd profile ({total:.3} s in GPU operations):");

@@ -34,7 +34,7 @@ pub mod dist {
     pub use gpu_runtime::bootstrap::RankEnv;
     pub use gpu_runtime::comm::Comms;
     pub use gpu_spmv::dist::{DistSpmv, XGather};
-    pub use gpu_svd::dist::{svd, svd_observed};
+    pub use gpu_svd::dist::svd;
     pub use gpu_transpose::dist::{DistTransposer, Exchange};
     pub use sptrans_matrix::dist::{AsDistCsrView, DistCsr, DistCsrView, balanced_starts, even_starts};
 }

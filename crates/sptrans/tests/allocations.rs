@@ -7,7 +7,7 @@ use gpu_testkit::{gpu_test, rng};
 use rand::Rng;
 use sptrans::csrc::{CsrPair, DeviceCsrc, Op};
 use sptrans::spmv::{Format, Spmv};
-use sptrans::svd::{Config, Event, svd_observed};
+use sptrans::svd::{Config, Event, Observer, svd};
 use sptrans::transpose::{Algorithm, Transposer};
 use sptrans::{DenseView, DenseViewMut, DeviceCsr, DeviceView, DeviceViewMut, Gpu, generate};
 
@@ -61,14 +61,16 @@ gpu_test!(fn hot_calls_allocate_nothing_after_the_plan(gpu) {
     }
 
     // The SVD: the allocation count at each cycle's end stays that of the first cycle.
-    let cfg = Config { rank: 8, block: Some(2), krylov: Some(24), tol: 1e-13, max_restarts: 12, ..Config::default() };
-    let mut counts = Vec::new();
-    let s = svd_observed(gpu, &da, &cfg, |e| {
+    let counts = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (seen, g) = (counts.clone(), gpu.clone());
+    let observer = Observer::new(move |e| {
         if let Event::Cycle { .. } = e {
-            counts.push(gpu.allocations());
+            seen.lock().unwrap().push(g.allocations());
         }
-    })
-    .unwrap();
+    });
+    let cfg = Config { rank: 8, block: Some(2), krylov: Some(24), tol: 1e-13, max_restarts: 12, observer, ..Config::default() };
+    let s = svd(gpu, &da, &cfg).unwrap();
+    let counts = counts.lock().unwrap().clone();
     assert!(counts.len() >= 3, "the SVD needs several cycles for this test ({} made)", counts.len());
     assert!(counts.windows(2).all(|w| w[0] == w[1]), "allocations at the end of each SVD cycle: {counts:?}");
     assert!(s.sigma[0] > 0.0);

@@ -18,7 +18,7 @@
 //! `SPTRANS_DIST_MIN_GPUS` skips smaller counts (a matrix that only fits on several GPUs; the
 //! one-GPU columns are then NaN), `SPTRANS_DIST_CSV` writes the table as CSV. One run each
 //! after a small warm-up SVD per communicator (module loading, cuBLAS handles).
-use gpu_svd::{dist, Config, Event};
+use gpu_svd::{dist, Config, Event, Observer};
 use sptrans_matrix::dist::DistCsr;
 
 fn env(name: &str, default: u64) -> u64 {
@@ -71,13 +71,16 @@ fn main() {
         let _ = dist::svd(comms, &ds, &Config { rank: 2, max_restarts: 0, ..Config::default() });
         drop(ds);
         comms.synchronize().expect("sync");
-        let mut setup = f64::NAN;
-        let t = std::time::Instant::now();
-        let s = dist::svd_observed(comms, &d, &cfg, |e| {
+        let setup_s = std::sync::Arc::new(std::sync::Mutex::new(f64::NAN));
+        let seen = setup_s.clone();
+        let observer = Observer::new(move |e| {
             if let Event::Phase { what: "setup", seconds } = e {
-                setup = seconds;
+                *seen.lock().expect("setup time") = seconds;
             }
         });
+        let t = std::time::Instant::now();
+        let s = dist::svd(comms, &d, &Config { observer, ..cfg.clone() });
+        let setup = *setup_s.lock().expect("setup time");
         let secs = t.elapsed().as_secs_f64();
         let s = match s {
             Ok(s) => s,
@@ -108,15 +111,17 @@ fn main() {
         println!("     σ: {}", s.sigma.iter().map(|x| format!("{x:.9e}")).collect::<Vec<_>>().join(" "));
         // Where the time goes: one more run with every operation timed (synchronized).
         if std::env::var("SPTRANS_SVD_PROFILE").is_ok_and(|v| v == "1") {
-            let mut ops = Vec::new();
-            let t = std::time::Instant::now();
-            let run = dist::svd_observed(comms, &d, &Config { profile: true, ..cfg.clone() }, |e| {
+            let ops = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let seen = ops.clone();
+            let observer = Observer::new(move |e| {
                 if let Event::Operation { what, seconds, calls } = e {
-                    ops.push(format!("{what} {seconds:.3} s / {calls}"));
+                    seen.lock().expect("operations").push(format!("{what} {seconds:.3} s / {calls}"));
                 }
             });
+            let t = std::time::Instant::now();
+            let run = dist::svd(comms, &d, &Config { profile: true, observer, ..cfg.clone() });
             if run.is_ok() {
-                println!("     profiled ({:.3} s): {}", t.elapsed().as_secs_f64(), ops.join("; "));
+                println!("     profiled ({:.3} s): {}", t.elapsed().as_secs_f64(), ops.lock().expect("operations").join("; "));
             }
         }
     });

@@ -118,13 +118,13 @@ fn main() {
         if only_profile || std::env::var("SPTRANS_SVD_BENCH_PROFILE").is_ok_and(|v| v == "1") {
             // One more run with every backend operation synchronized and timed.
             let t0 = std::time::Instant::now();
-            let cfg = Config { rank: 16, tol: 1e-10, profile: true, ..Config::default() };
-            let s = gpu_svd::svd_observed(&gpu, &da, &cfg, |e| {
+            let observer = gpu_svd::Observer::new(|e| {
                 if let gpu_svd::Event::Operation { what, seconds, calls } = e {
                     eprintln!("  {what:>14}: {seconds:.4} s in {calls} calls");
                 }
-            })
-            .expect("svd");
+            });
+            let cfg = Config { rank: 16, tol: 1e-10, profile: true, observer, ..Config::default() };
+            let s = gpu_svd::svd(&gpu, &da, &cfg).expect("svd");
             eprintln!("{name}: profiled run {:.3} s, {} restarts", t0.elapsed().as_secs_f64(), s.restarts);
         }
     }

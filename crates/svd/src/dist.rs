@@ -391,24 +391,19 @@ impl Backend for DistBackend<'_, '_> {
 /// ([`DistCsr::scatter_ranks`](sptrans_matrix::dist::DistCsr::scatter_ranks)) and the same settings, and every process gets the same answer
 /// (each decision on the host is made from all-reduced values, identical on every rank).
 ///
+/// [`Config::observer`] receives the events as from [`crate::svd`]; on several ranks also the
+/// `setup` phase (each rank's CSRC built, norms summed) whether or not [`Config::profile`] is
+/// set, and with [`Config::profile`] the wall time of each distributed operation (`gather X`,
+/// `A X (local)`, `At U (local)`, `reduce At U`, `dot`, `project_out`, `block ops`), every rank
+/// synchronized around each.
+///
 /// # Errors
 /// [`Error::Config`] when `a` is cut into another number of blocks than `comms` has ranks (or
 /// this process holds other blocks than its ranks'), with [`Config::center`] on several ranks
 /// (not distributed yet), or [`Config::vectors`] with one process per GPU; as [`crate::svd`] (settings,
 /// non-finite values, cuBLAS, out of memory); NCCL errors.
 pub fn svd<T: SvdValue>(comms: &Comms, a: &impl AsDistCsrView<T>, cfg: &Config) -> Result<Svd> {
-    svd_observed(comms, a, cfg, |_| {})
-}
-
-/// [`svd`], reporting to `observer` as [`crate::svd_observed`] does; on several ranks it
-/// also reports the `setup` phase (each rank's CSRC built, norms summed) whether or not
-/// [`Config::profile`] is set, and with [`Config::profile`] the wall time of each distributed
-/// operation (`gather X`, `A X (local)`, `At U (local)`, `reduce At U`, `dot`, `project_out`,
-/// `block ops`), every rank synchronized around each.
-///
-/// # Errors
-/// As [`svd`].
-pub fn svd_observed<T: SvdValue>(comms: &Comms, a: &impl AsDistCsrView<T>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
+    let mut observer = |e: Event<'_>| cfg.observer.emit(e);
     let a = a.dist_view();
     let (g, world) = (comms.len(), comms.world());
     if a.blocks().len() != g || a.first_block() != comms.first_rank() || a.row_starts().len() != world + 1 {

@@ -23,6 +23,7 @@ use gpu_runtime::cudarc::driver::CudaSlice;
 use gpu_runtime::DeviceView;
 use gpu_runtime::PtxModule;
 use sptrans_matrix::{AsDeviceCsrView, Csr, DeviceCsrView};
+use std::sync::{Arc, Mutex};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
@@ -133,14 +134,75 @@ pub struct Config {
     /// it: sparse PCA. Each product adds one rank-one correction (two small cuBLAS products on
     /// the GPU); the matrix stays sparse.
     pub center: bool,
-    /// Time each phase and each backend operation, reported through the observer of
-    /// [`svd_observed`] as [`Event::Phase`] and [`Event::Operation`]. Profiling synchronizes
-    /// the stream around every operation: slower, for studies only.
+    /// Time each phase and each backend operation, reported to [`Config::observer`] as
+    /// [`Event::Phase`] and [`Event::Operation`]. Profiling synchronizes the stream around
+    /// every operation: slower, for studies only.
     pub profile: bool,
+    /// What receives the run's [`Event`]s (none by default): each cycle's residual, and with
+    /// [`Config::profile`] the phases' and operations' times.
+    pub observer: Observer,
 }
 
-/// What the SVD reports while it runs, to the observer of [`svd_observed`] (the library
-/// prints nothing itself).
+/// The receiver of an SVD's [`Event`]s, a field of its [`Config`]: none ([`Observer::default`])
+/// or a callback ([`Observer::new`]) that clones of the config share. The library prints
+/// nothing itself.
+///
+/// ```
+/// use std::sync::{Arc, atomic::{AtomicUsize, Ordering}};
+/// use gpu_svd::{Config, Event, Observer};
+/// let cycles = Arc::new(AtomicUsize::new(0));
+/// let seen = cycles.clone();
+/// let cfg = Config { rank: 2, observer: Observer::new(move |e| if matches!(e, Event::Cycle { .. }) { seen.fetch_add(1, Ordering::Relaxed); }), ..Config::default() };
+/// let a = sptrans_matrix::generate::uniform::<f64>(200, 50, 2000, 1).unwrap();
+/// gpu_svd::serial::svd(&a, &cfg).unwrap();
+/// assert!(cycles.load(Ordering::Relaxed) >= 1);
+/// ```
+#[derive(Clone, Default)]
+pub struct Observer(Option<Arc<Mutex<ObserverFn>>>);
+
+/// The callback an [`Observer`] holds.
+type ObserverFn = dyn FnMut(Event<'_>) + Send;
+
+impl Observer {
+    /// An observer calling `f` with each event (from the thread running the SVD).
+    pub fn new(f: impl FnMut(Event<'_>) + Send + 'static) -> Self {
+        Self(Some(Arc::new(Mutex::new(f))))
+    }
+
+    /// Whether a callback is set.
+    pub fn is_set(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Passes `e` to the callback, if any (a callback that panicked earlier is skipped).
+    fn emit(&self, e: Event<'_>) {
+        if let Some(f) = &self.0 {
+            if let Ok(mut f) = f.lock() {
+                f(e)
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.is_set() { "Observer(set)" } else { "Observer(none)" })
+    }
+}
+
+/// Two observers are equal when both are none or both hold the same callback.
+impl PartialEq for Observer {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// What the SVD reports while it runs, to [`Config::observer`] (the library prints nothing
+/// itself).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Event<'a> {
@@ -191,6 +253,7 @@ impl Default for Config {
             vectors: false,
             center: false,
             profile: false,
+            observer: Observer::default(),
         }
     }
 }
@@ -307,24 +370,15 @@ impl SvdValue for f32 {
 /// `a`: a `DeviceCsr` or a borrowed `DeviceCsrView`, of `f64` or `f32` values — see
 /// [`SvdValue`]), the Krylov bases in device memory, block operations by cuBLAS and the
 /// tall-skinny kernels, the small SVD of the block bidiagonal matrix on the host (faer). Prints
-/// nothing; [`svd_observed`] reports progress.
+/// nothing; [`Config::observer`] receives the progress.
 ///
 /// # Errors
 /// [`Error::RankTooLarge`], [`Error::Config`]; [`Error::CublasUnavailable`]; CSRC, cuBLAS, driver
 /// errors, out of memory.
 pub fn svd<T: SvdValue>(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, cfg: &Config) -> Result<Svd> {
-    svd_observed(gpu, a, cfg, |_| {})
-}
-
-/// [`svd`], calling `observer` with each [`Event`]: after every cycle, and with
-/// [`Config::profile`] the phases' and operations' times.
-///
-/// # Errors
-/// As [`svd`].
-pub fn svd_observed<T: SvdValue>(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, cfg: &Config, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
     let a = a.csr_view();
     cfg.check(a.rows(), a.cols())?;
-    run_gpu(gpu, &a, cfg, None, &mut observer)
+    run_gpu(gpu, &a, cfg, None, &mut |e| cfg.observer.emit(e))
 }
 
 /// [`svd`] writing the singular vectors into the caller's device blocks instead of host memory:
@@ -341,21 +395,6 @@ pub fn svd_into<T: SvdValue>(
     u: &mut gpu_runtime::DenseViewMut<'_, f64>,
     v: &mut gpu_runtime::DenseViewMut<'_, f64>,
 ) -> Result<Svd> {
-    svd_into_observed(gpu, a, cfg, u, v, |_| {})
-}
-
-/// [`svd_into`], calling `observer` with each [`Event`] (as [`svd_observed`]).
-///
-/// # Errors
-/// As [`svd_into`].
-pub fn svd_into_observed<T: SvdValue>(
-    gpu: &Gpu,
-    a: &impl AsDeviceCsrView<T>,
-    cfg: &Config,
-    u: &mut gpu_runtime::DenseViewMut<'_, f64>,
-    v: &mut gpu_runtime::DenseViewMut<'_, f64>,
-    mut observer: impl FnMut(Event<'_>),
-) -> Result<Svd> {
     let a = a.csr_view();
     cfg.check(a.rows(), a.cols())?;
     for (what, rows_cols, rows) in [("u", (u.rows(), u.cols()), a.rows()), ("v", (v.rows(), v.cols()), a.cols())] {
@@ -367,7 +406,7 @@ pub fn svd_into_observed<T: SvdValue>(
     // The backend's left vectors span the operator's rows: A's columns when it works on Aᵀ.
     let (ua, vb) = (gpu::Dest::of(u), gpu::Dest::of(v));
     let dest = if transposed { [vb, ua] } else { [ua, vb] };
-    run_gpu(gpu, &a, &Config { vectors: false, ..cfg.clone() }, Some(dest), &mut observer)
+    run_gpu(gpu, &a, &Config { vectors: false, ..cfg.clone() }, Some(dest), &mut |e| cfg.observer.emit(e))
 }
 
 /// The GPU SVD of a checked view; `dest`: device blocks for the left and right vectors in the
@@ -414,15 +453,7 @@ pub mod serial {
     /// # Errors
     /// [`Error::RankTooLarge`], [`Error::Config`], [`Error::Internal`].
     pub fn svd<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config) -> Result<Svd> {
-        svd_observed(a, cfg, |_| {})
-    }
-
-    /// [`svd`] reporting each [`Event`] to `observer` (as [`crate::svd_observed`]).
-    ///
-    /// # Errors
-    /// As [`svd`].
-    pub fn svd_observed<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config, observer: impl FnMut(Event<'_>)) -> Result<Svd> {
-        host_svd(a, cfg, false, observer)
+        host_svd(a, cfg, false)
     }
 }
 
@@ -461,15 +492,7 @@ pub mod cpu {
     /// # Errors
     /// As [`serial::svd`].
     pub fn svd<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config) -> Result<Svd> {
-        svd_observed(a, cfg, |_| {})
-    }
-
-    /// [`svd`] reporting each [`Event`] to `observer`.
-    ///
-    /// # Errors
-    /// As [`serial::svd`].
-    pub fn svd_observed<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config, observer: impl FnMut(Event<'_>)) -> Result<Svd> {
-        host_svd(a, cfg, true, observer)
+        host_svd(a, cfg, true)
     }
 }
 
@@ -477,7 +500,7 @@ pub mod cpu {
 /// dense operations) or the CPU fallback ([`cpu`]: row gathers and scatters and tall-skinny loops
 /// on rayon's threads, [`cpu::DEFAULT_BLOCK`] and [`cpu::default_krylov`] where [`Config`] leaves
 /// them `None`); `f32` values widened.
-fn host_svd<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config, threaded: bool, mut observer: impl FnMut(Event<'_>)) -> Result<Svd> {
+fn host_svd<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config, threaded: bool) -> Result<Svd> {
     let wide;
     let a: &Csr<u32, f64> = match (a as &dyn std::any::Any).downcast_ref::<Csr<u32, f64>>() {
         Some(a) => a,
@@ -505,6 +528,6 @@ fn host_svd<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config,
     if cfg.center {
         norm = centered_norm(norm, a.rows(), &be.center());
     }
-    let s = solve(&mut be, &cfg, norm, &mut observer)?;
+    let s = solve(&mut be, &cfg, norm, &mut |e| cfg.observer.emit(e))?;
     Ok(untranspose(s, transposed))
 }

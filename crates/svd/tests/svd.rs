@@ -68,12 +68,16 @@ fn bad_settings_are_errors() {
 #[test]
 fn the_restart_cap_is_reported() {
     let a = generate::uniform::<f64>(3000, 400, 20_000, 9).unwrap();
-    let c = Config { rank: 10, block: Some(2), krylov: Some(12), max_restarts: 2, tol: 1e-14, ..Config::default() };
-    let mut calls = 0;
-    let s = serial::svd_observed(&a, &c, |e| calls += matches!(e, gpu_svd::Event::Cycle { .. }) as usize).unwrap();
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = calls.clone();
+    let observer = gpu_svd::Observer::new(move |e| {
+        seen.fetch_add(matches!(e, gpu_svd::Event::Cycle { .. }) as usize, std::sync::atomic::Ordering::Relaxed);
+    });
+    let c = Config { rank: 10, block: Some(2), krylov: Some(12), max_restarts: 2, tol: 1e-14, observer, ..Config::default() };
+    let s = serial::svd(&a, &c).unwrap();
     assert!(!s.converged);
     assert_eq!(s.restarts, 2);
-    assert_eq!(calls, 3);
+    assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 3);
     assert!(s.estimate.iter().any(|&e| e > 1e-14 * s.sigma[0]));
 }
 
