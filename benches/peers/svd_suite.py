@@ -126,6 +126,10 @@ class Gpu:
         return self.csp.csr_matrix(a)
 
     def free_bytes(self):
+        # The pools keep freed blocks: hand them back first, so that the free memory is real.
+        self.cp.get_default_memory_pool().free_all_blocks()
+        if self.torch is not None:
+            self.torch.cuda.empty_cache()
         return self.cp.cuda.Device().mem_info[0]
 
     def peers(self):
@@ -312,8 +316,9 @@ def main():
         n = max(args.scaling_k + 1, m // 10)
         name = f"uniform {m} x {n}"
         need = nnz * 40
-        if need > dev.free_bytes():
-            emit(part="scaling", matrix=name, nnz=nnz, k=args.scaling_k, method="-", seconds="skipped", note=f"needs ~{need / 2**30:.0f} GiB, {dev.free_bytes() / 2**30:.0f} free")
+        free = dev.free_bytes()
+        if need > free:
+            emit(part="scaling", matrix=name, nnz=nnz, k=args.scaling_k, method="-", seconds="skipped", note=f"needs ~{need / 2**30:.0f} GiB, {free / 2**30:.0f} free")
             continue
         a = dev.uniform(m, n, 100, 11)
         ref = None
