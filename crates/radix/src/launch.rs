@@ -56,10 +56,10 @@ const MAX_PASSES: u64 = 32;
 /// Counts of a pass's digits (the widest digit's).
 const RADIX: u64 = 1 << MAX_BITS;
 
-/// Tiles of `n` keys in the smallest tiles of any pass ([`NV`] keys; the larger tiles of the
-/// 8-bit kernels use fewer status words).
-fn tiles(n: u64) -> u64 {
-    n.div_ceil(NV as u64)
+/// Tiles of `n` keys at `vt` keys a thread (the look-back status is sized at [`VT`], the
+/// smallest tile of any kernel, so it serves the larger ones too).
+fn tiles(n: u64, vt: u32) -> u64 {
+    n.div_ceil(u64::from(NT * vt))
 }
 
 /// Every pass's tile counter and digit counts (one region, so that one fill zeroes what a sort
@@ -71,7 +71,7 @@ const COUNTERS_BYTES: u64 = 4 * MAX_PASSES * (1 + RADIX);
 /// tag tells its words from earlier passes'), zeroed once per sort; the last region of the sweep
 /// state, or lent by the caller.
 pub(crate) fn status_bytes(n: u64, per: u32) -> u64 {
-    status_word_bytes(n, per) * (1u64 << per) * tiles(n)
+    status_word_bytes(n, per) * (1u64 << per) * tiles(n, VT)
 }
 
 /// `copies` temporary copies of `n` keys carrying `carry` after `l`, as [`take_copy`] carves
@@ -205,7 +205,7 @@ pub(crate) unsafe fn pass(
         (false, ..) if sweep.wide => (&k.onesweep[variant], VT),
         (false, ..) => (&k.onesweep32[variant], VT),
     };
-    let t = n.div_ceil(u64::from(NT * vt));
+    let t = tiles(n, vt);
     let cfg = LaunchConfig { grid_dim: (t as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: stage_bytes_for(vt, carry.second_bytes as u32) };
     let (fi, fo) = if carry.first { (src.first, dst.first) } else { (0, 0) };
     let (si, so) = if carry.second_bytes > 0 { (src.second, dst.second) } else { (0, 0) };

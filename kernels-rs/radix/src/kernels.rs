@@ -4,7 +4,7 @@ use gpu_device::dynamic_shared;
 use gpu_device::mem::ldg;
 
 use crate::tile::{histogram, onesweep};
-use crate::{HistogramArgs, OnesweepArgs, MOVES_ANY, MOVES_KEYS, VT, VT_KEYS8};
+use crate::{HistogramArgs, OnesweepArgs, VT, VT_KEYS8};
 
 dynamic_shared!(RX_STAGE: u8);
 
@@ -37,10 +37,10 @@ macro_rules! onesweep_kernel {
         onesweep_kernel!($name, $t, $h, $bytes, $s, 0);
     };
     ($name:ident, $t:ty, $h:literal, $bytes:literal, $s:ty, $bits:literal) => {
-        onesweep_kernel!($name, $t, $h, $bytes, $s, $bits, VT, MOVES_ANY);
+        onesweep_kernel!($name, $t, $h, $bytes, $s, $bits, VT, false);
     };
-    ($name:ident, $t:ty, $h:literal, $bytes:literal, $s:ty, $bits:literal, $vt:ident, $moves:ident) => {
-        #[doc = concat!("[`onesweep`] with a second payload of ", $bytes, " bytes and `", stringify!($s), "` look-back status words (digits of ", $bits, " bits; 0: any width), `", stringify!($vt), "` keys a thread, payloads `", stringify!($moves), "`; dynamic shared memory of `stage_bytes_for(", stringify!($vt), ", ", $bytes, ")`.")]
+    ($name:ident, $t:ty, $h:literal, $bytes:literal, $s:ty, $bits:literal, $vt:ident, $keys_only:literal) => {
+        #[doc = concat!("[`onesweep`] with a second payload of ", $bytes, " bytes and `", stringify!($s), "` look-back status words (digits of ", $bits, " bits; 0: any width), `", stringify!($vt), "` keys a thread, keys alone: ", stringify!($keys_only), "; dynamic shared memory of `stage_bytes_for(", stringify!($vt), ", ", $bytes, ")`.")]
         ///
         /// # Safety
         /// As [`onesweep`] (the second payload's arrays hold `n` items of this width).
@@ -49,7 +49,7 @@ macro_rules! onesweep_kernel {
             // SAFETY: the caller's contract (the launch sizes the dynamic shared memory).
             unsafe {
                 if runs(a.run_if) {
-                    onesweep::<$t, $s, $h, $bits, { $vt as usize }, $moves>(&a, RX_STAGE::smem())
+                    onesweep::<$t, $s, $h, $bits, { $vt as usize }, $keys_only>(&a, RX_STAGE::smem())
                 }
             }
         }
@@ -80,5 +80,5 @@ onesweep_kernel!(radix_onesweep8_s32_v4, u32, 1, 4, u32, 8);
 onesweep_kernel!(radix_onesweep8_s32_v8, u64, 1, 8, u32, 8);
 onesweep_kernel!(radix_onesweep8_s32_v16, u64, 2, 16, u32, 8);
 // 8-bit passes of keys alone, larger tiles (the registers of the payloads hold more keys).
-onesweep_kernel!(radix_onesweep8_keys, u32, 1, 0, u64, 8, VT_KEYS8, MOVES_KEYS);
-onesweep_kernel!(radix_onesweep8_s32_keys, u32, 1, 0, u32, 8, VT_KEYS8, MOVES_KEYS);
+onesweep_kernel!(radix_onesweep8_keys, u32, 1, 0, u64, 8, VT_KEYS8, true);
+onesweep_kernel!(radix_onesweep8_s32_keys, u32, 1, 0, u32, 8, VT_KEYS8, true);

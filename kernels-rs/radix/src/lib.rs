@@ -37,14 +37,6 @@ pub const VT: u32 = 12;
 pub const NV: u32 = NT * VT;
 /// Keys per thread of the 8-bit passes of keys alone (`radix_onesweep8{,_s32}_keys`).
 pub const VT_KEYS8: u32 = 16;
-/// A pass's payload shape fixed at compile time: keys alone.
-pub const MOVES_KEYS: u32 = 0;
-/// A pass's payload shape fixed at compile time: keys and the first (`u32`) payload (no kernel
-/// uses it: the 8-bit pairs pass at 14 keys a thread measured no faster than the generic one at
-/// 12, and slower at 2^20 keys).
-pub const MOVES_FIRST: u32 = 1;
-/// A pass's payload shape left to its arguments (null payloads skipped).
-pub const MOVES_ANY: u32 = 2;
 /// Threads per block of the histogram kernel.
 pub const HIST_NT: u32 = 512;
 /// Most digit bits of one pass (512 buckets).

@@ -285,23 +285,22 @@ unsafe fn write_slots<V: SmemWord + GlobalWord, const IT: usize, const H: usize>
 /// `2^bits * ceil(n / (NT * IT))` words of `S` holding no tag of `pass` or later, `counter` is 0;
 /// `bits <= MAX_BITS`; a payload's input and output are both null or both valid; `stage` is
 /// shared memory of [`crate::stage_bytes_for`]`(IT, size_of::<V>() * H)` bytes, 16-byte aligned;
-/// `BITS` is 0 or `a.bits`; `MOVES` is [`crate::MOVES_ANY`], or [`crate::MOVES_KEYS`] with both
-/// payloads null, or [`crate::MOVES_FIRST`] with the second payload null.
+/// `BITS` is 0 or `a.bits`; both payloads null when `KEYS_ONLY`.
 #[inline(always)]
-pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize, const BITS: u32, const IT: usize, const MOVES: u32>(
+pub unsafe fn onesweep<V: SmemWord + GlobalWord, S: Status, const H: usize, const BITS: u32, const IT: usize, const KEYS_ONLY: bool>(
     a: &OnesweepArgs,
     stage: Smem<u8>,
 ) {
     const { assert!(IT <= MAX_VT && IT >= 8, "onesweep: the unrolled loops list 16 items; the counters need 8") };
     let nv = NT as usize * IT;
     let OnesweepArgs { keys_in, keys_out, first_out, counts, counter, n, shift, pass, .. } = *a;
-    // A payload shape fixed at compile time drops the null tests (and their registers).
-    let first_in = if MOVES == crate::MOVES_KEYS { core::ptr::null() } else { a.first_in };
+    // Keys alone fixed at compile time drops the payloads' null tests (and their registers).
+    let first_in = if KEYS_ONLY { core::ptr::null() } else { a.first_in };
     // A digit width fixed at compile time (`BITS > 0`, the caller's promise that `a.bits ==
     // BITS`) lets the compiler drop the ballot match's width tests (26 registers fewer at 16 keys
     // a thread).
     let bits = if BITS > 0 { BITS } else { a.bits };
-    let second_in = if MOVES == crate::MOVES_ANY { a.second_in.cast::<V>() } else { core::ptr::null() };
+    let second_in = if KEYS_ONLY { core::ptr::null() } else { a.second_in.cast::<V>() };
     let (second_out, status) = (a.second_out.cast::<V>(), a.status.cast::<S>());
     let (tid, lane) = (thread_idx_x(), lane_id());
     let warp = (tid / 32) as usize;
