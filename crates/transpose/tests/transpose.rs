@@ -280,27 +280,43 @@ fn check_pattern(t: &mut Transposer, algo: Algorithm, name: &str, a: &Csr<u32, (
     assert_eq!(gpu.download(out.idx()).unwrap(), want.idx(), "{name} {algo}: indices");
 }
 
-gpu_test!(fn sym_trans_matches_the_twin_symmetric_or_not(gpu) {
-    let mut t = Transposer::new(gpu).unwrap();
+/// `algo` against the twin on the symmetric cases and their unsymmetric variants at each scale
+/// the size cap allows: f32 values (then `also` on each), f64 values (scales capped at
+/// `f64_cap`) and the f64 cases' patterns. Returns the f32 cases run.
+fn on_sym_cases(
+    t: &mut Transposer,
+    algo: Algorithm,
+    scales: &[u64],
+    f64_cap: u64,
+    mut also: impl FnMut(&mut Transposer, &str, &Csr<u32, f32>),
+) -> usize {
     let (mut r, _g) = rng();
     let max = gpu_testkit::max_len() as u64;
     let mut cases = 0;
-    for scale in [3u64, 33, 1000, 20_000, 300_000] {
+    for &scale in scales {
         if scale * 8 > max.max(64) {
             continue;
         }
         for (name, a, _) in sym_cases::<f32>(&mut r, scale) {
-            check_gpu(&mut t, Algorithm::SymTrans, &name, &a, |v| v.to_bits() as u64);
-            let da = DeviceCsr::upload(t.gpu(), &a).unwrap();
-            assert_eq!(t.probe_symmetric(&da).unwrap(), serial::sym_probe(&a), "{name}: the probe's verdict");
+            check_gpu(t, algo, &name, &a, |v| v.to_bits() as u64);
+            also(t, &name, &a);
             cases += 1;
         }
-        for (name, a, _) in sym_cases::<f64>(&mut r, scale.min(20_000)) {
-            check_gpu(&mut t, Algorithm::SymTrans, &name, &a, |v| v.to_bits());
+        for (name, a, _) in sym_cases::<f64>(&mut r, scale.min(f64_cap)) {
+            check_gpu(t, algo, &name, &a, |v| v.to_bits());
             let pattern = Csr::try_new(a.rows(), a.cols(), a.ptr().to_vec(), a.idx().to_vec(), vec![(); a.nnz() as usize]).unwrap();
-            check_pattern(&mut t, Algorithm::SymTrans, &format!("{name} pattern"), &pattern);
+            check_pattern(t, algo, &format!("{name} pattern"), &pattern);
         }
     }
+    cases
+}
+
+gpu_test!(fn sym_trans_matches_the_twin_symmetric_or_not(gpu) {
+    let mut t = Transposer::new(gpu).unwrap();
+    let cases = on_sym_cases(&mut t, Algorithm::SymTrans, &[3, 33, 1000, 20_000, 300_000], 20_000, |t, name, a| {
+        let da = DeviceCsr::upload(t.gpu(), a).unwrap();
+        assert_eq!(t.probe_symmetric(&da).unwrap(), serial::sym_probe(a), "{name}: the probe's verdict");
+    });
     assert!(cases > 0);
 });
 
@@ -309,28 +325,12 @@ gpu_test!(fn auto_decides_symtrans_on_the_device_symmetric_or_not(gpu) {
     // one; 2^16 + 1 to 2^24: three) tries SymTrans and runs RadixTrans only if the verdict, read
     // on the device, says the pattern is not symmetric: bit for bit the twin's either way.
     let mut t = Transposer::new(gpu).unwrap();
-    let (mut r, _g) = rng();
-    let max = gpu_testkit::max_len() as u64;
     // The path is taken exactly there: its workspace is RadixTrans's plus the flag and verdict.
     for (n, takes) in [(200u64, true), (1000, false), (65_536, false), (70_000, true)] {
         let (auto, radix) = (t.workspace_bytes(Algorithm::Auto, n, n, 10 * n, 4).unwrap(), t.workspace_bytes(Algorithm::RadixTrans, n, n, 10 * n, 4).unwrap());
         assert_eq!(auto > radix, takes, "{n} columns: Auto {auto} B, RadixTrans {radix} B");
     }
-    let mut cases = 0;
-    for scale in [3u64, 33, 200, 70_000, 150_000] {
-        if scale * 8 > max.max(64) {
-            continue;
-        }
-        for (name, a, _) in sym_cases::<f32>(&mut r, scale) {
-            check_gpu(&mut t, Algorithm::Auto, &name, &a, |v| v.to_bits() as u64);
-            cases += 1;
-        }
-        for (name, a, _) in sym_cases::<f64>(&mut r, scale.min(70_000)) {
-            check_gpu(&mut t, Algorithm::Auto, &name, &a, |v| v.to_bits());
-            let pattern = Csr::try_new(a.rows(), a.cols(), a.ptr().to_vec(), a.idx().to_vec(), vec![(); a.nnz() as usize]).unwrap();
-            check_pattern(&mut t, Algorithm::Auto, &format!("{name} pattern"), &pattern);
-        }
-    }
+    let cases = on_sym_cases(&mut t, Algorithm::Auto, &[3, 33, 200, 70_000, 150_000], 70_000, |_, _, _| {});
     assert!(cases > 0);
 });
 
