@@ -111,6 +111,7 @@ class Gpu:
         import cupyx.scipy.sparse.linalg as csl
 
         self.cp, self.csp, self.csl = cp, csp, csl
+        self.sparse = csp
         try:
             import torch
 
@@ -139,8 +140,7 @@ class Gpu:
         return out
 
     def _cupy(self, a, k):
-        u, s, vt = self.csl.svds(a, k=k)
-        return u, s, vt
+        return self.csl.svds(a, k=k)
 
     def _torch(self, a, k):
         t = self.torch
@@ -150,22 +150,6 @@ class Gpu:
         u, s, v = (self.cp.from_dlpack(x.contiguous()) for x in (u[:, :k], s[:k], v[:, :k]))
         return u, s, v.T
 
-    def uniform(self, rows, cols, per_row, seed):
-        """A rows x cols CSR of about per_row nonzeros a row at distinct random columns (gaps
-        between sorted columns), generated on the device."""
-        cp = self.cp
-        rs = cp.random.RandomState(seed)
-        step = max(2, 2 * (cols // per_row))
-        gaps = rs.randint(1, step, size=(rows, per_row), dtype=cp.int64)
-        c = cp.cumsum(gaps, axis=1) - 1
-        keep = c < cols
-        counts = keep.sum(axis=1)
-        indptr = cp.zeros(rows + 1, dtype=cp.int64)
-        cp.cumsum(counts, out=indptr[1:])
-        idx = c[keep].astype(cp.int32)
-        del gaps, c, keep
-        vals = rs.random_sample(idx.size, dtype=cp.float64) - 0.5
-        return self.csp.csr_matrix((vals, idx, indptr.astype(cp.int32)), shape=(rows, cols))
 
 
 class Cpu:
@@ -173,6 +157,7 @@ class Cpu:
 
     name = "cpu"
     xp = np
+    sparse = sp
 
     def sync(self):
         pass
@@ -188,14 +173,28 @@ class Cpu:
 
         return {"scipy svds": lambda a, k: sl.svds(a, k=k)}
 
-    def uniform(self, rows, cols, per_row, seed):
-        rng = np.random.default_rng(seed)
-        step = max(2, 2 * (cols // per_row))
-        c = np.cumsum(rng.integers(1, step, size=(rows, per_row)), axis=1) - 1
-        keep = c < cols
-        indptr = np.concatenate([[0], np.cumsum(keep.sum(axis=1))])
-        idx = c[keep]
-        return sp.csr_matrix((rng.random(idx.size) - 0.5, idx, indptr), shape=(rows, cols))
+
+
+def uniform(dev, rows, cols, per_row, seed):
+    """A rows x cols CSR of about per_row nonzeros a row at distinct random columns (random gaps
+    between sorted columns), values uniform in [-0.5, 0.5), made by the device's array module
+    (CuPy: on the GPU)."""
+    xp = dev.xp
+    rs = xp.random.RandomState(seed)
+    step = max(2, 2 * (cols // per_row))
+    c = xp.cumsum(rs.randint(1, step, size=(rows, per_row), dtype=xp.int64), axis=1) - 1
+    keep = c < cols
+    indptr = xp.zeros(rows + 1, dtype=xp.int64)
+    xp.cumsum(keep.sum(axis=1), out=indptr[1:])
+    idx = c[keep].astype(xp.int32)
+    del c, keep
+    vals = rs.random_sample(idx.size) - 0.5
+    return dev.sparse.csr_matrix((vals, idx, indptr.astype(xp.int32)), shape=(rows, cols))
+
+
+def descending(s):
+    """Singular values on the host, largest first."""
+    return np.sort(np.asarray(s.get() if hasattr(s, "get") else s))[::-1]
 
 
 def timed(dev, f, reps):
@@ -222,9 +221,7 @@ def quality(dev, a, u, s, vt, ref):
     res = float(xp.maximum(r1, r2).max()) / s1 if s1 > 0 else math.nan
     off = math.nan
     if ref is not None:
-        sr = np.sort(np.asarray(ref))[::-1]
-        mine = np.sort(np.asarray(s.get() if hasattr(s, "get") else s))[::-1]
-        off = float(np.abs(mine - sr[: mine.size]).max()) / sr[0]
+        off = float(np.abs(descending(s) - ref[: s.size]).max()) / ref[0]
     return res, off
 
 
@@ -266,6 +263,18 @@ def main():
         off = f"{r['max_sigma_distance_over_s1']:.1e}" if isinstance(r["max_sigma_distance_over_s1"], float) else ""
         print(f"| {r['matrix']} | {r['nnz']} | {r['k']} | {r['method']} | {sec} | {res} | {off} | {r['note']} |", flush=True)
 
+    def measure(base, f, a, k, reps, ref, is_ref):
+        """Times ``f(a, k)``, measures its answer against ``ref`` (the reference itself when
+        ``is_ref``) and emits its row: ``(seconds, s descending)``, or None when it failed."""
+        try:
+            secs, (u, s, vt) = timed(dev, lambda: f(a, k), reps)
+        except Exception as e:  # noqa: BLE001 (reported in the row)
+            emit(**base, seconds="failed", note=f"{type(e).__name__}: {str(e)[:80]}")
+            return None
+        res, off = quality(dev, a, u, s, vt, None if is_ref else ref)
+        emit(**base, seconds=secs, max_residual_over_s1=res, max_sigma_distance_over_s1=0.0 if is_ref else off)
+        return secs, descending(s)
+
     print(f"device: {dev.name}; sptrans {getattr(sptrans, '__version__', '?')}")
     print("| matrix | nnz | k | method | seconds | max residual / s1 | max abs(s - s Lanczos) / s1 | note |")
     print("|---|---|---|---|---|---|---|---|")
@@ -296,19 +305,14 @@ def main():
                 if method in slow:
                     emit(**base, seconds="skipped", note=f"k={slow[method][0]} took {slow[method][1]:.1f} s")
                     continue
-                try:
-                    secs, (u, s, vt) = timed(dev, lambda: f(a, k), args.reps)
-                except Exception as e:  # noqa: BLE001 (reported in the row)
-                    emit(**base, seconds="failed", note=f"{type(e).__name__}: {str(e)[:80]}")
+                is_ref = method == "ours, Lanczos"
+                got = measure(base, f, a, k, args.reps, ref, is_ref)
+                if got is None:
                     continue
-                res, off = quality(dev, a, u, s, vt, ref)
-                if method == "ours, Lanczos":
-                    ref = np.sort(np.asarray(s.get() if hasattr(s, "get") else s))[::-1]
-                    off = 0.0
-                emit(**base, seconds=secs, max_residual_over_s1=res, max_sigma_distance_over_s1=off)
-                if not method.startswith("ours") and secs > args.peer_budget_s:
-                    slow[method] = (k, secs)
-                del u, s, vt
+                if is_ref:
+                    ref = got[1]
+                if not method.startswith("ours") and got[0] > args.peer_budget_s:
+                    slow[method] = (k, got[0])
         del a
     for millions in [int(x) for x in args.scaling.split(",") if x]:
         nnz = millions * 1_000_000
@@ -320,21 +324,13 @@ def main():
         if need > free:
             emit(part="scaling", matrix=name, nnz=nnz, k=args.scaling_k, method="-", seconds="skipped", note=f"needs ~{need / 2**30:.0f} GiB, {free / 2**30:.0f} free")
             continue
-        a = dev.uniform(m, n, 100, 11)
+        a = uniform(dev, m, n, 100, 11)
         ref = None
         for method, f in [("ours, Lanczos 1e-8", ours("lanczos", 1e-8)), ("ours, Lanczos 1e-6", ours("lanczos", 1e-6)), ("ours, randomized", ours("randomized", 0))]:
             base = dict(part="scaling", matrix=name, rows=m, cols=n, nnz=int(a.nnz), k=args.scaling_k, method=method)
-            try:
-                secs, (u, s, vt) = timed(dev, lambda: f(a, args.scaling_k), 1)
-            except Exception as e:  # noqa: BLE001
-                emit(**base, seconds="failed", note=f"{type(e).__name__}: {str(e)[:80]}")
-                continue
-            res, off = quality(dev, a, u, s, vt, ref)
-            if ref is None:
-                ref = np.sort(np.asarray(s.get() if hasattr(s, "get") else s))[::-1]
-                off = 0.0
-            emit(**base, seconds=secs, max_residual_over_s1=res, max_sigma_distance_over_s1=off)
-            del u, s, vt
+            got = measure(base, f, a, args.scaling_k, 1, ref, ref is None)
+            if got is not None and ref is None:
+                ref = got[1]
         del a
     if args.csv:
         with open(args.csv, "w", newline="") as fh:
