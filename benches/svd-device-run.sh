@@ -7,7 +7,8 @@
 # There: `bash benches/svd-device-run.sh`; knobs: PART (suite,scaling,rust; default
 # suite,scaling), KS (default 16,50,100,300), SCALE (the suite's size factor, default 1),
 # ONLY (suite matrices), SCALING (millions of nonzeros, default 25,100,250,1000), SCALING_K
-# (50), PEER_BUDGET_S (60). Tables, CSV and the SVG plot in $OUT (svd.tgz).
+# (50), SCALING_BLOCKS (Lanczos block sizes tried besides the default, e.g. 8,16), PRODUCTS
+# (k values: A@X and A.T@Y of each scaling matrix, ours against CuPy, and a copy), PEER_BUDGET_S (60). Tables, CSV and the SVG plot in $OUT (svd.tgz).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 PART=${PART:-suite,scaling}
@@ -18,7 +19,7 @@ export PYTHONPATH=/tmp/site
 args=(--ks "${KS:-16,50,100,300}" --scale "${SCALE:-1}" --peer-budget-s "${PEER_BUDGET_S:-60}" --scaling-k "${SCALING_K:-50}")
 [[ ,$PART, == *,suite,* ]] || args+=(--only none)
 [ -n "${ONLY:-}" ] && args+=(--only "$ONLY")
-[[ ,$PART, == *,scaling,* ]] && args+=(--scaling "${SCALING:-25,100,250,1000}")
+[[ ,$PART, == *,scaling,* ]] && args+=(--scaling "${SCALING:-25,100,250,1000}" --scaling-blocks "${SCALING_BLOCKS:-}" --products "${PRODUCTS:-}")
 python3 benches/peers/svd_suite.py "${args[@]}" --csv "$OUT/svd-suite.csv" --svg "$OUT/svd-suite.svg" 2>&1 | tee "$OUT/svd-suite.md"
 if [[ ,$PART, == *,rust,* ]]; then
   [ -x .gpu/svd ] || tar xzf .gpu/bundle.tgz -C .gpu

@@ -225,12 +225,12 @@ def quality(dev, a, u, s, vt, ref):
     return res, off
 
 
-def ours(kind, tol):
+def ours(kind, tol, block=None):
     def run(a, k):
         if kind == "randomized":
             u, s, vt = sptrans.linalg.svds(a, k=k, method="randomized", n_iter=4, n_oversamples=10)
         else:
-            u, s, vt = sptrans.linalg.svds(a, k=k, tol=tol)
+            u, s, vt = sptrans.linalg.svds(a, k=k, tol=tol, block=block)
         return u, s, vt
 
     return run
@@ -246,6 +246,8 @@ def main():
     ap.add_argument("--peer-budget-s", type=float, default=60.0)
     ap.add_argument("--scaling", default="")
     ap.add_argument("--scaling-k", type=int, default=50)
+    ap.add_argument("--scaling-blocks", default="", help="Lanczos block sizes to try at 1e-8 besides the default (e.g. 8,16)")
+    ap.add_argument("--products", default="", help="k values: time A@X and A.T@Y of each scaling matrix (ours, CuPy) and a copy")
     ap.add_argument("--csv", default="")
     ap.add_argument("--svg", default="")
     ap.add_argument("--cpu", action="store_true")
@@ -325,8 +327,12 @@ def main():
             emit(part="scaling", matrix=name, nnz=nnz, k=args.scaling_k, method="-", seconds="skipped", note=f"needs ~{need / 2**30:.0f} GiB, {free / 2**30:.0f} free")
             continue
         a = uniform(dev, m, n, 100, 11)
+        if args.products and not args.cpu:
+            products(dev, a, name, [int(x) for x in args.products.split(",") if x], emit)
         ref = None
-        for method, f in [("ours, Lanczos 1e-8", ours("lanczos", 1e-8)), ("ours, Lanczos 1e-6", ours("lanczos", 1e-6)), ("ours, randomized", ours("randomized", 0))]:
+        runs = [("ours, Lanczos 1e-8", ours("lanczos", 1e-8)), ("ours, Lanczos 1e-6", ours("lanczos", 1e-6)), ("ours, randomized", ours("randomized", 0))]
+        runs += [(f"ours, Lanczos 1e-8 block {b}", ours("lanczos", 1e-8, int(b))) for b in args.scaling_blocks.split(",") if b]
+        for method, f in runs:
             base = dict(part="scaling", matrix=name, rows=m, cols=n, nnz=int(a.nnz), k=args.scaling_k, method=method)
             got = measure(base, f, a, args.scaling_k, 1, ref, ref is None)
             if got is not None and ref is None:
@@ -340,6 +346,50 @@ def main():
     if args.svg:
         plot(rows, args.svg)
     return 0
+
+
+def products(dev, a, name, ks, emit):
+    """Times (median of 10, CUDA events) our ``Operator``'s ``A @ X`` and ``A.T @ Y`` against
+    CuPy's (cuSPARSE SpMM) for each ``k`` and a device copy of the matrix's bytes; the rows
+    carry milliseconds and the share of that copy's bandwidth (matrix bytes over the time)."""
+    cp = dev.cp
+    m, n = a.shape
+    mat_bytes = a.data.nbytes + a.indices.nbytes + a.indptr.nbytes
+
+    def ms(f, reps=10):
+        f()
+        ts = []
+        for _ in range(reps):
+            e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+            e0.record()
+            f()
+            e1.record()
+            e1.synchronize()
+            ts.append(cp.cuda.get_elapsed_time(e0, e1))
+        return float(np.median(ts))
+
+    src = cp.empty(mat_bytes // 8, dtype=cp.float64)
+    dst = cp.empty_like(src)
+    copy_ms = ms(lambda: dst.__setitem__(Ellipsis, src))
+    del src, dst
+    gbps = 2 * mat_bytes / copy_ms / 1e6
+    base = dict(part="products", matrix=name, rows=m, cols=n, nnz=int(a.nnz))
+    emit(**base, method="copy (read + write the matrix's bytes)", seconds=copy_ms / 1e3, note=f"{gbps:.0f} GB/s")
+    op = sptrans.Operator(a)
+    at = a.T.tocsr()
+    for k in ks:
+        x = cp.random.random_sample((n, k)) - 0.5
+        y = cp.random.random_sample((m, k)) - 0.5
+        for what, f in [
+            ("ours A@X", lambda: op @ x),
+            ("cupy A@X", lambda: a @ x),
+            ("ours A.T@Y", lambda: op.T @ y),
+            ("cupy A.T@Y", lambda: a.T @ y),
+            ("cupy (stored A.T)@Y", lambda: at @ y),
+        ]:
+            t = ms(f)
+            emit(**base, k=k, method=what, seconds=t / 1e3, note=f"{100 * (mat_bytes / t / 1e6) / gbps:.0f}% of copy")
+    del op, at
 
 
 def plot(rows, path):

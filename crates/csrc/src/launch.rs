@@ -28,6 +28,10 @@ pub(crate) struct Kernels {
     pub csr_thread: Kernel,
     pub csr_warp: Kernel,
     pub csr_block: Kernel,
+    /// `csrc_to_rows_T`.
+    pub to_rows: Kernel,
+    /// `csrc_rows{4,8,16}_T`.
+    pub rows: [Kernel; 3],
 }
 
 impl Kernels {
@@ -57,6 +61,8 @@ impl Kernels {
             csr_thread: k("csr_thread")?,
             csr_warp: k("csr_warp")?,
             csr_block: k("csr_block")?,
+            to_rows: k("to_rows")?,
+            rows: [k("rows4")?, k("rows8")?, k("rows16")?],
         })
     }
 }
@@ -511,6 +517,71 @@ pub(crate) unsafe fn csr_product<T: SpmvValue>(
     let (v, _v) = m.vals().ok_or(crate::Error::NoValues)?.device_ptr(stream);
     // SAFETY: a valid CSR (DeviceCsr's invariants) and the caller's blocks.
     unsafe { csr(gpu, kn, m.rows(), m.cols(), m.nnz(), d.k as u32, p, i, v, d.x.addr(), alpha, beta, d.out.addr()) }
+}
+
+/// Vectors from which a CSR product takes the row-major group kernels ([`rows_product`]): the
+/// column-major kernels read `k` lines a nonzero, these one (and a copy of `x` first).
+pub(crate) const ROWS_FROM_K: usize = 3;
+
+/// `out = alpha · m · x + beta · out` by the row-major group kernels: `x` copied row-major into
+/// `xr` (`csrc_to_rows_T`), then a group of `rows_group(k)` lanes a row (`csrc_rows{G}_T`).
+///
+/// # Errors
+/// [`crate::Error::NoValues`] for a pattern matrix; launch failures.
+///
+/// # Safety
+/// `d` packed blocks of `d.k` vectors of `m`'s column and row counts; `1 ≤ d.k ≤ MAX_K`; `xr`
+/// holds at least `m.cols() · d.k` values.
+pub(crate) unsafe fn rows_product<T: SpmvValue>(
+    gpu: &Gpu,
+    kn: &Kernels,
+    m: &DeviceCsr<T>,
+    alpha: T,
+    beta: T,
+    d: &mut crate::dense::Packed<'_, T>,
+    xr: &mut ScratchSlice<'_, T>,
+) -> Result<()> {
+    use csrc_kernels::{rows_group, RowsArgs, ToRowsArgs};
+    use gpu_runtime::cudarc::driver::DevicePtrMut;
+    use gpu_runtime::ArgStruct;
+    let stream = gpu.stream();
+    let k = d.k as u32;
+    let (rows, cols) = (m.rows(), m.cols());
+    let (xa, _x) = d.x.device_ptr(stream);
+    let (oa, _o) = d.out.device_ptr_mut(stream);
+    let (ra, _r) = xr.device_ptr_mut(stream);
+    if cols > 0 {
+        let args = ToRowsArgs::<T> { x: xa as *const T, out: ra as *mut T, rows: cols, ld: cols, k };
+        // SAFETY: csrc_to_rows_T(ToRowsArgs): x is a packed block of k columns of cols values, xr
+        // holds cols · k (the caller's contract).
+        unsafe { kn.to_rows.args(stream).arg(&ArgStruct(args)).launch(grid(gpu, cols * k as u64))? };
+    }
+    if rows == 0 {
+        return Ok(());
+    }
+    let (p, _p) = m.ptr().device_ptr(stream);
+    let (i, _i) = m.idx().device_ptr(stream);
+    let (v, _v) = m.vals().ok_or(crate::Error::NoValues)?.device_ptr(stream);
+    let g = rows_group(k);
+    let args = RowsArgs::<T> {
+        ptr: p as *const u32,
+        idx: i as *const u32,
+        vals: v as *const T,
+        x: ra as *const T,
+        y: oa as *mut T,
+        rows,
+        ldy: rows,
+        k,
+        alpha,
+        beta,
+    };
+    let kernel = &kn.rows[g.trailing_zeros() as usize - 2];
+    let cfg = grid_1d(rows * g as u64, NT, NT as u64, gpu.props().sm_count.max(1) * 64);
+    // SAFETY: csrc_rows{G}_T(RowsArgs): a valid CSR (DeviceCsr's invariants: columns below
+    // cols, the rows of xr's row-major copy); out a packed block of k columns of rows values;
+    // k ≤ G; blocks of NT threads (whole warps).
+    unsafe { kernel.args(stream).arg(&ArgStruct(args)).launch(cfg)? };
+    Ok(())
 }
 
 /// `out = beta · out` over a block of `k` vectors of `rows` values (a column at a time when

@@ -4,9 +4,11 @@
 //! the same inputs give the same bits on every run. The cost: twice the memory of one CSR, the
 //! transpose at build time, and rows of `Aᵀ` that are long and few for tall matrices (a block
 //! each; BENCHMARKS.md has the times).
+use gpu_runtime::scratch::Layout;
 use gpu_runtime::{DenseView, DenseViewMut, Gpu, Scratch, ScratchBuf};
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::DeviceCsr;
+use sptrans_matrix::view::AsDeviceCsrView;
 
 use crate::{dense, launch, Error, Op, Products, Result, SpmvValue};
 
@@ -31,6 +33,22 @@ impl<T: SpmvValue> CsrPair<T> {
         }
         let k = launch::Kernels::load::<T>(gpu)?;
         let at = Transposer::new(gpu)?.transpose_new(Algorithm::Auto, &a)?;
+        Ok(Self { gpu: gpu.clone(), k, a, at, own: ScratchBuf::default() })
+    }
+
+    /// The pair of a borrowed matrix: `Aᵀ` by one transpose of `a`, and the plan's own `A` by a
+    /// transpose of that (the same matrix, each row's columns sorted), so `a` is not kept.
+    ///
+    /// # Errors
+    /// As [`CsrPair::new`].
+    pub fn from_view(gpu: &Gpu, a: &impl AsDeviceCsrView<T>) -> Result<Self> {
+        if a.csr_view().vals().is_none() {
+            return Err(Error::NoValues);
+        }
+        let k = launch::Kernels::load::<T>(gpu)?;
+        let mut tr = Transposer::new(gpu)?;
+        let at = tr.transpose_new(Algorithm::Auto, a)?;
+        let a = tr.transpose_new(Algorithm::Auto, &at)?;
         Ok(Self { gpu: gpu.clone(), k, a, at, own: ScratchBuf::default() })
     }
 
@@ -63,7 +81,8 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
     }
 
     fn workspace_bytes(&self, op: Op, k: usize, packed: bool) -> u64 {
-        dense::packing_bytes(self.a.rows(), self.a.cols(), op, k, T::BYTES as u64, packed)
+        let rows = if k >= launch::ROWS_FROM_K { dense::operand_rows(self.a.rows(), self.a.cols(), op).0 * k as u64 * T::BYTES as u64 } else { 0 };
+        Layout::new().add(dense::packing_bytes(self.a.rows(), self.a.cols(), op, k, T::BYTES as u64, packed)).add(rows).bytes()
     }
 
     fn gpu(&self) -> &Gpu {
@@ -90,7 +109,12 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
             return Err(Error::NoValues);
         }
         let (gpu, kernels) = (&self.gpu, &self.k);
-        dense::with_packed(gpu, (self.a.rows(), self.a.cols()), op, x, beta, out, scratch, |mut d, _| {
+        dense::with_packed(gpu, (self.a.rows(), self.a.cols()), op, x, beta, out, scratch, |mut d, s| {
+            if d.k >= launch::ROWS_FROM_K {
+                let mut xr = s.slice::<T>(m.cols() as usize * d.k)?;
+                // SAFETY: as below; xr holds m.cols() · k values.
+                return unsafe { launch::rows_product(gpu, kernels, m, alpha, beta, &mut d, &mut xr) };
+            }
             // SAFETY: x and out are packed blocks of k vectors of op(A)'s column and row counts
             // (dense::check); 1 ≤ k ≤ MAX_K.
             unsafe { launch::csr_product(gpu, kernels, m, alpha, beta, &mut d) }

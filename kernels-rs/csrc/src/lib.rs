@@ -30,6 +30,11 @@
 //!   `Y = alpha · A · X + beta · Y` on a plain CSR, a thread, a warp or a block per row summing in
 //!   a fixed order: **deterministic**. Run on
 //!   A and on a stored transpose of A, they are the deterministic products.
+//! - `csrc_to_rows_{f32,f64}` then `csrc_rows{4,8,16}_{f32,f64}` ([`ToRowsArgs`],
+//!   [`RowsArgs`]): the same CSR product for wide blocks, `X` first copied row-major (a row's
+//!   `k` values contiguous: one line a nonzero instead of `k`), then a group of `G` lanes a row,
+//!   one lane a vector, the row's nonzeros loaded `G` at a time and broadcast by shuffles, each
+//!   sum in a register in a fixed order (**deterministic**), `Y` written column-major.
 #![no_std]
 #![cfg_attr(all(target_arch = "nvptx64", feature = "kernels"), feature(abi_ptx, asm_experimental_arch))]
 #![deny(missing_docs)]
@@ -68,5 +73,71 @@ pub const fn row_blocks(rows: u64) -> u64 {
     rows.div_ceil(BLOCK_ROWS as u64)
 }
 
+/// The arguments of `csrc_rows{G}_{f32,f64}`: `Y = alpha · A · X + beta · Y` (`Y` not read when
+/// `beta == 0`) for a CSR `A` of `rows` rows and `X` row-major (`X[i][c]` at `i · k + c`), by
+/// groups of `G` lanes (`k ≤ G`, [`rows_group`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct RowsArgs<T> {
+    /// The row pointer (`rows + 1` entries from 0, nondecreasing).
+    pub ptr: *const u32,
+    /// The column indices (below `X`'s rows).
+    pub idx: *const u32,
+    /// The values.
+    pub vals: *const T,
+    /// `X`, row-major: `k` values a row.
+    pub x: *const T,
+    /// `Y`, column-major: column `c` at `c · ldy`.
+    pub y: *mut T,
+    /// Rows of `A` and `Y`.
+    pub rows: u64,
+    /// `Y`'s leading dimension (at least `rows`).
+    pub ldy: u64,
+    /// Vectors (`1 ≤ k ≤ G`).
+    pub k: u32,
+    /// The product's scale.
+    pub alpha: T,
+    /// `Y`'s scale.
+    pub beta: T,
+}
+
+/// The arguments of `csrc_to_rows_{f32,f64}`: `out[i · k + c] = x[i + c · ld]` for `i < rows`,
+/// `c < k` (a column-major block copied row-major).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ToRowsArgs<T> {
+    /// The column-major block (`k` columns of `ld ≥ rows` values).
+    pub x: *const T,
+    /// The row-major copy (`rows · k` values).
+    pub out: *mut T,
+    /// Rows.
+    pub rows: u64,
+    /// `x`'s leading dimension.
+    pub ld: u64,
+    /// Columns.
+    pub k: u32,
+}
+
+/// The group width of the row-major products for `k` vectors: 4, 8 or 16 lanes.
+///
+/// ```
+/// assert_eq!(csrc_kernels::rows_group(3), 4);
+/// assert_eq!(csrc_kernels::rows_group(8), 8);
+/// assert_eq!(csrc_kernels::rows_group(9), 16);
+/// ```
+#[inline(always)]
+pub const fn rows_group(k: u32) -> u32 {
+    if k <= 4 {
+        4
+    } else if k <= 8 {
+        8
+    } else {
+        16
+    }
+}
+
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;
+
+#[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
+mod rows;
