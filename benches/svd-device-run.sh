@@ -4,11 +4,14 @@
 # through the Python package), and optionally the Rust bench's methods table.
 # Here: `(cd python && maturin build --release -o ../.whl)`; carry [".whl"] (ignored, so named);
 # for PART=rust also `bash benches/stage-device-bundle.sh svd` and carry ".gpu/bundle.tgz".
-# There: `bash benches/svd-device-run.sh`; knobs: PART (suite,scaling,rust; default
+# There: `bash benches/svd-device-run.sh`; knobs: PART (suite,scaling,floor,rust; default
 # suite,scaling), KS (default 16,50,100,300), SCALE (the suite's size factor, default 1),
 # ONLY (suite matrices), SCALING (millions of nonzeros, default 25,100,250,1000), SCALING_K
-# (50), SCALING_BLOCKS (Lanczos block sizes tried besides the default, e.g. 8,16), PRODUCTS
-# (k values: A@X and A.T@Y of each scaling matrix, ours against CuPy, and a copy), PEER_BUDGET_S (60). Tables, CSV and the SVG plot in $OUT (svd.tgz).
+# (50), SCALING_BLOCKS (Lanczos block sizes tried besides the default, each optionally with a
+# layout: 8,16,8:pair,16:pair; any pair adds the randomized method on the pair), PRODUCTS (k
+# values: A@X and A.T@Y of each scaling matrix, ours against CuPy, and a copy), PEER_BUDGET_S
+# (60). PART=floor adds the wide-products floor study (benches/peers/wide_products_floor.py;
+# FLOOR_NNZ_M (250), FLOOR_KS (8,16), FLOOR_PANELS (2,4)). Tables, CSV and the SVG plot in $OUT (svd.tgz).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 PART=${PART:-suite,scaling}
@@ -20,7 +23,12 @@ args=(--ks "${KS:-16,50,100,300}" --scale "${SCALE:-1}" --peer-budget-s "${PEER_
 [[ ,$PART, == *,suite,* ]] || args+=(--only none)
 [ -n "${ONLY:-}" ] && args+=(--only "$ONLY")
 [[ ,$PART, == *,scaling,* ]] && args+=(--scaling "${SCALING:-25,100,250,1000}" --scaling-blocks "${SCALING_BLOCKS:-}" --products "${PRODUCTS:-}")
-python3 benches/peers/svd_suite.py "${args[@]}" --csv "$OUT/svd-suite.csv" --svg "$OUT/svd-suite.svg" 2>&1 | tee "$OUT/svd-suite.md"
+if [[ ,$PART, == *,suite,* || ,$PART, == *,scaling,* ]]; then
+  python3 benches/peers/svd_suite.py "${args[@]}" --csv "$OUT/svd-suite.csv" --svg "$OUT/svd-suite.svg" 2>&1 | tee "$OUT/svd-suite.md"
+fi
+if [[ ,$PART, == *,floor,* ]]; then
+  python3 benches/peers/wide_products_floor.py --nnz-m "${FLOOR_NNZ_M:-250}" --ks "${FLOOR_KS:-8,16}" --panels "${FLOOR_PANELS:-2,4}" 2>&1 | grep -v Warning | tee "$OUT/wide-floor.md"
+fi
 if [[ ,$PART, == *,rust,* ]]; then
   [ -x .gpu/svd ] || tar xzf .gpu/bundle.tgz -C .gpu
   SPTRANS_SVD_SUITE=methods .gpu/svd 2>&1 | tee "$OUT/svd-methods.md"

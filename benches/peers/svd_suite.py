@@ -225,12 +225,12 @@ def quality(dev, a, u, s, vt, ref):
     return res, off
 
 
-def ours(kind, tol, block=None):
+def ours(kind, tol, block=None, layout="auto"):
     def run(a, k):
         if kind == "randomized":
-            u, s, vt = sptrans.linalg.svds(a, k=k, method="randomized", n_iter=4, n_oversamples=10)
+            u, s, vt = sptrans.linalg.svds(a, k=k, method="randomized", n_iter=4, n_oversamples=10, layout=layout)
         else:
-            u, s, vt = sptrans.linalg.svds(a, k=k, tol=tol, block=block)
+            u, s, vt = sptrans.linalg.svds(a, k=k, tol=tol, block=block, layout=layout)
         return u, s, vt
 
     return run
@@ -246,7 +246,7 @@ def main():
     ap.add_argument("--peer-budget-s", type=float, default=60.0)
     ap.add_argument("--scaling", default="")
     ap.add_argument("--scaling-k", type=int, default=50)
-    ap.add_argument("--scaling-blocks", default="", help="Lanczos block sizes to try at 1e-8 besides the default (e.g. 8,16)")
+    ap.add_argument("--scaling-blocks", default="", help="Lanczos block sizes to try at 1e-8 besides the default, each optionally with a layout (e.g. 8,16,8:pair,16:pair)")
     ap.add_argument("--products", default="", help="k values: time A@X and A.T@Y of each scaling matrix (ours, CuPy) and a copy")
     ap.add_argument("--csv", default="")
     ap.add_argument("--svg", default="")
@@ -331,7 +331,11 @@ def main():
             products(dev, a, name, [int(x) for x in args.products.split(",") if x], emit)
         ref = None
         runs = [("ours, Lanczos 1e-8", ours("lanczos", 1e-8)), ("ours, Lanczos 1e-6", ours("lanczos", 1e-6)), ("ours, randomized", ours("randomized", 0))]
-        runs += [(f"ours, Lanczos 1e-8 block {b}", ours("lanczos", 1e-8, int(b))) for b in args.scaling_blocks.split(",") if b]
+        for b in [x for x in args.scaling_blocks.split(",") if x]:
+            size, _, layout = b.partition(":")
+            runs.append((f"ours, Lanczos 1e-8 block {size}" + (f" ({layout})" if layout else ""), ours("lanczos", 1e-8, int(size), layout or "auto")))
+        if "pair" in args.scaling_blocks:
+            runs.append(("ours, randomized (pair)", ours("randomized", 0, layout="pair")))
         for method, f in runs:
             base = dict(part="scaling", matrix=name, rows=m, cols=n, nnz=int(a.nnz), k=args.scaling_k, method=method)
             got = measure(base, f, a, args.scaling_k, 1, ref, ref is None)

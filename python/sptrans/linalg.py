@@ -17,6 +17,9 @@ SOLVERS = ("lanczos", "arpack", "lobpcg", "propack")
 
 #: ``method`` values: ``"lanczos"`` (restarted block Lanczos to ``tol``) and ``"randomized"``.
 METHODS = ("lanczos", "randomized")
+#: ``layout`` values: how the GPU stores the matrix for its products (``"auto"``: the
+#: library's choice; ``"csrc"``: one copy; ``"pair"``: ``A`` and ``A^T`` in CSR).
+LAYOUTS = ("auto", "csrc", "pair")
 
 
 def svds(
@@ -38,6 +41,7 @@ def svds(
     method="lanczos",
     n_oversamples=10,
     n_iter=4,
+    layout="auto",
 ):
     """The ``k`` largest singular values of ``A`` and, by default, their vectors.
 
@@ -68,6 +72,11 @@ def svds(
     column means) without forming it: sparse PCA, the principal axes in ``vh`` and the scores
     in ``u * s`` (each product adds a rank-one correction; the matrix stays sparse).
 
+    ``layout`` is how the GPU stores the matrix for its products (one of :data:`LAYOUTS`):
+    ``"auto"`` (today ``"csrc"``), ``"csrc"`` (one copy, the least memory) or ``"pair"`` (``A``
+    and ``A^T`` in CSR, twice the memory; blocks of 3 or more vectors copied row-major, each
+    nonzero reading one line of them). The host paths ignore it.
+
     ``method="randomized"`` runs the randomized SVD (Halko, Martinsson & Tropp 2011) instead:
     a sketch of ``k + n_oversamples`` columns, ``n_iter`` power iterations and one small SVD
     (scikit-learn's names), a fixed amount of work for answers of moderate accuracy in fewer
@@ -81,6 +90,8 @@ def svds(
     """
     if method not in METHODS:
         raise ValueError(f"sptrans.linalg.svds: method={method!r} (one of {', '.join(METHODS)})")
+    if layout not in LAYOUTS:
+        raise ValueError(f"sptrans.linalg.svds: layout={layout!r} (one of {', '.join(LAYOUTS)})")
     randomized = None
     if method == "randomized":
         for name, value in (("n_oversamples", n_oversamples), ("n_iter", n_iter)):
@@ -108,8 +119,9 @@ def svds(
     restarts = 100 if maxiter is None else maxiter
     seed = _seed(random_state)
     vectors = return_singular_vectors is not False
-    # (k, tol, block, seed, max_restarts, vectors, center), as the native module takes them.
-    settings = lambda vec: (k, tol, None if block is None else int(block), seed, restarts, vec, bool(center), randomized)  # noqa: E731
+    # (k, tol, block, seed, max_restarts, vectors, center, randomized, layout), as the native
+    # module takes them.
+    settings = lambda vec: (k, tol, None if block is None else int(block), seed, restarts, vec, bool(center), randomized, LAYOUTS.index(layout))  # noqa: E731
     if m.fw.host:
         note_host()
         out = _native.svds_cpu(m.native(), settings(vectors))

@@ -24,20 +24,26 @@ pub(crate) fn answer(py: Python<'_>, s: Svd) -> SvdOut<'_> {
 }
 
 /// The SVD settings as the Python layer passes them, one tuple: `(k, tol, block, seed,
-/// max_restarts, vectors, center, randomized)`, `randomized` `None` (Lanczos) or `(oversample,
-/// power_iters)`.
+/// max_restarts, vectors, center, randomized, layout)`, `randomized` `None` (Lanczos) or
+/// `(oversample, power_iters)`, `layout` the index in `sptrans.linalg.LAYOUTS` (auto, csrc,
+/// pair).
 #[derive(FromPyObject, Clone, Copy, Debug)]
-pub(crate) struct SvdSettings(usize, f64, Option<usize>, u64, usize, bool, bool, Option<(usize, usize)>);
+pub(crate) struct SvdSettings(usize, f64, Option<usize>, u64, usize, bool, bool, Option<(usize, usize)>, u8);
 
 impl SvdSettings {
     /// The library's settings (its defaults for the rest).
     pub fn config(&self) -> Config {
-        let SvdSettings(rank, tol, block, seed, max_restarts, vectors, center, randomized) = *self;
+        let SvdSettings(rank, tol, block, seed, max_restarts, vectors, center, randomized, layout) = *self;
+        let layout = match layout {
+            1 => sptrans::svd::Layout::Csrc,
+            2 => sptrans::svd::Layout::CsrPair,
+            _ => sptrans::svd::Layout::Auto,
+        };
         let method = match randomized {
             Some((oversample, power_iters)) => sptrans::svd::Method::Randomized { oversample, power_iters },
             None => sptrans::svd::Method::Lanczos,
         };
-        Config { rank, tol, block, seed, max_restarts, vectors, center, method, ..Config::default() }
+        Config { rank, tol, block, seed, max_restarts, vectors, center, method, layout, ..Config::default() }
     }
 }
 

@@ -208,6 +208,12 @@ def test_svds_randomized_errors():
     a = random_csr(100, 60, density=0.1, seed=37)
     with pytest.raises(ValueError, match="method="):
         sptrans.linalg.svds(a, k=3, method="power")
+    with pytest.raises(ValueError, match="layout="):
+        sptrans.linalg.svds(a, k=3, layout="coo")
+    # The host paths take any valid layout and ignore it: the same answer.
+    s0 = sptrans.linalg.svds(a, k=3, random_state=1, return_singular_vectors=False)
+    s1 = sptrans.linalg.svds(a, k=3, random_state=1, return_singular_vectors=False, layout="pair")
+    assert np.array_equal(s0, s1)
     with pytest.raises(ValueError, match="n_iter"):
         sptrans.linalg.svds(a, k=3, method="randomized", n_iter=-1)
     with pytest.raises(ValueError, match="n_oversamples"):

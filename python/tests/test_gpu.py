@@ -150,15 +150,16 @@ def test_operator_rejects_foreign_operands(gpu_fw):
         op @ gpu_fw.dense(np.ones(41))
 
 
-def test_svds_matches_dense_svd(gpu_fw):
+@pytest.mark.parametrize("layout,block", [("auto", None), ("pair", 4), ("pair", 16)])
+def test_svds_matches_dense_svd(gpu_fw, layout, block):
     from test_cpu import spectra
 
     for name, a in spectra():
         ref = np.linalg.svd(a.toarray(), compute_uv=False)
-        u, s, vh = sptrans.linalg.svds(gpu_fw.csr(a), k=6, random_state=1)
+        u, s, vh = sptrans.linalg.svds(gpu_fw.csr(a), k=6, random_state=1, layout=layout, block=block)
         s, u, vh = gpu_fw.host(s), gpu_fw.host(u), gpu_fw.host(vh)
-        assert np.abs(s - ref[:6][::-1]).max() <= 1e-10 * ref[0], name
-        assert np.abs(a @ vh.T - u * s).max() <= 1e-8 * ref[0], name
+        assert np.abs(s - ref[:6][::-1]).max() <= 1e-10 * ref[0], (name, layout, block)
+        assert np.abs(a @ vh.T - u * s).max() <= 1e-8 * ref[0], (name, layout, block)
 
 
 def test_svds_float32_and_errors(gpu_fw):

@@ -286,6 +286,17 @@ pub enum SvdMethod {
     Randomized,
 }
 
+/// How `sptrans svd` stores the matrix on the GPU for its products.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SvdLayout {
+    /// The library's choice (today CSRC).
+    Auto,
+    /// One copy in CSRC: the least memory.
+    Csrc,
+    /// A and Aᵀ in CSR (twice the memory): wide blocks copied row-major, sums in registers.
+    Pair,
+}
+
 /// `sptrans svd`.
 #[derive(Debug, Args)]
 pub struct SvdArgs {
@@ -318,6 +329,11 @@ pub struct SvdArgs {
     /// Randomized: power iterations (each a sweep through Aᵀ and A).
     #[arg(long = "power-iters", default_value_t = 4)]
     pub power_iters: usize,
+    /// How the GPU stores the matrix for the products: `auto`, `csrc` (one copy) or `pair` (A
+    /// and Aᵀ in CSR, twice the memory; row-major products of 3 or more vectors). The CPU
+    /// fallback ignores it.
+    #[arg(long, value_enum, default_value_t = SvdLayout::Auto)]
+    pub layout: SvdLayout,
     /// Where to write σ₁ … σ_k, one per line (`-`: standard output; the table then goes to
     /// standard error).
     #[arg(short, long)]

@@ -87,6 +87,11 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
             crate::cli::SvdMethod::Randomized => sptrans::svd::Method::Randomized { oversample: args.oversample, power_iters: args.power_iters },
         },
         observer: progress,
+        layout: match args.layout {
+            crate::cli::SvdLayout::Auto => sptrans::svd::Layout::Auto,
+            crate::cli::SvdLayout::Csrc => sptrans::svd::Layout::Csrc,
+            crate::cli::SvdLayout::Pair => sptrans::svd::Layout::CsrPair,
+        },
         ..Config::default()
     };
     if args.gpus > 1 && args.center {

@@ -20,6 +20,8 @@ pub struct CsrPair<T: SpmvValue> {
     at: DeviceCsr<T>,
     /// The plan's own scratch (packed operands).
     own: ScratchBuf,
+    /// Products of 3 or more vectors by the row-major group kernels ([`CsrPair::set_row_major`]).
+    row_major: bool,
 }
 
 impl<T: SpmvValue> CsrPair<T> {
@@ -33,7 +35,7 @@ impl<T: SpmvValue> CsrPair<T> {
         }
         let k = launch::Kernels::load::<T>(gpu)?;
         let at = Transposer::new(gpu)?.transpose_new(Algorithm::Auto, &a)?;
-        Ok(Self { gpu: gpu.clone(), k, a, at, own: ScratchBuf::default() })
+        Ok(Self { gpu: gpu.clone(), k, a, at, own: ScratchBuf::default(), row_major: false })
     }
 
     /// The pair of a borrowed matrix: `Aᵀ` by one transpose of `a`, and the plan's own `A` by a
@@ -49,7 +51,21 @@ impl<T: SpmvValue> CsrPair<T> {
         let mut tr = Transposer::new(gpu)?;
         let at = tr.transpose_new(Algorithm::Auto, a)?;
         let a = tr.transpose_new(Algorithm::Auto, &at)?;
-        Ok(Self { gpu: gpu.clone(), k, a, at, own: ScratchBuf::default() })
+        Ok(Self { gpu: gpu.clone(), k, a, at, own: ScratchBuf::default(), row_major: false })
+    }
+
+    /// Products of 3 to 16 vectors by the row-major group kernels (`on`; off by default until
+    /// their device measurements land): the input block copied row-major into the scratch
+    /// (`x rows · k` values more of [`Products::workspace_bytes`]), then a group of 4, 8 or 16
+    /// lanes a row, one lane a vector, each nonzero reading one contiguous line of the block
+    /// instead of `k`, the sums in registers in a fixed order (still bit-reproducible).
+    pub fn set_row_major(&mut self, on: bool) {
+        self.row_major = on;
+    }
+
+    /// Whether products of 3 or more vectors take the row-major group kernels.
+    pub fn row_major(&self) -> bool {
+        self.row_major
     }
 
     /// Device bytes of both CSR matrices.
@@ -81,7 +97,11 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
     }
 
     fn workspace_bytes(&self, op: Op, k: usize, packed: bool) -> u64 {
-        let rows = if k >= launch::ROWS_FROM_K { dense::operand_rows(self.a.rows(), self.a.cols(), op).0 * k as u64 * T::BYTES as u64 } else { 0 };
+        let rows = if self.row_major && k >= launch::ROWS_FROM_K {
+            dense::operand_rows(self.a.rows(), self.a.cols(), op).0 * k as u64 * T::BYTES as u64
+        } else {
+            0
+        };
         Layout::new().add(dense::packing_bytes(self.a.rows(), self.a.cols(), op, k, T::BYTES as u64, packed)).add(rows).bytes()
     }
 
@@ -108,9 +128,9 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
         if m.vals().is_none() {
             return Err(Error::NoValues);
         }
-        let (gpu, kernels) = (&self.gpu, &self.k);
+        let (gpu, kernels, row_major) = (&self.gpu, &self.k, self.row_major);
         dense::with_packed(gpu, (self.a.rows(), self.a.cols()), op, x, beta, out, scratch, |mut d, s| {
-            if d.k >= launch::ROWS_FROM_K {
+            if row_major && d.k >= launch::ROWS_FROM_K {
                 let mut xr = s.slice::<T>(m.cols() as usize * d.k)?;
                 // SAFETY: as below; xr holds m.cols() · k values.
                 return unsafe { launch::rows_product(gpu, kernels, m, alpha, beta, &mut d, &mut xr) };

@@ -204,6 +204,8 @@ fn pair_wide<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
         for (name, a) in mats.into_iter().filter_map(|(name, a)| a.ok().map(|a| (name, a))) {
             let da = DeviceCsr::upload(gpu, &a).unwrap();
             let mut pair = CsrPair::from_view(gpu, &da).unwrap();
+            assert!(!pair.row_major());
+            pair.set_row_major(true);
             for k in 3..=16usize {
                 for op in [Op::NoTranspose, Op::Transpose] {
                     let (xn, on) = lens(&a, op);

@@ -108,17 +108,17 @@ impl Method {
 /// How the GPU SVD stores the matrix for its products ([`Config::layout`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Layout {
-    /// [`Layout::CsrPair`] for products of at least 3 vectors (the block size, or the
-    /// randomized method's sketch) when twice the matrix fits beside the bases in free device
-    /// memory; [`Layout::Csrc`] otherwise.
+    /// [`Layout::Csrc`] for now: [`Layout::CsrPair`] is taken only when asked until its device
+    /// measurements land (then: the pair for products of 3 or more vectors where it fits).
     #[default]
     Auto,
     /// One copy of `A` in CSRC ([`gpu_csrc::DeviceCsrc`]): the least memory; its products on
     /// blocks of more than a few vectors read a line of the block per vector and nonzero.
     Csrc,
-    /// `A` and `Aᵀ` in CSR ([`gpu_csrc::CsrPair`], built by two transposes): twice the memory;
-    /// blocks of 3 or more vectors are copied row-major and each nonzero reads one line of them,
-    /// the sums kept in registers (deterministic).
+    /// `A` and `Aᵀ` in CSR ([`gpu_csrc::CsrPair`], built by two transposes, with
+    /// [`gpu_csrc::CsrPair::set_row_major`]): twice the memory; blocks of 3 or more vectors are
+    /// copied row-major and each nonzero reads one line of them, the sums kept in registers
+    /// (deterministic).
     CsrPair,
 }
 
@@ -445,8 +445,10 @@ fn run_gpu<T: SvdValue>(
     let transposed = a.cols() > a.rows();
     let vals = a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?.clone();
     let (mut c, mut pair) = (None, None);
-    let ops: gpu::Ops<'_> = if pair_layout(gpu, &a, cfg)? {
-        pair.insert(gpu_csrc::CsrPair::from_view(gpu, &a)?).into()
+    let ops: gpu::Ops<'_> = if cfg.layout == Layout::CsrPair {
+        let p = pair.insert(gpu_csrc::CsrPair::from_view(gpu, &a)?);
+        p.set_row_major(true);
+        p.into()
     } else {
         c.insert(DeviceCsrc::from_csr(gpu, &a)?).into()
     };
@@ -466,29 +468,6 @@ fn run_gpu<T: SvdValue>(
     let s = solve(&mut be, cfg, norm, observer)?;
     be.report(observer);
     Ok(untranspose(s, transposed))
-}
-
-/// Whether the GPU SVD of `a` takes [`Layout::CsrPair`]: as asked, or for [`Layout::Auto`] when
-/// its products take 3 or more vectors and two CSR copies of `a` plus the bases (a rough `2.5
-/// K (m + n)` values) fit in 90% of the free device memory.
-fn pair_layout(gpu: &Gpu, a: &DeviceCsrView<'_, f64>, cfg: &Config) -> Result<bool> {
-    let (m, n) = (a.rows(), a.cols());
-    let wide = match cfg.method {
-        Method::Lanczos => cfg.block.unwrap_or(DEFAULT_BLOCK) >= 3,
-        Method::Randomized { .. } => true,
-    };
-    Ok(match cfg.layout {
-        Layout::Csrc => false,
-        Layout::CsrPair => true,
-        Layout::Auto if !wide => false,
-        Layout::Auto => {
-            let csr = 4 * (m.max(n) + 1) + a.nnz() * 12;
-            let kk = cfg.krylov.unwrap_or((6 * cfg.rank).max(96)) as u64 + 16;
-            let need = 3 * csr + 20 * kk * (m + n);
-            let free = gpu.memory_info()?.0;
-            need <= free / 10 * 9
-        }
-    })
 }
 
 /// The serial twin: the same algorithm (same start block, same steps) with the CSRC twin's

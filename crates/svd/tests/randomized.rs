@@ -111,13 +111,13 @@ gpu_test!(fn gpu_randomized_matches_the_twin(gpu) {
         ("tall-skinny 20000x300", generate::tall_skinny::<f64>(20_000, 300, 6, s).unwrap()),
         ("uniform wide 800x6000", generate::uniform::<f64>(800, 6000, 40_000, s ^ 5).unwrap()),
     ];
-    for (name, a) in &cases {
-        let c = Config { rank: 6, tol: 1e-10, method: Method::RANDOMIZED, ..Config::default() };
+    for ((name, a), layout) in cases.iter().flat_map(|c| [gpu_svd::Layout::Auto, gpu_svd::Layout::CsrPair].map(move |l| (c, l))) {
+        let c = Config { rank: 6, tol: 1e-10, method: Method::RANDOMIZED, layout, ..Config::default() };
         let g = svd(gpu, &DeviceCsr::upload(gpu, a).unwrap(), &c).unwrap();
         let t = serial::svd(a, &c).unwrap();
         for i in 0..6 {
-            assert!((g.sigma[i] - t.sigma[i]).abs() <= 1e-8 * t.sigma[0], "{name}: σ{} GPU {:e} twin {:e}", i + 1, g.sigma[i], t.sigma[i]);
-            assert!((g.residual[i] - t.residual[i]).abs() <= 1e-8 * t.sigma[0], "{name}: residual GPU {:e} twin {:e}", g.residual[i], t.residual[i]);
+            assert!((g.sigma[i] - t.sigma[i]).abs() <= 1e-8 * t.sigma[0], "{name} {layout:?}: σ{} GPU {:e} twin {:e}", i + 1, g.sigma[i], t.sigma[i]);
+            assert!((g.residual[i] - t.residual[i]).abs() <= 1e-8 * t.sigma[0], "{name} {layout:?}: residual GPU {:e} twin {:e}", g.residual[i], t.residual[i]);
         }
     }
     let a = spectrum(400, 150, 0.7, &mut r);

@@ -1,7 +1,7 @@
 //! The truncated SVD against a dense SVD (faer) on small matrices — tall, wide, square, rank
 //! deficient, zero, 1 × 1 — to `1e-10 · σ₁`, the GPU against the twin on larger ones, residuals
 //! checked, the errors and a run that hits the restart cap (an answer that says so, no hang).
-use gpu_svd::{serial, svd, Config, Error, Svd};
+use gpu_svd::{serial, svd, Config, Error, Layout, Svd};
 use gpu_testkit::{gpu_test, rng, Gpu};
 use rand::rngs::StdRng;
 use rand::Rng;
@@ -90,6 +90,9 @@ gpu_test!(fn gpu_matches_a_dense_svd(gpu) {
     for (name, a, rank) in small_cases(&mut r) {
         let s = gpu_run(gpu, &a, &cfg(rank));
         check_against_dense(&name, &a, &s, rank);
+        // The CSR pair's row-major products (blocks of 4).
+        let s = gpu_run(gpu, &a, &Config { layout: Layout::CsrPair, block: Some(4), ..cfg(rank) });
+        check_against_dense(&format!("{name} (CSR pair, block 4)"), &a, &s, rank);
     }
 });
 
@@ -102,14 +105,16 @@ gpu_test!(fn gpu_matches_the_twin(gpu) {
         // Past 2^16 rows: the chunked dot products, with leftover rows.
         ("tall-skinny 70001x150", generate::tall_skinny::<f64>(70_001, 150, 5, s ^ 7).unwrap()),
     ];
-    for (name, a) in &cases {
-        let c = Config { rank: 6, block: Some(3), tol: 1e-10, ..Config::default() };
+    // Both layouts; the pair's row-major kernels at blocks of 3 (groups of 4 lanes), 8 and 16.
+    let runs = [(Layout::Auto, 3), (Layout::CsrPair, 3), (Layout::CsrPair, 8), (Layout::CsrPair, 16)];
+    for ((name, a), (layout, block)) in cases.iter().flat_map(|c| runs.iter().map(move |r| (c, *r))) {
+        let c = Config { rank: 6, block: Some(block), tol: 1e-10, layout, ..Config::default() };
         let g = gpu_run(gpu, a, &c);
         let t = serial::svd(a, &c).unwrap();
-        assert!(g.converged && t.converged, "{name}");
+        assert!(g.converged && t.converged, "{name} {layout:?} block {block}");
         for i in 0..6 {
-            assert!((g.sigma[i] - t.sigma[i]).abs() <= 1e-8 * t.sigma[0], "{name}: σ{} GPU {:e} twin {:e}", i + 1, g.sigma[i], t.sigma[i]);
-            assert!(g.residual[i] <= 1e-8 * g.sigma[0], "{name}: residual {:e}", g.residual[i]);
+            assert!((g.sigma[i] - t.sigma[i]).abs() <= 1e-8 * t.sigma[0], "{name} {layout:?} block {block}: σ{} GPU {:e} twin {:e}", i + 1, g.sigma[i], t.sigma[i]);
+            assert!(g.residual[i] <= 1e-8 * g.sigma[0], "{name} {layout:?} block {block}: residual {:e}", g.residual[i]);
         }
     }
     let e = svd(gpu, &DeviceCsr::upload(gpu, &cases[0].1).unwrap(), &cfg(301));
