@@ -1,11 +1,11 @@
 //! Kernels of PTX module `csrc`.
 use gpu_device::atomic::{red_add_f32, red_add_f64, red_shared_add_f32, red_shared_add_f64};
 use gpu_device::mem::ldg_u32;
+use gpu_device::num::combine;
 use gpu_device::reduce::{block_sum, group_sum, Segments};
 use gpu_device::shared::{ld_shared_f32, ld_shared_f64, st_shared_f32, st_shared_f64};
 use gpu_device::thread::{block_dim_x, block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 use gpu_device::warp::lane_id;
-use spmv_kernels::combine;
 
 use crate::{group_width, BLOCK_ROWS};
 

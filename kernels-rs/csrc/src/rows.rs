@@ -1,8 +1,8 @@
 //! The row-major group products of a CSR (`csrc_to_rows_*`, `csrc_rows{4,8,16}_*`): the dense
 //! block read one line a nonzero, each row's sums in registers, a fixed order.
+use gpu_device::num::combine;
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::warp::{lane_id, shfl_idx_sync};
-use spmv_kernels::combine;
 
 use crate::{RowsArgs, ToRowsArgs};
 

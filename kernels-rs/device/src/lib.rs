@@ -15,6 +15,7 @@
 //! | [`atomic`] | global and shared atomics |
 //! | [`mem`] | read-only (non-coherent) global loads |
 //! | [`intrinsics`] | popc, clz, ffs, brev, `sqrt_f64` |
+//! | [`num`] | scalar helpers every product shares (`combine`: BLAS's `alpha · sum + beta · y`) |
 //!
 //! Off the GPU (host builds, used for unit tests of pure helpers) the intrinsics are absent; the
 //! pure partition math in kernel crates still compiles and runs.
@@ -29,6 +30,7 @@ pub mod atomic;
 pub mod intrinsics;
 #[cfg(target_arch = "nvptx64")]
 pub mod mem;
+pub mod num;
 #[cfg(target_arch = "nvptx64")]
 pub mod reduce;
 #[cfg(target_arch = "nvptx64")]

@@ -232,21 +232,12 @@ pub unsafe fn merge_path_search(diag: u64, rows: u64, nnz: u64, ptr: *const u32)
     segmerge_kernels::merge_path(|r| unsafe { *ptr.add(r as usize + 1) } as u64, rows, |k| k, nnz, diag)
 }
 
-/// `alpha * sum + beta * y_old`, with `y_old` not read when `beta == 0` (the caller passes any
-/// value then).
+/// `alpha * sum + beta * y_old` (`gpu_device::num::combine`, re-exported for the products here).
 ///
 /// ```
 /// assert_eq!(spmv_kernels::combine(2.0f64, 3.0, 0.0, f64::NAN), 6.0);
-/// assert_eq!(spmv_kernels::combine(2.0f64, 3.0, 0.5, 4.0), 8.0);
 /// ```
-#[inline(always)]
-pub fn combine<T: Copy + PartialEq + core::ops::Mul<Output = T> + core::ops::Add<Output = T> + Default>(alpha: T, sum: T, beta: T, y_old: T) -> T {
-    if beta == T::default() {
-        alpha * sum
-    } else {
-        alpha * sum + beta * y_old
-    }
-}
+pub use gpu_device::num::combine;
 
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;
