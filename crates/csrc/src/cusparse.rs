@@ -35,7 +35,7 @@ pub struct CuSparseProducts<T: SpmvValue> {
     handle: sys::cusparseHandle_t,
     mat: sys::cusparseSpMatDescr_t,
     buffer: ScratchBuf,
-    k: launch::Kernels,
+    k: launch::Kernels<T>,
     /// Always `Some` until `into_matrix` takes it.
     a: Option<DeviceCsr<T>>,
     rows: u64,
@@ -68,7 +68,7 @@ impl<T: SpmvValue> CuSparseProducts<T> {
         let mut handle = std::ptr::null_mut();
         // SAFETY: the library is loaded; cusparseCreate writes one handle.
         check("cusparseCreate", unsafe { sys::cusparseCreate(&mut handle) })?;
-        let k = launch::Kernels::load::<T>(gpu)?;
+        let k = launch::Kernels::<T>::load(gpu)?;
         let mut s =
             Self { gpu: gpu.clone(), handle, mat: std::ptr::null_mut(), buffer: ScratchBuf::default(), k, rows: a.rows(), cols: a.cols(), a: None };
         // SAFETY: a live handle and the GPU's live stream.

@@ -4,14 +4,14 @@
 use csrc_kernels::{BLOCK_ROWS, NT};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig};
 use gpu_runtime::scratch::ScratchSlice;
-use gpu_runtime::{grid_1d, DenseViewMut, DeviceView, Gpu, Kernel};
+use gpu_runtime::{grid_1d, DenseViewMut, DeviceView, Gpu, Kernel, KernelOf};
 use sptrans_matrix::device::DeviceCsr;
 
 use crate::Result;
 use gpu_spmv::SpmvValue;
 
 /// The kernels of one value type.
-pub(crate) struct Kernels {
+pub(crate) struct Kernels<T: SpmvValue> {
     pub block_ptr: Kernel,
     pub gather: Kernel,
     pub ax: Kernel,
@@ -29,13 +29,14 @@ pub(crate) struct Kernels {
     pub csr_warp: Kernel,
     pub csr_block: Kernel,
     /// `csrc_to_rows_T`.
-    pub to_rows: Kernel,
+    pub to_rows: KernelOf<csrc_kernels::ToRowsArgs<T>>,
     /// `csrc_rows{4,8,16}_T`.
-    pub rows: [Kernel; 3],
+    pub rows: [KernelOf<csrc_kernels::RowsArgs<T>>; 3],
 }
 
-impl Kernels {
-    pub fn load<T: SpmvValue>(gpu: &Gpu) -> Result<Self> {
+impl<T: SpmvValue> Kernels<T> {
+    pub fn load(gpu: &Gpu) -> Result<Self> {
+        let row = |phase: &str| gpu.kernel_of(&crate::MODULE, &format!("csrc_{phase}_{}", T::NAME));
         let k = |phase: &str| gpu.kernel(&crate::MODULE, &format!("csrc_{phase}_{}", T::NAME));
         // The direct product's shared memory is at most 16 vectors of f64 for 256 rows: 32 KiB,
         // under the default 48 KiB; so is the global transposed product's staging of U.
@@ -61,8 +62,8 @@ impl Kernels {
             csr_thread: k("csr_thread")?,
             csr_warp: k("csr_warp")?,
             csr_block: k("csr_block")?,
-            to_rows: k("to_rows")?,
-            rows: [k("rows4")?, k("rows8")?, k("rows16")?],
+            to_rows: gpu.kernel_of(&crate::MODULE, &format!("csrc_to_rows_{}", T::NAME))?,
+            rows: [row("rows4")?, row("rows8")?, row("rows16")?],
         })
     }
 }
@@ -93,7 +94,7 @@ fn per_block_rows<T: SpmvValue>(blocks: u64, k: u32) -> LaunchConfig {
 #[allow(clippy::too_many_arguments)]
 unsafe fn ax<T: SpmvValue>(
     gpu: &Gpu,
-    kn: &Kernels,
+    kn: &Kernels<T>,
     rows: u64,
     cols: u64,
     k: u32,
@@ -142,7 +143,7 @@ unsafe fn ax<T: SpmvValue>(
 #[allow(clippy::too_many_arguments)]
 unsafe fn ax_pieces<T: SpmvValue>(
     gpu: &Gpu,
-    kn: &Kernels,
+    kn: &Kernels<T>,
     rows: u64,
     cols: u64,
     k: u32,
@@ -188,7 +189,7 @@ unsafe fn ax_pieces<T: SpmvValue>(
 ///
 /// # Safety
 /// `out` holds `n` values of `T`.
-unsafe fn scale<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, n: u64, beta: T, out: u64) -> Result<()> {
+unsafe fn scale<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, n: u64, beta: T, out: u64) -> Result<()> {
     if n > 0 {
         // SAFETY: csrc_scale_T(n, beta, out): out holds n values (the caller's contract).
         unsafe { kn.scale.args(gpu.stream()).arg(&n).arg(&beta).arg(&out).launch(grid(gpu, n))? };
@@ -282,7 +283,7 @@ pub(crate) fn atu_plan(cols: u64, k: u32, value_bytes: u64, budget: u32, walk: c
 #[allow(clippy::too_many_arguments)]
 unsafe fn atu<T: SpmvValue>(
     gpu: &Gpu,
-    kn: &Kernels,
+    kn: &Kernels<T>,
     plan: AtuPlan,
     rows: u64,
     cols: u64,
@@ -414,7 +415,7 @@ pub(crate) const WARP_ROW_MIN: u64 = 32;
 #[allow(clippy::too_many_arguments)]
 unsafe fn csr<T: SpmvValue>(
     gpu: &Gpu,
-    kn: &Kernels,
+    kn: &Kernels<T>,
     rows: u64,
     cols: u64,
     nnz: u64,
@@ -468,7 +469,7 @@ pub(crate) struct Stored<'a, T> {
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn stored_product<T: SpmvValue>(
     gpu: &Gpu,
-    kn: &Kernels,
+    kn: &Kernels<T>,
     a: &Stored<'_, T>,
     (rows, cols): (u64, u64),
     op: crate::Op,
@@ -505,7 +506,7 @@ pub(crate) unsafe fn stored_product<T: SpmvValue>(
 /// `d` packed blocks of `d.k` vectors of `m`'s column and row counts; `1 ≤ d.k ≤ MAX_K`.
 pub(crate) unsafe fn csr_product<T: SpmvValue>(
     gpu: &Gpu,
-    kn: &Kernels,
+    kn: &Kernels<T>,
     m: &DeviceCsr<T>,
     alpha: T,
     beta: T,
@@ -534,7 +535,7 @@ pub(crate) const ROWS_FROM_K: usize = 3;
 /// holds at least `m.cols() · d.k` values.
 pub(crate) unsafe fn rows_product<T: SpmvValue>(
     gpu: &Gpu,
-    kn: &Kernels,
+    kn: &Kernels<T>,
     m: &DeviceCsr<T>,
     alpha: T,
     beta: T,
@@ -543,7 +544,6 @@ pub(crate) unsafe fn rows_product<T: SpmvValue>(
 ) -> Result<()> {
     use csrc_kernels::{rows_group, RowsArgs, ToRowsArgs};
     use gpu_runtime::cudarc::driver::DevicePtrMut;
-    use gpu_runtime::ArgStruct;
     let stream = gpu.stream();
     let k = d.k as u32;
     let (rows, cols) = (m.rows(), m.cols());
@@ -554,7 +554,7 @@ pub(crate) unsafe fn rows_product<T: SpmvValue>(
         let args = ToRowsArgs::<T> { x: xa as *const T, out: ra as *mut T, rows: cols, ld: cols, k };
         // SAFETY: csrc_to_rows_T(ToRowsArgs): x is a packed block of k columns of cols values, xr
         // holds cols · k (the caller's contract).
-        unsafe { kn.to_rows.args(stream).arg(&ArgStruct(args)).launch(grid(gpu, cols * k as u64))? };
+        unsafe { kn.to_rows.launch(stream, grid(gpu, cols * k as u64), args)? };
     }
     if rows == 0 {
         return Ok(());
@@ -580,13 +580,13 @@ pub(crate) unsafe fn rows_product<T: SpmvValue>(
     // SAFETY: csrc_rows{G}_T(RowsArgs): a valid CSR (DeviceCsr's invariants: columns below
     // cols, the rows of xr's row-major copy); out a packed block of k columns of rows values;
     // k ≤ G; blocks of NT threads (whole warps).
-    unsafe { kernel.args(stream).arg(&ArgStruct(args)).launch(cfg)? };
+    unsafe { kernel.launch(stream, cfg, args)? };
     Ok(())
 }
 
 /// `out = beta · out` over a block of `k` vectors of `rows` values (a column at a time when
 /// strided).
-pub(crate) fn scale_dense<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, beta: T, out: &mut DenseViewMut<'_, T>) -> Result<()> {
+pub(crate) fn scale_dense<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, beta: T, out: &mut DenseViewMut<'_, T>) -> Result<()> {
     let (rows, cols, ld) = (out.rows(), out.cols(), out.ld());
     let base = out.data_mut().addr();
     if out.is_packed() {
@@ -602,7 +602,7 @@ pub(crate) fn scale_dense<T: SpmvValue>(gpu: &Gpu, kn: &Kernels, beta: T, out: &
 
 /// The CSRC's block pointer `p` (`blocks + 1` words) from the CSR pointer `ptr` of `rows` rows
 /// (`csrc_block_ptr`).
-pub(crate) fn block_ptr(gpu: &Gpu, kn: &Kernels, ptr: &DeviceView<'_, u32>, p: &mut CudaSlice<u32>) -> Result<()> {
+pub(crate) fn block_ptr<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, ptr: &DeviceView<'_, u32>, p: &mut CudaSlice<u32>) -> Result<()> {
     let rows = (ptr.len() as u64).saturating_sub(1);
     let blocks = csrc_kernels::row_blocks(rows);
     if p.len() as u64 != blocks + 1 || ptr.is_empty() {
@@ -620,7 +620,7 @@ pub(crate) fn block_ptr(gpu: &Gpu, kn: &Kernels, ptr: &DeviceView<'_, u32>, p: &
 /// `perm` is a permutation of `0..nnz`; every array holds `nnz = perm.len()` items.
 pub(crate) unsafe fn gather<T: SpmvValue>(
     gpu: &Gpu,
-    kn: &Kernels,
+    kn: &Kernels<T>,
     perm: &CudaSlice<u32>,
     row_of: &CudaSlice<u32>,
     vals: &DeviceView<'_, T>,
@@ -637,6 +637,26 @@ pub(crate) unsafe fn gather<T: SpmvValue>(
 mod tests {
     use super::{atu_passes, atu_plan, AtuPlan};
     use crate::Walk;
+
+    /// Every kernel loaded with an argument struct takes exactly that struct in the committed
+    /// PTX (what `Gpu::kernel_of` checks at load, here without a GPU).
+    #[test]
+    fn argument_structs_match_the_ptx() {
+        use csrc_kernels::{RowsArgs, ToRowsArgs};
+        use gpu_runtime::check_signature;
+        fn of<T>(t: &str) {
+            check_signature::<ToRowsArgs<T>>(&crate::MODULE, &format!("csrc_to_rows_{t}")).unwrap();
+            for g in [4, 8, 16] {
+                check_signature::<RowsArgs<T>>(&crate::MODULE, &format!("csrc_rows{g}_{t}")).unwrap();
+            }
+        }
+        of::<f32>("f32");
+        of::<f64>("f64");
+        // A struct of another size, and a kernel that takes positional arguments, are refused.
+        assert!(check_signature::<RowsArgs<f64>>(&crate::MODULE, "csrc_to_rows_f64").is_err());
+        assert!(check_signature::<RowsArgs<f64>>(&crate::MODULE, "csrc_ax_f64").is_err());
+        assert!(check_signature::<RowsArgs<f64>>(&crate::MODULE, "no_such_kernel").is_err());
+    }
 
     #[test]
     fn auto_plans_follow_the_benchmark() {

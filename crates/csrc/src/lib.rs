@@ -318,7 +318,7 @@ pub fn pieces(p: &[u32]) -> (Vec<u32>, Vec<u32>, bool) {
 /// neither is bit-reproducible run to run ([`CsrPair`] is).
 pub struct DeviceCsrc<T: SpmvValue> {
     gpu: Gpu,
-    k: launch::Kernels,
+    k: launch::Kernels<T>,
     /// Shape of `A`.
     rows: u64,
     cols: u64,
@@ -355,7 +355,7 @@ impl<T: SpmvValue> DeviceCsrc<T> {
     /// [`Error::NoValues`] for a pattern matrix; out of memory, launch errors.
     pub fn from_csr(gpu: &Gpu, a: &impl AsDeviceCsrView<T>) -> Result<Self> {
         let a = a.csr_view();
-        let k = launch::Kernels::load::<T>(gpu)?;
+        let k = launch::Kernels::<T>::load(gpu)?;
         if a.vals().is_none() {
             return Err(Error::NoValues);
         }
@@ -366,7 +366,7 @@ impl<T: SpmvValue> DeviceCsrc<T> {
         Self::build(gpu, k, &a, false)
     }
 
-    fn build(gpu: &Gpu, k: launch::Kernels, a: &DeviceCsrView<'_, T>, transposed: bool) -> Result<Self> {
+    fn build(gpu: &Gpu, k: launch::Kernels<T>, a: &DeviceCsrView<'_, T>, transposed: bool) -> Result<Self> {
         let vals = a.vals().ok_or(Error::NoValues)?;
         let (rows, nnz) = (a.rows(), a.nnz());
         let blocks = csrc_kernels::row_blocks(rows);

@@ -15,7 +15,7 @@ use crate::{dense, launch, Error, Op, Products, Result, SpmvValue};
 /// `A` and `Aᵀ` in CSR on the GPU, for bit-reproducible products ([`Products`]).
 pub struct CsrPair<T: SpmvValue> {
     gpu: Gpu,
-    k: launch::Kernels,
+    k: launch::Kernels<T>,
     a: DeviceCsr<T>,
     at: DeviceCsr<T>,
     /// The plan's own scratch (packed operands).
@@ -33,7 +33,7 @@ impl<T: SpmvValue> CsrPair<T> {
         if a.vals().is_none() {
             return Err(Error::NoValues);
         }
-        let k = launch::Kernels::load::<T>(gpu)?;
+        let k = launch::Kernels::<T>::load(gpu)?;
         let at = Transposer::new(gpu)?.transpose_new(Algorithm::Auto, &a)?;
         Ok(Self { gpu: gpu.clone(), k, a, at, own: ScratchBuf::default(), row_major: false })
     }
@@ -47,7 +47,7 @@ impl<T: SpmvValue> CsrPair<T> {
         if a.csr_view().vals().is_none() {
             return Err(Error::NoValues);
         }
-        let k = launch::Kernels::load::<T>(gpu)?;
+        let k = launch::Kernels::<T>::load(gpu)?;
         let mut tr = Transposer::new(gpu)?;
         let at = tr.transpose_new(Algorithm::Auto, a)?;
         let a = tr.transpose_new(Algorithm::Auto, &at)?;

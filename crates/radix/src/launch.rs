@@ -3,7 +3,7 @@
 //! the chains of a sort's double buffers and the in-place sorts' buffers.
 use gpu_runtime::cudarc::driver::LaunchConfig;
 use gpu_runtime::scratch::Layout;
-use gpu_runtime::{ArgStruct, Gpu, Kernel, Scratch};
+use gpu_runtime::{Gpu, KernelOf, Scratch};
 
 use std::ops::Range;
 
@@ -15,20 +15,20 @@ use crate::{pass_digit, same_len, Carry, Error, RadixSort, Result, HIST_PASSES, 
 use radix_kernels::{stage_bytes_for, HistogramArgs, OnesweepArgs, HIST_NT, VT, VT_KEYS8};
 
 pub(crate) struct Kernels {
-    pub histogram: Kernel,
+    pub histogram: KernelOf<HistogramArgs>,
     /// By the second payload's width: `radix_onesweep_v{1,2,4 (or none),8,16}` (64-bit status
     /// words).
-    pub onesweep: [Kernel; 5],
+    pub onesweep: [KernelOf<OnesweepArgs>; 5],
     /// The same with 32-bit status words: `radix_onesweep_s32_v*`.
-    pub onesweep32: [Kernel; 5],
+    pub onesweep32: [KernelOf<OnesweepArgs>; 5],
     /// For passes of exactly 8 bits, the width fixed at compile time (fewer registers):
     /// `radix_onesweep8_v*`.
-    pub onesweep8: [Kernel; 5],
+    pub onesweep8: [KernelOf<OnesweepArgs>; 5],
     /// The same with 32-bit status words: `radix_onesweep8_s32_v*`.
-    pub onesweep8_32: [Kernel; 5],
+    pub onesweep8_32: [KernelOf<OnesweepArgs>; 5],
     /// 8-bit passes of keys alone, [`VT_KEYS8`] keys a thread: `radix_onesweep8_keys` (64-bit
     /// status words), `radix_onesweep8_s32_keys`.
-    pub keys8: [Kernel; 2],
+    pub keys8: [KernelOf<OnesweepArgs>; 2],
 }
 
 /// Bytes of a look-back status word of a sort of `n` keys with digits of up to `per` bits: 4
@@ -163,7 +163,7 @@ pub(crate) unsafe fn histogram(gpu: &Gpu, k: &Kernels, keys: u64, n: u64, shift0
         // SAFETY: radix_histogram(HistogramArgs): `blocks` blocks of HIST_NT cover n keys in
         // chunks (a multiple of 4); hist holds group * RADIX words from pass p0 on; group <=
         // HIST_PASSES; per <= MAX_BITS; run_if null or a word the sweep's maker keeps alive.
-        unsafe { k.histogram.args(stream).arg(&ArgStruct(args)).launch(cfg)? };
+        unsafe { k.histogram.launch(stream, cfg, args)? };
     }
     Ok(())
 }
@@ -233,7 +233,7 @@ pub(crate) unsafe fn pass(
     // most 11 passes) with no tag of this pass yet, a zeroed counter; the kernel's width matches
     // the second payload and the dynamic shared memory its staging of `vt` keys a thread; run_if
     // null or a word the sweep's maker keeps alive.
-    unsafe { kernel.args(stream).arg(&ArgStruct(args)).launch(cfg)? };
+    unsafe { kernel.launch(stream, cfg, args)? };
     Ok(())
 }
 

@@ -15,7 +15,8 @@ use std::ops::Range;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout;
-use gpu_runtime::{Kernel, Payload, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{KernelOf, Payload, PtxModule, Scratch, ScratchBuf};
+use radix_kernels::OnesweepArgs;
 
 pub use radix_kernels::{bits_below, digit, pass_digit, passes, stage_bytes, stage_bytes_for, HIST_PASSES, MAX_BITS, NT, NV, VT, VT_KEYS8};
 
@@ -125,8 +126,8 @@ impl RadixSort {
     /// # Errors
     /// [`Error::Runtime`] when a module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        let k = |name: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, name)?) };
-        let set = |prefix: &str| -> Result<[Kernel; 5]> {
+        let k = |name: &str| -> Result<KernelOf<OnesweepArgs>> { Ok(gpu.kernel_of(&MODULE, name)?) };
+        let set = |prefix: &str| -> Result<[KernelOf<OnesweepArgs>; 5]> {
             let kernels = [
                 k(&format!("{prefix}_v1"))?,
                 k(&format!("{prefix}_v2"))?,
@@ -135,7 +136,7 @@ impl RadixSort {
                 k(&format!("{prefix}_v16"))?,
             ];
             for (kernel, bytes) in kernels.iter().zip([1, 2, 4, 8, 16]) {
-                kernel.set_max_dynamic_shared(stage_bytes(bytes))?;
+                kernel.kernel().set_max_dynamic_shared(stage_bytes(bytes))?;
             }
             Ok(kernels)
         };
@@ -143,11 +144,11 @@ impl RadixSort {
         let (onesweep8, onesweep8_32) = (set("radix_onesweep8")?, set("radix_onesweep8_s32")?);
         let keys8 = [k("radix_onesweep8_keys")?, k("radix_onesweep8_s32_keys")?];
         for kernel in &keys8 {
-            kernel.set_max_dynamic_shared(stage_bytes_for(VT_KEYS8, 0))?;
+            kernel.kernel().set_max_dynamic_shared(stage_bytes_for(VT_KEYS8, 0))?;
         }
         Ok(Self {
             gpu: gpu.clone(),
-            k: launch::Kernels { histogram: k("radix_histogram")?, onesweep, onesweep32, onesweep8, onesweep8_32, keys8 },
+            k: launch::Kernels { histogram: gpu.kernel_of(&MODULE, "radix_histogram")?, onesweep, onesweep32, onesweep8, onesweep8_32, keys8 },
             max_bits: DEFAULT_MAX_BITS,
             own: ScratchBuf::default(),
         })
@@ -331,4 +332,25 @@ fn same_len(n: u64, other: usize, what: &'static str) -> Result<()> {
         return Err(Error::LengthMismatch { what, expected: n, got: other as u64 });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod signature_tests {
+    /// Every kernel loaded with an argument struct takes exactly that struct in the committed
+    /// PTX (what `Gpu::kernel_of` checks at load, here without a GPU).
+    #[test]
+    fn argument_structs_match_the_ptx() {
+        use gpu_runtime::check_signature;
+        use radix_kernels::{HistogramArgs, OnesweepArgs};
+        check_signature::<HistogramArgs>(&crate::MODULE, "radix_histogram").unwrap();
+        for prefix in ["radix_onesweep", "radix_onesweep_s32", "radix_onesweep8", "radix_onesweep8_s32"] {
+            for v in [1, 2, 4, 8, 16] {
+                check_signature::<OnesweepArgs>(&crate::MODULE, &format!("{prefix}_v{v}")).unwrap();
+            }
+        }
+        for name in ["radix_onesweep8_keys", "radix_onesweep8_s32_keys"] {
+            check_signature::<OnesweepArgs>(&crate::MODULE, name).unwrap();
+        }
+        assert!(check_signature::<OnesweepArgs>(&crate::MODULE, "radix_histogram").is_err());
+    }
 }

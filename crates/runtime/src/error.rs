@@ -61,6 +61,15 @@ pub enum Error {
         /// The driver's error.
         source: DriverError,
     },
+    /// A kernel's PTX parameters differ from the argument struct the host loads it with
+    /// ([`crate::Gpu::kernel_of`]): the host and kernel crates disagree.
+    #[error("kernel `{kernel}`: {detail}")]
+    KernelSignature {
+        /// The kernel's symbol.
+        kernel: String,
+        /// The module, what its PTX declares and what the host passes.
+        detail: String,
+    },
     /// A kernel launch was refused, or an earlier asynchronous kernel fault surfaced at it.
     #[error("launch of kernel `{kernel}` failed: {source}")]
     Launch {

@@ -7,7 +7,7 @@ use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 
 use crate::image::{Image, ImagePolicy, ModuleLoad};
-use crate::module::{Kernel, PtxModule};
+use crate::module::{Kernel, KernelOf, PtxModule, PtxParam};
 use crate::{Error, Result};
 
 /// `true` when the CUDA driver library can be loaded. Never panics (cudarc itself panics on first
@@ -148,6 +148,29 @@ impl std::fmt::Debug for Gpu {
     }
 }
 
+/// [`Gpu::kernel_of`]'s check of `A` against entry `name`'s PTX parameters (no GPU needed:
+/// host tests call it on every argument struct).
+///
+/// # Errors
+/// [`Error::KernelSignature`] when the entry is missing or its parameters differ.
+pub fn check_signature<A>(module: &PtxModule, name: &str) -> Result<()> {
+    let want = PtxParam { bytes: std::mem::size_of::<A>() as u64, align: std::mem::align_of::<A>() as u64 };
+    let found = module.entry_params(name);
+    match found.as_deref() {
+        Some([p]) if p.bytes == want.bytes && p.align >= want.align => Ok(()),
+        _ => Err(Error::KernelSignature {
+            kernel: name.to_string(),
+            detail: format!(
+                "PTX module `{}` declares {}, the host passes one parameter of {} bytes aligned to {}",
+                module.name(),
+                found.map_or_else(|| "no such entry".to_string(), |ps| format!("{ps:?}")),
+                want.bytes,
+                want.align
+            ),
+        }),
+    }
+}
+
 impl Gpu {
     /// Opens device `ordinal`: its primary context and a new non-blocking stream.
     ///
@@ -267,6 +290,18 @@ impl Gpu {
         let m = self.loaded(module, |(m, _)| m.clone())?;
         let func = m.load_function(name).map_err(|source| Error::KernelNotFound { module: module.name(), kernel: name.to_string(), source })?;
         Ok(Kernel { func, name: name.into() })
+    }
+
+    /// Loads kernel `name` of `module` as one that takes the argument struct `A` by value: its
+    /// PTX must declare exactly one parameter of `size_of::<A>()` bytes aligned to at least
+    /// `align_of::<A>()`, so a host struct that drifted from the kernel crate's is an error at
+    /// load, not a launch that reads wrong bytes.
+    ///
+    /// # Errors
+    /// [`Error::KernelSignature`] when the parameter list differs; as [`Gpu::kernel`].
+    pub fn kernel_of<A: Copy>(&self, module: &'static PtxModule, name: &str) -> Result<KernelOf<A>> {
+        check_signature::<A>(module, name)?;
+        Ok(KernelOf::new(self.kernel(module, name)?))
     }
 
     /// Loads `module` into this context unless it is loaded already, and says how it was loaded

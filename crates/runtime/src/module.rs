@@ -138,8 +138,93 @@ impl PtxModule {
         self.ptx.lines().filter_map(|l| l.trim_start().strip_prefix(".visible .entry ")).filter_map(|rest| rest.split(['(', ' ']).next()).collect()
     }
 
+    /// The parameters of entry `name` as the module's PTX declares them (bytes and alignment of
+    /// each, in order), or `None` when the PTX has no such entry. [`crate::Gpu::kernel_of`]
+    /// checks an argument struct against them.
+    ///
+    /// ```
+    /// let ptx = ".visible .entry k(\n\t.param .align 8 .b8 k_param_0[56]\n)\n{\n}\n\
+    ///            .visible .entry j(\n\t.param .u64 .ptr .align 1 j_param_0,\n\t.param .u32 j_param_1\n)\n{\n}\n";
+    /// let m = gpu_runtime::PtxModule::new("demo", ptx);
+    /// use gpu_runtime::PtxParam;
+    /// assert_eq!(m.entry_params("k"), Some(vec![PtxParam { bytes: 56, align: 8 }]));
+    /// assert_eq!(m.entry_params("j"), Some(vec![PtxParam { bytes: 8, align: 8 }, PtxParam { bytes: 4, align: 4 }]));
+    /// assert_eq!(m.entry_params("missing"), None);
+    /// ```
+    pub fn entry_params(&self, name: &str) -> Option<Vec<PtxParam>> {
+        let head = format!(".entry {name}(");
+        let start = self.ptx.find(&head)? + head.len();
+        let end = start + self.ptx[start..].find(')')?;
+        self.ptx[start..end].split(',').map(str::trim).filter(|p| !p.is_empty()).map(PtxParam::parse).collect()
+    }
+
     fn directive(&self, key: &str) -> Option<&'static str> {
         self.ptx.lines().find_map(|l| l.trim().strip_prefix(key)).and_then(|rest| rest.split_whitespace().next())
+    }
+}
+
+/// One parameter of a PTX entry ([`PtxModule::entry_params`]): its size and alignment in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PtxParam {
+    /// Bytes.
+    pub bytes: u64,
+    /// Alignment in bytes.
+    pub align: u64,
+}
+
+impl PtxParam {
+    /// `.param .align A .b8 NAME[N]` (an aggregate), or `.param .TYPE [.ptr …] NAME` (a scalar
+    /// of `TYPE`; a pointer's own `.align` is its pointee's).
+    fn parse(decl: &str) -> Option<PtxParam> {
+        let words: Vec<&str> = decl.split_whitespace().collect();
+        if let Some(open) = decl.find('[') {
+            let bytes = decl[open + 1..].split(']').next()?.trim().parse().ok()?;
+            let align = words.iter().position(|w| *w == ".align").and_then(|i| words.get(i + 1)?.parse().ok()).unwrap_or(1);
+            return Some(PtxParam { bytes, align });
+        }
+        let bytes = words.iter().find_map(|w| match *w {
+            ".u64" | ".s64" | ".b64" | ".f64" => Some(8),
+            ".u32" | ".s32" | ".b32" | ".f32" => Some(4),
+            ".u16" | ".s16" | ".b16" | ".f16" => Some(2),
+            ".u8" | ".s8" | ".b8" => Some(1),
+            _ => None,
+        })?;
+        Some(PtxParam { bytes, align: bytes })
+    }
+}
+
+/// A kernel that takes one `#[repr(C)]` argument struct `A` by value ([`crate::Gpu::kernel_of`]:
+/// its PTX parameter checked at load to have `A`'s size and at least its alignment), launched
+/// with an `A` and nothing else.
+#[derive(Debug, Clone)]
+pub struct KernelOf<A> {
+    kernel: Kernel,
+    _args: std::marker::PhantomData<fn(A)>,
+}
+
+impl<A: Copy> KernelOf<A> {
+    /// Wraps a kernel whose signature was checked ([`crate::check_signature`]).
+    pub(crate) fn new(kernel: Kernel) -> Self {
+        Self { kernel, _args: std::marker::PhantomData }
+    }
+
+    /// The kernel (its name, attributes such as [`Kernel::set_max_dynamic_shared`]).
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// Enqueues a launch with `args` on `stream` (asynchronous).
+    ///
+    /// # Safety
+    /// `args` must satisfy the kernel's documented contract for `cfg` (every pointer covering
+    /// what the kernel reads and writes for this grid); the argument's type is checked already.
+    ///
+    /// # Errors
+    /// [`Error::Launch`] when the driver refuses the launch.
+    pub unsafe fn launch(&self, stream: &CudaStream, cfg: LaunchConfig, args: A) -> Result<()> {
+        // SAFETY: the struct's layout matches the kernel's one parameter (checked at load); the
+        // rest is the caller's contract.
+        unsafe { self.kernel.args(stream).arg(&ArgStruct(args)).launch(cfg) }
     }
 }
 
