@@ -6,11 +6,15 @@
 #   cargo bench -p gpu-radix --bench radix_vs_cub --no-run --message-format=json  (the executable
 #   to .gpu/radix_vs_cub; or `bash benches/stage-device-bundle.sh radix`)
 # Device call, carry [".gpu/radix_vs_cub"]:
-#   bash benches/radix-device-run.sh      # PART=time|ncu|all (default all); CASE=pairs,32,26;
+#   bash benches/radix-device-run.sh      # PART=time|ncu|stalls|all (default all: time, ncu);
+#                                         # CASE=pairs,32,26;
 #                                         # BASE=<executable>: an earlier build of the bench,
 #                                         # alternated with ours and CUB (its column base_ms)
 # Writes $OUT/radix-vs-cub.csv (what,keys_bits,n,ours_ms,cub_ms,speed_vs_cub: CUB's time ÷ ours), the raw CSVs,
 # and $OUT/ncu-{ours,cub}.csv (per kernel: duration, DRAM bytes and throughput, warps active).
+# PART=stalls: one middle pass of ours and of CUB's onesweep with ncu's warp-state, scheduler
+# and source sections (stall reasons by SASS line, $OUT/stalls-{ours,cub}.txt and the
+# .ncu-rep reports): where the pass spends its issue slots (issue 55's next step).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 PART=${PART:-all}
@@ -76,6 +80,18 @@ for who in ("ours", "cub"):
               f"{g('smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio')}/{g('smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio')}  "
               f"regs {g('launch__registers_per_thread')} block {g('launch__block_size')} grid {g('launch__grid_size')}")
 PY
+fi
+if [ "$PART" = stalls ]; then
+  IFS=, read -r what bits logn <<< "$CASE"
+  sec=(--section WarpStateStats --section SchedulerStats --section SourceCounters --section LaunchStats --section Occupancy --section MemoryWorkloadAnalysis)
+  # The third launch of each: a middle pass (after the histogram and a first pass).
+  RADIX_CASE=$CASE RADIX_REPS=1 ncu "${sec[@]}" --import-source no --kernel-name regex:radix_onesweep --launch-skip 1 --launch-count 1 -o "$OUT/stalls-ours" -f .gpu/radix_vs_cub > /dev/null 2> "$OUT/stalls-ours.err"
+  ncu "${sec[@]}" --kernel-name regex:'Onesweep' --launch-skip 1 --launch-count 1 -o "$OUT/stalls-cub" -f /tmp/cub_sort "$what" "$bits" "$logn" > /dev/null 2> "$OUT/stalls-cub.err"
+  for who in ours cub; do
+    ncu --import "$OUT/stalls-$who.ncu-rep" --page details > "$OUT/stalls-$who.txt" 2>&1
+    ncu --import "$OUT/stalls-$who.ncu-rep" --page source --csv --print-source sass > "$OUT/stalls-$who-sass.csv" 2>&1
+    grep -E "Duration|Registers Per|Achieved Occupancy|Issue Slots Busy|Stall|No Eligible|Warp Cycles Per Issued" "$OUT/stalls-$who.txt" | head -40
+  done
 fi
 # One archive of everything (the device tool returns a limited number of files).
 tar czf /tmp/radix-run.tgz -C "$OUT" . 2>/dev/null && find "$OUT" -maxdepth 1 -type f ! -name radix-vs-cub.csv -delete && mv /tmp/radix-run.tgz "$OUT/"
