@@ -7,9 +7,9 @@ use std::ffi::c_int;
 use cudarc::cublas::{result as blas, safe::CudaBlas, sys as blas_sys};
 use gpu_csrc::{CsrPair, DeviceCsrc, Op};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::{grid_1d, DenseView, DenseViewMut, DeviceView, DeviceViewMut, Gpu, Kernel};
+use gpu_runtime::{grid_1d, DenseView, DenseViewMut, DeviceView, DeviceViewMut, Gpu, KernelOf};
 use svd_kernels::qr::slot::{self, SLOT};
-use svd_kernels::{MAX_COLS, MAX_PAIRS, NT};
+use svd_kernels::{GramArgs, MulArgs, QrStepArgs, MAX_COLS, MAX_PAIRS, NT};
 
 use crate::lanczos::Backend;
 use crate::{Error, Result};
@@ -96,9 +96,9 @@ pub(crate) struct GpuBackend<'a> {
     ones: CudaSlice<f64>,
     /// The tall-skinny kernels (`svd_gram_f64`, `svd_mul_f64`) and the most blocks a Gram launch
     /// takes (its partial sums fit `partial`).
-    gram: Kernel,
-    mul: Kernel,
-    qr_step: Kernel,
+    gram: KernelOf<GramArgs>,
+    mul: KernelOf<MulArgs>,
+    qr_step: KernelOf<QrStepArgs>,
     gram_blocks: u32,
     /// The QR slots (`svd_kernels::qr::slot::SLOT` values each).
     slots: CudaSlice<f64>,
@@ -236,8 +236,8 @@ impl<'a> GpuBackend<'a> {
         let partial = gpu.alloc::<f64>(DOT_CHUNKS * 256)?;
         let ones = gpu.upload(&[1.0f64; DOT_CHUNKS])?;
         let profile = profile.then(Default::default);
-        let (gram, mul) = (gpu.kernel(&crate::MODULE, "svd_gram_f64")?, gpu.kernel(&crate::MODULE, "svd_mul_f64")?);
-        let qr_step = gpu.kernel(&crate::MODULE, "svd_qr_step_f64")?;
+        let (gram, mul) = (gpu.kernel_of(&crate::MODULE, "svd_gram_f64")?, gpu.kernel_of(&crate::MODULE, "svd_mul_f64")?);
+        let qr_step = gpu.kernel_of(&crate::MODULE, "svd_qr_step_f64")?;
         let slots = gpu.alloc::<f64>(SLOT)?;
         // Two blocks per SM; their partial sums (MAX_PAIRS each) fit `partial`.
         let gram_blocks = (2 * gpu.props().sm_count.max(1)).min((DOT_CHUNKS * 256 / MAX_PAIRS as usize) as u32);
@@ -381,8 +381,9 @@ impl GpuBackend<'_> {
         part: u64,
         skip: u64,
     ) -> Result<()> {
-        // SAFETY: the caller's contract; blocks of NT threads.
-        unsafe { self.gram.args(self.gpu.stream()).arg(&rows).arg(&c).arg(&k).arg(&xa).arg(&ya).arg(&part).arg(&skip).launch(cfg)? };
+        let args = GramArgs { x: xa as *const f64, y: ya as *const f64, partial: part as *mut f64, skip: skip as *const f64, rows, c, k };
+        // SAFETY: svd_gram_f64(GramArgs): the caller's contract; blocks of NT threads.
+        unsafe { self.gram.launch(self.gpu.stream(), cfg, args)? };
         Ok(())
     }
 
@@ -394,10 +395,19 @@ impl GpuBackend<'_> {
     /// k` values; `skip` 0 or a device value.
     #[allow(clippy::too_many_arguments)]
     unsafe fn mul_launch(&self, rows: usize, xa: u64, c: usize, coef: u64, accumulate: bool, ya: u64, k: usize, skip: u64) -> Result<()> {
-        let (rows64, c32, k32, acc) = (rows as u64, c as u32, k as u32, accumulate as u32);
+        let args = MulArgs {
+            x: xa as *const f64,
+            coef: coef as *const f64,
+            y: ya as *mut f64,
+            skip: skip as *const f64,
+            rows: rows as u64,
+            c: c as u32,
+            k: k as u32,
+            accumulate: accumulate as u32,
+        };
         let cfg = grid_1d(rows as u64, NT, NT as u64 * 4, 4 * self.gpu.props().sm_count.max(1));
-        // SAFETY: svd_mul_f64(rows, c, k, x, coef, accumulate, y, skip): the caller's contract.
-        unsafe { self.mul.args(self.gpu.stream()).arg(&rows64).arg(&c32).arg(&k32).arg(&xa).arg(&coef).arg(&acc).arg(&ya).arg(&skip).launch(cfg)? };
+        // SAFETY: svd_mul_f64(MulArgs): the caller's contract.
+        unsafe { self.mul.launch(self.gpu.stream(), cfg, args)? };
         Ok(())
     }
 
@@ -671,21 +681,13 @@ impl Backend for GpuBackend<'_> {
                     let inv = self.slot_addr(s, if pass == 1 { slot::INV1 } else { slot::INV2 });
                     // SAFETY: columns c0 .. c0 + b of blk (rows rows); b · b ≤ MAX_PAIRS; partial holds
                     // gram_blocks · MAX_PAIRS values; the slot (checked above) holds SLOT values, its
-                    // NEED2 at `need2`. svd_qr_step_f64(blocks, b, partial, abs, pass, one_pass, slot):
+                    // NEED2 at `need2`. svd_qr_step_f64(QrStepArgs):
                     // one block of 32 ≥ MAX_PAIRS ≥ b · b threads. Then the in-place right product by the pass's
                     // inverse in the slot (c = k = b).
                     unsafe {
                         self.gram_launch(cfg, rows as u64, b32, b32, a, a, part, skip)?;
-                        self.qr_step
-                            .args(self.gpu.stream())
-                            .arg(&blocks)
-                            .arg(&b32)
-                            .arg(&part)
-                            .arg(&abs)
-                            .arg(&pass)
-                            .arg(&one)
-                            .arg(&slot0)
-                            .launch(step)?;
+                        let args = QrStepArgs { partial: part as *const f64, slot: slot0 as *mut f64, abs, blocks, b: b32, pass, one_pass: one };
+                        self.qr_step.launch(self.gpu.stream(), step, args)?;
                         self.mul_launch(rows, a, b, inv, false, a, b, skip)?;
                     }
                 }

@@ -559,3 +559,18 @@ fn host_svd<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config,
     let s = solve(&mut be, &cfg, norm, &mut |e| cfg.observer.emit(e))?;
     Ok(untranspose(s, transposed))
 }
+
+#[cfg(test)]
+mod signature_tests {
+    /// Every kernel loaded with an argument struct takes exactly that struct in the committed
+    /// PTX (what `Gpu::kernel_of` checks at load, here without a GPU).
+    #[test]
+    fn argument_structs_match_the_ptx() {
+        use gpu_runtime::check_signature;
+        use svd_kernels::{GramArgs, MulArgs, QrStepArgs};
+        check_signature::<GramArgs>(&crate::MODULE, "svd_gram_f64").unwrap();
+        check_signature::<MulArgs>(&crate::MODULE, "svd_mul_f64").unwrap();
+        check_signature::<QrStepArgs>(&crate::MODULE, "svd_qr_step_f64").unwrap();
+        assert!(check_signature::<MulArgs>(&crate::MODULE, "svd_gram_f64").is_err());
+    }
+}

@@ -75,7 +75,8 @@ pub const fn row_blocks(rows: u64) -> u64 {
 
 /// The arguments of `csrc_rows{G}_{f32,f64}`: `Y = alpha · A · X + beta · Y` (`Y` not read when
 /// `beta == 0`) for a CSR `A` of `rows` rows and `X` row-major (`X[i][c]` at `i · k + c`), by
-/// groups of `G` lanes (`k ≤ G`, [`rows_group`]).
+/// groups of `G` lanes (`k ≤ G`, [`rows_group`]). The CSR and `X` must not be written during
+/// the launch (they are read through the non-coherent path), and `Y` must not overlap them.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct RowsArgs<T> {

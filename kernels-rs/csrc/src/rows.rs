@@ -1,5 +1,6 @@
 //! The row-major group products of a CSR (`csrc_to_rows_*`, `csrc_rows{4,8,16}_*`): the dense
 //! block read one line a nonzero, each row's sums in registers, a fixed order.
+use gpu_device::mem::{ldg, stg};
 use gpu_device::num::combine;
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::warp::{lane_id, shfl_idx_sync};
@@ -19,7 +20,7 @@ macro_rules! rows_kernels {
             while i < total {
                 let (row, c) = (i / a.k as u64, i % a.k as u64);
                 // SAFETY: row < rows, c < k: inside both blocks.
-                unsafe { *a.out.add(i as usize) = *a.x.add((row + c * a.ld) as usize) };
+                unsafe { stg(a.out.add(i as usize), ldg(a.x.add((row + c * a.ld) as usize))) };
                 i += grid_size_1d();
             }
         }
@@ -27,7 +28,8 @@ macro_rules! rows_kernels {
         /// A group of `G` lanes a row (grid-stride), lane `c` the sum of vector `c`: the row's
         /// nonzeros loaded `G` at a time (coalesced), broadcast by shuffles inside the group,
         /// `X`'s row `j` read as one contiguous line; two sums alternating over the nonzeros,
-        /// added at the end (a fixed order).
+        /// added at the end (a fixed order). The CSR and `X` are read through the read-only path
+        /// (`ld.global.nc`), `Y` stored with `st.global`.
         ///
         /// # Safety
         /// [`RowsArgs`]' contract: a valid CSR, `X` of every column index's row, `Y` of `rows`
@@ -45,12 +47,12 @@ macro_rules! rows_kernels {
                 // SAFETY: row < rows; every nonzero index below the row's end; columns index X's
                 // rows (the caller's valid CSR); lanes c < k read inside X's row.
                 unsafe {
-                    let (b, e) = (*a.ptr.add(row as usize), *a.ptr.add(row as usize + 1));
+                    let (b, e) = (ldg(a.ptr.add(row as usize)), ldg(a.ptr.add(row as usize + 1)));
                     let (mut s0, mut s1) = (0.0 as $t, 0.0 as $t);
                     let mut p0 = b;
                     while p0 < e {
                         let p = p0 + c;
-                        let (j, v) = if p < e { (*a.idx.add(p as usize), *a.vals.add(p as usize)) } else { (0, 0.0 as $t) };
+                        let (j, v) = if p < e { (ldg(a.idx.add(p as usize)), ldg(a.vals.add(p as usize))) } else { (0, 0.0 as $t) };
                         let mut t = 0;
                         while t < G {
                             let j0 = shfl_idx_sync(mask, j, base + t);
@@ -59,10 +61,10 @@ macro_rules! rows_kernels {
                             let v1 = shfl_idx_sync(mask, v, base + t + 1);
                             if c < k {
                                 if p0 + t < e {
-                                    s0 += v0 * *a.x.add((j0 as u64 * k as u64 + c as u64) as usize);
+                                    s0 += v0 * ldg(a.x.add((j0 as u64 * k as u64 + c as u64) as usize));
                                 }
                                 if p0 + t + 1 < e {
-                                    s1 += v1 * *a.x.add((j1 as u64 * k as u64 + c as u64) as usize);
+                                    s1 += v1 * ldg(a.x.add((j1 as u64 * k as u64 + c as u64) as usize));
                                 }
                             }
                             t += 2;
@@ -72,7 +74,7 @@ macro_rules! rows_kernels {
                     if c < k {
                         let yp = a.y.add((row + c as u64 * a.ldy) as usize);
                         let old = if a.beta == 0.0 { 0.0 } else { *yp };
-                        *yp = combine(a.alpha, s0 + s1, a.beta, old);
+                        stg(yp, combine(a.alpha, s0 + s1, a.beta, old));
                     }
                 }
                 row += groups;

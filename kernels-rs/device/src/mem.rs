@@ -92,6 +92,11 @@ pub trait GlobalWord: Copy {
     /// # Safety
     /// `ptr` must be a valid, aligned global-memory address not written during the kernel.
     unsafe fn ldg(ptr: *const Self) -> Self;
+    /// `ld.global` (coherent) of the value at `ptr`: for data the kernel also writes.
+    ///
+    /// # Safety
+    /// `ptr` must be a valid, aligned global-memory address.
+    unsafe fn ld(ptr: *const Self) -> Self;
     /// `st.global` of `v` at `ptr`.
     ///
     /// # Safety
@@ -161,6 +166,20 @@ macro_rules! global_word {
             }
 
             #[inline(always)]
+            unsafe fn ld(ptr: *const Self) -> Self {
+                let r: $t;
+                // SAFETY: the caller guarantees a valid, aligned global address.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("ld.global.", $ptx, " {r}, [{p}];"),
+                        r = out($class) r, p = in(reg64) ptr,
+                        options(readonly, nostack, preserves_flags),
+                    );
+                }
+                r
+            }
+
+            #[inline(always)]
             unsafe fn ldg_hint(ptr: *const Self, policy: L2Policy) -> Self {
                 let r: $t;
                 // SAFETY: the caller guarantees a valid, aligned, read-only global address.
@@ -209,6 +228,18 @@ global_word! {
 pub unsafe fn stg<T: GlobalWord>(ptr: *mut T, v: T) {
     // SAFETY: forwarded.
     unsafe { T::stg(ptr, v) }
+}
+
+/// `ld.global` (coherent) of the value at `ptr` ([`GlobalWord::ld`]): a load through a pointer
+/// held in an argument struct is otherwise generic (`LD`), since rustc knows it only as a
+/// generic pointer; for data the kernel may also write (else [`ldg`]).
+///
+/// # Safety
+/// `ptr` must be a valid, aligned global-memory address.
+#[inline(always)]
+pub unsafe fn ld_global<T: GlobalWord>(ptr: *const T) -> T {
+    // SAFETY: forwarded.
+    unsafe { T::ld(ptr) }
 }
 
 /// `ld.global.nc` of the value at `ptr` ([`GlobalWord::ldg`]).

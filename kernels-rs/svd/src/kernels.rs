@@ -1,6 +1,9 @@
 //! Kernels of PTX module `svd`.
+use gpu_device::mem::{ld_global, ldg, stg};
 use gpu_device::reduce::block_sum;
 use gpu_device::thread::{block_idx_x, grid_size_1d, index_1d_u64, thread_idx_x};
+
+use crate::{GramArgs, MulArgs, QrStepArgs};
 
 gpu_device::static_shared!(SVD_SUM: [f64; 32]);
 
@@ -11,18 +14,20 @@ gpu_device::static_shared!(SVD_SUM: [f64; 32]);
 #[inline(always)]
 unsafe fn skipped(skip: *const f64) -> bool {
     // SAFETY: the caller's valid or null pointer.
-    !skip.is_null() && unsafe { *skip } == 0.0
+    !skip.is_null() && unsafe { ldg(skip) } == 0.0
 }
 
-/// `partial[blk · c · k + a + b · c] = Σ_i X[i][a] · Y[i][b]` over the rows `i` this block takes
-/// (grid-stride by thread), for `a < c`, `b < k`; nothing when `*skip == 0` (`skip` non-null).
+/// [`GramArgs`]: `partial[blk · c · k + a + b · c] = Σ_i X[i][a] · Y[i][b]` over the rows `i`
+/// this block takes (grid-stride by thread), for `a < c`, `b < k`; nothing when `*skip == 0`
+/// (`skip` non-null).
 ///
 /// # Safety
 /// `x` holds `rows · c` values and `y` `rows · k` (leading dimension `rows`); `c · k ≤ MAX_PAIRS`,
 /// `c, k ≥ 1`; `partial` holds `grid · c · k` values; `skip` null or one value; blocks of at most
 /// 1024 threads, whole warps.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn svd_gram_f64(rows: u64, c: u32, k: u32, x: *const f64, y: *const f64, partial: *mut f64, skip: *const f64) {
+pub unsafe extern "ptx-kernel" fn svd_gram_f64(args: GramArgs) {
+    let GramArgs { rows, c, k, x, y, partial, skip } = args;
     // SAFETY: the caller's pointer; the flag is the same for the whole grid.
     if unsafe { skipped(skip) } {
         return;
@@ -36,7 +41,7 @@ pub unsafe extern "ptx-kernel" fn svd_gram_f64(rows: u64, c: u32, k: u32, x: *co
             gpu_device::unroll!(p in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                 if (p as u32) < pairs {
                     let (a, b) = (p as u32 % c, p as u32 / c);
-                    acc[p] += *x.add((i + a as u64 * rows) as usize) * *y.add((i + b as u64 * rows) as usize);
+                    acc[p] += ldg(x.add((i + a as u64 * rows) as usize)) * ldg(y.add((i + b as u64 * rows) as usize));
                 }
             });
         }
@@ -49,13 +54,13 @@ pub unsafe extern "ptx-kernel" fn svd_gram_f64(rows: u64, c: u32, k: u32, x: *co
             let s = unsafe { block_sum(temp, acc[p]) };
             if thread_idx_x() == 0 {
                 // SAFETY: the block's slot of pairs values.
-                unsafe { *partial.add((block_idx_x() * pairs + p as u32) as usize) = s };
+                unsafe { stg(partial.add((block_idx_x() * pairs + p as u32) as usize), s) };
             }
         }
     });
 }
 
-/// `Y[i][b] = Σ_a X[i][a] · C[a + b · c] (+ Y[i][b] when accumulate)`, a thread per row
+/// [`MulArgs`]: `Y[i][b] = Σ_a X[i][a] · C[a + b · c] (+ Y[i][b] when accumulate)`, a thread per row
 /// (grid-stride); nothing when `*skip == 0` (`skip` non-null). A thread reads its whole row of
 /// `X` before writing its row of `Y`, so `x` may equal `y` when `c = k`.
 ///
@@ -64,16 +69,8 @@ pub unsafe extern "ptx-kernel" fn svd_gram_f64(rows: u64, c: u32, k: u32, x: *co
 /// the same block with `c = k`; `coef` holds `c · k` (on the device); `1 ≤ c, k ≤ MAX_COLS`;
 /// `skip` null or one value; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn svd_mul_f64(
-    rows: u64,
-    c: u32,
-    k: u32,
-    x: *const f64,
-    coef: *const f64,
-    accumulate: u32,
-    y: *mut f64,
-    skip: *const f64,
-) {
+pub unsafe extern "ptx-kernel" fn svd_mul_f64(args: MulArgs) {
+    let MulArgs { rows, c, k, x, coef, accumulate, y, skip } = args;
     // SAFETY: the caller's pointer; the flag is the same for the whole grid.
     if unsafe { skipped(skip) } {
         return;
@@ -85,7 +82,7 @@ pub unsafe extern "ptx-kernel" fn svd_mul_f64(
         unsafe {
             gpu_device::unroll!(a in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                 if (a as u32) < c {
-                    xr[a] = *x.add((i + a as u64 * rows) as usize);
+                    xr[a] = ld_global(x.add((i + a as u64 * rows) as usize));
                 }
             });
             let mut b = 0;
@@ -93,11 +90,11 @@ pub unsafe extern "ptx-kernel" fn svd_mul_f64(
                 let mut s = 0.0;
                 gpu_device::unroll!(a in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                     if (a as u32) < c {
-                        s += xr[a] * *coef.add((a as u32 + b * c) as usize);
+                        s += xr[a] * ldg(coef.add((a as u32 + b * c) as usize));
                     }
                 });
                 let yp = y.add((i + b as u64 * rows) as usize);
-                *yp = if accumulate != 0 { *yp + s } else { s };
+                stg(yp, if accumulate != 0 { ld_global(yp) + s } else { s });
                 b += 1;
             }
         }
@@ -107,7 +104,7 @@ pub unsafe extern "ptx-kernel" fn svd_mul_f64(
 
 gpu_device::static_shared!(SVD_GRAM: [f64; crate::MAX_PAIRS as usize]);
 
-/// One pass of a CholeskyQR step on the device ([`crate::qr::qr_step`]): the `b × b` Gram matrix
+/// [`QrStepArgs`]: one pass of a CholeskyQR step on the device ([`crate::qr::qr_step`]): the `b × b` Gram matrix
 /// summed from `blocks` partial sums of `svd_gram_f64` (one thread per entry, in block order:
 /// the same bits every run), then the step's small algebra on thread 0 into `slot`. Pass 2 does
 /// nothing unless pass 1 set the slot's `NEED2`.
@@ -116,10 +113,11 @@ gpu_device::static_shared!(SVD_GRAM: [f64; crate::MAX_PAIRS as usize]);
 /// `partial` holds `blocks · b · b` values; `slot` holds `qr::slot::SLOT` values (for pass 2,
 /// those pass 1 wrote); `1 ≤ b`, `b · b ≤ MAX_PAIRS`; one block of at least `b · b` threads.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn svd_qr_step_f64(blocks: u32, b: u32, partial: *const f64, abs: f64, pass: u32, one_pass: u32, slot: *mut f64) {
+pub unsafe extern "ptx-kernel" fn svd_qr_step_f64(args: QrStepArgs) {
+    let QrStepArgs { blocks, b, partial, abs, pass, one_pass, slot } = args;
     use crate::qr::{qr_step, slot as s};
     // SAFETY: slot holds SLOT values.
-    if pass == 2 && unsafe { *slot.add(s::NEED2) } == 0.0 {
+    if pass == 2 && unsafe { ld_global(slot.add(s::NEED2)) } == 0.0 {
         return;
     }
     let g = SVD_GRAM::ptr() as *mut f64;
@@ -129,7 +127,7 @@ pub unsafe extern "ptx-kernel" fn svd_qr_step_f64(blocks: u32, b: u32, partial: 
         let mut blk = 0;
         while blk < blocks {
             // SAFETY: blk · pairs + t below blocks · pairs.
-            sum += unsafe { *partial.add((blk * pairs + t) as usize) };
+            sum += unsafe { ldg(partial.add((blk * pairs + t) as usize)) };
             blk += 1;
         }
         // SAFETY: t < pairs ≤ MAX_PAIRS.

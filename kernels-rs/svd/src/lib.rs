@@ -28,5 +28,70 @@ pub const MAX_PAIRS: u32 = 16;
 
 pub mod qr;
 
+/// The arguments of `svd_gram_f64`: `partial[blk · c · k + a + b · c] = Σ_i X[i][a] · Y[i][b]`
+/// over the rows block `blk` takes, skipped when `*skip == 0` (`skip` non-null).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GramArgs {
+    /// `X`: `c` columns of `rows` values (leading dimension `rows`).
+    pub x: *const f64,
+    /// `Y`: `k` columns of `rows` values.
+    pub y: *const f64,
+    /// The per-block partial sums: `grid · c · k` values.
+    pub partial: *mut f64,
+    /// Null, or one value: the launch does nothing when it is 0.
+    pub skip: *const f64,
+    /// Rows.
+    pub rows: u64,
+    /// `X`'s columns (`c · k ≤ MAX_PAIRS`).
+    pub c: u32,
+    /// `Y`'s columns.
+    pub k: u32,
+}
+
+/// The arguments of `svd_mul_f64`: `Y[i][b] = Σ_a X[i][a] · C[a + b · c]` (`+ Y[i][b]` when
+/// `accumulate != 0`), skipped when `*skip == 0` (`skip` non-null).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MulArgs {
+    /// `X`: `c` columns of `rows` values (leading dimension `rows`).
+    pub x: *const f64,
+    /// `C`: `c · k` values on the device.
+    pub coef: *const f64,
+    /// `Y`: `k` columns of `rows` values, disjoint from `X` or `X` itself with `c = k`.
+    pub y: *mut f64,
+    /// Null, or one value: the launch does nothing when it is 0.
+    pub skip: *const f64,
+    /// Rows.
+    pub rows: u64,
+    /// `X`'s columns (`1 ≤ c ≤ MAX_COLS`).
+    pub c: u32,
+    /// `Y`'s columns (`1 ≤ k ≤ MAX_COLS`).
+    pub k: u32,
+    /// Nonzero: add to `Y`.
+    pub accumulate: u32,
+}
+
+/// The arguments of `svd_qr_step_f64`: one pass of a CholeskyQR step ([`qr::qr_step`]) from
+/// `blocks` partial Gram sums into a slot.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct QrStepArgs {
+    /// `blocks · b · b` partial sums of `svd_gram_f64`.
+    pub partial: *const f64,
+    /// The slot: `qr::slot::SLOT` values.
+    pub slot: *mut f64,
+    /// The dependence test's absolute threshold.
+    pub abs: f64,
+    /// Partial sums to add.
+    pub blocks: u32,
+    /// Columns (`b · b ≤ MAX_PAIRS`).
+    pub b: u32,
+    /// 1 or 2 (pass 2 does nothing unless pass 1 set the slot's `NEED2`).
+    pub pass: u32,
+    /// Nonzero: skip the second pass when the first is well conditioned.
+    pub one_pass: u32,
+}
+
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;
