@@ -3,7 +3,8 @@
 # `svds` and `torch.svd_lowrank` and the scaling in nonzeros (`benches/peers/svd_suite.py`,
 # through the Python package), and optionally the Rust bench's methods table.
 # Here: `(cd python && maturin build --release -o ../.whl)`; carry [".whl"] (ignored, so named);
-# for PART=rust also `bash benches/stage-device-bundle.sh svd` and carry ".gpu/bundle.tgz".
+# for PART=rust also `bash benches/stage-device-bundle.sh svd` and carry ".gpu/bundle.tgz"
+# (BASE=<an earlier build's bench executable, carried too>: the two alternated, twice).
 # There: `bash benches/svd-device-run.sh`; knobs: PART (suite,scaling,floor,rust; default
 # suite,scaling), KS (default 16,50,100,300), SCALE (the suite's size factor, default 1),
 # ONLY (suite matrices), SCALING (millions of nonzeros, default 25,100,250,1000), SCALING_K
@@ -31,6 +32,15 @@ if [[ ,$PART, == *,floor,* ]]; then
 fi
 if [[ ,$PART, == *,rust,* ]]; then
   [ -x .gpu/svd ] || tar xzf .gpu/bundle.tgz -C .gpu
-  SPTRANS_SVD_SUITE=methods .gpu/svd 2>&1 | tee "$OUT/svd-methods.md"
+  if [ -n "${BASE:-}" ]; then
+    # A/B against an earlier build of the bench (BASE=<its executable>), alternated twice.
+    for i in 1 2; do
+      SPTRANS_SVD_SUITE=methods "$BASE" > "$OUT/svd-methods-base-$i.md" 2>&1
+      SPTRANS_SVD_SUITE=methods .gpu/svd > "$OUT/svd-methods-$i.md" 2>&1
+    done
+    tail -n 30 "$OUT"/svd-methods-*.md
+  else
+    SPTRANS_SVD_SUITE=methods .gpu/svd 2>&1 | tee "$OUT/svd-methods.md"
+  fi
 fi
 tar czf "$OUT/svd.tgz" -C "$OUT" --exclude svd.tgz . 2>/dev/null
