@@ -519,8 +519,9 @@ macro_rules! csrc_kernels {
             let mut acc = [0.0 as $t; 16];
             // SAFETY: h inside the row; columns below cols, so x entries below cols · k.
             unsafe {
-                let (b, e) = (*ptr.add(row as usize), *ptr.add(row as usize + 1));
-                let mut h = b + first;
+                // Positions in 64 bits: a row ending near 2^32 nonzeros must not wrap.
+                let (b, e) = (*ptr.add(row as usize) as u64, *ptr.add(row as usize + 1) as u64);
+                let mut h = b + first as u64;
                 while h < e {
                     let a = *vals.add(h as usize);
                     let xs = x.add(*idx.add(h as usize) as usize);
@@ -529,7 +530,7 @@ macro_rules! csrc_kernels {
                             acc[c] += a * *xs.add(c * cols as usize);
                         }
                     });
-                    h += stride;
+                    h += stride as u64;
                 }
             }
             acc

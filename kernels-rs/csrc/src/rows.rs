@@ -47,11 +47,12 @@ macro_rules! rows_kernels {
                 // SAFETY: row < rows; every nonzero index below the row's end; columns index X's
                 // rows (the caller's valid CSR); lanes c < k read inside X's row.
                 unsafe {
-                    let (b, e) = (ldg(a.ptr.add(row as usize)), ldg(a.ptr.add(row as usize + 1)));
+                    // Positions in 64 bits: a row ending near 2^32 nonzeros must not wrap.
+                    let (b, e) = (ldg(a.ptr.add(row as usize)) as u64, ldg(a.ptr.add(row as usize + 1)) as u64);
                     let (mut s0, mut s1) = (0.0 as $t, 0.0 as $t);
                     let mut p0 = b;
                     while p0 < e {
-                        let p = p0 + c;
+                        let p = p0 + c as u64;
                         let (j, v) = if p < e { (ldg(a.idx.add(p as usize)), ldg(a.vals.add(p as usize))) } else { (0, 0.0 as $t) };
                         let mut t = 0;
                         while t < G {
@@ -60,16 +61,16 @@ macro_rules! rows_kernels {
                             let j1 = shfl_idx_sync(mask, j, base + t + 1);
                             let v1 = shfl_idx_sync(mask, v, base + t + 1);
                             if c < k {
-                                if p0 + t < e {
+                                if p0 + (t as u64) < e {
                                     s0 += v0 * ldg(a.x.add((j0 as u64 * k as u64 + c as u64) as usize));
                                 }
-                                if p0 + t + 1 < e {
+                                if p0 + (t as u64) + 1 < e {
                                     s1 += v1 * ldg(a.x.add((j1 as u64 * k as u64 + c as u64) as usize));
                                 }
                             }
                             t += 2;
                         }
-                        p0 += G;
+                        p0 += G as u64;
                     }
                     if c < k {
                         let yp = a.y.add((row + c as u64 * a.ldy) as usize);
