@@ -36,8 +36,8 @@ pub(crate) struct Kernels<T: SpmvValue> {
 
 impl<T: SpmvValue> Kernels<T> {
     pub fn load(gpu: &Gpu) -> Result<Self> {
-        let row = |phase: &str| gpu.kernel_of(&crate::MODULE, &format!("csrc_{phase}_{}", T::NAME));
-        let k = |phase: &str| gpu.kernel(&crate::MODULE, &format!("csrc_{phase}_{}", T::NAME));
+        let name = |phase: &str| format!("csrc_{phase}_{}", T::NAME);
+        let k = |phase: &str| gpu.kernel(&crate::MODULE, &name(phase));
         // The direct product's shared memory is at most 16 vectors of f64 for 256 rows: 32 KiB,
         // under the default 48 KiB; so is the global transposed product's staging of U.
         let props = gpu.props();
@@ -62,8 +62,13 @@ impl<T: SpmvValue> Kernels<T> {
             csr_thread: k("csr_thread")?,
             csr_warp: k("csr_warp")?,
             csr_block: k("csr_block")?,
-            to_rows: gpu.kernel_of(&crate::MODULE, &format!("csrc_to_rows_{}", T::NAME))?,
-            rows: [row("rows4")?, row("rows8")?, row("rows16")?],
+            // The kernels that take an argument struct (checked against it at load).
+            to_rows: gpu.kernel_of(&crate::MODULE, &name("to_rows"))?,
+            rows: [
+                gpu.kernel_of(&crate::MODULE, &name("rows4"))?,
+                gpu.kernel_of(&crate::MODULE, &name("rows8"))?,
+                gpu.kernel_of(&crate::MODULE, &name("rows16"))?,
+            ],
         })
     }
 }

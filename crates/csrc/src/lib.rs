@@ -145,10 +145,7 @@ pub trait Products<T: SpmvValue> {
     /// # Errors
     /// [`Error::BadVectorCount`], [`Error::LengthMismatch`] (operand rows, vector counts);
     /// launch and cuSPARSE errors; out of memory.
-    fn multiply(&mut self, op: Op, alpha: T, x: &DenseView<'_, T>, beta: T, out: &mut DenseViewMut<'_, T>) -> Result<()>
-    where
-        Self: Sized,
-    {
+    fn multiply(&mut self, op: Op, alpha: T, x: &DenseView<'_, T>, beta: T, out: &mut DenseViewMut<'_, T>) -> Result<()> {
         let k = dense::check(self.rows(), self.cols(), op, x, out)?;
         let (bytes, gpu) = (self.workspace_bytes(op, k, x.is_packed() && out.is_packed()), self.gpu().clone());
         ScratchBuf::lend(self, |p| p.own_scratch(), &gpu, bytes, |c, s| c.multiply_with(op, alpha, x, beta, out, s))

@@ -33,9 +33,8 @@ impl<T: SpmvValue> CsrPair<T> {
         if a.vals().is_none() {
             return Err(Error::NoValues);
         }
-        let k = launch::Kernels::<T>::load(gpu)?;
         let at = Transposer::new(gpu)?.transpose_new(Algorithm::Auto, &a)?;
-        Ok(Self { gpu: gpu.clone(), k, a, at, own: ScratchBuf::default(), row_major: false })
+        Self::of(gpu, a, at)
     }
 
     /// The pair of a borrowed matrix: `Aᵀ` by one transpose of `a`, and the plan's own `A` by a
@@ -47,10 +46,15 @@ impl<T: SpmvValue> CsrPair<T> {
         if a.csr_view().vals().is_none() {
             return Err(Error::NoValues);
         }
-        let k = launch::Kernels::<T>::load(gpu)?;
         let mut tr = Transposer::new(gpu)?;
         let at = tr.transpose_new(Algorithm::Auto, a)?;
         let a = tr.transpose_new(Algorithm::Auto, &at)?;
+        Self::of(gpu, a, at)
+    }
+
+    /// The plan of `a` and its transpose `at`, with the kernels loaded.
+    fn of(gpu: &Gpu, a: DeviceCsr<T>, at: DeviceCsr<T>) -> Result<Self> {
+        let k = launch::Kernels::<T>::load(gpu)?;
         Ok(Self { gpu: gpu.clone(), k, a, at, own: ScratchBuf::default(), row_major: false })
     }
 
@@ -66,6 +70,12 @@ impl<T: SpmvValue> CsrPair<T> {
     /// Whether products of 3 or more vectors take the row-major group kernels.
     pub fn row_major(&self) -> bool {
         self.row_major
+    }
+
+    /// Whether a product of `k` vectors takes the row-major group kernels (and their scratch):
+    /// the one test behind both the size query and the product.
+    fn takes_rows(&self, k: usize) -> bool {
+        self.row_major && k >= launch::ROWS_FROM_K
     }
 
     /// Device bytes of both CSR matrices.
@@ -97,11 +107,7 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
     }
 
     fn workspace_bytes(&self, op: Op, k: usize, packed: bool) -> u64 {
-        let rows = if self.row_major && k >= launch::ROWS_FROM_K {
-            dense::operand_rows(self.a.rows(), self.a.cols(), op).0 * k as u64 * T::BYTES as u64
-        } else {
-            0
-        };
+        let rows = if self.takes_rows(k) { dense::operand_rows(self.a.rows(), self.a.cols(), op).0 * k as u64 * T::BYTES as u64 } else { 0 };
         Layout::new().add(dense::packing_bytes(self.a.rows(), self.a.cols(), op, k, T::BYTES as u64, packed)).add(rows).bytes()
     }
 
@@ -128,9 +134,9 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
         if m.vals().is_none() {
             return Err(Error::NoValues);
         }
-        let (gpu, kernels, row_major) = (&self.gpu, &self.k, self.row_major);
+        let (gpu, kernels, rows) = (&self.gpu, &self.k, self.takes_rows(k));
         dense::with_packed(gpu, (self.a.rows(), self.a.cols()), op, x, beta, out, scratch, |mut d, s| {
-            if row_major && d.k >= launch::ROWS_FROM_K {
+            if rows {
                 let mut xr = s.slice::<T>(m.cols() as usize * d.k)?;
                 // SAFETY: as below; xr holds m.cols() · k values.
                 return unsafe { launch::rows_product(gpu, kernels, m, alpha, beta, &mut d, &mut xr) };

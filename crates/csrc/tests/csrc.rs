@@ -102,6 +102,21 @@ fn check<T: SpmvValue, P: Products<T>>(
     first.unwrap_or_default()
 }
 
+/// The pair's product against the twin with `beta = 0` twice (the same bits both times: the
+/// deterministic products) and with `beta ≠ 0`.
+#[allow(clippy::too_many_arguments)]
+fn check_pair<T: SpmvValue>(gpu: &Gpu, pair: &mut CsrPair<T>, a: &Csr<u32, T>, op: Op, x: &[T], k: usize, out0: &[T], name: &str) {
+    let (one, half, m34) = (T::from_f64(1.0), T::from_f64(0.5), T::from_f64(-0.75));
+    let what = format!("pair {name}");
+    let first = check(gpu, pair, a, op, one, x, k, T::default(), out0, &what);
+    let again = check(gpu, pair, a, op, one, x, k, T::default(), out0, &what);
+    assert!(
+        first.iter().zip(&again).all(|(p, q)| p.bit_pattern() == q.bit_pattern()),
+        "{name} {op:?} k={k}: the pair gave other bits the second time"
+    );
+    check(gpu, pair, a, op, m34, x, k, half, out0, &what);
+}
+
 fn lens<T: SpmvValue>(a: &Csr<u32, T>, op: Op) -> (usize, usize) {
     match op {
         Op::NoTranspose => (a.cols() as usize, a.rows() as usize),
@@ -160,13 +175,7 @@ fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                     }
                     c.set_split(Split::Auto);
                     c.set_transposed_shared_bytes(default_budget);
-                    let first = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
-                    let again = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
-                    assert!(
-                        first.iter().zip(&again).all(|(p, q)| p.bit_pattern() == q.bit_pattern()),
-                        "{name} {op:?} k={k}: the pair gave other bits the second time"
-                    );
-                    check(gpu, &mut pair, &a, op, m34, &x, k, half, &out0, &format!("pair {name}"));
+                    check_pair(gpu, &mut pair, &a, op, &x, k, &out0, &name);
                     if k <= 4 {
                         check(gpu, &mut cs, &a, op, m34, &x, k, half, &out0, &format!("cusparse {name}"));
                     }
@@ -211,11 +220,7 @@ fn pair_wide<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                     let (xn, on) = lens(&a, op);
                     let x = random_vec::<T>(r, xn * k);
                     let out0 = random_vec::<T>(r, on * k);
-                    let (one, half, m34) = (T::from_f64(1.0), T::from_f64(0.5), T::from_f64(-0.75));
-                    let first = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
-                    let again = check(gpu, &mut pair, &a, op, one, &x, k, T::default(), &out0, &format!("pair {name}"));
-                    assert!(first.iter().zip(&again).all(|(p, q)| p.bit_pattern() == q.bit_pattern()), "{name} {op:?} k={k}: other bits");
-                    check(gpu, &mut pair, &a, op, m34, &x, k, half, &out0, &format!("pair {name}"));
+                    check_pair(gpu, &mut pair, &a, op, &x, k, &out0, &name);
                     cases += 1;
                 }
             }

@@ -408,7 +408,7 @@ impl ScratchBuf {
     ///
     /// # Errors
     /// Out of memory growing the buffer, or `f`'s error.
-    pub fn lend<P, R, E: From<Error>>(
+    pub fn lend<P: ?Sized, R, E: From<Error>>(
         plan: &mut P,
         slot: fn(&mut P) -> &mut ScratchBuf,
         gpu: &Gpu,

@@ -5,7 +5,7 @@
 use std::ffi::c_int;
 
 use cudarc::cublas::{result as blas, safe::CudaBlas, sys as blas_sys};
-use gpu_csrc::{CsrPair, DeviceCsrc, Op};
+use gpu_csrc::{Op, Products};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use gpu_runtime::{grid_1d, DenseView, DenseViewMut, DeviceView, DeviceViewMut, Gpu, KernelOf};
 use svd_kernels::qr::slot::{self, SLOT};
@@ -34,58 +34,11 @@ pub(crate) struct GpuBlock {
     pub(crate) data: CudaSlice<f64>,
 }
 
-/// The products of the backend's matrix: CSRC (one copy of `A`), or `A` and `Aᵀ` in CSR
-/// (twice the memory; the row-major group kernels on wide blocks).
-pub(crate) enum Ops<'a> {
-    Csrc(&'a mut DeviceCsrc<f64>),
-    Pair(&'a mut CsrPair<f64>),
-}
-
-impl<'a> From<&'a mut DeviceCsrc<f64>> for Ops<'a> {
-    fn from(c: &'a mut DeviceCsrc<f64>) -> Self {
-        Ops::Csrc(c)
-    }
-}
-
-impl<'a> From<&'a mut CsrPair<f64>> for Ops<'a> {
-    fn from(c: &'a mut CsrPair<f64>) -> Self {
-        Ops::Pair(c)
-    }
-}
-
-impl Ops<'_> {
-    pub(crate) fn rows(&self) -> u64 {
-        match self {
-            Ops::Csrc(c) => c.rows(),
-            Ops::Pair(c) => c.rows(),
-        }
-    }
-
-    pub(crate) fn cols(&self) -> u64 {
-        match self {
-            Ops::Csrc(c) => c.cols(),
-            Ops::Pair(c) => c.cols(),
-        }
-    }
-
-    pub(crate) fn multiply(
-        &mut self,
-        op: Op,
-        alpha: f64,
-        x: &DenseView<'_, f64>,
-        beta: f64,
-        out: &mut DenseViewMut<'_, f64>,
-    ) -> gpu_csrc::Result<()> {
-        match self {
-            Ops::Csrc(c) => c.multiply(op, alpha, x, beta, out),
-            Ops::Pair(c) => c.multiply(op, alpha, x, beta, out),
-        }
-    }
-}
-
 pub(crate) struct GpuBackend<'a> {
     pub(crate) gpu: Gpu,
-    pub(crate) c: Ops<'a>,
+    /// The matrix's products: CSRC ([`gpu_csrc::DeviceCsrc`], one copy of `A`) or the CSR pair
+    /// ([`gpu_csrc::CsrPair`], `A` and `Aᵀ`; row-major group kernels on wide blocks).
+    pub(crate) c: &'a mut dyn Products<f64>,
     /// The operator is `Aᵀ` (a wide matrix).
     transposed: bool,
     blas: CudaBlas,
@@ -227,8 +180,7 @@ pub(crate) fn norm2(gpu: &Gpu, x: &impl DevicePtr<f64>) -> Result<f64> {
 }
 
 impl<'a> GpuBackend<'a> {
-    pub fn new(gpu: &Gpu, c: impl Into<Ops<'a>>, transposed: bool, profile: bool) -> Result<Self> {
-        let c = c.into();
+    pub fn new(gpu: &Gpu, c: &'a mut dyn Products<f64>, transposed: bool, profile: bool) -> Result<Self> {
         gpu_runtime::vendor::cublas_library().map_err(|e| Error::CublasUnavailable(e.to_string()))?;
         gpu.context().bind_to_thread().map_err(gpu_runtime::Error::driver("binding the context for cuBLAS"))?;
         let blas = CudaBlas::new(gpu.stream().clone()).map_err(blas_err("cublasCreate"))?;
@@ -789,7 +741,7 @@ mod tests {
         let (mut r, _seed) = rng();
         let a = generate::uniform::<f64>(64, 8, 100, r.random()).unwrap();
         let twin = gpu_csrc::serial::Csrc::from_csr(&a);
-        let mut dc = DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
+        let mut dc = gpu_csrc::DeviceCsrc::from_csr(gpu, &DeviceCsr::upload(gpu, &a).unwrap()).unwrap();
         let mut gb = GpuBackend::new(gpu, &mut dc, false, false).unwrap();
         let mut hb = HostBackend { c: crate::host::Products::Twin(&twin), transposed: false, slots: Vec::new(), mu: None };
         gb.reserve_slots(1).unwrap();

@@ -445,12 +445,12 @@ fn run_gpu<T: SvdValue>(
     let transposed = a.cols() > a.rows();
     let vals = a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?.clone();
     let (mut c, mut pair) = (None, None);
-    let ops: gpu::Ops<'_> = if cfg.layout == Layout::CsrPair {
+    let ops: &mut dyn gpu_csrc::Products<f64> = if cfg.layout == Layout::CsrPair {
         let p = pair.insert(gpu_csrc::CsrPair::from_view(gpu, &a)?);
         p.set_row_major(true);
-        p.into()
+        p
     } else {
-        c.insert(DeviceCsrc::from_csr(gpu, &a)?).into()
+        c.insert(DeviceCsrc::from_csr(gpu, &a)?)
     };
     let mut be = gpu::GpuBackend::new(gpu, ops, transposed, cfg.profile)?;
     be.dest = dest;
