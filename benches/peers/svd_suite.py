@@ -352,6 +352,28 @@ def main():
     return 0
 
 
+def event_ms(cp, f, reps=10):
+    """Median milliseconds of ``reps`` calls of ``f`` timed by CUDA events (after one warm-up)."""
+    f()
+    ts = []
+    for _ in range(reps):
+        e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+        e0.record()
+        f()
+        e1.record()
+        e1.synchronize()
+        ts.append(cp.cuda.get_elapsed_time(e0, e1))
+    return float(np.median(ts))
+
+
+def copy_gbps(cp, nbytes):
+    """GB/s of a device copy of ``nbytes`` (bytes read plus bytes written)."""
+    src = cp.empty(nbytes // 8, dtype=cp.float64)
+    dst = cp.empty_like(src)
+    copy_ms = event_ms(cp, lambda: dst.__setitem__(Ellipsis, src))
+    return 2 * nbytes / copy_ms / 1e6
+
+
 def products(dev, a, name, ks, emit):
     """Times (median of 10, CUDA events) our ``Operator``'s ``A @ X`` and ``A.T @ Y`` against
     CuPy's (cuSPARSE SpMM) for each ``k`` and a device copy of the matrix's bytes; the rows
@@ -359,24 +381,12 @@ def products(dev, a, name, ks, emit):
     cp = dev.cp
     m, n = a.shape
     mat_bytes = a.data.nbytes + a.indices.nbytes + a.indptr.nbytes
+    gbps = copy_gbps(cp, mat_bytes)
+    copy_ms = 2 * mat_bytes / gbps / 1e6
 
-    def ms(f, reps=10):
-        f()
-        ts = []
-        for _ in range(reps):
-            e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-            e0.record()
-            f()
-            e1.record()
-            e1.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(e0, e1))
-        return float(np.median(ts))
+    def ms(f):
+        return event_ms(cp, f)
 
-    src = cp.empty(mat_bytes // 8, dtype=cp.float64)
-    dst = cp.empty_like(src)
-    copy_ms = ms(lambda: dst.__setitem__(Ellipsis, src))
-    del src, dst
-    gbps = 2 * mat_bytes / copy_ms / 1e6
     base = dict(part="products", matrix=name, rows=m, cols=n, nnz=int(a.nnz))
     emit(**base, method="copy (read + write the matrix's bytes)", seconds=copy_ms / 1e3, note=f"{gbps:.0f} GB/s")
     op = sptrans.Operator(a)

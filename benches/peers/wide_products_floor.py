@@ -21,7 +21,7 @@ import cupy as cp
 import numpy as np
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from svd_suite import Gpu, uniform  # noqa: E402
+from svd_suite import Gpu, copy_gbps, event_ms, uniform  # noqa: E402
 
 SRC = r"""
 template <int K, bool COLMAJOR_OUT>
@@ -87,17 +87,13 @@ __global__ void __launch_bounds__(256) sc16(int m, const int* p, const int* i, c
 """
 
 
-def ms(f, reps=10):
-    f()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-        e0.record()
-        f()
-        e1.record()
-        e1.synchronize()
-        ts.append(cp.cuda.get_elapsed_time(e0, e1))
-    return float(np.median(ts))
+def ms(f):
+    return event_ms(cp, f)
+
+
+def agree(got, want):
+    """The prototype's answer equals CuPy's within rounding (1e-9 of the largest entry)."""
+    assert float(cp.abs(got - want).max()) < 1e-9 * float(cp.abs(want).max() + 1)
 
 
 def main():
@@ -114,11 +110,7 @@ def main():
     a = uniform(dev, m, n, 100, 11)
     at = a.T.tocsr()
     mat_bytes = a.data.nbytes + a.indices.nbytes + a.indptr.nbytes
-    src = cp.empty(mat_bytes // 8)
-    dst = cp.empty_like(src)
-    copy_ms = ms(lambda: dst.__setitem__(Ellipsis, src))
-    del src, dst
-    gbps = 2 * mat_bytes / copy_ms / 1e6
+    gbps = copy_gbps(cp, mat_bytes)
     print(f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}: A {m} x {n}, {a.nnz} nonzeros, {mat_bytes / 1e9:.2f} GB; copy {gbps:.0f} GB/s (matrix read alone {mat_bytes / gbps / 1e6:.3f} ms)")
     print("| k | product | variant | ms | share of copy (matrix bytes) | effective gather GB/s (8 k B a nonzero) |")
     print("|---|---|---|---|---|---|")
@@ -153,40 +145,36 @@ def main():
 
         y = cp.empty((m, k))
         t = ms(lambda: gather(rm, a, x_rm, y, m))
-        assert float(cp.abs(y - ref_y).max()) < 1e-9 * float(cp.abs(ref_y).max() + 1)
+        agree(y, ref_y)
         row(k, "A@X", "gather, row-major out", t)
         yc = cp.empty((k, m))
         t = ms(lambda: gather(cm, a, x_rm, yc, m))
-        assert float(cp.abs(yc.T - ref_y).max()) < 1e-9 * float(cp.abs(ref_y).max() + 1)
+        agree(yc.T, ref_y)
         row(k, "A@X", "gather, column-major out", t)
         t = ms(lambda: cp.ascontiguousarray(x_f))
         row(k, "X", "column-major to row-major copy", t)
         v = cp.empty((n, k))
         t = ms(lambda: gather(rm, at, u_rm, v, n))
-        assert float(cp.abs(v - ref_v).max()) < 1e-9 * float(cp.abs(ref_v).max() + 1)
+        agree(v, ref_v)
         row(k, "A.T@U", "gather over stored A^T", t)
+
+        def panelled(parts, cuts, dense, out, ld):
+            """out = the sum over panels of part i times rows cuts[i].. of dense."""
+            for i, pt in enumerate(parts):
+                gather(rm, pt, dense[cuts[i] :], out, ld, acc=1 if i else 0)
+
         for panels in [int(x) for x in args.panels.split(",") if int(x) > 1]:
             cuts = [m * i // panels for i in range(panels + 1)]
             parts = [a[cuts[i] : cuts[i + 1]].T.tocsr() for i in range(panels)]
-
-            def run():
-                for i, pt in enumerate(parts):
-                    gather(rm, pt, u_rm[cuts[i] :], v, n, acc=1 if i else 0)
-
-            t = ms(run)
-            assert float(cp.abs(v - ref_v).max()) < 1e-9 * float(cp.abs(ref_v).max() + 1)
+            t = ms(lambda: panelled(parts, cuts, u_rm, v, n))
+            agree(v, ref_v)
             row(k, "A.T@U", f"gather over stored A^T, {panels} row panels of A", t)
-            ccuts = [n * i // panels for i in range(panels + 1)]
-            cparts = [a[:, ccuts[i] : ccuts[i + 1]].tocsr() for i in range(panels)]
-
-            def run2():
-                for i, pt in enumerate(cparts):
-                    gather(rm, pt, x_rm[ccuts[i] :], y, m, acc=1 if i else 0)
-
-            t = ms(run2)
-            assert float(cp.abs(y - ref_y).max()) < 1e-9 * float(cp.abs(ref_y).max() + 1)
+            cuts = [n * i // panels for i in range(panels + 1)]
+            parts = [a[:, cuts[i] : cuts[i + 1]].tocsr() for i in range(panels)]
+            t = ms(lambda: panelled(parts, cuts, x_rm, y, m))
+            agree(y, ref_y)
             row(k, "A@X", f"gather, {panels} column panels", t)
-            del parts, cparts
+            del parts
 
         def scat():
             v.fill(0)
@@ -194,7 +182,7 @@ def main():
             sc((grid,), (threads,), (np.int32(m), a.indptr, a.indices, a.data, u_rm, v))
 
         t = ms(scat)
-        assert float(cp.abs(v - ref_v).max()) < 1e-9 * float(cp.abs(ref_v).max() + 1)
+        agree(v, ref_v)
         row(k, "A.T@U", "scatter (red.global.add.f64)", t)
     return 0
 
