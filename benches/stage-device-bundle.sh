@@ -7,6 +7,7 @@
 #   bash benches/stage-device-bundle.sh dist   # several GPUs: dist-device-run.sh
 #   bash benches/stage-device-bundle.sh radix  # gpu-radix against CUB: radix-device-run.sh
 #   bash benches/stage-device-bundle.sh svd    # the Rust SVD bench: svd-device-run.sh PART=rust
+#   bash benches/stage-device-bundle.sh svd radix  # several parts: one bundle with all of them
 #   bash benches/stage-device-bundle.sh tests  # every test executable, the CLI and the wheel in
 #                                              # .gpu/tests.txz (xz: the executables share their
 #                                              # embedded PTX): gpu-tests-device-run.sh
@@ -42,7 +43,8 @@ if [ "${1:-one}" = tests ]; then
   ls -l .gpu/tests.txz
   exit 0
 fi
-case "${1:-one}" in
+for part in "${@:-one}"; do
+case "$part" in
   radix)
     exe radix_vs_cub radix_vs_cub bench -p gpu-radix --bench radix_vs_cub --no-run
     ;;
@@ -66,7 +68,8 @@ case "${1:-one}" in
     exe svd-dist-test dist test --release -p gpu-svd --test dist --no-run
     exe svd-dist-bench dist bench -p gpu-svd --bench dist --no-run
     ;;
-  *) echo "usage: $0 one|dist" >&2; exit 2 ;;
+  *) echo "usage: $0 one|dist|radix|svd ... (several: one bundle) | tests" >&2; exit 2 ;;
 esac
+done
 tar czf .gpu/bundle.tgz -C .gpu "${names[@]}"
 ls -l .gpu/bundle.tgz

@@ -1,68 +1,70 @@
 //! The only `unsafe` launches of the csrc kernels and the only raw device addresses of the
 //! crate, with their grid sizing: the typed entry points ([`stored_product`], [`csr_product`],
-//! [`scale_dense`], [`block_ptr`], [`gather`]) form the addresses for the launches below them.
-use csrc_kernels::{BLOCK_ROWS, NT};
+//! [`rows_product`], [`scale_dense`], [`block_ptr`], [`gather`]) fill each kernel's argument
+//! struct (`csrc_kernels`) from the arrays they borrow, holding their guards until the launches
+//! below them are enqueued.
+use csrc_kernels::{BlockPtrArgs, CsrArgs, CsrcArgs, FinishArgs, GatherArgs, ScaleArgs, ToRowsArgs, BLOCK_ROWS, NT};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig};
 use gpu_runtime::scratch::ScratchSlice;
-use gpu_runtime::{grid_1d, DenseViewMut, DeviceView, Gpu, Kernel, KernelOf};
+use gpu_runtime::{grid_1d, DenseViewMut, DeviceView, Gpu, KernelOf};
 use sptrans_matrix::device::DeviceCsr;
 
 use crate::Result;
 use gpu_spmv::SpmvValue;
 
-/// The kernels of one value type.
+/// The kernels of one value type, each with its argument struct (checked against the PTX at
+/// load).
 pub(crate) struct Kernels<T: SpmvValue> {
-    pub block_ptr: Kernel,
-    pub gather: Kernel,
-    pub ax: Kernel,
-    pub ax_pieces: Kernel,
-    pub scale: Kernel,
-    pub atu: Kernel,
-    pub atu_shared: Kernel,
-    pub atu_group: Kernel,
-    pub atu_finish: Kernel,
-    pub atu_group_shared: Kernel,
+    pub block_ptr: KernelOf<BlockPtrArgs>,
+    pub gather: KernelOf<GatherArgs<T>>,
+    pub ax: KernelOf<CsrcArgs<T>>,
+    pub ax_pieces: KernelOf<CsrcArgs<T>>,
+    pub scale: KernelOf<ScaleArgs<T>>,
+    pub atu: KernelOf<CsrcArgs<T>>,
+    pub atu_shared: KernelOf<CsrcArgs<T>>,
+    pub atu_group: KernelOf<CsrcArgs<T>>,
+    pub atu_finish: KernelOf<FinishArgs<T>>,
+    pub atu_group_shared: KernelOf<CsrcArgs<T>>,
     /// Dynamic shared memory `atu_shared` may use: what a block may opt in to (227 KiB on an
     /// H100).
     pub shared_budget: u32,
-    pub csr_thread: Kernel,
-    pub csr_warp: Kernel,
-    pub csr_block: Kernel,
+    pub csr_thread: KernelOf<CsrArgs<T>>,
+    pub csr_warp: KernelOf<CsrArgs<T>>,
+    pub csr_block: KernelOf<CsrArgs<T>>,
     /// `csrc_to_rows_T`.
-    pub to_rows: KernelOf<csrc_kernels::ToRowsArgs<T>>,
+    pub to_rows: KernelOf<ToRowsArgs<T>>,
     /// `csrc_rows{4,8,16}_T`.
-    pub rows: [KernelOf<csrc_kernels::RowsArgs<T>>; 3],
+    pub rows: [KernelOf<CsrArgs<T>>; 3],
 }
 
 impl<T: SpmvValue> Kernels<T> {
     pub fn load(gpu: &Gpu) -> Result<Self> {
         let name = |phase: &str| format!("csrc_{phase}_{}", T::NAME);
-        let k = |phase: &str| gpu.kernel(&crate::MODULE, &name(phase));
         // The direct product's shared memory is at most 16 vectors of f64 for 256 rows: 32 KiB,
         // under the default 48 KiB; so is the global transposed product's staging of U.
         let props = gpu.props();
         let shared_budget = props.shared_per_block_optin.max(props.shared_per_block);
-        let (atu_shared, atu_group_shared) = (k("atu_shared")?, k("atu_group_shared")?);
+        let (atu_shared, atu_group_shared): (KernelOf<CsrcArgs<T>>, KernelOf<CsrcArgs<T>>) =
+            (gpu.kernel_of(&crate::MODULE, &name("atu_shared"))?, gpu.kernel_of(&crate::MODULE, &name("atu_group_shared"))?);
         if shared_budget > props.shared_per_block {
-            atu_shared.set_max_dynamic_shared(shared_budget)?;
-            atu_group_shared.set_max_dynamic_shared(shared_budget)?;
+            atu_shared.kernel().set_max_dynamic_shared(shared_budget)?;
+            atu_group_shared.kernel().set_max_dynamic_shared(shared_budget)?;
         }
         Ok(Self {
             atu_shared,
             atu_group_shared,
-            atu_group: k("atu_group")?,
-            atu_finish: k("atu_finish")?,
+            atu_group: gpu.kernel_of(&crate::MODULE, &name("atu_group"))?,
+            atu_finish: gpu.kernel_of(&crate::MODULE, &name("atu_finish"))?,
             shared_budget,
-            block_ptr: gpu.kernel(&crate::MODULE, "csrc_block_ptr")?,
-            gather: k("gather")?,
-            ax: k("ax")?,
-            ax_pieces: k("ax_pieces")?,
-            scale: k("scale")?,
-            atu: k("atu")?,
-            csr_thread: k("csr_thread")?,
-            csr_warp: k("csr_warp")?,
-            csr_block: k("csr_block")?,
-            // The kernels that take an argument struct (checked against it at load).
+            block_ptr: gpu.kernel_of(&crate::MODULE, "csrc_block_ptr")?,
+            gather: gpu.kernel_of(&crate::MODULE, &name("gather"))?,
+            ax: gpu.kernel_of(&crate::MODULE, &name("ax"))?,
+            ax_pieces: gpu.kernel_of(&crate::MODULE, &name("ax_pieces"))?,
+            scale: gpu.kernel_of(&crate::MODULE, &name("scale"))?,
+            atu: gpu.kernel_of(&crate::MODULE, &name("atu"))?,
+            csr_thread: gpu.kernel_of(&crate::MODULE, &name("csr_thread"))?,
+            csr_warp: gpu.kernel_of(&crate::MODULE, &name("csr_warp"))?,
+            csr_block: gpu.kernel_of(&crate::MODULE, &name("csr_block"))?,
             to_rows: gpu.kernel_of(&crate::MODULE, &name("to_rows"))?,
             rows: [
                 gpu.kernel_of(&crate::MODULE, &name("rows4"))?,
@@ -91,51 +93,24 @@ fn per_block_rows<T: SpmvValue>(blocks: u64, k: u32) -> LaunchConfig {
     cfg
 }
 
-/// `Y = alpha · A · X + beta · Y` on the stored CSRC.
+/// The null pointer a kernel reads as "no such array".
+fn null<P>() -> *const P {
+    std::ptr::null()
+}
+
+/// `Y = alpha · A · X + beta · Y` on the stored CSRC (`csrc_ax_T`; `a` by row blocks).
 ///
 /// # Safety
-/// `p`, `r`, `j`, `v` are the device arrays of a valid CSRC of `rows × cols`; `x` holds `cols ·
-/// k` values and `y` `rows · k`; `1 ≤ k ≤ MAX_K`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn ax<T: SpmvValue>(
-    gpu: &Gpu,
-    kn: &Kernels<T>,
-    rows: u64,
-    cols: u64,
-    k: u32,
-    p: u64,
-    r: u64,
-    j: u64,
-    v: u64,
-    x: u64,
-    alpha: T,
-    beta: T,
-    y: u64,
-) -> Result<()> {
-    let blocks = csrc_kernels::row_blocks(rows);
-    if blocks == 0 {
+/// [`CsrcArgs`] by row blocks (`bounds` the block pointer of `pieces` row blocks) of a valid
+/// CSRC; `x` holds `cols · k` values and `out` `rows · k`; `1 ≤ k ≤ MAX_K`.
+unsafe fn ax<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, a: CsrcArgs<T>) -> Result<()> {
+    if a.pieces == 0 {
         return Ok(());
     }
-    let cfg = per_block_rows::<T>(blocks, k);
-    // SAFETY: csrc_ax_T(rows, cols, k, blocks, p, r, j, v, x, alpha, beta, y): the caller's valid
-    // CSRC and dense blocks; dynamic shared memory of k · BLOCK_ROWS values (allowed at load).
-    unsafe {
-        kn.ax
-            .args(gpu.stream())
-            .arg(&rows)
-            .arg(&cols)
-            .arg(&k)
-            .arg(&blocks)
-            .arg(&p)
-            .arg(&r)
-            .arg(&j)
-            .arg(&v)
-            .arg(&x)
-            .arg(&alpha)
-            .arg(&beta)
-            .arg(&y)
-            .launch(cfg)?
-    };
+    let cfg = per_block_rows::<T>(a.pieces, a.k);
+    // SAFETY: csrc_ax_T(CsrcArgs): the caller's valid CSRC and dense blocks; dynamic shared
+    // memory of k · BLOCK_ROWS values (allowed at load).
+    unsafe { kn.ax.launch(gpu.stream(), cfg, a) }?;
     Ok(())
 }
 
@@ -143,50 +118,18 @@ unsafe fn ax<T: SpmvValue>(
 /// then each piece adds its partial rows atomically (`csrc_ax_pieces`).
 ///
 /// # Safety
-/// As [`ax`]; `bounds` (`pieces + 1` entries) and `block_of` (`pieces`) made by
-/// [`crate::pieces`] from this CSRC's block pointer.
-#[allow(clippy::too_many_arguments)]
-unsafe fn ax_pieces<T: SpmvValue>(
-    gpu: &Gpu,
-    kn: &Kernels<T>,
-    rows: u64,
-    cols: u64,
-    k: u32,
-    (pieces, bounds, block_of): (u64, u64, u64),
-    r: u64,
-    j: u64,
-    v: u64,
-    x: u64,
-    alpha: T,
-    beta: T,
-    y: u64,
-) -> Result<()> {
-    // SAFETY: y holds rows · k values.
-    unsafe { scale(gpu, kn, rows * k as u64, beta, y)? };
-    if pieces == 0 {
+/// As [`ax`], with `a`'s `bounds`, `block_of` and `pieces` made by [`crate::pieces`] from this
+/// CSRC's block pointer.
+unsafe fn ax_pieces<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, a: CsrcArgs<T>) -> Result<()> {
+    // SAFETY: out holds rows · k values.
+    unsafe { scale(gpu, kn, a.rows * a.k as u64, a.beta, a.out)? };
+    if a.pieces == 0 {
         return Ok(());
     }
-    let cfg = per_block_rows::<T>(pieces, k);
-    // SAFETY: csrc_ax_pieces_T(rows, cols, k, pieces, bounds, block_of, r, j, v, x, alpha, y):
-    // the caller's valid CSRC, its pieces and dense blocks; dynamic shared memory of k ·
-    // BLOCK_ROWS values (as the direct product's).
-    unsafe {
-        kn.ax_pieces
-            .args(gpu.stream())
-            .arg(&rows)
-            .arg(&cols)
-            .arg(&k)
-            .arg(&pieces)
-            .arg(&bounds)
-            .arg(&block_of)
-            .arg(&r)
-            .arg(&j)
-            .arg(&v)
-            .arg(&x)
-            .arg(&alpha)
-            .arg(&y)
-            .launch(cfg)?
-    };
+    let cfg = per_block_rows::<T>(a.pieces, a.k);
+    // SAFETY: csrc_ax_pieces_T(CsrcArgs): the caller's valid CSRC, its pieces and dense blocks;
+    // dynamic shared memory of k · BLOCK_ROWS values (as the direct product's).
+    unsafe { kn.ax_pieces.launch(gpu.stream(), cfg, a) }?;
     Ok(())
 }
 
@@ -194,10 +137,10 @@ unsafe fn ax_pieces<T: SpmvValue>(
 ///
 /// # Safety
 /// `out` holds `n` values of `T`.
-unsafe fn scale<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, n: u64, beta: T, out: u64) -> Result<()> {
+unsafe fn scale<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, n: u64, beta: T, out: *mut T) -> Result<()> {
     if n > 0 {
-        // SAFETY: csrc_scale_T(n, beta, out): out holds n values (the caller's contract).
-        unsafe { kn.scale.args(gpu.stream()).arg(&n).arg(&beta).arg(&out).launch(grid(gpu, n))? };
+        // SAFETY: csrc_scale_T(ScaleArgs): out holds n values (the caller's contract).
+        unsafe { kn.scale.launch(gpu.stream(), grid(gpu, n), ScaleArgs { out, n, beta }) }?;
     }
     Ok(())
 }
@@ -277,65 +220,39 @@ pub(crate) fn atu_plan(cols: u64, k: u32, value_bytes: u64, budget: u32, walk: c
     }
 }
 
-/// `V = alpha · Aᵀ · U + beta · V` on the stored CSRC by `plan` ([`atu_plan`]).
+/// `V = alpha · Aᵀ · U + beta · V` on the stored CSRC by `plan` ([`atu_plan`]); `a.x` is `U`,
+/// `a.out` is `V`.
 ///
 /// # Safety
-/// As [`ax`], with `u` holding `rows · k` values and `out` `cols · k`; `plan` made by
-/// [`atu_plan`] for these `cols` and `k` with a budget within the one allowed at load;
-/// `scratch` holding `cols · k` zeros for [`AtuPlan::GlobalGrouped`]; `pieces` (count, bounds,
-/// row blocks) made by [`crate::pieces`] from this CSRC's block pointer, for the global ways
-/// (the shared-memory ways take a row block at a time).
-#[allow(clippy::too_many_arguments)]
-unsafe fn atu<T: SpmvValue>(
-    gpu: &Gpu,
-    kn: &Kernels<T>,
-    plan: AtuPlan,
-    rows: u64,
-    cols: u64,
-    k: u32,
-    p: u64,
-    r: u64,
-    j: u64,
-    v: u64,
-    u: u64,
-    alpha: T,
-    beta: T,
-    out: u64,
-    scratch: u64,
-    pieces: Option<(u64, u64, u64)>,
-) -> Result<()> {
+/// [`CsrcArgs`] by row blocks of a valid CSRC, with `x` holding `rows · k` values and `out`
+/// `cols · k`; `plan` made by [`atu_plan`] for these `cols` and `k` with a budget within the
+/// one allowed at load; `scratch` holding `cols · k` zeros for [`AtuPlan::GlobalGrouped`];
+/// `pieces` (count, bounds, row blocks) made by [`crate::pieces`] from this CSRC's block
+/// pointer, for the global ways (the shared-memory ways take a row block at a time).
+unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, plan: AtuPlan, a: CsrcArgs<T>, scratch: *mut T, pieces: Option<Pieces>) -> Result<()> {
+    let (rows, cols, k) = (a.rows, a.cols, a.k);
     let n = cols * k as u64;
-    let blocks = csrc_kernels::row_blocks(rows);
+    let blocks = a.pieces;
     // The global ways by pieces when given, else a piece per row block (the block pointer as
     // bounds, no row-block list).
-    let (count, bounds, block_of) = pieces.unwrap_or((blocks, p, 0));
-    if plan == AtuPlan::GlobalGrouped && count > 0 && n > 0 {
-        let cfg = per_block_rows::<T>(count, k);
-        // SAFETY: csrc_atu_group_T(rows, k, pieces, bounds, block_of, r, j, v, u, w): the
-        // caller's valid CSRC, its pieces (or row blocks) and dense blocks, scratch of cols · k
-        // values; blocks of NT threads (a multiple of 16); dynamic shared memory of BLOCK_ROWS ·
-        // k values (at most 32 KiB).
-        unsafe {
-            kn.atu_group
-                .args(gpu.stream())
-                .arg(&rows)
-                .arg(&k)
-                .arg(&count)
-                .arg(&bounds)
-                .arg(&block_of)
-                .arg(&r)
-                .arg(&j)
-                .arg(&v)
-                .arg(&u)
-                .arg(&scratch)
-                .launch(cfg)?
-        };
-        // SAFETY: csrc_atu_finish_T(cols, k, alpha, beta, w, out): both hold cols · k values.
-        unsafe { kn.atu_finish.args(gpu.stream()).arg(&cols).arg(&k).arg(&alpha).arg(&beta).arg(&scratch).arg(&out).launch(grid(gpu, n))? };
+    let by_pieces = match pieces {
+        Some((pieces, bounds, block_of)) => CsrcArgs { pieces, bounds, block_of, ..a },
+        None => a,
+    };
+    if plan == AtuPlan::GlobalGrouped && by_pieces.pieces > 0 && n > 0 {
+        let cfg = per_block_rows::<T>(by_pieces.pieces, k);
+        // SAFETY: csrc_atu_group_T(CsrcArgs, out the scratch W): the caller's valid CSRC, its
+        // pieces (or row blocks) and dense blocks, scratch of cols · k values; blocks of NT
+        // threads (a multiple of 16); dynamic shared memory of BLOCK_ROWS · k values (at most
+        // 32 KiB).
+        unsafe { kn.atu_group.launch(gpu.stream(), cfg, CsrcArgs { out: scratch, ..by_pieces }) }?;
+        let finish = FinishArgs { w: scratch as *const T, out: a.out, cols, k, alpha: a.alpha, beta: a.beta };
+        // SAFETY: csrc_atu_finish_T(FinishArgs): both hold cols · k values.
+        unsafe { kn.atu_finish.launch(gpu.stream(), grid(gpu, n), finish) }?;
         return Ok(());
     }
     // SAFETY: out holds cols · k = n values.
-    unsafe { scale(gpu, kn, n, beta, out)? };
+    unsafe { scale(gpu, kn, n, a.beta, a.out)? };
     if blocks == 0 || n == 0 {
         return Ok(());
     }
@@ -351,55 +268,25 @@ unsafe fn atu<T: SpmvValue>(
                 let nt = if per_sm == 1 { 2 * NT_SHARED } else { NT_SHARED };
                 let mut cfg = grid_1d(blocks, nt, 1, gpu.props().sm_count.max(1) * per_sm);
                 cfg.shared_mem_bytes = bytes;
-                let (up, op) = (u + c0 as u64 * rows * vb, out + c0 as u64 * cols * vb);
+                // Vectors c0 .. c0 + kp of U (rows each) and of V (cols each).
+                let pass =
+                    CsrcArgs { x: a.x.wrapping_add((c0 as u64 * rows) as usize), out: a.out.wrapping_add((c0 as u64 * cols) as usize), k: kp, ..a };
                 let kernel = if grouped { &kn.atu_group_shared } else { &kn.atu_shared };
-                // SAFETY: csrc_atu_shared_T or csrc_atu_group_shared_T(rows, cols, kp, blocks, p,
-                // r, j, v, u, alpha, out) (blocks of 512 or 1024 threads): the caller's valid CSRC;
-                // vectors c0 .. c0 + kp of U (rows each) and of V (cols each) lie inside the
-                // caller's blocks; dynamic shared memory of (cols + BLOCK_ROWS) · kp values,
-                // within the budget allowed at load (the plan's kp fits it).
-                unsafe {
-                    kernel
-                        .args(gpu.stream())
-                        .arg(&rows)
-                        .arg(&cols)
-                        .arg(&kp)
-                        .arg(&blocks)
-                        .arg(&p)
-                        .arg(&r)
-                        .arg(&j)
-                        .arg(&v)
-                        .arg(&up)
-                        .arg(&alpha)
-                        .arg(&op)
-                        .launch(cfg)?
-                };
+                // SAFETY: csrc_atu_shared_T or csrc_atu_group_shared_T(CsrcArgs by row blocks)
+                // (blocks of 512 or 1024 threads): the caller's valid CSRC; vectors c0 .. c0 + kp
+                // of U and of V lie inside the caller's blocks; dynamic shared memory of (cols +
+                // BLOCK_ROWS) · kp values, within the budget allowed at load (the plan's kp fits
+                // it).
+                unsafe { kernel.launch(gpu.stream(), cfg, pass) }?;
                 c0 += kp;
             }
         }
         _ => {
-            let cfg = per_block_rows::<T>(count, k);
-            // SAFETY: csrc_atu_T(rows, cols, k, pieces, bounds, block_of, r, j, v, u, alpha,
-            // out): the caller's valid CSRC, its pieces (or row blocks) and dense blocks; blocks
-            // of NT threads (whole warps); dynamic shared memory of BLOCK_ROWS · k values (at
-            // most 32 KiB).
-            unsafe {
-                kn.atu
-                    .args(gpu.stream())
-                    .arg(&rows)
-                    .arg(&cols)
-                    .arg(&k)
-                    .arg(&count)
-                    .arg(&bounds)
-                    .arg(&block_of)
-                    .arg(&r)
-                    .arg(&j)
-                    .arg(&v)
-                    .arg(&u)
-                    .arg(&alpha)
-                    .arg(&out)
-                    .launch(cfg)?
-            };
+            let cfg = per_block_rows::<T>(by_pieces.pieces, k);
+            // SAFETY: csrc_atu_T(CsrcArgs): the caller's valid CSRC, its pieces (or row blocks)
+            // and dense blocks; blocks of NT threads (whole warps); dynamic shared memory of
+            // BLOCK_ROWS · k values (at most 32 KiB).
+            unsafe { kn.atu.launch(gpu.stream(), cfg, by_pieces) }?;
         }
     }
     Ok(())
@@ -415,24 +302,10 @@ pub(crate) const WARP_ROW_MIN: u64 = 32;
 /// the mean row length ([`WARP_ROW_MIN`], [`BLOCK_ROW_MIN`]).
 ///
 /// # Safety
-/// `ptr`, `idx`, `vals` are the device arrays of a valid CSR of `rows × cols` with `nnz`
-/// nonzeros; `x` holds `cols · k` values and `y` `rows · k`; `1 ≤ k ≤ MAX_K`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn csr<T: SpmvValue>(
-    gpu: &Gpu,
-    kn: &Kernels<T>,
-    rows: u64,
-    cols: u64,
-    nnz: u64,
-    k: u32,
-    ptr: u64,
-    idx: u64,
-    vals: u64,
-    x: u64,
-    alpha: T,
-    beta: T,
-    y: u64,
-) -> Result<()> {
+/// [`CsrArgs`] of a valid CSR of `rows × cols` with `nnz` nonzeros; `x` holds `cols · k` values
+/// and `y` `rows · k`; `1 ≤ k ≤ MAX_K`.
+unsafe fn csr<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, nnz: u64, a: CsrArgs<T>) -> Result<()> {
+    let rows = a.rows;
     if rows == 0 {
         return Ok(());
     }
@@ -443,13 +316,14 @@ unsafe fn csr<T: SpmvValue>(
     } else {
         (&kn.csr_thread, grid(gpu, rows))
     };
-    // SAFETY: csrc_csr_{thread,warp,block}_T(rows, cols, k, ptr, idx, vals, x, alpha, beta, y): the
-    // caller's valid CSR and dense blocks; blocks of NT threads (whole warps, ≤ 1024).
-    unsafe {
-        kernel.args(gpu.stream()).arg(&rows).arg(&cols).arg(&k).arg(&ptr).arg(&idx).arg(&vals).arg(&x).arg(&alpha).arg(&beta).arg(&y).launch(cfg)?
-    };
+    // SAFETY: csrc_csr_{thread,warp,block}_T(CsrArgs): the caller's valid CSR and dense blocks;
+    // blocks of NT threads (whole warps, ≤ 1024).
+    unsafe { kernel.launch(gpu.stream(), cfg, a) }?;
     Ok(())
 }
+
+/// A CSRC's pieces as the kernels read them: (count, bounds, row blocks).
+type Pieces = (u64, *const u32, *const u32);
 
 /// A CSRC's device arrays as [`crate::DeviceCsrc`] stores them: the block pointer `p`, the
 /// row offsets `r`, the columns `j`, the values `v`, and its pieces (count, bounds, row blocks)
@@ -484,20 +358,43 @@ pub(crate) unsafe fn stored_product<T: SpmvValue>(
     d: &mut crate::dense::Packed<'_, T>,
     acc: Option<&mut ScratchSlice<'_, T>>,
 ) -> Result<()> {
+    use gpu_runtime::cudarc::driver::DevicePtrMut;
     let stream = gpu.stream();
     let (p, _p) = a.p.device_ptr(stream);
     let (r, _r) = a.r.device_ptr(stream);
     let (j, _j) = a.j.device_ptr(stream);
     let (v, _v) = a.v.device_ptr(stream);
-    let pieces = a.pieces.map(|(count, bounds, block_of)| (count, bounds.device_ptr(stream).0, block_of.device_ptr(stream).0));
-    let (x, y, k) = (d.x.addr(), d.out.addr(), d.k as u32);
-    let sp = acc.map_or(0, |w| w.view().addr());
-    // SAFETY: the caller's contract, forwarded; the piece arrays are borrowed for the call.
+    let (x, _x) = d.x.device_ptr(stream);
+    let (y, _y) = d.out.device_ptr_mut(stream);
+    let mut guards = Vec::new();
+    let pieces: Option<Pieces> = a.pieces.map(|(count, bounds, block_of)| {
+        let ((b, gb), (o, go)) = (bounds.device_ptr(stream), block_of.device_ptr(stream));
+        guards.extend([gb, go]);
+        (count, b as *const u32, o as *const u32)
+    });
+    let (sp, _s) = gpu_runtime::ptr_mut_or_null(acc, stream);
+    let args = CsrcArgs::<T> {
+        bounds: p as *const u32,
+        block_of: null(),
+        r: r as *const u8,
+        j: j as *const u32,
+        v: v as *const T,
+        x: x as *const T,
+        out: y as *mut T,
+        rows,
+        cols,
+        pieces: csrc_kernels::row_blocks(rows),
+        k: d.k as u32,
+        alpha,
+        beta,
+    };
+    // SAFETY: the caller's contract, forwarded; every array is guarded until the launches are
+    // enqueued.
     unsafe {
         match (op, pieces) {
-            (crate::Op::NoTranspose, Some(pieces)) => ax_pieces(gpu, kn, rows, cols, k, pieces, r, j, v, x, alpha, beta, y),
-            (crate::Op::NoTranspose, None) => ax(gpu, kn, rows, cols, k, p, r, j, v, x, alpha, beta, y),
-            (crate::Op::Transpose, pieces) => atu(gpu, kn, plan, rows, cols, k, p, r, j, v, x, alpha, beta, y, sp, pieces),
+            (crate::Op::NoTranspose, Some((pieces, bounds, block_of))) => ax_pieces(gpu, kn, CsrcArgs { pieces, bounds, block_of, ..args }),
+            (crate::Op::NoTranspose, None) => ax(gpu, kn, args),
+            (crate::Op::Transpose, pieces) => atu(gpu, kn, plan, args, sp as *mut T, pieces),
         }
     }
 }
@@ -517,12 +414,28 @@ pub(crate) unsafe fn csr_product<T: SpmvValue>(
     beta: T,
     d: &mut crate::dense::Packed<'_, T>,
 ) -> Result<()> {
+    use gpu_runtime::cudarc::driver::DevicePtrMut;
     let stream = gpu.stream();
     let (p, _p) = m.ptr().device_ptr(stream);
     let (i, _i) = m.idx().device_ptr(stream);
     let (v, _v) = m.vals().ok_or(crate::Error::NoValues)?.device_ptr(stream);
+    let (x, _x) = d.x.device_ptr(stream);
+    let (y, _y) = d.out.device_ptr_mut(stream);
+    let args = CsrArgs::<T> {
+        ptr: p as *const u32,
+        idx: i as *const u32,
+        vals: v as *const T,
+        x: x as *const T,
+        y: y as *mut T,
+        rows: m.rows(),
+        ldx: m.cols(),
+        ldy: m.rows(),
+        k: d.k as u32,
+        alpha,
+        beta,
+    };
     // SAFETY: a valid CSR (DeviceCsr's invariants) and the caller's blocks.
-    unsafe { csr(gpu, kn, m.rows(), m.cols(), m.nnz(), d.k as u32, p, i, v, d.x.addr(), alpha, beta, d.out.addr()) }
+    unsafe { csr(gpu, kn, m.nnz(), args) }
 }
 
 /// Vectors from which a CSR product takes the row-major group kernels ([`rows_product`]): the
@@ -547,7 +460,7 @@ pub(crate) unsafe fn rows_product<T: SpmvValue>(
     d: &mut crate::dense::Packed<'_, T>,
     xr: &mut ScratchSlice<'_, T>,
 ) -> Result<()> {
-    use csrc_kernels::{rows_group, RowsArgs, ToRowsArgs};
+    use csrc_kernels::rows_group;
     use gpu_runtime::cudarc::driver::DevicePtrMut;
     let stream = gpu.stream();
     let k = d.k as u32;
@@ -568,13 +481,14 @@ pub(crate) unsafe fn rows_product<T: SpmvValue>(
     let (i, _i) = m.idx().device_ptr(stream);
     let (v, _v) = m.vals().ok_or(crate::Error::NoValues)?.device_ptr(stream);
     let g = rows_group(k);
-    let args = RowsArgs::<T> {
+    let args = CsrArgs::<T> {
         ptr: p as *const u32,
         idx: i as *const u32,
         vals: v as *const T,
         x: ra as *const T,
         y: oa as *mut T,
         rows,
+        ldx: k as u64,
         ldy: rows,
         k,
         alpha,
@@ -582,7 +496,7 @@ pub(crate) unsafe fn rows_product<T: SpmvValue>(
     };
     let kernel = &kn.rows[g.trailing_zeros() as usize - 2];
     let cfg = grid_1d(rows * g as u64, NT, NT as u64, gpu.props().sm_count.max(1) * 64);
-    // SAFETY: csrc_rows{G}_T(RowsArgs): a valid CSR (DeviceCsr's invariants: columns below
+    // SAFETY: csrc_rows{G}_T(CsrArgs): a valid CSR (DeviceCsr's invariants: columns below
     // cols, the rows of xr's row-major copy); out a packed block of k columns of rows values;
     // k ≤ G; blocks of NT threads (whole warps).
     unsafe { kernel.launch(stream, cfg, args)? };
@@ -592,15 +506,18 @@ pub(crate) unsafe fn rows_product<T: SpmvValue>(
 /// `out = beta · out` over a block of `k` vectors of `rows` values (a column at a time when
 /// strided).
 pub(crate) fn scale_dense<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, beta: T, out: &mut DenseViewMut<'_, T>) -> Result<()> {
+    use gpu_runtime::cudarc::driver::DevicePtrMut;
     let (rows, cols, ld) = (out.rows(), out.cols(), out.ld());
-    let base = out.data_mut().addr();
-    if out.is_packed() {
+    let packed = out.is_packed();
+    let (base, _o) = out.data_mut().device_ptr_mut(gpu.stream());
+    let base = base as *mut T;
+    if packed {
         // SAFETY: out holds rows · cols values (a packed DenseView's span).
         return unsafe { scale(gpu, kn, rows * cols, beta, base) };
     }
     for c in 0..cols {
         // SAFETY: column c: rows values at c · ld (within the DenseView's span).
-        unsafe { scale(gpu, kn, rows, beta, base + c * ld * T::BYTES as u64)? };
+        unsafe { scale(gpu, kn, rows, beta, base.wrapping_add((c * ld) as usize))? };
     }
     Ok(())
 }
@@ -608,14 +525,19 @@ pub(crate) fn scale_dense<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, beta: T, out
 /// The CSRC's block pointer `p` (`blocks + 1` words) from the CSR pointer `ptr` of `rows` rows
 /// (`csrc_block_ptr`).
 pub(crate) fn block_ptr<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, ptr: &DeviceView<'_, u32>, p: &mut CudaSlice<u32>) -> Result<()> {
+    use gpu_runtime::cudarc::driver::DevicePtrMut;
     let rows = (ptr.len() as u64).saturating_sub(1);
     let blocks = csrc_kernels::row_blocks(rows);
     if p.len() as u64 != blocks + 1 || ptr.is_empty() {
         return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("csrc block pointer length")));
     }
-    // SAFETY: csrc_block_ptr(rows, blocks, ptr, p): the pointer's rows + 1 words are read at
-    // row-block boundaries only (< rows + 1); p holds blocks + 1 (checked).
-    unsafe { kn.block_ptr.args(gpu.stream()).arg(&rows).arg(&blocks).arg(ptr).arg(p).launch(grid(gpu, blocks + 1))? };
+    let stream = gpu.stream();
+    let (src, _s) = ptr.device_ptr(stream);
+    let (dst, _d) = p.device_ptr_mut(stream);
+    let args = BlockPtrArgs { ptr: src as *const u32, p: dst as *mut u32, rows, blocks };
+    // SAFETY: csrc_block_ptr(BlockPtrArgs): the pointer's rows + 1 words are read at row-block
+    // boundaries only (< rows + 1); p holds blocks + 1 (checked).
+    unsafe { kn.block_ptr.launch(stream, grid(gpu, blocks + 1), args) }?;
     Ok(())
 }
 
@@ -632,9 +554,14 @@ pub(crate) unsafe fn gather<T: SpmvValue>(
     r: &mut CudaSlice<u8>,
     v: &mut CudaSlice<T>,
 ) -> Result<()> {
+    use gpu_runtime::cudarc::driver::DevicePtrMut;
+    let stream = gpu.stream();
     let nnz = perm.len() as u64;
-    // SAFETY: csrc_gather_T(nnz, perm, row_of, vals, r, v): the caller's contract.
-    unsafe { kn.gather.args(gpu.stream()).arg(&nnz).arg(perm).arg(row_of).arg(vals).arg(r).arg(v).launch(grid(gpu, nnz))? };
+    let ((pa, _p), (ra, _r), (va, _v)) = (perm.device_ptr(stream), row_of.device_ptr(stream), vals.device_ptr(stream));
+    let ((ro, _ro), (vo, _vo)) = (r.device_ptr_mut(stream), v.device_ptr_mut(stream));
+    let args = GatherArgs::<T> { perm: pa as *const u32, row_of: ra as *const u32, vals: va as *const T, r: ro as *mut u8, v: vo as *mut T, nnz };
+    // SAFETY: csrc_gather_T(GatherArgs): the caller's contract.
+    unsafe { kn.gather.launch(stream, grid(gpu, nnz), args) }?;
     Ok(())
 }
 
@@ -643,24 +570,32 @@ mod tests {
     use super::{atu_passes, atu_plan, AtuPlan};
     use crate::Walk;
 
-    /// Every kernel loaded with an argument struct takes exactly that struct in the committed
-    /// PTX (what `Gpu::kernel_of` checks at load, here without a GPU).
+    /// Every kernel takes exactly its argument struct in the committed PTX (what
+    /// `Gpu::kernel_of` checks at load, here without a GPU).
     #[test]
     fn argument_structs_match_the_ptx() {
-        use csrc_kernels::{RowsArgs, ToRowsArgs};
+        use csrc_kernels::{BlockPtrArgs, CsrArgs, CsrcArgs, FinishArgs, GatherArgs, ScaleArgs, ToRowsArgs};
         use gpu_runtime::check_signature;
         fn of<T>(t: &str) {
-            check_signature::<ToRowsArgs<T>>(&crate::MODULE, &format!("csrc_to_rows_{t}")).unwrap();
-            for g in [4, 8, 16] {
-                check_signature::<RowsArgs<T>>(&crate::MODULE, &format!("csrc_rows{g}_{t}")).unwrap();
+            let name = |phase: &str| format!("csrc_{phase}_{t}");
+            check_signature::<ToRowsArgs<T>>(&crate::MODULE, &name("to_rows")).unwrap();
+            for phase in ["ax", "ax_pieces", "atu", "atu_shared", "atu_group", "atu_group_shared"] {
+                check_signature::<CsrcArgs<T>>(&crate::MODULE, &name(phase)).unwrap();
             }
+            for phase in ["csr_thread", "csr_warp", "csr_block", "rows4", "rows8", "rows16"] {
+                check_signature::<CsrArgs<T>>(&crate::MODULE, &name(phase)).unwrap();
+            }
+            check_signature::<ScaleArgs<T>>(&crate::MODULE, &name("scale")).unwrap();
+            check_signature::<FinishArgs<T>>(&crate::MODULE, &name("atu_finish")).unwrap();
+            check_signature::<GatherArgs<T>>(&crate::MODULE, &name("gather")).unwrap();
         }
         of::<f32>("f32");
         of::<f64>("f64");
-        // A struct of another size, and a kernel that takes positional arguments, are refused.
-        assert!(check_signature::<RowsArgs<f64>>(&crate::MODULE, "csrc_to_rows_f64").is_err());
-        assert!(check_signature::<RowsArgs<f64>>(&crate::MODULE, "csrc_ax_f64").is_err());
-        assert!(check_signature::<RowsArgs<f64>>(&crate::MODULE, "no_such_kernel").is_err());
+        check_signature::<BlockPtrArgs>(&crate::MODULE, "csrc_block_ptr").unwrap();
+        // A struct of another size, and a kernel that is not there, are refused.
+        assert!(check_signature::<CsrArgs<f64>>(&crate::MODULE, "csrc_to_rows_f64").is_err());
+        assert!(check_signature::<CsrArgs<f64>>(&crate::MODULE, "csrc_ax_f64").is_err());
+        assert!(check_signature::<CsrArgs<f64>>(&crate::MODULE, "no_such_kernel").is_err());
     }
 
     #[test]

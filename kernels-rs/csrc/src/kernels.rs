@@ -1,27 +1,28 @@
 //! Kernels of PTX module `csrc`.
 use gpu_device::atomic::{red_add_f32, red_add_f64, red_shared_add_f32, red_shared_add_f64};
-use gpu_device::mem::ldg_u32;
+use gpu_device::mem::{ld_global, ldg_u32, stg};
 use gpu_device::num::combine;
 use gpu_device::reduce::{block_sum, group_sum, Segments};
 use gpu_device::shared::{ld_shared_f32, ld_shared_f64, st_shared_f32, st_shared_f64};
 use gpu_device::thread::{block_dim_x, block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 use gpu_device::warp::lane_id;
 
-use crate::{group_width, BLOCK_ROWS};
+use crate::{group_width, BlockPtrArgs, CsrArgs, CsrcArgs, FinishArgs, GatherArgs, ScaleArgs, BLOCK_ROWS};
 
 gpu_device::dynamic_shared!(CSRC_DYNAMIC: u8);
 gpu_device::static_shared!(CSRC_SUM: [f64; 32]);
 
-/// `p[g] = ptr[min(g · BLOCK_ROWS, rows)]` for `g ≤ blocks`: the first nonzero of each row block.
+/// `p[g] = ptr[min(g · BLOCK_ROWS, rows)]` for `g ≤ blocks`: the first nonzero of each row block
+/// ([`BlockPtrArgs`]).
 ///
 /// # Safety
 /// `ptr` holds `rows + 1` entries; `p` holds `blocks + 1`; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn csrc_block_ptr(rows: u64, blocks: u64, ptr: *const u32, p: *mut u32) {
+pub unsafe extern "ptx-kernel" fn csrc_block_ptr(a: BlockPtrArgs) {
     let mut g = index_1d_u64();
-    while g <= blocks {
+    while g <= a.blocks {
         // SAFETY: g <= blocks; the row index is clamped to rows.
-        unsafe { *p.add(g as usize) = *ptr.add((g * BLOCK_ROWS as u64).min(rows) as usize) };
+        unsafe { stg(a.p.add(g as usize), ld_global(a.ptr.add((g * BLOCK_ROWS as u64).min(a.rows) as usize))) };
         g += grid_size_1d();
     }
 }
@@ -35,8 +36,8 @@ pub unsafe extern "ptx-kernel" fn csrc_block_ptr(rows: u64, blocks: u64, ptr: *c
 unsafe fn piece_at(i: u64, bounds: *const u32, block_of: *const u32) -> (u64, u32, u32) {
     // SAFETY: the caller's sizes.
     unsafe {
-        let g = if block_of.is_null() { i } else { *block_of.add(i as usize) as u64 };
-        (g, *bounds.add(i as usize), *bounds.add(i as usize + 1))
+        let g = if block_of.is_null() { i } else { ld_global(block_of.add(i as usize)) as u64 };
+        (g, ld_global(bounds.add(i as usize)), ld_global(bounds.add(i as usize + 1)))
     }
 }
 
@@ -48,14 +49,14 @@ macro_rules! csrc_kernels {
         /// # Safety
         /// `perm` a permutation of `0..nnz`; `row_of`, `vals`, `r`, `v` hold `nnz`; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $gather(nnz: u64, perm: *const u32, row_of: *const u32, vals: *const $t, r: *mut u8, v: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $gather(a: GatherArgs<$t>) {
             let mut h = index_1d_u64();
-            while h < nnz {
+            while h < a.nnz {
                 // SAFETY: h < nnz, perm[h] < nnz.
                 unsafe {
-                    let q = *perm.add(h as usize) as usize;
-                    *r.add(h as usize) = (*row_of.add(q) % BLOCK_ROWS) as u8;
-                    *v.add(h as usize) = *vals.add(q);
+                    let q = ld_global(a.perm.add(h as usize)) as usize;
+                    stg(a.r.add(h as usize), (ld_global(a.row_of.add(q)) % BLOCK_ROWS) as u8);
+                    stg(a.v.add(h as usize), ld_global(a.vals.add(q)));
                 }
                 h += grid_size_1d();
             }
@@ -84,11 +85,11 @@ macro_rules! csrc_kernels {
                 sync_threads();
                 let mut h = h0 + tid;
                 while h < h1 {
-                    let (rr, a) = (*r.add(h as usize) as u32, *v.add(h as usize));
-                    let xs = x.add(*j.add(h as usize) as usize);
+                    let (rr, a) = (ld_global(r.add(h as usize)) as u32, ld_global(v.add(h as usize)));
+                    let xs = x.add(ld_global(j.add(h as usize)) as usize);
                     let mut c = 0;
                     while c < k {
-                        $red_shared(sh.add((c * BLOCK_ROWS + rr) as usize), a * *xs.add(c as usize * cols as usize));
+                        $red_shared(sh.add((c * BLOCK_ROWS + rr) as usize), a * ld_global(xs.add(c as usize * cols as usize)));
                         c += 1;
                     }
                     h += nt;
@@ -99,31 +100,34 @@ macro_rules! csrc_kernels {
 
         /// `Y = alpha · A · X + beta · Y` (`Y` not read when `beta == 0`): one block per row block
         /// (grid-stride), its `BLOCK_ROWS × k` partial rows in shared memory, added by shared
-        /// atomics, then written to `Y` once, coalesced.
+        /// atomics, then written to `Y` once, coalesced ([`CsrcArgs`]: `bounds` the block
+        /// pointer, `pieces` the row blocks, `block_of` unused).
         ///
         /// # Safety
-        /// A valid CSRC (`p` of `blocks + 1` nondecreasing entries, rows inside the matrix,
-        /// columns below `cols`); `x` holds `cols · k` values, `y` `rows · k`; `1 ≤ k ≤ MAX_K`;
+        /// A valid CSRC (`bounds` of `pieces + 1` nondecreasing entries, rows inside the matrix,
+        /// columns below `cols`); `x` holds `cols · k` values, `out` `rows · k`; `1 ≤ k ≤ MAX_K`;
         /// dynamic shared memory of `k · BLOCK_ROWS` values; a 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $ax(rows: u64, cols: u64, k: u32, blocks: u64, p: *const u32, r: *const u8, j: *const u32, v: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $ax(a: CsrcArgs<$t>) {
             let sh = CSRC_DYNAMIC::ptr() as *mut $t;
             let (tid, nt) = (thread_idx_x(), block_dim_x());
+            let (rows, k) = (a.rows, a.k);
             let n_sh = k * BLOCK_ROWS;
             let mut g = block_idx_x() as u64;
-            while g < blocks {
+            while g < a.pieces {
                 // SAFETY: shared indices below n_sh; g < blocks; h inside the row block; rows
                 // and columns in range by the caller's valid CSRC.
                 unsafe {
-                    $partial(sh, k, cols, *p.add(g as usize), *p.add(g as usize + 1), r, j, v, x);
+                    let (h0, h1) = (ld_global(a.bounds.add(g as usize)), ld_global(a.bounds.add(g as usize + 1)));
+                    $partial(sh, k, a.cols, h0, h1, a.r, a.j, a.v, a.x);
                     let r0 = g * BLOCK_ROWS as u64;
                     let mut i = tid;
                     while i < n_sh {
                         let row = r0 + (i % BLOCK_ROWS) as u64;
                         if row < rows {
-                            let yp = y.add((row + (i / BLOCK_ROWS) as u64 * rows) as usize);
-                            let old = if beta == 0.0 { 0.0 } else { *yp };
-                            *yp = combine(alpha, *sh.add(i as usize), beta, old);
+                            let yp = a.out.add((row + (i / BLOCK_ROWS) as u64 * rows) as usize);
+                            let old = if a.beta == 0.0 { 0.0 } else { ld_global(yp) };
+                            stg(yp, combine(a.alpha, *sh.add(i as usize), a.beta, old));
                         }
                         i += nt;
                     }
@@ -143,38 +147,27 @@ macro_rules! csrc_kernels {
         /// A valid CSRC (rows inside the matrix, columns below `cols`); `bounds` holds `pieces +
         /// 1` nondecreasing entries tiling the nonzeros, each piece inside its row block
         /// `block_of[i]`; `x` holds `cols · k` values, `y` `rows · k`; `1 ≤ k ≤ MAX_K`; dynamic
-        /// shared memory of `k · BLOCK_ROWS` values; a 1-D grid.
+        /// shared memory of `k · BLOCK_ROWS` values; a 1-D grid. [`CsrcArgs`] with `beta` unused
+        /// (`out` is `Y`).
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $ax_pieces(
-            rows: u64,
-            cols: u64,
-            k: u32,
-            pieces: u64,
-            bounds: *const u32,
-            block_of: *const u32,
-            r: *const u8,
-            j: *const u32,
-            v: *const $t,
-            x: *const $t,
-            alpha: $t,
-            y: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $ax_pieces(a: CsrcArgs<$t>) {
             let sh = CSRC_DYNAMIC::ptr() as *mut $t;
             let (tid, nt) = (thread_idx_x(), block_dim_x());
+            let (rows, k) = (a.rows, a.k);
             let n_sh = k * BLOCK_ROWS;
             let mut piece = block_idx_x() as u64;
-            while piece < pieces {
+            while piece < a.pieces {
                 // SAFETY: shared indices below n_sh; piece < pieces; h inside the piece, rows and
                 // columns in range by the caller's valid CSRC.
                 unsafe {
-                    let (g, h0, h1) = piece_at(piece, bounds, block_of);
-                    $partial(sh, k, cols, h0, h1, r, j, v, x);
+                    let (g, h0, h1) = piece_at(piece, a.bounds, a.block_of);
+                    $partial(sh, k, a.cols, h0, h1, a.r, a.j, a.v, a.x);
                     let r0 = g * BLOCK_ROWS as u64;
                     let mut i = tid;
                     while i < n_sh {
                         let (row, part) = (r0 + (i % BLOCK_ROWS) as u64, *sh.add(i as usize));
                         if row < rows && part != 0.0 {
-                            $red(y.add((row + (i / BLOCK_ROWS) as u64 * rows) as usize), alpha * part);
+                            $red(a.out.add((row + (i / BLOCK_ROWS) as u64 * rows) as usize), a.alpha * part);
                         }
                         i += nt;
                     }
@@ -185,16 +178,19 @@ macro_rules! csrc_kernels {
         }
 
         /// `out = beta · out` over `n` values (`out = 0` when `beta == 0`, not reading it), before
-        /// the transposed product.
+        /// the transposed product ([`ScaleArgs`]).
         ///
         /// # Safety
         /// `out` holds `n` values; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $scale(n: u64, beta: $t, out: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $scale(a: ScaleArgs<$t>) {
             let mut i = index_1d_u64();
-            while i < n {
+            while i < a.n {
                 // SAFETY: i < n.
-                unsafe { *out.add(i as usize) = if beta == 0.0 { 0.0 } else { beta * *out.add(i as usize) } };
+                unsafe {
+                    let o = a.out.add(i as usize);
+                    stg(o, if a.beta == 0.0 { 0.0 } else { a.beta * ld_global(o) })
+                };
                 i += grid_size_1d();
             }
         }
@@ -223,7 +219,7 @@ macro_rules! csrc_kernels {
                 let mut i = tid;
                 while i < BLOCK_ROWS * k {
                     let row = r0 + (i % BLOCK_ROWS) as u64;
-                    *ush.add(i as usize) = if row < rows { *u.add((row + (i / BLOCK_ROWS) as u64 * rows) as usize) } else { 0.0 };
+                    *ush.add(i as usize) = if row < rows { ld_global(u.add((row + (i / BLOCK_ROWS) as u64 * rows) as usize)) } else { 0.0 };
                     i += nt;
                 }
                 sync_threads();
@@ -232,7 +228,7 @@ macro_rules! csrc_kernels {
                 while base < h1 {
                     let h = base + lane;
                     let valid = h < h1;
-                    let (col, rr, a) = if valid { (*j.add(h as usize), *r.add(h as usize) as u32, *v.add(h as usize)) } else { (u32::MAX, 0, 0.0) };
+                    let (col, rr, a) = if valid { (ld_global(j.add(h as usize)), ld_global(r.add(h as usize)) as u32, ld_global(v.add(h as usize))) } else { (u32::MAX, 0, 0.0) };
                     let seg = Segments::new(col);
                     let lead = valid && seg.head();
                     let mut c = 0;
@@ -260,30 +256,17 @@ macro_rules! csrc_kernels {
         /// entries, each piece inside its row block (`block_of` null: `bounds` is the block
         /// pointer and `pieces` the row-block count); `u` holds `rows · k` values, `out` `cols ·
         /// k`; `1 ≤ k ≤ MAX_K`; dynamic shared memory of `BLOCK_ROWS · k` values; blocks of whole
-        /// warps; a 1-D grid.
+        /// warps; a 1-D grid. [`CsrcArgs`] with `x` the `U`, `out` the `V`, `beta` unused.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $atu(
-            rows: u64,
-            cols: u64,
-            k: u32,
-            pieces: u64,
-            bounds: *const u32,
-            block_of: *const u32,
-            r: *const u8,
-            j: *const u32,
-            v: *const $t,
-            u: *const $t,
-            alpha: $t,
-            out: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $atu(a: CsrcArgs<$t>) {
             let ush = CSRC_DYNAMIC::ptr() as *mut $t;
             let mut i = block_idx_x() as u64;
-            while i < pieces {
+            while i < a.pieces {
                 // SAFETY: the caller's valid CSRC, pieces and sizes; out indices col + c · cols
                 // with col < cols, c < k.
                 unsafe {
-                    let (g, h0, h1) = piece_at(i, bounds, block_of);
-                    $walk(g, h0, h1, rows, k, r, j, v, u, ush, |col, c, s| $red(out.add((col as u64 + c as u64 * cols) as usize), alpha * s))
+                    let (g, h0, h1) = piece_at(i, a.bounds, a.block_of);
+                    $walk(g, h0, h1, a.rows, a.k, a.r, a.j, a.v, a.x, ush, |col, c, s| $red(a.out.add((col as u64 + c as u64 * a.cols) as usize), a.alpha * s))
                 };
                 i += grid_dim_x() as u64;
             }
@@ -319,19 +302,21 @@ macro_rules! csrc_kernels {
         /// `cols · k` per block. The host runs it once per group of vectors that fits.
         ///
         /// # Safety
-        /// As the global kernel, with dynamic shared memory of `(cols + BLOCK_ROWS) · k` values.
+        /// As the global kernel, with dynamic shared memory of `(cols + BLOCK_ROWS) · k` values,
+        /// `bounds` the block pointer and `pieces` the row blocks (`block_of` unused).
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $atu_shared(rows: u64, cols: u64, k: u32, blocks: u64, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, alpha: $t, out: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $atu_shared(a: CsrcArgs<$t>) {
+            let (cols, k) = (a.cols, a.k);
             // SAFETY: the caller's dynamic shared memory of (cols + BLOCK_ROWS) · k values.
             let (vsh, ush, n_v) = unsafe { $v_start(cols, k) };
             let (tid, nt) = (thread_idx_x() as u64, block_dim_x() as u64);
             let mut g = block_idx_x() as u64;
-            while g < blocks {
+            while g < a.pieces {
                 // SAFETY: the caller's valid CSRC and sizes; shared indices col + c · cols below
                 // cols · k.
                 unsafe {
-                    let (h0, h1) = (*p.add(g as usize), *p.add(g as usize + 1));
-                    $walk(g, h0, h1, rows, k, r, j, v, u, ush, |col, c, s| $red_shared(vsh.add((col as u64 + c as u64 * cols) as usize), s))
+                    let (h0, h1) = (ld_global(a.bounds.add(g as usize)), ld_global(a.bounds.add(g as usize + 1)));
+                    $walk(g, h0, h1, a.rows, k, a.r, a.j, a.v, a.x, ush, |col, c, s| $red_shared(vsh.add((col as u64 + c as u64 * cols) as usize), s))
                 };
                 g += grid_dim_x() as u64;
             }
@@ -342,7 +327,7 @@ macro_rules! csrc_kernels {
                 while i < n_v {
                     let s = *vsh.add(i as usize);
                     if s != 0.0 || s != s {
-                        $red(out.add(i as usize), alpha * s);
+                        $red(a.out.add(i as usize), a.alpha * s);
                     }
                     i += nt;
                 }
@@ -380,7 +365,7 @@ macro_rules! csrc_kernels {
                 while i < BLOCK_ROWS * k {
                     let (rr, cc) = (i % BLOCK_ROWS, i / BLOCK_ROWS);
                     let row = r0 + rr as u64;
-                    $st_sh(ush.add((rr * k + cc) as usize), if row < rows { *u.add((row + cc as u64 * rows) as usize) } else { 0.0 });
+                    $st_sh(ush.add((rr * k + cc) as usize), if row < rows { ld_global(u.add((row + cc as u64 * rows) as usize)) } else { 0.0 });
                     i += nt;
                 }
                 sync_threads();
@@ -400,7 +385,7 @@ macro_rules! csrc_kernels {
                             flush(col, c, acc, shared);
                             (acc, col, shared) = (0.0, jh, false);
                         }
-                        acc += *v.add(h as usize) * $ld_sh(ush.add((*r.add(h as usize) as u32 * k + c) as usize));
+                        acc += ld_global(v.add(h as usize)) * $ld_sh(ush.add((ld_global(r.add(h as usize)) as u32 * k + c) as usize));
                         h += 1;
                     }
                     // The last run is shared when the chunk after starts in the same column.
@@ -418,19 +403,20 @@ macro_rules! csrc_kernels {
         /// finishing kernel turns `W` into `V`.
         ///
         /// # Safety
-        /// As the global kernel `csrc_atu` (pieces included), with `w` holding `cols · k` values
-        /// and blocks of a multiple of 16 threads.
+        /// As the global kernel `csrc_atu` (pieces included), with `out` the scratch `W` holding
+        /// `cols · k` values and blocks of a multiple of 16 threads ([`CsrcArgs`]' `alpha` and
+        /// `beta` unused).
         #[no_mangle]
-        #[allow(clippy::too_many_arguments)]
-        pub unsafe extern "ptx-kernel" fn $atu_group(rows: u64, k: u32, pieces: u64, bounds: *const u32, block_of: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, w: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $atu_group(a: CsrcArgs<$t>) {
             let ush = CSRC_DYNAMIC::ptr() as *mut $t;
+            let k = a.k;
             let mut i = block_idx_x() as u64;
-            while i < pieces {
+            while i < a.pieces {
                 // SAFETY: the caller's valid CSRC, pieces and sizes; w indices col · k + c with
                 // col < cols, c < k.
                 unsafe {
-                    let (g, h0, h1) = piece_at(i, bounds, block_of);
-                    $gwalk(g, h0, h1, rows, k, r, j, v, u, ush, |col, c, s, _| $red(w.add((col as u64 * k as u64 + c as u64) as usize), s))
+                    let (g, h0, h1) = piece_at(i, a.bounds, a.block_of);
+                    $gwalk(g, h0, h1, a.rows, k, a.r, a.j, a.v, a.x, ush, |col, c, s, _| $red(a.out.add((col as u64 * k as u64 + c as u64) as usize), s))
                 };
                 i += grid_dim_x() as u64;
             }
@@ -441,18 +427,19 @@ macro_rules! csrc_kernels {
         /// `V`.
         ///
         /// # Safety
-        /// `w` and `out` hold `cols · k` values; any 1-D grid.
+        /// `w` and `out` hold `cols · k` values; any 1-D grid ([`FinishArgs`]).
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $atu_finish(cols: u64, k: u32, alpha: $t, beta: $t, w: *const $t, out: *mut $t) {
-            let n = cols * k as u64;
+        pub unsafe extern "ptx-kernel" fn $atu_finish(a: FinishArgs<$t>) {
+            let (cols, k) = (a.cols, a.k as u64);
+            let n = cols * k;
             let mut i = index_1d_u64();
             while i < n {
                 let (c, col) = (i / cols, i % cols);
                 // SAFETY: i and col · k + c below cols · k.
                 unsafe {
-                    let o = out.add(i as usize);
-                    let old = if beta == 0.0 { 0.0 } else { *o };
-                    *o = combine(alpha, *w.add((col * k as u64 + c) as usize), beta, old);
+                    let o = a.out.add(i as usize);
+                    let old = if a.beta == 0.0 { 0.0 } else { ld_global(o) };
+                    stg(o, combine(a.alpha, ld_global(a.w.add((col * k + c) as usize)), a.beta, old));
                 }
                 i += grid_size_1d();
             }
@@ -467,21 +454,22 @@ macro_rules! csrc_kernels {
         /// that fits.
         ///
         /// # Safety
-        /// As the global kernel `csrc_atu`, with dynamic shared memory of `(cols + BLOCK_ROWS) · k`
-        /// values and blocks of a multiple of 16 threads.
+        /// As the shared kernel `csrc_atu_shared` ([`CsrcArgs`] by row blocks), with blocks of a
+        /// multiple of 16 threads.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $atu_group_shared(rows: u64, cols: u64, k: u32, blocks: u64, p: *const u32, r: *const u8, j: *const u32, v: *const $t, u: *const $t, alpha: $t, out: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $atu_group_shared(a: CsrcArgs<$t>) {
+            let (cols, k) = (a.cols, a.k);
             // SAFETY: the caller's dynamic shared memory of (cols + BLOCK_ROWS) · k values.
             let (vsh, ush, n_v) = unsafe { $v_start(cols, k) };
             let (tid, nt) = (thread_idx_x() as u64, block_dim_x() as u64);
             let mut g = block_idx_x() as u64;
-            while g < blocks {
+            while g < a.pieces {
                 // SAFETY: the caller's valid CSRC and sizes; shared indices col · k + c below
                 // cols · k. A run not shared with another chunk is this group's alone until the
                 // walk's closing barrier, so its plain read-modify-write cannot race.
                 unsafe {
-                    let (h0, h1) = (*p.add(g as usize), *p.add(g as usize + 1));
-                    $gwalk(g, h0, h1, rows, k, r, j, v, u, ush, |col, c, s, shared| {
+                    let (h0, h1) = (ld_global(a.bounds.add(g as usize)), ld_global(a.bounds.add(g as usize + 1)));
+                    $gwalk(g, h0, h1, a.rows, k, a.r, a.j, a.v, a.x, ush, |col, c, s, shared| {
                         let a = vsh.add((col as u64 * k as u64 + c as u64) as usize);
                         if shared {
                             $red_shared(a, s);
@@ -501,7 +489,7 @@ macro_rules! csrc_kernels {
                     let (c, col) = (i / cols, i % cols);
                     let s = $ld_sh(vsh.add((col * k as u64 + c) as usize));
                     if s != 0.0 || s != s {
-                        $red(out.add(i as usize), alpha * s);
+                        $red(a.out.add(i as usize), a.alpha * s);
                     }
                     i += nt;
                 }
@@ -512,22 +500,23 @@ macro_rules! csrc_kernels {
         /// the row, in order; entries past `k` stay 0).
         ///
         /// # Safety
-        /// A valid CSR with `row` below its row count; `x` holds `cols · k` values; `k ≤ 16`.
+        /// A valid CSR with `row` below its row count; `x` holds `k` columns of `ld` values (every
+        /// column index below `ld`); `k ≤ 16`.
         #[inline(always)]
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $row_sums(row: u64, first: u32, stride: u32, cols: u64, k: u32, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t) -> [$t; 16] {
+        unsafe fn $row_sums(row: u64, first: u32, stride: u32, ld: u64, k: u32, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t) -> [$t; 16] {
             let mut acc = [0.0 as $t; 16];
-            // SAFETY: h inside the row; columns below cols, so x entries below cols · k.
+            // SAFETY: h inside the row; columns below ld, so x entries below ld · k.
             unsafe {
                 // Positions in 64 bits: a row ending near 2^32 nonzeros must not wrap.
-                let (b, e) = (*ptr.add(row as usize) as u64, *ptr.add(row as usize + 1) as u64);
+                let (b, e) = (ld_global(ptr.add(row as usize)) as u64, ld_global(ptr.add(row as usize + 1)) as u64);
                 let mut h = b + first as u64;
                 while h < e {
-                    let a = *vals.add(h as usize);
-                    let xs = x.add(*idx.add(h as usize) as usize);
+                    let a = ld_global(vals.add(h as usize));
+                    let xs = x.add(ld_global(idx.add(h as usize)) as usize);
                     gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                         if (c as u32) < k {
-                            acc[c] += a * *xs.add(c * cols as usize);
+                            acc[c] += a * ld_global(xs.add(c * ld as usize));
                         }
                     });
                     h += stride as u64;
@@ -541,24 +530,26 @@ macro_rules! csrc_kernels {
         /// vector in lane order: the same bits every run.
         ///
         /// # Safety
-        /// A valid CSR (`ptr` of `rows + 1` from 0, nondecreasing; `idx` < `cols`); `x` holds
-        /// `cols · k` values, `y` `rows · k`; `1 ≤ k ≤ MAX_K`; blocks of whole warps.
+        /// [`CsrArgs`]' contract with `X` column-major: a valid CSR (`ptr` of `rows + 1` from 0,
+        /// nondecreasing; `idx` < `ldx`); `x` holds `k` columns of `ldx` values, `y` `k` of `ldy ≥
+        /// rows`; `1 ≤ k ≤ MAX_K`; blocks of whole warps.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $warp(rows: u64, cols: u64, k: u32, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $warp(a: CsrArgs<$t>) {
+            let CsrArgs { ptr, idx, vals, x, y, rows, ldx, ldy, k, alpha, beta } = a;
             let lane = lane_id();
             let mut row = index_1d_u64() / 32;
             let warps = grid_size_1d() / 32;
             while row < rows {
                 // SAFETY: row < rows (warp-uniform); the caller's valid CSR and sizes.
                 unsafe {
-                    let acc = $row_sums(row, lane, 32, cols, k, ptr, idx, vals, x);
+                    let acc = $row_sums(row, lane, 32, ldx, k, ptr, idx, vals, x);
                     gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                         if (c as u32) < k {
                             let s = group_sum(acc[c], 32);
                             if lane == 0 {
-                                let yp = y.add((row + c as u64 * rows) as usize);
-                                let old = if beta == 0.0 { 0.0 } else { *yp };
-                                *yp = combine(alpha, s, beta, old);
+                                let yp = y.add((row + c as u64 * ldy) as usize);
+                                let old = if beta == 0.0 { 0.0 } else { ld_global(yp) };
+                                stg(yp, combine(alpha, s, beta, old));
                             }
                         }
                     });
@@ -573,17 +564,18 @@ macro_rules! csrc_kernels {
         /// # Safety
         /// As the warp kernel; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $thread(rows: u64, cols: u64, k: u32, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $thread(a: CsrArgs<$t>) {
+            let CsrArgs { ptr, idx, vals, x, y, rows, ldx, ldy, k, alpha, beta } = a;
             let mut row = index_1d_u64();
             while row < rows {
                 // SAFETY: row < rows; the caller's valid CSR and sizes.
                 unsafe {
-                    let acc = $row_sums(row, 0, 1, cols, k, ptr, idx, vals, x);
+                    let acc = $row_sums(row, 0, 1, ldx, k, ptr, idx, vals, x);
                     gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                         if (c as u32) < k {
-                            let yp = y.add((row + c as u64 * rows) as usize);
-                            let old = if beta == 0.0 { 0.0 } else { *yp };
-                            *yp = combine(alpha, acc[c], beta, old);
+                            let yp = y.add((row + c as u64 * ldy) as usize);
+                            let old = if beta == 0.0 { 0.0 } else { ld_global(yp) };
+                            stg(yp, combine(alpha, acc[c], beta, old));
                         }
                     });
                 }
@@ -597,7 +589,8 @@ macro_rules! csrc_kernels {
         /// # Safety
         /// As the warp kernel; blocks of whole warps, at most 1024 threads.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $block(rows: u64, cols: u64, k: u32, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $block(a: CsrArgs<$t>) {
+            let CsrArgs { ptr, idx, vals, x, y, rows, ldx, ldy, k, alpha, beta } = a;
             let temp = CSRC_SUM::ptr() as *mut $t;
             let (tid, nt) = (thread_idx_x(), block_dim_x());
             let mut row = block_idx_x() as u64;
@@ -605,14 +598,14 @@ macro_rules! csrc_kernels {
                 // SAFETY: row < rows (block-uniform); the caller's valid CSR and sizes; temp
                 // holds 32 values of either type.
                 unsafe {
-                    let acc = $row_sums(row, tid, nt, cols, k, ptr, idx, vals, x);
+                    let acc = $row_sums(row, tid, nt, ldx, k, ptr, idx, vals, x);
                     gpu_device::unroll!(c in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                         if (c as u32) < k {
                             let s = block_sum(temp, acc[c]);
                             if tid == 0 {
-                                let yp = y.add((row + c as u64 * rows) as usize);
-                                let old = if beta == 0.0 { 0.0 } else { *yp };
-                                *yp = combine(alpha, s, beta, old);
+                                let yp = y.add((row + c as u64 * ldy) as usize);
+                                let old = if beta == 0.0 { 0.0 } else { ld_global(yp) };
+                                stg(yp, combine(alpha, s, beta, old));
                             }
                         }
                     });

@@ -31,7 +31,7 @@
 //!   a fixed order: **deterministic**. Run on
 //!   A and on a stored transpose of A, they are the deterministic products.
 //! - `csrc_to_rows_{f32,f64}` then `csrc_rows{4,8,16}_{f32,f64}` ([`ToRowsArgs`],
-//!   [`RowsArgs`]): the same CSR product for wide blocks, `X` first copied row-major (a row's
+//!   [`CsrArgs`]): the same CSR product for wide blocks, `X` first copied row-major (a row's
 //!   `k` values contiguous: one line a nonzero instead of `k`), then a group of `G` lanes a row,
 //!   one lane a vector, the row's nonzeros loaded `G` at a time and broadcast by shuffles, each
 //!   sum in a register in a fixed order (**deterministic**), `Y` written column-major.
@@ -73,28 +73,144 @@ pub const fn row_blocks(rows: u64) -> u64 {
     rows.div_ceil(BLOCK_ROWS as u64)
 }
 
-/// The arguments of `csrc_rows{G}_{f32,f64}`: `Y = alpha · A · X + beta · Y` (`Y` not read when
-/// `beta == 0`) for a CSR `A` of `rows` rows and `X` row-major (`X[i][c]` at `i · k + c`), by
-/// groups of `G` lanes (`k ≤ G`, [`rows_group`]). The CSR and `X` must not be written during
-/// the launch (they are read through the non-coherent path), and `Y` must not overlap them.
+/// The arguments of the CSRC products (`csrc_ax`, `csrc_ax_pieces`, `csrc_atu`,
+/// `csrc_atu_shared`, `csrc_atu_group`, `csrc_atu_group_shared`; `_f32`/`_f64`): a stored CSRC
+/// of `rows × cols` cut into `pieces` pieces, piece `i` the nonzeros `bounds[i] .. bounds[i +
+/// 1]` of row block `block_of[i]` (a null `block_of`: row block `i`, `bounds` the block pointer
+/// `p`, `pieces` the row-block count; the kernels that take a row block at a time read only
+/// that form). The direct products compute `Y = alpha · A · X + beta · Y` (`x` the `X`, `out`
+/// the `Y`; `beta` read by `csrc_ax` alone, the others adding to an `out` scaled first); the
+/// transposed ones `V += alpha · Aᵀ · U` (`x` the `U`, `out` the `V`), `csrc_atu_group` `W +=
+/// Aᵀ · U` into a row-major scratch (`out` the `W`; `alpha` and `beta` unused).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
-pub struct RowsArgs<T> {
+pub struct CsrcArgs<T> {
+    /// The pieces' bounds (`pieces + 1` nondecreasing entries), or the block pointer.
+    pub bounds: *const u32,
+    /// Each piece's row block (`pieces` entries), or null (a piece per row block).
+    pub block_of: *const u32,
+    /// Each nonzero's row inside its row block.
+    pub r: *const u8,
+    /// Each nonzero's column (below `cols`).
+    pub j: *const u32,
+    /// The values.
+    pub v: *const T,
+    /// The block multiplied: `X` (`cols · k` values) or `U` (`rows · k`), column-major packed.
+    pub x: *const T,
+    /// The block written: `Y` (`rows · k`), `V` or `W` (`cols · k`).
+    pub out: *mut T,
+    /// Rows of the matrix.
+    pub rows: u64,
+    /// Columns of the matrix.
+    pub cols: u64,
+    /// Pieces (or row blocks).
+    pub pieces: u64,
+    /// Vectors (`1 ≤ k ≤ MAX_K`).
+    pub k: u32,
+    /// The product's scale.
+    pub alpha: T,
+    /// `Y`'s scale (`csrc_ax`).
+    pub beta: T,
+}
+
+/// The arguments of `csrc_scale_{f32,f64}`: `out = beta · out` over `n` values (`out = 0`
+/// when `beta == 0`, not read).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ScaleArgs<T> {
+    /// The values.
+    pub out: *mut T,
+    /// How many.
+    pub n: u64,
+    /// The scale.
+    pub beta: T,
+}
+
+/// The arguments of `csrc_atu_finish_{f32,f64}`: `V = alpha · W + beta · V` (`V` not read when
+/// `beta == 0`) for the row-major scratch `W` (`W[col][c]` at `col · k + c`) and the
+/// column-major `V`, both `cols · k` values.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FinishArgs<T> {
+    /// `W`.
+    pub w: *const T,
+    /// `V`.
+    pub out: *mut T,
+    /// Columns (rows of `W` and of `V`).
+    pub cols: u64,
+    /// Vectors.
+    pub k: u32,
+    /// `W`'s scale.
+    pub alpha: T,
+    /// `V`'s scale.
+    pub beta: T,
+}
+
+/// The arguments of `csrc_block_ptr`: `p[g] = ptr[min(g · BLOCK_ROWS, rows)]` for `g ≤
+/// blocks`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BlockPtrArgs {
+    /// The CSR row pointer (`rows + 1` entries).
+    pub ptr: *const u32,
+    /// The block pointer (`blocks + 1` entries).
+    pub p: *mut u32,
+    /// Rows.
+    pub rows: u64,
+    /// Row blocks ([`row_blocks`]`(rows)`).
+    pub blocks: u64,
+}
+
+/// The arguments of `csrc_gather_{f32,f64}`: after the stable sort by column inside each row
+/// block, `r[h] = row_of[perm[h]] mod BLOCK_ROWS` and `v[h] = vals[perm[h]]` for `h < nnz`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatherArgs<T> {
+    /// The CSR position of each sorted entry (a permutation of `0..nnz`).
+    pub perm: *const u32,
+    /// Each CSR nonzero's row.
+    pub row_of: *const u32,
+    /// The CSR values.
+    pub vals: *const T,
+    /// Each sorted entry's row inside its row block.
+    pub r: *mut u8,
+    /// Each sorted entry's value.
+    pub v: *mut T,
+    /// Nonzeros.
+    pub nnz: u64,
+}
+
+/// The arguments of the deterministic CSR products: `Y = alpha · A · X + beta · Y` (`Y` not read
+/// when `beta == 0`) for a CSR `A` of `rows` rows, summed in a fixed order.
+///
+/// - `csrc_csr_{thread,warp,block}_{f32,f64}`: `X` column-major (`X[i][c]` at `i + c · ldx`,
+///   `ldx` at least `A`'s columns), a thread, a warp or a block a row.
+/// - `csrc_rows{G}_{f32,f64}`: `X` row-major (`X[i][c]` at `i · ldx + c`, `ldx ≥ k`), by groups of
+///   `G` lanes (`k ≤ G`, [`rows_group`]); the CSR and `X` read through the non-coherent path, so
+///   they must not be written during the launch.
+///
+/// `Y` is column-major (`Y[i][c]` at `i + c · ldy`, `ldy ≥ rows`) and must not overlap the
+/// inputs.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CsrArgs<T> {
     /// The row pointer (`rows + 1` entries from 0, nondecreasing).
     pub ptr: *const u32,
     /// The column indices (below `X`'s rows).
     pub idx: *const u32,
     /// The values.
     pub vals: *const T,
-    /// `X`, row-major: `k` values a row.
+    /// `X`.
     pub x: *const T,
-    /// `Y`, column-major: column `c` at `c · ldy`.
+    /// `Y`.
     pub y: *mut T,
     /// Rows of `A` and `Y`.
     pub rows: u64,
+    /// `X`'s leading dimension (between vectors, or between rows for the row-major kernels).
+    pub ldx: u64,
     /// `Y`'s leading dimension (at least `rows`).
     pub ldy: u64,
-    /// Vectors (`1 ≤ k ≤ G`).
+    /// Vectors (`1 ≤ k ≤ MAX_K`).
     pub k: u32,
     /// The product's scale.
     pub alpha: T,

@@ -5,7 +5,7 @@ use gpu_device::num::combine;
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::warp::{lane_id, shfl_idx_sync};
 
-use crate::{RowsArgs, ToRowsArgs};
+use crate::{CsrArgs, ToRowsArgs};
 
 macro_rules! rows_kernels {
     ($t:ty, $to_rows:ident, $body:ident, $g4:ident, $g8:ident, $g16:ident) => {
@@ -32,10 +32,10 @@ macro_rules! rows_kernels {
         /// (`ld.global.nc`), `Y` stored with `st.global`.
         ///
         /// # Safety
-        /// [`RowsArgs`]' contract: a valid CSR, `X` of every column index's row, `Y` of `rows`
+        /// [`CsrArgs`]' contract: a valid CSR, `X` of every column index's row, `Y` of `rows`
         /// rows and `k` columns at `ldy`; `k ≤ G`; blocks of whole warps.
         #[inline(always)]
-        unsafe fn $body<const G: u32>(a: &RowsArgs<$t>) {
+        unsafe fn $body<const G: u32>(a: &CsrArgs<$t>) {
             let lane = lane_id();
             let c = lane % G;
             let base = lane - c;
@@ -62,10 +62,10 @@ macro_rules! rows_kernels {
                             let v1 = shfl_idx_sync(mask, v, base + t + 1);
                             if c < k {
                                 if p0 + (t as u64) < e {
-                                    s0 += v0 * ldg(a.x.add((j0 as u64 * k as u64 + c as u64) as usize));
+                                    s0 += v0 * ldg(a.x.add((j0 as u64 * a.ldx + c as u64) as usize));
                                 }
                                 if p0 + (t as u64) + 1 < e {
-                                    s1 += v1 * ldg(a.x.add((j1 as u64 * k as u64 + c as u64) as usize));
+                                    s1 += v1 * ldg(a.x.add((j1 as u64 * a.ldx + c as u64) as usize));
                                 }
                             }
                             t += 2;
@@ -82,32 +82,32 @@ macro_rules! rows_kernels {
             }
         }
 
-        /// [`RowsArgs`] by groups of 4 lanes (`k ≤ 4`).
+        /// [`CsrArgs`] by groups of 4 lanes (`k ≤ 4`).
         ///
         /// # Safety
         /// As the group body: a valid CSR and blocks of its sizes; blocks of whole warps.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $g4(a: RowsArgs<$t>) {
+        pub unsafe extern "ptx-kernel" fn $g4(a: CsrArgs<$t>) {
             // SAFETY: the caller's contract with G = 4.
             unsafe { $body::<4>(&a) }
         }
 
-        /// [`RowsArgs`] by groups of 8 lanes (`k ≤ 8`).
+        /// [`CsrArgs`] by groups of 8 lanes (`k ≤ 8`).
         ///
         /// # Safety
         /// As the group body: a valid CSR and blocks of its sizes; blocks of whole warps.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $g8(a: RowsArgs<$t>) {
+        pub unsafe extern "ptx-kernel" fn $g8(a: CsrArgs<$t>) {
             // SAFETY: the caller's contract with G = 8.
             unsafe { $body::<8>(&a) }
         }
 
-        /// [`RowsArgs`] by groups of 16 lanes (`k ≤ 16`).
+        /// [`CsrArgs`] by groups of 16 lanes (`k ≤ 16`).
         ///
         /// # Safety
         /// As the group body: a valid CSR and blocks of its sizes; blocks of whole warps.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $g16(a: RowsArgs<$t>) {
+        pub unsafe extern "ptx-kernel" fn $g16(a: CsrArgs<$t>) {
             // SAFETY: the caller's contract with G = 16.
             unsafe { $body::<16>(&a) }
         }
