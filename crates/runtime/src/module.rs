@@ -1,7 +1,7 @@
 //! Embedded PTX modules, kernels looked up in them, and launches that name the kernel in errors.
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaStream, DevicePtrMut, LaunchArgs, LaunchConfig, PushKernelArg, SyncOnDrop};
+use cudarc::driver::{CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchArgs, LaunchConfig, PushKernelArg, SyncOnDrop};
 
 use crate::image::Cubin;
 use crate::{Error, Result};
@@ -324,4 +324,34 @@ pub fn ptr_mut_or_null<'b, T, D: DevicePtrMut<T> + ?Sized>(buf: Option<&'b mut D
         }
         None => (0, None),
     }
+}
+
+/// A buffer's device address as an argument struct's read-only field, with the guard that
+/// orders its use on `stream` (hold it until the launch is enqueued: the buffer's pending writes
+/// on other streams are waited for, and its later users wait for this launch).
+pub fn arg_ptr<'b, T, D: DevicePtr<T> + ?Sized>(buf: &'b D, stream: &'b CudaStream) -> (*const T, SyncOnDrop<'b>) {
+    let (p, g) = buf.device_ptr(stream);
+    (p as *const T, g)
+}
+
+/// [`arg_ptr`] for a field the kernel writes.
+pub fn arg_ptr_mut<'b, T, D: DevicePtrMut<T> + ?Sized>(buf: &'b mut D, stream: &'b CudaStream) -> (*mut T, SyncOnDrop<'b>) {
+    let (p, g) = buf.device_ptr_mut(stream);
+    (p as *mut T, g)
+}
+
+/// [`arg_ptr`] of an optional buffer: null (what kernels read as "no such array") when absent.
+pub fn arg_ptr_or_null<'b, T, D: DevicePtr<T> + ?Sized>(buf: Option<&'b D>, stream: &'b CudaStream) -> (*const T, Option<SyncOnDrop<'b>>) {
+    buf.map_or((std::ptr::null(), None), |b| {
+        let (p, g) = arg_ptr(b, stream);
+        (p, Some(g))
+    })
+}
+
+/// [`arg_ptr_mut`] of an optional buffer: null when absent.
+pub fn arg_ptr_mut_or_null<'b, T, D: DevicePtrMut<T> + ?Sized>(buf: Option<&'b mut D>, stream: &'b CudaStream) -> (*mut T, Option<SyncOnDrop<'b>>) {
+    buf.map_or((std::ptr::null_mut(), None), |b| {
+        let (p, g) = arg_ptr_mut(b, stream);
+        (p, Some(g))
+    })
 }

@@ -1,77 +1,81 @@
 //! The kernels of the `transpose` module and the only `unsafe` launches of them, with their grid
-//! sizing. Arguments arrive as views (typed, their lengths known) and pass to the launch builder
-//! as views; the only raw addresses formed here are the null value pointers of pattern matrices.
+//! sizing. Arguments arrive as views (typed, their lengths known) and fill each kernel's argument
+//! struct (`transpose_kernels`) through `gpu_runtime::arg_ptr`, whose guards are held until the
+//! launch is enqueued; null value pointers stand for pattern matrices.
 use std::sync::Arc;
 
-use gpu_runtime::cudarc::driver::{CudaStream, LaunchConfig};
-use gpu_runtime::{grid_1d, DeviceView, DeviceViewMut, Gpu, Kernel, Payload};
+use gpu_runtime::cudarc::driver::{CudaStream, LaunchConfig, SyncOnDrop};
+use gpu_runtime::{arg_ptr, arg_ptr_mut, arg_ptr_mut_or_null, arg_ptr_or_null, grid_1d, DeviceView, DeviceViewMut, Gpu, KernelOf, Payload};
+use transpose_kernels::{
+    AccumulateArgs, ChunkPtrArgs, ChunkRowsArgs, ColPtrArgs, DistGatherArgs, FingerprintArgs, GatherArgs, GenerateArgs, IotaArgs, PermuteArgs,
+    PlaceArgs, SamplePtrArgs, ScatterArgs, SumPtrArgs, SymArgs, SymFlagArgs,
+};
 
 use crate::{Error, Result, MODULE, NT};
 
-/// The kernels of the `transpose` module, loaded once per plan.
+/// Values as the kernels of one width see them: the argument structs' value pointers are typed
+/// by this stand-in of the width (the structs' layout does not depend on it).
+type V = u8;
+
+/// The kernels of the `transpose` module, loaded once per plan, each with its argument struct
+/// (checked against the PTX at load).
 pub(crate) struct Kernels {
-    iota: Kernel,
-    sorted_ptr: Kernel,
-    scatter: [Kernel; 2],
-    gather: [Kernel; 2],
+    iota: KernelOf<IotaArgs>,
+    sorted_ptr: KernelOf<ColPtrArgs>,
+    scatter: [KernelOf<ScatterArgs<V>>; 2],
+    gather: [KernelOf<GatherArgs<V>>; 2],
     /// `transpose_symmetric_v{4,8}` (SymTrans).
-    symmetric: [Kernel; 2],
+    symmetric: [KernelOf<SymArgs<V>>; 2],
     /// `transpose_symmetric_probe` (SymTrans's probe).
-    probe: Kernel,
+    probe: KernelOf<SymFlagArgs>,
     /// `transpose_sym_gate`, `transpose_sym_verdict` and `transpose_auto_ptr` (`Auto`'s
     /// device-decided SymTrans).
-    gate: Kernel,
-    verdict: Kernel,
-    auto_ptr: Kernel,
+    gate: KernelOf<SymFlagArgs>,
+    verdict: KernelOf<SymFlagArgs>,
+    auto_ptr: KernelOf<ColPtrArgs>,
     /// `transpose_permute_v{1,2,16}` (values of other widths, `wide`).
-    permute: [Kernel; 3],
-    chunk_rows: Kernel,
+    permute: [KernelOf<PermuteArgs<V>>; 3],
+    chunk_rows: KernelOf<ChunkRowsArgs>,
     /// `transpose_dist_rel_ptr` and `transpose_index64_chunk_ptr` (32- and 64-bit pointers).
-    chunk_ptr: [Kernel; 2],
-    add_ptr: Kernel,
-    advance: Kernel,
+    chunk_ptr: [KernelOf<ChunkPtrArgs<V>>; 2],
+    add_ptr: KernelOf<AccumulateArgs>,
+    advance: KernelOf<AccumulateArgs>,
     /// `transpose_index64_place_v{1,2,4,8,16}`.
-    place: [Kernel; 5],
+    place: [KernelOf<PlaceArgs<V>>; 5],
     /// `transpose_dist_gather_v{1,2,4,8,16}`.
-    dist_gather: [Kernel; 5],
-    dist_sample_ptr: Kernel,
-    dist_sum_ptr: Kernel,
+    dist_gather: [KernelOf<DistGatherArgs<V>>; 5],
+    dist_sample_ptr: KernelOf<SamplePtrArgs>,
+    dist_sum_ptr: KernelOf<SumPtrArgs>,
 }
 
 impl Kernels {
     pub(crate) fn load(gpu: &Gpu) -> Result<Self> {
-        let k = |name| gpu.kernel(&MODULE, name);
+        fn k<A: Copy>(gpu: &Gpu, name: &str) -> Result<KernelOf<A>> {
+            Ok(gpu.kernel_of(&MODULE, name)?)
+        }
+        fn widths<A: Copy>(gpu: &Gpu, base: &str) -> Result<[KernelOf<A>; 5]> {
+            let w = |v: u32| k(gpu, &format!("{base}_v{v}"));
+            Ok([w(1)?, w(2)?, w(4)?, w(8)?, w(16)?])
+        }
         Ok(Self {
-            iota: k("transpose_iota")?,
-            sorted_ptr: k("transpose_sorted_ptr")?,
-            scatter: [k("transpose_scatter_v4")?, k("transpose_scatter_v8")?],
-            gather: [k("transpose_gather_v4")?, k("transpose_gather_v8")?],
-            symmetric: [k("transpose_symmetric_v4")?, k("transpose_symmetric_v8")?],
-            probe: k("transpose_symmetric_probe")?,
-            gate: k("transpose_sym_gate")?,
-            verdict: k("transpose_sym_verdict")?,
-            auto_ptr: k("transpose_auto_ptr")?,
-            permute: [k("transpose_permute_v1")?, k("transpose_permute_v2")?, k("transpose_permute_v16")?],
-            chunk_rows: k("transpose_index64_chunk_rows")?,
-            chunk_ptr: [k("transpose_dist_rel_ptr")?, k("transpose_index64_chunk_ptr")?],
-            add_ptr: k("transpose_index64_add_ptr")?,
-            advance: k("transpose_index64_advance")?,
-            place: [
-                k("transpose_index64_place_v1")?,
-                k("transpose_index64_place_v2")?,
-                k("transpose_index64_place_v4")?,
-                k("transpose_index64_place_v8")?,
-                k("transpose_index64_place_v16")?,
-            ],
-            dist_gather: [
-                k("transpose_dist_gather_v1")?,
-                k("transpose_dist_gather_v2")?,
-                k("transpose_dist_gather_v4")?,
-                k("transpose_dist_gather_v8")?,
-                k("transpose_dist_gather_v16")?,
-            ],
-            dist_sample_ptr: k("transpose_dist_sample_ptr")?,
-            dist_sum_ptr: k("transpose_dist_sum_ptr")?,
+            iota: k(gpu, "transpose_iota")?,
+            sorted_ptr: k(gpu, "transpose_sorted_ptr")?,
+            scatter: [k(gpu, "transpose_scatter_v4")?, k(gpu, "transpose_scatter_v8")?],
+            gather: [k(gpu, "transpose_gather_v4")?, k(gpu, "transpose_gather_v8")?],
+            symmetric: [k(gpu, "transpose_symmetric_v4")?, k(gpu, "transpose_symmetric_v8")?],
+            probe: k(gpu, "transpose_symmetric_probe")?,
+            gate: k(gpu, "transpose_sym_gate")?,
+            verdict: k(gpu, "transpose_sym_verdict")?,
+            auto_ptr: k(gpu, "transpose_auto_ptr")?,
+            permute: [k(gpu, "transpose_permute_v1")?, k(gpu, "transpose_permute_v2")?, k(gpu, "transpose_permute_v16")?],
+            chunk_rows: k(gpu, "transpose_index64_chunk_rows")?,
+            chunk_ptr: [k(gpu, "transpose_dist_rel_ptr")?, k(gpu, "transpose_index64_chunk_ptr")?],
+            add_ptr: k(gpu, "transpose_index64_add_ptr")?,
+            advance: k(gpu, "transpose_index64_advance")?,
+            place: widths(gpu, "transpose_index64_place")?,
+            dist_gather: widths(gpu, "transpose_dist_gather")?,
+            dist_sample_ptr: k(gpu, "transpose_dist_sample_ptr")?,
+            dist_sum_ptr: k(gpu, "transpose_dist_sum_ptr")?,
         })
     }
 }
@@ -85,12 +89,21 @@ fn grid_of(gpu: &Gpu, items: u64) -> LaunchConfig {
     grid(gpu.props().sm_count, items)
 }
 
-/// Input and output values of a launch: the kernel variant (0: 4-byte values or none, 1: 8-byte)
-/// and the two addresses, null for a pattern matrix (no values on either side).
-fn values<T: Payload>(vals: Option<(&DeviceView<'_, T>, &mut DeviceViewMut<'_, T>)>) -> (usize, u64, u64) {
+/// The guards of a launch's input and output values (none for a pattern matrix).
+type ValueGuards<'b> = Option<(SyncOnDrop<'b>, SyncOnDrop<'b>)>;
+
+/// Input and output values of a launch: the kernel variant (0: 4-byte values or none, 1: 8-byte),
+/// the two addresses, null for a pattern matrix (no values on either side), and their guards.
+fn values<'b, T: Payload>(
+    vals: Option<(&'b DeviceView<'_, T>, &'b mut DeviceViewMut<'_, T>)>,
+    stream: &'b CudaStream,
+) -> (usize, *const V, *mut V, ValueGuards<'b>) {
     match vals {
-        Some((v, o)) => (usize::from(T::BYTES == 8), v.addr(), o.addr()),
-        None => (0, 0, 0),
+        Some((v, o)) => {
+            let ((a, ga), (b, gb)) = (arg_ptr(v, stream), arg_ptr_mut(o, stream));
+            (usize::from(T::BYTES == 8), a.cast(), b.cast(), Some((ga, gb)))
+        }
+        None => (0, std::ptr::null(), std::ptr::null_mut(), None),
     }
 }
 
@@ -108,9 +121,11 @@ pub(crate) fn place_variant(bytes: usize) -> Result<usize> {
 
 /// `perm[i] = i` for every word of `perm`.
 pub(crate) fn iota(gpu: &Gpu, k: &Kernels, perm: &mut DeviceViewMut<'_, u32>) -> Result<()> {
-    let n = perm.len() as u64;
-    // SAFETY: transpose_iota(perm, nnz): writes perm[0..nnz], the view's words.
-    unsafe { k.iota.args(gpu.stream()).arg(&mut *perm).arg(&n).launch(grid_of(gpu, n))? };
+    let nnz = perm.len() as u64;
+    let stream = gpu.stream();
+    let (perm, _p) = arg_ptr_mut(perm, stream);
+    // SAFETY: transpose_iota(IotaArgs): writes perm[0..nnz], the view's words.
+    unsafe { k.iota.launch(stream, grid_of(gpu, nnz), IotaArgs { perm, nnz })? };
     Ok(())
 }
 
@@ -121,8 +136,11 @@ pub(crate) fn iota(gpu: &Gpu, k: &Kernels, perm: &mut DeviceViewMut<'_, u32>) ->
 /// `keys` is sorted with every key `< n`; `ptr` holds `n + 1` words.
 pub(crate) unsafe fn sorted_ptr(gpu: &Gpu, k: &Kernels, keys: &DeviceView<'_, u32>, n: u64, ptr: &mut DeviceViewMut<'_, u32>) -> Result<()> {
     let nnz = keys.len() as u64;
-    // SAFETY: transpose_sorted_ptr(keys, nnz, n, ptr): the caller's contract.
-    unsafe { k.sorted_ptr.args(gpu.stream()).arg(keys).arg(&nnz).arg(&n).arg(&mut *ptr).launch(grid_of(gpu, nnz))? };
+    let stream = gpu.stream();
+    let ((keys, _k), (ptr, _p)) = (arg_ptr(keys, stream), arg_ptr_mut(ptr, stream));
+    let args = ColPtrArgs { keys, verdict: std::ptr::null(), in_ptr: std::ptr::null(), ptr, nnz, n };
+    // SAFETY: transpose_sorted_ptr(ColPtrArgs): the caller's contract.
+    unsafe { k.sorted_ptr.launch(stream, grid_of(gpu, nnz), args)? };
     Ok(())
 }
 
@@ -154,25 +172,13 @@ pub(crate) unsafe fn scatter<T: Payload>(
     out_rows: &mut DeviceViewMut<'_, u32>,
 ) -> Result<()> {
     let nnz = input.cols.len() as u64;
-    let (v, vals, out_vals) = values(vals);
-    // SAFETY: transpose_scatter(nnz, n, chunk, cols, rows, vals, colptr, inter, intra, out_rows,
-    // out_vals): the caller's contract.
-    unsafe {
-        k.scatter[v]
-            .args(gpu.stream())
-            .arg(&nnz)
-            .arg(&n)
-            .arg(&chunk)
-            .arg(input.cols)
-            .arg(&input.rows)
-            .arg(&vals)
-            .arg(&input.colptr)
-            .arg(&input.table)
-            .arg(&input.intra)
-            .arg(&mut *out_rows)
-            .arg(&out_vals)
-            .launch(grid_of(gpu, nnz))?
-    };
+    let stream = gpu.stream();
+    let (v, vals, out_vals, _v) = values(vals, stream);
+    let ((cols, _c), (rows, _r), (colptr, _cp)) = (arg_ptr(input.cols, stream), arg_ptr(&input.rows, stream), arg_ptr(&input.colptr, stream));
+    let ((inter, _t), (intra, _i), (out_rows, _o)) = (arg_ptr(&input.table, stream), arg_ptr(&input.intra, stream), arg_ptr_mut(out_rows, stream));
+    let args = ScatterArgs { cols, rows, vals, colptr, inter, intra, out_rows, out_vals, nnz, n, chunk };
+    // SAFETY: transpose_scatter_v{4,8}(ScatterArgs): the caller's contract.
+    unsafe { k.scatter[v].launch(stream, grid_of(gpu, nnz), args)? };
     Ok(())
 }
 
@@ -190,9 +196,12 @@ pub(crate) unsafe fn gather<T: Payload>(
     out_rows: &mut DeviceViewMut<'_, u32>,
 ) -> Result<()> {
     let nnz = perm.len() as u64;
-    let (v, vals, out_vals) = values(vals);
-    // SAFETY: transpose_gather(nnz, perm, rows, vals, out_rows, out_vals): the caller's contract.
-    unsafe { k.gather[v].args(gpu.stream()).arg(&nnz).arg(perm).arg(rows).arg(&vals).arg(&mut *out_rows).arg(&out_vals).launch(grid_of(gpu, nnz))? };
+    let stream = gpu.stream();
+    let (v, vals, out_vals, _v) = values(vals, stream);
+    let ((perm, _p), (rows, _r), (out_rows, _o)) = (arg_ptr(perm, stream), arg_ptr(rows, stream), arg_ptr_mut(out_rows, stream));
+    let args = GatherArgs { perm, rows, vals, out_rows, out_vals, nnz };
+    // SAFETY: transpose_gather_v{4,8}(GatherArgs): the caller's contract.
+    unsafe { k.gather[v].launch(stream, grid_of(gpu, nnz), args)? };
     Ok(())
 }
 
@@ -212,9 +221,11 @@ pub(crate) unsafe fn probe(
 ) -> Result<()> {
     let threads = transpose_kernels::SYM_PROBE_ENTRIES * transpose_kernels::sym_probe_rows(n);
     let nnz = idx.len() as u64;
-    // SAFETY: transpose_symmetric_probe(n, nnz, ptr, idx, bad): the caller's contract; blocks of
-    // NT threads (whole warps).
-    unsafe { k.probe.args(stream).arg(&n).arg(&nnz).arg(ptr).arg(idx).arg(&mut *bad).launch(grid_1d(threads, NT, NT as u64, u32::MAX))? };
+    let ((ptr, _p), (idx, _i), (bad, _b)) = (arg_ptr(ptr, stream), arg_ptr(idx, stream), arg_ptr_mut(bad, stream));
+    let args = SymFlagArgs { ptr, idx, bad, verdict: std::ptr::null_mut(), n, nnz };
+    // SAFETY: transpose_symmetric_probe(SymFlagArgs): the caller's contract; blocks of NT
+    // threads (whole warps).
+    unsafe { k.probe.launch(stream, grid_1d(threads, NT, NT as u64, u32::MAX), args)? };
     Ok(())
 }
 
@@ -239,26 +250,13 @@ pub(crate) unsafe fn symmetric<T: Payload>(
 ) -> Result<()> {
     let (ptr, idx, rows) = input;
     let nnz = idx.len() as u64;
-    let (v, vals, out_vals) = values(vals);
-    let stream = gpu.stream().clone();
-    let (op, _op) = gpu_runtime::ptr_mut_or_null(out_ptr, &stream);
-    // SAFETY: transpose_symmetric_v{4,8}(n, nnz, ptr, idx, rows, vals, out_ptr, out_idx,
-    // out_vals, bad): the caller's contract.
-    unsafe {
-        k.symmetric[v]
-            .args(gpu.stream())
-            .arg(&n)
-            .arg(&nnz)
-            .arg(ptr)
-            .arg(idx)
-            .arg(rows)
-            .arg(&vals)
-            .arg(&op)
-            .arg(&mut *out_idx)
-            .arg(&out_vals)
-            .arg(&mut *bad)
-            .launch(grid_of(gpu, nnz.max(n + 1)))?
-    };
+    let stream = gpu.stream();
+    let (v, vals, out_vals, _v) = values(vals, stream);
+    let ((ptr, _p), (idx, _i), (rows, _r)) = (arg_ptr(ptr, stream), arg_ptr(idx, stream), arg_ptr(rows, stream));
+    let ((out_ptr, _op), (out_idx, _oi), (bad, _b)) = (arg_ptr_mut_or_null(out_ptr, stream), arg_ptr_mut(out_idx, stream), arg_ptr_mut(bad, stream));
+    let args = SymArgs { ptr, idx, rows, vals, out_ptr, out_idx, out_vals, bad, n, nnz };
+    // SAFETY: transpose_symmetric_v{4,8}(SymArgs): the caller's contract.
+    unsafe { k.symmetric[v].launch(stream, grid_of(gpu, nnz.max(n + 1)), args)? };
     Ok(())
 }
 
@@ -271,8 +269,11 @@ const ONE_WARP: LaunchConfig = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (3
 /// # Safety
 /// `bad` holds [`transpose_kernels::SYM_FLAG_WORDS`] words, the probe's.
 pub(crate) unsafe fn gate(gpu: &Gpu, k: &Kernels, bad: &mut DeviceViewMut<'_, u32>) -> Result<()> {
-    // SAFETY: transpose_sym_gate(bad): the caller's contract; one warp.
-    unsafe { k.gate.args(gpu.stream()).arg(&mut *bad).launch(ONE_WARP)? };
+    let stream = gpu.stream();
+    let (bad, _b) = arg_ptr_mut(bad, stream);
+    let args = SymFlagArgs { ptr: std::ptr::null(), idx: std::ptr::null(), bad, verdict: std::ptr::null_mut(), n: 0, nnz: 0 };
+    // SAFETY: transpose_sym_gate(SymFlagArgs: bad): the caller's contract; one warp.
+    unsafe { k.gate.launch(stream, ONE_WARP, args)? };
     Ok(())
 }
 
@@ -282,8 +283,12 @@ pub(crate) unsafe fn gate(gpu: &Gpu, k: &Kernels, bad: &mut DeviceViewMut<'_, u3
 /// # Safety
 /// `bad` holds [`transpose_kernels::SYM_FLAG_WORDS`] words; `verdict` at least one.
 pub(crate) unsafe fn verdict(gpu: &Gpu, k: &Kernels, bad: &DeviceView<'_, u32>, verdict: &mut DeviceViewMut<'_, u32>) -> Result<()> {
-    // SAFETY: transpose_sym_verdict(bad, verdict): the caller's contract; one warp.
-    unsafe { k.verdict.args(gpu.stream()).arg(bad).arg(&mut *verdict).launch(ONE_WARP)? };
+    let stream = gpu.stream();
+    let ((bad, _b), (verdict, _v)) = (arg_ptr(bad, stream), arg_ptr_mut(verdict, stream));
+    // The verdict kernel only reads the flag through its `bad` field.
+    let args = SymFlagArgs { ptr: std::ptr::null(), idx: std::ptr::null(), bad: bad.cast_mut(), verdict, n: 0, nnz: 0 };
+    // SAFETY: transpose_sym_verdict(SymFlagArgs: bad, verdict): the caller's contract; one warp.
+    unsafe { k.verdict.launch(stream, ONE_WARP, args)? };
     Ok(())
 }
 
@@ -301,10 +306,12 @@ pub(crate) unsafe fn auto_ptr(
     ptr: &mut DeviceViewMut<'_, u32>,
 ) -> Result<()> {
     let (nnz, n) = (keys.len() as u64, (ptr.len() as u64).saturating_sub(1));
-    // SAFETY: transpose_auto_ptr(verdict, keys, nnz, n, in_ptr, ptr): the caller's contract.
-    unsafe {
-        k.auto_ptr.args(gpu.stream()).arg(verdict).arg(keys).arg(&nnz).arg(&n).arg(in_ptr).arg(&mut *ptr).launch(grid_of(gpu, nnz.max(n + 1)))?
-    };
+    let stream = gpu.stream();
+    let ((verdict, _v), (keys, _k), (in_ptr, _i), (ptr, _p)) =
+        (arg_ptr(verdict, stream), arg_ptr(keys, stream), arg_ptr(in_ptr, stream), arg_ptr_mut(ptr, stream));
+    let args = ColPtrArgs { keys, verdict, in_ptr, ptr, nnz, n };
+    // SAFETY: transpose_auto_ptr(ColPtrArgs): the caller's contract.
+    unsafe { k.auto_ptr.launch(stream, grid_of(gpu, nnz.max(n + 1)), args)? };
     Ok(())
 }
 
@@ -326,9 +333,12 @@ pub(crate) unsafe fn permute<T: Payload>(
         bytes => return Err(Error::UnsupportedValue { bytes }),
     };
     let nnz = perm.len() as u64;
-    // SAFETY: transpose_permute_v*(nnz, perm, vals, out): the caller's contract; the variant is
-    // the values' width.
-    unsafe { k.permute[v].args(gpu.stream()).arg(&nnz).arg(perm).arg(vals).arg(&mut *out).launch(grid_of(gpu, nnz))? };
+    let stream = gpu.stream();
+    let ((perm, _p), (vals, _v), (out, _o)) = (arg_ptr(perm, stream), arg_ptr(vals, stream), arg_ptr_mut(out, stream));
+    let args = PermuteArgs { perm, vals: vals.cast::<V>(), out: out.cast::<V>(), nnz };
+    // SAFETY: transpose_permute_v*(PermuteArgs): the caller's contract; the variant is the
+    // values' width.
+    unsafe { k.permute[v].launch(stream, grid_of(gpu, nnz), args)? };
     Ok(())
 }
 
@@ -375,10 +385,13 @@ pub(crate) fn chunk_ptr<W: PtrWord>(
     if k1 - k0 > u32::MAX as u64 {
         return Err(Error::TooLarge { what: "nonzeros of a chunk", len: k1 - k0, max: u32::MAX as u64 });
     }
-    // SAFETY: transpose_{index64_chunk,dist_rel}_ptr(ptr, r0, len, k0, k1, out), the kernel of
-    // W's width: reads ptr[r0..r0 + len] (checked above), writes out's len words; k0 <= k1 and
-    // k1 − k0 < 2^32 (checked).
-    unsafe { k.chunk_ptr[W::KERNEL].args(gpu.stream()).arg(ptr).arg(&r0).arg(&len).arg(&k0).arg(&k1).arg(&mut *out).launch(grid_of(gpu, len))? };
+    let stream = gpu.stream();
+    let ((ptr, _p), (out, _o)) = (arg_ptr(ptr, stream), arg_ptr_mut(out, stream));
+    let args = ChunkPtrArgs { ptr: ptr.cast::<V>(), out, r0, len, k0, k1 };
+    // SAFETY: transpose_{index64_chunk,dist_rel}_ptr(ChunkPtrArgs), the kernel of W's width:
+    // reads ptr[r0..r0 + len] (checked above), writes out's len words; k0 <= k1 and k1 − k0 <
+    // 2^32 (checked).
+    unsafe { k.chunk_ptr[W::KERNEL].launch(stream, grid_of(gpu, len), args)? };
     Ok(())
 }
 
@@ -391,9 +404,11 @@ pub(crate) fn add_ptr(gpu: &Gpu, k: &Kernels, acc: &mut DeviceViewMut<'_, u64>, 
     if (part.len() as u64) < len {
         return Err(Error::LengthMismatch { what: "pointer added", expected: len, got: part.len() as u64 });
     }
-    // SAFETY: transpose_index64_add_ptr(acc, part, len): both hold at least len words of the
+    let stream = gpu.stream();
+    let ((acc, _a), (part, _p)) = (arg_ptr_mut(acc, stream), arg_ptr(part, stream));
+    // SAFETY: transpose_index64_add_ptr(AccumulateArgs): both hold at least len words of the
     // kernel's types (u64 and u32).
-    unsafe { k.add_ptr.args(gpu.stream()).arg(&mut *acc).arg(part).arg(&len).launch(grid_of(gpu, len))? };
+    unsafe { k.add_ptr.launch(stream, grid_of(gpu, len), AccumulateArgs { acc, part, len })? };
     Ok(())
 }
 
@@ -431,8 +446,6 @@ pub(crate) unsafe fn place_piece<T: Payload>(
 ) -> Result<()> {
     let (nc, n) = (piece.cols.len() as u64, cursor.len() as u64);
     let kv = place_variant(if piece.vals.is_some() { T::BYTES } else { 0 })?;
-    let vals = piece.vals.as_ref().map_or(0, |v| v.addr());
-    let out_vals = out_vals.map_or(0, |v| v.addr());
     let lengths = [
         ("placed piece's rows", nc, piece.rows.len() as u64),
         ("placed piece's pointer", n + 1, piece.cp.len() as u64),
@@ -441,23 +454,17 @@ pub(crate) unsafe fn place_piece<T: Payload>(
     if let Some(&(what, expected, got)) = lengths.iter().find(|(_, e, g)| e != g) {
         return Err(Error::LengthMismatch { what, expected, got });
     }
-    // SAFETY: transpose_index64_place_v*(nc, cols, cp, cursor, rows, r0, vals, out_rows,
-    // out_vals) and transpose_index64_advance(cursor, cp, n): the lengths checked above and the
-    // caller's contract; the variant is the values' width (null values with no values).
+    let stream = gpu.stream();
+    let ((col, _c), (cp, _cp), (rows, _r)) = (arg_ptr(&piece.cols, stream), arg_ptr(&piece.cp, stream), arg_ptr(&piece.rows, stream));
+    let ((vals, _v), (out_vals, _ov)) = (arg_ptr_or_null(piece.vals.as_ref(), stream), arg_ptr_mut_or_null(out_vals, stream));
+    let ((cursor, _cu), (out_rows, _or)) = (arg_ptr_mut(cursor, stream), arg_ptr_mut(out_rows, stream));
+    let place = PlaceArgs { col, cp, cursor, rows, vals: vals.cast::<V>(), out_rows, out_vals: out_vals.cast::<V>(), nnz: nc, r0: piece.r0 };
+    // SAFETY: transpose_index64_place_v*(PlaceArgs) and transpose_index64_advance(AccumulateArgs:
+    // cursor, cp, n): the lengths checked above and the caller's contract; the variant is the
+    // values' width (null values with no values).
     unsafe {
-        k.place[kv]
-            .args(gpu.stream())
-            .arg(&nc)
-            .arg(&piece.cols)
-            .arg(&piece.cp)
-            .arg(&mut *cursor)
-            .arg(&piece.rows)
-            .arg(&piece.r0)
-            .arg(&vals)
-            .arg(&mut *out_rows)
-            .arg(&out_vals)
-            .launch(grid_of(gpu, nc))?;
-        k.advance.args(gpu.stream()).arg(&mut *cursor).arg(&piece.cp).arg(&n).launch(grid_of(gpu, n))?
+        k.place[kv].launch(stream, grid_of(gpu, nc), place)?;
+        k.advance.launch(stream, grid_of(gpu, n), AccumulateArgs { acc: cursor, part: cp, len: n })?
     };
     Ok(())
 }
@@ -531,26 +538,16 @@ pub(crate) unsafe fn gather_pieces<T: Payload>(
     if nnz == 0 {
         return Ok(());
     }
-    let out_vals = out_vals.map_or(0, |v| v.addr());
     let np = (table.len() / PIECE_WORDS) as u32;
-    // SAFETY: transpose_dist_gather_v*(nnz, base, cols, out_ptr, np, table, out_rows, out_vals): the
-    // outputs' lengths checked above (nnz), the table's pieces checked by gather_table against
-    // out_ptr's length and the values' presence (the caller's contract), cols below out_ptr's
-    // length − 1 (the caller's contract); the variant is the values' width (null values with
-    // none).
-    unsafe {
-        k.dist_gather[kv]
-            .args(gpu.stream())
-            .arg(&nnz)
-            .arg(&base)
-            .arg(cols)
-            .arg(out_ptr)
-            .arg(&np)
-            .arg(table)
-            .arg(&mut *out_rows)
-            .arg(&out_vals)
-            .launch(grid_of(gpu, nnz.div_ceil(4)))?
-    };
+    let stream = gpu.stream();
+    let ((col, _c), (out_ptr, _p), (table, _t)) = (arg_ptr(cols, stream), arg_ptr(out_ptr, stream), arg_ptr(table, stream));
+    let ((out_rows, _r), (out_vals, _v)) = (arg_ptr_mut(out_rows, stream), arg_ptr_mut_or_null(out_vals, stream));
+    let args = DistGatherArgs { col, out_ptr, table, out_rows, out_vals: out_vals.cast::<V>(), nnz, base, np };
+    // SAFETY: transpose_dist_gather_v*(DistGatherArgs): the outputs' lengths checked above
+    // (nnz), the table's pieces checked by gather_table against out_ptr's length and the
+    // values' presence (the caller's contract), cols below out_ptr's length − 1 (the caller's
+    // contract); the variant is the values' width (null values with none).
+    unsafe { k.dist_gather[kv].launch(stream, grid_of(gpu, nnz.div_ceil(4)), args)? };
     Ok(())
 }
 
@@ -571,9 +568,11 @@ pub(crate) fn sample_ptr(
         return Err(Error::LengthMismatch { what: "sampled pointer", expected: 1, got: 0 });
     }
     let (n, len) = (ptr.len() as u64 - 1, out.len() as u64);
-    // SAFETY: transpose_dist_sample_ptr(ptr, n, start, stride, len, out): reads ptr[..=n] (the
-    // view's words; positions clamped to n), writes out's len words.
-    unsafe { k.dist_sample_ptr.args(gpu.stream()).arg(ptr).arg(&n).arg(&start).arg(&stride).arg(&len).arg(&mut *out).launch(grid_of(gpu, len))? };
+    let stream = gpu.stream();
+    let ((ptr, _p), (out, _o)) = (arg_ptr(ptr, stream), arg_ptr_mut(out, stream));
+    // SAFETY: transpose_dist_sample_ptr(SamplePtrArgs): reads ptr[..=n] (the view's words;
+    // positions clamped to n), writes out's len words.
+    unsafe { k.dist_sample_ptr.launch(stream, grid_of(gpu, len), SamplePtrArgs { ptr, out, n, start, stride, len })? };
     Ok(())
 }
 
@@ -588,9 +587,11 @@ pub(crate) unsafe fn sum_ptr(gpu: &Gpu, k: &Kernels, table: &DeviceView<'_, u64>
         return Err(Error::LengthMismatch { what: "gather table (5 words a piece)", expected: 0, got: (table.len() % PIECE_WORDS) as u64 });
     }
     let (np, len) = ((table.len() / PIECE_WORDS) as u32, out.len() as u64);
-    // SAFETY: transpose_dist_sum_ptr(np, table, len, out): the caller's contract (each piece's
-    // pointer at least len words), out's len words.
-    unsafe { k.dist_sum_ptr.args(gpu.stream()).arg(&np).arg(table).arg(&len).arg(&mut *out).launch(grid_of(gpu, len))? };
+    let stream = gpu.stream();
+    let ((table, _t), (out, _o)) = (arg_ptr(table, stream), arg_ptr_mut(out, stream));
+    // SAFETY: transpose_dist_sum_ptr(SumPtrArgs): the caller's contract (each piece's pointer at
+    // least len words), out's len words.
+    unsafe { k.dist_sum_ptr.launch(stream, grid_of(gpu, len), SumPtrArgs { table, out, len, np })? };
     Ok(())
 }
 
@@ -610,9 +611,10 @@ pub(crate) unsafe fn chunk_rows(
 ) -> Result<()> {
     let m = ptr.len() as u64 - 1;
     let chunks = nnz.div_ceil(chunk);
-    // SAFETY: transpose_index64_chunk_rows(ptr, m, nnz, chunk, chunks, rows): the caller's
-    // contract.
-    unsafe { k.chunk_rows.args(gpu.stream()).arg(ptr).arg(&m).arg(&nnz).arg(&chunk).arg(&chunks).arg(&mut *rows).launch(grid_of(gpu, chunks))? };
+    let stream = gpu.stream();
+    let ((ptr, _p), (rows, _r)) = (arg_ptr(ptr, stream), arg_ptr_mut(rows, stream));
+    // SAFETY: transpose_index64_chunk_rows(ChunkRowsArgs): the caller's contract.
+    unsafe { k.chunk_rows.launch(stream, grid_of(gpu, chunks), ChunkRowsArgs { ptr, rows, m, nnz, chunk, chunks })? };
     Ok(())
 }
 
@@ -627,11 +629,14 @@ pub(crate) unsafe fn fingerprint(
     rows_major: bool,
     out: &mut DeviceViewMut<'_, u64>,
 ) -> Result<()> {
-    let kernel = gpu.kernel(&MODULE, "transpose_index64_fingerprint")?;
-    let (majors, rm) = (ptr.len() as u64 - 1, u32::from(rows_major));
+    let kernel: KernelOf<FingerprintArgs> = gpu.kernel_of(&MODULE, "transpose_index64_fingerprint")?;
+    let (majors, rows_major) = (ptr.len() as u64 - 1, u32::from(rows_major));
     let cfg = grid_1d(32 * majors.max(1), NT, NT as u64, gpu.props().sm_count.max(1) * 16);
-    // SAFETY: the caller's contract; blocks of NT threads (whole warps).
-    unsafe { kernel.args(gpu.stream()).arg(ptr).arg(&majors).arg(idx).arg(&rm).arg(&mut *out).launch(cfg)? };
+    let stream = gpu.stream();
+    let ((ptr, _p), (idx, _i), (out, _o)) = (arg_ptr(ptr, stream), arg_ptr(idx, stream), arg_ptr_mut(out, stream));
+    // SAFETY: transpose_index64_fingerprint(FingerprintArgs): the caller's contract; blocks of
+    // NT threads (whole warps).
+    unsafe { kernel.launch(stream, cfg, FingerprintArgs { ptr, idx, out, majors, rows_major })? };
     Ok(())
 }
 
@@ -644,10 +649,48 @@ pub(crate) fn generate(gpu: &Gpu, ptr: &mut DeviceViewMut<'_, u64>, idx: &mut De
     if ptr.len() < 2 || n == 0 {
         return Err(Error::LengthMismatch { what: "generated matrix's pointer", expected: 2, got: ptr.len() as u64 });
     }
-    let kernel = gpu.kernel(&MODULE, "transpose_index64_generate")?;
+    let kernel: KernelOf<GenerateArgs> = gpu.kernel_of(&MODULE, "transpose_index64_generate")?;
     let (m, nnz) = (ptr.len() as u64 - 1, idx.len() as u64);
-    // SAFETY: transpose_index64_generate writes ptr[0..=m] and idx[0..nnz], the views' words;
-    // m, n > 0.
-    unsafe { kernel.args(gpu.stream()).arg(&mut *ptr).arg(&m).arg(&mut *idx).arg(&nnz).arg(&n).arg(&seed).launch(grid_of(gpu, nnz.max(m + 1)))? };
+    let stream = gpu.stream();
+    let ((ptr, _p), (idx, _i)) = (arg_ptr_mut(ptr, stream), arg_ptr_mut(idx, stream));
+    // SAFETY: transpose_index64_generate(GenerateArgs) writes ptr[0..=m] and idx[0..nnz], the
+    // views' words; m, n > 0.
+    unsafe { kernel.launch(stream, grid_of(gpu, nnz.max(m + 1)), GenerateArgs { ptr, idx, m, nnz, n, seed })? };
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_runtime::check_signature;
+
+    /// Every kernel takes exactly its argument struct in the committed PTX (what
+    /// `Gpu::kernel_of` checks at load, here without a GPU).
+    #[test]
+    fn argument_structs_match_the_ptx() {
+        fn check<A: Copy>(names: &[&str]) {
+            for name in names {
+                check_signature::<A>(&MODULE, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+        check::<IotaArgs>(&["transpose_iota"]);
+        check::<ColPtrArgs>(&["transpose_sorted_ptr", "transpose_auto_ptr"]);
+        check::<ScatterArgs<V>>(&["transpose_scatter_v4", "transpose_scatter_v8"]);
+        check::<GatherArgs<V>>(&["transpose_gather_v4", "transpose_gather_v8"]);
+        check::<SymArgs<V>>(&["transpose_symmetric_v4", "transpose_symmetric_v8"]);
+        check::<SymFlagArgs>(&["transpose_symmetric_probe", "transpose_sym_gate", "transpose_sym_verdict"]);
+        check::<PermuteArgs<V>>(&["transpose_permute_v1", "transpose_permute_v2", "transpose_permute_v16"]);
+        check::<ChunkRowsArgs>(&["transpose_index64_chunk_rows"]);
+        check::<ChunkPtrArgs<V>>(&["transpose_dist_rel_ptr", "transpose_index64_chunk_ptr"]);
+        check::<AccumulateArgs>(&["transpose_index64_add_ptr", "transpose_index64_advance"]);
+        let widths = ["v1", "v2", "v4", "v8", "v16"];
+        check::<PlaceArgs<V>>(&widths.map(|w| format!("transpose_index64_place_{w}")).iter().map(String::as_str).collect::<Vec<_>>());
+        check::<DistGatherArgs<V>>(&widths.map(|w| format!("transpose_dist_gather_{w}")).iter().map(String::as_str).collect::<Vec<_>>());
+        check::<SamplePtrArgs>(&["transpose_dist_sample_ptr"]);
+        check::<SumPtrArgs>(&["transpose_dist_sum_ptr"]);
+        check::<GenerateArgs>(&["transpose_index64_generate"]);
+        check::<FingerprintArgs>(&["transpose_index64_fingerprint"]);
+        // A struct of another size is refused.
+        assert!(check_signature::<IotaArgs>(&MODULE, "transpose_scatter_v4").is_err());
+    }
 }

@@ -1,21 +1,24 @@
 //! Kernels of PTX module `transpose`.
-use gpu_device::mem::{ldg, ldg_u32, ldg_u32x4, stg};
+use gpu_device::mem::{ld_global, ldg, ldg_u32, ldg_u32x4, stg};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::{atomic, warp};
 
 use crate::index64::{chunk_ptr, chunk_rows, entry_hashes, gen_col, gen_ptr};
-use crate::{scatter_slot, sorted_ptr_range};
+use crate::{
+    scatter_slot, sorted_ptr_range, AccumulateArgs, ChunkPtrArgs, ChunkRowsArgs, ColPtrArgs, DistGatherArgs, FingerprintArgs, GatherArgs,
+    GenerateArgs, IotaArgs, PermuteArgs, PlaceArgs, SamplePtrArgs, ScatterArgs, SumPtrArgs, SymArgs, SymFlagArgs,
+};
 
 /// `perm[j] = j` for `j < nnz`.
 ///
 /// # Safety
 /// `perm` holds `nnz` words; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_iota(perm: *mut u32, nnz: u64) {
+pub unsafe extern "ptx-kernel" fn transpose_iota(a: IotaArgs) {
     let mut j = index_1d_u64();
-    while j < nnz {
+    while j < a.nnz {
         // SAFETY: j < nnz.
-        unsafe { *perm.add(j as usize) = j as u32 };
+        unsafe { stg(a.perm.add(j as usize), j as u32) };
         j += grid_size_1d();
     }
 }
@@ -28,9 +31,9 @@ pub unsafe extern "ptx-kernel" fn transpose_iota(perm: *mut u32, nnz: u64) {
 /// # Safety
 /// `keys` holds `nnz` sorted words `< n`, `ptr` holds `n + 1`; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_sorted_ptr(keys: *const u32, nnz: u64, n: u64, ptr: *mut u32) {
+pub unsafe extern "ptx-kernel" fn transpose_sorted_ptr(a: ColPtrArgs) {
     // SAFETY: the caller's contract.
-    unsafe { sorted_ptr(keys, nnz, n, ptr) }
+    unsafe { sorted_ptr(a.keys, a.nnz, a.n, a.ptr) }
 }
 
 /// `Auto`'s column pointer after SymTrans's attempt and the sort it guards: from the sorted
@@ -40,7 +43,8 @@ pub unsafe extern "ptx-kernel" fn transpose_sorted_ptr(keys: *const u32, nnz: u6
 /// # Safety
 /// `verdict` one word; `keys` holds `nnz` words, `in_ptr` and `ptr` `n + 1`; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_auto_ptr(verdict: *const u32, keys: *const u32, nnz: u64, n: u64, in_ptr: *const u32, ptr: *mut u32) {
+pub unsafe extern "ptx-kernel" fn transpose_auto_ptr(a: ColPtrArgs) {
+    let ColPtrArgs { keys, verdict, in_ptr, ptr, nnz, n } = a;
     // SAFETY: the caller's contract; the copy's indices are <= n.
     unsafe {
         if ldg_u32(verdict) != 0 {
@@ -112,19 +116,8 @@ macro_rules! move_kernels {
         /// items; `colptr` holds `n + 1`, `inter` `(ceil(nnz / chunk) + 1) * n`; the inputs are
         /// ScanTrans's, so every slot is `< nnz` and distinct. Any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $scatter(
-            nnz: u64,
-            n: u64,
-            chunk: u64,
-            cols: *const u32,
-            rows: *const u32,
-            vals: *const $t,
-            colptr: *const u32,
-            inter: *const u32,
-            intra: *const u32,
-            out_rows: *mut u32,
-            out_vals: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $scatter(a: ScatterArgs<$t>) {
+            let ScatterArgs { cols, rows, vals, colptr, inter, intra, out_rows, out_vals, nnz, n, chunk } = a;
             let mut j = index_1d_u64();
             while j < nnz {
                 // SAFETY: j < nnz; c < n; p * n + c is inside inter; the slot is < nnz.
@@ -133,9 +126,9 @@ macro_rules! move_kernels {
                     let p = j / chunk;
                     let at = scatter_slot(ldg_u32(colptr.add(c as usize)), ldg_u32(inter.add((p * n + c) as usize)), ldg_u32(intra.add(j as usize)))
                         as usize;
-                    *out_rows.add(at) = ldg_u32(rows.add(j as usize));
+                    stg(out_rows.add(at), ldg_u32(rows.add(j as usize)));
                     if !vals.is_null() {
-                        *out_vals.add(at) = *vals.add(j as usize);
+                        stg(out_vals.add(at), ld_global(vals.add(j as usize)));
                     }
                 }
                 j += grid_size_1d();
@@ -149,22 +142,16 @@ macro_rules! move_kernels {
         /// `perm`, `rows`, `out_rows` (and `vals`, `out_vals` when used) hold `nnz` items;
         /// `perm` is a permutation of `0..nnz`. Any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $gather(
-            nnz: u64,
-            perm: *const u32,
-            rows: *const u32,
-            vals: *const $t,
-            out_rows: *mut u32,
-            out_vals: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $gather(a: GatherArgs<$t>) {
+            let GatherArgs { perm, rows, vals, out_rows, out_vals, nnz } = a;
             let mut k = index_1d_u64();
             while k < nnz {
                 // SAFETY: k < nnz and perm[k] < nnz.
                 unsafe {
                     let j = ldg_u32(perm.add(k as usize)) as usize;
-                    *out_rows.add(k as usize) = ldg_u32(rows.add(j));
+                    stg(out_rows.add(k as usize), ldg_u32(rows.add(j)));
                     if !vals.is_null() {
-                        *out_vals.add(k as usize) = *vals.add(j);
+                        stg(out_vals.add(k as usize), ld_global(vals.add(j)));
                     }
                 }
                 k += grid_size_1d();
@@ -188,18 +175,8 @@ macro_rules! symmetric_kernel {
         /// words, `out_idx` (and `out_vals`, `vals` when used) `nnz`; `bad` [`SYM_FLAG_WORDS`]
         /// words, zeroed. Any 1-D grid of whole warps.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(
-            n: u64,
-            nnz: u64,
-            ptr: *const u32,
-            idx: *const u32,
-            rows: *const u32,
-            vals: *const $t,
-            out_ptr: *mut u32,
-            out_idx: *mut u32,
-            out_vals: *mut $t,
-            bad: *mut u32,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $name(a: SymArgs<$t>) {
+            let SymArgs { ptr, idx, rows, vals, out_ptr, out_idx, out_vals, bad, n, nnz } = a;
             let end = nnz.max(n + 1);
             let lane = warp::lane_id() as usize;
             // Warps poll different copies of the flag (one word polled by every warp cost 77 µs,
@@ -260,7 +237,8 @@ macro_rules! symmetric_kernel {
 /// are clamped as in the full pass); `bad` holds [`SYM_FLAG_WORDS`] words. Any 1-D grid of
 /// whole warps.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_symmetric_probe(n: u64, nnz: u64, ptr: *const u32, idx: *const u32, bad: *mut u32) {
+pub unsafe extern "ptx-kernel" fn transpose_symmetric_probe(a: SymFlagArgs) {
+    let SymFlagArgs { ptr, idx, bad, n, nnz, .. } = a;
     let lane = warp::lane_id();
     let rows = sym_probe_rows(n);
     // Warp-uniform: the lanes of a warp share s (blocks are whole warps).
@@ -324,7 +302,8 @@ unsafe fn mirror_row(ptr: *const u32, n: u64, nnz: u64, c: u32) -> (u64, u64) {
 /// # Safety
 /// `bad` holds [`SYM_FLAG_WORDS`] words, the probe's. One warp (more threads do nothing more).
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_sym_gate(bad: *mut u32) {
+pub unsafe extern "ptx-kernel" fn transpose_sym_gate(a: SymFlagArgs) {
+    let bad = a.bad;
     let lane = warp::lane_id() as usize;
     if index_1d_u64() >= 32 {
         return;
@@ -344,7 +323,8 @@ pub unsafe extern "ptx-kernel" fn transpose_sym_gate(bad: *mut u32) {
 /// # Safety
 /// `bad` holds [`SYM_FLAG_WORDS`] words, `verdict` one. One warp (more threads do nothing more).
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_sym_verdict(bad: *const u32, verdict: *mut u32) {
+pub unsafe extern "ptx-kernel" fn transpose_sym_verdict(a: SymFlagArgs) {
+    let (bad, verdict) = (a.bad as *const u32, a.verdict);
     let lane = warp::lane_id() as usize;
     if index_1d_u64() >= 32 {
         return;
@@ -460,7 +440,8 @@ macro_rules! permute_kernel {
         /// `perm` holds `nnz` indices below `nnz`; `vals` and `out` hold `nnz` items and do not
         /// overlap; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(nnz: u64, perm: *const u32, vals: *const $t, out: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $name(a: PermuteArgs<$t>) {
+            let PermuteArgs { perm, vals, out, nnz } = a;
             let mut j = index_1d_u64();
             while j < nnz {
                 // SAFETY: j < nnz and perm[j] < nnz.
@@ -483,7 +464,8 @@ permute_kernel!(transpose_permute_v16, Bytes16, "16-byte values");
 /// `ptr` holds `m + 1` nondecreasing words from 0 to `nnz`; `chunks = ceil(nnz / chunk)`,
 /// `nnz > 0`; `rows` holds `2·chunks`. Any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_index64_chunk_rows(ptr: *const u64, m: u64, nnz: u64, chunk: u64, chunks: u64, rows: *mut u64) {
+pub unsafe extern "ptx-kernel" fn transpose_index64_chunk_rows(a: ChunkRowsArgs) {
+    let ChunkRowsArgs { ptr, rows, m, nnz, chunk, chunks } = a;
     let mut c = index_1d_u64();
     while c < chunks {
         let k0 = c * chunk;
@@ -508,7 +490,8 @@ macro_rules! chunk_ptr_kernel {
         /// `ptr` holds at least `r0 + len` words, `out` `len`; `k0 <= k1`, `k1 - k0 < 2^32`. Any
         /// 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(ptr: *const $w, r0: u64, len: u64, k0: u64, k1: u64, out: *mut u32) {
+        pub unsafe extern "ptx-kernel" fn $name(a: ChunkPtrArgs<$w>) {
+            let ChunkPtrArgs { ptr, out, r0, len, k0, k1 } = a;
             let mut i = index_1d_u64();
             while i < len {
                 // SAFETY: r0 + i < r0 + len, i < len.
@@ -528,11 +511,15 @@ chunk_ptr_kernel!(transpose_dist_rel_ptr, u32);
 /// # Safety
 /// `acc` and `part` hold `len` words. Any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_index64_add_ptr(acc: *mut u64, part: *const u32, len: u64) {
+pub unsafe extern "ptx-kernel" fn transpose_index64_add_ptr(a: AccumulateArgs) {
+    let AccumulateArgs { acc, part, len } = a;
     let mut j = index_1d_u64();
     while j < len {
         // SAFETY: j < len.
-        unsafe { *acc.add(j as usize) += ldg_u32(part.add(j as usize)) as u64 };
+        unsafe {
+            let w = acc.add(j as usize);
+            stg(w, ld_global(w) + ldg_u32(part.add(j as usize)) as u64)
+        };
         j += grid_size_1d();
     }
 }
@@ -542,11 +529,15 @@ pub unsafe extern "ptx-kernel" fn transpose_index64_add_ptr(acc: *mut u64, part:
 /// # Safety
 /// `cursor` holds `n` words, `cp` `n + 1` nondecreasing. Any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_index64_advance(cursor: *mut u64, cp: *const u32, n: u64) {
+pub unsafe extern "ptx-kernel" fn transpose_index64_advance(a: AccumulateArgs) {
+    let AccumulateArgs { acc: cursor, part: cp, len: n } = a;
     let mut j = index_1d_u64();
     while j < n {
         // SAFETY: j < n, j + 1 <= n.
-        unsafe { *cursor.add(j as usize) += (ldg_u32(cp.add(j as usize + 1)) - ldg_u32(cp.add(j as usize))) as u64 };
+        unsafe {
+            let w = cursor.add(j as usize);
+            stg(w, ld_global(w) + (ldg_u32(cp.add(j as usize + 1)) - ldg_u32(cp.add(j as usize))) as u64)
+        };
         j += grid_size_1d();
     }
 }
@@ -562,17 +553,8 @@ macro_rules! place_kernel {
         /// `n + 1` words with `cp[col[k]] <= k`; every destination is below the length of
         /// `out_rows` (and `out_vals`), and distinct. Any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(
-            nnz: u64,
-            col: *const u32,
-            cp: *const u32,
-            cursor: *const u64,
-            rows: *const u32,
-            r0: u32,
-            vals: *const $t,
-            out_rows: *mut u32,
-            out_vals: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $name(a: PlaceArgs<$t>) {
+            let PlaceArgs { col, cp, cursor, rows, vals, out_rows, out_vals, nnz, r0 } = a;
             let mut k = index_1d_u64();
             while k < nnz {
                 // SAFETY: the contract: k < nnz, col[k] < n, each destination in bounds.
@@ -627,16 +609,8 @@ macro_rules! gather_kernel {
         /// unless 0) of the stated length; `out_rows` (and `out_vals`, unless null) `nnz`
         /// items. Any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(
-            nnz: u64,
-            base: u64,
-            col: *const u32,
-            out_ptr: *const u32,
-            np: u32,
-            table: *const u64,
-            out_rows: *mut u32,
-            out_vals: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $name(a: DistGatherArgs<$t>) {
+            let DistGatherArgs { col, out_ptr, table, out_rows, out_vals, nnz, base, np } = a;
             let stride = grid_size_1d();
             let mut at = index_1d_u64();
             while at < nnz {
@@ -726,7 +700,8 @@ gather_kernel!(transpose_dist_gather_v16, Bytes16);
 /// # Safety
 /// `ptr` holds `n + 1` words, `out` `len`. Any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_dist_sample_ptr(ptr: *const u32, n: u64, start: u64, stride: u64, len: u64, out: *mut u64) {
+pub unsafe extern "ptx-kernel" fn transpose_dist_sample_ptr(a: SamplePtrArgs) {
+    let SamplePtrArgs { ptr, out, n, start, stride, len } = a;
     let mut i = index_1d_u64();
     while i < len {
         let at = i.saturating_mul(stride).saturating_add(start).min(n);
@@ -744,7 +719,8 @@ pub unsafe extern "ptx-kernel" fn transpose_dist_sample_ptr(ptr: *const u32, n: 
 /// `table` holds `np` pieces whose pointers hold at least `len` words; `out` holds `len`. Any
 /// 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_dist_sum_ptr(np: u32, table: *const u64, len: u64, out: *mut u32) {
+pub unsafe extern "ptx-kernel" fn transpose_dist_sum_ptr(a: SumPtrArgs) {
+    let SumPtrArgs { table, out, len, np } = a;
     let mut j = index_1d_u64();
     while j < len {
         let mut sum = 0u32;
@@ -770,7 +746,8 @@ pub unsafe extern "ptx-kernel" fn transpose_dist_sum_ptr(np: u32, table: *const 
 /// # Safety
 /// `ptr` holds `m + 1` words, `idx` `nnz`; `m, n > 0`. Any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_index64_generate(ptr: *mut u64, m: u64, idx: *mut u32, nnz: u64, n: u64, seed: u64) {
+pub unsafe extern "ptx-kernel" fn transpose_index64_generate(a: GenerateArgs) {
+    let GenerateArgs { ptr, idx, m, nnz, n, seed } = a;
     let mut k = index_1d_u64();
     while k < nnz.max(m + 1) {
         // SAFETY: each store is checked against its array's length.
@@ -796,7 +773,8 @@ pub unsafe extern "ptx-kernel" fn transpose_index64_generate(ptr: *mut u64, m: u
 /// `ptr` holds `majors + 1` nondecreasing words, `idx` `ptr[majors]`; `out` three words.
 /// Blocks of whole warps, any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn transpose_index64_fingerprint(ptr: *const u64, majors: u64, idx: *const u32, rows_major: u32, out: *mut u64) {
+pub unsafe extern "ptx-kernel" fn transpose_index64_fingerprint(a: FingerprintArgs) {
+    let FingerprintArgs { ptr, idx, out, majors, rows_major } = a;
     let lane = warp::lane_id() as u64;
     let warps = grid_size_1d() / 32;
     let mut i = index_1d_u64() / 32;

@@ -258,5 +258,320 @@ pub fn symmetric_slot(idx: &impl Fn(u64) -> u32, b: u64, e: u64, r: u32) -> Opti
     (lo < e && idx(lo) == r).then_some(lo)
 }
 
+/// The arguments of `transpose_iota`: `perm[j] = j` for `j < nnz`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IotaArgs {
+    /// `nnz` words.
+    pub perm: *mut u32,
+    /// Entries.
+    pub nnz: u64,
+}
+
+/// The arguments of the column-pointer kernels: `transpose_sorted_ptr` (the pointer of `n + 1`
+/// words from the `nnz` sorted keys; `verdict` and `in_ptr` unused) and `transpose_auto_ptr`
+/// (the same when `verdict[0] != 0`, else a copy of `in_ptr`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ColPtrArgs {
+    /// `nnz` sorted column indices below `n`.
+    pub keys: *const u32,
+    /// SymTrans's verdict (one word; `transpose_auto_ptr`).
+    pub verdict: *const u32,
+    /// The input's pointer (`n + 1` words; `transpose_auto_ptr`).
+    pub in_ptr: *const u32,
+    /// The column pointer written (`n + 1` words).
+    pub ptr: *mut u32,
+    /// Keys.
+    pub nnz: u64,
+    /// Columns.
+    pub n: u64,
+}
+
+/// The arguments of `transpose_scatter_v{4,8}` (ScanTrans's scatter): nonzero `j` (row
+/// `rows[j]`, column `cols[j]`, partition `p = j / chunk`) to [`scatter_slot`]`(colptr[c],
+/// inter[p · n + c], intra[j])` of `out_rows` and `out_vals` (values skipped when `vals` is
+/// null).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ScatterArgs<T> {
+    /// Each nonzero's column.
+    pub cols: *const u32,
+    /// Each nonzero's row.
+    pub rows: *const u32,
+    /// The values, or null.
+    pub vals: *const T,
+    /// The transpose's column pointer (`n + 1` words).
+    pub colptr: *const u32,
+    /// Each partition's offsets into each column (`(ceil(nnz / chunk) + 1) · n` words).
+    pub inter: *const u32,
+    /// Each nonzero's rank among its partition's nonzeros of its column.
+    pub intra: *const u32,
+    /// The transpose's row indices.
+    pub out_rows: *mut u32,
+    /// The transpose's values (unused when `vals` is null).
+    pub out_vals: *mut T,
+    /// Nonzeros.
+    pub nnz: u64,
+    /// Columns.
+    pub n: u64,
+    /// Nonzeros a partition.
+    pub chunk: u64,
+}
+
+/// The arguments of `transpose_gather_v{4,8}`: `out_rows[k] = rows[perm[k]]`, `out_vals[k] =
+/// vals[perm[k]]` (values skipped when `vals` is null).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GatherArgs<T> {
+    /// A permutation of `0..nnz`.
+    pub perm: *const u32,
+    /// The row indices.
+    pub rows: *const u32,
+    /// The values, or null.
+    pub vals: *const T,
+    /// The gathered rows.
+    pub out_rows: *mut u32,
+    /// The gathered values (unused when `vals` is null).
+    pub out_vals: *mut T,
+    /// Nonzeros.
+    pub nnz: u64,
+}
+
+/// The arguments of `transpose_symmetric_v{4,8}` (SymTrans's pass over an `n × n` CSR): the
+/// pointer and indices copied, each value to its mirror's place, the flag `bad` raised on a
+/// nonzero without a mirror ([`SYM_FLAG_WORDS`] words).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SymArgs<T> {
+    /// The pointer (`n + 1 ≥ 2` words).
+    pub ptr: *const u32,
+    /// The column indices (`nnz`).
+    pub idx: *const u32,
+    /// Each nonzero's row (`nnz`).
+    pub rows: *const u32,
+    /// The values, or null.
+    pub vals: *const T,
+    /// The transpose's pointer (`n + 1` words), or null.
+    pub out_ptr: *mut u32,
+    /// The transpose's indices (`nnz`).
+    pub out_idx: *mut u32,
+    /// The transpose's values (unused when `vals` is null).
+    pub out_vals: *mut T,
+    /// The flag, zeroed.
+    pub bad: *mut u32,
+    /// Rows and columns.
+    pub n: u64,
+    /// Nonzeros.
+    pub nnz: u64,
+}
+
+/// The arguments of SymTrans's flag kernels: `transpose_symmetric_probe` (`ptr`, `idx`, `bad`,
+/// `n`, `nnz`), `transpose_sym_gate` (`bad`) and `transpose_sym_verdict` (`bad`, `verdict`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SymFlagArgs {
+    /// The pointer (`n + 1 ≥ 2` words; the probe).
+    pub ptr: *const u32,
+    /// The column indices (`nnz`; the probe).
+    pub idx: *const u32,
+    /// The flag ([`SYM_FLAG_WORDS`] words).
+    pub bad: *mut u32,
+    /// One word: 1 when the flag is raised, else 0 (the verdict).
+    pub verdict: *mut u32,
+    /// Rows and columns (the probe).
+    pub n: u64,
+    /// Nonzeros (the probe).
+    pub nnz: u64,
+}
+
+/// The arguments of `transpose_permute_v{1,2,16}`: `out[j] = vals[perm[j]]` for `j < nnz`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PermuteArgs<T> {
+    /// A permutation of `0..nnz`.
+    pub perm: *const u32,
+    /// The values.
+    pub vals: *const T,
+    /// The permuted values.
+    pub out: *mut T,
+    /// Values.
+    pub nnz: u64,
+}
+
+/// The arguments of `transpose_index64_chunk_rows`: `rows[2c], rows[2c + 1]` = the rows of chunk
+/// `c` (nonzeros `c · chunk .. min((c + 1) · chunk, nnz)`) of the 64-bit pointer `ptr` (`m + 1`
+/// words).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ChunkRowsArgs {
+    /// The 64-bit row pointer.
+    pub ptr: *const u64,
+    /// `2 · chunks` words.
+    pub rows: *mut u64,
+    /// Rows.
+    pub m: u64,
+    /// Nonzeros.
+    pub nnz: u64,
+    /// Nonzeros a chunk.
+    pub chunk: u64,
+    /// Chunks.
+    pub chunks: u64,
+}
+
+/// The arguments of `transpose_index64_chunk_ptr` (`W = u64`) and `transpose_dist_rel_ptr` (`W =
+/// u32`): `out[i] =` [`index64::chunk_ptr`]`(ptr[r0 + i], k0, k1)` for `i < len`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ChunkPtrArgs<W> {
+    /// The pointer (`r0 + len` words at least).
+    pub ptr: *const W,
+    /// `len` words.
+    pub out: *mut u32,
+    /// The first row.
+    pub r0: u64,
+    /// Words.
+    pub len: u64,
+    /// The chunk's first nonzero.
+    pub k0: u64,
+    /// Its end.
+    pub k1: u64,
+}
+
+/// The arguments of the 64-bit pointer updates: `transpose_index64_add_ptr` (`acc[j] +=
+/// part[j]` for `j < len`) and `transpose_index64_advance` (`acc[j] += part[j + 1] − part[j]`
+/// for `j < len`, `part` then holding `len + 1` words: a chunk's column pointer advancing the
+/// cursor).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct AccumulateArgs {
+    /// The 64-bit words updated (`len`).
+    pub acc: *mut u64,
+    /// The 32-bit words added.
+    pub part: *const u32,
+    /// Words.
+    pub len: u64,
+}
+
+/// The arguments of `transpose_index64_place_v{1,2,4,8,16}`: a chunk's CSC (column `col[k]`,
+/// local row `rows[k]`) put in place: entry `k` to `cursor[col[k]] + (k − cp[col[k]])`, its row
+/// `rows[k] + r0` (values skipped when `vals` is null).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PlaceArgs<T> {
+    /// Each entry's column.
+    pub col: *const u32,
+    /// The chunk's column pointer.
+    pub cp: *const u32,
+    /// Each column's next free slot in the output.
+    pub cursor: *const u64,
+    /// Each entry's local row.
+    pub rows: *const u32,
+    /// The values, or null.
+    pub vals: *const T,
+    /// The output's rows.
+    pub out_rows: *mut u32,
+    /// The output's values.
+    pub out_vals: *mut T,
+    /// Entries.
+    pub nnz: u64,
+    /// The chunk's first row.
+    pub r0: u32,
+}
+
+/// The arguments of `transpose_dist_gather_v{1,2,4,8,16}`: entries `base .. base + nnz` of one
+/// rank's share gathered from `np` pieces described by `table` (`GATHER_PIECE_WORDS` words a
+/// piece: its column pointer's, rows' and values' addresses, its first row, its length).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DistGatherArgs<T> {
+    /// Each entry's column.
+    pub col: *const u32,
+    /// The share's column pointer.
+    pub out_ptr: *const u32,
+    /// The pieces' table.
+    pub table: *const u64,
+    /// The share's rows.
+    pub out_rows: *mut u32,
+    /// The share's values, or null.
+    pub out_vals: *mut T,
+    /// Entries.
+    pub nnz: u64,
+    /// The first entry's place in the share.
+    pub base: u64,
+    /// Pieces.
+    pub np: u32,
+}
+
+/// The arguments of `transpose_dist_sample_ptr`: `out[i] = ptr[min(start + i · stride, n)]` for
+/// `i < len`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SamplePtrArgs {
+    /// The pointer (`n + 1` words).
+    pub ptr: *const u32,
+    /// `len` words.
+    pub out: *mut u64,
+    /// Rows.
+    pub n: u64,
+    /// The first row sampled.
+    pub start: u64,
+    /// Rows between samples.
+    pub stride: u64,
+    /// Samples.
+    pub len: u64,
+}
+
+/// The arguments of `transpose_dist_sum_ptr`: `out[j] = Σ_s piece s's column pointer [j]` over
+/// the `np` pieces of `table`, for `j < len`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SumPtrArgs {
+    /// The pieces' table.
+    pub table: *const u64,
+    /// `len` words.
+    pub out: *mut u32,
+    /// Words.
+    pub len: u64,
+    /// Pieces.
+    pub np: u32,
+}
+
+/// The arguments of `transpose_index64_generate`: the test matrix of `m` rows, `n` columns and
+/// `nnz` nonzeros ([`index64::gen_ptr`], [`index64::gen_col`]) made on the device.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct GenerateArgs {
+    /// The 64-bit row pointer (`m + 1` words).
+    pub ptr: *mut u64,
+    /// The column indices (`nnz`).
+    pub idx: *mut u32,
+    /// Rows.
+    pub m: u64,
+    /// Nonzeros.
+    pub nnz: u64,
+    /// Columns.
+    pub n: u64,
+    /// The seed.
+    pub seed: u64,
+}
+
+/// The arguments of `transpose_index64_fingerprint`: the order-independent hashes of a
+/// compressed matrix's entries and its count of unsorted minors, added to `out[0..3]`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FingerprintArgs {
+    /// The 64-bit major pointer (`majors + 1` words).
+    pub ptr: *const u64,
+    /// The minor indices.
+    pub idx: *const u32,
+    /// Three words.
+    pub out: *mut u64,
+    /// Rows (CSR) or columns (CSC).
+    pub majors: u64,
+    /// Nonzero for a CSR (majors are rows).
+    pub rows_major: u32,
+}
+
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;
