@@ -78,7 +78,8 @@ impl Ptr2Idx {
     /// # Errors
     /// [`Error::Runtime`] when the module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        let k = |p, e| -> Result<launch::Kernels> { Ok(launch::Kernels { partition: gpu.kernel(&MODULE, p)?, expand: gpu.kernel(&MODULE, e)? }) };
+        let k =
+            |p, e| -> Result<launch::Kernels> { Ok(launch::Kernels { partition: gpu.kernel_of(&MODULE, p)?, expand: gpu.kernel_of(&MODULE, e)? }) };
         let k = launch::ByWidth { w32: k("ptr2idx_partition", "ptr2idx_expand")?, w64: k("ptr2idx_partition_u64", "ptr2idx_expand_u64")? };
         Ok(Self { gpu: gpu.clone(), k, own: ScratchBuf::default() })
     }

@@ -85,11 +85,11 @@ impl Segmerge {
     /// # Errors
     /// [`Error::Runtime`] when the module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        let partition = gpu.kernel(&MODULE, "segmerge_partition_u32")?;
+        let partition = gpu.kernel_of(&MODULE, "segmerge_partition_u32")?;
         Ok(Self {
             gpu: gpu.clone(),
-            pairs: MergeKernels { partition: partition.clone(), merge: gpu.kernel(&MODULE, "segmerge_pairs_u32")?, key_bytes: 4 },
-            keys: MergeKernels { partition, merge: gpu.kernel(&MODULE, "segmerge_keys_u32")?, key_bytes: 4 },
+            pairs: MergeKernels { partition: partition.clone(), merge: gpu.kernel_of(&MODULE, "segmerge_pairs_u32")?, key_bytes: 4 },
+            keys: MergeKernels { partition, merge: gpu.kernel_of(&MODULE, "segmerge_keys_u32")?, key_bytes: 4 },
             own: ScratchBuf::default(),
         })
     }

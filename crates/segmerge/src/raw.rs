@@ -3,18 +3,19 @@
 //! stable merge pass (partition + merge kernels).
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu_runtime::scratch::ScratchSlice;
-use gpu_runtime::{grid_1d, Gpu, Kernel};
+use gpu_runtime::{grid_1d, Gpu, KernelOf};
 
-pub use segmerge_kernels::{tile_count, tiles_per_pair, NT, NV};
+pub use segmerge_kernels::{tile_count, tiles_per_pair, MergeArgs, NT, NV};
 
 /// A partition kernel and a merge kernel of one key type (`key_bytes` 4 or 8), with or without
-/// values (a keys-only merge kernel takes no value pointers).
+/// values (a keys-only merge kernel reads no value pointers), each taking [`MergeArgs`] (its
+/// key pointers typed `u8` here: the struct's layout does not depend on the key type).
 #[derive(Clone)]
 pub struct MergeKernels {
-    /// `(keys, n, s, tiles_per_pair, tiles, splits)`.
-    pub partition: Kernel,
-    /// `(keys, [vals,] n, s, tiles_per_pair, splits, keys_out, [vals_out])`.
-    pub merge: Kernel,
+    /// The pass's partition.
+    pub partition: KernelOf<MergeArgs<u8>>,
+    /// The pass's merge.
+    pub merge: KernelOf<MergeArgs<u8>>,
     /// Bytes per key.
     pub key_bytes: u32,
 }
@@ -73,14 +74,21 @@ pub unsafe fn merge_pass(
     let stream = gpu.stream();
     let max_blocks = gpu.props().sm_count.max(1) * 8;
     let cfg = LaunchConfig { grid_dim: (tiles as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: NV * (k.key_bytes + 4) };
+    let args = MergeArgs::<u8> {
+        keys: keys as *const u8,
+        vals: vals as *const u32,
+        splits: splits as *mut u32,
+        keys_out: keys_out as *mut u8,
+        vals_out: vals_out as *mut u32,
+        n,
+        s,
+        tpp,
+        tiles,
+    };
     // SAFETY: forwarded to the caller; grids as the kernels document.
     unsafe {
-        k.partition.args(stream).arg(&keys).arg(&n).arg(&s).arg(&tpp).arg(&tiles).arg(&splits).launch(grid_1d(tiles, NT, NT as u64, max_blocks))?;
-        if vals != 0 {
-            k.merge.args(stream).arg(&keys).arg(&vals).arg(&n).arg(&s).arg(&tpp).arg(&splits).arg(&keys_out).arg(&vals_out).launch(cfg)?;
-        } else {
-            k.merge.args(stream).arg(&keys).arg(&n).arg(&s).arg(&tpp).arg(&splits).arg(&keys_out).launch(cfg)?;
-        }
+        k.partition.launch(stream, grid_1d(tiles, NT, NT as u64, max_blocks), args)?;
+        k.merge.launch(stream, cfg, args)?;
     }
     Ok(())
 }
@@ -137,4 +145,17 @@ pub(crate) fn pass_keys(
 fn splits_short(splits: &ScratchSlice<'_, u32>, n: u64, s: u64) -> bool {
     use gpu_runtime::cudarc::driver::DeviceSlice;
     s == 0 || (splits.len() as u64) < tile_count(n, s) + 1
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every kernel takes exactly [`super::MergeArgs`] in the committed PTX (what
+    /// `Gpu::kernel_of` checks at load, here without a GPU).
+    #[test]
+    fn argument_structs_match_the_ptx() {
+        for name in ["segmerge_partition_u32", "segmerge_pairs_u32", "segmerge_keys_u32"] {
+            gpu_runtime::check_signature::<super::MergeArgs<u8>>(&crate::MODULE, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert!(gpu_runtime::check_signature::<u64>(&crate::MODULE, "segmerge_keys_u32").is_err());
+    }
 }

@@ -3,17 +3,18 @@
 //! addresses, after the lengths are checked, for the `unsafe` launches above them.
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceSlice, LaunchConfig};
 use gpu_runtime::scratch::ScratchSlice;
-use gpu_runtime::{grid_1d, ptr_mut_or_null, Gpu, Kernel, Scratch};
+use gpu_runtime::{grid_1d, ptr_mut_or_null, Gpu, KernelOf, Scratch};
 use gpu_segmerge::raw::{self, MergeKernels};
+use segsort_kernels::{PackArgs, SortArgs};
 
 use crate::{Error, Result, Segsort, TileSize};
 
 /// The kernels of the 64-bit segment sort: pack, block sort (pairs or keys), merge, unpack.
 pub(crate) struct Kernels64<'a> {
-    pub pack: &'a Kernel,
-    pub unpack: &'a Kernel,
-    pub pairs: &'a Kernel,
-    pub keys: &'a Kernel,
+    pub pack: &'a KernelOf<PackArgs>,
+    pub unpack: &'a KernelOf<PackArgs>,
+    pub pairs: &'a KernelOf<SortArgs<u64>>,
+    pub keys: &'a KernelOf<SortArgs<u64>>,
     pub merge: &'a MergeKernels,
 }
 
@@ -25,7 +26,7 @@ pub(crate) struct Kernels64<'a> {
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn block_sort(
     gpu: &Gpu,
-    kernel: &Kernel,
+    kernel: &KernelOf<SortArgs<u32>>,
     tile: TileSize,
     keys: u64,
     vals: u64,
@@ -42,17 +43,11 @@ pub(crate) unsafe fn block_sort(
         block_dim: (tile.threads(), 1, 1),
         shared_mem_bytes: tile.len() * if vals != 0 { 8 } else { 4 },
     };
-    let stream = gpu.stream();
-    // SAFETY: segsort_pairs_B(keys, vals, n, keys_out, vals_out) / segsort_keys_B(keys, n,
-    // keys_out) with ceil(n / B) blocks of B / VT threads and B * (4 + 4) bytes of shared
-    // memory; buffers as the caller guarantees.
-    unsafe {
-        if vals != 0 {
-            kernel.args(stream).arg(&keys).arg(&vals).arg(&n).arg(&keys_out).arg(&vals_out).launch(cfg)?;
-        } else {
-            kernel.args(stream).arg(&keys).arg(&n).arg(&keys_out).launch(cfg)?;
-        }
-    }
+    let args =
+        SortArgs::<u32> { keys: keys as *const u32, vals: vals as *const u32, keys_out: keys_out as *mut u32, vals_out: vals_out as *mut u32, n };
+    // SAFETY: segsort_pairs_B / segsort_keys_B(SortArgs) with ceil(n / B) blocks of B / VT
+    // threads and B * (4 + 4) bytes of shared memory; buffers as the caller guarantees.
+    unsafe { kernel.launch(gpu.stream(), cfg, args)? };
     Ok(())
 }
 
@@ -78,23 +73,19 @@ pub(crate) unsafe fn sort_segments64(
 ) -> Result<()> {
     let stream = gpu.stream();
     let cfg = grid_1d(n, 256, 256 * 8, gpu.props().sm_count * 16);
-    // SAFETY: segsort_pack(seg, keys, n, packed): all hold n items.
-    unsafe { k.pack.args(stream).arg(&seg).arg(&keys).arg(&n).arg(&a).launch(cfg)? };
+    let pack = PackArgs { seg: seg as *const u32, keys: keys as *mut u32, packed: a as *mut u64, n };
+    // SAFETY: segsort_pack(PackArgs): all hold n items.
+    unsafe { k.pack.launch(stream, cfg, pack)? };
     // Ping-pong so the last pass lands in (a, caller's values): the block sort writes to the pair
     // of index `passes % 2` (0 = a / values, 1 = b / seg scratch).
     let passes = raw::merge_passes(n, 2048);
     let (kbuf, vbuf) = ([a, b], [vals, if vals == 0 { 0 } else { seg }]);
     let mut x = (passes % 2) as usize;
     let block_cfg = LaunchConfig { grid_dim: (n.div_ceil(2048) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 2048 * 12 };
-    // SAFETY: segsort_{pairs,keys}64_2048(keys, [vals,] n, keys_out, [vals_out]): buffers of n
-    // items, ceil(n / 2048) blocks of 256 threads, 24 KiB of shared memory.
-    unsafe {
-        if vals != 0 {
-            k.pairs.args(stream).arg(&a).arg(&vals).arg(&n).arg(&kbuf[x]).arg(&vbuf[x]).launch(block_cfg)?;
-        } else {
-            k.keys.args(stream).arg(&a).arg(&n).arg(&kbuf[x]).launch(block_cfg)?;
-        }
-    }
+    let sort = SortArgs::<u64> { keys: a as *const u64, vals: vals as *const u32, keys_out: kbuf[x] as *mut u64, vals_out: vbuf[x] as *mut u32, n };
+    // SAFETY: segsort_{pairs,keys}64_2048(SortArgs): buffers of n items (no values for the keys
+    // kernel: vals is 0 then), ceil(n / 2048) blocks of 256 threads, 24 KiB of shared memory.
+    unsafe { (if vals != 0 { k.pairs } else { k.keys }).launch(stream, block_cfg, sort)? };
     let mut s = 2048u64;
     while s < n {
         // SAFETY: buffers of n items, splits of max_tiles(n, 2048) + 1 >= what the pass needs.
@@ -102,8 +93,8 @@ pub(crate) unsafe fn sort_segments64(
         x = 1 - x;
         s *= 2;
     }
-    // SAFETY: segsort_unpack(packed, n, keys): n items each.
-    unsafe { k.unpack.args(stream).arg(&a).arg(&n).arg(&keys).launch(cfg)? };
+    // SAFETY: segsort_unpack(PackArgs: packed, keys, n): n items each.
+    unsafe { k.unpack.launch(stream, cfg, pack)? };
     Ok(())
 }
 
@@ -231,5 +222,34 @@ impl Segsort {
         // segment (the caller's ptr2idx); a, b 8 n bytes each; splits max_tiles(n, 2048) + 1
         // words; n >= 1.
         unsafe { sort_segments64(&self.gpu, &k64, sg, k, v, n, a, b, sp) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every kernel takes exactly its argument struct in the committed PTX (what
+    /// `Gpu::kernel_of` checks at load, here without a GPU).
+    #[test]
+    fn argument_structs_match_the_ptx() {
+        use super::{PackArgs, SortArgs};
+        use gpu_runtime::check_signature;
+        use segmerge_kernels::MergeArgs;
+        let m = &crate::MODULE;
+        for b in crate::TileSize::ALL {
+            for kind in ["pairs", "keys"] {
+                let name = format!("segsort_{kind}_{}", b.len());
+                check_signature::<SortArgs<u32>>(m, &name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+        for name in ["segsort_pairs64_2048", "segsort_keys64_2048"] {
+            check_signature::<SortArgs<u64>>(m, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        for name in ["segsort_pack", "segsort_unpack"] {
+            check_signature::<PackArgs>(m, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        for name in ["segsort_merge_partition64", "segsort_merge_pairs64", "segsort_merge_keys64"] {
+            check_signature::<MergeArgs<u64>>(m, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert!(check_signature::<PackArgs>(m, "segsort_pairs_128").is_err());
     }
 }

@@ -12,9 +12,10 @@ pub mod serial;
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
 use gpu_runtime::scratch::Layout as ScratchLayout;
-use gpu_runtime::{Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{KernelOf, PtxModule, Scratch, ScratchBuf};
 use gpu_segmerge::raw::{self, MergeKernels};
 use gpu_segmerge::Segmerge;
+use segsort_kernels::{PackArgs, SortArgs};
 
 pub use segsort_kernels::VT;
 
@@ -113,14 +114,14 @@ impl TileSize {
 /// Loaded segment-sort kernels and the scratch of [`Segsort::sort_segments`], kept for reuse.
 pub struct Segsort {
     gpu: Gpu,
-    pairs: Vec<Kernel>,
-    keys: Vec<Kernel>,
-    pairs64: Kernel,
-    keys64: Kernel,
+    pairs: Vec<KernelOf<SortArgs<u32>>>,
+    keys: Vec<KernelOf<SortArgs<u32>>>,
+    pairs64: KernelOf<SortArgs<u64>>,
+    keys64: KernelOf<SortArgs<u64>>,
     merge_pairs64: MergeKernels,
     merge_keys64: MergeKernels,
-    pack: Kernel,
-    unpack: Kernel,
+    pack: KernelOf<PackArgs>,
+    unpack: KernelOf<PackArgs>,
     p2i: Ptr2Idx,
     segmerge: Segmerge,
     tile: TileSize,
@@ -133,18 +134,22 @@ impl Segsort {
     /// # Errors
     /// [`Error::Runtime`] when the module cannot be loaded.
     pub fn new(gpu: &Gpu) -> Result<Self> {
-        let k = |name: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, name)?) };
-        let sized = |kind: &str| -> Result<Vec<Kernel>> { TileSize::ALL.iter().map(|b| k(&format!("segsort_{kind}_{}", b.len()))).collect() };
+        fn k<A: Copy>(gpu: &Gpu, name: &str) -> Result<KernelOf<A>> {
+            Ok(gpu.kernel_of(&MODULE, name)?)
+        }
+        let sized = |kind: &str| -> Result<Vec<KernelOf<SortArgs<u32>>>> {
+            TileSize::ALL.iter().map(|b| k(gpu, &format!("segsort_{kind}_{}", b.len()))).collect()
+        };
         Ok(Self {
             gpu: gpu.clone(),
             pairs: sized("pairs")?,
             keys: sized("keys")?,
-            pairs64: k("segsort_pairs64_2048")?,
-            keys64: k("segsort_keys64_2048")?,
-            merge_pairs64: MergeKernels { partition: k("segsort_merge_partition64")?, merge: k("segsort_merge_pairs64")?, key_bytes: 8 },
-            merge_keys64: MergeKernels { partition: k("segsort_merge_partition64")?, merge: k("segsort_merge_keys64")?, key_bytes: 8 },
-            pack: k("segsort_pack")?,
-            unpack: k("segsort_unpack")?,
+            pairs64: k(gpu, "segsort_pairs64_2048")?,
+            keys64: k(gpu, "segsort_keys64_2048")?,
+            merge_pairs64: MergeKernels { partition: k(gpu, "segsort_merge_partition64")?, merge: k(gpu, "segsort_merge_pairs64")?, key_bytes: 8 },
+            merge_keys64: MergeKernels { partition: k(gpu, "segsort_merge_partition64")?, merge: k(gpu, "segsort_merge_keys64")?, key_bytes: 8 },
+            pack: k(gpu, "segsort_pack")?,
+            unpack: k(gpu, "segsort_unpack")?,
             p2i: Ptr2Idx::new(gpu)?,
             segmerge: Segmerge::new(gpu)?,
             tile: TileSize::T2048,

@@ -1,9 +1,9 @@
 //! Kernels of PTX module `ptr2idx`.
-use gpu_device::mem::{ldg, stg, GlobalWord};
+use gpu_device::mem::{ld_global, ldg, stg, GlobalWord};
 use gpu_device::static_shared;
 use gpu_device::thread::{block_idx_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 
-use crate::{merge_path, NT, NV, VT};
+use crate::{merge_path, Ptr2IdxArgs, NT, NV, VT};
 
 // Segment ends of this tile, then the segment of each position of this tile.
 static_shared!(P2I_ENDS: [u32; NV as usize]);
@@ -27,7 +27,7 @@ unsafe fn partition<O: Offset>(offsets: *const O, m: u64, nnz: u64, tiles: u64, 
         // SAFETY: merge_path only asks for i < m, and offsets holds m + 1 words.
         let s = merge_path(|i| unsafe { ldg(offsets.add(i as usize + 1)) }.into(), m, nnz, diag);
         // SAFETY: t <= tiles.
-        unsafe { *splits.add(t as usize) = s };
+        unsafe { stg(splits.add(t as usize), s) };
         t += grid_size_1d();
     }
 }
@@ -49,9 +49,9 @@ unsafe fn expand<O: Offset>(offsets: *const O, m: u64, nnz: u64, splits: *const 
     unsafe {
         let d0 = (t * NV as u64).min(m + nnz);
         let d1 = ((t + 1) * NV as u64).min(m + nnz);
-        let i0 = (*splits.add(t as usize)).min(m);
+        let i0 = ld_global(splits.add(t as usize)).min(m);
         // Clamp so the tile holds exactly d1 - d0 items even if offsets are malformed.
-        let i1 = (*splits.add(t as usize + 1)).clamp(i0, (i0 + (d1 - d0)).min(m));
+        let i1 = ld_global(splits.add(t as usize + 1)).clamp(i0, (i0 + (d1 - d0)).min(m));
         let (a_count, j0) = ((i1 - i0) as u32, d0 - i0);
         let b_count = ((d1 - d0) as u32 - a_count).min(nnz.saturating_sub(j0) as u32);
         let mut k = tid;
@@ -89,15 +89,15 @@ unsafe fn expand<O: Offset>(offsets: *const O, m: u64, nnz: u64, splits: *const 
 
 macro_rules! ptr2idx_kernels {
     ($partition:ident, $expand:ident, $o:ty) => {
-        /// The partition: `splits[t]` = segment ends among the first `min(t * NV, m + nnz)`
+        /// The partition ([`Ptr2IdxArgs`]): `splits[t]` = segment ends among the first `min(t * NV, m + nnz)`
         /// merged items, for `t in 0..=tiles`.
         ///
         /// # Safety
         /// `offsets` holds `m + 1` words; `splits` holds `tiles + 1`; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $partition(offsets: *const $o, m: u64, nnz: u64, tiles: u64, splits: *mut u64) {
+        pub unsafe extern "ptx-kernel" fn $partition(a: Ptr2IdxArgs<$o>) {
             // SAFETY: forwarded.
-            unsafe { partition(offsets, m, nnz, tiles, splits) }
+            unsafe { partition(a.offsets, a.m, a.nnz, a.tiles, a.splits) }
         }
 
         /// The expansion: `out[j]` = segment of position `j` for the positions of tile
@@ -107,9 +107,9 @@ macro_rules! ptr2idx_kernels {
         /// `tiles` blocks of `NT` threads; `offsets` holds `m + 1` words, `splits` the
         /// `tiles + 1` words of the partition, `out` holds `nnz` words; `m < 2^32`.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $expand(offsets: *const $o, m: u64, nnz: u64, splits: *const u64, out: *mut u32) {
+        pub unsafe extern "ptx-kernel" fn $expand(a: Ptr2IdxArgs<$o>) {
             // SAFETY: forwarded.
-            unsafe { expand(offsets, m, nnz, splits, out) }
+            unsafe { expand(a.offsets, a.m, a.nnz, a.splits, a.out) }
         }
     };
 }

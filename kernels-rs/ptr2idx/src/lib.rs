@@ -51,5 +51,25 @@ pub fn merge_path(a: impl Fn(u64) -> u64, a_len: u64, b_len: u64, diag: u64) -> 
     begin
 }
 
+/// The arguments of the ptr2idx kernels (`ptr2idx_partition`, `ptr2idx_expand`; `_u64` for
+/// 64-bit offsets `O`): the merge-path partition of the `m + 1` offsets against the `nnz`
+/// positions into `splits` (`tiles + 1` words), then each position's segment into `out`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Ptr2IdxArgs<O> {
+    /// The offsets (`m + 1` words).
+    pub offsets: *const O,
+    /// The partition (`tiles + 1` words): written by the partition, read by the expansion.
+    pub splits: *mut u64,
+    /// Each position's segment (`nnz` words; the expansion).
+    pub out: *mut u32,
+    /// Segments (`< 2^32` for the expansion).
+    pub m: u64,
+    /// Positions.
+    pub nnz: u64,
+    /// Tiles of `NV` merged items (the partition).
+    pub tiles: u64,
+}
+
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;

@@ -100,6 +100,34 @@ pub const fn tile_count(n: u64, s: u64) -> u64 {
     n.div_ceil(2 * s) * tiles_per_pair(s)
 }
 
+/// The arguments of one merge pass's kernels, for every module that instantiates [`pass`]
+/// (`segmerge_{partition,pairs,keys}_u32`, `segsort_merge_{partition,pairs,keys}64`): `n` items
+/// in runs of `s`, each pair of runs merged over `tpp` tiles ([`tiles_per_pair`]); the
+/// partition writes `splits` (`tiles` words), the merges read it. The keys-only merges read no
+/// values (`vals` and `vals_out` null).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MergeArgs<K> {
+    /// The keys (`n`).
+    pub keys: *const K,
+    /// The values (`n`), or null.
+    pub vals: *const u32,
+    /// Each tile's split (`tiles` words).
+    pub splits: *mut u32,
+    /// The merged keys (`n`, not overlapping `keys`).
+    pub keys_out: *mut K,
+    /// The merged values (`n`), or null.
+    pub vals_out: *mut u32,
+    /// Items.
+    pub n: u64,
+    /// Items a run.
+    pub s: u64,
+    /// Tiles a pair of runs.
+    pub tpp: u64,
+    /// Tiles.
+    pub tiles: u64,
+}
+
 #[cfg(target_arch = "nvptx64")]
 pub mod block;
 #[cfg(target_arch = "nvptx64")]

@@ -1,4 +1,5 @@
 //! The block-level stable sort.
+use gpu_device::mem::{ld_global, stg, GlobalWord};
 use gpu_device::thread::{sync_threads, thread_idx_x};
 use segmerge_kernels::block::{merge_from, store_items, Items};
 use segmerge_kernels::{SortKey, VT};
@@ -16,7 +17,7 @@ pub const fn shared_bytes<K>(nt: u32) -> u32 {
 /// `smem` holds [`shared_bytes::<K>(NT)`](shared_bytes) bytes of 16-byte aligned shared memory;
 /// the inputs and outputs hold `count` items.
 #[inline(always)]
-pub unsafe fn block_sort<K: SortKey, const VALUES: bool, const NT: u32>(
+pub unsafe fn block_sort<K: SortKey + GlobalWord, const VALUES: bool, const NT: u32>(
     smem: *mut u8,
     keys: *const K,
     vals: *const u32,
@@ -32,9 +33,9 @@ pub unsafe fn block_sort<K: SortKey, const VALUES: bool, const NT: u32>(
         let sv = sk.add(nv as usize) as *mut u32;
         let mut i = tid;
         while i < nv {
-            *sk.add(i as usize) = if i < count { *keys.add(i as usize) } else { K::MAX };
+            *sk.add(i as usize) = if i < count { ld_global(keys.add(i as usize)) } else { K::MAX };
             if VALUES {
-                *sv.add(i as usize) = if i < count { *vals.add(i as usize) } else { 0 };
+                *sv.add(i as usize) = if i < count { ld_global(vals.add(i as usize)) } else { 0 };
             }
             i += NT;
         }
@@ -73,9 +74,9 @@ pub unsafe fn block_sort<K: SortKey, const VALUES: bool, const NT: u32>(
         }
         let mut i = tid;
         while i < count {
-            *keys_out.add(i as usize) = *sk.add(i as usize);
+            stg(keys_out.add(i as usize), *sk.add(i as usize));
             if VALUES {
-                *vals_out.add(i as usize) = *sv.add(i as usize);
+                stg(vals_out.add(i as usize), *sv.add(i as usize));
             }
             i += NT;
         }

@@ -1,9 +1,11 @@
 //! Kernels of PTX module `segsort`.
 use gpu_device::dynamic_shared;
+use gpu_device::mem::{ld_global, stg, GlobalWord};
 use gpu_device::thread::{block_idx_x, grid_size_1d, index_1d_u64};
-use segmerge_kernels::pass;
+use segmerge_kernels::{pass, MergeArgs};
 
 use crate::block::block_sort;
+use crate::{PackArgs, SortArgs};
 
 dynamic_shared!(SEGSORT_SMEM: u8);
 
@@ -12,13 +14,8 @@ dynamic_shared!(SEGSORT_SMEM: u8);
 /// # Safety
 /// As [`block_sort`], with `ceil(n / (NT * VT))` blocks of `NT` threads.
 #[inline(always)]
-unsafe fn segments<K: segmerge_kernels::SortKey, const VALUES: bool, const NT: u32>(
-    keys: *const K,
-    vals: *const u32,
-    n: u64,
-    keys_out: *mut K,
-    vals_out: *mut u32,
-) {
+unsafe fn segments<K: segmerge_kernels::SortKey + GlobalWord, const VALUES: bool, const NT: u32>(a: &SortArgs<K>) {
+    let SortArgs { keys, vals, keys_out, vals_out, n } = *a;
     let nv = (NT * crate::VT) as u64;
     let b0 = block_idx_x() as u64 * nv;
     let count = (n - b0).min(nv) as u32;
@@ -32,26 +29,26 @@ unsafe fn segments<K: segmerge_kernels::SortKey, const VALUES: bool, const NT: u
 
 macro_rules! segsort_kernels {
     ($($pairs:ident, $keys:ident, $nt:literal;)*) => {$(
-        /// Stable sort of every segment of `NT * VT` (key, value) pairs (`(keys, vals, n,
-        /// keys_out, vals_out)`; in place allowed).
+        /// Stable sort of every segment of `NT * VT` (key, value) pairs ([`SortArgs`]; in place
+        /// allowed).
         ///
         /// # Safety
         /// `ceil(n / (NT * VT))` blocks of `NT` threads; `shared_bytes::<u32>(NT)` bytes of
         /// dynamic shared memory; buffers of `n` items.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $pairs(keys: *const u32, vals: *const u32, n: u64, keys_out: *mut u32, vals_out: *mut u32) {
+        pub unsafe extern "ptx-kernel" fn $pairs(a: SortArgs<u32>) {
             // SAFETY: forwarded.
-            unsafe { segments::<u32, true, $nt>(keys, vals, n, keys_out, vals_out) }
+            unsafe { segments::<u32, true, $nt>(&a) }
         }
 
-        /// Keys-only variant: `(keys, n, keys_out)`.
+        /// Keys-only variant ([`SortArgs`] without values).
         ///
         /// # Safety
         /// As the pairs kernel.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $keys(keys: *const u32, n: u64, keys_out: *mut u32) {
+        pub unsafe extern "ptx-kernel" fn $keys(a: SortArgs<u32>) {
             // SAFETY: forwarded.
-            unsafe { segments::<u32, false, $nt>(keys, core::ptr::null(), n, keys_out, core::ptr::null_mut()) }
+            unsafe { segments::<u32, false, $nt>(&a) }
         }
     )*};
 }
@@ -69,9 +66,9 @@ segsort_kernels! {
 /// # Safety
 /// As `segsort_pairs_2048` with `shared_bytes::<u64>(256)` bytes of shared memory.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn segsort_pairs64_2048(keys: *const u64, vals: *const u32, n: u64, keys_out: *mut u64, vals_out: *mut u32) {
+pub unsafe extern "ptx-kernel" fn segsort_pairs64_2048(a: SortArgs<u64>) {
     // SAFETY: forwarded.
-    unsafe { segments::<u64, true, 256>(keys, vals, n, keys_out, vals_out) }
+    unsafe { segments::<u64, true, 256>(&a) }
 }
 
 /// Keys-only 64-bit variant.
@@ -79,35 +76,37 @@ pub unsafe extern "ptx-kernel" fn segsort_pairs64_2048(keys: *const u64, vals: *
 /// # Safety
 /// As `segsort_pairs64_2048`.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn segsort_keys64_2048(keys: *const u64, n: u64, keys_out: *mut u64) {
+pub unsafe extern "ptx-kernel" fn segsort_keys64_2048(a: SortArgs<u64>) {
     // SAFETY: forwarded.
-    unsafe { segments::<u64, false, 256>(keys, core::ptr::null(), n, keys_out, core::ptr::null_mut()) }
+    unsafe { segments::<u64, false, 256>(&a) }
 }
 
-/// `packed[i] = seg[i] << 32 | keys[i]`.
+/// `packed[i] = seg[i] << 32 | keys[i]` ([`PackArgs`]).
 ///
 /// # Safety
 /// Buffers of `n` items; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn segsort_pack(seg: *const u32, keys: *const u32, n: u64, packed: *mut u64) {
+pub unsafe extern "ptx-kernel" fn segsort_pack(a: PackArgs) {
+    let PackArgs { seg, keys, packed, n } = a;
     let mut i = index_1d_u64();
     while i < n {
         // SAFETY: i < n.
-        unsafe { *packed.add(i as usize) = ((*seg.add(i as usize) as u64) << 32) | *keys.add(i as usize) as u64 };
+        unsafe { stg(packed.add(i as usize), ((ld_global(seg.add(i as usize)) as u64) << 32) | ld_global(keys.add(i as usize)) as u64) };
         i += grid_size_1d();
     }
 }
 
-/// `keys[i] = packed[i] as u32` (the low half).
+/// `keys[i] = packed[i] as u32` (the low half; [`PackArgs`]).
 ///
 /// # Safety
 /// Buffers of `n` items; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn segsort_unpack(packed: *const u64, n: u64, keys: *mut u32) {
+pub unsafe extern "ptx-kernel" fn segsort_unpack(a: PackArgs) {
+    let PackArgs { keys, packed, n, .. } = a;
     let mut i = index_1d_u64();
     while i < n {
         // SAFETY: i < n.
-        unsafe { *keys.add(i as usize) = *packed.add(i as usize) as u32 };
+        unsafe { stg(keys.add(i as usize), ld_global(packed.add(i as usize)) as u32) };
         i += grid_size_1d();
     }
 }
@@ -117,9 +116,9 @@ pub unsafe extern "ptx-kernel" fn segsort_unpack(packed: *const u64, n: u64, key
 /// # Safety
 /// As `pass::partition`.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn segsort_merge_partition64(keys: *const u64, n: u64, s: u64, tpp: u64, tiles: u64, splits: *mut u32) {
+pub unsafe extern "ptx-kernel" fn segsort_merge_partition64(a: MergeArgs<u64>) {
     // SAFETY: forwarded.
-    unsafe { pass::partition(keys, n, s, tpp, tiles, splits) }
+    unsafe { pass::partition(&a) }
 }
 
 /// Merge pass over 64-bit keys with values (see `segmerge_kernels::pass::merge`).
@@ -127,18 +126,9 @@ pub unsafe extern "ptx-kernel" fn segsort_merge_partition64(keys: *const u64, n:
 /// # Safety
 /// As `pass::merge` with `NV * 12` bytes of dynamic shared memory.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn segsort_merge_pairs64(
-    keys: *const u64,
-    vals: *const u32,
-    n: u64,
-    s: u64,
-    tpp: u64,
-    splits: *const u32,
-    keys_out: *mut u64,
-    vals_out: *mut u32,
-) {
+pub unsafe extern "ptx-kernel" fn segsort_merge_pairs64(a: MergeArgs<u64>) {
     // SAFETY: forwarded.
-    unsafe { pass::merge::<u64, true>(SEGSORT_SMEM::ptr(), keys, vals, n, s, tpp, splits, keys_out, vals_out) }
+    unsafe { pass::merge::<u64, true>(SEGSORT_SMEM::ptr(), &a) }
 }
 
 /// Keys-only merge pass over 64-bit keys.
@@ -146,7 +136,7 @@ pub unsafe extern "ptx-kernel" fn segsort_merge_pairs64(
 /// # Safety
 /// As `pass::merge` with `NV * 12` bytes of dynamic shared memory.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn segsort_merge_keys64(keys: *const u64, n: u64, s: u64, tpp: u64, splits: *const u32, keys_out: *mut u64) {
+pub unsafe extern "ptx-kernel" fn segsort_merge_keys64(a: MergeArgs<u64>) {
     // SAFETY: forwarded.
-    unsafe { pass::merge::<u64, false>(SEGSORT_SMEM::ptr(), keys, core::ptr::null(), n, s, tpp, splits, keys_out, core::ptr::null_mut()) }
+    unsafe { pass::merge::<u64, false>(SEGSORT_SMEM::ptr(), &a) }
 }

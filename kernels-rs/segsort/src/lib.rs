@@ -28,6 +28,39 @@ pub const fn threads_for(block: u32) -> u32 {
 /// Segment sizes there are kernels for.
 pub const BLOCKS: [u32; 5] = [128, 256, 512, 1024, 2048];
 
+/// The arguments of the block sorts (`segsort_{pairs,keys}_{128..2048}`, `K = u32`;
+/// `segsort_{pairs,keys}64_2048`, `K = u64`): every segment of one block's `NT · VT` items sorted
+/// stably (in place allowed; the keys-only kernels read no values: `vals`, `vals_out` null).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SortArgs<K> {
+    /// The keys (`n`).
+    pub keys: *const K,
+    /// The values (`n`), or null.
+    pub vals: *const u32,
+    /// The sorted keys (`n`).
+    pub keys_out: *mut K,
+    /// The sorted values (`n`), or null.
+    pub vals_out: *mut u32,
+    /// Items.
+    pub n: u64,
+}
+
+/// The arguments of `segsort_pack` (`packed[i] = seg[i] << 32 | keys[i]`) and `segsort_unpack`
+/// (`keys[i] = packed[i] as u32`; `seg` unused), for `i < n`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PackArgs {
+    /// Each item's segment (the pack).
+    pub seg: *const u32,
+    /// The keys: read by the pack, written by the unpack.
+    pub keys: *mut u32,
+    /// The packed 64-bit keys: written by the pack, read by the unpack.
+    pub packed: *mut u64,
+    /// Items.
+    pub n: u64,
+}
+
 #[cfg(target_arch = "nvptx64")]
 pub mod block;
 
