@@ -3,7 +3,8 @@
 //! kernels rely on, so they are safe to call.
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceSlice, LaunchConfig};
 use gpu_runtime::scratch::ScratchSlice;
-use gpu_runtime::{ptr_mut_or_null, Gpu, Kernel};
+use gpu_runtime::{arg_ptr, arg_ptr_mut, arg_ptr_mut_or_null, Gpu, KernelOf};
+use histogram_kernels::{CountArgs, PartitionArgs, VscanArgs};
 
 use crate::{Error, Result, Strategy, AUTO_SHARED_MAX_BINS, COPY_BUDGET, NT, SLICE_BINS, VT, WARPS};
 
@@ -15,15 +16,13 @@ fn at_least(what: &'static str, len: usize, need: u64) -> Result<()> {
     Ok(())
 }
 
-/// A null device pointer (kernels treat it as "absent").
-const NULL: u64 = 0;
-
+/// The kernels, each with its argument struct (checked against the PTX at load).
 pub(crate) struct Kernels {
-    pub shared: Kernel,
-    pub global: Kernel,
-    pub partition: Kernel,
-    pub vscan_reduce: Kernel,
-    pub vscan: Kernel,
+    pub shared: KernelOf<CountArgs>,
+    pub global: KernelOf<CountArgs>,
+    pub partition: KernelOf<PartitionArgs>,
+    pub vscan_reduce: KernelOf<VscanArgs>,
+    pub vscan: KernelOf<VscanArgs>,
 }
 
 /// Counts the keys into the first `bins` words of `counts` (zeroed): privatized in shared memory
@@ -46,12 +45,12 @@ pub(crate) fn count(
         return Ok(());
     }
     let stream = gpu.stream().clone();
-    let (keys, _k) = keys.device_ptr(&stream);
-    let (counts, _c) = counts.device_ptr_mut(&stream);
-    let (flag, _f) = ptr_mut_or_null(flag, &stream);
+    let (keys, _k) = arg_ptr(keys, &stream);
+    let (counts, _c) = arg_ptr_mut(counts, &stream);
+    let (first_bad, _f) = arg_ptr_mut_or_null(flag, &stream);
     let props = gpu.props();
     let sms = props.sm_count.max(1) as u64;
-    let vec_ok = (keys % 16 == 0) as u32;
+    let vec_ok = (keys as usize % 16 == 0) as u32;
     let by_n = n.div_ceil((NT * VT) as u64);
     let slice = bins.min(SLICE_BINS);
     let slices = bins.div_ceil(slice);
@@ -69,17 +68,17 @@ pub(crate) fn count(
         let flush_cap = (n / (8 * slice as u64)).max(sms);
         let blocks = by_n.min(sms * per_sm).min(flush_cap).max(1);
         let cfg = LaunchConfig { grid_dim: (blocks as u32, slices, 1), block_dim: (NT, 1, 1), shared_mem_bytes: smem };
-        // SAFETY: histogram_shared(keys, n, bins, slice, copies, counts, first_bad, vec_ok):
-        // keys holds n words (aligned when vec_ok), counts bins words, flag null or one
-        // word, grid.y = ceil(bins / slice), copies * slice words of dynamic shared memory
-        // (at most 64 KiB; limit raised in `with_strategy`).
-        unsafe { k.shared.args(&stream).arg(&keys).arg(&n).arg(&bins).arg(&slice).arg(&copies).arg(&counts).arg(&flag).arg(&vec_ok).launch(cfg)? };
+        let args = CountArgs { keys, counts, first_bad, n, bins, slice, copies, vec_ok };
+        // SAFETY: histogram_shared(CountArgs): keys holds n words (aligned when vec_ok), counts
+        // bins words, flag null or one word, grid.y = ceil(bins / slice), copies * slice words
+        // of dynamic shared memory (at most 64 KiB; limit raised in `with_strategy`).
+        unsafe { k.shared.launch(&stream, cfg, args)? };
     } else {
         let blocks = by_n.min(sms * 8);
         let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: histogram_global(keys, n, bins, counts, first_bad, vec_ok): as above,
-        // without shared memory.
-        unsafe { k.global.args(&stream).arg(&keys).arg(&n).arg(&bins).arg(&counts).arg(&flag).arg(&vec_ok).launch(cfg)? };
+        let args = CountArgs { keys, counts, first_bad, n, bins, slice: 0, copies: 0, vec_ok };
+        // SAFETY: histogram_global(CountArgs): as above, without shared memory.
+        unsafe { k.global.launch(&stream, cfg, args)? };
     }
     Ok(())
 }
@@ -106,15 +105,14 @@ pub(crate) fn partition(
         return Ok(());
     }
     let stream = gpu.stream();
-    let (keys, _k) = keys.device_ptr(stream);
-    let (table, _t) = table.device_ptr_mut(stream);
-    let (intra, _i) = intra.device_ptr_mut(stream);
-    let (flag, _f) = ptr_mut_or_null(flag, stream);
+    let (keys, _k) = arg_ptr(keys, stream);
+    let (table, _t) = arg_ptr_mut(table, stream);
+    let (intra, _i) = arg_ptr_mut(intra, stream);
+    let (first_bad, _f) = arg_ptr_mut_or_null(flag, stream);
     let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
-    // SAFETY: histogram_partition(keys, n, bins, parts, table, intra, first_bad): keys and intra
-    // hold n words, table (parts + 1) * bins (checked), flag null or one word; parts warps in
-    // `blocks` blocks of NT.
-    unsafe { k.partition.args(stream).arg(&keys).arg(&n).arg(&bins).arg(&parts).arg(&table).arg(&intra).arg(&flag).launch(cfg)? };
+    // SAFETY: histogram_partition(PartitionArgs): keys and intra hold n words, table (parts + 1)
+    // * bins (checked), flag null or one word; parts warps in `blocks` blocks of NT.
+    unsafe { k.partition.launch(stream, cfg, PartitionArgs { keys, table, intra, first_bad, n, parts, bins })? };
     Ok(())
 }
 
@@ -135,24 +133,46 @@ pub(crate) fn vertical_scan(
         return Ok(());
     }
     let stream = gpu.stream();
-    let (table, _t) = table.device_ptr_mut(stream);
+    let (table, _t) = arg_ptr_mut(table, stream);
     let rpc = rows.div_ceil(chunks.max(1));
     let grid = |c: u64| LaunchConfig { grid_dim: (col_blocks as u32, c as u32, 1), block_dim: (NT, 1, 1), shared_mem_bytes: 0 };
     let Some(sums) = sums.filter(|_| chunks > 1) else {
-        // SAFETY: histogram_vscan(table, bins, rows, rows_per_chunk, carries): table holds
-        // rows * bins words (checked), carries null; grid (col_blocks, 1).
-        unsafe { k.vscan.args(stream).arg(&table).arg(&bins).arg(&rows).arg(&rows).arg(&NULL).launch(grid(1))? };
+        let args = VscanArgs { table, sums: std::ptr::null_mut(), bins, rows, rows_per_chunk: rows };
+        // SAFETY: histogram_vscan(VscanArgs): table holds rows * bins words (checked), no
+        // carries; grid (col_blocks, 1).
+        unsafe { k.vscan.launch(stream, grid(1), args)? };
         return Ok(());
     };
     at_least("vertical scan sums", sums.len(), (chunks + 1) * bins)?;
-    let (sums, _s) = sums.device_ptr_mut(stream);
+    let (sums, _s) = arg_ptr_mut(sums, stream);
     // Row c of the scanned sums = total of chunks < c: chunk c's carry.
-    let (sum_rows, sum_rpc) = (chunks + 1, chunks + 1);
+    let chunked = VscanArgs { table, sums, bins, rows, rows_per_chunk: rpc };
+    let carries = VscanArgs { table: sums, sums: std::ptr::null_mut(), bins, rows: chunks + 1, rows_per_chunk: chunks + 1 };
     // SAFETY: sums holds (chunks + 1) * bins words (checked); grids as each kernel documents.
     unsafe {
-        k.vscan_reduce.args(stream).arg(&table).arg(&bins).arg(&rows).arg(&rpc).arg(&sums).launch(grid(chunks))?;
-        k.vscan.args(stream).arg(&sums).arg(&bins).arg(&sum_rows).arg(&sum_rpc).arg(&NULL).launch(grid(1))?;
-        k.vscan.args(stream).arg(&table).arg(&bins).arg(&rows).arg(&rpc).arg(&sums).launch(grid(chunks))?;
+        k.vscan_reduce.launch(stream, grid(chunks), chunked)?;
+        k.vscan.launch(stream, grid(1), carries)?;
+        k.vscan.launch(stream, grid(chunks), chunked)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every kernel takes exactly its argument struct in the committed PTX (what
+    /// `Gpu::kernel_of` checks at load, here without a GPU).
+    #[test]
+    fn argument_structs_match_the_ptx() {
+        use super::{CountArgs, PartitionArgs, VscanArgs};
+        use gpu_runtime::check_signature;
+        let m = &crate::MODULE;
+        for name in ["histogram_shared", "histogram_global"] {
+            check_signature::<CountArgs>(m, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        check_signature::<PartitionArgs>(m, "histogram_partition").unwrap();
+        for name in ["histogram_vscan_reduce", "histogram_vscan"] {
+            check_signature::<VscanArgs>(m, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert!(check_signature::<VscanArgs>(m, "histogram_shared").is_err());
+    }
 }

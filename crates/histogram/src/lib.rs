@@ -129,18 +129,18 @@ impl Histogram {
     /// # Errors
     /// As [`Histogram::new`].
     pub fn with_strategy(gpu: &Gpu, strategy: Strategy) -> Result<Self> {
-        let shared = gpu.kernel(&MODULE, "histogram_shared")?;
+        let shared: gpu_runtime::KernelOf<histogram_kernels::CountArgs> = gpu.kernel_of(&MODULE, "histogram_shared")?;
         let max_shared = gpu.props().shared_per_block_optin.max(gpu.props().shared_per_block);
-        shared.set_max_dynamic_shared(max_shared)?;
+        shared.kernel().set_max_dynamic_shared(max_shared)?;
         Ok(Self {
             gpu: gpu.clone(),
             strategy,
             k: launch::Kernels {
                 shared,
-                global: gpu.kernel(&MODULE, "histogram_global")?,
-                partition: gpu.kernel(&MODULE, "histogram_partition")?,
-                vscan_reduce: gpu.kernel(&MODULE, "histogram_vscan_reduce")?,
-                vscan: gpu.kernel(&MODULE, "histogram_vscan")?,
+                global: gpu.kernel_of(&MODULE, "histogram_global")?,
+                partition: gpu.kernel_of(&MODULE, "histogram_partition")?,
+                vscan_reduce: gpu.kernel_of(&MODULE, "histogram_vscan_reduce")?,
+                vscan: gpu.kernel_of(&MODULE, "histogram_vscan")?,
             },
             scanner: Scanner::new(gpu, gpu_scan::Algorithm::Auto)?,
             own: ScratchBuf::default(),

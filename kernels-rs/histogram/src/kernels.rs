@@ -2,11 +2,11 @@
 use gpu_device::atomic::{atomic_min_u32, red_add_u32};
 use gpu_device::dynamic_shared;
 use gpu_device::intrinsics::popc;
-use gpu_device::mem::{ldg_u32, ldg_u32x4};
+use gpu_device::mem::{ld_global, ldg_u32, ldg_u32x4, stg};
 use gpu_device::thread::{block_dim_x, block_idx_x, grid_dim_x, index_1d_u64, thread_idx_x};
 use gpu_device::warp::{all_sync, lane_id, shfl_idx_sync, sync_warp, FULL_MASK};
 
-use crate::{block, partition_range, warp, NO_KEY, NT, VT};
+use crate::{block, partition_range, warp, CountArgs, PartitionArgs, VscanArgs, NO_KEY, NT, VT};
 
 dynamic_shared!(HIST_SMEM: u32);
 
@@ -54,16 +54,8 @@ unsafe fn report_bad(first_bad: *mut u32, i: u64) {
 /// `first_bad` is null or one word; blocks of `NT` threads, grid `(any, ceil(bins / slice))`,
 /// and `copies * slice * 4` bytes of dynamic shared memory.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn histogram_shared(
-    keys: *const u32,
-    n: u64,
-    bins: u32,
-    slice: u32,
-    copies: u32,
-    counts: *mut u32,
-    first_bad: *mut u32,
-    vec_ok: u32,
-) {
+pub unsafe extern "ptx-kernel" fn histogram_shared(a: CountArgs) {
+    let CountArgs { keys, counts, first_bad, n, bins, slice, copies, vec_ok } = a;
     let smem = HIST_SMEM::ptr();
     let tid = thread_idx_x();
     let lo = gpu_device::thread::block_idx_y() * slice;
@@ -107,7 +99,8 @@ pub unsafe extern "ptx-kernel" fn histogram_shared(
 /// # Safety
 /// As `histogram_shared`, without shared memory.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn histogram_global(keys: *const u32, n: u64, bins: u32, counts: *mut u32, first_bad: *mut u32, vec_ok: u32) {
+pub unsafe extern "ptx-kernel" fn histogram_global(a: CountArgs) {
+    let CountArgs { keys, counts, first_bad, n, bins, vec_ok, .. } = a;
     let tid = thread_idx_x();
     // SAFETY: as histogram_shared.
     unsafe {
@@ -137,15 +130,8 @@ pub unsafe extern "ptx-kernel" fn histogram_global(keys: *const u32, n: u64, bin
 /// `keys` and `intra` hold `n <= u32::MAX` words, `table` `(parts + 1) * bins` zeroed words,
 /// `first_bad` is null or one word; blocks of `NT` threads covering `parts` warps.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn histogram_partition(
-    keys: *const u32,
-    n: u64,
-    bins: u32,
-    parts: u64,
-    table: *mut u32,
-    intra: *mut u32,
-    first_bad: *mut u32,
-) {
+pub unsafe extern "ptx-kernel" fn histogram_partition(a: PartitionArgs) {
+    let PartitionArgs { keys, table, intra, first_bad, n, parts, bins } = a;
     let p = index_1d_u64() / 32;
     if p >= parts {
         return; // warp-uniform
@@ -164,12 +150,12 @@ pub unsafe extern "ptx-kernel" fn histogram_partition(
             let mut old = 0u32;
             if valid && rank == 0 {
                 // Only this warp touches this row, and within one step each key has one leader.
-                old = *row.add(key as usize);
-                *row.add(key as usize) = old + popc(peers);
+                old = ld_global(row.add(key as usize));
+                stg(row.add(key as usize), old + popc(peers));
             }
             let old = shfl_idx_sync(FULL_MASK, old, warp::leader(peers));
             if i < end {
-                *intra.add(i as usize) = if valid { old + rank } else { NO_KEY };
+                stg(intra.add(i as usize), if valid { old + rank } else { NO_KEY });
                 if !valid {
                     report_bad(first_bad, i);
                 }
@@ -196,7 +182,8 @@ fn column_chunk(rows: u64, rows_per_chunk: u64) -> (u64, u64, u64) {
 /// # Safety
 /// `table` holds `rows * bins` words, `sums` `(chunks + 1) * bins`; blocks of `NT` threads.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn histogram_vscan_reduce(table: *const u32, bins: u64, rows: u64, rows_per_chunk: u64, sums: *mut u32) {
+pub unsafe extern "ptx-kernel" fn histogram_vscan_reduce(a: VscanArgs) {
+    let VscanArgs { table, sums, bins, rows, rows_per_chunk } = a;
     let b = block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
     if b >= bins {
         return;
@@ -206,11 +193,11 @@ pub unsafe extern "ptx-kernel" fn histogram_vscan_reduce(table: *const u32, bins
     unsafe {
         let mut s = 0u32;
         for r in r0..r1 {
-            s = s.wrapping_add(*table.add((r * bins + b) as usize));
+            s = s.wrapping_add(ld_global(table.add((r * bins + b) as usize)));
         }
-        *sums.add(((c + 1) * bins + b) as usize) = s;
+        stg(sums.add(((c + 1) * bins + b) as usize), s);
         if c == 0 {
-            *sums.add(b as usize) = 0;
+            stg(sums.add(b as usize), 0);
         }
     }
 }
@@ -222,7 +209,8 @@ pub unsafe extern "ptx-kernel" fn histogram_vscan_reduce(table: *const u32, bins
 /// `table` holds `rows * bins` words, `carries` is null or `chunks * bins` words; blocks of
 /// `NT` threads.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn histogram_vscan(table: *mut u32, bins: u64, rows: u64, rows_per_chunk: u64, carries: *const u32) {
+pub unsafe extern "ptx-kernel" fn histogram_vscan(a: VscanArgs) {
+    let VscanArgs { table, sums: carries, bins, rows, rows_per_chunk } = a;
     let b = block_idx_x() as u64 * block_dim_x() as u64 + thread_idx_x() as u64;
     if b >= bins {
         return;
@@ -230,11 +218,11 @@ pub unsafe extern "ptx-kernel" fn histogram_vscan(table: *mut u32, bins: u64, ro
     let (c, r0, r1) = column_chunk(rows, rows_per_chunk);
     // SAFETY: as histogram_vscan_reduce.
     unsafe {
-        let mut acc = if carries.is_null() { 0 } else { *carries.add((c * bins + b) as usize) };
+        let mut acc = if carries.is_null() { 0 } else { ld_global(carries.add((c * bins + b) as usize)) };
         for r in r0..r1 {
             let p = table.add((r * bins + b) as usize);
-            acc = acc.wrapping_add(*p);
-            *p = acc;
+            acc = acc.wrapping_add(ld_global(p));
+            stg(p, acc);
         }
     }
 }

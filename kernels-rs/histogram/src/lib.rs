@@ -53,5 +53,70 @@ pub mod block;
 #[cfg(target_arch = "nvptx64")]
 pub mod warp;
 
+/// The arguments of the counting kernels `histogram_shared` and `histogram_global` (the latter
+/// reads neither `slice` nor `copies`): the counts of `keys[..n]` in `[0, bins)` added to
+/// `counts`; the first key out of range reported in `first_bad` (unless null).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CountArgs {
+    /// The keys (`n ≤ u32::MAX` words; 16-byte aligned when `vec_ok`).
+    pub keys: *const u32,
+    /// The counts (`bins` words).
+    pub counts: *mut u32,
+    /// One word, or null.
+    pub first_bad: *mut u32,
+    /// Keys.
+    pub n: u64,
+    /// Bins.
+    pub bins: u32,
+    /// Bins a block row counts (`histogram_shared`).
+    pub slice: u32,
+    /// Privatized copies a block (`histogram_shared`).
+    pub copies: u32,
+    /// Nonzero: the keys may be loaded 4 at a time.
+    pub vec_ok: u32,
+}
+
+/// The arguments of `histogram_partition`: one warp a partition of `keys[..n]` (`parts`
+/// partitions), row `p + 1` of `table` its counts, `intra` each key's rank among its
+/// partition's equal keys.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct PartitionArgs {
+    /// The keys (`n` words).
+    pub keys: *const u32,
+    /// The table (`(parts + 1) · bins` zeroed words).
+    pub table: *mut u32,
+    /// Each key's rank (`n` words).
+    pub intra: *mut u32,
+    /// One word, or null.
+    pub first_bad: *mut u32,
+    /// Keys.
+    pub n: u64,
+    /// Partitions.
+    pub parts: u64,
+    /// Bins.
+    pub bins: u32,
+}
+
+/// The arguments of the vertical scan of a `rows × bins` table by row chunks of `rows_per_chunk`:
+/// `histogram_vscan_reduce` writes each chunk's column sums into `sums` (`(chunks + 1) · bins`
+/// words, row 0 zero); `histogram_vscan` scans each chunk's columns in place from the carries
+/// `sums` (null: none).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct VscanArgs {
+    /// The table.
+    pub table: *mut u32,
+    /// The chunk sums (written by the reduce, read as carries by the scan), or null.
+    pub sums: *mut u32,
+    /// Columns.
+    pub bins: u64,
+    /// Rows.
+    pub rows: u64,
+    /// Rows a chunk.
+    pub rows_per_chunk: u64,
+}
+
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;
