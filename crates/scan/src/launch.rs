@@ -2,14 +2,34 @@
 //! addresses of the crate: [`scan_into`] and [`scan_in_place`] take typed buffers and lent
 //! scratch; the launches below them are `unsafe` on addresses.
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig};
-use gpu_runtime::{Error as RtError, Gpu, Kernel, Scratch};
+use gpu_runtime::{Error as RtError, Gpu, KernelOf, Scratch};
+use scan_kernels::ScanArgs;
 
 use crate::{Algorithm, Result, ScanItem, ScanKind, NT};
 
+/// The kernels of one item type, each taking [`ScanArgs`] (checked against the PTX at load; the
+/// item pointers typed `u8` here: the struct's layout does not depend on the item type).
 pub(crate) struct Kernels {
-    pub reduce: Kernel,
-    pub downsweep: Kernel,
-    pub lookback: Kernel,
+    pub reduce: KernelOf<ScanArgs<u8>>,
+    pub downsweep: KernelOf<ScanArgs<u8>>,
+    pub lookback: KernelOf<ScanArgs<u8>>,
+}
+
+/// The arguments of a launch on raw addresses: `input`, `output` and `n`, the rest null or 0.
+fn args(input: u64, output: u64, n: u64) -> ScanArgs<u8> {
+    let null = std::ptr::null_mut();
+    ScanArgs {
+        input: input as *const u8,
+        output: output as *mut u8,
+        carries: null,
+        counter: null.cast(),
+        status: null.cast(),
+        agg: null,
+        incl: null,
+        n,
+        inclusive: 0,
+        vec_ok: 0,
+    }
 }
 
 const fn round16(b: u64) -> u64 {
@@ -72,9 +92,10 @@ fn grid(n: u64) -> LaunchConfig {
 /// one `T` per tile.
 unsafe fn downsweep(gpu: &Gpu, k: &Kernels, src: u64, dst: u64, n: u64, carries: u64, inclusive: u32) -> Result<()> {
     let vec_ok = (src % 16 == 0 && dst % 16 == 0) as u32;
-    // SAFETY: scan_downsweep_T(input, output, n, carries, inclusive, vec_ok): src/dst hold n
-    // items of T, carries is 0 or one T per tile, grid = tile_count(n) blocks of NT threads.
-    unsafe { k.downsweep.args(gpu.stream()).arg(&src).arg(&dst).arg(&n).arg(&carries).arg(&inclusive).arg(&vec_ok).launch(grid(n))? };
+    let a = ScanArgs { carries: carries as *const u8, inclusive, vec_ok, ..args(src, dst, n) };
+    // SAFETY: scan_downsweep_T(ScanArgs): src/dst hold n items of T, carries is 0 or one T per
+    // tile, grid = tile_count(n) blocks of NT threads.
+    unsafe { k.downsweep.launch(gpu.stream(), grid(n), a)? };
     Ok(())
 }
 
@@ -90,8 +111,9 @@ unsafe fn reduce_then_scan(gpu: &Gpu, k: &Kernels, layout: &Layout, ws: u64, lev
     }
     let partials = ws + *layout.levels.get(level).ok_or(RtError::TooLarge { what: "scan level", len: n, max: 0 })?;
     let vec_ok = (src % 16 == 0) as u32;
-    // SAFETY: scan_reduce_T(input, n, partials, vec_ok): partials holds tiles(n) items of T.
-    unsafe { k.reduce.args(gpu.stream()).arg(&src).arg(&n).arg(&partials).arg(&vec_ok).launch(grid(n))? };
+    // SAFETY: scan_reduce_T(ScanArgs: input, n, the partials as output, vec_ok): partials holds
+    // tiles(n) items of T.
+    unsafe { k.reduce.launch(gpu.stream(), grid(n), ScanArgs { vec_ok, ..args(src, partials, n) })? };
     // SAFETY: the partials hold tiles(n) items, scanned in place by the next level; then the
     // caller's buffers with one carry per tile.
     unsafe {
@@ -170,23 +192,35 @@ unsafe fn scan(gpu: &Gpu, k: &Kernels, layout: &Layout, ws: u64, src: u64, dst: 
                 .map_err(RtError::driver("zeroing the scan workspace"))?;
             let (counter, status, agg, incl) = (ws, ws + layout.status, ws + layout.agg, ws + layout.incl);
             let vec_ok = (src % 16 == 0 && dst % 16 == 0) as u32;
-            // SAFETY: scan_lookback_T(input, output, n, inclusive, vec_ok, counter, status, agg,
-            // incl): counter and status zeroed just above, agg/incl one T per tile.
-            unsafe {
-                k.lookback
-                    .args(gpu.stream())
-                    .arg(&src)
-                    .arg(&dst)
-                    .arg(&n)
-                    .arg(&inclusive)
-                    .arg(&vec_ok)
-                    .arg(&counter)
-                    .arg(&status)
-                    .arg(&agg)
-                    .arg(&incl)
-                    .launch(grid(n))?
+            let a = ScanArgs {
+                counter: counter as *mut u32,
+                status: status as *mut u32,
+                agg: agg as *mut u8,
+                incl: incl as *mut u8,
+                inclusive,
+                vec_ok,
+                ..args(src, dst, n)
             };
+            // SAFETY: scan_lookback_T(ScanArgs): counter and status zeroed just above, agg/incl
+            // one T per tile.
+            unsafe { k.lookback.launch(gpu.stream(), grid(n), a)? };
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every kernel takes exactly [`ScanArgs`] in the committed PTX (what `Gpu::kernel_of`
+    /// checks at load, here without a GPU).
+    #[test]
+    fn argument_structs_match_the_ptx() {
+        for t in ["u32", "i32", "u64", "i64"] {
+            for phase in ["reduce", "downsweep", "lookback"] {
+                let name = format!("scan_{phase}_{t}");
+                gpu_runtime::check_signature::<super::ScanArgs<u8>>(&crate::MODULE, &name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+        assert!(gpu_runtime::check_signature::<u64>(&crate::MODULE, "scan_reduce_u32").is_err());
     }
 }

@@ -13,7 +13,8 @@ use std::marker::PhantomData;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, ValidAsZeroBits};
 use gpu_runtime::scratch::Layout as ScratchLayout;
-use gpu_runtime::{AnyBits, Kernel, PtxModule, Scratch, ScratchBuf};
+use gpu_runtime::{AnyBits, KernelOf, PtxModule, Scratch, ScratchBuf};
+use scan_kernels::ScanArgs;
 
 /// The embedded `scan` PTX module (built from `kernels-rs/scan`).
 pub static MODULE: PtxModule = gpu_runtime::embed_module!("scan");
@@ -149,7 +150,7 @@ impl<T: ScanItem> Scanner<T> {
     /// # Errors
     /// [`Error::Runtime`] when the module cannot be loaded.
     pub fn new(gpu: &Gpu, algorithm: Algorithm) -> Result<Self> {
-        let k = |phase: &str| -> Result<Kernel> { Ok(gpu.kernel(&MODULE, &format!("scan_{phase}_{}", T::NAME))?) };
+        let k = |phase: &str| -> Result<KernelOf<ScanArgs<u8>>> { Ok(gpu.kernel_of(&MODULE, &format!("scan_{phase}_{}", T::NAME))?) };
         Ok(Self {
             gpu: gpu.clone(),
             algorithm,

@@ -68,6 +68,25 @@ pub unsafe fn ldg_u64x2(ptr: *const u64) -> [u64; 2] {
     [a, b]
 }
 
+/// Two `u64` loaded with one 16-byte vector load through the coherent path
+/// (`ld.global.v2.u64`): for data the kernel also writes (else [`ldg_u64x2`]).
+///
+/// # Safety
+/// `ptr` must be a valid, 16-byte aligned global-memory address.
+#[inline(always)]
+pub unsafe fn ld_global_u64x2(ptr: *const u64) -> [u64; 2] {
+    let (a, b): (u64, u64);
+    // SAFETY: the caller guarantees a valid, 16-byte aligned global address.
+    unsafe {
+        core::arch::asm!(
+            "ld.global.v2.u64 {{{a}, {b}}}, [{p}];",
+            a = out(reg64) a, b = out(reg64) b, p = in(reg64) ptr,
+            options(readonly, nostack, preserves_flags),
+        );
+    }
+    [a, b]
+}
+
 /// Two `u64` stored with one 16-byte vector store (`st.global.v2.u64`).
 ///
 /// # Safety
@@ -102,6 +121,17 @@ pub trait GlobalWord: Copy {
     /// # Safety
     /// `ptr` must be a valid, aligned global-memory address.
     unsafe fn stg(ptr: *mut Self, v: Self);
+    /// `ld.volatile.global` of the value at `ptr`: read anew every time (words other blocks
+    /// publish during the kernel).
+    ///
+    /// # Safety
+    /// `ptr` must be a valid, aligned global-memory address.
+    unsafe fn ld_volatile(ptr: *const Self) -> Self;
+    /// `st.volatile.global` of `v` at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must be a valid, aligned global-memory address.
+    unsafe fn st_volatile(ptr: *mut Self, v: Self);
     /// `ld.global.nc.L2::cache_hint` of the value at `ptr` under the L2 eviction `policy` (from
     /// [`l2_evict_first`] or [`l2_evict_last`]).
     ///
@@ -204,6 +234,32 @@ macro_rules! global_word {
                     );
                 }
             }
+
+            #[inline(always)]
+            unsafe fn ld_volatile(ptr: *const Self) -> Self {
+                let r: $t;
+                // SAFETY: the caller guarantees a valid, aligned global address.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("ld.volatile.global.", $ptx, " {r}, [{p}];"),
+                        r = out($class) r, p = in(reg64) ptr,
+                        options(nostack, preserves_flags),
+                    );
+                }
+                r
+            }
+
+            #[inline(always)]
+            unsafe fn st_volatile(ptr: *mut Self, v: Self) {
+                // SAFETY: the caller guarantees a valid, aligned global address.
+                unsafe {
+                    core::arch::asm!(
+                        concat!("st.volatile.global.", $ptx, " [{p}], {v};"),
+                        p = in(reg64) ptr, v = in($class) v,
+                        options(nostack, preserves_flags),
+                    );
+                }
+            }
         }
     )*};
 }
@@ -250,4 +306,24 @@ pub unsafe fn ld_global<T: GlobalWord>(ptr: *const T) -> T {
 pub unsafe fn ldg<T: GlobalWord>(ptr: *const T) -> T {
     // SAFETY: forwarded.
     unsafe { T::ldg(ptr) }
+}
+
+/// `ld.volatile.global` of the value at `ptr` ([`GlobalWord::ld_volatile`]).
+///
+/// # Safety
+/// `ptr` must be a valid, aligned global-memory address.
+#[inline(always)]
+pub unsafe fn ld_volatile_global<T: GlobalWord>(ptr: *const T) -> T {
+    // SAFETY: forwarded.
+    unsafe { T::ld_volatile(ptr) }
+}
+
+/// `st.volatile.global` of `v` at `ptr` ([`GlobalWord::st_volatile`]).
+///
+/// # Safety
+/// `ptr` must be a valid, aligned global-memory address.
+#[inline(always)]
+pub unsafe fn st_volatile_global<T: GlobalWord>(ptr: *mut T, v: T) {
+    // SAFETY: forwarded.
+    unsafe { T::st_volatile(ptr, v) }
 }

@@ -10,6 +10,7 @@
 //!   counter, publishes its tile's total, lets one warp look back over predecessors' published
 //!   totals / inclusive prefixes, then publishes its own inclusive prefix. 2 passes (read, write).
 use gpu_device::atomic::atomic_add_u32;
+use gpu_device::mem::{ld_global, ld_volatile_global, st_volatile_global, stg, GlobalWord};
 use gpu_device::static_shared;
 use gpu_device::thread::{block_idx_x, sync_threads, thread_idx_x};
 use gpu_device::warp::{self, lane_id, Shuffle, FULL_MASK};
@@ -17,7 +18,7 @@ use gpu_device::WARP_SIZE;
 
 use crate::block::{self, TEMP_LEN};
 use crate::tile::{chunk_scan, chunk_start, chunk_sum, load_chunk, store_chunk};
-use crate::{ScanItem, NT};
+use crate::{ScanArgs, ScanItem, NT};
 
 // One shared region sized for the widest item type; each kernel casts it to its own.
 static_shared!(SCAN_TEMP: [u64; TEMP_LEN]);
@@ -31,7 +32,7 @@ const STATUS_AGGREGATE: u32 = 1;
 const STATUS_INCLUSIVE: u32 = 2;
 
 #[inline(always)]
-unsafe fn reduce<T: ScanItem + Shuffle>(input: *const T, n: u64, partials: *mut T, vec_ok: bool) {
+unsafe fn reduce<T: ScanItem + Shuffle + GlobalWord>(input: *const T, n: u64, partials: *mut T, vec_ok: bool) {
     let tile = block_idx_x() as u64;
     // SAFETY: launched with tile_count(n) blocks of NT threads; partials holds one per tile.
     unsafe {
@@ -39,14 +40,22 @@ unsafe fn reduce<T: ScanItem + Shuffle>(input: *const T, n: u64, partials: *mut 
         let b = load_chunk(input, chunk_start(tile, 1), n, vec_ok);
         let total = block::reduce_sum(SCAN_TEMP::ptr() as *mut T, chunk_sum(&a).add(chunk_sum(&b)));
         if thread_idx_x() == 0 {
-            *partials.add(tile as usize) = total;
+            stg(partials.add(tile as usize), total);
         }
     }
 }
 
 /// Scans one tile from `carry` and stores it.
 #[inline(always)]
-unsafe fn scan_tile<T: ScanItem>(input: *const T, output: *mut T, n: u64, tile: u64, inclusive: bool, vec_ok: bool, carry: impl FnOnce(T) -> T) {
+unsafe fn scan_tile<T: ScanItem + GlobalWord>(
+    input: *const T,
+    output: *mut T,
+    n: u64,
+    tile: u64,
+    inclusive: bool,
+    vec_ok: bool,
+    carry: impl FnOnce(T) -> T,
+) {
     // SAFETY: in-range accesses only (load/store_chunk check against n); SCAN_TEMP holds TEMP_LEN.
     unsafe {
         let (i0, i1) = (chunk_start(tile, 0), chunk_start(tile, 1));
@@ -62,11 +71,11 @@ unsafe fn scan_tile<T: ScanItem>(input: *const T, output: *mut T, n: u64, tile: 
 }
 
 #[inline(always)]
-unsafe fn downsweep<T: ScanItem>(input: *const T, output: *mut T, n: u64, carries: *const T, inclusive: bool, vec_ok: bool) {
+unsafe fn downsweep<T: ScanItem + GlobalWord>(input: *const T, output: *mut T, n: u64, carries: *const T, inclusive: bool, vec_ok: bool) {
     let tile = block_idx_x() as u64;
     // SAFETY: carries is null or holds one item per tile.
     unsafe {
-        let carry = if carries.is_null() { T::ZERO } else { *carries.add(tile as usize) };
+        let carry = if carries.is_null() { T::ZERO } else { ld_global(carries.add(tile as usize)) };
         scan_tile(input, output, n, tile, inclusive, vec_ok, |_| carry);
     }
 }
@@ -87,10 +96,10 @@ unsafe fn st_release(p: *mut u32, v: u32) {
 
 /// Publishes `value` for `tile` under `status` (value first, then the status with release order).
 #[inline(always)]
-unsafe fn publish<T: ScanItem>(status: *mut u32, values: *mut T, tile: u64, value: T, s: u32) {
+unsafe fn publish<T: ScanItem + GlobalWord>(status: *mut u32, values: *mut T, tile: u64, value: T, s: u32) {
     // SAFETY: tile < tile_count; the arrays hold one entry per tile.
     unsafe {
-        core::ptr::write_volatile(values.add(tile as usize), value);
+        st_volatile_global(values.add(tile as usize), value);
         st_release(status.add(tile as usize), s);
     }
 }
@@ -98,7 +107,7 @@ unsafe fn publish<T: ScanItem>(status: *mut u32, values: *mut T, tile: u64, valu
 /// Warp 0's look-back: the sum of all tiles before `tile`, read from predecessors' published
 /// aggregates until the nearest inclusive prefix. 32 predecessors per step.
 #[inline(always)]
-unsafe fn look_back<T: ScanItem + Shuffle>(tile: u64, status: *const u32, agg: *const T, incl: *const T) -> T {
+unsafe fn look_back<T: ScanItem + Shuffle + GlobalWord>(tile: u64, status: *const u32, agg: *const T, incl: *const T) -> T {
     let lane = lane_id() as i64;
     let mut prefix = T::ZERO;
     let mut end = tile as i64;
@@ -115,7 +124,7 @@ unsafe fn look_back<T: ScanItem + Shuffle>(tile: u64, status: *const u32, agg: *
                     s = ld_acquire(status.add(idx as usize));
                 }
                 let src = if s == STATUS_INCLUSIVE { incl } else { agg };
-                (s, core::ptr::read_volatile(src.add(idx as usize)))
+                (s, ld_volatile_global(src.add(idx as usize)))
             }
         };
         let inclusive = warp::ballot_sync(FULL_MASK, s == STATUS_INCLUSIVE);
@@ -132,7 +141,7 @@ unsafe fn look_back<T: ScanItem + Shuffle>(tile: u64, status: *const u32, agg: *
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn lookback<T: ScanItem + Shuffle>(
+unsafe fn lookback<T: ScanItem + Shuffle + GlobalWord>(
     input: *const T,
     output: *mut T,
     n: u64,
@@ -189,8 +198,8 @@ macro_rules! scan_kernels {
         /// `tile_count(n)` blocks of `NT` threads; `partials` holds one item per tile;
         /// `vec_ok != 0` only when `input` is 16-byte aligned.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $reduce(input: *const $t, n: u64, partials: *mut $t, vec_ok: u32) {
-            unsafe { reduce(input, n, partials, vec_ok != 0) }
+        pub unsafe extern "ptx-kernel" fn $reduce(a: ScanArgs<$t>) {
+            unsafe { reduce(a.input, a.n, a.output, a.vec_ok != 0) }
         }
 
         /// Downsweep: scans each tile of `input[..n]` into `output` (exclusive, or inclusive
@@ -201,10 +210,8 @@ macro_rules! scan_kernels {
         /// `tile_count(n)` blocks of `NT` threads; `carries` null or one item per tile;
         /// `vec_ok != 0` only when both buffers are 16-byte aligned.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $down(
-            input: *const $t, output: *mut $t, n: u64, carries: *const $t, inclusive: u32, vec_ok: u32,
-        ) {
-            unsafe { downsweep(input, output, n, carries, inclusive != 0, vec_ok != 0) }
+        pub unsafe extern "ptx-kernel" fn $down(a: ScanArgs<$t>) {
+            unsafe { downsweep(a.input, a.output, a.n, a.carries, a.inclusive != 0, a.vec_ok != 0) }
         }
 
         /// Single-pass scan with decoupled look-back. `output` may equal `input`.
@@ -214,12 +221,8 @@ macro_rules! scan_kernels {
         /// per tile) zeroed before the launch; `agg` and `incl` one item per tile; `vec_ok != 0`
         /// only when both buffers are 16-byte aligned.
         #[no_mangle]
-        #[allow(clippy::too_many_arguments)]
-        pub unsafe extern "ptx-kernel" fn $look(
-            input: *const $t, output: *mut $t, n: u64, inclusive: u32, vec_ok: u32,
-            counter: *mut u32, status: *mut u32, agg: *mut $t, incl: *mut $t,
-        ) {
-            unsafe { lookback(input, output, n, inclusive != 0, vec_ok != 0, counter, status, agg, incl) }
+        pub unsafe extern "ptx-kernel" fn $look(a: ScanArgs<$t>) {
+            unsafe { lookback(a.input, a.output, a.n, a.inclusive != 0, a.vec_ok != 0, a.counter, a.status, a.agg, a.incl) }
         }
     )*};
 }

@@ -65,5 +65,39 @@ pub mod tile;
 #[cfg(target_arch = "nvptx64")]
 pub mod warp;
 
+/// The arguments of the scan kernels (`scan_{reduce,downsweep,lookback}_{u32,i32,u64,i64}`):
+///
+/// - `scan_reduce`: each tile's total of `input[..n]` into `output` (one item a tile);
+/// - `scan_downsweep`: each tile of `input[..n]` scanned into `output` (exclusive, or inclusive
+///   when `inclusive != 0`) from its tile's carry in `carries` (null: zero);
+/// - `scan_lookback`: the single-pass scan with decoupled look-back, on the zeroed `counter`
+///   and `status` and the per-tile `agg` and `incl`.
+///
+/// `output` may equal `input`; `vec_ok != 0` only when both are 16-byte aligned.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ScanArgs<T> {
+    /// The items (`n`).
+    pub input: *const T,
+    /// The scanned items (`n`), or the tile totals (`scan_reduce`).
+    pub output: *mut T,
+    /// One carry a tile, or null (`scan_downsweep`).
+    pub carries: *const T,
+    /// The tile counter: one word, zeroed (`scan_lookback`).
+    pub counter: *mut u32,
+    /// One status word a tile, zeroed (`scan_lookback`).
+    pub status: *mut u32,
+    /// Each tile's total (`scan_lookback`).
+    pub agg: *mut T,
+    /// Each tile's inclusive prefix (`scan_lookback`).
+    pub incl: *mut T,
+    /// Items.
+    pub n: u64,
+    /// Nonzero: an inclusive scan.
+    pub inclusive: u32,
+    /// Nonzero: 16-byte vector accesses allowed.
+    pub vec_ok: u32,
+}
+
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;
