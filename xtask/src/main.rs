@@ -6,10 +6,14 @@
 //!   writes it inside the host crate that embeds it, with a cubin per architecture assembled by
 //!   the pinned ptxas (or, with `--check`, fails when a committed PTX or cubin differs from a
 //!   fresh build).
+//! - `ptx-ops [--base REV] [MODULE...]`: each kernel's memory instructions in the committed PTX;
+//!   with `--base`, the kernels whose counts differ from `REV`'s (the check of a conversion to
+//!   argument structs).
 //! - `test [cargo test args]`: the README's test command.
 #[cfg_attr(not(test), allow(dead_code))]
 mod arch;
 mod ptx;
+mod ptxops;
 mod test;
 mod toolchain;
 
@@ -22,6 +26,9 @@ const USAGE: &str = "usage: cargo xtask <command>
                                  build kernels-rs/ to PTX into each host crate's ptx/ (default --arch sm_80)
                                  and assemble the cubins (ptxas 12.9.86: pip install nvidia-cuda-nvcc-cu12==12.9.86);
                                  --check: fail if a committed PTX or cubin differs from a fresh build
+  ptx-ops [--base REV] [MODULE...]
+                                 each kernel's memory instructions (loads, stores, atomics) in the committed PTX;
+                                 --base: only the kernels whose counts differ from the PTX at git revision REV
   test [ARGS...]                 run the workspace tests (ARGS go to cargo test), report skipped GPU tests,
                                  and run build-ptx --check when the device toolchain is installed";
 
@@ -33,6 +40,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("setup-ptx-toolchain") => toolchain::setup(),
         Some("build-ptx") => parse_build_ptx(&args[1..]).and_then(|(arch, check)| ptx::build_ptx(&arch, check)),
+        Some("ptx-ops") => ptxops::run(&args[1..]),
         Some("test") => test::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
