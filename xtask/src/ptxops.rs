@@ -32,7 +32,7 @@ pub fn memory_ops(ptx: &str) -> BTreeMap<String, BTreeMap<String, usize>> {
         if !["ld.", "st.", "red.", "atom."].iter().any(|p| op.starts_with(p)) || op.starts_with("ld.param") {
             continue;
         }
-        let norm = op.split('.').map(|p| normalize(p)).collect::<Vec<_>>().join(".");
+        let norm = op.split('.').map(normalize).collect::<Vec<_>>().join(".");
         *out.get_mut(k).expect("inserted at its entry").entry(norm).or_insert(0) += 1;
     }
     out
