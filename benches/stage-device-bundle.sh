@@ -8,6 +8,9 @@
 #   bash benches/stage-device-bundle.sh radix  # gpu-radix against CUB: radix-device-run.sh
 #   bash benches/stage-device-bundle.sh svd    # the Rust SVD bench: svd-device-run.sh PART=rust
 #   bash benches/stage-device-bundle.sh svd radix  # several parts: one bundle with all of them
+#   BASE_REV=81c1cc3 bash benches/stage-device-bundle.sh ab  # the criterion benches of the
+#                                              # refactored crates, now and at BASE_REV, in
+#                                              # .gpu/ab.txz: ab-device-run.sh (AB_BENCHES=pkg:bench ...)
 #   bash benches/stage-device-bundle.sh tests  # every test executable, the CLI and the wheel in
 #                                              # .gpu/tests.txz (xz: the executables share their
 #                                              # embedded PTX): gpu-tests-device-run.sh
@@ -31,6 +34,40 @@ for line in sys.stdin:
   cp "$path" ".gpu/$name" && strip ".gpu/$name" 2>/dev/null || true
   names+=("$name")
 }
+if [ "${1:-one}" = ab ]; then
+  # The criterion benches of every crate whose kernels a refactor touched, this tree's in
+  # .gpu/ab/new/ and (BASE_REV=<git revision>) that revision's in .gpu/ab/base/, packed into
+  # .gpu/ab.txz for benches/ab-device-run.sh (the 2% rule of issue 57: same run, alternated).
+  benches="${AB_BENCHES:-gpu-scan:scan gpu-histogram:histogram gpu-ptr2idx:ptr2idx gpu-segmerge:segmerge gpu-segsort:segsort gpu-segsort:sort_pairs gpu-radix:radix gpu-transpose:transpose gpu-csrc:csrc gpu-svd:svd}"
+  build_benches() { # $1: source tree, $2: destination, $3: target dir
+    for pb in $benches; do
+      local pkg=${pb%%:*} bench=${pb##*:} path
+      path=$(cd "$1" && CARGO_TARGET_DIR=$3 cargo bench -p "$pkg" --bench "$bench" --no-run --message-format=json 2>/dev/null | BENCH=$bench python3 -c '
+import json, os, sys
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == os.environ["BENCH"] and "bench" in m["target"]["kind"]:
+        print(m["executable"])' | tail -n 1)
+      [ -n "$path" ] || { echo "no bench $bench of $pkg in $1" >&2; exit 1; }
+      cp "$path" "$2/$bench" && strip "$2/$bench" 2>/dev/null || true
+    done
+  }
+  rm -rf .gpu/ab && mkdir -p .gpu/ab/new
+  build_benches "$PWD" "$PWD/.gpu/ab/new" "$PWD/target"
+  if [ -n "${BASE_REV:-}" ]; then
+    rm -rf /tmp/sptrans-ab-base && git worktree add -f /tmp/sptrans-ab-base "$BASE_REV" >/dev/null
+    mkdir -p .gpu/ab/base
+    build_benches /tmp/sptrans-ab-base "$PWD/.gpu/ab/base" "$PWD/target/ab-base"
+    git worktree remove --force /tmp/sptrans-ab-base
+    echo "$BASE_REV $(git rev-parse --short "$BASE_REV")" > .gpu/ab/base/REV
+  fi
+  git rev-parse --short HEAD > .gpu/ab/new/REV
+  tar cf - -C .gpu ab | xz -9 -T2 > .gpu/ab.txz
+  rm -rf .gpu/ab
+  ls -l .gpu/ab.txz
+  exit 0
+fi
 if [ "${1:-one}" = tests ]; then
   ls .whl/sptrans_gpu-*.whl >/dev/null 2>&1 || { echo "build the wheel first: (cd python && maturin build --release -o ../.whl)" >&2; exit 1; }
   ../shared/tools/gpu-stage >/dev/null 2>&1 || { echo "gpu-stage failed" >&2; exit 1; }
