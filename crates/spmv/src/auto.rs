@@ -51,7 +51,7 @@ impl RowStats {
 
     /// Measured on the GPU: row lengths, their maximum and histogram (`gpu-histogram`), the
     /// histogram summed on the host.
-    pub(crate) fn measure<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
+    pub(crate) fn measure<T: SpmvValue>(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let h = convert::length_histogram(gpu, k, a)?;
         Ok(Self::from_histogram(h.iter().enumerate().map(|(l, &c)| (l as u64, c as u64))))
     }

@@ -71,7 +71,7 @@ impl std::fmt::Display for CuSparseAlg {
 /// descriptors at the first product.
 pub struct CuSparseSpmv<'a, T: SpmvValue> {
     gpu: Gpu,
-    k: launch::Kernels,
+    k: launch::Kernels<T>,
     alg: CuSparseAlg,
     a: DeviceCsrView<'a, T>,
     /// COO's rows (declared after the handle: the descriptor points into them).
@@ -88,7 +88,7 @@ impl<'a, T: SpmvValue> CuSparseSpmv<'a, T> {
         if a.vals().is_none() {
             return Err(Error::NoValues);
         }
-        let k = launch::Kernels::load::<T>(gpu)?;
+        let k = launch::Kernels::<T>::load(gpu)?;
         let rows = if alg == CuSparseAlg::CooAlg1 { Some(convert::rows_of(gpu, &a)?) } else { None };
         let inner = match alg {
             CuSparseAlg::CsrAlg1 => Alg::CsrAlg1,

@@ -10,7 +10,7 @@ use crate::{Result, SpmvValue};
 /// The longest row, and each row's length when `with_lengths`.
 pub(crate) fn row_lengths<T: SpmvValue>(
     gpu: &Gpu,
-    k: &Kernels,
+    k: &Kernels<T>,
     a: &DeviceCsrView<'_, T>,
     with_lengths: bool,
 ) -> Result<(Option<CudaSlice<u32>>, u32)> {
@@ -32,7 +32,7 @@ pub(crate) fn row_lengths<T: SpmvValue>(
 /// first; a stable sort keeps rows of equal length in order), beside the identity permutation,
 /// and the longest row: what JDS sorts whole and SELL-C-σ inside windows. Both buffers hold
 /// `rows` entries (one for a matrix without rows).
-pub(crate) fn length_keys<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<(CudaSlice<u32>, CudaSlice<u32>, u32)> {
+pub(crate) fn length_keys<T: SpmvValue>(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>) -> Result<(CudaSlice<u32>, CudaSlice<u32>, u32)> {
     let rows = a.rows();
     let (_, max) = row_lengths(gpu, k, a, false)?;
     let m = rows.max(1) as usize;
@@ -46,7 +46,7 @@ pub(crate) fn length_keys<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrVie
 
 /// The row-length histogram: `counts[l]` = rows of length `l`, for `l ≤` the longest row (empty
 /// for a matrix without rows), counted by `gpu-histogram` and downloaded.
-pub(crate) fn length_histogram<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Vec<u32>> {
+pub(crate) fn length_histogram<T: SpmvValue>(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>) -> Result<Vec<u32>> {
     let (len, max) = row_lengths(gpu, k, a, true)?;
     match len {
         Some(len) if a.rows() > 0 => {
@@ -86,7 +86,7 @@ pub(crate) fn exclusive_scan(gpu: &Gpu, counts: &CudaSlice<u32>) -> Result<(Cuda
 }
 
 /// `0, 1, …, n − 1`.
-pub(crate) fn iota(gpu: &Gpu, k: &Kernels, n: u64) -> Result<CudaSlice<u32>> {
+pub(crate) fn iota<T: SpmvValue>(gpu: &Gpu, k: &Kernels<T>, n: u64) -> Result<CudaSlice<u32>> {
     let mut out = gpu.alloc::<u32>(n.max(1) as usize)?;
     if n > 0 {
         // SAFETY: spmv_iota(n, out): out holds n entries.

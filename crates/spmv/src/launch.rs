@@ -2,20 +2,21 @@
 //! addresses of the crate: [`with_vectors`] turns a product's caller buffers into views; every
 //! launch here and in the format modules passes views and owned slices to the launch builder.
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
-use gpu_runtime::{grid_1d, DeviceView, DeviceViewMut, Gpu, Kernel};
+use gpu_runtime::{arg_ptr, arg_ptr_mut, grid_1d, DeviceView, DeviceViewMut, Gpu, Kernel, KernelOf};
+use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, ScaleArgs};
 use spmv_kernels::{COO_CHUNK, MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
 use sptrans_matrix::DeviceCsrView;
 
 use crate::{Result, SpmvValue};
 
 #[derive(Clone)]
-pub(crate) struct Kernels {
-    pub csr_scalar: Kernel,
-    pub csr_vector: Kernel,
-    pub scale: Kernel,
-    pub coo: Kernel,
-    pub coo16: Kernel,
-    pub coo16_pack: Kernel,
+pub(crate) struct Kernels<T: SpmvValue> {
+    pub csr_scalar: KernelOf<CsrArgs<T>>,
+    pub csr_vector: KernelOf<CsrArgs<T>>,
+    pub scale: KernelOf<ScaleArgs<T>>,
+    pub coo: KernelOf<CooArgs<T>>,
+    pub coo16: KernelOf<CooArgs<T>>,
+    pub coo16_pack: KernelOf<Coo16PackArgs>,
     pub dict_insert: Kernel,
     pub dict_index: Kernel,
     pub merge_partition: Kernel,
@@ -46,17 +47,18 @@ pub(crate) struct Kernels {
     pub adaptive: Kernel,
 }
 
-impl Kernels {
-    pub fn load<T: SpmvValue>(gpu: &Gpu) -> Result<Self> {
-        let k = |phase: &str| gpu.kernel(&crate::MODULE, &format!("spmv_{phase}_{}", T::NAME));
+impl<T: SpmvValue> Kernels<T> {
+    pub fn load(gpu: &Gpu) -> Result<Self> {
+        let name = |phase: &str| format!("spmv_{phase}_{}", T::NAME);
+        let k = |phase: &str| gpu.kernel(&crate::MODULE, &name(phase));
         let u = |phase: &str| gpu.kernel(&crate::MODULE, &format!("spmv_{phase}"));
         Ok(Self {
-            csr_scalar: k("csr_scalar")?,
-            csr_vector: k("csr_vector")?,
-            scale: k("scale")?,
-            coo: k("coo")?,
-            coo16: k("coo16")?,
-            coo16_pack: u("coo16_pack")?,
+            csr_scalar: gpu.kernel_of(&crate::MODULE, &name("csr_scalar"))?,
+            csr_vector: gpu.kernel_of(&crate::MODULE, &name("csr_vector"))?,
+            scale: gpu.kernel_of(&crate::MODULE, &name("scale"))?,
+            coo: gpu.kernel_of(&crate::MODULE, &name("coo"))?,
+            coo16: gpu.kernel_of(&crate::MODULE, &name("coo16"))?,
+            coo16_pack: gpu.kernel_of(&crate::MODULE, "spmv_coo16_pack")?,
             dict_insert: k("dict_insert")?,
             dict_index: k("dict_index")?,
             merge_partition: k("merge_partition")?,
@@ -140,7 +142,7 @@ pub(crate) fn values<'v, T>(a: &'v DeviceCsrView<'_, T>) -> Result<&'v DeviceVie
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn csr<T: SpmvValue>(
     gpu: &Gpu,
-    k: &Kernels,
+    k: &Kernels<T>,
     vector: bool,
     a: &DeviceCsrView<'_, T>,
     x: &DeviceView<'_, T>,
@@ -158,9 +160,13 @@ pub(crate) unsafe fn csr<T: SpmvValue>(
     } else {
         (&k.csr_scalar, grid_1d(rows, NT, NT as u64, max_blocks(gpu) * 4))
     };
-    // SAFETY: spmv_csr_{scalar,vector}_T(rows, ptr, idx, vals, x, alpha, beta, y) as the caller
-    // guarantees; blocks of NT threads (a multiple of 32).
-    unsafe { kernel.args(gpu.stream()).arg(&rows).arg(a.ptr()).arg(a.idx()).arg(vals).arg(x).arg(&alpha).arg(&beta).arg(&mut *y).launch(cfg)? };
+    let stream = gpu.stream();
+    let ((ptr, _p), (idx, _i), (vals, _v)) = (arg_ptr(a.ptr(), stream), arg_ptr(a.idx(), stream), arg_ptr(vals, stream));
+    let ((x, _x), (y, _y)) = (arg_ptr(x, stream), arg_ptr_mut(y, stream));
+    let args = CsrArgs { ptr, idx, vals, x, y, rows, alpha, beta };
+    // SAFETY: spmv_csr_{scalar,vector}_T(CsrArgs) as the caller guarantees; blocks of NT
+    // threads (a multiple of 32).
+    unsafe { kernel.launch(stream, cfg, args)? };
     Ok(())
 }
 
@@ -171,7 +177,7 @@ pub(crate) unsafe fn csr<T: SpmvValue>(
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn coo<T: SpmvValue>(
     gpu: &Gpu,
-    k: &Kernels,
+    k: &Kernels<T>,
     a: &DeviceCsrView<'_, T>,
     row: &CudaSlice<u32>,
     x: &DeviceView<'_, T>,
@@ -185,11 +191,13 @@ pub(crate) unsafe fn coo<T: SpmvValue>(
 }
 
 /// `y = beta * y` over every value of `y` (zeros when `beta == 0`), before COO's atomic adds.
-pub(crate) fn scale<T: SpmvValue>(gpu: &Gpu, k: &Kernels, beta: T, y: &mut DeviceViewMut<'_, T>) -> Result<()> {
+pub(crate) fn scale<T: SpmvValue>(gpu: &Gpu, k: &Kernels<T>, beta: T, y: &mut DeviceViewMut<'_, T>) -> Result<()> {
     let rows = y.len() as u64;
     if rows > 0 {
-        // SAFETY: spmv_scale_T(rows, beta, y): y holds rows values (its view's length).
-        unsafe { k.scale.args(gpu.stream()).arg(&rows).arg(&beta).arg(&mut *y).launch(grid_1d(rows, NT, NT as u64, max_blocks(gpu)))? };
+        let stream = gpu.stream();
+        let (y, _y) = arg_ptr_mut(y, stream);
+        // SAFETY: spmv_scale_T(ScaleArgs): y holds rows values (its view's length).
+        unsafe { k.scale.launch(stream, grid_1d(rows, NT, NT as u64, max_blocks(gpu)), ScaleArgs { y, rows, beta })? };
     }
     Ok(())
 }
@@ -209,7 +217,7 @@ fn coo_grid(gpu: &Gpu, nnz: u64) -> LaunchConfig {
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn coo16<T: SpmvValue>(
     gpu: &Gpu,
-    k: &Kernels,
+    k: &Kernels<T>,
     a: &DeviceCsrView<'_, T>,
     (base, off): (&CudaSlice<u32>, &CudaSlice<u16>),
     x: &DeviceView<'_, T>,
@@ -220,10 +228,13 @@ pub(crate) unsafe fn coo16<T: SpmvValue>(
     scale(gpu, k, beta, y)?;
     let (nnz, col, vals) = (a.nnz(), a.idx(), values(a)?);
     if nnz > 0 {
-        // SAFETY: spmv_coo16_T(nnz, base, off, col, vals, x, alpha, y) as the caller guarantees.
-        unsafe {
-            k.coo16.args(gpu.stream()).arg(&nnz).arg(base).arg(off).arg(col).arg(vals).arg(x).arg(&alpha).arg(&mut *y).launch(coo_grid(gpu, nnz))?
-        };
+        let stream = gpu.stream();
+        let ((base, _b), (off, _o), (col, _c)) = (arg_ptr(base, stream), arg_ptr(off, stream), arg_ptr(col, stream));
+        let ((vals, _v), (x, _x), (y, _y)) = (arg_ptr(vals, stream), arg_ptr(x, stream), arg_ptr_mut(y, stream));
+        let args = CooArgs { row: std::ptr::null(), base, off, col, vals, x, y, nnz, alpha };
+        // SAFETY: spmv_coo16_T(CooArgs: base, off, col, vals, x, alpha, y) as the caller
+        // guarantees.
+        unsafe { k.coo16.launch(stream, coo_grid(gpu, nnz), args)? };
     }
     Ok(())
 }
@@ -232,7 +243,7 @@ pub(crate) unsafe fn coo16<T: SpmvValue>(
 /// `VI_EMPTY`), `full` (one word, zeroed) set to 1 when a value finds no slot.
 pub(crate) fn dict_insert<T: SpmvValue>(
     gpu: &Gpu,
-    k: &Kernels,
+    k: &Kernels<T>,
     vals: &DeviceView<'_, T>,
     slots: &mut DeviceViewMut<'_, u64>,
     full: &mut DeviceViewMut<'_, u32>,
@@ -252,7 +263,7 @@ pub(crate) fn dict_insert<T: SpmvValue>(
 /// Each value's index byte into `out`: its slot in `slots` mapped through `map`.
 pub(crate) fn dict_index<T: SpmvValue>(
     gpu: &Gpu,
-    k: &Kernels,
+    k: &Kernels<T>,
     vals: &DeviceView<'_, T>,
     slots: &DeviceView<'_, u64>,
     map: &DeviceView<'_, u8>,
@@ -276,15 +287,26 @@ pub(crate) fn dict_index<T: SpmvValue>(
 ///
 /// # Errors
 /// [`crate::Error::Runtime`] when `base` or `off` is not sized for `row`.
-pub(crate) fn coo16_pack(gpu: &Gpu, k: &Kernels, row: &CudaSlice<u32>, base: &mut CudaSlice<u32>, off: &mut CudaSlice<u16>) -> Result<u32> {
+pub(crate) fn coo16_pack<T: SpmvValue>(
+    gpu: &Gpu,
+    k: &Kernels<T>,
+    row: &CudaSlice<u32>,
+    base: &mut CudaSlice<u32>,
+    off: &mut CudaSlice<u16>,
+) -> Result<u32> {
     let nnz = row.len() as u64;
     if nnz == 0 || base.len() as u64 != nnz.div_ceil(COO_CHUNK) || off.len() as u64 != nnz {
         return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("COO 16-bit rows' lengths")));
     }
     let mut span = gpu.alloc_zeros::<u32>(1)?;
-    // SAFETY: spmv_coo16_pack(nnz, row, base, off, span): the lengths checked above (any row
-    // values: the kernel only writes base[k / COO_CHUNK] and off[k]); span is one zeroed u32.
-    unsafe { k.coo16_pack.args(gpu.stream()).arg(&nnz).arg(row).arg(base).arg(off).arg(&mut span).launch(grid(gpu, nnz))? };
+    {
+        let stream = gpu.stream();
+        let ((row, _r), (base, _b), (off, _o), (span, _s)) =
+            (arg_ptr(row, stream), arg_ptr_mut(base, stream), arg_ptr_mut(off, stream), arg_ptr_mut(&mut span, stream));
+        // SAFETY: spmv_coo16_pack(Coo16PackArgs): the lengths checked above (any row values: the
+        // kernel only writes base[k / COO_CHUNK] and off[k]); span is one zeroed u32.
+        unsafe { k.coo16_pack.launch(stream, grid(gpu, nnz), Coo16PackArgs { row, base, off, span, nnz })? };
+    }
     Ok(gpu.download(&span)?[0])
 }
 
@@ -296,7 +318,7 @@ pub(crate) fn coo16_pack(gpu: &Gpu, k: &Kernels, row: &CudaSlice<u32>, base: &mu
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn coo_add<T: SpmvValue>(
     gpu: &Gpu,
-    k: &Kernels,
+    k: &Kernels<T>,
     nnz: u64,
     row: &CudaSlice<u32>,
     col: &DeviceView<'_, u32>,
@@ -306,8 +328,12 @@ pub(crate) unsafe fn coo_add<T: SpmvValue>(
     y: &mut DeviceViewMut<'_, T>,
 ) -> Result<()> {
     if nnz > 0 {
-        // SAFETY: spmv_coo_T(nnz, row, col, vals, x, alpha, y) as the caller guarantees.
-        unsafe { k.coo.args(gpu.stream()).arg(&nnz).arg(row).arg(col).arg(vals).arg(x).arg(&alpha).arg(&mut *y).launch(coo_grid(gpu, nnz))? };
+        let stream = gpu.stream();
+        let ((row, _r), (col, _c), (vals, _v)) = (arg_ptr(row, stream), arg_ptr(col, stream), arg_ptr(vals, stream));
+        let ((x, _x), (y, _y)) = (arg_ptr(x, stream), arg_ptr_mut(y, stream));
+        let args = CooArgs { row, base: std::ptr::null(), off: std::ptr::null(), col, vals, x, y, nnz, alpha };
+        // SAFETY: spmv_coo_T(CooArgs: row, col, vals, x, alpha, y) as the caller guarantees.
+        unsafe { k.coo.launch(stream, coo_grid(gpu, nnz), args)? };
     }
     Ok(())
 }
@@ -321,7 +347,7 @@ pub(crate) fn merge_threads(rows: u64, nnz: u64) -> u64 {
 ///
 /// # Errors
 /// [`crate::Error::Runtime`] when `start_row` is shorter than [`merge_threads`].
-pub(crate) fn merge_partition<T>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, start_row: &mut CudaSlice<u32>) -> Result<()> {
+pub(crate) fn merge_partition<T: SpmvValue>(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>, start_row: &mut CudaSlice<u32>) -> Result<()> {
     let (rows, nnz) = (a.rows(), a.nnz());
     let threads = merge_threads(rows, nnz);
     if threads == 0 {
@@ -345,7 +371,7 @@ pub(crate) fn merge_partition<T>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn merge<T: SpmvValue>(
     gpu: &Gpu,
-    k: &Kernels,
+    k: &Kernels<T>,
     a: &DeviceCsrView<'_, T>,
     x: &DeviceView<'_, T>,
     alpha: T,
@@ -382,4 +408,30 @@ pub(crate) unsafe fn merge<T: SpmvValue>(
             .launch(cfg)?
     };
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every kernel loaded with an argument struct takes exactly that struct in the committed
+    /// PTX (what `Gpu::kernel_of` checks at load, here without a GPU).
+    #[test]
+    fn argument_structs_match_the_ptx() {
+        use gpu_runtime::check_signature;
+        use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, ScaleArgs};
+        fn of<T>(t: &str) {
+            let m = &crate::MODULE;
+            let name = |phase: &str| format!("spmv_{phase}_{t}");
+            for phase in ["csr_scalar", "csr_vector"] {
+                check_signature::<CsrArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
+            }
+            check_signature::<ScaleArgs<T>>(m, &name("scale")).unwrap();
+            for phase in ["coo", "coo16"] {
+                check_signature::<CooArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
+            }
+        }
+        of::<f32>("f32");
+        of::<f64>("f64");
+        check_signature::<Coo16PackArgs>(&crate::MODULE, "spmv_coo16_pack").unwrap();
+        assert!(check_signature::<ScaleArgs<f64>>(&crate::MODULE, "spmv_csr_scalar_f64").is_err());
+    }
 }

@@ -339,7 +339,7 @@ enum CooRows {
 
 impl CooRows {
     /// The rows of `a` (sorted), in 16 bits where they fit.
-    fn new<T: SpmvValue>(gpu: &Gpu, k: &launch::Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
+    fn new<T: SpmvValue>(gpu: &Gpu, k: &launch::Kernels<T>, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let rows = convert::rows_of(gpu, a)?;
         let nnz = a.nnz();
         if nnz == 0 {
@@ -367,7 +367,7 @@ impl CooRows {
 /// chosen format itself needs.
 pub struct Spmv<'a, T: SpmvValue> {
     gpu: Gpu,
-    k: launch::Kernels,
+    k: launch::Kernels<T>,
     format: Format,
     stats: Option<RowStats>,
     a: DeviceCsrView<'a, T>,
@@ -404,7 +404,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
         if a.vals().is_none() {
             return Err(Error::NoValues);
         }
-        let k = launch::Kernels::load::<T>(gpu)?;
+        let k = launch::Kernels::<T>::load(gpu)?;
         let Format::Auto = format else {
             let data = Self::convert(gpu, &k, &a, format)?;
             return Ok(Self { gpu: gpu.clone(), k, format, stats: None, a, data, trials: Vec::new() });
@@ -460,7 +460,7 @@ impl<'a, T: SpmvValue> Spmv<'a, T> {
     }
 
     /// Converts `a` to `format` (not [`Format::Auto`]).
-    fn convert(gpu: &Gpu, k: &launch::Kernels, a: &DeviceCsrView<'a, T>, format: Format) -> Result<Data<'a, T>> {
+    fn convert(gpu: &Gpu, k: &launch::Kernels<T>, a: &DeviceCsrView<'a, T>, format: Format) -> Result<Data<'a, T>> {
         Ok(match format {
             Format::Coo => Data::Coo(CooRows::new(gpu, k, a)?),
             Format::MergePath => {

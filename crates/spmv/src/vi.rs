@@ -35,7 +35,7 @@ impl<T: SpmvValue> ValueIndex<T> {
     /// # Errors
     /// [`Error::TooManyValues`] past [`VI_MAX`] distinct values; [`Error::NoValues`]; launch
     /// errors, out of memory.
-    pub fn convert(gpu: &Gpu, k: &launch::Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
+    pub fn convert(gpu: &Gpu, k: &launch::Kernels<T>, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let vals = launch::values(a)?;
         let nnz = a.nnz();
         let slots_len = spmv_kernels::VI_SLOTS as usize;

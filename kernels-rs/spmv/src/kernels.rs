@@ -1,12 +1,12 @@
 //! Kernels of PTX module `spmv`.
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64, atomic_max_u32};
-use gpu_device::mem::{ldg, ldg_u32};
+use gpu_device::mem::{ld_global, ldg, ldg_u32, stg};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::warp::{ballot_sync, lane_id, shfl_down_sync, shfl_idx_sync, FULL_MASK};
 
 use crate::reduce::Segments;
 use crate::term::Hints;
-use crate::{combine, COO_CHUNK, COO_VT};
+use crate::{combine, Coo16PackArgs, CooArgs, CsrArgs, ScaleArgs, COO_CHUNK, COO_VT};
 
 const _: () = assert!(COO_VT == 2, "spmv_coo unrolls COO_VT = 2 runs");
 
@@ -18,14 +18,15 @@ macro_rules! spmv_kernels {
         /// A valid CSR (`ptr` of `rows + 1` from 0 to nnz, nondecreasing; `idx` < `x`'s length);
         /// `y` holds `rows` values; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $scalar(rows: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $scalar(a: CsrArgs<$t>) {
+            let CsrArgs { ptr, idx, vals, x, y, rows, alpha, beta } = a;
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
             let mut r = index_1d_u64();
             while r < rows {
                 // SAFETY: the caller's valid CSR; r < rows.
                 unsafe {
-                    let (b, e) = (*ptr.add(r as usize) as usize, *ptr.add(r as usize + 1) as usize);
+                    let (b, e) = (ld_global(ptr.add(r as usize)) as usize, ld_global(ptr.add(r as usize + 1)) as usize);
                     let mut sum: $t = 0.0;
                     for k in b..e {
                         // The matrix without the evict-first hint: a thread walks its row, and its
@@ -33,8 +34,8 @@ macro_rules! spmv_kernels {
                         // uniform 100k², H100).
                         sum += ldg(vals.add(k)) * h.x(x, ldg_u32(idx.add(k)));
                     }
-                    let old = if beta == 0.0 { 0.0 } else { *y.add(r as usize) };
-                    *y.add(r as usize) = combine(alpha, sum, beta, old);
+                    let old = if beta == 0.0 { 0.0 } else { ld_global(y.add(r as usize)) };
+                    stg(y.add(r as usize), combine(alpha, sum, beta, old));
                 }
                 r += grid_size_1d();
             }
@@ -46,7 +47,8 @@ macro_rules! spmv_kernels {
         /// # Safety
         /// As the scalar kernel; blocks of a multiple of 32 threads.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $vector(rows: u64, ptr: *const u32, idx: *const u32, vals: *const $t, x: *const $t, alpha: $t, beta: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $vector(a: CsrArgs<$t>) {
+            let CsrArgs { ptr, idx, vals, x, y, rows, alpha, beta } = a;
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
             let lane = lane_id() as usize;
@@ -55,7 +57,7 @@ macro_rules! spmv_kernels {
             while r < rows {
                 // SAFETY: the caller's valid CSR; r < rows (uniform across the warp).
                 unsafe {
-                    let (b, e) = (*ptr.add(r as usize) as usize, *ptr.add(r as usize + 1) as usize);
+                    let (b, e) = (ld_global(ptr.add(r as usize)) as usize, ld_global(ptr.add(r as usize + 1)) as usize);
                     let mut sum: $t = 0.0;
                     let mut k = b + lane;
                     while k < e {
@@ -68,8 +70,8 @@ macro_rules! spmv_kernels {
                         d /= 2;
                     }
                     if lane == 0 {
-                        let old = if beta == 0.0 { 0.0 } else { *y.add(r as usize) };
-                        *y.add(r as usize) = combine(alpha, sum, beta, old);
+                        let old = if beta == 0.0 { 0.0 } else { ld_global(y.add(r as usize)) };
+                        stg(y.add(r as usize), combine(alpha, sum, beta, old));
                     }
                 }
                 r += warps;
@@ -81,11 +83,12 @@ macro_rules! spmv_kernels {
         /// # Safety
         /// `y` holds `rows` values; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $scale(rows: u64, beta: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $scale(a: ScaleArgs<$t>) {
+            let ScaleArgs { y, rows, beta } = a;
             let mut r = index_1d_u64();
             while r < rows {
                 // SAFETY: r < rows.
-                unsafe { *y.add(r as usize) = if beta == 0.0 { 0.0 } else { beta * *y.add(r as usize) } };
+                unsafe { stg(y.add(r as usize), if beta == 0.0 { 0.0 } else { beta * ld_global(y.add(r as usize)) }) };
                 r += grid_size_1d();
             }
         }
@@ -102,7 +105,8 @@ macro_rules! spmv_kernels {
         /// `row`, `col`, `vals` hold `nnz` entries with `row < y`'s length and `col < x`'s;
         /// any 1-D grid of whole warps.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $coo(nnz: u64, row: *const u32, col: *const u32, vals: *const $t, x: *const $t, alpha: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $coo(a: CooArgs<$t>) {
+            let CooArgs { row, col, vals, x, y, nnz, alpha, .. } = a;
             let h = Hints::new();
             coo_chunks(nnz, |lo, hi| {
                 // SAFETY: lo < hi <= nnz, k below hi; every row is below y's length.
@@ -122,7 +126,8 @@ macro_rules! spmv_kernels {
         /// As `spmv_coo_*` for those rows; `base` holds `nnz / COO_CHUNK` (rounded up) values,
         /// `off` `nnz`.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $coo16(nnz: u64, base: *const u32, off: *const u16, col: *const u32, vals: *const $t, x: *const $t, alpha: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $coo16(a: CooArgs<$t>) {
+            let CooArgs { base, off, col, vals, x, y, nnz, alpha, .. } = a;
             let h = Hints::new();
             coo_chunks(nnz, |lo, hi| {
                 // SAFETY: lo < hi <= nnz, k below hi; base + off is a row below y's length.
@@ -218,17 +223,18 @@ macro_rules! spmv_kernels {
 /// `row` holds `nnz` nondecreasing rows; `base` `nnz / COO_CHUNK` (rounded up) values, `off`
 /// `nnz`; `span` one `u32`, zeroed.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn spmv_coo16_pack(nnz: u64, row: *const u32, base: *mut u32, off: *mut u16, span: *mut u32) {
+pub unsafe extern "ptx-kernel" fn spmv_coo16_pack(a: Coo16PackArgs) {
+    let Coo16PackArgs { row, base, off, span, nnz } = a;
     let mut k = index_1d_u64();
     while k < nnz {
         let c = k / COO_CHUNK;
         // SAFETY: k < nnz; c below base's length; c · COO_CHUNK <= k.
         unsafe {
-            let r = *row.add(k as usize);
-            let b = *row.add((c * COO_CHUNK) as usize);
-            *off.add(k as usize) = r.wrapping_sub(b) as u16;
+            let r = ld_global(row.add(k as usize));
+            let b = ld_global(row.add((c * COO_CHUNK) as usize));
+            stg(off.add(k as usize), r.wrapping_sub(b) as u16);
             if k % COO_CHUNK == 0 {
-                *base.add(c as usize) = r;
+                stg(base.add(c as usize), r);
             }
             if k % COO_CHUNK == COO_CHUNK - 1 || k == nnz - 1 {
                 atomic_max_u32(span, r - b);

@@ -29,10 +29,10 @@ impl DeviceRowBlocks {
     /// # Errors
     /// Out of memory, launch errors.
     pub fn from_csr<T: SpmvValue>(gpu: &Gpu, a: &impl AsDeviceCsrView<T>) -> Result<Self> {
-        Self::convert(gpu, &Kernels::load::<T>(gpu)?, &a.csr_view())
+        Self::convert(gpu, &Kernels::<T>::load(gpu)?, &a.csr_view())
     }
 
-    pub(crate) fn convert<T: SpmvValue>(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
+    pub(crate) fn convert<T: SpmvValue>(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let rows = a.rows();
         let mut count = gpu.alloc::<u32>(rows as usize + 2)?;
         // SAFETY: spmv_adaptive_counts(rows, ptr, count): count holds rows + 2.
@@ -81,7 +81,7 @@ impl DeviceRowBlocks {
     pub(crate) unsafe fn apply<T: SpmvValue>(
         &self,
         gpu: &Gpu,
-        k: &Kernels,
+        k: &Kernels<T>,
         a: &DeviceCsrView<'_, T>,
         alpha: T,
         x: &DeviceView<'_, T>,

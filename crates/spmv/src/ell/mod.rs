@@ -31,17 +31,17 @@ impl<T: SpmvValue> DeviceEll<T> {
     /// [`crate::Error::TooMuchPadding`] past [`ELL_MAX_FILL`]; [`crate::Error::NoValues`]; out
     /// of memory, launch errors.
     pub fn from_csr(gpu: &Gpu, a: &impl AsDeviceCsrView<T>) -> Result<Self> {
-        Self::convert(gpu, &Kernels::load::<T>(gpu)?, &a.csr_view())
+        Self::convert(gpu, &Kernels::<T>::load(gpu)?, &a.csr_view())
     }
 
-    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
+    pub(crate) fn convert(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let (_, max) = convert::row_lengths(gpu, k, a, false)?;
         check_padding(a.rows(), max as u64, a.nnz())?;
         Self::fill(gpu, k, a, max as u64)
     }
 
     /// The first `width` entries of every row (HYB's ELL part).
-    pub(crate) fn fill(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, width: u64) -> Result<Self> {
+    pub(crate) fn fill(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>, width: u64) -> Result<Self> {
         let vals = a.vals().ok_or(crate::Error::NoValues)?;
         let (rows, slots) = (a.rows(), a.rows() * width);
         let mut col = gpu.alloc::<u32>(slots.max(1) as usize)?;
@@ -95,7 +95,15 @@ impl<T: SpmvValue> DeviceEll<T> {
     ///
     /// # Safety
     /// `x` holds `cols` values and `y` `rows` (device addresses on `gpu`'s stream).
-    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: &DeviceView<'_, T>, beta: T, y: &mut DeviceViewMut<'_, T>) -> Result<()> {
+    pub(crate) unsafe fn apply(
+        &self,
+        gpu: &Gpu,
+        k: &Kernels<T>,
+        alpha: T,
+        x: &DeviceView<'_, T>,
+        beta: T,
+        y: &mut DeviceViewMut<'_, T>,
+    ) -> Result<()> {
         if self.rows == 0 {
             return Ok(());
         }

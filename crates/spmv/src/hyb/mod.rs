@@ -30,10 +30,10 @@ impl<T: SpmvValue> DeviceHyb<T> {
     /// # Errors
     /// [`crate::Error::NoValues`]; out of memory, launch errors.
     pub fn from_csr(gpu: &Gpu, a: &impl AsDeviceCsrView<T>) -> Result<Self> {
-        Self::convert(gpu, &Kernels::load::<T>(gpu)?, &a.csr_view())
+        Self::convert(gpu, &Kernels::<T>::load(gpu)?, &a.csr_view())
     }
 
-    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
+    pub(crate) fn convert(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let vals = a.vals().ok_or(crate::Error::NoValues)?;
         let rows = a.rows();
         let w = width(&convert::length_histogram(gpu, k, a)?, rows);
@@ -103,7 +103,15 @@ impl<T: SpmvValue> DeviceHyb<T> {
     ///
     /// # Safety
     /// As [`DeviceEll`]'s.
-    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: &DeviceView<'_, T>, beta: T, y: &mut DeviceViewMut<'_, T>) -> Result<()> {
+    pub(crate) unsafe fn apply(
+        &self,
+        gpu: &Gpu,
+        k: &Kernels<T>,
+        alpha: T,
+        x: &DeviceView<'_, T>,
+        beta: T,
+        y: &mut DeviceViewMut<'_, T>,
+    ) -> Result<()> {
         // SAFETY: the caller's x and y.
         unsafe { self.ell.apply(gpu, k, alpha, x, beta, y)? };
         let (c, v) = (DeviceView::of(&self.coo_col), DeviceView::of(&self.coo_val));

@@ -33,10 +33,10 @@ impl<T: SpmvValue> DeviceJds<T> {
     /// # Errors
     /// [`crate::Error::NoValues`]; out of memory, launch errors.
     pub fn from_csr(gpu: &Gpu, a: &impl AsDeviceCsrView<T>) -> Result<Self> {
-        Self::convert(gpu, &Kernels::load::<T>(gpu)?, &a.csr_view())
+        Self::convert(gpu, &Kernels::<T>::load(gpu)?, &a.csr_view())
     }
 
-    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>) -> Result<Self> {
+    pub(crate) fn convert(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let vals = a.vals().ok_or(crate::Error::NoValues)?;
         let (rows, nnz) = (a.rows(), a.nnz());
         let (mut keys, mut perm, max) = convert::length_keys(gpu, k, a)?;
@@ -110,7 +110,15 @@ impl<T: SpmvValue> DeviceJds<T> {
     ///
     /// # Safety
     /// `x` holds `cols` values and `y` `rows`.
-    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: &DeviceView<'_, T>, beta: T, y: &mut DeviceViewMut<'_, T>) -> Result<()> {
+    pub(crate) unsafe fn apply(
+        &self,
+        gpu: &Gpu,
+        k: &Kernels<T>,
+        alpha: T,
+        x: &DeviceView<'_, T>,
+        beta: T,
+        y: &mut DeviceViewMut<'_, T>,
+    ) -> Result<()> {
         if self.rows == 0 {
             return Ok(());
         }

@@ -38,10 +38,10 @@ impl<T: SpmvValue> DeviceScoo<T> {
     /// [`crate::Error::Invalid`] for a bad slice height; [`crate::Error::NoValues`]; out of
     /// memory, launch errors.
     pub fn from_csr(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, slice_rows: Option<u32>) -> Result<Self> {
-        Self::convert(gpu, &Kernels::load::<T>(gpu)?, &a.csr_view(), slice_rows)
+        Self::convert(gpu, &Kernels::<T>::load(gpu)?, &a.csr_view(), slice_rows)
     }
 
-    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, s: Option<u32>) -> Result<Self> {
+    pub(crate) fn convert(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>, s: Option<u32>) -> Result<Self> {
         let vals = a.vals().ok_or(crate::Error::NoValues)?;
         let s = s.unwrap_or_else(|| slice_rows(a.rows(), gpu.props().sm_count));
         check_slice_rows(s)?;
@@ -113,7 +113,15 @@ impl<T: SpmvValue> DeviceScoo<T> {
     ///
     /// # Safety
     /// `x` holds `cols` values and `y` `rows`.
-    pub(crate) unsafe fn apply(&self, gpu: &Gpu, k: &Kernels, alpha: T, x: &DeviceView<'_, T>, beta: T, y: &mut DeviceViewMut<'_, T>) -> Result<()> {
+    pub(crate) unsafe fn apply(
+        &self,
+        gpu: &Gpu,
+        k: &Kernels<T>,
+        alpha: T,
+        x: &DeviceView<'_, T>,
+        beta: T,
+        y: &mut DeviceViewMut<'_, T>,
+    ) -> Result<()> {
         let slices = self.rows.div_ceil(self.slice_rows as u64);
         if slices == 0 {
             return Ok(());

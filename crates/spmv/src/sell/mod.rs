@@ -49,21 +49,21 @@ impl<T: SpmvValue> DeviceSell<T> {
     /// [`crate::Error::TooMuchPadding`] past [`SELL_MAX_FILL`]; [`crate::Error::NoValues`]; out
     /// of memory, launch errors.
     pub fn from_csr(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, options: SellOptions) -> Result<Self> {
-        Self::convert(gpu, &Kernels::load::<T>(gpu)?, &a.csr_view(), options)
+        Self::convert(gpu, &Kernels::<T>::load(gpu)?, &a.csr_view(), options)
     }
 
-    pub(crate) fn convert(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, options: SellOptions) -> Result<Self> {
+    pub(crate) fn convert(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>, options: SellOptions) -> Result<Self> {
         Self::build(gpu, k, a, options, None)
     }
 
     /// SELL-VI: the values by index ([`crate::vi`]) first (a matrix of too many values is
     /// refused before its layout is made), then SELL-C-σ's layout with each slot's byte.
-    pub(crate) fn convert_vi(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, options: SellOptions) -> Result<Self> {
+    pub(crate) fn convert_vi(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>, options: SellOptions) -> Result<Self> {
         let v = crate::vi::ValueIndex::convert(gpu, k, a)?;
         Self::build(gpu, k, a, options, Some(v))
     }
 
-    fn build(gpu: &Gpu, k: &Kernels, a: &DeviceCsrView<'_, T>, options: SellOptions, vi: Option<crate::vi::ValueIndex<T>>) -> Result<Self> {
+    fn build(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>, options: SellOptions, vi: Option<crate::vi::ValueIndex<T>>) -> Result<Self> {
         options.check()?;
         let vals = a.vals().ok_or(crate::Error::NoValues)?;
         let (rows, nnz) = (a.rows(), a.nnz());
