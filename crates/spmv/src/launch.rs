@@ -3,7 +3,7 @@
 //! launch here and in the format modules passes views and owned slices to the launch builder.
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu_runtime::{arg_ptr, arg_ptr_mut, grid_1d, DeviceView, DeviceViewMut, Gpu, Kernel, KernelOf};
-use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, ScaleArgs};
+use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, ScaleArgs};
 use spmv_kernels::{COO_CHUNK, MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
 use sptrans_matrix::DeviceCsrView;
 
@@ -24,10 +24,10 @@ pub(crate) struct Kernels<T: SpmvValue> {
     pub merge: Kernel,
     pub row_lengths: Kernel,
     pub iota: Kernel,
-    pub ell_fill: Kernel,
-    pub ell: Kernel,
-    pub hyb_overflow: Kernel,
-    pub hyb_fill_coo: Kernel,
+    pub ell_fill: KernelOf<EllArgs<T>>,
+    pub ell: KernelOf<EllArgs<T>>,
+    pub hyb_overflow: KernelOf<HybArgs<u8>>,
+    pub hyb_fill_coo: KernelOf<HybArgs<T>>,
     pub jds_keys: Kernel,
     pub jds_counts: Kernel,
     pub jds_invert: Kernel,
@@ -66,10 +66,10 @@ impl<T: SpmvValue> Kernels<T> {
             merge: k("merge")?,
             row_lengths: u("row_lengths")?,
             iota: u("iota")?,
-            ell_fill: k("ell_fill")?,
-            ell: k("ell")?,
-            hyb_overflow: u("hyb_overflow")?,
-            hyb_fill_coo: k("hyb_fill_coo")?,
+            ell_fill: gpu.kernel_of(&crate::MODULE, &name("ell_fill"))?,
+            ell: gpu.kernel_of(&crate::MODULE, &name("ell"))?,
+            hyb_overflow: gpu.kernel_of(&crate::MODULE, "spmv_hyb_overflow")?,
+            hyb_fill_coo: gpu.kernel_of(&crate::MODULE, &name("hyb_fill_coo"))?,
             jds_keys: u("jds_keys")?,
             jds_counts: u("jds_counts")?,
             jds_invert: u("jds_invert")?,
@@ -417,7 +417,7 @@ mod tests {
     #[test]
     fn argument_structs_match_the_ptx() {
         use gpu_runtime::check_signature;
-        use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, ScaleArgs};
+        use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, ScaleArgs};
         fn of<T>(t: &str) {
             let m = &crate::MODULE;
             let name = |phase: &str| format!("spmv_{phase}_{t}");
@@ -425,6 +425,10 @@ mod tests {
                 check_signature::<CsrArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
             }
             check_signature::<ScaleArgs<T>>(m, &name("scale")).unwrap();
+            for phase in ["ell_fill", "ell"] {
+                check_signature::<EllArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
+            }
+            check_signature::<HybArgs<T>>(m, &name("hyb_fill_coo")).unwrap();
             for phase in ["coo", "coo16"] {
                 check_signature::<CooArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
             }
@@ -432,6 +436,7 @@ mod tests {
         of::<f32>("f32");
         of::<f64>("f64");
         check_signature::<Coo16PackArgs>(&crate::MODULE, "spmv_coo16_pack").unwrap();
+        check_signature::<HybArgs<u8>>(&crate::MODULE, "spmv_hyb_overflow").unwrap();
         assert!(check_signature::<ScaleArgs<f64>>(&crate::MODULE, "spmv_csr_scalar_f64").is_err());
     }
 }

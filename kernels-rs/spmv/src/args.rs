@@ -80,3 +80,65 @@ pub struct Coo16PackArgs {
     /// Nonzeros.
     pub nnz: u64,
 }
+
+/// The arguments of the ELL kernels: `spmv_ell_fill_{f32,f64}` (a CSR's first `width` entries of
+/// every row into the column-major slots `col`, `val`, padding after) and `spmv_ell_{f32,f64}`
+/// (`y = alpha · A · x + beta · y` on those slots; `ptr`, `idx`, `vals` unused).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct EllArgs<T> {
+    /// The CSR's row pointer (the fill).
+    pub ptr: *const u32,
+    /// The CSR's column indices (the fill).
+    pub idx: *const u32,
+    /// The CSR's values (the fill).
+    pub vals: *const T,
+    /// The slots' columns (`rows · width`): written by the fill, read by the product.
+    pub col: *mut u32,
+    /// The slots' values (`rows · width`).
+    pub val: *mut T,
+    /// `x` (the product).
+    pub x: *const T,
+    /// `y` (`rows` values; the product).
+    pub y: *mut T,
+    /// Rows.
+    pub rows: u64,
+    /// Slots a row.
+    pub width: u64,
+    /// The product's scale.
+    pub alpha: T,
+    /// `y`'s scale.
+    pub beta: T,
+}
+
+/// The arguments of the HYB conversion: `spmv_hyb_overflow` (each row's entries past `width`
+/// into `count`, `rows + 1` words, the last 0) and `spmv_hyb_fill_coo_{f32,f64}` (those entries
+/// into the COO arrays at `offset[row]`, the exclusive scan of the counts).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HybArgs<T> {
+    /// The CSR's row pointer.
+    pub ptr: *const u32,
+    /// Each nonzero's row (the fill).
+    pub row_of: *const u32,
+    /// Each row's first place in the COO arrays (the fill).
+    pub offset: *const u32,
+    /// The CSR's column indices (the fill).
+    pub idx: *const u32,
+    /// The CSR's values (the fill).
+    pub vals: *const T,
+    /// Each row's overflow (`rows + 1` words; the overflow count).
+    pub count: *mut u32,
+    /// The COO rows (the fill).
+    pub coo_row: *mut u32,
+    /// The COO columns (the fill).
+    pub coo_col: *mut u32,
+    /// The COO values (the fill).
+    pub coo_val: *mut T,
+    /// Nonzeros (the fill).
+    pub nnz: u64,
+    /// Rows (the overflow count).
+    pub rows: u64,
+    /// The ELL width.
+    pub width: u32,
+}

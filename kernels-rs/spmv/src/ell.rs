@@ -1,10 +1,11 @@
 //! ELL kernels of PTX module `spmv`: rows padded to one width, stored column-major (slot
 //! `(r, k)` at `k · rows + r`, so a warp's threads read consecutive slots); padding has column
 //! [`ELL_PAD`] and value 0 and comes after a row's entries.
+use gpu_device::mem::{ld_global, stg};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 
 use crate::term::Hints;
-use crate::{combine, ELL_PAD};
+use crate::{combine, EllArgs, ELL_PAD};
 
 macro_rules! ell_kernels {
     ($t:ty, $fill:ident, $ell:ident) => {
@@ -15,30 +16,19 @@ macro_rules! ell_kernels {
         /// A valid CSR of `rows` rows (`ptr`, `idx`, `vals`) whose rows are at most `width`
         /// long; `col` and `val` hold `rows · width` entries; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $fill(
-            rows: u64,
-            width: u64,
-            ptr: *const u32,
-            idx: *const u32,
-            vals: *const $t,
-            col: *mut u32,
-            val: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $fill(a: EllArgs<$t>) {
+            let EllArgs { ptr, idx, vals, col, val, rows, width, .. } = a;
             let n = rows * width;
             let mut s = index_1d_u64();
             while s < n {
                 let (k, r) = (s / rows, s % rows);
                 // SAFETY: r < rows; k below the row's length reads inside it; s < n.
                 unsafe {
-                    let b = *ptr.add(r as usize) as u64;
-                    let len = *ptr.add(r as usize + 1) as u64 - b;
-                    if k < len {
-                        *col.add(s as usize) = *idx.add((b + k) as usize);
-                        *val.add(s as usize) = *vals.add((b + k) as usize);
-                    } else {
-                        *col.add(s as usize) = ELL_PAD;
-                        *val.add(s as usize) = 0.0;
-                    }
+                    let b = ld_global(ptr.add(r as usize)) as u64;
+                    let len = ld_global(ptr.add(r as usize + 1)) as u64 - b;
+                    let (c, v) = if k < len { (ld_global(idx.add((b + k) as usize)), ld_global(vals.add((b + k) as usize))) } else { (ELL_PAD, 0.0) };
+                    stg(col.add(s as usize), c);
+                    stg(val.add(s as usize), v);
                 }
                 s += grid_size_1d();
             }
@@ -51,16 +41,8 @@ macro_rules! ell_kernels {
         /// `col`/`val` hold `rows · width` slots of a valid ELL (columns below `x`'s length or
         /// padding at the row's end); `y` holds `rows` values; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $ell(
-            rows: u64,
-            width: u64,
-            col: *const u32,
-            val: *const $t,
-            x: *const $t,
-            alpha: $t,
-            beta: $t,
-            y: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $ell(a: EllArgs<$t>) {
+            let EllArgs { col, val, x, y, rows, width, alpha, beta, .. } = a;
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
             let mut r = index_1d_u64();
@@ -78,8 +60,8 @@ macro_rules! ell_kernels {
                         sum += h.matrix(val.add(s)) * h.x(x, c);
                         k += 1;
                     }
-                    let old = if beta == 0.0 { 0.0 } else { *y.add(r as usize) };
-                    *y.add(r as usize) = combine(alpha, sum, beta, old);
+                    let old = if beta == 0.0 { 0.0 } else { ld_global(y.add(r as usize)) };
+                    stg(y.add(r as usize), combine(alpha, sum, beta, old));
                 }
                 r += grid_size_1d();
             }

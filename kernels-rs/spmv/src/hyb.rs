@@ -1,7 +1,10 @@
 //! ELL-COO (HYB) conversion kernels of PTX module `spmv`: the ELL part is filled by
 //! `spmv_ell_fill` with the chosen width (a row's first `width` entries), the overflow goes to
 //! COO here; the product is `spmv_ell` then `spmv_coo`.
+use gpu_device::mem::{ld_global, stg};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
+
+use crate::HybArgs;
 
 /// Overflow counts: `count[r] = max(len_r − width, 0)` for `r < rows` and `count[rows] = 0`, so
 /// that an exclusive scan gives each row's COO offset and the total.
@@ -9,11 +12,15 @@ use gpu_device::thread::{grid_size_1d, index_1d_u64};
 /// # Safety
 /// `ptr` holds `rows + 1` nondecreasing entries; `count` holds `rows + 1`; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn spmv_hyb_overflow(rows: u64, ptr: *const u32, width: u32, count: *mut u32) {
+pub unsafe extern "ptx-kernel" fn spmv_hyb_overflow(a: HybArgs<u8>) {
+    let HybArgs { ptr, count, rows, width, .. } = a;
     let mut r = index_1d_u64();
     while r <= rows {
         // SAFETY: r <= rows; ptr[r + 1] read only when r < rows.
-        unsafe { *count.add(r as usize) = if r < rows { (*ptr.add(r as usize + 1) - *ptr.add(r as usize)).saturating_sub(width) } else { 0 } };
+        unsafe {
+            let c = if r < rows { (ld_global(ptr.add(r as usize + 1)) - ld_global(ptr.add(r as usize))).saturating_sub(width) } else { 0 };
+            stg(count.add(r as usize), c)
+        };
         r += grid_size_1d();
     }
 }
@@ -28,29 +35,19 @@ macro_rules! hyb_kernels {
         /// `offset` the exclusive scan of `spmv_hyb_overflow`'s counts; `coo_*` hold the total;
         /// any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $fill(
-            nnz: u64,
-            ptr: *const u32,
-            row_of: *const u32,
-            width: u32,
-            offset: *const u32,
-            idx: *const u32,
-            vals: *const $t,
-            coo_row: *mut u32,
-            coo_col: *mut u32,
-            coo_val: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $fill(a: HybArgs<$t>) {
+            let HybArgs { ptr, row_of, offset, idx, vals, coo_row, coo_col, coo_val, nnz, width, .. } = a;
             let mut k = index_1d_u64();
             while k < nnz {
                 // SAFETY: k < nnz; r < rows; the destination is below the row's overflow end.
                 unsafe {
-                    let r = *row_of.add(k as usize);
-                    let d = k as u32 - *ptr.add(r as usize);
+                    let r = ld_global(row_of.add(k as usize));
+                    let d = k as u32 - ld_global(ptr.add(r as usize));
                     if d >= width {
-                        let o = (*offset.add(r as usize) + d - width) as usize;
-                        *coo_row.add(o) = r;
-                        *coo_col.add(o) = *idx.add(k as usize);
-                        *coo_val.add(o) = *vals.add(k as usize);
+                        let o = (ld_global(offset.add(r as usize)) + d - width) as usize;
+                        stg(coo_row.add(o), r);
+                        stg(coo_col.add(o), ld_global(idx.add(k as usize)));
+                        stg(coo_val.add(o), ld_global(vals.add(k as usize)));
                     }
                 }
                 k += grid_size_1d();

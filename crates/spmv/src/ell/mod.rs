@@ -5,7 +5,8 @@
 mod serial;
 
 use gpu_runtime::cudarc::driver::CudaSlice;
-use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
+use gpu_runtime::{arg_ptr, arg_ptr_mut, DeviceView, DeviceViewMut, Gpu};
+use spmv_kernels::EllArgs;
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 pub(crate) use serial::check_padding;
@@ -47,21 +48,26 @@ impl<T: SpmvValue> DeviceEll<T> {
         let mut col = gpu.alloc::<u32>(slots.max(1) as usize)?;
         let mut val = gpu.alloc::<T>(slots.max(1) as usize)?;
         if slots > 0 {
-            // SAFETY: spmv_ell_fill_T(rows, width, ptr, idx, vals, col, val): a valid CSR whose
-            // rows are at most `width` long or cut at it (the kernel reads k < min(len, width));
-            // col and val hold rows · width slots.
-            unsafe {
-                k.ell_fill
-                    .args(gpu.stream())
-                    .arg(&rows)
-                    .arg(&width)
-                    .arg(a.ptr())
-                    .arg(a.idx())
-                    .arg(vals)
-                    .arg(&mut col)
-                    .arg(&mut val)
-                    .launch(grid(gpu, slots))?
+            let stream = gpu.stream();
+            let ((ptr, _p), (idx, _i), (vals, _v)) = (arg_ptr(a.ptr(), stream), arg_ptr(a.idx(), stream), arg_ptr(vals, stream));
+            let ((col, _c), (val, _w)) = (arg_ptr_mut(&mut col, stream), arg_ptr_mut(&mut val, stream));
+            let args = EllArgs {
+                ptr,
+                idx,
+                vals,
+                col,
+                val,
+                x: std::ptr::null(),
+                y: std::ptr::null_mut(),
+                rows,
+                width,
+                alpha: T::from_bits64(0),
+                beta: T::from_bits64(0),
             };
+            // SAFETY: spmv_ell_fill_T(EllArgs): a valid CSR whose rows are at most `width` long
+            // or cut at it (the kernel reads k < min(len, width)); col and val hold rows · width
+            // slots.
+            unsafe { k.ell_fill.launch(stream, grid(gpu, slots), args)? };
         }
         Ok(Self { rows, cols: a.cols(), width, col, val })
     }
@@ -108,21 +114,15 @@ impl<T: SpmvValue> DeviceEll<T> {
             return Ok(());
         }
         let cfg = gpu_runtime::grid_1d(self.rows, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
-        // SAFETY: spmv_ell_T(rows, width, col, val, x, alpha, beta, y): a valid ELL (built by
-        // conversion from a valid CSR); x and y as the caller guarantees.
-        unsafe {
-            k.ell
-                .args(gpu.stream())
-                .arg(&self.rows)
-                .arg(&self.width)
-                .arg(&self.col)
-                .arg(&self.val)
-                .arg(x)
-                .arg(&alpha)
-                .arg(&beta)
-                .arg(&mut *y)
-                .launch(cfg)?
-        };
+        let stream = gpu.stream();
+        let ((col, _c), (val, _v)) = (arg_ptr(&self.col, stream), arg_ptr(&self.val, stream));
+        let ((x, _x), (y, _y)) = (arg_ptr(x, stream), arg_ptr_mut(y, stream));
+        // The product only reads the slots (the struct's fields are the fill's, writable).
+        let (ptr, idx, vals) = (std::ptr::null(), std::ptr::null(), std::ptr::null());
+        let args = EllArgs { ptr, idx, vals, col: col.cast_mut(), val: val.cast_mut(), x, y, rows: self.rows, width: self.width, alpha, beta };
+        // SAFETY: spmv_ell_T(EllArgs): a valid ELL (built by conversion from a valid CSR); x and
+        // y as the caller guarantees.
+        unsafe { k.ell.launch(stream, cfg, args)? };
         Ok(())
     }
 }

@@ -4,7 +4,8 @@
 mod serial;
 
 use gpu_runtime::cudarc::driver::CudaSlice;
-use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
+use gpu_runtime::{arg_ptr, arg_ptr_mut, DeviceView, DeviceViewMut, Gpu};
+use spmv_kernels::HybArgs;
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 pub use serial::{width, Hyb};
@@ -39,8 +40,15 @@ impl<T: SpmvValue> DeviceHyb<T> {
         let w = width(&convert::length_histogram(gpu, k, a)?, rows);
         let ell = DeviceEll::fill(gpu, k, a, w)?;
         let mut count = gpu.alloc::<u32>(rows as usize + 1)?;
-        // SAFETY: spmv_hyb_overflow(rows, ptr, width, count): count holds rows + 1.
-        unsafe { k.hyb_overflow.args(gpu.stream()).arg(&rows).arg(a.ptr()).arg(&(w as u32)).arg(&mut count).launch(grid(gpu, rows + 1))? };
+        {
+            let stream = gpu.stream();
+            let ((ptr, _p), (count, _c)) = (arg_ptr(a.ptr(), stream), arg_ptr_mut(&mut count, stream));
+            let (row_of, offset, idx, vals) = (std::ptr::null(), std::ptr::null(), std::ptr::null(), std::ptr::null());
+            let (coo_row, coo_col, coo_val) = (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+            let args = HybArgs::<u8> { ptr, row_of, offset, idx, vals, count, coo_row, coo_col, coo_val, nnz: 0, rows, width: w as u32 };
+            // SAFETY: spmv_hyb_overflow(HybArgs: ptr, count, rows, width): count holds rows + 1.
+            unsafe { k.hyb_overflow.launch(stream, grid(gpu, rows + 1), args)? };
+        }
         let (offset, total) = convert::exclusive_scan(gpu, &count)?;
         drop(count);
         let n = (total as usize).max(1);
@@ -48,24 +56,15 @@ impl<T: SpmvValue> DeviceHyb<T> {
         if total > 0 {
             let row_of = convert::rows_of(gpu, a)?;
             let nnz = a.nnz();
-            // SAFETY: spmv_hyb_fill_coo_T(nnz, ptr, row_of, width, offset, idx, vals, coo_row,
-            // coo_col, coo_val): the CSR's rows and the scan of its overflow counts; the COO
-            // arrays hold the total.
-            unsafe {
-                k.hyb_fill_coo
-                    .args(gpu.stream())
-                    .arg(&nnz)
-                    .arg(a.ptr())
-                    .arg(&row_of)
-                    .arg(&(w as u32))
-                    .arg(&offset)
-                    .arg(a.idx())
-                    .arg(vals)
-                    .arg(&mut coo_row)
-                    .arg(&mut coo_col)
-                    .arg(&mut coo_val)
-                    .launch(grid(gpu, nnz))?
-            };
+            let stream = gpu.stream();
+            let ((ptr, _p), (row_of, _r), (offset, _o)) = (arg_ptr(a.ptr(), stream), arg_ptr(&row_of, stream), arg_ptr(&offset, stream));
+            let ((idx, _i), (vals, _v)) = (arg_ptr(a.idx(), stream), arg_ptr(vals, stream));
+            let ((coo_row, _cr), (coo_col, _cc), (coo_val, _cv)) =
+                (arg_ptr_mut(&mut coo_row, stream), arg_ptr_mut(&mut coo_col, stream), arg_ptr_mut(&mut coo_val, stream));
+            let args = HybArgs { ptr, row_of, offset, idx, vals, count: std::ptr::null_mut(), coo_row, coo_col, coo_val, nnz, rows, width: w as u32 };
+            // SAFETY: spmv_hyb_fill_coo_T(HybArgs): the CSR's rows and the scan of its overflow
+            // counts; the COO arrays hold the total.
+            unsafe { k.hyb_fill_coo.launch(stream, grid(gpu, nnz), args)? };
         }
         Ok(Self { ell, coo_len: total as u64, coo_row, coo_col, coo_val })
     }
