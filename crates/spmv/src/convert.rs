@@ -1,7 +1,7 @@
 //! Host side of the conversions' shared steps: row lengths and their maximum, the row of every
 //! nonzero (ptr2idx), exclusive scans with their totals, the identity permutation.
 use gpu_runtime::cudarc::driver::CudaSlice;
-use gpu_runtime::Gpu;
+use gpu_runtime::{arg_ptr, arg_ptr_mut, Gpu};
 use sptrans_matrix::DeviceCsrView;
 
 use crate::launch::{grid, Kernels};
@@ -38,8 +38,12 @@ pub(crate) fn length_keys<T: SpmvValue>(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsr
     let m = rows.max(1) as usize;
     let (mut keys, mut order) = (gpu.alloc::<u32>(m)?, gpu.alloc::<u32>(m)?);
     if rows > 0 {
-        // SAFETY: spmv_jds_keys(rows, ptr, max, keys, perm): lengths ≤ max; both hold rows.
-        unsafe { k.jds_keys.args(gpu.stream()).arg(&rows).arg(a.ptr()).arg(&max).arg(&mut keys).arg(&mut order).launch(grid(gpu, rows))? };
+        let stream = gpu.stream();
+        let ((ptr, _p), (kp, _k), (perm, _o)) = (arg_ptr(a.ptr(), stream), arg_ptr_mut(&mut keys, stream), arg_ptr_mut(&mut order, stream));
+        let args = spmv_kernels::JdsBuildArgs { ptr, keys: kp, perm, ..crate::jds::build_args::<u8>(rows, 0, max) };
+        // SAFETY: spmv_jds_keys(JdsBuildArgs: ptr, keys, perm, rows, max_len): lengths ≤ max;
+        // both hold rows.
+        unsafe { k.jds_keys.launch(stream, grid(gpu, rows), args)? };
     }
     Ok((keys, order, max))
 }

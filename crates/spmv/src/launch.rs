@@ -3,7 +3,7 @@
 //! launch here and in the format modules passes views and owned slices to the launch builder.
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu_runtime::{arg_ptr, arg_ptr_mut, grid_1d, DeviceView, DeviceViewMut, Gpu, Kernel, KernelOf};
-use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, ScaleArgs};
+use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, ScaleArgs};
 use spmv_kernels::{COO_CHUNK, MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
 use sptrans_matrix::DeviceCsrView;
 
@@ -28,11 +28,11 @@ pub(crate) struct Kernels<T: SpmvValue> {
     pub ell: KernelOf<EllArgs<T>>,
     pub hyb_overflow: KernelOf<HybArgs<u8>>,
     pub hyb_fill_coo: KernelOf<HybArgs<T>>,
-    pub jds_keys: Kernel,
-    pub jds_counts: Kernel,
-    pub jds_invert: Kernel,
-    pub jds_fill: Kernel,
-    pub jds: Kernel,
+    pub jds_keys: KernelOf<JdsBuildArgs<u8>>,
+    pub jds_counts: KernelOf<JdsBuildArgs<u8>>,
+    pub jds_invert: KernelOf<JdsBuildArgs<u8>>,
+    pub jds_fill: KernelOf<JdsBuildArgs<T>>,
+    pub jds: KernelOf<JdsArgs<T>>,
     pub sell_chunks: Kernel,
     pub sell_fill: Kernel,
     pub sell: Kernel,
@@ -70,11 +70,11 @@ impl<T: SpmvValue> Kernels<T> {
             ell: gpu.kernel_of(&crate::MODULE, &name("ell"))?,
             hyb_overflow: gpu.kernel_of(&crate::MODULE, "spmv_hyb_overflow")?,
             hyb_fill_coo: gpu.kernel_of(&crate::MODULE, &name("hyb_fill_coo"))?,
-            jds_keys: u("jds_keys")?,
-            jds_counts: u("jds_counts")?,
-            jds_invert: u("jds_invert")?,
-            jds_fill: k("jds_fill")?,
-            jds: k("jds")?,
+            jds_keys: gpu.kernel_of(&crate::MODULE, "spmv_jds_keys")?,
+            jds_counts: gpu.kernel_of(&crate::MODULE, "spmv_jds_counts")?,
+            jds_invert: gpu.kernel_of(&crate::MODULE, "spmv_jds_invert")?,
+            jds_fill: gpu.kernel_of(&crate::MODULE, &name("jds_fill"))?,
+            jds: gpu.kernel_of(&crate::MODULE, &name("jds"))?,
             sell_chunks: u("sell_chunks")?,
             sell_fill: k("sell_fill")?,
             sell: k("sell")?,
@@ -417,7 +417,7 @@ mod tests {
     #[test]
     fn argument_structs_match_the_ptx() {
         use gpu_runtime::check_signature;
-        use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, ScaleArgs};
+        use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, ScaleArgs};
         fn of<T>(t: &str) {
             let m = &crate::MODULE;
             let name = |phase: &str| format!("spmv_{phase}_{t}");
@@ -429,6 +429,8 @@ mod tests {
                 check_signature::<EllArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
             }
             check_signature::<HybArgs<T>>(m, &name("hyb_fill_coo")).unwrap();
+            check_signature::<JdsBuildArgs<T>>(m, &name("jds_fill")).unwrap();
+            check_signature::<JdsArgs<T>>(m, &name("jds")).unwrap();
             for phase in ["coo", "coo16"] {
                 check_signature::<CooArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
             }
@@ -437,6 +439,9 @@ mod tests {
         of::<f64>("f64");
         check_signature::<Coo16PackArgs>(&crate::MODULE, "spmv_coo16_pack").unwrap();
         check_signature::<HybArgs<u8>>(&crate::MODULE, "spmv_hyb_overflow").unwrap();
+        for name in ["spmv_jds_keys", "spmv_jds_counts", "spmv_jds_invert"] {
+            check_signature::<JdsBuildArgs<u8>>(&crate::MODULE, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
         assert!(check_signature::<ScaleArgs<f64>>(&crate::MODULE, "spmv_csr_scalar_f64").is_err());
     }
 }

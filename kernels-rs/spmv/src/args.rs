@@ -142,3 +142,67 @@ pub struct HybArgs<T> {
     /// The ELL width.
     pub width: u32,
 }
+
+/// The arguments of the JDS conversion: `spmv_jds_keys` (each row's key `max_len − len` into
+/// `keys`, its index into `perm`), `spmv_jds_counts` (each diagonal's width from the sorted
+/// `keys` into `count`, `max_len + 1` words), `spmv_jds_invert` (`inv[perm[i]] = i`) and
+/// `spmv_jds_fill_{f32,f64}` (each nonzero into its diagonal's slot of `col` and `val`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct JdsBuildArgs<T> {
+    /// The CSR's row pointer.
+    pub ptr: *const u32,
+    /// Each nonzero's row (the fill).
+    pub row_of: *const u32,
+    /// The CSR's column indices (the fill).
+    pub idx: *const u32,
+    /// The CSR's values (the fill).
+    pub vals: *const T,
+    /// The diagonals' pointer (`max_len + 1` words; the fill).
+    pub jd_ptr: *const u32,
+    /// The rows' keys (`rows`): written by `keys`, read sorted by `counts`.
+    pub keys: *mut u32,
+    /// The sorted position's row (`rows`): written by `keys` (the identity), read by `invert`.
+    pub perm: *mut u32,
+    /// Each row's sorted position (`rows`): written by `invert`, read by the fill.
+    pub inv: *mut u32,
+    /// Each diagonal's width (`max_len + 1` words; `counts`).
+    pub count: *mut u32,
+    /// The diagonals' columns (`nnz`; the fill).
+    pub col: *mut u32,
+    /// The diagonals' values (`nnz`; the fill).
+    pub val: *mut T,
+    /// Rows.
+    pub rows: u64,
+    /// Nonzeros.
+    pub nnz: u64,
+    /// The longest row's length.
+    pub max_len: u32,
+}
+
+/// The arguments of the JDS product `spmv_jds_{f32,f64}`: `y = alpha · A · x + beta · y` by
+/// sorted rows over the `diags` diagonals.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct JdsArgs<T> {
+    /// The sorted position's row (`rows`).
+    pub perm: *const u32,
+    /// The diagonals' pointer (`diags + 1` words).
+    pub jd_ptr: *const u32,
+    /// The diagonals' columns.
+    pub col: *const u32,
+    /// The diagonals' values.
+    pub val: *const T,
+    /// `x`.
+    pub x: *const T,
+    /// `y` (`rows` values).
+    pub y: *mut T,
+    /// Rows.
+    pub rows: u64,
+    /// Diagonals.
+    pub diags: u64,
+    /// The product's scale.
+    pub alpha: T,
+    /// `y`'s scale.
+    pub beta: T,
+}

@@ -182,27 +182,23 @@ pub const SCOO_LANES: u32 = 4;
 /// `SCOO_LANES · slice_rows` values).
 pub const SCOO_MAX_SLICE_ROWS: u32 = 1024;
 
-/// JDS: how many of the rows sorted by length (their keys `max_len − len` ascending, `keys` of
-/// `rows` entries) are longer than `d`: the first key `≥ max_len − d` (binary search).
+/// JDS: how many of the rows sorted by length (their keys `max_len − len` ascending, `key(i)`
+/// for `i < rows`) are longer than `d`: the first key `≥ max_len − d` (binary search; `key` is
+/// asked for indices below `rows` only).
 ///
 /// ```
 /// // Lengths 5, 3, 3, 0 (max 5): keys 0, 2, 2, 5.
 /// let keys = [0u32, 2, 2, 5];
-/// // SAFETY: keys holds 4 entries.
-/// let longer = |d| unsafe { spmv_kernels::jds_rows_longer(d, 5, keys.as_ptr(), 4) };
+/// let longer = |d| spmv_kernels::jds_rows_longer(d, 5, |i| keys[i as usize], 4);
 /// assert_eq!([0, 1, 2, 3, 4].map(longer), [3, 3, 3, 1, 1]);
 /// ```
-///
-/// # Safety
-/// `keys` holds `rows` entries, ascending.
 #[inline(always)]
-pub unsafe fn jds_rows_longer(d: u32, max_len: u32, keys: *const u32, rows: u64) -> u64 {
+pub fn jds_rows_longer(d: u32, max_len: u32, key: impl Fn(u64) -> u32, rows: u64) -> u64 {
     let bound = max_len - d.min(max_len);
     let (mut lo, mut hi) = (0u64, rows);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        // SAFETY: mid < rows.
-        if unsafe { *keys.add(mid as usize) } < bound {
+        if key(mid) < bound {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -240,7 +236,7 @@ pub unsafe fn merge_path_search(diag: u64, rows: u64, nnz: u64, ptr: *const u32)
 pub use gpu_device::num::combine;
 
 pub mod args;
-pub use args::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, ScaleArgs};
+pub use args::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, ScaleArgs};
 
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;

@@ -5,7 +5,8 @@
 mod serial;
 
 use gpu_runtime::cudarc::driver::CudaSlice;
-use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
+use gpu_runtime::{arg_ptr, arg_ptr_mut, DeviceView, DeviceViewMut, Gpu};
+use spmv_kernels::{JdsArgs, JdsBuildArgs};
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 pub use serial::Jds;
@@ -47,34 +48,37 @@ impl<T: SpmvValue> DeviceJds<T> {
             gpu_radix::RadixSort::new(gpu)?.sort_pairs(&mut kv, &mut pv, bits)?;
         }
         let mut count = gpu.alloc::<u32>(max as usize + 1)?;
-        // SAFETY: spmv_jds_counts(rows, keys, max, count): rows sorted keys; count holds max + 1.
-        unsafe { k.jds_counts.args(gpu.stream()).arg(&rows).arg(&keys).arg(&max).arg(&mut count).launch(grid(gpu, max as u64 + 1))? };
+        {
+            let stream = gpu.stream();
+            let ((keys, _k), (count, _c)) = (arg_ptr_mut(&mut keys, stream), arg_ptr_mut(&mut count, stream));
+            let args = JdsBuildArgs { keys, count, ..build_args::<u8>(rows, nnz, max) };
+            // SAFETY: spmv_jds_counts(JdsBuildArgs: keys, count, rows, max_len): rows sorted keys;
+            // count holds max + 1.
+            unsafe { k.jds_counts.launch(stream, grid(gpu, max as u64 + 1), args)? };
+        }
         let (jd_ptr, _) = convert::exclusive_scan(gpu, &count)?;
         drop((count, keys));
         let n = nnz.max(1) as usize;
         let (mut col, mut val) = (gpu.alloc::<u32>(n)?, gpu.alloc::<T>(n)?);
         if nnz > 0 {
             let mut inv = gpu.alloc::<u32>(m)?;
-            // SAFETY: spmv_jds_invert(rows, perm, inv): perm a permutation of 0..rows (sorted
-            // with its keys); inv holds rows.
-            unsafe { k.jds_invert.args(gpu.stream()).arg(&rows).arg(&perm).arg(&mut inv).launch(grid(gpu, rows))? };
+            {
+                let stream = gpu.stream();
+                let ((perm, _p), (inv, _i)) = (arg_ptr_mut(&mut perm, stream), arg_ptr_mut(&mut inv, stream));
+                let args = JdsBuildArgs { perm, inv, ..build_args::<u8>(rows, nnz, max) };
+                // SAFETY: spmv_jds_invert(JdsBuildArgs: perm, inv, rows): perm a permutation of
+                // 0..rows (sorted with its keys); inv holds rows.
+                unsafe { k.jds_invert.launch(stream, grid(gpu, rows), args)? };
+            }
             let row_of = convert::rows_of(gpu, a)?;
-            // SAFETY: spmv_jds_fill_T(nnz, ptr, row_of, inv, jd_ptr, idx, vals, col, val): the
-            // CSR, its rows, the inverse sort and the diagonal pointers; col and val hold nnz.
-            unsafe {
-                k.jds_fill
-                    .args(gpu.stream())
-                    .arg(&nnz)
-                    .arg(a.ptr())
-                    .arg(&row_of)
-                    .arg(&inv)
-                    .arg(&jd_ptr)
-                    .arg(a.idx())
-                    .arg(vals)
-                    .arg(&mut col)
-                    .arg(&mut val)
-                    .launch(grid(gpu, nnz))?
-            };
+            let stream = gpu.stream();
+            let ((ptr, _p), (row_of, _r), (inv, _i)) = (arg_ptr(a.ptr(), stream), arg_ptr(&row_of, stream), arg_ptr_mut(&mut inv, stream));
+            let ((jd_ptr, _j), (idx, _x), (vals, _v)) = (arg_ptr(&jd_ptr, stream), arg_ptr(a.idx(), stream), arg_ptr(vals, stream));
+            let ((col, _c), (val, _w)) = (arg_ptr_mut(&mut col, stream), arg_ptr_mut(&mut val, stream));
+            let args = JdsBuildArgs { ptr, row_of, inv, jd_ptr, idx, vals, col, val, ..build_args(rows, nnz, max) };
+            // SAFETY: spmv_jds_fill_T(JdsBuildArgs): the CSR, its rows, the inverse sort and the
+            // diagonal pointers; col and val hold nnz.
+            unsafe { k.jds_fill.launch(stream, grid(gpu, nnz), args)? };
         }
         Ok(Self { rows, cols: a.cols(), diags: max as u64, nnz, perm, jd_ptr, col, val })
     }
@@ -123,23 +127,35 @@ impl<T: SpmvValue> DeviceJds<T> {
             return Ok(());
         }
         let cfg = gpu_runtime::grid_1d(self.rows, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
-        // SAFETY: spmv_jds_T(rows, diags, perm, jd_ptr, col, val, x, alpha, beta, y): a valid JDS
-        // built from a valid CSR; x and y as the caller guarantees.
-        unsafe {
-            k.jds
-                .args(gpu.stream())
-                .arg(&self.rows)
-                .arg(&self.diags)
-                .arg(&self.perm)
-                .arg(&self.jd_ptr)
-                .arg(&self.col)
-                .arg(&self.val)
-                .arg(x)
-                .arg(&alpha)
-                .arg(&beta)
-                .arg(&mut *y)
-                .launch(cfg)?
-        };
+        let stream = gpu.stream();
+        let ((perm, _p), (jd_ptr, _j), (col, _c)) = (arg_ptr(&self.perm, stream), arg_ptr(&self.jd_ptr, stream), arg_ptr(&self.col, stream));
+        let ((val, _v), (x, _x), (y, _y)) = (arg_ptr(&self.val, stream), arg_ptr(x, stream), arg_ptr_mut(y, stream));
+        let args = JdsArgs { perm, jd_ptr, col, val, x, y, rows: self.rows, diags: self.diags, alpha, beta };
+        // SAFETY: spmv_jds_T(JdsArgs): a valid JDS built from a valid CSR; x and y as the caller
+        // guarantees.
+        unsafe { k.jds.launch(stream, cfg, args)? };
         Ok(())
+    }
+}
+
+/// The JDS conversion's arguments with every pointer null: each launch fills the ones its kernel
+/// reads and writes.
+pub(crate) fn build_args<V>(rows: u64, nnz: u64, max_len: u32) -> JdsBuildArgs<V> {
+    let (c, m) = (std::ptr::null::<u32>(), std::ptr::null_mut::<u32>());
+    JdsBuildArgs {
+        ptr: c,
+        row_of: c,
+        idx: c,
+        vals: std::ptr::null(),
+        jd_ptr: c,
+        keys: m,
+        perm: m,
+        inv: m,
+        count: m,
+        col: m,
+        val: std::ptr::null_mut(),
+        rows,
+        nnz,
+        max_len,
     }
 }
