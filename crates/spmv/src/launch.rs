@@ -3,7 +3,7 @@
 //! launch here and in the format modules passes views and owned slices to the launch builder.
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu_runtime::{arg_ptr, arg_ptr_mut, grid_1d, DeviceView, DeviceViewMut, Gpu, Kernel, KernelOf};
-use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, ScaleArgs};
+use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs};
 use spmv_kernels::{COO_CHUNK, MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
 use sptrans_matrix::DeviceCsrView;
 
@@ -33,11 +33,11 @@ pub(crate) struct Kernels<T: SpmvValue> {
     pub jds_invert: KernelOf<JdsBuildArgs<u8>>,
     pub jds_fill: KernelOf<JdsBuildArgs<T>>,
     pub jds: KernelOf<JdsArgs<T>>,
-    pub sell_chunks: Kernel,
-    pub sell_fill: Kernel,
-    pub sell: Kernel,
-    pub sell_fill_u8: Kernel,
-    pub sell_vi: Kernel,
+    pub sell_chunks: KernelOf<SellChunksArgs>,
+    pub sell_fill: KernelOf<SellFillArgs<T>>,
+    pub sell: KernelOf<SellArgs<T>>,
+    pub sell_fill_u8: KernelOf<SellFillArgs<u8>>,
+    pub sell_vi: KernelOf<SellArgs<T>>,
     pub scoo_slice_ptr: Kernel,
     pub scoo_gather: Kernel,
     pub scoo: Kernel,
@@ -75,11 +75,11 @@ impl<T: SpmvValue> Kernels<T> {
             jds_invert: gpu.kernel_of(&crate::MODULE, "spmv_jds_invert")?,
             jds_fill: gpu.kernel_of(&crate::MODULE, &name("jds_fill"))?,
             jds: gpu.kernel_of(&crate::MODULE, &name("jds"))?,
-            sell_chunks: u("sell_chunks")?,
-            sell_fill: k("sell_fill")?,
-            sell: k("sell")?,
-            sell_fill_u8: u("sell_fill_u8")?,
-            sell_vi: k("sell_vi")?,
+            sell_chunks: gpu.kernel_of(&crate::MODULE, "spmv_sell_chunks")?,
+            sell_fill: gpu.kernel_of(&crate::MODULE, &name("sell_fill"))?,
+            sell: gpu.kernel_of(&crate::MODULE, &name("sell"))?,
+            sell_fill_u8: gpu.kernel_of(&crate::MODULE, "spmv_sell_fill_u8")?,
+            sell_vi: gpu.kernel_of(&crate::MODULE, &name("sell_vi"))?,
             scoo_slice_ptr: u("scoo_slice_ptr")?,
             scoo_gather: k("scoo_gather")?,
             scoo: k("scoo")?,
@@ -417,7 +417,9 @@ mod tests {
     #[test]
     fn argument_structs_match_the_ptx() {
         use gpu_runtime::check_signature;
-        use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, ScaleArgs};
+        use spmv_kernels::{
+            Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
+        };
         fn of<T>(t: &str) {
             let m = &crate::MODULE;
             let name = |phase: &str| format!("spmv_{phase}_{t}");
@@ -431,6 +433,10 @@ mod tests {
             check_signature::<HybArgs<T>>(m, &name("hyb_fill_coo")).unwrap();
             check_signature::<JdsBuildArgs<T>>(m, &name("jds_fill")).unwrap();
             check_signature::<JdsArgs<T>>(m, &name("jds")).unwrap();
+            check_signature::<SellFillArgs<T>>(m, &name("sell_fill")).unwrap();
+            for phase in ["sell", "sell_vi"] {
+                check_signature::<SellArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
+            }
             for phase in ["coo", "coo16"] {
                 check_signature::<CooArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
             }
@@ -439,6 +445,8 @@ mod tests {
         of::<f64>("f64");
         check_signature::<Coo16PackArgs>(&crate::MODULE, "spmv_coo16_pack").unwrap();
         check_signature::<HybArgs<u8>>(&crate::MODULE, "spmv_hyb_overflow").unwrap();
+        check_signature::<SellChunksArgs>(&crate::MODULE, "spmv_sell_chunks").unwrap();
+        check_signature::<SellFillArgs<u8>>(&crate::MODULE, "spmv_sell_fill_u8").unwrap();
         for name in ["spmv_jds_keys", "spmv_jds_counts", "spmv_jds_invert"] {
             check_signature::<JdsBuildArgs<u8>>(&crate::MODULE, name).unwrap_or_else(|e| panic!("{name}: {e}"));
         }

@@ -206,3 +206,88 @@ pub struct JdsArgs<T> {
     /// `y`'s scale.
     pub beta: T,
 }
+
+/// The arguments of `spmv_sell_chunks`: each chunk's width, index units and base column into
+/// `wcount`, `icount` and `base` (`⌈rows / 32⌉` entries each) for the rows in the order of
+/// `perm` (null: in order); 16-bit columns where they fit and `narrow != 0`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SellChunksArgs {
+    /// The CSR's row pointer.
+    pub ptr: *const u32,
+    /// The CSR's column indices.
+    pub idx: *const u32,
+    /// The sorted position's row, or null.
+    pub perm: *const u32,
+    /// Each chunk's width.
+    pub wcount: *mut u32,
+    /// Each chunk's index units.
+    pub icount: *mut u32,
+    /// Each chunk's base column.
+    pub base: *mut u32,
+    /// Rows.
+    pub rows: u64,
+    /// Nonzero: 16-bit columns allowed.
+    pub narrow: u32,
+}
+
+/// The arguments of `spmv_sell_fill_{f32,f64,u8}`: a CSR's entries (values of `V`: the
+/// matrix's, or the value index's bytes) into the SELL-C-σ slots `sidx` (columns) and `sval`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SellFillArgs<V> {
+    /// The CSR's row pointer.
+    pub ptr: *const u32,
+    /// The CSR's column indices.
+    pub idx: *const u32,
+    /// The values moved (one a nonzero).
+    pub vals: *const V,
+    /// The sorted position's row, or null.
+    pub perm: *const u32,
+    /// The chunks' slot-row pointer (`chunks + 1`).
+    pub wptr: *const u32,
+    /// The chunks' index-unit pointer (`chunks + 1`).
+    pub iptr: *const u32,
+    /// The chunks' base columns.
+    pub base: *const u32,
+    /// The slots' columns (`16 · iptr[chunks]` words).
+    pub sidx: *mut u32,
+    /// The slots' values (`32 · wptr[chunks]`).
+    pub sval: *mut V,
+    /// Rows.
+    pub rows: u64,
+}
+
+/// The arguments of the SELL-C-σ products: `spmv_sell_{f32,f64}` (the slots' values `val`) and
+/// `spmv_sell_vi_{f32,f64}` (slot `s`'s value `tab[vi[s]]`, or `tab[0]` when `vi` is null):
+/// `y = alpha · A · x + beta · y`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SellArgs<T> {
+    /// The chunks' slot-row pointer.
+    pub wptr: *const u32,
+    /// The chunks' index-unit pointer.
+    pub iptr: *const u32,
+    /// The chunks' base columns.
+    pub base: *const u32,
+    /// The sorted position's row, or null.
+    pub perm: *const u32,
+    /// The slots' columns.
+    pub idx: *const u32,
+    /// The slots' values (`spmv_sell`).
+    pub val: *const T,
+    /// The slots' value bytes, or null (`spmv_sell_vi`).
+    pub vi: *const u8,
+    /// The value table (256 values; `spmv_sell_vi`).
+    pub tab: *const T,
+    /// `x`.
+    pub x: *const T,
+    /// `y` (`rows` values).
+    pub y: *mut T,
+    /// Rows.
+    pub rows: u64,
+    /// The product's scale.
+    pub alpha: T,
+    /// `y`'s scale.
+    pub beta: T,
+}

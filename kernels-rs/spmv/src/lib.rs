@@ -236,7 +236,7 @@ pub unsafe fn merge_path_search(diag: u64, rows: u64, nnz: u64, ptr: *const u32)
 pub use gpu_device::num::combine;
 
 pub mod args;
-pub use args::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, ScaleArgs};
+pub use args::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs};
 
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;

@@ -12,12 +12,12 @@
 //!
 //! Every loop runs over whole warps (`t` from `32 · chunk`), so the shuffles see all 32 lanes;
 //! lanes past the last row hold padding only.
-use gpu_device::mem::ldg;
+use gpu_device::mem::{ld_global, ldg, stg};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::warp::{lane_id, max_u32, min_u32};
 
 use crate::term::Hints;
-use crate::{combine, sell_index_units, sell_narrow, ELL_PAD, SELL_C, SELL_PAD16};
+use crate::{combine, sell_index_units, sell_narrow, SellArgs, SellChunksArgs, SellFillArgs, ELL_PAD, SELL_C, SELL_PAD16};
 
 /// The row at sorted position `t` (`t` itself without a permutation).
 ///
@@ -29,7 +29,7 @@ unsafe fn row_at(perm: *const u32, t: u64) -> usize {
         t as usize
     } else {
         // SAFETY: the caller's t < rows.
-        unsafe { *perm.add(t as usize) as usize }
+        unsafe { ld_global(perm.add(t as usize)) as usize }
     }
 }
 
@@ -51,10 +51,10 @@ impl Chunk {
     unsafe fn at(wptr: *const u32, iptr: *const u32, i: usize) -> Self {
         // SAFETY: the caller's i + 1 inside both.
         unsafe {
-            let w0 = *wptr.add(i) as u64;
-            let width = *wptr.add(i + 1) as u64 - w0;
-            let i0 = *iptr.add(i) as u64;
-            Self { w0, width, i0, narrow: *iptr.add(i + 1) as u64 - i0 == width }
+            let w0 = ld_global(wptr.add(i)) as u64;
+            let width = ld_global(wptr.add(i + 1)) as u64 - w0;
+            let i0 = ld_global(iptr.add(i)) as u64;
+            Self { w0, width, i0, narrow: ld_global(iptr.add(i + 1)) as u64 - i0 == width }
         }
     }
 }
@@ -68,16 +68,8 @@ impl Chunk {
 /// A valid CSR of `rows` rows (`ptr`, `idx`); `perm` null or a permutation of `0..rows`;
 /// `wcount`, `icount` and `base` hold `chunks = ⌈rows / 32⌉` entries; blocks of whole warps.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn spmv_sell_chunks(
-    rows: u64,
-    ptr: *const u32,
-    idx: *const u32,
-    perm: *const u32,
-    narrow: u32,
-    wcount: *mut u32,
-    icount: *mut u32,
-    base: *mut u32,
-) {
+pub unsafe extern "ptx-kernel" fn spmv_sell_chunks(a: SellChunksArgs) {
+    let SellChunksArgs { ptr, idx, perm, wcount, icount, base, rows, narrow } = a;
     let end = rows.div_ceil(SELL_C) * SELL_C;
     // Warp-uniform trip count: t − lane is a multiple of 32 and so is the stride.
     let mut t = index_1d_u64();
@@ -87,11 +79,11 @@ pub unsafe extern "ptx-kernel" fn spmv_sell_chunks(
             // SAFETY: t < rows; the row's entries lie inside idx.
             unsafe {
                 let r = row_at(perm, t);
-                let (b, e) = (*ptr.add(r), *ptr.add(r + 1));
+                let (b, e) = (ld_global(ptr.add(r)), ld_global(ptr.add(r + 1)));
                 len = e - b;
                 let mut k = b;
                 while k < e {
-                    let c = *idx.add(k as usize);
+                    let c = ld_global(idx.add(k as usize));
                     lo = lo.min(c);
                     hi = hi.max(c);
                     k += 1;
@@ -104,9 +96,9 @@ pub unsafe extern "ptx-kernel" fn spmv_sell_chunks(
             let chunk = (t / SELL_C) as usize;
             // SAFETY: chunk < chunks.
             unsafe {
-                *wcount.add(chunk) = width;
-                *icount.add(chunk) = sell_index_units(width, small);
-                *base.add(chunk) = if small { lo } else { 0 };
+                stg(wcount.add(chunk), width);
+                stg(icount.add(chunk), sell_index_units(width, small));
+                stg(base.add(chunk), if small { lo } else { 0 });
             }
         }
         t += grid_size_1d();
@@ -126,18 +118,8 @@ macro_rules! sell_fill {
         /// `16 · iptr[chunks]` words and `sval` `32 · wptr[chunks]` values; blocks of whole
         /// warps.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $fill(
-            rows: u64,
-            ptr: *const u32,
-            idx: *const u32,
-            vals: *const $t,
-            perm: *const u32,
-            wptr: *const u32,
-            iptr: *const u32,
-            base: *const u32,
-            sidx: *mut u32,
-            sval: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $fill(a: SellFillArgs<$t>) {
+            let SellFillArgs { ptr, idx, vals, perm, wptr, iptr, base, sidx, sval, rows } = a;
             let end = rows.div_ceil(SELL_C) * SELL_C;
             let mut t = index_1d_u64();
             while t < end {
@@ -146,23 +128,25 @@ macro_rules! sell_fill {
                 // words inside the chunk's ranges of sval and sidx.
                 unsafe {
                     let Chunk { w0, width, i0, narrow: small } = Chunk::at(wptr, iptr, chunk);
-                    let lo = *base.add(chunk);
+                    let lo = ld_global(base.add(chunk));
                     let (b, len) = if t < rows {
                         let r = row_at(perm, t);
-                        (*ptr.add(r) as u64, (*ptr.add(r + 1) - *ptr.add(r)) as u64)
+                        let b = ld_global(ptr.add(r));
+                        (b as u64, (ld_global(ptr.add(r + 1)) - b) as u64)
                     } else {
                         (0, 0)
                     };
                     let mut j = 0u64;
                     while j < width {
                         let s = (SELL_C * (w0 + j) + lane) as usize;
-                        let (c, v) = if j < len { (*idx.add((b + j) as usize), *vals.add((b + j) as usize)) } else { (ELL_PAD, $zero) };
-                        *sval.add(s) = v;
+                        let (c, v) =
+                            if j < len { (ld_global(idx.add((b + j) as usize)), ld_global(vals.add((b + j) as usize))) } else { (ELL_PAD, $zero) };
+                        stg(sval.add(s), v);
                         if small {
                             let e = (SELL_C * (i0 + j) + lane) as usize;
-                            *(sidx as *mut u16).add(e) = if j < len { (c - lo) as u16 } else { SELL_PAD16 };
+                            stg((sidx as *mut u16).add(e), if j < len { (c - lo) as u16 } else { SELL_PAD16 });
                         } else {
-                            *sidx.add((16 * i0 + SELL_C * j + lane) as usize) = c;
+                            stg(sidx.add((16 * i0 + SELL_C * j + lane) as usize), c);
                         }
                         j += 1;
                     }
@@ -213,7 +197,7 @@ macro_rules! sell_products {
                     let Chunk { w0, width, i0, narrow } = Chunk::at(wptr, iptr, chunk);
                     let v0 = SELL_C * w0 + lane;
                     // Slot j's column, ELL_PAD for padding (no column reaches it).
-                    let lo = if narrow { *base.add(chunk) } else { 0 };
+                    let lo = if narrow { ld_global(base.add(chunk)) } else { 0 };
                     let p16 = (idx as *const u16).add((SELL_C * i0 + lane) as usize);
                     let p32 = idx.add((16 * i0 + lane) as usize);
                     let col_at = |j: u64| -> u32 {
@@ -263,8 +247,8 @@ macro_rules! sell_products {
                     }
                     if t < rows {
                         let r = row_at(perm, t);
-                        let old = if beta == 0.0 { 0.0 } else { *y.add(r) };
-                        *y.add(r) = combine(alpha, sum, beta, old);
+                        let old = if beta == 0.0 { 0.0 } else { ld_global(y.add(r)) };
+                        stg(y.add(r), combine(alpha, sum, beta, old));
                     }
                 }
                 t += grid_size_1d();
@@ -279,19 +263,8 @@ macro_rules! sell_products {
         /// A valid SELL-C-σ of `rows` rows (as `spmv_sell_fill` makes from a valid CSR), columns
         /// below `x`'s length; `y` holds `rows` values; any 1-D grid of whole warps.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $sell(
-            rows: u64,
-            wptr: *const u32,
-            iptr: *const u32,
-            base: *const u32,
-            perm: *const u32,
-            idx: *const u32,
-            val: *const $t,
-            x: *const $t,
-            alpha: $t,
-            beta: $t,
-            y: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $sell(a: SellArgs<$t>) {
+            let SellArgs { wptr, iptr, base, perm, idx, val, x, y, rows, alpha, beta, .. } = a;
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
             // SAFETY: the caller's valid SELL-C-σ: every slot before the padding inside val.
@@ -307,20 +280,8 @@ macro_rules! sell_products {
         /// As `spmv_sell_*`; `vi` null or holding the slots' bytes (`spmv_sell_fill_u8`), `tab`
         /// 256 values.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $sell_vi(
-            rows: u64,
-            wptr: *const u32,
-            iptr: *const u32,
-            base: *const u32,
-            perm: *const u32,
-            idx: *const u32,
-            vi: *const u8,
-            tab: *const $t,
-            x: *const $t,
-            alpha: $t,
-            beta: $t,
-            y: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $sell_vi(a: SellArgs<$t>) {
+            let SellArgs { wptr, iptr, base, perm, idx, vi, tab, x, y, rows, alpha, beta, .. } = a;
             let h = Hints::new();
             // SAFETY: the caller's valid SELL-VI: every slot before the padding inside vi (when
             // not null); a byte indexes the 256 values of tab.

@@ -9,8 +9,8 @@
 mod serial;
 
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::{DeviceView, DeviceViewMut, Gpu, Kernel};
-use spmv_kernels::SELL_C;
+use gpu_runtime::{arg_ptr, arg_ptr_mut, arg_ptr_or_null, DeviceView, DeviceViewMut, Gpu, KernelOf};
+use spmv_kernels::{SellArgs, SellChunksArgs, SellFillArgs, SELL_C};
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 pub use serial::{Sell, SellOptions, SELL_MAX_FILL, SELL_SIGMA, SELL_SORT_ABOVE};
@@ -35,7 +35,7 @@ pub struct DeviceSell<T: SpmvValue> {
     vi: Option<(CudaSlice<u8>, CudaSlice<T>)>,
     words: u64,
     slots: u64,
-    product: Kernel,
+    product: KernelOf<SellArgs<T>>,
 }
 
 impl<T: SpmvValue> DeviceSell<T> {
@@ -74,24 +74,15 @@ impl<T: SpmvValue> DeviceSell<T> {
         let stream = gpu.stream().clone();
         let shapes =
             |perm: Option<&CudaSlice<u32>>, wcount: &mut CudaSlice<u32>, icount: &mut CudaSlice<u32>, base: &mut CudaSlice<u32>| -> Result<()> {
-                let perm = DeviceView::of_option(perm, &stream);
                 if chunks > 0 {
-                    // SAFETY: spmv_sell_chunks(rows, ptr, idx, perm, narrow, wcount, icount, base): a
-                    // valid CSR; perm null or a permutation of its rows; the outputs hold chunks
-                    // entries; blocks of NT (whole warps).
-                    unsafe {
-                        k.sell_chunks
-                            .args(&stream)
-                            .arg(&rows)
-                            .arg(a.ptr())
-                            .arg(a.idx())
-                            .arg(&perm)
-                            .arg(&(options.compress as u32))
-                            .arg(wcount)
-                            .arg(icount)
-                            .arg(base)
-                            .launch(grid(gpu, chunks * SELL_C))?
-                    };
+                    let ((ptr, _p), (idx, _i), (perm, _o)) = (arg_ptr(a.ptr(), &stream), arg_ptr(a.idx(), &stream), arg_ptr_or_null(perm, &stream));
+                    let ((wcount, _w), (icount, _c), (base, _b)) =
+                        (arg_ptr_mut(wcount, &stream), arg_ptr_mut(icount, &stream), arg_ptr_mut(base, &stream));
+                    let args = SellChunksArgs { ptr, idx, perm, wcount, icount, base, rows, narrow: options.compress as u32 };
+                    // SAFETY: spmv_sell_chunks(SellChunksArgs): a valid CSR; perm null or a
+                    // permutation of its rows; the outputs hold chunks entries; blocks of NT
+                    // (whole warps).
+                    unsafe { k.sell_chunks.launch(&stream, grid(gpu, chunks * SELL_C), args)? };
                 }
                 Ok(())
             };
@@ -126,30 +117,19 @@ impl<T: SpmvValue> DeviceSell<T> {
         drop((wcount, icount));
         let words = 16 * units as u64;
         let mut idx = gpu.alloc::<u32>(words.max(1) as usize)?;
-        let p = DeviceView::of_option(perm.as_ref(), &stream);
-        // fill!(kernel, values, slots): spmv_sell_fill_V(rows, ptr, idx, vals, perm, wptr, iptr,
-        // base, sidx, sval) writing `idx` and `slots`.
+        // fill!(kernel, values, slots): spmv_sell_fill_V(SellFillArgs) writing `idx` and `slots`.
         macro_rules! fill {
             ($kernel:expr, $values:expr, $out:expr) => {
                 if slots > 0 {
+                    let ((ptr, _p), (cols, _c), (vals, _v)) = (arg_ptr(a.ptr(), &stream), arg_ptr(a.idx(), &stream), arg_ptr($values, &stream));
+                    let ((perm, _o), (wptr, _w), (iptr, _i)) =
+                        (arg_ptr_or_null(perm.as_ref(), &stream), arg_ptr(&wptr, &stream), arg_ptr(&iptr, &stream));
+                    let ((base, _b), (sidx, _s), (sval, _t)) = (arg_ptr(&base, &stream), arg_ptr_mut(&mut idx, &stream), arg_ptr_mut($out, &stream));
+                    let args = SellFillArgs { ptr, idx: cols, vals, perm, wptr, iptr, base, sidx, sval, rows };
                     // SAFETY: the CSR, the permutation the shapes were measured over, their
                     // scans; idx holds 16 · units words and the output 32 · widths slots of the
                     // values' type (allocated below); blocks of NT (whole warps).
-                    unsafe {
-                        $kernel
-                            .args(&stream)
-                            .arg(&rows)
-                            .arg(a.ptr())
-                            .arg(a.idx())
-                            .arg($values)
-                            .arg(&p)
-                            .arg(&wptr)
-                            .arg(&iptr)
-                            .arg(&base)
-                            .arg(&mut idx)
-                            .arg($out)
-                            .launch(grid(gpu, chunks * SELL_C))?
-                    };
+                    unsafe { $kernel.launch(&stream, grid(gpu, chunks * SELL_C), args)? };
                 }
             };
         }
@@ -172,7 +152,6 @@ impl<T: SpmvValue> DeviceSell<T> {
                 (gpu.alloc::<T>(0)?, Some((bytes, v.table)), k.sell_vi.clone())
             }
         };
-        drop(p);
         Ok(Self { rows, cols: a.cols(), sigma, perm, wptr, iptr, base, idx, val, vi, words, slots, product })
     }
 
@@ -261,25 +240,21 @@ impl<T: SpmvValue> DeviceSell<T> {
             return Ok(());
         }
         let stream = gpu.stream();
-        let perm = DeviceView::of_option(self.perm.as_ref(), stream);
         let positions = self.rows.div_ceil(SELL_C) * SELL_C;
         let cfg = gpu_runtime::grid_1d(positions, spmv_kernels::NT, spmv_kernels::NT as u64, u32::MAX);
-        // SELL-VI's bytes (none for one value: null for the kernel, which reads table[0]).
-        let bytes = self.vi.as_ref().map(|(b, _)| DeviceView::of_option((!b.is_empty()).then_some(b), stream));
-        // SAFETY: spmv_sell_T(rows, wptr, iptr, base, perm, idx, val, x, alpha, beta, y), or
-        // spmv_sell_vi_T(rows, wptr, iptr, base, perm, idx, vi, tab, x, alpha, beta, y) (the
-        // kernel loaded with the layout): a valid SELL-C-σ converted from a valid CSR, its values
-        // or a byte a slot (or none) indexing the 256-value table; x and y as the caller
-        // guarantees; blocks of NT.
-        unsafe {
-            let mut l = self.product.args(stream);
-            l.arg(&self.rows).arg(&self.wptr).arg(&self.iptr).arg(&self.base).arg(&perm).arg(&self.idx);
-            match (&self.vi, &bytes) {
-                (Some((_, table)), Some(bytes)) => l.arg(bytes).arg(table),
-                _ => l.arg(&self.val),
-            };
-            l.arg(x).arg(&alpha).arg(&beta).arg(&mut *y).launch(cfg)?
-        };
+        let ((wptr, _w), (iptr, _i), (base, _b)) = (arg_ptr(&self.wptr, stream), arg_ptr(&self.iptr, stream), arg_ptr(&self.base, stream));
+        let ((perm, _p), (idx, _c), (val, _v)) =
+            (arg_ptr_or_null(self.perm.as_ref(), stream), arg_ptr(&self.idx, stream), arg_ptr(&self.val, stream));
+        // SELL-VI's bytes (none for one value: null for the kernel, which reads table[0]) and
+        // its table.
+        let bytes = self.vi.as_ref().and_then(|(b, _)| (!b.is_empty()).then_some(b));
+        let ((vi, _vi), (tab, _t)) = (arg_ptr_or_null(bytes, stream), arg_ptr_or_null(self.vi.as_ref().map(|(_, t)| t), stream));
+        let ((x, _x), (y, _y)) = (arg_ptr(x, stream), arg_ptr_mut(y, stream));
+        let args = SellArgs { wptr, iptr, base, perm, idx, val, vi, tab, x, y, rows: self.rows, alpha, beta };
+        // SAFETY: spmv_sell_T or spmv_sell_vi_T(SellArgs) (the kernel loaded with the layout): a
+        // valid SELL-C-σ converted from a valid CSR, its values or a byte a slot (or none)
+        // indexing the 256-value table; x and y as the caller guarantees; blocks of NT.
+        unsafe { self.product.launch(stream, cfg, args)? };
         Ok(())
     }
 }
