@@ -285,8 +285,23 @@ impl Gpu {
     ///
     /// # Errors
     /// [`Error::PtxLoad`] when the driver refuses the module, [`Error::KernelNotFound`] when it
-    /// has no such kernel.
+    /// has no such kernel, [`Error::KernelSignature`] when the kernel takes an argument struct
+    /// (those load with [`Gpu::kernel_of`], whose launches pass the struct).
     pub fn kernel(&self, module: &'static PtxModule, name: &str) -> Result<Kernel> {
+        if module.takes_struct(name) {
+            return Err(Error::KernelSignature {
+                kernel: name.to_string(),
+                detail: format!(
+                    "PTX module `{}` declares an argument struct: load it with Gpu::kernel_of, not for positional arguments",
+                    module.name()
+                ),
+            });
+        }
+        self.load_kernel(module, name)
+    }
+
+    /// Kernel `name` of `module`, loaded without looking at its parameters.
+    fn load_kernel(&self, module: &'static PtxModule, name: &str) -> Result<Kernel> {
         let m = self.loaded(module, |(m, _)| m.clone())?;
         let func = m.load_function(name).map_err(|source| Error::KernelNotFound { module: module.name(), kernel: name.to_string(), source })?;
         Ok(Kernel { func, name: name.into() })
@@ -301,7 +316,7 @@ impl Gpu {
     /// [`Error::KernelSignature`] when the parameter list differs; as [`Gpu::kernel`].
     pub fn kernel_of<A: Copy>(&self, module: &'static PtxModule, name: &str) -> Result<KernelOf<A>> {
         check_signature::<A>(module, name)?;
-        Ok(KernelOf::new(self.kernel(module, name)?))
+        Ok(KernelOf::new(self.load_kernel(module, name)?))
     }
 
     /// Loads `module` into this context unless it is loaded already, and says how it was loaded

@@ -158,6 +158,23 @@ impl PtxModule {
         self.ptx[start..end].split(',').map(str::trim).filter(|p| !p.is_empty()).map(PtxParam::parse).collect()
     }
 
+    /// Whether entry `name` takes an aggregate (`.param .align A .b8 NAME[N]`): a kernel of an
+    /// argument struct, which [`crate::Gpu::kernel`] refuses to load for positional launches.
+    ///
+    /// ```
+    /// let ptx = ".visible .entry k(\n\t.param .align 8 .b8 k_param_0[56]\n)\n{\n}\n\
+    ///            .visible .entry j(\n\t.param .u64 .ptr .align 1 j_param_0\n)\n{\n}\n";
+    /// let m = gpu_runtime::PtxModule::new("demo", ptx);
+    /// assert!(m.takes_struct("k"));
+    /// assert!(!m.takes_struct("j"));
+    /// assert!(!m.takes_struct("missing"));
+    /// ```
+    pub fn takes_struct(&self, name: &str) -> bool {
+        let head = format!(".entry {name}(");
+        let Some(start) = self.ptx.find(&head).map(|i| i + head.len()) else { return false };
+        self.ptx[start..].find(')').is_some_and(|end| self.ptx[start..start + end].contains('['))
+    }
+
     fn directive(&self, key: &str) -> Option<&'static str> {
         self.ptx.lines().find_map(|l| l.trim().strip_prefix(key)).and_then(|rest| rest.split_whitespace().next())
     }

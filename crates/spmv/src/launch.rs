@@ -3,7 +3,9 @@
 //! launch here and in the format modules passes views and owned slices to the launch builder.
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu_runtime::{arg_ptr, arg_ptr_mut, grid_1d, DeviceView, DeviceViewMut, Gpu, Kernel, KernelOf};
-use spmv_kernels::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs};
+use spmv_kernels::{
+    Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, MergePathArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
+};
 use spmv_kernels::{COO_CHUNK, MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
 use sptrans_matrix::DeviceCsrView;
 
@@ -19,9 +21,9 @@ pub(crate) struct Kernels<T: SpmvValue> {
     pub coo16_pack: KernelOf<Coo16PackArgs>,
     pub dict_insert: Kernel,
     pub dict_index: Kernel,
-    pub merge_partition: Kernel,
-    pub merge_split: Kernel,
-    pub merge: Kernel,
+    pub merge_partition: KernelOf<MergePathArgs<T>>,
+    pub merge_split: KernelOf<MergePathArgs<T>>,
+    pub merge: KernelOf<MergePathArgs<T>>,
     pub row_lengths: Kernel,
     pub iota: Kernel,
     pub ell_fill: KernelOf<EllArgs<T>>,
@@ -61,9 +63,9 @@ impl<T: SpmvValue> Kernels<T> {
             coo16_pack: gpu.kernel_of(&crate::MODULE, "spmv_coo16_pack")?,
             dict_insert: k("dict_insert")?,
             dict_index: k("dict_index")?,
-            merge_partition: k("merge_partition")?,
-            merge_split: k("merge_split")?,
-            merge: k("merge")?,
+            merge_partition: gpu.kernel_of(&crate::MODULE, &name("merge_partition"))?,
+            merge_split: gpu.kernel_of(&crate::MODULE, &name("merge_split"))?,
+            merge: gpu.kernel_of(&crate::MODULE, &name("merge"))?,
             row_lengths: u("row_lengths")?,
             iota: u("iota")?,
             ell_fill: gpu.kernel_of(&crate::MODULE, &name("ell_fill"))?,
@@ -356,11 +358,15 @@ pub(crate) fn merge_partition<T: SpmvValue>(gpu: &Gpu, k: &Kernels<T>, a: &Devic
     if (start_row.len() as u64) < threads {
         return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("merge-path start rows' length")));
     }
-    let ptr = a.ptr();
     let cfg = grid_1d(threads, NT, NT as u64, u32::MAX);
-    // SAFETY: spmv_merge_partition_T(rows, nnz, ptr, threads, start_row): a valid CSR pointer
-    // (the view's invariants), start_row of `threads` entries (checked).
-    unsafe { k.merge_partition.args(gpu.stream()).arg(&rows).arg(&nnz).arg(ptr).arg(&threads).arg(start_row).launch(cfg)? };
+    let stream = gpu.stream();
+    let ((ptr, _p), (start_row, _s)) = (arg_ptr(a.ptr(), stream), arg_ptr_mut(start_row, stream));
+    let zero = T::from_bits64(0);
+    let (idx, vals, x, y) = (std::ptr::null(), std::ptr::null(), std::ptr::null(), std::ptr::null_mut());
+    let args = MergePathArgs { ptr, idx, vals, x, y, start_row, rows, nnz, threads, alpha: zero, beta: zero };
+    // SAFETY: spmv_merge_partition_T(MergePathArgs: ptr, start_row, rows, nnz, threads): a valid
+    // CSR pointer (the view's invariants), start_row of `threads` entries (checked).
+    unsafe { k.merge_partition.launch(stream, cfg, args)? };
     Ok(())
 }
 
@@ -386,70 +392,80 @@ pub(crate) unsafe fn merge<T: SpmvValue>(
     }
     let stream = gpu.stream();
     let cfg = grid_1d(threads, NT, NT as u64, u32::MAX);
-    // SAFETY: spmv_merge_split_T(rows, nnz, ptr, threads, beta, y, start_row): the partition
-    // of this matrix, y of rows values.
-    unsafe { k.merge_split.args(stream).arg(&rows).arg(&nnz).arg(ptr).arg(&threads).arg(&beta).arg(&mut *y).arg(start_row).launch(cfg)? };
-    // SAFETY: spmv_merge_T after the split pass on the same stream, same `threads`, blocks of
-    // NT threads.
+    let ((ptr, _p), (idx, _i), (vals, _v)) = (arg_ptr(ptr, stream), arg_ptr(idx, stream), arg_ptr(vals, stream));
+    let ((x, _x), (y, _y), (start_row, _s)) = (arg_ptr(x, stream), arg_ptr_mut(y, stream), arg_ptr(start_row, stream));
+    // The split pass and the walk only read the start rows (the struct's field is the
+    // partition's, writable).
+    let args = MergePathArgs { ptr, idx, vals, x, y, start_row: start_row.cast_mut(), rows, nnz, threads, alpha, beta };
+    // SAFETY: spmv_merge_split_T(MergePathArgs), then spmv_merge_T after it on the same stream
+    // with the same `threads`: the partition of this matrix, y of rows values, blocks of NT
+    // threads.
     unsafe {
-        k.merge
-            .args(stream)
-            .arg(&rows)
-            .arg(&nnz)
-            .arg(ptr)
-            .arg(idx)
-            .arg(vals)
-            .arg(x)
-            .arg(&alpha)
-            .arg(&beta)
-            .arg(&mut *y)
-            .arg(&threads)
-            .arg(start_row)
-            .launch(cfg)?
-    };
+        k.merge_split.launch(stream, cfg, args)?;
+        k.merge.launch(stream, cfg, args)?;
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+
+    use gpu_runtime::check_signature;
+    use spmv_kernels::{
+        Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, MergePathArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
+    };
+
+    /// The kernels checked so far (every struct-taking entry of the module must be among them).
+    static CHECKED: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+    fn check<A>(name: &str) {
+        check_signature::<A>(&crate::MODULE, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        CHECKED.lock().unwrap().insert(name.to_string());
+    }
+
     /// Every kernel loaded with an argument struct takes exactly that struct in the committed
-    /// PTX (what `Gpu::kernel_of` checks at load, here without a GPU).
+    /// PTX (what `Gpu::kernel_of` checks at load, here without a GPU), and every entry of the
+    /// module that takes a struct is one of them (a kernel converted on the device side but
+    /// still loaded for positional arguments would be refused at load by `Gpu::kernel`).
     #[test]
     fn argument_structs_match_the_ptx() {
-        use gpu_runtime::check_signature;
-        use spmv_kernels::{
-            Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
-        };
         fn of<T>(t: &str) {
-            let m = &crate::MODULE;
             let name = |phase: &str| format!("spmv_{phase}_{t}");
             for phase in ["csr_scalar", "csr_vector"] {
-                check_signature::<CsrArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
+                check::<CsrArgs<T>>(&name(phase));
             }
-            check_signature::<ScaleArgs<T>>(m, &name("scale")).unwrap();
-            for phase in ["ell_fill", "ell"] {
-                check_signature::<EllArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
-            }
-            check_signature::<HybArgs<T>>(m, &name("hyb_fill_coo")).unwrap();
-            check_signature::<JdsBuildArgs<T>>(m, &name("jds_fill")).unwrap();
-            check_signature::<JdsArgs<T>>(m, &name("jds")).unwrap();
-            check_signature::<SellFillArgs<T>>(m, &name("sell_fill")).unwrap();
-            for phase in ["sell", "sell_vi"] {
-                check_signature::<SellArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
-            }
+            check::<ScaleArgs<T>>(&name("scale"));
             for phase in ["coo", "coo16"] {
-                check_signature::<CooArgs<T>>(m, &name(phase)).unwrap_or_else(|e| panic!("{phase}: {e}"));
+                check::<CooArgs<T>>(&name(phase));
+            }
+            for phase in ["ell_fill", "ell"] {
+                check::<EllArgs<T>>(&name(phase));
+            }
+            check::<HybArgs<T>>(&name("hyb_fill_coo"));
+            check::<JdsBuildArgs<T>>(&name("jds_fill"));
+            check::<JdsArgs<T>>(&name("jds"));
+            check::<SellFillArgs<T>>(&name("sell_fill"));
+            for phase in ["sell", "sell_vi"] {
+                check::<SellArgs<T>>(&name(phase));
+            }
+            for phase in ["merge_partition", "merge_split", "merge"] {
+                check::<MergePathArgs<T>>(&name(phase));
             }
         }
         of::<f32>("f32");
         of::<f64>("f64");
-        check_signature::<Coo16PackArgs>(&crate::MODULE, "spmv_coo16_pack").unwrap();
-        check_signature::<HybArgs<u8>>(&crate::MODULE, "spmv_hyb_overflow").unwrap();
-        check_signature::<SellChunksArgs>(&crate::MODULE, "spmv_sell_chunks").unwrap();
-        check_signature::<SellFillArgs<u8>>(&crate::MODULE, "spmv_sell_fill_u8").unwrap();
+        check::<Coo16PackArgs>("spmv_coo16_pack");
+        check::<HybArgs<u8>>("spmv_hyb_overflow");
+        check::<SellChunksArgs>("spmv_sell_chunks");
+        check::<SellFillArgs<u8>>("spmv_sell_fill_u8");
         for name in ["spmv_jds_keys", "spmv_jds_counts", "spmv_jds_invert"] {
-            check_signature::<JdsBuildArgs<u8>>(&crate::MODULE, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            check::<JdsBuildArgs<u8>>(name);
         }
         assert!(check_signature::<ScaleArgs<f64>>(&crate::MODULE, "spmv_csr_scalar_f64").is_err());
+        let checked = CHECKED.lock().unwrap();
+        let unchecked: Vec<_> = crate::MODULE.kernels().into_iter().filter(|k| crate::MODULE.takes_struct(k) && !checked.contains(*k)).collect();
+        assert!(unchecked.is_empty(), "struct-taking kernels without a check (and a kernel_of load): {unchecked:?}");
     }
 }

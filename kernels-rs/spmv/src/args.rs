@@ -291,3 +291,33 @@ pub struct SellArgs<T> {
     /// `y`'s scale.
     pub beta: T,
 }
+
+/// The arguments of merge-path CSR (`spmv_merge_{partition,split,}_{f32,f64}`): the partition
+/// writes each walking thread's start row into `start_row` (`threads` entries); the split pass
+/// scales the rows the stretches split (`y = beta · y` there); the walk adds `alpha · A · x`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MergePathArgs<T> {
+    /// The row pointer (`rows + 1` entries ending at `nnz`).
+    pub ptr: *const u32,
+    /// The column indices (the walk).
+    pub idx: *const u32,
+    /// The values (the walk).
+    pub vals: *const T,
+    /// `x` (the walk).
+    pub x: *const T,
+    /// `y` (`rows` values; the split pass and the walk).
+    pub y: *mut T,
+    /// Each thread's start row: written by the partition, read by the others.
+    pub start_row: *mut u32,
+    /// Rows.
+    pub rows: u64,
+    /// Nonzeros.
+    pub nnz: u64,
+    /// Walking threads (`threads · MERGE_VT ≥ rows + nnz`).
+    pub threads: u64,
+    /// The product's scale.
+    pub alpha: T,
+    /// `y`'s scale.
+    pub beta: T,
+}

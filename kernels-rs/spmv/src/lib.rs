@@ -215,17 +215,14 @@ pub fn jds_rows_longer(d: u32, max_len: u32, key: impl Fn(u64) -> u32, rows: u64
 /// ```
 /// // Rows of 2, 0 and 3 nonzeros.
 /// let ptr = [0u32, 2, 2, 5];
-/// // SAFETY: ptr holds rows + 1 = 4 entries.
-/// let row = |d| unsafe { spmv_kernels::merge_path_search(d, 3, 5, ptr.as_ptr()) };
+/// let row = |d| spmv_kernels::merge_path_search(d, 3, 5, |r| ptr[r as usize + 1] as u64);
 /// assert_eq!([0, 1, 2, 3, 4, 5, 6, 7, 8].map(row), [0, 0, 0, 1, 2, 2, 2, 2, 3]);
 /// ```
 ///
-/// # Safety
-/// `ptr` holds `rows + 1` entries.
+/// `row_end(r)` is `ptr[r + 1]`, asked for rows `r < rows` only.
 #[inline(always)]
-pub unsafe fn merge_path_search(diag: u64, rows: u64, nnz: u64, ptr: *const u32) -> u64 {
-    // SAFETY: the search asks for row ends r < rows only: ptr[r + 1] exists.
-    segmerge_kernels::merge_path(|r| unsafe { *ptr.add(r as usize + 1) } as u64, rows, |k| k, nnz, diag)
+pub fn merge_path_search(diag: u64, rows: u64, nnz: u64, row_end: impl Fn(u64) -> u64) -> u64 {
+    segmerge_kernels::merge_path(row_end, rows, |k| k, nnz, diag)
 }
 
 /// `alpha * sum + beta * y_old` (`gpu_device::num::combine`, re-exported for the products here).
@@ -236,7 +233,9 @@ pub unsafe fn merge_path_search(diag: u64, rows: u64, nnz: u64, ptr: *const u32)
 pub use gpu_device::num::combine;
 
 pub mod args;
-pub use args::{Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs};
+pub use args::{
+    Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, MergePathArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
+};
 
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;

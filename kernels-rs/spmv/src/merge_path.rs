@@ -1,11 +1,12 @@
 //! Merge-path CSR kernels of PTX module `spmv` (Merrill & Garland, SC'16): the partition (once
 //! per matrix), the split-row scaling and the walk.
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
+use gpu_device::mem::{ld_global, stg};
 use gpu_device::thread::{block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 use gpu_device::warp::{shfl_down_sync, shfl_up_sync, FULL_MASK};
 
 use crate::term::Hints;
-use crate::{combine, merge_path_search, MERGE_VT, NT};
+use crate::{combine, merge_path_search, MergePathArgs, MERGE_VT, NT};
 
 /// Steps of the merge path per tile (block) of `spmv_merge`.
 const MERGE_NV: usize = (NT * MERGE_VT) as usize;
@@ -23,13 +24,14 @@ macro_rules! merge_kernels {
         /// A valid CSR pointer array of `rows + 1` entries ending at `nnz`; `start_row` holds
         /// `threads` entries, `threads · MERGE_VT ≥ rows + nnz`; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $mpart(rows: u64, nnz: u64, ptr: *const u32, threads: u64, start_row: *mut u32) {
+        pub unsafe extern "ptx-kernel" fn $mpart(a: MergePathArgs<$t>) {
+            let MergePathArgs { ptr, start_row, rows, nnz, threads, .. } = a;
             let vt = MERGE_VT as u64;
             let mut t = index_1d_u64();
             while t < threads {
                 let diag = (t * vt).min(rows + nnz);
                 // SAFETY: the search reads ptr[1..=rows] only; t < threads.
-                unsafe { *start_row.add(t as usize) = merge_path_search(diag, rows, nnz, ptr) as u32 };
+                unsafe { stg(start_row.add(t as usize), merge_path_search(diag, rows, nnz, |r| ld_global(ptr.add(r as usize + 1)) as u64) as u32) };
                 t += grid_size_1d();
             }
         }
@@ -41,21 +43,22 @@ macro_rules! merge_kernels {
         /// # Safety
         /// As the partition, which has filled `start_row`; `y` holds `rows` values.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $msplit(rows: u64, nnz: u64, ptr: *const u32, threads: u64, beta: $t, y: *mut $t, start_row: *const u32) {
+        pub unsafe extern "ptx-kernel" fn $msplit(a: MergePathArgs<$t>) {
+            let MergePathArgs { ptr, y, start_row, rows, nnz, threads, beta, .. } = a;
             let vt = MERGE_VT as u64;
             let mut t = index_1d_u64();
             while t < threads {
                 let diag = (t * vt).min(rows + nnz);
                 // SAFETY: t < threads; r <= rows, so ptr[r] exists; y[r] when r < rows.
                 unsafe {
-                    let r = *start_row.add(t as usize) as u64;
+                    let r = ld_global(start_row.add(t as usize)) as u64;
                     if r < rows {
-                        let row_start = r + *ptr.add(r as usize) as u64;
+                        let row_start = r + ld_global(ptr.add(r as usize)) as u64;
                         // Mid-row start (past the row's first diagonal), and the previous
                         // boundary not inside the row: the first split of row r.
                         if diag > row_start && (t == 0 || (t - 1) * vt <= row_start) {
                             let yr = y.add(r as usize);
-                            *yr = if beta == 0.0 { 0.0 } else { beta * *yr };
+                            stg(yr, if beta == 0.0 { 0.0 } else { beta * ld_global(yr) });
                         }
                     }
                 }
@@ -74,19 +77,8 @@ macro_rules! merge_kernels {
         /// `threads`, `y` and `beta`; column indices
         /// below `x`'s length; a 1-D grid of blocks of exactly `NT` threads.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $merge(
-            rows: u64,
-            nnz: u64,
-            ptr: *const u32,
-            idx: *const u32,
-            vals: *const $t,
-            x: *const $t,
-            alpha: $t,
-            beta: $t,
-            y: *mut $t,
-            threads: u64,
-            start_row: *const u32,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $merge(a: MergePathArgs<$t>) {
+            let MergePathArgs { ptr, idx, vals, x, y, start_row, rows, nnz, threads, alpha, beta } = a;
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
             let vt = MERGE_VT as u64;
@@ -104,12 +96,12 @@ macro_rules! merge_kernels {
                 let t = t0 + tid;
                 // The tile's first and last coordinates, from the partition.
                 // SAFETY: t0 < threads; start_row entries are <= rows.
-                let r_begin = unsafe { *start_row.add(t0 as usize) } as u64;
+                let r_begin = unsafe { ld_global(start_row.add(t0 as usize)) } as u64;
                 let k_begin = (t0 * vt).min(total) - r_begin;
                 let t_end = t0 + NT as u64;
                 let (r_end, k_end) = if t_end < threads {
                     // SAFETY: t_end < threads.
-                    let r = unsafe { *start_row.add(t_end as usize) } as u64;
+                    let r = unsafe { ld_global(start_row.add(t_end as usize)) } as u64;
                     (r, (t_end * vt).min(total) - r)
                 } else {
                     (rows, nnz)
@@ -129,18 +121,18 @@ macro_rules! merge_kernels {
                 let mut i = tid;
                 while i < n_r {
                     // SAFETY: r_begin + i < rows, so ptr[r_begin + i + 1] exists; i <= NV.
-                    unsafe { *ends.add(i as usize) = *ptr.add((r_begin + i + 1) as usize) };
+                    unsafe { *ends.add(i as usize) = ld_global(ptr.add((r_begin + i + 1) as usize)) };
                     i += NT as u64;
                 }
                 sync_threads();
                 let d0 = (t * vt).min(total);
                 let d1 = (d0 + vt).min(total);
                 // SAFETY: t < threads; start_row[t] <= rows by phase 1.
-                let mut r = if t < threads { unsafe { *start_row.add(t as usize) as u64 } } else { rows };
+                let mut r = if t < threads { unsafe { ld_global(start_row.add(t as usize)) as u64 } } else { rows };
                 let r0 = r;
                 let mut k = d0 - r.min(d0);
                 // SAFETY: r <= rows, so ptr[r] exists.
-                let split_head = r < rows && k > unsafe { *ptr.add(r as usize) } as u64;
+                let split_head = r < rows && k > unsafe { ld_global(ptr.add(r as usize)) } as u64;
                 let mut first = true;
                 let mut head: $t = 0.0;
                 let mut sum: $t = 0.0;
@@ -163,8 +155,8 @@ macro_rules! merge_kernels {
                             // SAFETY: r < rows.
                             unsafe {
                                 let yr = y.add(r as usize);
-                                let old = if beta == 0.0 { 0.0 } else { *yr };
-                                *yr = combine(alpha, sum, beta, old);
+                                let old = if beta == 0.0 { 0.0 } else { ld_global(yr) };
+                                stg(yr, combine(alpha, sum, beta, old));
                             }
                         }
                         first = false;
