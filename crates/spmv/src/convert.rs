@@ -6,6 +6,7 @@ use sptrans_matrix::DeviceCsrView;
 
 use crate::launch::{grid, Kernels};
 use crate::{Result, SpmvValue};
+use spmv_kernels::LengthsArgs;
 
 /// The longest row, and each row's length when `with_lengths`.
 pub(crate) fn row_lengths<T: SpmvValue>(
@@ -19,10 +20,11 @@ pub(crate) fn row_lengths<T: SpmvValue>(
     let mut len = if with_lengths { Some(gpu.alloc::<u32>(rows.max(1) as usize)?) } else { None };
     if rows > 0 {
         let stream = gpu.stream();
-        let mut lv = gpu_runtime::DeviceViewMut::of_option(len.as_mut(), stream);
-        // SAFETY: spmv_row_lengths(rows, ptr, len, max): the CSR's pointer array, len null or of
-        // rows entries, max one u32; blocks of NT (whole warps).
-        unsafe { k.row_lengths.args(stream).arg(&rows).arg(a.ptr()).arg(&mut lv).arg(&mut max).launch(grid(gpu, rows))? };
+        let ((ptr, _p), (lens, _l), (mx, _m)) =
+            (arg_ptr(a.ptr(), stream), gpu_runtime::arg_ptr_mut_or_null(len.as_mut(), stream), arg_ptr_mut(&mut max, stream));
+        // SAFETY: spmv_row_lengths(LengthsArgs): the CSR's pointer array, len null or of rows
+        // entries, max one u32; blocks of NT (whole warps).
+        unsafe { k.row_lengths.launch(stream, grid(gpu, rows), LengthsArgs { ptr, len: lens, max: mx, rows })? };
     }
     let max = gpu.download(&max)?[0];
     Ok((len, max))
@@ -93,8 +95,11 @@ pub(crate) fn exclusive_scan(gpu: &Gpu, counts: &CudaSlice<u32>) -> Result<(Cuda
 pub(crate) fn iota<T: SpmvValue>(gpu: &Gpu, k: &Kernels<T>, n: u64) -> Result<CudaSlice<u32>> {
     let mut out = gpu.alloc::<u32>(n.max(1) as usize)?;
     if n > 0 {
-        // SAFETY: spmv_iota(n, out): out holds n entries.
-        unsafe { k.iota.args(gpu.stream()).arg(&n).arg(&mut out).launch(grid(gpu, n))? };
+        let stream = gpu.stream();
+        let (len, _o) = arg_ptr_mut(&mut out, stream);
+        let args = LengthsArgs { ptr: std::ptr::null(), len, max: std::ptr::null_mut(), rows: n };
+        // SAFETY: spmv_iota(LengthsArgs: len, rows): out holds n entries.
+        unsafe { k.iota.launch(stream, grid(gpu, n), args)? };
     }
     Ok(out)
 }

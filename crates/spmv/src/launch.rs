@@ -4,7 +4,8 @@
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu_runtime::{arg_ptr, arg_ptr_mut, grid_1d, DeviceView, DeviceViewMut, Gpu, Kernel, KernelOf};
 use spmv_kernels::{
-    Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, MergePathArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
+    Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs, MergePathArgs, ScaleArgs, SellArgs,
+    SellChunksArgs, SellFillArgs,
 };
 use spmv_kernels::{COO_CHUNK, MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
 use sptrans_matrix::DeviceCsrView;
@@ -19,13 +20,13 @@ pub(crate) struct Kernels<T: SpmvValue> {
     pub coo: KernelOf<CooArgs<T>>,
     pub coo16: KernelOf<CooArgs<T>>,
     pub coo16_pack: KernelOf<Coo16PackArgs>,
-    pub dict_insert: Kernel,
-    pub dict_index: Kernel,
+    pub dict_insert: KernelOf<DictArgs<T>>,
+    pub dict_index: KernelOf<DictArgs<T>>,
     pub merge_partition: KernelOf<MergePathArgs<T>>,
     pub merge_split: KernelOf<MergePathArgs<T>>,
     pub merge: KernelOf<MergePathArgs<T>>,
-    pub row_lengths: Kernel,
-    pub iota: Kernel,
+    pub row_lengths: KernelOf<LengthsArgs>,
+    pub iota: KernelOf<LengthsArgs>,
     pub ell_fill: KernelOf<EllArgs<T>>,
     pub ell: KernelOf<EllArgs<T>>,
     pub hyb_overflow: KernelOf<HybArgs<u8>>,
@@ -61,13 +62,13 @@ impl<T: SpmvValue> Kernels<T> {
             coo: gpu.kernel_of(&crate::MODULE, &name("coo"))?,
             coo16: gpu.kernel_of(&crate::MODULE, &name("coo16"))?,
             coo16_pack: gpu.kernel_of(&crate::MODULE, "spmv_coo16_pack")?,
-            dict_insert: k("dict_insert")?,
-            dict_index: k("dict_index")?,
+            dict_insert: gpu.kernel_of(&crate::MODULE, &name("dict_insert"))?,
+            dict_index: gpu.kernel_of(&crate::MODULE, &name("dict_index"))?,
             merge_partition: gpu.kernel_of(&crate::MODULE, &name("merge_partition"))?,
             merge_split: gpu.kernel_of(&crate::MODULE, &name("merge_split"))?,
             merge: gpu.kernel_of(&crate::MODULE, &name("merge"))?,
-            row_lengths: u("row_lengths")?,
-            iota: u("iota")?,
+            row_lengths: gpu.kernel_of(&crate::MODULE, "spmv_row_lengths")?,
+            iota: gpu.kernel_of(&crate::MODULE, "spmv_iota")?,
             ell_fill: gpu.kernel_of(&crate::MODULE, &name("ell_fill"))?,
             ell: gpu.kernel_of(&crate::MODULE, &name("ell"))?,
             hyb_overflow: gpu.kernel_of(&crate::MODULE, "spmv_hyb_overflow")?,
@@ -255,9 +256,12 @@ pub(crate) fn dict_insert<T: SpmvValue>(
         return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("the value set's lengths")));
     }
     if nnz > 0 {
-        // SAFETY: spmv_dict_insert_T(nnz, vals, slots, full): nnz values (the view's), VI_SLOTS
-        // slots and one flag word (checked above).
-        unsafe { k.dict_insert.args(gpu.stream()).arg(&nnz).arg(vals).arg(&mut *slots).arg(&mut *full).launch(grid(gpu, nnz))? };
+        let stream = gpu.stream();
+        let ((vals, _v), (slots, _s), (full, _f)) = (arg_ptr(vals, stream), arg_ptr_mut(slots, stream), arg_ptr_mut(full, stream));
+        let args = DictArgs { vals, slots, full, map: std::ptr::null(), out: std::ptr::null_mut(), nnz };
+        // SAFETY: spmv_dict_insert_T(DictArgs: vals, slots, full, nnz): nnz values (the view's),
+        // VI_SLOTS slots and one flag word (checked above).
+        unsafe { k.dict_insert.launch(stream, grid(gpu, nnz), args)? };
     }
     Ok(())
 }
@@ -277,9 +281,14 @@ pub(crate) fn dict_index<T: SpmvValue>(
         return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("the value index's lengths")));
     }
     if nnz > 0 {
-        // SAFETY: spmv_dict_index_T(nnz, vals, slots, map, out): nnz values and bytes, VI_SLOTS
-        // slots and map bytes (checked above).
-        unsafe { k.dict_index.args(gpu.stream()).arg(&nnz).arg(vals).arg(slots).arg(map).arg(&mut *out).launch(grid(gpu, nnz))? };
+        let stream = gpu.stream();
+        let ((vals, _v), (slots, _s), (map, _m), (out, _o)) =
+            (arg_ptr(vals, stream), arg_ptr(slots, stream), arg_ptr(map, stream), arg_ptr_mut(out, stream));
+        // The index only reads the set (the struct's field is the insert's, writable).
+        let args = DictArgs { vals, slots: slots.cast_mut(), full: std::ptr::null_mut(), map, out, nnz };
+        // SAFETY: spmv_dict_index_T(DictArgs: vals, slots, map, out, nnz): nnz values and bytes,
+        // VI_SLOTS slots and map bytes (checked above).
+        unsafe { k.dict_index.launch(stream, grid(gpu, nnz), args)? };
     }
     Ok(())
 }
@@ -414,7 +423,8 @@ mod tests {
 
     use gpu_runtime::check_signature;
     use spmv_kernels::{
-        Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, MergePathArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
+        Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs, MergePathArgs, ScaleArgs, SellArgs,
+        SellChunksArgs, SellFillArgs,
     };
 
     /// The kernels checked so far (every struct-taking entry of the module must be among them).
@@ -453,12 +463,17 @@ mod tests {
             for phase in ["merge_partition", "merge_split", "merge"] {
                 check::<MergePathArgs<T>>(&name(phase));
             }
+            for phase in ["dict_insert", "dict_index"] {
+                check::<DictArgs<T>>(&name(phase));
+            }
         }
         of::<f32>("f32");
         of::<f64>("f64");
         check::<Coo16PackArgs>("spmv_coo16_pack");
         check::<HybArgs<u8>>("spmv_hyb_overflow");
         check::<SellChunksArgs>("spmv_sell_chunks");
+        check::<LengthsArgs>("spmv_row_lengths");
+        check::<LengthsArgs>("spmv_iota");
         check::<SellFillArgs<u8>>("spmv_sell_fill_u8");
         for name in ["spmv_jds_keys", "spmv_jds_counts", "spmv_jds_invert"] {
             check::<JdsBuildArgs<u8>>(name);

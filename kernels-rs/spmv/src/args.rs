@@ -321,3 +321,38 @@ pub struct MergePathArgs<T> {
     /// `y`'s scale.
     pub beta: T,
 }
+
+/// The arguments of the value dictionary of SELL-VI: `spmv_dict_insert_{f32,f64}` (every value's
+/// bits into the set `slots`, `full` raised when one finds no slot) and
+/// `spmv_dict_index_{f32,f64}` (each value's byte `map[slot]` into `out`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DictArgs<T> {
+    /// The values (`nnz`).
+    pub vals: *const T,
+    /// The set (`VI_SLOTS` words): written by the insert, read by the index.
+    pub slots: *mut u64,
+    /// One word (the insert).
+    pub full: *mut u32,
+    /// Each slot's byte (`VI_SLOTS`; the index).
+    pub map: *const u8,
+    /// Each value's byte (`nnz`; the index).
+    pub out: *mut u8,
+    /// Values.
+    pub nnz: u64,
+}
+
+/// The arguments of `spmv_row_lengths` (each row's length into `len` unless null, the longest
+/// into `max` by an atomic max) and `spmv_iota` (`len[i] = i` for `i < rows`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LengthsArgs {
+    /// The row pointer (`rows + 1`; the lengths).
+    pub ptr: *const u32,
+    /// The lengths (`rows`), or null; the identity (`spmv_iota`).
+    pub len: *mut u32,
+    /// One word, zeroed (the lengths).
+    pub max: *mut u32,
+    /// Rows (or entries of the identity).
+    pub rows: u64,
+}

@@ -1,7 +1,10 @@
 //! Conversion helpers of PTX module `spmv`, shared by the formats built from a CSR.
 use gpu_device::atomic::atomic_max_u32;
+use gpu_device::mem::{ld_global, stg};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 use gpu_device::warp::{lane_id, shfl_xor_sync, FULL_MASK};
+
+use crate::LengthsArgs;
 
 /// Row lengths from the pointer differences into `len` (when not null), and their maximum into
 /// `*max` by atomic max (the caller zeroes it first).
@@ -10,7 +13,8 @@ use gpu_device::warp::{lane_id, shfl_xor_sync, FULL_MASK};
 /// `ptr` holds `rows + 1` nondecreasing entries; `len` is null or holds `rows` entries; `max`
 /// points to one `u32`; any 1-D grid of whole warps.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn spmv_row_lengths(rows: u64, ptr: *const u32, len: *mut u32, max: *mut u32) {
+pub unsafe extern "ptx-kernel" fn spmv_row_lengths(a: LengthsArgs) {
+    let LengthsArgs { ptr, len, max, rows } = a;
     let stride = grid_size_1d();
     // Warp-uniform trip count, so that the shuffles see every lane.
     let mut base = index_1d_u64() - lane_id() as u64;
@@ -20,9 +24,9 @@ pub unsafe extern "ptx-kernel" fn spmv_row_lengths(rows: u64, ptr: *const u32, l
         if r < rows {
             // SAFETY: r < rows.
             unsafe {
-                l = *ptr.add(r as usize + 1) - *ptr.add(r as usize);
+                l = ld_global(ptr.add(r as usize + 1)) - ld_global(ptr.add(r as usize));
                 if !len.is_null() {
-                    *len.add(r as usize) = l;
+                    stg(len.add(r as usize), l);
                 }
             }
         }
@@ -44,11 +48,12 @@ pub unsafe extern "ptx-kernel" fn spmv_row_lengths(rows: u64, ptr: *const u32, l
 /// # Safety
 /// `out` holds `n` entries; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn spmv_iota(n: u64, out: *mut u32) {
+pub unsafe extern "ptx-kernel" fn spmv_iota(a: LengthsArgs) {
+    let (out, n) = (a.len, a.rows);
     let mut i = index_1d_u64();
     while i < n {
         // SAFETY: i < n.
-        unsafe { *out.add(i as usize) = i as u32 };
+        unsafe { stg(out.add(i as usize), i as u32) };
         i += grid_size_1d();
     }
 }

@@ -10,7 +10,7 @@ use gpu_device::atomic::{atomic_cas_u64, ld_relaxed_u32, ld_relaxed_u64, st_rela
 use gpu_device::mem::{ldg, stg};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
 
-use crate::{vi_hash, VI_EMPTY, VI_PROBES, VI_SLOTS};
+use crate::{vi_hash, DictArgs, VI_EMPTY, VI_PROBES, VI_SLOTS};
 
 macro_rules! dict_kernels {
     ($t:ty, $insert:ident, $index:ident) => {
@@ -22,7 +22,8 @@ macro_rules! dict_kernels {
         /// # Safety
         /// `vals` holds `nnz` values; `slots` [`VI_SLOTS`] words; `full` one word. Any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $insert(nnz: u64, vals: *const $t, slots: *mut u64, full: *mut u32) {
+        pub unsafe extern "ptx-kernel" fn $insert(a: DictArgs<$t>) {
+            let DictArgs { vals, slots, full, nnz, .. } = a;
             let mut k = index_1d_u64();
             while k < nnz {
                 // SAFETY: k < nnz; slot indices masked below VI_SLOTS.
@@ -71,7 +72,8 @@ macro_rules! dict_kernels {
         /// `vals` and `out` hold `nnz` items; `slots` [`VI_SLOTS`] words and `map` [`VI_SLOTS`]
         /// bytes. Any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $index(nnz: u64, vals: *const $t, slots: *const u64, map: *const u8, out: *mut u8) {
+        pub unsafe extern "ptx-kernel" fn $index(a: DictArgs<$t>) {
+            let DictArgs { vals, slots, map, out, nnz, .. } = a;
             let mut k = index_1d_u64();
             while k < nnz {
                 // SAFETY: k < nnz; slot indices masked below VI_SLOTS.

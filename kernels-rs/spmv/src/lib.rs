@@ -234,7 +234,8 @@ pub use gpu_device::num::combine;
 
 pub mod args;
 pub use args::{
-    Coo16PackArgs, CooArgs, CsrArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, MergePathArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
+    Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs, MergePathArgs, ScaleArgs, SellArgs,
+    SellChunksArgs, SellFillArgs,
 };
 
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
