@@ -4,8 +4,8 @@
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
 use gpu_runtime::{arg_ptr, arg_ptr_mut, grid_1d, DeviceView, DeviceViewMut, Gpu, Kernel, KernelOf};
 use spmv_kernels::{
-    Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs, MergePathArgs, ScaleArgs, SellArgs,
-    SellChunksArgs, SellFillArgs,
+    AdaptiveArgs, AdaptiveBuildArgs, Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs, MergePathArgs,
+    ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
 };
 use spmv_kernels::{COO_CHUNK, MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
 use sptrans_matrix::DeviceCsrView;
@@ -44,10 +44,10 @@ pub(crate) struct Kernels<T: SpmvValue> {
     pub scoo_slice_ptr: Kernel,
     pub scoo_gather: Kernel,
     pub scoo: Kernel,
-    pub adaptive_counts: Kernel,
-    pub adaptive_write: Kernel,
-    pub adaptive_split: Kernel,
-    pub adaptive: Kernel,
+    pub adaptive_counts: KernelOf<AdaptiveBuildArgs>,
+    pub adaptive_write: KernelOf<AdaptiveBuildArgs>,
+    pub adaptive_split: KernelOf<AdaptiveArgs<T>>,
+    pub adaptive: KernelOf<AdaptiveArgs<T>>,
 }
 
 impl<T: SpmvValue> Kernels<T> {
@@ -86,10 +86,10 @@ impl<T: SpmvValue> Kernels<T> {
             scoo_slice_ptr: u("scoo_slice_ptr")?,
             scoo_gather: k("scoo_gather")?,
             scoo: k("scoo")?,
-            adaptive_counts: u("adaptive_counts")?,
-            adaptive_write: u("adaptive_write")?,
-            adaptive_split: k("adaptive_split")?,
-            adaptive: k("adaptive")?,
+            adaptive_counts: gpu.kernel_of(&crate::MODULE, "spmv_adaptive_counts")?,
+            adaptive_write: gpu.kernel_of(&crate::MODULE, "spmv_adaptive_write")?,
+            adaptive_split: gpu.kernel_of(&crate::MODULE, &name("adaptive_split"))?,
+            adaptive: gpu.kernel_of(&crate::MODULE, &name("adaptive"))?,
         })
     }
 }
@@ -423,8 +423,8 @@ mod tests {
 
     use gpu_runtime::check_signature;
     use spmv_kernels::{
-        Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs, MergePathArgs, ScaleArgs, SellArgs,
-        SellChunksArgs, SellFillArgs,
+        AdaptiveArgs, AdaptiveBuildArgs, Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs,
+        MergePathArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
     };
 
     /// The kernels checked so far (every struct-taking entry of the module must be among them).
@@ -466,6 +466,9 @@ mod tests {
             for phase in ["dict_insert", "dict_index"] {
                 check::<DictArgs<T>>(&name(phase));
             }
+            for phase in ["adaptive_split", "adaptive"] {
+                check::<AdaptiveArgs<T>>(&name(phase));
+            }
         }
         of::<f32>("f32");
         of::<f64>("f64");
@@ -474,6 +477,8 @@ mod tests {
         check::<SellChunksArgs>("spmv_sell_chunks");
         check::<LengthsArgs>("spmv_row_lengths");
         check::<LengthsArgs>("spmv_iota");
+        check::<AdaptiveBuildArgs>("spmv_adaptive_counts");
+        check::<AdaptiveBuildArgs>("spmv_adaptive_write");
         check::<SellFillArgs<u8>>("spmv_sell_fill_u8");
         for name in ["spmv_jds_keys", "spmv_jds_counts", "spmv_jds_invert"] {
             check::<JdsBuildArgs<u8>>(name);

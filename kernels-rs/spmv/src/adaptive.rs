@@ -11,12 +11,12 @@
 //!
 //! Deterministic except for the rows cut in pieces.
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
-use gpu_device::mem::ldg_u32;
+use gpu_device::mem::{ld_global, ldg_u32, stg};
 use gpu_device::thread::{block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 
 use crate::reduce::{block_sum, group_sum};
 use crate::term::Hints;
-use crate::{adaptive_entries, combine, ADAPTIVE_LONG, ADAPTIVE_NV, NT};
+use crate::{adaptive_entries, combine, AdaptiveArgs, AdaptiveBuildArgs, ADAPTIVE_LONG, ADAPTIVE_NV, NT};
 
 gpu_device::static_shared!(SPMV_ADAPTIVE_PROD_F32: [f32; ADAPTIVE_NV]);
 gpu_device::static_shared!(SPMV_ADAPTIVE_PROD_F64: [f64; ADAPTIVE_NV]);
@@ -29,11 +29,15 @@ gpu_device::static_shared!(SPMV_ADAPTIVE_TEMP_F64: [f64; 32]);
 /// # Safety
 /// A valid CSR pointer array of `rows + 1` entries; `count` holds `rows + 2`; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn spmv_adaptive_counts(rows: u64, ptr: *const u32, count: *mut u32) {
+pub unsafe extern "ptx-kernel" fn spmv_adaptive_counts(a: AdaptiveBuildArgs) {
+    let AdaptiveBuildArgs { ptr, count, rows, .. } = a;
     let mut r = index_1d_u64();
     while r <= rows + 1 {
         // SAFETY: adaptive_entries reads ptr[0 ..= rows] only; r <= rows + 1.
-        unsafe { *count.add(r as usize) = if r <= rows { adaptive_entries(r, rows, |i| *ptr.add(i as usize) as u64) as u32 } else { 0 } };
+        unsafe {
+            let c = if r <= rows { adaptive_entries(r, rows, |i| ld_global(ptr.add(i as usize)) as u64) as u32 } else { 0 };
+            stg(count.add(r as usize), c)
+        };
         r += grid_size_1d();
     }
 }
@@ -45,16 +49,17 @@ pub unsafe extern "ptx-kernel" fn spmv_adaptive_counts(rows: u64, ptr: *const u3
 /// `offset` the exclusive scan of `spmv_adaptive_counts`; `block_row`, `block_nz` hold the
 /// total; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn spmv_adaptive_write(rows: u64, ptr: *const u32, offset: *const u32, block_row: *mut u32, block_nz: *mut u32) {
+pub unsafe extern "ptx-kernel" fn spmv_adaptive_write(a: AdaptiveBuildArgs) {
+    let AdaptiveBuildArgs { ptr, offset, block_row, block_nz, rows, .. } = a;
     let mut r = index_1d_u64();
     while r <= rows {
         // SAFETY: r <= rows; the row's entries lie between offset[r] and offset[r + 1].
         unsafe {
-            let (o0, o1) = (*offset.add(r as usize), *offset.add(r as usize + 1));
-            let start = *ptr.add(r as usize);
+            let (o0, o1) = (ld_global(offset.add(r as usize)), ld_global(offset.add(r as usize + 1)));
+            let start = ld_global(ptr.add(r as usize));
             for j in 0..o1 - o0 {
-                *block_row.add((o0 + j) as usize) = r as u32;
-                *block_nz.add((o0 + j) as usize) = start + j * ADAPTIVE_LONG as u32;
+                stg(block_row.add((o0 + j) as usize), r as u32);
+                stg(block_nz.add((o0 + j) as usize), start + j * ADAPTIVE_LONG as u32);
             }
         }
         r += grid_size_1d();
@@ -69,15 +74,16 @@ macro_rules! adaptive_kernels {
         /// # Safety
         /// `blocks + 1` row-block entries of this CSR; `y` holds `rows`; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $split(blocks: u64, ptr: *const u32, block_row: *const u32, block_nz: *const u32, beta: $t, y: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $split(a: AdaptiveArgs<$t>) {
+            let AdaptiveArgs { ptr, block_row, block_nz, y, blocks, beta, .. } = a;
             let mut i = index_1d_u64();
             while i < blocks {
                 // SAFETY: i + 1 <= blocks; rows of entries below the last are < rows.
                 unsafe {
-                    let r = *block_row.add(i as usize);
-                    if *block_row.add(i as usize + 1) == r && *block_nz.add(i as usize) == *ptr.add(r as usize) {
+                    let r = ld_global(block_row.add(i as usize));
+                    if ld_global(block_row.add(i as usize + 1)) == r && ld_global(block_nz.add(i as usize)) == ld_global(ptr.add(r as usize)) {
                         let yr = y.add(r as usize);
-                        *yr = if beta == 0.0 { 0.0 } else { beta * *yr };
+                        stg(yr, if beta == 0.0 { 0.0 } else { beta * ld_global(yr) });
                     }
                 }
                 i += grid_size_1d();
@@ -91,18 +97,8 @@ macro_rules! adaptive_kernels {
         /// before on the same stream with the same `beta` and `y`; columns below `x`'s length;
         /// `y` holds `rows`; a 1-D grid of blocks of exactly `NT` threads.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $adaptive(
-            blocks: u64,
-            ptr: *const u32,
-            idx: *const u32,
-            vals: *const $t,
-            x: *const $t,
-            alpha: $t,
-            beta: $t,
-            y: *mut $t,
-            block_row: *const u32,
-            block_nz: *const u32,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $adaptive(a: AdaptiveArgs<$t>) {
+            let AdaptiveArgs { ptr, idx, vals, x, y, block_row, block_nz, blocks, alpha, beta } = a;
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
             let tid = thread_idx_x();
@@ -131,8 +127,8 @@ macro_rules! adaptive_kernels {
                             if piece {
                                 $atomic(yr, alpha * total);
                             } else {
-                                let old = if beta == 0.0 { 0.0 } else { *yr };
-                                *yr = combine(alpha, total, beta, old);
+                                let old = if beta == 0.0 { 0.0 } else { ld_global(yr) };
+                                stg(yr, combine(alpha, total, beta, old));
                             }
                         }
                     } else {
@@ -166,8 +162,8 @@ macro_rules! adaptive_kernels {
                             let total = group_sum(sum, lanes);
                             if row < n_rows && lane == 0 {
                                 let yr = y.add((r0 + row as u64) as usize);
-                                let old = if beta == 0.0 { 0.0 } else { *yr };
-                                *yr = combine(alpha, total, beta, old);
+                                let old = if beta == 0.0 { 0.0 } else { ld_global(yr) };
+                                stg(yr, combine(alpha, total, beta, old));
                             }
                             row += NT / lanes;
                         }

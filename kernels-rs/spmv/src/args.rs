@@ -356,3 +356,50 @@ pub struct LengthsArgs {
     /// Rows (or entries of the identity).
     pub rows: u64,
 }
+
+/// The arguments of the adaptive CSR's row blocks: `spmv_adaptive_counts` (each row's entries
+/// into `count`, `rows + 2` words) and `spmv_adaptive_write` (the entries at `offset[row]`, the
+/// scan of the counts, into `block_row` and `block_nz`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct AdaptiveBuildArgs {
+    /// The row pointer (`rows + 1`).
+    pub ptr: *const u32,
+    /// Each row's first entry (the write).
+    pub offset: *const u32,
+    /// Each row's entries (the counts).
+    pub count: *mut u32,
+    /// Each entry's first row (the write).
+    pub block_row: *mut u32,
+    /// Each entry's first nonzero (the write).
+    pub block_nz: *mut u32,
+    /// Rows.
+    pub rows: u64,
+}
+
+/// The arguments of the adaptive CSR product: `spmv_adaptive_split_{f32,f64}` (`y = beta · y` on
+/// the rows cut in pieces) then `spmv_adaptive_{f32,f64}` (a block per row block).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct AdaptiveArgs<T> {
+    /// The row pointer.
+    pub ptr: *const u32,
+    /// The column indices.
+    pub idx: *const u32,
+    /// The values.
+    pub vals: *const T,
+    /// `x`.
+    pub x: *const T,
+    /// `y` (`rows` values).
+    pub y: *mut T,
+    /// Each row block's first row (`blocks + 1`).
+    pub block_row: *const u32,
+    /// Each row block's first nonzero (`blocks + 1`).
+    pub block_nz: *const u32,
+    /// Row blocks.
+    pub blocks: u64,
+    /// The product's scale.
+    pub alpha: T,
+    /// `y`'s scale.
+    pub beta: T,
+}

@@ -234,8 +234,8 @@ pub use gpu_device::num::combine;
 
 pub mod args;
 pub use args::{
-    Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs, MergePathArgs, ScaleArgs, SellArgs,
-    SellChunksArgs, SellFillArgs,
+    AdaptiveArgs, AdaptiveBuildArgs, Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs, MergePathArgs,
+    ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
 };
 
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]

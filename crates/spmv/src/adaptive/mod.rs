@@ -6,8 +6,8 @@
 mod serial;
 
 use gpu_runtime::cudarc::driver::CudaSlice;
-use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
-use spmv_kernels::NT;
+use gpu_runtime::{arg_ptr, arg_ptr_mut, DeviceView, DeviceViewMut, Gpu};
+use spmv_kernels::{AdaptiveArgs, AdaptiveBuildArgs, NT};
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 pub use serial::RowBlocks;
@@ -35,23 +35,27 @@ impl DeviceRowBlocks {
     pub(crate) fn convert<T: SpmvValue>(gpu: &Gpu, k: &Kernels<T>, a: &DeviceCsrView<'_, T>) -> Result<Self> {
         let rows = a.rows();
         let mut count = gpu.alloc::<u32>(rows as usize + 2)?;
-        // SAFETY: spmv_adaptive_counts(rows, ptr, count): count holds rows + 2.
-        unsafe { k.adaptive_counts.args(gpu.stream()).arg(&rows).arg(a.ptr()).arg(&mut count).launch(grid(gpu, rows + 2))? };
+        {
+            let stream = gpu.stream();
+            let ((ptr, _p), (count, _c)) = (arg_ptr(a.ptr(), stream), arg_ptr_mut(&mut count, stream));
+            let (offset, block_row, block_nz) = (std::ptr::null(), std::ptr::null_mut(), std::ptr::null_mut());
+            let args = AdaptiveBuildArgs { ptr, offset, count, block_row, block_nz, rows };
+            // SAFETY: spmv_adaptive_counts(AdaptiveBuildArgs: ptr, count, rows): count holds
+            // rows + 2.
+            unsafe { k.adaptive_counts.launch(stream, grid(gpu, rows + 2), args)? };
+        }
         let (offset, entries) = convert::exclusive_scan(gpu, &count)?;
         drop(count);
         let (mut block_row, mut block_nz) = (gpu.alloc::<u32>(entries as usize)?, gpu.alloc::<u32>(entries as usize)?);
-        // SAFETY: spmv_adaptive_write(rows, ptr, offset, block_row, block_nz): the scan of the
-        // counts; both hold its total.
-        unsafe {
-            k.adaptive_write
-                .args(gpu.stream())
-                .arg(&rows)
-                .arg(a.ptr())
-                .arg(&offset)
-                .arg(&mut block_row)
-                .arg(&mut block_nz)
-                .launch(grid(gpu, rows + 1))?
-        };
+        {
+            let stream = gpu.stream();
+            let ((ptr, _p), (offset, _o)) = (arg_ptr(a.ptr(), stream), arg_ptr(&offset, stream));
+            let ((block_row, _r), (block_nz, _z)) = (arg_ptr_mut(&mut block_row, stream), arg_ptr_mut(&mut block_nz, stream));
+            let args = AdaptiveBuildArgs { ptr, offset, count: std::ptr::null_mut(), block_row, block_nz, rows };
+            // SAFETY: spmv_adaptive_write(AdaptiveBuildArgs): the scan of the counts; both outputs
+            // hold its total.
+            unsafe { k.adaptive_write.launch(stream, grid(gpu, rows + 1), args)? };
+        }
         Ok(Self { entries: entries as u64, block_row, block_nz })
     }
 
@@ -94,16 +98,17 @@ impl DeviceRowBlocks {
             return Ok(());
         }
         let stream = gpu.stream();
-        let (br, bz) = (&self.block_row, &self.block_nz);
-        // SAFETY: spmv_adaptive_split_T(blocks, ptr, block_row, block_nz, beta, y): this CSR's
-        // blocks; y holds rows.
-        unsafe { k.adaptive_split.args(stream).arg(&blocks).arg(ptr).arg(br).arg(bz).arg(&beta).arg(&mut *y).launch(grid(gpu, blocks))? };
+        let ((ptr, _p), (idx, _i), (vals, _v)) = (arg_ptr(ptr, stream), arg_ptr(idx, stream), arg_ptr(vals, stream));
+        let ((x, _x), (y, _y)) = (arg_ptr(x, stream), arg_ptr_mut(y, stream));
+        let ((block_row, _r), (block_nz, _z)) = (arg_ptr(&self.block_row, stream), arg_ptr(&self.block_nz, stream));
+        let args = AdaptiveArgs { ptr, idx, vals, x, y, block_row, block_nz, blocks, alpha, beta };
         let cfg = gpu_runtime::grid_1d(blocks, NT, 1, u32::MAX);
-        // SAFETY: spmv_adaptive_T(blocks, ptr, idx, vals, x, alpha, beta, y, block_row, block_nz)
-        // after the split pass on the same stream; blocks of NT threads.
+        // SAFETY: spmv_adaptive_split_T(AdaptiveArgs) (this CSR's blocks; y holds rows), then
+        // spmv_adaptive_T after it on the same stream; blocks of NT threads.
         unsafe {
-            k.adaptive.args(stream).arg(&blocks).arg(ptr).arg(idx).arg(vals).arg(x).arg(&alpha).arg(&beta).arg(&mut *y).arg(br).arg(bz).launch(cfg)?
-        };
+            k.adaptive_split.launch(stream, grid(gpu, blocks), args)?;
+            k.adaptive.launch(stream, cfg, args)?;
+        }
         Ok(())
     }
 }
