@@ -2,16 +2,18 @@
 //! addresses of the crate: [`with_vectors`] turns a product's caller buffers into views; every
 //! launch here and in the format modules passes views and owned slices to the launch builder.
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchConfig};
-use gpu_runtime::{arg_ptr, arg_ptr_mut, grid_1d, DeviceView, DeviceViewMut, Gpu, Kernel, KernelOf};
+use gpu_runtime::{arg_ptr, arg_ptr_mut, grid_1d, DeviceView, DeviceViewMut, Gpu, KernelOf};
 use spmv_kernels::{
     AdaptiveArgs, AdaptiveBuildArgs, Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs, MergePathArgs,
-    ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
+    ScaleArgs, ScooArgs, SellArgs, SellChunksArgs, SellFillArgs,
 };
 use spmv_kernels::{COO_CHUNK, MERGE_VT, NT, VECTOR_ROWS_PER_BLOCK};
 use sptrans_matrix::DeviceCsrView;
 
 use crate::{Result, SpmvValue};
 
+/// The kernels of the `spmv` module for one value type, each with its argument struct (checked
+/// against the PTX at load).
 #[derive(Clone)]
 pub(crate) struct Kernels<T: SpmvValue> {
     pub csr_scalar: KernelOf<CsrArgs<T>>,
@@ -41,9 +43,9 @@ pub(crate) struct Kernels<T: SpmvValue> {
     pub sell: KernelOf<SellArgs<T>>,
     pub sell_fill_u8: KernelOf<SellFillArgs<u8>>,
     pub sell_vi: KernelOf<SellArgs<T>>,
-    pub scoo_slice_ptr: Kernel,
-    pub scoo_gather: Kernel,
-    pub scoo: Kernel,
+    pub scoo_slice_ptr: KernelOf<ScooArgs<u8>>,
+    pub scoo_gather: KernelOf<ScooArgs<T>>,
+    pub scoo: KernelOf<ScooArgs<T>>,
     pub adaptive_counts: KernelOf<AdaptiveBuildArgs>,
     pub adaptive_write: KernelOf<AdaptiveBuildArgs>,
     pub adaptive_split: KernelOf<AdaptiveArgs<T>>,
@@ -53,8 +55,6 @@ pub(crate) struct Kernels<T: SpmvValue> {
 impl<T: SpmvValue> Kernels<T> {
     pub fn load(gpu: &Gpu) -> Result<Self> {
         let name = |phase: &str| format!("spmv_{phase}_{}", T::NAME);
-        let k = |phase: &str| gpu.kernel(&crate::MODULE, &name(phase));
-        let u = |phase: &str| gpu.kernel(&crate::MODULE, &format!("spmv_{phase}"));
         Ok(Self {
             csr_scalar: gpu.kernel_of(&crate::MODULE, &name("csr_scalar"))?,
             csr_vector: gpu.kernel_of(&crate::MODULE, &name("csr_vector"))?,
@@ -83,9 +83,9 @@ impl<T: SpmvValue> Kernels<T> {
             sell: gpu.kernel_of(&crate::MODULE, &name("sell"))?,
             sell_fill_u8: gpu.kernel_of(&crate::MODULE, "spmv_sell_fill_u8")?,
             sell_vi: gpu.kernel_of(&crate::MODULE, &name("sell_vi"))?,
-            scoo_slice_ptr: u("scoo_slice_ptr")?,
-            scoo_gather: k("scoo_gather")?,
-            scoo: k("scoo")?,
+            scoo_slice_ptr: gpu.kernel_of(&crate::MODULE, "spmv_scoo_slice_ptr")?,
+            scoo_gather: gpu.kernel_of(&crate::MODULE, &name("scoo_gather"))?,
+            scoo: gpu.kernel_of(&crate::MODULE, &name("scoo"))?,
             adaptive_counts: gpu.kernel_of(&crate::MODULE, "spmv_adaptive_counts")?,
             adaptive_write: gpu.kernel_of(&crate::MODULE, "spmv_adaptive_write")?,
             adaptive_split: gpu.kernel_of(&crate::MODULE, &name("adaptive_split"))?,
@@ -424,7 +424,7 @@ mod tests {
     use gpu_runtime::check_signature;
     use spmv_kernels::{
         AdaptiveArgs, AdaptiveBuildArgs, Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs,
-        MergePathArgs, ScaleArgs, SellArgs, SellChunksArgs, SellFillArgs,
+        MergePathArgs, ScaleArgs, ScooArgs, SellArgs, SellChunksArgs, SellFillArgs,
     };
 
     /// The kernels checked so far (every struct-taking entry of the module must be among them).
@@ -469,6 +469,9 @@ mod tests {
             for phase in ["adaptive_split", "adaptive"] {
                 check::<AdaptiveArgs<T>>(&name(phase));
             }
+            for phase in ["scoo_gather", "scoo"] {
+                check::<ScooArgs<T>>(&name(phase));
+            }
         }
         of::<f32>("f32");
         of::<f64>("f64");
@@ -479,6 +482,7 @@ mod tests {
         check::<LengthsArgs>("spmv_iota");
         check::<AdaptiveBuildArgs>("spmv_adaptive_counts");
         check::<AdaptiveBuildArgs>("spmv_adaptive_write");
+        check::<ScooArgs<u8>>("spmv_scoo_slice_ptr");
         check::<SellFillArgs<u8>>("spmv_sell_fill_u8");
         for name in ["spmv_jds_keys", "spmv_jds_counts", "spmv_jds_invert"] {
             check::<JdsBuildArgs<u8>>(name);

@@ -403,3 +403,44 @@ pub struct AdaptiveArgs<T> {
     /// `y`'s scale.
     pub beta: T,
 }
+
+/// The arguments of sliced COO (SCOO): `spmv_scoo_slice_ptr` (each slice's first nonzero into
+/// `slice_ptr`, `slices + 1` words), `spmv_scoo_gather_{f32,f64}` (after the sort by column
+/// inside each slice, each entry's row in its slice and value by `perm`) and `spmv_scoo_{f32,f64}`
+/// (the product, a block a slice).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ScooArgs<T> {
+    /// The CSR's row pointer (`slice_ptr`).
+    pub ptr: *const u32,
+    /// The CSR position of each sorted entry (the gather).
+    pub perm: *const u32,
+    /// Each CSR nonzero's row (the gather).
+    pub row_of: *const u32,
+    /// The CSR's values (the gather).
+    pub vals: *const T,
+    /// Each slice's first nonzero: written by `slice_ptr`, read by the product.
+    pub slice_ptr: *mut u32,
+    /// Each entry's row inside its slice: written by the gather, read by the product.
+    pub row16: *mut u16,
+    /// Each entry's column (the product).
+    pub col: *const u32,
+    /// Each entry's value: written by the gather, read by the product.
+    pub val: *mut T,
+    /// `x` (the product).
+    pub x: *const T,
+    /// `y` (`rows` values; the product).
+    pub y: *mut T,
+    /// Rows.
+    pub rows: u64,
+    /// Nonzeros (the gather).
+    pub nnz: u64,
+    /// Slices.
+    pub slices: u64,
+    /// Rows a slice.
+    pub slice_rows: u32,
+    /// The product's scale.
+    pub alpha: T,
+    /// `y`'s scale.
+    pub beta: T,
+}

@@ -5,10 +5,11 @@
 //! copies of the slice's rows (thread `t` into copy `t mod SCOO_LANES`, fewer collisions), then
 //! sums the copies and writes `y` once. Shared atomics: **not bit-reproducible**.
 use gpu_device::atomic::{atomic_add_f32, atomic_add_f64};
+use gpu_device::mem::{ld_global, stg};
 use gpu_device::thread::{block_dim_x, block_idx_x, grid_dim_x, grid_size_1d, index_1d_u64, sync_threads, thread_idx_x};
 
 use crate::term::Hints;
-use crate::{combine, SCOO_LANES};
+use crate::{combine, ScooArgs, SCOO_LANES};
 
 gpu_device::dynamic_shared!(SPMV_DYNAMIC: u8);
 
@@ -17,11 +18,13 @@ gpu_device::dynamic_shared!(SPMV_DYNAMIC: u8);
 /// # Safety
 /// `ptr` holds `rows + 1` entries; `slice_ptr` holds `slices + 1`; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn spmv_scoo_slice_ptr(rows: u64, slice_rows: u64, slices: u64, ptr: *const u32, slice_ptr: *mut u32) {
+pub unsafe extern "ptx-kernel" fn spmv_scoo_slice_ptr(a: ScooArgs<u8>) {
+    let ScooArgs { ptr, slice_ptr, rows, slices, .. } = a;
+    let slice_rows = a.slice_rows as u64;
     let mut s = index_1d_u64();
     while s <= slices {
         // SAFETY: s <= slices; the row index is clamped to rows.
-        unsafe { *slice_ptr.add(s as usize) = *ptr.add((s * slice_rows).min(rows) as usize) };
+        unsafe { stg(slice_ptr.add(s as usize), ld_global(ptr.add((s * slice_rows).min(rows) as usize))) };
         s += grid_size_1d();
     }
 }
@@ -36,22 +39,15 @@ macro_rules! scoo_kernels {
         /// `perm` a permutation of `0..nnz`; `row_of`, `vals` hold `nnz`; `row16`, `val` hold
         /// `nnz`; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $gather(
-            nnz: u64,
-            slice_rows: u32,
-            perm: *const u32,
-            row_of: *const u32,
-            vals: *const $t,
-            row16: *mut u16,
-            val: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $gather(a: ScooArgs<$t>) {
+            let ScooArgs { perm, row_of, vals, row16, val, nnz, slice_rows, .. } = a;
             let mut k = index_1d_u64();
             while k < nnz {
                 // SAFETY: k < nnz, perm[k] < nnz.
                 unsafe {
-                    let p = *perm.add(k as usize) as usize;
-                    *row16.add(k as usize) = (*row_of.add(p) % slice_rows) as u16;
-                    *val.add(k as usize) = *vals.add(p);
+                    let p = ld_global(perm.add(k as usize)) as usize;
+                    stg(row16.add(k as usize), (ld_global(row_of.add(p)) % slice_rows) as u16);
+                    stg(val.add(k as usize), ld_global(vals.add(p)));
                 }
                 k += grid_size_1d();
             }
@@ -64,19 +60,8 @@ macro_rules! scoo_kernels {
         /// `slice_rows` and inside the matrix, columns below `x`'s length; `y` holds `rows`;
         /// dynamic shared memory of `SCOO_LANES · slice_rows` values; a 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $scoo(
-            rows: u64,
-            slice_rows: u32,
-            slices: u64,
-            slice_ptr: *const u32,
-            row16: *const u16,
-            col: *const u32,
-            val: *const $t,
-            x: *const $t,
-            alpha: $t,
-            beta: $t,
-            y: *mut $t,
-        ) {
+        pub unsafe extern "ptx-kernel" fn $scoo(a: ScooArgs<$t>) {
+            let ScooArgs { slice_ptr, row16, col, val, x, y, rows, slices, slice_rows, alpha, beta, .. } = a;
             // L2 hints: the matrix read once, x again and again.
             let h = Hints::new();
             let sh = SPMV_DYNAMIC::ptr() as *mut $t;
@@ -94,11 +79,11 @@ macro_rules! scoo_kernels {
                         i += nt;
                     }
                     sync_threads();
-                    let (z0, z1) = (*slice_ptr.add(s as usize) as u64, *slice_ptr.add(s as usize + 1) as u64);
+                    let (z0, z1) = (ld_global(slice_ptr.add(s as usize)) as u64, ld_global(slice_ptr.add(s as usize + 1)) as u64);
                     let mut k = z0 + tid as u64;
                     while k < z1 {
                         let v = h.term(val, col, x, k as usize);
-                        $atomic(sh.add((lane_base + *row16.add(k as usize) as u32) as usize), v);
+                        $atomic(sh.add((lane_base + ld_global(row16.add(k as usize)) as u32) as usize), v);
                         k += nt as u64;
                     }
                     sync_threads();
@@ -112,8 +97,8 @@ macro_rules! scoo_kernels {
                             l += 1;
                         }
                         let yr = y.add((r0 + i as u64) as usize);
-                        let old = if beta == 0.0 { 0.0 } else { *yr };
-                        *yr = combine(alpha, sum, beta, old);
+                        let old = if beta == 0.0 { 0.0 } else { ld_global(yr) };
+                        stg(yr, combine(alpha, sum, beta, old));
                         i += nt;
                     }
                     sync_threads();

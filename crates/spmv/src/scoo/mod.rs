@@ -6,8 +6,8 @@
 mod serial;
 
 use gpu_runtime::cudarc::driver::CudaSlice;
-use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
-use spmv_kernels::{NT, SCOO_LANES};
+use gpu_runtime::{arg_ptr, arg_ptr_mut, DeviceView, DeviceViewMut, Gpu};
+use spmv_kernels::{ScooArgs, NT, SCOO_LANES};
 use sptrans_matrix::{AsDeviceCsrView, DeviceCsrView};
 
 use serial::check_slice_rows;
@@ -48,17 +48,14 @@ impl<T: SpmvValue> DeviceScoo<T> {
         let (rows, nnz) = (a.rows(), a.nnz());
         let slices = rows.div_ceil(s as u64);
         let mut slice_ptr = gpu.alloc::<u32>(slices as usize + 1)?;
-        // SAFETY: spmv_scoo_slice_ptr(rows, s, slices, ptr, slice_ptr): slice_ptr holds slices + 1.
-        unsafe {
-            k.scoo_slice_ptr
-                .args(gpu.stream())
-                .arg(&rows)
-                .arg(&(s as u64))
-                .arg(&slices)
-                .arg(a.ptr())
-                .arg(&mut slice_ptr)
-                .launch(grid(gpu, slices + 1))?
-        };
+        {
+            let stream = gpu.stream();
+            let ((ptr, _p), (sp, _s)) = (arg_ptr(a.ptr(), stream), arg_ptr_mut(&mut slice_ptr, stream));
+            let args = ScooArgs::<u8> { ptr, slice_ptr: sp, rows, slices, slice_rows: s, ..null_args() };
+            // SAFETY: spmv_scoo_slice_ptr(ScooArgs: ptr, slice_ptr, rows, slices, slice_rows):
+            // slice_ptr holds slices + 1.
+            unsafe { k.scoo_slice_ptr.launch(stream, grid(gpu, slices + 1), args)? };
+        }
         let n = nnz.max(1) as usize;
         let mut col = gpu.alloc::<u32>(n)?;
         let (mut row, mut val) = (gpu.alloc::<u16>(n)?, gpu.alloc::<T>(n)?);
@@ -67,20 +64,14 @@ impl<T: SpmvValue> DeviceScoo<T> {
             let mut perm = convert::iota(gpu, k, nnz)?;
             gpu_segsort::Segsort::new(gpu)?.sort_segments(&slice_ptr, &mut col, &mut perm)?;
             let row_of = convert::rows_of(gpu, a)?;
-            // SAFETY: spmv_scoo_gather_T(nnz, s, perm, row_of, vals, row, val): perm a
-            // permutation of 0..nnz (sorted with the columns); every array holds nnz.
-            unsafe {
-                k.scoo_gather
-                    .args(gpu.stream())
-                    .arg(&nnz)
-                    .arg(&s)
-                    .arg(&perm)
-                    .arg(&row_of)
-                    .arg(vals)
-                    .arg(&mut row)
-                    .arg(&mut val)
-                    .launch(grid(gpu, nnz))?
-            };
+            let stream = gpu.stream();
+            let ((perm, _p), (row_of, _r), (vals, _v)) = (arg_ptr(&perm, stream), arg_ptr(&row_of, stream), arg_ptr(vals, stream));
+            let ((row16, _w), (val, _u)) = (arg_ptr_mut(&mut row, stream), arg_ptr_mut(&mut val, stream));
+            let args = ScooArgs { perm, row_of, vals, row16, val, nnz, slice_rows: s, ..null_args() };
+            // SAFETY: spmv_scoo_gather_T(ScooArgs: perm, row_of, vals, row16, val, nnz,
+            // slice_rows): perm a permutation of 0..nnz (sorted with the columns); every array
+            // holds nnz.
+            unsafe { k.scoo_gather.launch(stream, grid(gpu, nnz), args)? };
         }
         Ok(Self { rows, cols: a.cols(), nnz, slice_rows: s, slice_ptr, row, col, val })
     }
@@ -128,25 +119,53 @@ impl<T: SpmvValue> DeviceScoo<T> {
         }
         let mut cfg = gpu_runtime::grid_1d(slices, NT, 1, u32::MAX);
         cfg.shared_mem_bytes = SCOO_LANES * self.slice_rows * T::BYTES as u32;
-        // SAFETY: spmv_scoo_T(rows, slice_rows, slices, slice_ptr, row, col, val, x, alpha, beta,
-        // y): a valid SCOO built from a valid CSR; dynamic shared memory of SCOO_LANES ·
-        // slice_rows values (at most 32 KiB); x and y as the caller guarantees.
-        unsafe {
-            k.scoo
-                .args(gpu.stream())
-                .arg(&self.rows)
-                .arg(&self.slice_rows)
-                .arg(&slices)
-                .arg(&self.slice_ptr)
-                .arg(&self.row)
-                .arg(&self.col)
-                .arg(&self.val)
-                .arg(x)
-                .arg(&alpha)
-                .arg(&beta)
-                .arg(&mut *y)
-                .launch(cfg)?
+        let stream = gpu.stream();
+        let ((slice_ptr, _s), (row16, _r), (col, _c)) = (arg_ptr(&self.slice_ptr, stream), arg_ptr(&self.row, stream), arg_ptr(&self.col, stream));
+        let ((val, _v), (x, _x), (y, _y)) = (arg_ptr(&self.val, stream), arg_ptr(x, stream), arg_ptr_mut(y, stream));
+        // The product only reads the slices, rows and values (the struct's fields are the
+        // conversion's, writable).
+        let args = ScooArgs {
+            slice_ptr: slice_ptr.cast_mut(),
+            row16: row16.cast_mut(),
+            col,
+            val: val.cast_mut(),
+            x,
+            y,
+            rows: self.rows,
+            slices,
+            slice_rows: self.slice_rows,
+            alpha,
+            beta,
+            ..null_args()
         };
+        // SAFETY: spmv_scoo_T(ScooArgs): a valid SCOO built from a valid CSR; dynamic shared
+        // memory of SCOO_LANES · slice_rows values (at most 32 KiB); x and y as the caller
+        // guarantees.
+        unsafe { k.scoo.launch(stream, cfg, args)? };
         Ok(())
+    }
+}
+
+/// SCOO's arguments with every pointer null and every count 0: each launch fills the fields its
+/// kernel reads.
+fn null_args<V: Default + Copy>() -> ScooArgs<V> {
+    let zero = V::default();
+    ScooArgs {
+        ptr: std::ptr::null(),
+        perm: std::ptr::null(),
+        row_of: std::ptr::null(),
+        vals: std::ptr::null(),
+        slice_ptr: std::ptr::null_mut(),
+        row16: std::ptr::null_mut(),
+        col: std::ptr::null(),
+        val: std::ptr::null_mut(),
+        x: std::ptr::null(),
+        y: std::ptr::null_mut(),
+        rows: 0,
+        nnz: 0,
+        slices: 0,
+        slice_rows: 0,
+        alpha: zero,
+        beta: zero,
     }
 }
