@@ -28,7 +28,8 @@
 //! so for the deterministic formats ([`Format::is_deterministic`]) the result equals the
 //! one-GPU product bit for bit.
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::{Comms, Kernel};
+use gpu_runtime::{arg_ptr, arg_ptr_mut, Comms, KernelOf};
+use spmv_kernels::HaloArgs;
 use sptrans_matrix::dist::{even_starts, AsDistCsrView};
 
 use crate::{Error, Format, Result, Spmv, SpmvValue};
@@ -47,8 +48,8 @@ pub enum XGather {
 
 /// The halo exchange's lists, per local rank (global peers).
 struct Halo<T> {
-    pack: Vec<Kernel>,
-    unpack: Vec<Kernel>,
+    pack: Vec<KernelOf<HaloArgs<T>>>,
+    unpack: Vec<KernelOf<HaloArgs<T>>>,
     /// On local rank `l` (global `s`): offsets into its part of `x` of the entries it sends,
     /// peer by peer.
     send_at: Vec<CudaSlice<u32>>,
@@ -160,8 +161,8 @@ impl<'a, T: SpmvValue> DistSpmv<'a, T> {
         let send_off: Vec<Vec<u64>> = (0..g).map(|l| send_offsets(&counts, first + l)).collect();
         let name = |what: &str| format!("spmv_halo_{what}_{}", T::NAME);
         let mut halo = Halo {
-            pack: gpus.iter().map(|gpu| gpu.kernel(&crate::MODULE, &name("pack"))).collect::<gpu_runtime::Result<_>>()?,
-            unpack: gpus.iter().map(|gpu| gpu.kernel(&crate::MODULE, &name("unpack"))).collect::<gpu_runtime::Result<_>>()?,
+            pack: gpus.iter().map(|gpu| gpu.kernel_of(&crate::MODULE, &name("pack"))).collect::<gpu_runtime::Result<_>>()?,
+            unpack: gpus.iter().map(|gpu| gpu.kernel_of(&crate::MODULE, &name("unpack"))).collect::<gpu_runtime::Result<_>>()?,
             // Written whole by the owners' requests below.
             send_at: (0..g).map(|l| gpus[l].alloc::<u32>(send_off[l][world] as usize)).collect::<gpu_runtime::Result<_>>()?,
             // Written whole by the pack kernel before each send.
@@ -423,9 +424,10 @@ fn halo_exchange<T: SpmvValue, X: DevicePtr<T>>(comms: &Comms, starts: &[u64], h
         if n > 0 {
             let (pack, at, buf) = (&h.pack[l], &h.send_at[l], &mut h.send_buf[l]);
             crate::launch::with_input(&gpus[l], &x[l], |xv| -> Result<()> {
-                // SAFETY: spmv_halo_pack(n, at, x, out): at and out hold n entries; every offset
-                // is below this rank's part's length (checked when the plan was made).
-                unsafe { pack.args(stream).arg(&n).arg(at).arg(xv).arg(buf).launch(crate::launch::grid(&gpus[l], n))? };
+                let ((at, _a), (src, _x), (dst, _b)) = (arg_ptr(at, stream), arg_ptr(xv, stream), arg_ptr_mut(buf, stream));
+                // SAFETY: spmv_halo_pack(HaloArgs): at and the send buffer hold n entries; every
+                // offset is below this rank's part's length (checked when the plan was made).
+                unsafe { pack.launch(stream, crate::launch::grid(&gpus[l], n), HaloArgs { at, src, dst, n })? };
                 Ok(())
             })?;
         }
@@ -460,17 +462,12 @@ fn halo_exchange<T: SpmvValue, X: DevicePtr<T>>(comms: &Comms, starts: &[u64], h
     for l in 0..g {
         let n = h.recv_at[l].len() as u64;
         if n > 0 {
-            // SAFETY: spmv_halo_unpack(n, at, vals, x): at and vals hold n entries; the columns
-            // are distinct and below cols, the full x's length.
-            unsafe {
-                h.unpack[l]
-                    .args(gpus[l].stream())
-                    .arg(&n)
-                    .arg(&h.recv_at[l])
-                    .arg(&h.recv_buf[l])
-                    .arg(&mut full[l])
-                    .launch(crate::launch::grid(&gpus[l], n))?;
-            }
+            let stream = gpus[l].stream();
+            let ((at, _a), (src, _v), (dst, _x)) =
+                (arg_ptr(&h.recv_at[l], stream), arg_ptr(&h.recv_buf[l], stream), arg_ptr_mut(&mut full[l], stream));
+            // SAFETY: spmv_halo_unpack(HaloArgs): at and the received entries hold n each; the
+            // columns are distinct and below cols, the full x's length.
+            unsafe { h.unpack[l].launch(stream, crate::launch::grid(&gpus[l], n), HaloArgs { at, src, dst, n })? };
         }
     }
     Ok(())

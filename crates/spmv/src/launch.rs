@@ -423,7 +423,7 @@ mod tests {
 
     use gpu_runtime::check_signature;
     use spmv_kernels::{
-        AdaptiveArgs, AdaptiveBuildArgs, Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs,
+        AdaptiveArgs, AdaptiveBuildArgs, Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HaloArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs,
         MergePathArgs, ScaleArgs, ScooArgs, SellArgs, SellChunksArgs, SellFillArgs,
     };
 
@@ -471,6 +471,9 @@ mod tests {
             }
             for phase in ["scoo_gather", "scoo"] {
                 check::<ScooArgs<T>>(&name(phase));
+            }
+            for phase in ["halo_pack", "halo_unpack"] {
+                check::<HaloArgs<T>>(&name(phase));
             }
         }
         of::<f32>("f32");

@@ -444,3 +444,20 @@ pub struct ScooArgs<T> {
     /// `y`'s scale.
     pub beta: T,
 }
+
+/// The arguments of the distributed SpMV's halo exchange: `spmv_halo_pack_{f32,f64}`
+/// (`dst[i] = src[at[i]]`: a rank's entries others read into its send buffer) and
+/// `spmv_halo_unpack_{f32,f64}` (`dst[at[i]] = src[i]`: the received entries into the full `x`),
+/// for `i < n`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct HaloArgs<T> {
+    /// The offsets (`n`).
+    pub at: *const u32,
+    /// Read: the rank's part of `x` (pack), the received entries (unpack).
+    pub src: *const T,
+    /// Written: the send buffer (pack), the full `x` (unpack).
+    pub dst: *mut T,
+    /// Entries.
+    pub n: u64,
+}

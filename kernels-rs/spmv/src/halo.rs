@@ -1,7 +1,10 @@
 //! The distributed SpMV's halo exchange (host side: `gpu_spmv::dist`): the entries of a rank's
 //! part of `x` that other ranks read, packed into one send buffer, and the entries a rank
 //! received, unpacked into its full-length `x`.
+use gpu_device::mem::{ld_global, stg};
 use gpu_device::thread::{grid_size_1d, index_1d_u64};
+
+use crate::HaloArgs;
 
 macro_rules! halo_kernels {
     ($pack:ident, $unpack:ident, $t:ty) => {
@@ -10,11 +13,12 @@ macro_rules! halo_kernels {
         /// # Safety
         /// `at` and `out` hold `n` entries, and every `at[i]` indexes `x`; any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $pack(n: u64, at: *const u32, x: *const $t, out: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $pack(a: HaloArgs<$t>) {
+            let HaloArgs { at, src: x, dst: out, n } = a;
             let mut i = index_1d_u64();
             while i < n {
                 // SAFETY: i < n; at[i] indexes x (the caller's contract).
-                unsafe { *out.add(i as usize) = *x.add(*at.add(i as usize) as usize) };
+                unsafe { stg(out.add(i as usize), ld_global(x.add(ld_global(at.add(i as usize)) as usize))) };
                 i += grid_size_1d();
             }
         }
@@ -25,11 +29,12 @@ macro_rules! halo_kernels {
         /// `at` and `vals` hold `n` entries, and every `at[i]` indexes `x` (distinct entries: no
         /// two threads write one); any 1-D grid.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $unpack(n: u64, at: *const u32, vals: *const $t, x: *mut $t) {
+        pub unsafe extern "ptx-kernel" fn $unpack(a: HaloArgs<$t>) {
+            let HaloArgs { at, src: vals, dst: x, n } = a;
             let mut i = index_1d_u64();
             while i < n {
                 // SAFETY: i < n; at[i] indexes x (the caller's contract).
-                unsafe { *x.add(*at.add(i as usize) as usize) = *vals.add(i as usize) };
+                unsafe { stg(x.add(ld_global(at.add(i as usize)) as usize), ld_global(vals.add(i as usize))) };
                 i += grid_size_1d();
             }
         }

@@ -234,8 +234,8 @@ pub use gpu_device::num::combine;
 
 pub mod args;
 pub use args::{
-    AdaptiveArgs, AdaptiveBuildArgs, Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs, MergePathArgs,
-    ScaleArgs, ScooArgs, SellArgs, SellChunksArgs, SellFillArgs,
+    AdaptiveArgs, AdaptiveBuildArgs, Coo16PackArgs, CooArgs, CsrArgs, DictArgs, EllArgs, HaloArgs, HybArgs, JdsArgs, JdsBuildArgs, LengthsArgs,
+    MergePathArgs, ScaleArgs, ScooArgs, SellArgs, SellChunksArgs, SellFillArgs,
 };
 
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
