@@ -5,10 +5,11 @@
 //! code cannot hand a kernel an index that reaches outside a buffer.
 use cudarc::driver::{DevicePtr, LaunchConfig};
 
-use crate::module::grid_1d;
+use crate::module::{grid_1d, KernelOf};
 use crate::scratch::{Scratch, ALIGN};
 use crate::selftest::MODULE;
 use crate::{Error, Gpu, Result};
+use runtime_kernels::CheckArgs;
 
 const NT: u32 = 256;
 
@@ -188,17 +189,18 @@ fn enqueue<'s, O: OffsetWord>(
     }
     let cfg = |len: u64| -> LaunchConfig { grid_1d(len, NT, NT as u64 * 4, max_blocks) };
     if m > 0 {
-        let k = gpu.kernel(&MODULE, O::DECREASE)?;
-        // SAFETY: runtime_first_decrease_*(offsets, m, first_bad): offsets holds m + 1 words of
-        // its type, first_bad is the first (8-byte) word of `flags`.
-        unsafe { k.args(stream).arg(&o).arg(&m).arg(&fl).launch(cfg(m))? };
+        let k: KernelOf<CheckArgs<O, u32>> = gpu.kernel_of(&MODULE, O::DECREASE)?;
+        let args = CheckArgs { input: o as *const O, out: std::ptr::null_mut(), flags: fl as *mut u64, n: m, bound: 0 };
+        // SAFETY: runtime_first_decrease_*(CheckArgs: input, n, flags): offsets holds m + 1 words
+        // of its type, first_bad is the first (8-byte) word of `flags`.
+        unsafe { k.launch(stream, cfg(m), args)? };
     }
     if n > 0 {
-        let k = gpu.kernel(&MODULE, "runtime_first_at_least_u32")?;
-        let second = fl + 8;
-        // SAFETY: runtime_first_at_least_u32(values, n, bound, first_bad): indices holds n
+        let k: KernelOf<CheckArgs<u32, u32>> = gpu.kernel_of(&MODULE, "runtime_first_at_least_u32")?;
+        let args = CheckArgs { input: ix as *const u32, out: std::ptr::null_mut(), flags: (fl + 8) as *mut u64, n, bound };
+        // SAFETY: runtime_first_at_least_u32(CheckArgs: input, n, bound, flags): indices holds n
         // words, first_bad is the second word of `flags`.
-        unsafe { k.args(stream).arg(&ix).arg(&n).arg(&bound).arg(&second).launch(cfg(n))? };
+        unsafe { k.launch(stream, cfg(n), args)? };
     }
     Ok(PendingCheck { flags: fl, m, items, ix, bound, _borrows: std::marker::PhantomData })
 }
@@ -307,18 +309,20 @@ pub fn signed_csr<P: SignedIndex, S: SignedIndex, O: OffsetWord>(
     let cfg = |len: u64| grid_1d(len, NT, NT as u64 * 4, gpu.props().sm_count.max(1) * 8);
     let (o, _o) = offsets.device_ptr(stream);
     let (oo, _oo) = out_offsets.device_ptr_mut(stream);
-    let k = gpu.kernel(&MODULE, &format!("runtime_offsets_{}_{}", P::NAME, O::NAME))?;
-    // SAFETY: runtime_offsets_*(input, m, out, flags): input and out hold m + 1 items of the
-    // kernel's types (named from P and O), flags the five words (the third is left alone).
-    unsafe { k.args(stream).arg(&o).arg(&m).arg(&oo).arg(&fl).launch(cfg(m + 1))? };
+    let k: KernelOf<CheckArgs<P, O>> = gpu.kernel_of(&MODULE, &format!("runtime_offsets_{}_{}", P::NAME, O::NAME))?;
+    let args = CheckArgs { input: o as *const P, out: oo as *mut O, flags: fl as *mut u64, n: m, bound: 0 };
+    // SAFETY: runtime_offsets_*(CheckArgs: input, out, flags, n = m): input and out hold m + 1
+    // items of the kernel's types (named from P and O), flags the five words (the third is left
+    // alone).
+    unsafe { k.launch(stream, cfg(m + 1), args)? };
     let (ix, _i) = indices.device_ptr(stream);
     if n > 0 {
         let (oi, _oi) = out_indices.device_ptr_mut(stream);
-        let k = gpu.kernel(&MODULE, &format!("runtime_indices_{}_u32", S::NAME))?;
-        let third = fl + 16;
-        // SAFETY: runtime_indices_*_u32(input, n, bound, out, first_bad): input and out hold n
-        // items, first_bad the third flag word.
-        unsafe { k.args(stream).arg(&ix).arg(&n).arg(&bound).arg(&oi).arg(&third).launch(cfg(n))? };
+        let k: KernelOf<CheckArgs<S, u32>> = gpu.kernel_of(&MODULE, &format!("runtime_indices_{}_u32", S::NAME))?;
+        let args = CheckArgs { input: ix as *const S, out: oi as *mut u32, flags: (fl + 16) as *mut u64, n, bound };
+        // SAFETY: runtime_indices_*_u32(CheckArgs): input and out hold n items, first_bad the
+        // third flag word.
+        unsafe { k.launch(stream, cfg(n), args)? };
     }
     let mut got = [0u64; 5];
     // SAFETY: the flag words written above (read_raw synchronizes first).
@@ -349,4 +353,45 @@ pub fn signed_csr<P: SignedIndex, S: SignedIndex, O: OffsetWord>(
         f.index = Some(NarrowFault { position: got[2], value: entry(ix, is, got[2])? });
     }
     Ok(f)
+}
+
+#[cfg(test)]
+mod argument_tests {
+    use runtime_kernels::{CheckArgs, FillArgs, SelfTestArgs};
+
+    use crate::check_signature;
+    use crate::selftest::MODULE;
+
+    /// Every kernel of the `runtime` module takes exactly its argument struct in the committed
+    /// PTX (what `Gpu::kernel_of` checks at load, here without a GPU), and every entry is
+    /// checked.
+    #[test]
+    fn argument_structs_match_the_ptx() {
+        let mut checked = vec![];
+        let mut check = |name: String, ok: crate::Result<()>| {
+            ok.unwrap_or_else(|e| panic!("{name}: {e}"));
+            checked.push(name);
+        };
+        for name in ["runtime_fill_u32", "runtime_iota_u32"] {
+            check(name.into(), check_signature::<FillArgs>(&MODULE, name));
+        }
+        for name in ["runtime_block_sum_u32", "runtime_warp_scan_u32"] {
+            check(name.into(), check_signature::<SelfTestArgs>(&MODULE, name));
+        }
+        check("runtime_first_decrease_u32".into(), check_signature::<CheckArgs<u32, u32>>(&MODULE, "runtime_first_decrease_u32"));
+        check("runtime_first_decrease_u64".into(), check_signature::<CheckArgs<u64, u32>>(&MODULE, "runtime_first_decrease_u64"));
+        check("runtime_first_at_least_u32".into(), check_signature::<CheckArgs<u32, u32>>(&MODULE, "runtime_first_at_least_u32"));
+        for (p, o) in [("i64", "u64"), ("i64", "u32"), ("i32", "u64"), ("i32", "u32")] {
+            let name = format!("runtime_offsets_{p}_{o}");
+            let ok = check_signature::<CheckArgs<i64, u64>>(&MODULE, &name);
+            check(name, ok);
+        }
+        for s in ["i64", "i32"] {
+            let name = format!("runtime_indices_{s}_u32");
+            let ok = check_signature::<CheckArgs<i64, u32>>(&MODULE, &name);
+            check(name, ok);
+        }
+        let unchecked: Vec<_> = MODULE.kernels().into_iter().filter(|k| !checked.iter().any(|c| c == k)).collect();
+        assert!(unchecked.is_empty(), "kernels without a check: {unchecked:?}");
+    }
 }

@@ -3,8 +3,9 @@
 //! Each has a serial twin in [`serial`] with the same semantics.
 use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
 
-use crate::module::{grid_1d, PtxModule};
+use crate::module::{arg_ptr, arg_ptr_mut, grid_1d, KernelOf, PtxModule};
 use crate::{Error, Gpu, Result};
+use runtime_kernels::{FillArgs, SelfTestArgs};
 
 /// The embedded `runtime` PTX module.
 pub static MODULE: PtxModule = crate::embed_module!("runtime");
@@ -26,9 +27,11 @@ pub fn fill_u32(gpu: &Gpu, out: &mut CudaSlice<u32>, value: u32) -> Result<()> {
     if n == 0 {
         return Ok(());
     }
-    let k = gpu.kernel(&MODULE, "runtime_fill_u32")?;
-    // SAFETY: runtime_fill_u32(out: *mut u32, n: u64, value: u32); `out` holds n elements.
-    unsafe { k.args(gpu.stream()).arg(out).arg(&n).arg(&value).launch(grid_1d(n, NT, NT as u64, max_blocks(gpu))) }
+    let k: KernelOf<FillArgs> = gpu.kernel_of(&MODULE, "runtime_fill_u32")?;
+    let stream = gpu.stream();
+    let (out, _o) = arg_ptr_mut(out, stream);
+    // SAFETY: runtime_fill_u32(FillArgs); `out` holds n elements.
+    unsafe { k.launch(stream, grid_1d(n, NT, NT as u64, max_blocks(gpu)), FillArgs { out, n, value }) }
 }
 
 /// Writes `start + i` (wrapping) to `out[i]`.
@@ -40,9 +43,11 @@ pub fn iota_u32(gpu: &Gpu, out: &mut CudaSlice<u32>, start: u32) -> Result<()> {
     if n == 0 {
         return Ok(());
     }
-    let k = gpu.kernel(&MODULE, "runtime_iota_u32")?;
-    // SAFETY: runtime_iota_u32(out: *mut u32, n: u64, start: u32); `out` holds n elements.
-    unsafe { k.args(gpu.stream()).arg(out).arg(&n).arg(&start).launch(grid_1d(n, NT, NT as u64, max_blocks(gpu))) }
+    let k: KernelOf<FillArgs> = gpu.kernel_of(&MODULE, "runtime_iota_u32")?;
+    let stream = gpu.stream();
+    let (out, _o) = arg_ptr_mut(out, stream);
+    // SAFETY: runtime_iota_u32(FillArgs: value the start); `out` holds n elements.
+    unsafe { k.launch(stream, grid_1d(n, NT, NT as u64, max_blocks(gpu)), FillArgs { out, n, value: start }) }
 }
 
 /// Block sums of `input` in runs of [`BLOCK_SUM_NT`], their total, and the count of nonzeros;
@@ -60,11 +65,14 @@ pub fn block_sum_u32(gpu: &Gpu, input: &CudaView<'_, u32>) -> Result<serial::Blo
     let mut total = gpu.alloc_zeros::<u64>(1)?;
     let mut nonzero = gpu.alloc_zeros::<u32>(1)?;
     if n > 0 {
-        let k = gpu.kernel(&MODULE, "runtime_block_sum_u32")?;
+        let k: KernelOf<SelfTestArgs> = gpu.kernel_of(&MODULE, "runtime_block_sum_u32")?;
         let cfg = LaunchConfig { grid_dim: (blocks as u32, 1, 1), block_dim: (BLOCK_SUM_NT, 1, 1), shared_mem_bytes: 0 };
-        // SAFETY: runtime_block_sum_u32(input, n, block_sums, total, nonzero) with NT threads and
-        // ceil(n/NT) blocks; every buffer is as large as the kernel's contract asks.
-        unsafe { k.args(gpu.stream()).arg(input).arg(&n).arg(&mut sums).arg(&mut total).arg(&mut nonzero).launch(cfg)? };
+        let stream = gpu.stream();
+        let ((input, _i), (out, _s)) = (arg_ptr(input, stream), arg_ptr_mut(&mut sums, stream));
+        let ((total, _t), (nonzero, _z)) = (arg_ptr_mut(&mut total, stream), arg_ptr_mut(&mut nonzero, stream));
+        // SAFETY: runtime_block_sum_u32(SelfTestArgs) with NT threads and ceil(n/NT) blocks;
+        // every buffer is as large as the kernel's contract asks.
+        unsafe { k.launch(stream, cfg, SelfTestArgs { input, out, total, nonzero, n })? };
     }
     Ok(serial::BlockSums { block_sums: gpu.download(&sums)?, total: gpu.download(&total)?[0], nonzero: gpu.download(&nonzero)?[0] })
 }
@@ -82,9 +90,12 @@ pub fn warp_scan_u32(gpu: &Gpu, input: &CudaView<'_, u32>, out: &mut CudaSlice<u
     if n == 0 {
         return Ok(());
     }
-    let k = gpu.kernel(&MODULE, "runtime_warp_scan_u32")?;
-    // SAFETY: runtime_warp_scan_u32(input, out, n); both hold n elements; NT is a multiple of 32.
-    unsafe { k.args(gpu.stream()).arg(input).arg(out).arg(&n).launch(grid_1d(n, NT, NT as u64, max_blocks(gpu))) }
+    let k: KernelOf<SelfTestArgs> = gpu.kernel_of(&MODULE, "runtime_warp_scan_u32")?;
+    let stream = gpu.stream();
+    let ((input, _i), (out, _o)) = (arg_ptr(input, stream), arg_ptr_mut(out, stream));
+    let args = SelfTestArgs { input, out, total: std::ptr::null_mut(), nonzero: std::ptr::null_mut(), n };
+    // SAFETY: runtime_warp_scan_u32(SelfTestArgs); both hold n elements; NT is a multiple of 32.
+    unsafe { k.launch(stream, grid_1d(n, NT, NT as u64, max_blocks(gpu)), args) }
 }
 
 /// Serial twins of the self-test kernels: the specification, in plain loops.

@@ -370,17 +370,13 @@ impl SvdValue for f32 {
         let n = vals.len();
         let mut wide = gpu.alloc::<f64>(n)?;
         if n > 0 {
-            let k = gpu.kernel(&MODULE, "svd_widen_f32")?;
-            let n64 = n as u64;
-            // SAFETY: svd_widen_f32(n, src, dst): the values (n) and the new buffer (n).
-            unsafe {
-                k.args(gpu.stream()).arg(&n64).arg(vals).arg(&mut wide).launch(gpu_runtime::grid_1d(
-                    n64,
-                    256,
-                    1024,
-                    4 * gpu.props().sm_count.max(1),
-                ))?
-            };
+            let k: gpu_runtime::KernelOf<svd_kernels::WidenArgs> = gpu.kernel_of(&MODULE, "svd_widen_f32")?;
+            let stream = gpu.stream();
+            let ((src, _s), (dst, _d)) = (gpu_runtime::arg_ptr(vals, stream), gpu_runtime::arg_ptr_mut(&mut wide, stream));
+            let args = svd_kernels::WidenArgs { src, dst, n: n as u64 };
+            let cfg = gpu_runtime::grid_1d(n as u64, 256, 1024, 4 * gpu.props().sm_count.max(1));
+            // SAFETY: svd_widen_f32(WidenArgs): the values (n) and the new buffer (n).
+            unsafe { k.launch(stream, cfg, args)? };
         }
         let wide = buf.insert(wide);
         a.with_values(DeviceView::of(wide)).map_err(|e| Error::Internal(e.to_string()))
@@ -567,10 +563,15 @@ mod signature_tests {
     #[test]
     fn argument_structs_match_the_ptx() {
         use gpu_runtime::check_signature;
-        use svd_kernels::{GramArgs, MulArgs, QrStepArgs};
+        use svd_kernels::{GramArgs, MulArgs, QrStepArgs, WidenArgs};
         check_signature::<GramArgs>(&crate::MODULE, "svd_gram_f64").unwrap();
         check_signature::<MulArgs>(&crate::MODULE, "svd_mul_f64").unwrap();
         check_signature::<QrStepArgs>(&crate::MODULE, "svd_qr_step_f64").unwrap();
+        check_signature::<WidenArgs>(&crate::MODULE, "svd_widen_f32").unwrap();
         assert!(check_signature::<MulArgs>(&crate::MODULE, "svd_gram_f64").is_err());
+        // Every kernel of the module takes a struct, and every one is checked above.
+        let checked = ["svd_gram_f64", "svd_mul_f64", "svd_qr_step_f64", "svd_widen_f32"];
+        let unchecked: Vec<_> = crate::MODULE.kernels().into_iter().filter(|k| !checked.contains(k)).collect();
+        assert!(unchecked.is_empty(), "kernels without a check: {unchecked:?}");
     }
 }

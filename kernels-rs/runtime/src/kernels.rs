@@ -1,6 +1,6 @@
 use gpu_device::{atomic, mem, static_shared, thread, warp, WARP_SIZE};
 
-use crate::BLOCK_SUM_NT;
+use crate::{CheckArgs, FillArgs, SelfTestArgs, BLOCK_SUM_NT};
 
 const NWARPS: usize = (BLOCK_SUM_NT / WARP_SIZE) as usize;
 static_shared!(RUNTIME_BLOCK_SUM_WARPS: [u32; NWARPS]);
@@ -10,11 +10,12 @@ static_shared!(RUNTIME_BLOCK_SUM_WARPS: [u32; NWARPS]);
 /// # Safety
 /// `out` must point to `n` writable `u32`s in global memory.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn runtime_fill_u32(out: *mut u32, n: u64, value: u32) {
+pub unsafe extern "ptx-kernel" fn runtime_fill_u32(a: FillArgs) {
+    let FillArgs { out, n, value } = a;
     let mut i = thread::index_1d_u64();
     while i < n {
         // SAFETY: i < n and `out` holds n elements.
-        unsafe { *out.add(i as usize) = value };
+        unsafe { mem::stg(out.add(i as usize), value) };
         i += thread::grid_size_1d();
     }
 }
@@ -24,11 +25,12 @@ pub unsafe extern "ptx-kernel" fn runtime_fill_u32(out: *mut u32, n: u64, value:
 /// # Safety
 /// `out` must point to `n` writable `u32`s in global memory.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn runtime_iota_u32(out: *mut u32, n: u64, start: u32) {
+pub unsafe extern "ptx-kernel" fn runtime_iota_u32(a: FillArgs) {
+    let FillArgs { out, n, value: start } = a;
     let mut i = thread::index_1d_u64();
     while i < n {
         // SAFETY: i < n and `out` holds n elements.
-        unsafe { *out.add(i as usize) = start.wrapping_add(i as u32) };
+        unsafe { mem::stg(out.add(i as usize), start.wrapping_add(i as u32)) };
         i += thread::grid_size_1d();
     }
 }
@@ -42,7 +44,8 @@ pub unsafe extern "ptx-kernel" fn runtime_iota_u32(out: *mut u32, n: u64, start:
 /// Launch with `BLOCK_SUM_NT` threads per block and `ceil(n / NT)` blocks; `input` holds `n`
 /// elements, `block_sums` one per block; `total` and `nonzero` are valid global words.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn runtime_block_sum_u32(input: *const u32, n: u64, block_sums: *mut u32, total: *mut u64, nonzero: *mut u32) {
+pub unsafe extern "ptx-kernel" fn runtime_block_sum_u32(a: SelfTestArgs) {
+    let SelfTestArgs { input, out: block_sums, total, nonzero, n } = a;
     let warp_sums = RUNTIME_BLOCK_SUM_WARPS::ptr();
     let tid = thread::thread_idx_x();
     let i = thread::index_1d_u64();
@@ -72,7 +75,7 @@ pub unsafe extern "ptx-kernel" fn runtime_block_sum_u32(input: *const u32, n: u6
             let b = thread::block_idx_x() as usize;
             // SAFETY: one slot per block; `total` is a valid global word.
             unsafe {
-                *block_sums.add(b) = w;
+                mem::stg(block_sums.add(b), w);
                 atomic::atomic_add_u64(total, w as u64);
             }
         }
@@ -85,12 +88,13 @@ pub unsafe extern "ptx-kernel" fn runtime_block_sum_u32(input: *const u32, n: u6
 /// # Safety
 /// `input` and `out` hold `n` elements; any 1-D grid whose block size is a multiple of 32.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn runtime_warp_scan_u32(input: *const u32, out: *mut u32, n: u64) {
+pub unsafe extern "ptx-kernel" fn runtime_warp_scan_u32(a: SelfTestArgs) {
+    let SelfTestArgs { input, out, n, .. } = a;
     let mut base = thread::index_1d_u64() - warp::lane_id() as u64;
     while base < n {
         let i = base + warp::lane_id() as u64;
         // SAFETY: i < n is checked.
-        let mut x = if i < n { unsafe { *input.add(i as usize) } } else { 0 };
+        let mut x = if i < n { unsafe { mem::ld_global(input.add(i as usize)) } } else { 0 };
         let mut d = 1;
         while d < WARP_SIZE {
             let y = warp::shfl_up_sync(warp::FULL_MASK, x, d);
@@ -101,7 +105,7 @@ pub unsafe extern "ptx-kernel" fn runtime_warp_scan_u32(input: *const u32, out: 
         }
         if i < n {
             // SAFETY: i < n.
-            unsafe { *out.add(i as usize) = x };
+            unsafe { mem::stg(out.add(i as usize), x) };
         }
         base += thread::grid_size_1d();
     }
@@ -116,7 +120,8 @@ macro_rules! decrease_kernel {
         /// # Safety
         /// `offsets` holds `m + 1` words; `first_bad` is a valid global word.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(offsets: *const $t, m: u64, first_bad: *mut u64) {
+        pub unsafe extern "ptx-kernel" fn $name(a: CheckArgs<$t, u32>) {
+            let CheckArgs { input: offsets, n: m, flags: first_bad, .. } = a;
             let mut i = thread::index_1d_u64();
             while i < m {
                 // SAFETY: i < m, so i and i + 1 are inside the m + 1 words.
@@ -140,7 +145,8 @@ decrease_kernel!(runtime_first_decrease_u64, u64);
 /// # Safety
 /// `values` holds `n` words; `first_bad` is a valid global word.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn runtime_first_at_least_u32(values: *const u32, n: u64, bound: u64, first_bad: *mut u64) {
+pub unsafe extern "ptx-kernel" fn runtime_first_at_least_u32(a: CheckArgs<u32, u32>) {
+    let CheckArgs { input: values, n, bound, flags: first_bad, .. } = a;
     let mut i = thread::index_1d_u64();
     while i < n {
         // SAFETY: i < n.
@@ -163,7 +169,8 @@ macro_rules! signed_offsets_kernel {
         /// # Safety
         /// `input` and `out` hold `m + 1` items; `flags` five valid global words.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(input: *const $t, m: u64, out: *mut $out, flags: *mut u64) {
+        pub unsafe extern "ptx-kernel" fn $name(a: CheckArgs<$t, $out>) {
+            let CheckArgs { input, out, flags, n: m, .. } = a;
             let mut i = thread::index_1d_u64();
             while i <= m {
                 // SAFETY: i <= m, and i + 1 <= m when read.
@@ -204,7 +211,8 @@ macro_rules! signed_indices_kernel {
         /// # Safety
         /// `input` and `out` hold `n` items; `first_bad` a valid global word.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(input: *const $t, n: u64, bound: u64, out: *mut u32, first_bad: *mut u64) {
+        pub unsafe extern "ptx-kernel" fn $name(a: CheckArgs<$t, u32>) {
+            let CheckArgs { input, out, flags: first_bad, n, bound } = a;
             let mut i = thread::index_1d_u64();
             while i < n {
                 // SAFETY: i < n.

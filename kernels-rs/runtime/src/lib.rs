@@ -17,3 +17,56 @@ pub use kernels::*;
 
 /// Threads per block of `runtime_block_sum_u32`; the host launches with exactly this many.
 pub const BLOCK_SUM_NT: u32 = 256;
+
+/// The arguments of `runtime_fill_u32` (`out[i] = value`) and `runtime_iota_u32` (`out[i] =
+/// value + i`, wrapping), for `i < n`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FillArgs {
+    /// `n` words.
+    pub out: *mut u32,
+    /// Words.
+    pub n: u64,
+    /// The value, or the first one.
+    pub value: u32,
+}
+
+/// The arguments of `runtime_block_sum_u32` (each block's sum into `block_sums`, their total
+/// added to `total`, the nonzeros counted into `nonzero`) and `runtime_warp_scan_u32` (each
+/// aligned run of 32 scanned into `out`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SelfTestArgs {
+    /// `n` words.
+    pub input: *const u32,
+    /// The scan (`n` words) or the block sums (one a block).
+    pub out: *mut u32,
+    /// One word (the block sums).
+    pub total: *mut u64,
+    /// One word (the block sums).
+    pub nonzero: *mut u32,
+    /// Words.
+    pub n: u64,
+}
+
+/// The arguments of the validation kernels of `gpu_runtime::check`, `T` the input's words and
+/// `O` the output's: `runtime_first_decrease_{u32,u64}` (the first `i < n` with `input[i] >
+/// input[i + 1]` into `flags[0]`), `runtime_first_at_least_u32` (the first `input[i] ≥ bound`),
+/// `runtime_offsets_*` (the `n + 1` signed offsets narrowed into `out`, the first negative or
+/// too large into `flags[0]`, the first decrease into `flags[1]`, the first and last into
+/// `flags[3]`, `flags[4]`) and `runtime_indices_*` (the `n` signed indices narrowed into `out`,
+/// the first out of `0..bound` into `flags[0]`). First positions by atomic min.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CheckArgs<T, O> {
+    /// The words checked.
+    pub input: *const T,
+    /// The narrowed copy, or null.
+    pub out: *mut O,
+    /// The flag words.
+    pub flags: *mut u64,
+    /// Words (offsets: `n + 1`).
+    pub n: u64,
+    /// The bound.
+    pub bound: u64,
+}

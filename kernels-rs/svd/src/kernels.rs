@@ -3,7 +3,7 @@ use gpu_device::mem::{ld_global, ldg, stg};
 use gpu_device::reduce::block_sum;
 use gpu_device::thread::{block_idx_x, grid_size_1d, index_1d_u64, thread_idx_x};
 
-use crate::{GramArgs, MulArgs, QrStepArgs};
+use crate::{GramArgs, MulArgs, QrStepArgs, WidenArgs};
 
 gpu_device::static_shared!(SVD_SUM: [f64; 32]);
 
@@ -147,11 +147,12 @@ pub unsafe extern "ptx-kernel" fn svd_qr_step_f64(args: QrStepArgs) {
 /// # Safety
 /// `src` and `dst` hold `n` values each; any 1-D grid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn svd_widen_f32(n: u64, src: *const f32, dst: *mut f64) {
+pub unsafe extern "ptx-kernel" fn svd_widen_f32(a: WidenArgs) {
+    let WidenArgs { src, dst, n } = a;
     let mut i = index_1d_u64();
     while i < n {
         // SAFETY: i < n.
-        unsafe { *dst.add(i as usize) = *src.add(i as usize) as f64 };
+        unsafe { stg(dst.add(i as usize), ld_global(src.add(i as usize)) as f64) };
         i += grid_size_1d();
     }
 }

@@ -93,5 +93,17 @@ pub struct QrStepArgs {
     pub one_pass: u32,
 }
 
+/// The arguments of `svd_widen_f32`: `dst[i] = src[i]` widened to `f64`, for `i < n`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct WidenArgs {
+    /// `n` values.
+    pub src: *const f32,
+    /// `n` values.
+    pub dst: *mut f64,
+    /// Values.
+    pub n: u64,
+}
+
 #[cfg(all(target_arch = "nvptx64", feature = "kernels"))]
 mod kernels;
