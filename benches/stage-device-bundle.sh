@@ -38,7 +38,7 @@ if [ "${1:-one}" = ab ]; then
   # The criterion benches of every crate whose kernels a refactor touched, this tree's in
   # .gpu/ab/new/ and (BASE_REV=<git revision>) that revision's in .gpu/ab/base/, packed into
   # .gpu/ab.txz for benches/ab-device-run.sh (the 2% rule of issue 57: same run, alternated).
-  benches="${AB_BENCHES:-gpu-scan:scan gpu-histogram:histogram gpu-ptr2idx:ptr2idx gpu-segmerge:segmerge gpu-segsort:segsort gpu-segsort:sort_pairs gpu-radix:radix gpu-transpose:transpose gpu-csrc:csrc gpu-svd:svd}"
+  benches="${AB_BENCHES:-gpu-scan:scan gpu-histogram:histogram gpu-ptr2idx:ptr2idx gpu-segmerge:segmerge gpu-segsort:segsort gpu-segsort:sort_pairs gpu-radix:radix gpu-transpose:transpose gpu-csrc:csrc gpu-spmv:spmv gpu-svd:svd}"
   build_benches() { # $1: source tree, $2: destination, $3: target dir
     for pb in $benches; do
       local pkg=${pb%%:*} bench=${pb##*:} path
