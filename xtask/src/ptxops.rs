@@ -100,9 +100,47 @@ pub fn run(args: &[String]) -> Res {
     Ok(())
 }
 
+/// Each entry of `ptx` whose parameters are not exactly one aggregate (`.param .align A .b8
+/// NAME[N]`): a kernel launched with positional arguments.
+pub fn positional_entries(ptx: &str) -> Vec<String> {
+    let mut out = vec![];
+    let mut rest = ptx;
+    while let Some(at) = rest.find(".entry ") {
+        let tail = &rest[at + ".entry ".len()..];
+        let name = tail.split(['(', ' ', '\n']).next().unwrap_or_default().to_string();
+        let params = tail.find('(').and_then(|open| tail[open + 1..].find(')').map(|close| &tail[open + 1..open + 1 + close])).unwrap_or("");
+        let decls: Vec<&str> = params.split(',').map(str::trim).filter(|p| !p.is_empty()).collect();
+        if decls.len() != 1 || !decls[0].contains('[') {
+            out.push(name);
+        }
+        rest = tail;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::memory_ops;
+    use super::{memory_ops, positional_entries};
+
+    /// Kernel arguments as data (issue 57): every kernel of every committed module takes one
+    /// argument struct; a new kernel with positional parameters fails here, without a GPU.
+    #[test]
+    fn every_kernel_takes_one_argument_struct() {
+        let mut positional = vec![];
+        for k in crate::ptx::kernel_crates().unwrap() {
+            let ptx = std::fs::read_to_string(&k.dest).unwrap();
+            positional.extend(positional_entries(&ptx).into_iter().map(|e| format!("{}: {e}", k.module)));
+        }
+        assert!(positional.is_empty(), "kernels with positional parameters: {positional:?}");
+    }
+
+    #[test]
+    fn positional_entries_are_found() {
+        let ptx = ".visible .entry s(\n\t.param .align 8 .b8 s_param_0[16]\n)\n{\n}\n\
+                   .visible .entry p(\n\t.param .u64 .ptr .align 1 p_param_0,\n\t.param .u32 p_param_1\n)\n{\n}\n\
+                   .visible .entry e()\n{\n}\n";
+        assert_eq!(positional_entries(ptx), ["p", "e"]);
+    }
 
     #[test]
     fn counts_each_kernels_memory_instructions_with_widths_normalized() {
