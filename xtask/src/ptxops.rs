@@ -66,8 +66,12 @@ pub fn run(args: &[String]) -> Res {
         if !wanted.is_empty() && !wanted.contains(&k.module) {
             continue;
         }
-        let now = std::fs::read_to_string(&k.dest).map_err(|e| format!("{}: {e}", k.dest.display()))?;
-        let now = memory_ops(&now);
+        let text = std::fs::read_to_string(&k.dest).map_err(|e| format!("{}: {e}", k.dest.display()))?;
+        let positional = positional_entries(&text);
+        if !positional.is_empty() {
+            println!("{}: kernels with positional parameters (not one argument struct): {}", k.module, positional.join(" "));
+        }
+        let now = memory_ops(&text);
         let Some(rev) = &base else {
             println!("== {}", k.module);
             for (name, ops) in &now {
