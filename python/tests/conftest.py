@@ -39,6 +39,24 @@ def random_csr(rows, cols, density=0.05, dtype=np.float64, seed=0, index=np.int3
     return a
 
 
+def cupy_or_skip_module(module):
+    """``(cupy, cupyx.scipy.sparse)`` for the module of GPU tests named ``module`` (its
+    ``__name__``), or the whole module skipped, by that name, without a GPU or CuPy (failed under
+    ``SPTRANS_REQUIRE_GPU=1``)."""
+    try:
+        import cupy
+        import cupyx.scipy.sparse as csp
+
+        why = None if sptrans.gpu_available() else "no CUDA GPU"
+    except Exception as e:  # noqa: BLE001 - any import failure means "not here"
+        why = f"CuPy not importable ({type(e).__name__})"
+    if why is not None:
+        if REQUIRE_GPU:
+            pytest.fail(f"{module}: SPTRANS_REQUIRE_GPU=1 but {why}", pytrace=False)
+        pytest.skip(f"GPU test skipped ({module}): {why}", allow_module_level=True)
+    return cupy, csp
+
+
 def reference_transpose(a):
     """SciPy's transpose as CSR with sorted indices."""
     t = a.T.tocsr()

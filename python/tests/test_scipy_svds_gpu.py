@@ -20,21 +20,11 @@ import scipy.sparse as sp
 
 import sptrans
 import sptrans.linalg
-from conftest import REQUIRE_GPU
+from conftest import cupy_or_skip_module
 
 base = pytest.importorskip("scipy.sparse.linalg._eigen.tests.test_svds", reason="SciPy's svds tests are not installed with this SciPy")
 
-try:
-    import cupy as cp
-    import cupyx.scipy.sparse as csp
-
-    why = None if sptrans.gpu_available() else "no CUDA GPU"
-except Exception as e:  # noqa: BLE001 - any import failure means "not here"
-    why = f"CuPy not importable ({type(e).__name__})"
-if why is not None:
-    if REQUIRE_GPU:
-        pytest.fail(f"SPTRANS_REQUIRE_GPU=1 but {why}", pytrace=False)
-    pytest.skip(f"GPU test skipped: {why}", allow_module_level=True)
+cp, csp = cupy_or_skip_module(__name__)
 
 
 def _real(dtype):

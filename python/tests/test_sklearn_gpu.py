@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import sptrans
-from conftest import REQUIRE_GPU
+from conftest import cupy_or_skip_module
 
 sklearn = pytest.importorskip("sklearn", reason="scikit-learn is not installed (pip install scikit-learn)")
 
@@ -18,17 +17,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from sptrans.decomposition import PCA, TruncatedSVD  # noqa: E402
 
-try:
-    import cupy as cp
-    import cupyx.scipy.sparse as csp
-
-    why = None if sptrans.gpu_available() else "no CUDA GPU"
-except Exception as e:  # noqa: BLE001 - any import failure means "not here"
-    why = f"CuPy not importable ({type(e).__name__})"
-if why is not None:
-    if REQUIRE_GPU:
-        pytest.fail(f"SPTRANS_REQUIRE_GPU=1 but {why}", pytrace=False)
-    pytest.skip(f"GPU test skipped: {why}", allow_module_level=True)
+cp, csp = cupy_or_skip_module(__name__)
 
 
 @parametrize_with_checks(
