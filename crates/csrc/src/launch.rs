@@ -4,9 +4,9 @@
 //! struct (`csrc_kernels`) from the arrays they borrow, holding their guards until the launches
 //! below them are enqueued.
 use csrc_kernels::{BlockPtrArgs, CsrArgs, CsrcArgs, FinishArgs, GatherArgs, ScaleArgs, ToRowsArgs, BLOCK_ROWS, NT};
-use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig};
+use gpu_runtime::cudarc::driver::{CudaSlice, LaunchConfig, SyncOnDrop};
 use gpu_runtime::scratch::ScratchSlice;
-use gpu_runtime::{grid_1d, DenseViewMut, DeviceView, Gpu, KernelOf};
+use gpu_runtime::{arg_ptr, arg_ptr_mut, arg_ptr_mut_or_null, arg_ptr_or_null, grid_1d, DenseViewMut, DeviceView, Gpu, KernelOf};
 use sptrans_matrix::device::DeviceCsr;
 
 use crate::Result;
@@ -246,7 +246,7 @@ unsafe fn atu<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, plan: AtuPlan, a: CsrcAr
         // threads (a multiple of 16); dynamic shared memory of BLOCK_ROWS · k values (at most
         // 32 KiB).
         unsafe { kn.atu_group.launch(gpu.stream(), cfg, CsrcArgs { out: scratch, ..by_pieces }) }?;
-        let finish = FinishArgs { w: scratch as *const T, out: a.out, cols, k, alpha: a.alpha, beta: a.beta };
+        let finish = FinishArgs { w: scratch.cast_const(), out: a.out, cols, k, alpha: a.alpha, beta: a.beta };
         // SAFETY: csrc_atu_finish_T(FinishArgs): both hold cols · k values.
         unsafe { kn.atu_finish.launch(gpu.stream(), grid(gpu, n), finish) }?;
         return Ok(());
@@ -358,29 +358,22 @@ pub(crate) unsafe fn stored_product<T: SpmvValue>(
     d: &mut crate::dense::Packed<'_, T>,
     acc: Option<&mut ScratchSlice<'_, T>>,
 ) -> Result<()> {
-    use gpu_runtime::cudarc::driver::DevicePtrMut;
     let stream = gpu.stream();
-    let (p, _p) = a.p.device_ptr(stream);
-    let (r, _r) = a.r.device_ptr(stream);
-    let (j, _j) = a.j.device_ptr(stream);
-    let (v, _v) = a.v.device_ptr(stream);
-    let (x, _x) = d.x.device_ptr(stream);
-    let (y, _y) = d.out.device_ptr_mut(stream);
-    let mut guards = Vec::new();
-    let pieces: Option<Pieces> = a.pieces.map(|(count, bounds, block_of)| {
-        let ((b, gb), (o, go)) = (bounds.device_ptr(stream), block_of.device_ptr(stream));
-        guards.extend([gb, go]);
-        (count, b as *const u32, o as *const u32)
-    });
-    let (sp, _s) = gpu_runtime::ptr_mut_or_null(acc, stream);
+    let ((p, _p), (r, _r), (j, _j), (v, _v)) = (arg_ptr(a.p, stream), arg_ptr(a.r, stream), arg_ptr(a.j, stream), arg_ptr(a.v, stream));
+    let ((x, _x), (y, _y)) = (arg_ptr(&d.x, stream), arg_ptr_mut(&mut d.out, stream));
+    // The pieces' arrays and their guards (none without pieces: no allocation in the product).
+    let (bounds, _b) = arg_ptr_or_null(a.pieces.map(|(_, b, _)| b), stream);
+    let (block_of, _o) = arg_ptr_or_null(a.pieces.map(|(_, _, o)| o), stream);
+    let pieces: Option<Pieces> = a.pieces.map(|(count, _, _)| (count, bounds, block_of));
+    let (sp, _s) = arg_ptr_mut_or_null(acc, stream);
     let args = CsrcArgs::<T> {
-        bounds: p as *const u32,
+        bounds: p,
         block_of: null(),
-        r: r as *const u8,
-        j: j as *const u32,
-        v: v as *const T,
-        x: x as *const T,
-        out: y as *mut T,
+        r,
+        j,
+        v,
+        x,
+        out: y,
         rows,
         cols,
         pieces: csrc_kernels::row_blocks(rows),
@@ -394,7 +387,7 @@ pub(crate) unsafe fn stored_product<T: SpmvValue>(
         match (op, pieces) {
             (crate::Op::NoTranspose, Some((pieces, bounds, block_of))) => ax_pieces(gpu, kn, CsrcArgs { pieces, bounds, block_of, ..args }),
             (crate::Op::NoTranspose, None) => ax(gpu, kn, args),
-            (crate::Op::Transpose, pieces) => atu(gpu, kn, plan, args, sp as *mut T, pieces),
+            (crate::Op::Transpose, pieces) => atu(gpu, kn, plan, args, sp, pieces),
         }
     }
 }
@@ -414,28 +407,26 @@ pub(crate) unsafe fn csr_product<T: SpmvValue>(
     beta: T,
     d: &mut crate::dense::Packed<'_, T>,
 ) -> Result<()> {
-    use gpu_runtime::cudarc::driver::DevicePtrMut;
     let stream = gpu.stream();
-    let (p, _p) = m.ptr().device_ptr(stream);
-    let (i, _i) = m.idx().device_ptr(stream);
-    let (v, _v) = m.vals().ok_or(crate::Error::NoValues)?.device_ptr(stream);
-    let (x, _x) = d.x.device_ptr(stream);
-    let (y, _y) = d.out.device_ptr_mut(stream);
-    let args = CsrArgs::<T> {
-        ptr: p as *const u32,
-        idx: i as *const u32,
-        vals: v as *const T,
-        x: x as *const T,
-        y: y as *mut T,
-        rows: m.rows(),
-        ldx: m.cols(),
-        ldy: m.rows(),
-        k: d.k as u32,
-        alpha,
-        beta,
-    };
+    let ((x, _x), (y, _y)) = (arg_ptr(&d.x, stream), arg_ptr_mut(&mut d.out, stream));
+    let (m_args, _m) = csr_args(m, stream)?;
+    let args = CsrArgs { x, y, ldx: m.cols(), ldy: m.rows(), k: d.k as u32, alpha, beta, ..m_args };
     // SAFETY: a valid CSR (DeviceCsr's invariants) and the caller's blocks.
     unsafe { csr(gpu, kn, m.nnz(), args) }
+}
+
+/// `m`'s arrays and row count as [`CsrArgs`] (the blocks, their leading dimensions, `k` and the
+/// scales left null or zero for the caller to fill), with the guards that order the arrays' use
+/// on `stream`.
+///
+/// # Errors
+/// [`crate::Error::NoValues`] for a pattern matrix.
+fn csr_args<'a, T: SpmvValue>(m: &'a DeviceCsr<T>, stream: &'a gpu_runtime::cudarc::driver::CudaStream) -> Result<(CsrArgs<T>, [SyncOnDrop<'a>; 3])> {
+    let ((ptr, gp), (idx, gi)) = (arg_ptr(m.ptr(), stream), arg_ptr(m.idx(), stream));
+    let (vals, gv) = arg_ptr(m.vals().ok_or(crate::Error::NoValues)?, stream);
+    let zero = T::from_bits64(0);
+    let args = CsrArgs { ptr, idx, vals, x: null(), y: std::ptr::null_mut(), rows: m.rows(), ldx: 0, ldy: 0, k: 0, alpha: zero, beta: zero };
+    Ok((args, [gp, gi, gv]))
 }
 
 /// Vectors from which a CSR product takes the row-major group kernels ([`rows_product`]): the
@@ -461,15 +452,12 @@ pub(crate) unsafe fn rows_product<T: SpmvValue>(
     xr: &mut ScratchSlice<'_, T>,
 ) -> Result<()> {
     use csrc_kernels::rows_group;
-    use gpu_runtime::cudarc::driver::DevicePtrMut;
     let stream = gpu.stream();
     let k = d.k as u32;
     let (rows, cols) = (m.rows(), m.cols());
-    let (xa, _x) = d.x.device_ptr(stream);
-    let (oa, _o) = d.out.device_ptr_mut(stream);
-    let (ra, _r) = xr.device_ptr_mut(stream);
+    let ((xa, _x), (oa, _o), (ra, _r)) = (arg_ptr(&d.x, stream), arg_ptr_mut(&mut d.out, stream), arg_ptr_mut(xr, stream));
     if cols > 0 {
-        let args = ToRowsArgs::<T> { x: xa as *const T, out: ra as *mut T, rows: cols, ld: cols, k };
+        let args = ToRowsArgs::<T> { x: xa, out: ra, rows: cols, ld: cols, k };
         // SAFETY: csrc_to_rows_T(ToRowsArgs): x is a packed block of k columns of cols values, xr
         // holds cols · k (the caller's contract).
         unsafe { kn.to_rows.launch(stream, grid(gpu, cols * k as u64), args)? };
@@ -477,23 +465,9 @@ pub(crate) unsafe fn rows_product<T: SpmvValue>(
     if rows == 0 {
         return Ok(());
     }
-    let (p, _p) = m.ptr().device_ptr(stream);
-    let (i, _i) = m.idx().device_ptr(stream);
-    let (v, _v) = m.vals().ok_or(crate::Error::NoValues)?.device_ptr(stream);
     let g = rows_group(k);
-    let args = CsrArgs::<T> {
-        ptr: p as *const u32,
-        idx: i as *const u32,
-        vals: v as *const T,
-        x: ra as *const T,
-        y: oa as *mut T,
-        rows,
-        ldx: k as u64,
-        ldy: rows,
-        k,
-        alpha,
-        beta,
-    };
+    let (m_args, _m) = csr_args(m, stream)?;
+    let args = CsrArgs { x: ra.cast_const(), y: oa, ldx: k as u64, ldy: rows, k, alpha, beta, ..m_args };
     let kernel = &kn.rows[g.trailing_zeros() as usize - 2];
     let cfg = grid_1d(rows * g as u64, NT, NT as u64, gpu.props().sm_count.max(1) * 64);
     // SAFETY: csrc_rows{G}_T(CsrArgs): a valid CSR (DeviceCsr's invariants: columns below
@@ -506,11 +480,9 @@ pub(crate) unsafe fn rows_product<T: SpmvValue>(
 /// `out = beta · out` over a block of `k` vectors of `rows` values (a column at a time when
 /// strided).
 pub(crate) fn scale_dense<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, beta: T, out: &mut DenseViewMut<'_, T>) -> Result<()> {
-    use gpu_runtime::cudarc::driver::DevicePtrMut;
     let (rows, cols, ld) = (out.rows(), out.cols(), out.ld());
     let packed = out.is_packed();
-    let (base, _o) = out.data_mut().device_ptr_mut(gpu.stream());
-    let base = base as *mut T;
+    let (base, _o) = arg_ptr_mut(out.data_mut(), gpu.stream());
     if packed {
         // SAFETY: out holds rows · cols values (a packed DenseView's span).
         return unsafe { scale(gpu, kn, rows * cols, beta, base) };
@@ -525,16 +497,14 @@ pub(crate) fn scale_dense<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, beta: T, out
 /// The CSRC's block pointer `p` (`blocks + 1` words) from the CSR pointer `ptr` of `rows` rows
 /// (`csrc_block_ptr`).
 pub(crate) fn block_ptr<T: SpmvValue>(gpu: &Gpu, kn: &Kernels<T>, ptr: &DeviceView<'_, u32>, p: &mut CudaSlice<u32>) -> Result<()> {
-    use gpu_runtime::cudarc::driver::DevicePtrMut;
     let rows = (ptr.len() as u64).saturating_sub(1);
     let blocks = csrc_kernels::row_blocks(rows);
     if p.len() as u64 != blocks + 1 || ptr.is_empty() {
         return Err(crate::Error::Runtime(gpu_runtime::Error::Internal("csrc block pointer length")));
     }
     let stream = gpu.stream();
-    let (src, _s) = ptr.device_ptr(stream);
-    let (dst, _d) = p.device_ptr_mut(stream);
-    let args = BlockPtrArgs { ptr: src as *const u32, p: dst as *mut u32, rows, blocks };
+    let ((src, _s), (dst, _d)) = (arg_ptr(ptr, stream), arg_ptr_mut(p, stream));
+    let args = BlockPtrArgs { ptr: src, p: dst, rows, blocks };
     // SAFETY: csrc_block_ptr(BlockPtrArgs): the pointer's rows + 1 words are read at row-block
     // boundaries only (< rows + 1); p holds blocks + 1 (checked).
     unsafe { kn.block_ptr.launch(stream, grid(gpu, blocks + 1), args) }?;
@@ -554,12 +524,11 @@ pub(crate) unsafe fn gather<T: SpmvValue>(
     r: &mut CudaSlice<u8>,
     v: &mut CudaSlice<T>,
 ) -> Result<()> {
-    use gpu_runtime::cudarc::driver::DevicePtrMut;
     let stream = gpu.stream();
     let nnz = perm.len() as u64;
-    let ((pa, _p), (ra, _r), (va, _v)) = (perm.device_ptr(stream), row_of.device_ptr(stream), vals.device_ptr(stream));
-    let ((ro, _ro), (vo, _vo)) = (r.device_ptr_mut(stream), v.device_ptr_mut(stream));
-    let args = GatherArgs::<T> { perm: pa as *const u32, row_of: ra as *const u32, vals: va as *const T, r: ro as *mut u8, v: vo as *mut T, nnz };
+    let ((perm, _p), (row_of, _r), (vals, _v)) = (arg_ptr(perm, stream), arg_ptr(row_of, stream), arg_ptr(vals, stream));
+    let ((r, _ro), (v, _vo)) = (arg_ptr_mut(r, stream), arg_ptr_mut(v, stream));
+    let args = GatherArgs::<T> { perm, row_of, vals, r, v, nnz };
     // SAFETY: csrc_gather_T(GatherArgs): the caller's contract.
     unsafe { kn.gather.launch(stream, grid(gpu, nnz), args) }?;
     Ok(())
