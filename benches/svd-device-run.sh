@@ -12,7 +12,11 @@
 # layout: 8,16,8:pair,16:pair; any pair adds the randomized method on the pair), PRODUCTS (k
 # values: A@X and A.T@Y of each scaling matrix, ours against CuPy, and a copy), PEER_BUDGET_S
 # (60). PART=floor adds the wide-products floor study (benches/peers/wide_products_floor.py;
-# FLOOR_NNZ_M (250), FLOOR_KS (8,16), FLOOR_PANELS (2,4)). Tables, CSV and the SVG plot in $OUT (svd.tgz).
+# FLOOR_NNZ_M (250), FLOOR_KS (8,16), FLOOR_PANELS (2,4)). PART=profile runs the CLI's
+# `svd --profile` (time per phase and per GPU operation) on the scaling matrix of PROFILE_NNZ_M
+# millions of nonzeros (250) written as .npz, once per PROFILE_RUNS entry `block:layout`
+# `block:layout[:krylov]` (default 8:pair,8:csrc; needs the CLI: carry .gpu/tests.txz too). Tables, CSV and the SVG plot
+# in $OUT (svd.tgz).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 PART=${PART:-suite,scaling}
@@ -29,6 +33,27 @@ if [[ ,$PART, == *,suite,* || ,$PART, == *,scaling,* ]]; then
 fi
 if [[ ,$PART, == *,floor,* ]]; then
   python3 benches/peers/wide_products_floor.py --nnz-m "${FLOOR_NNZ_M:-250}" --ks "${FLOOR_KS:-8,16}" --panels "${FLOOR_PANELS:-2,4}" 2>&1 | grep -v Warning | tee "$OUT/wide-floor.md"
+fi
+if [[ ,$PART, == *,profile,* ]]; then
+  [ -x .gpu/t/sptrans ] || { mkdir -p .gpu/t && tar xJf .gpu/tests.txz -C .gpu/t; } || exit 1
+  mtx=/tmp/svd-profile-${PROFILE_NNZ_M:-250}m.npz
+  [ -f "$mtx" ] || python3 - "$mtx" "${PROFILE_NNZ_M:-250}" <<'PY' || exit 1
+import sys
+import scipy.sparse as sp
+sys.path.insert(0, "benches/peers")
+from svd_suite import Gpu, uniform
+nnz = int(sys.argv[2]) * 1_000_000
+m = nnz // 100
+sp.save_npz(sys.argv[1], uniform(Gpu(), m, max(51, m // 10), 100, 11).get(), compressed=False)
+PY
+  for run in ${PROFILE_RUNS:-8:pair 8:csrc}; do
+    IFS=: read -r blk lay kry <<< "$run"
+    extra=(); [ -n "$kry" ] && extra=(--krylov "$kry")
+    echo "## sptrans svd -k ${SCALING_K:-50} --block $blk --layout $lay ${extra[*]} --profile"
+    t0=$(date +%s.%N)
+    .gpu/t/sptrans svd "$mtx" -k "${SCALING_K:-50}" --block "$blk" --layout "$lay" "${extra[@]}" --profile -o /dev/null 2>&1 | grep -vE "^ +[0-9]+ +[0-9]"
+    echo "the whole command (reading the .npz included): $(python3 -c "print(round($(date +%s.%N) - $t0, 2))") s"
+  done 2>&1 | tee "$OUT/svd-profile.md"
 fi
 if [[ ,$PART, == *,rust,* ]]; then
   [ -x .gpu/svd ] || tar xzf .gpu/bundle.tgz -C .gpu

@@ -1,5 +1,6 @@
 //! Embedded PTX modules, kernels looked up in them, and launches that name the kernel in errors.
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{CudaFunction, CudaStream, DevicePtr, DevicePtrMut, LaunchArgs, LaunchConfig, PushKernelArg, SyncOnDrop};
 
@@ -23,6 +24,10 @@ pub struct PtxModule {
     name: &'static str,
     ptx: &'static str,
     cubins: &'static [Cubin],
+    /// Each entry's parameter list (the text between its parentheses), indexed on first use:
+    /// every kernel load checks its parameters, and a search of the whole PTX per load cost
+    /// milliseconds per plan of a module of many kernels.
+    entries: OnceLock<HashMap<&'static str, &'static str>>,
 }
 
 /// Declares the module `name` of the calling crate as a [`PtxModule`] value: its PTX
@@ -57,13 +62,13 @@ impl PtxModule {
     /// A module called `name` with PTX text `ptx` and no cubins (the driver compiles the PTX at
     /// load).
     pub const fn new(name: &'static str, ptx: &'static str) -> Self {
-        Self { name, ptx, cubins: &[] }
+        Self { name, ptx, cubins: &[], entries: OnceLock::new() }
     }
 
     /// A module called `name` with PTX text `ptx` and machine code for the architectures of
     /// `cubins` (see [`crate::embed_module!`]).
     pub const fn with_cubins(name: &'static str, ptx: &'static str, cubins: &'static [Cubin]) -> Self {
-        Self { name, ptx, cubins }
+        Self { name, ptx, cubins, entries: OnceLock::new() }
     }
 
     /// The embedded cubins.
@@ -152,10 +157,26 @@ impl PtxModule {
     /// assert_eq!(m.entry_params("missing"), None);
     /// ```
     pub fn entry_params(&self, name: &str) -> Option<Vec<PtxParam>> {
-        let head = format!(".entry {name}(");
-        let start = self.ptx.find(&head)? + head.len();
-        let end = start + self.ptx[start..].find(')')?;
-        self.ptx[start..end].split(',').map(str::trim).filter(|p| !p.is_empty()).map(PtxParam::parse).collect()
+        self.entry_decl(name)?.split(',').map(str::trim).filter(|p| !p.is_empty()).map(PtxParam::parse).collect()
+    }
+
+    /// The parameter list of entry `name` (the text between the parentheses of its `.entry`
+    /// line), from the module's index of entries (one pass over the PTX, on first use).
+    fn entry_decl(&self, name: &str) -> Option<&'static str> {
+        let ptx = self.ptx;
+        let index = self.entries.get_or_init(|| {
+            let mut entries = HashMap::new();
+            let mut rest = ptx;
+            while let Some(at) = rest.find(".entry ") {
+                let after = &rest[at + ".entry ".len()..];
+                let Some(open) = after.find('(') else { break };
+                let Some(close) = after[open..].find(')') else { break };
+                entries.insert(after[..open].trim(), &after[open + 1..open + close]);
+                rest = &after[open + close..];
+            }
+            entries
+        });
+        index.get(name).copied()
     }
 
     /// Whether entry `name` takes an aggregate (`.param .align A .b8 NAME[N]`): a kernel of an
@@ -170,9 +191,7 @@ impl PtxModule {
     /// assert!(!m.takes_struct("missing"));
     /// ```
     pub fn takes_struct(&self, name: &str) -> bool {
-        let head = format!(".entry {name}(");
-        let Some(start) = self.ptx.find(&head).map(|i| i + head.len()) else { return false };
-        self.ptx[start..].find(')').is_some_and(|end| self.ptx[start..start + end].contains('['))
+        self.entry_decl(name).is_some_and(|decl| decl.contains('['))
     }
 
     fn directive(&self, key: &str) -> Option<&'static str> {
