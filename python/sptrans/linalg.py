@@ -73,9 +73,11 @@ def svds(
     in ``u * s`` (each product adds a rank-one correction; the matrix stays sparse).
 
     ``layout`` is how the GPU stores the matrix for its products (one of :data:`LAYOUTS`):
-    ``"auto"`` (today ``"csrc"``), ``"csrc"`` (one copy, the least memory) or ``"pair"`` (``A``
-    and ``A^T`` in CSR, twice the memory; blocks of 3 or more vectors copied row-major, each
-    nonzero reading one line of them). The host paths ignore it.
+    ``"auto"`` (``"pair"`` for blocks of 3 or more vectors where three copies of the matrix fit
+    in half the free device memory, else ``"csrc"``), ``"csrc"`` (one copy, the least memory) or
+    ``"pair"`` (``A`` and ``A^T`` in CSR, twice the memory; blocks of 3 or more vectors copied
+    row-major, each nonzero reading one line of them; a side whose dense operand outgrows the L2
+    cut into column panels). The host paths ignore it.
 
     ``method="randomized"`` runs the randomized SVD (Halko, Martinsson & Tropp 2011) instead:
     a sketch of ``k + n_oversamples`` columns, ``n_iter`` power iterations and one small SVD

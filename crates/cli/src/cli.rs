@@ -329,9 +329,10 @@ pub struct SvdArgs {
     /// Randomized: power iterations (each a sweep through Aᵀ and A).
     #[arg(long = "power-iters", default_value_t = 4)]
     pub power_iters: usize,
-    /// How the GPU stores the matrix for the products: `auto`, `csrc` (one copy) or `pair` (A
-    /// and Aᵀ in CSR, twice the memory; row-major products of 3 or more vectors). The CPU
-    /// fallback ignores it.
+    /// How the GPU stores the matrix for the products: `auto` (`pair` for blocks of 3 or more
+    /// vectors where three copies fit in half the free memory, else `csrc`), `csrc` (one copy)
+    /// or `pair` (A and Aᵀ in CSR, twice the memory; row-major products of 3 or more vectors,
+    /// column panels where the dense block outgrows the L2). The CPU fallback ignores it.
     #[arg(long, value_enum, default_value_t = SvdLayout::Auto)]
     pub layout: SvdLayout,
     /// Where to write σ₁ … σ_k, one per line (`-`: standard output; the table then goes to

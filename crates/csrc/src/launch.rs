@@ -402,17 +402,48 @@ pub(crate) unsafe fn stored_product<T: SpmvValue>(
 pub(crate) unsafe fn csr_product<T: SpmvValue>(
     gpu: &Gpu,
     kn: &Kernels<T>,
-    m: &DeviceCsr<T>,
+    panels: &[Panel<T>],
     alpha: T,
     beta: T,
     d: &mut crate::dense::Packed<'_, T>,
 ) -> Result<()> {
+    let (rows, cols) = panels_shape(panels)?;
     let stream = gpu.stream();
     let ((x, _x), (y, _y)) = (arg_ptr(&d.x, stream), arg_ptr_mut(&mut d.out, stream));
-    let (m_args, _m) = csr_args(m, stream)?;
-    let args = CsrArgs { x, y, ldx: m.cols(), ldy: m.rows(), k: d.k as u32, alpha, beta, ..m_args };
-    // SAFETY: a valid CSR (DeviceCsr's invariants) and the caller's blocks.
-    unsafe { csr(gpu, kn, m.nnz(), args) }
+    for (i, (start, m)) in panels.iter().enumerate() {
+        let (m_args, _m) = csr_args(m, stream)?;
+        // Panel i adds its columns' share: the first with the caller's beta, the rest onto it.
+        let beta = if i == 0 { beta } else { T::one() };
+        let args = CsrArgs { x: x.wrapping_add(*start as usize), y, ldx: cols, ldy: rows, k: d.k as u32, alpha, beta, ..m_args };
+        // SAFETY: a valid CSR (DeviceCsr's invariants) whose columns are X's rows start ..
+        // start + m.cols() (the panels tile X's cols rows, `panels_shape`), and the caller's
+        // blocks.
+        unsafe { csr(gpu, kn, m.nnz(), args)? };
+    }
+    Ok(())
+}
+
+/// One column panel of a CSR product's matrix ([`csr_product`], [`rows_product`]): the first
+/// row of `X` it multiplies (its column 0), and its CSR (every row of the whole matrix, its own
+/// columns indexed from 0).
+pub(crate) type Panel<T> = (u64, DeviceCsr<T>);
+
+/// The matrix the panels make together, `(rows, cols)`, after checking that they tile its
+/// columns in order with one row count (the bound every panel's launch relies on).
+///
+/// # Errors
+/// `Internal` for panels that do not (none made by `CsrPair`) or for none at all.
+fn panels_shape<T: SpmvValue>(panels: &[Panel<T>]) -> Result<(u64, u64)> {
+    let bad = || crate::Error::Runtime(gpu_runtime::Error::Internal("CSR panels that do not tile the columns"));
+    let rows = panels.first().ok_or_else(bad)?.1.rows();
+    let mut end = 0;
+    for (start, m) in panels {
+        if *start != end || m.rows() != rows {
+            return Err(bad());
+        }
+        end = start + m.cols();
+    }
+    Ok((rows, end))
 }
 
 /// `m`'s arrays and row count as [`CsrArgs`] (the blocks, their leading dimensions, `k` and the
@@ -440,21 +471,22 @@ pub(crate) const ROWS_FROM_K: usize = 3;
 /// [`crate::Error::NoValues`] for a pattern matrix; launch failures.
 ///
 /// # Safety
-/// `d` packed blocks of `d.k` vectors of `m`'s column and row counts; `1 ≤ d.k ≤ MAX_K`; `xr`
-/// holds at least `m.cols() · d.k` values.
+/// `panels` tile the columns of one matrix in order ([`Panel`]); `d` packed blocks of `d.k`
+/// vectors of its column and row counts; `1 ≤ d.k ≤ MAX_K`; `xr` holds at least `cols · d.k`
+/// values.
 pub(crate) unsafe fn rows_product<T: SpmvValue>(
     gpu: &Gpu,
     kn: &Kernels<T>,
-    m: &DeviceCsr<T>,
+    panels: &[Panel<T>],
     alpha: T,
     beta: T,
     d: &mut crate::dense::Packed<'_, T>,
     xr: &mut ScratchSlice<'_, T>,
 ) -> Result<()> {
     use csrc_kernels::rows_group;
+    let (rows, cols) = panels_shape(panels)?;
     let stream = gpu.stream();
     let k = d.k as u32;
-    let (rows, cols) = (m.rows(), m.cols());
     let ((xa, _x), (oa, _o), (ra, _r)) = (arg_ptr(&d.x, stream), arg_ptr_mut(&mut d.out, stream), arg_ptr_mut(xr, stream));
     if cols > 0 {
         let args = ToRowsArgs::<T> { x: xa, out: ra, rows: cols, ld: cols, k };
@@ -466,14 +498,20 @@ pub(crate) unsafe fn rows_product<T: SpmvValue>(
         return Ok(());
     }
     let g = rows_group(k);
-    let (m_args, _m) = csr_args(m, stream)?;
-    let args = CsrArgs { x: ra.cast_const(), y: oa, ldx: k as u64, ldy: rows, k, alpha, beta, ..m_args };
     let kernel = &kn.rows[g.trailing_zeros() as usize - 2];
     let cfg = grid_1d(rows * g as u64, NT, NT as u64, gpu.props().sm_count.max(1) * 64);
-    // SAFETY: csrc_rows{G}_T(CsrArgs): a valid CSR (DeviceCsr's invariants: columns below
-    // cols, the rows of xr's row-major copy); out a packed block of k columns of rows values;
-    // k ≤ G; blocks of NT threads (whole warps).
-    unsafe { kernel.launch(stream, cfg, args)? };
+    for (i, (start, m)) in panels.iter().enumerate() {
+        let (m_args, _m) = csr_args(m, stream)?;
+        // Panel i adds its columns' share: the first with the caller's beta, the rest onto it.
+        let beta = if i == 0 { beta } else { T::one() };
+        let x = ra.cast_const().wrapping_add((start * k as u64) as usize);
+        let args = CsrArgs { x, y: oa, ldx: k as u64, ldy: rows, k, alpha, beta, ..m_args };
+        // SAFETY: csrc_rows{G}_T(CsrArgs): a valid CSR (DeviceCsr's invariants) whose columns
+        // are rows start .. start + m.cols() of xr's row-major copy (the panels tile them,
+        // `panels_cols`); out a packed block of k columns of rows values; k ≤ G; blocks of NT
+        // threads (whole warps).
+        unsafe { kernel.launch(stream, cfg, args)? };
+    }
     Ok(())
 }
 

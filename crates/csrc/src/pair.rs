@@ -4,11 +4,19 @@
 //! the same inputs give the same bits on every run. The cost: twice the memory of one CSR, the
 //! transpose at build time, and rows of `Aᵀ` that are long and few for tall matrices (a block
 //! each; BENCHMARKS.md has the times).
+//!
+//! **Column panels** ([`CsrPair::with_panels`]): a product `M · X` gathers a row of `X` per
+//! nonzero; when `X` has more rows than the L2 holds, the gathers go to HBM. A side of the pair
+//! whose `X` is that tall is stored instead as column panels `M = [M₀ M₁ …]`, each over rows of
+//! `X` that fit, and its product is `Σⱼ Mⱼ Xⱼ`, a panel at a time (`benches/peers/
+//! wide_products_floor.py`: `Aᵀ·U` of 8 vectors at 0.25B nonzeros, 7.9 ms whole and 3.3 ms in
+//! 4 panels on an H100). The panels together hold one copy of the side; each is the transpose
+//! of a row block of the other side, made by `gpu-transpose`.
 use gpu_runtime::scratch::Layout;
-use gpu_runtime::{DenseView, DenseViewMut, Gpu, Scratch, ScratchBuf};
+use gpu_runtime::{DenseView, DenseViewMut, DeviceView, Gpu, Scratch, ScratchBuf};
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::DeviceCsr;
-use sptrans_matrix::view::AsDeviceCsrView;
+use sptrans_matrix::view::{AsDeviceCsrView, DeviceCsrView};
 
 use crate::{dense, launch, Error, Op, Products, Result, SpmvValue};
 
@@ -16,8 +24,13 @@ use crate::{dense, launch, Error, Op, Products, Result, SpmvValue};
 pub struct CsrPair<T: SpmvValue> {
     gpu: Gpu,
     k: launch::Kernels<T>,
-    a: DeviceCsr<T>,
-    at: DeviceCsr<T>,
+    /// `A` for `A · X`: one panel, or column panels over rows of `X` ([`CsrPair::with_panels`]),
+    /// each with the first row of `X` it multiplies.
+    a: Vec<(u64, DeviceCsr<T>)>,
+    /// `Aᵀ` for `Aᵀ · U`, likewise.
+    at: Vec<(u64, DeviceCsr<T>)>,
+    /// `A`'s shape.
+    shape: (u64, u64),
     /// The plan's own scratch (packed operands).
     own: ScratchBuf,
     /// Products of 3 or more vectors by the row-major group kernels ([`CsrPair::set_row_major`]).
@@ -52,10 +65,51 @@ impl<T: SpmvValue> CsrPair<T> {
         Self::of(gpu, a, at)
     }
 
+    /// [`CsrPair::from_view`] with each side whose dense operand has more than `panel_rows` rows
+    /// stored as column panels of at most `panel_rows` columns (the module doc; at least 1 row),
+    /// so that a panel's rows of the operand stay in the L2 ([`CsrPair::l2_panel_rows`] sizes
+    /// them for 16 vectors). The same products within rounding (the sum over panels adds in
+    /// another order than one pass), still bit-reproducible run to run.
+    ///
+    /// # Errors
+    /// As [`CsrPair::new`].
+    pub fn with_panels(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, panel_rows: u64) -> Result<Self> {
+        let view = a.csr_view();
+        if view.vals().is_none() {
+            return Err(Error::NoValues);
+        }
+        let panel_rows = panel_rows.max(1);
+        let mut tr = Transposer::new(gpu)?;
+        let at = tr.transpose_new(Algorithm::Auto, &view)?;
+        // A's panels (over X's rows: A's columns) are transposes of Aᵀ's row blocks, Aᵀ's (over
+        // U's rows: A's rows) of A's, cut from the caller's matrix; the whole Aᵀ goes once both
+        // are made (at most three CSR copies at a time).
+        let a_side = if view.cols() > panel_rows {
+            column_panels(gpu, &mut tr, &at.view(), panel_rows)?
+        } else {
+            vec![(0, tr.transpose_new(Algorithm::Auto, &at)?)]
+        };
+        let at_side = if view.rows() > panel_rows { column_panels(gpu, &mut tr, &view, panel_rows)? } else { vec![(0, at)] };
+        let k = launch::Kernels::<T>::load(gpu)?;
+        Ok(Self { gpu: gpu.clone(), k, a: a_side, at: at_side, shape: (view.rows(), view.cols()), own: ScratchBuf::default(), row_major: false })
+    }
+
+    /// Rows of a dense operand of [`MAX_K`](crate::MAX_K) vectors that fill three quarters of
+    /// `gpu`'s L2 (at least 1): the panel size for [`CsrPair::with_panels`].
+    pub fn l2_panel_rows(gpu: &Gpu) -> u64 {
+        (gpu.props().l2_bytes * 3 / 4 / (crate::MAX_K as u64 * T::BYTES as u64)).max(1)
+    }
+
+    /// Column panels per side: `(A's, Aᵀ's)` (1 for a side stored whole).
+    pub fn panels(&self) -> (usize, usize) {
+        (self.a.len(), self.at.len())
+    }
+
     /// The plan of `a` and its transpose `at`, with the kernels loaded.
     fn of(gpu: &Gpu, a: DeviceCsr<T>, at: DeviceCsr<T>) -> Result<Self> {
         let k = launch::Kernels::<T>::load(gpu)?;
-        Ok(Self { gpu: gpu.clone(), k, a, at, own: ScratchBuf::default(), row_major: false })
+        let shape = (a.rows(), a.cols());
+        Ok(Self { gpu: gpu.clone(), k, a: vec![(0, a)], at: vec![(0, at)], shape, own: ScratchBuf::default(), row_major: false })
     }
 
     /// Products of 3 to 16 vectors by the row-major group kernels (`on`; off by default until
@@ -78,37 +132,74 @@ impl<T: SpmvValue> CsrPair<T> {
         self.row_major && k >= launch::ROWS_FROM_K
     }
 
-    /// Device bytes of both CSR matrices.
+    /// Device bytes of both sides (every panel's CSR).
     pub fn footprint_bytes(&self) -> u64 {
         let csr = |m: &DeviceCsr<T>| 4 * (m.rows() + 1) + m.nnz() * (4 + T::BYTES as u64);
-        csr(&self.a) + csr(&self.at)
+        self.a.iter().chain(&self.at).map(|(_, m)| csr(m)).sum()
     }
 
-    /// The stored transpose.
-    pub fn transpose(&self) -> &DeviceCsr<T> {
-        &self.at
+    /// The stored transpose, or `None` when it is cut into column panels.
+    pub fn transpose(&self) -> Option<&DeviceCsr<T>> {
+        whole(&self.at)
     }
 
-    /// Gives `A` back.
-    pub fn into_matrix(self) -> DeviceCsr<T> {
-        self.a
+    /// Gives `A` back, or `None` when it is cut into column panels.
+    pub fn into_matrix(self) -> Option<DeviceCsr<T>> {
+        let mut a = self.a;
+        (a.len() == 1).then(|| a.pop().map(|(_, m)| m)).flatten()
     }
+}
+
+/// A side stored whole (one panel).
+fn whole<T: SpmvValue>(side: &[(u64, DeviceCsr<T>)]) -> Option<&DeviceCsr<T>> {
+    match side {
+        [(_, m)] => Some(m),
+        _ => None,
+    }
+}
+
+/// The column panels of `Mᵀ` over rows of its operand, `panel_rows` columns each (the last
+/// fewer), from the row blocks of `m`: each block's row pointer rebased on the host (one
+/// download of `m`'s pointer), its column indices and values borrowed, then transposed. Each
+/// panel comes with its first column.
+fn column_panels<T: SpmvValue>(gpu: &Gpu, tr: &mut Transposer, m: &DeviceCsrView<'_, T>, panel_rows: u64) -> Result<Vec<(u64, DeviceCsr<T>)>> {
+    let bad = || Error::Runtime(gpu_runtime::Error::Internal("a row block outside its CSR"));
+    let ptr: Vec<u32> = gpu.download(m.ptr())?;
+    let vals = m.vals().ok_or(Error::NoValues)?;
+    let mut panels = Vec::new();
+    let mut r0 = 0u64;
+    while r0 < m.rows() {
+        let r1 = (r0 + panel_rows).min(m.rows());
+        let block = ptr.get(r0 as usize..=r1 as usize).ok_or_else(bad)?;
+        let (p0, p1) = (block[0] as usize, block[block.len() - 1] as usize);
+        let rebased: Vec<u32> = block.iter().map(|p| p - block[0]).collect();
+        let block_ptr = gpu.upload(&rebased)?;
+        let (idx, v) = (m.idx().try_slice(p0..p1).ok_or_else(bad)?, vals.try_slice(p0..p1).ok_or_else(bad)?);
+        // SAFETY: rows r0 .. r1 of a valid CSR (the view's invariants): the rebased pointer starts
+        // at 0, never decreases and ends at the block's nonzeros, whose column indices (below
+        // m.cols()) and values are the slices p0 .. p1 of m's arrays.
+        let block = unsafe { DeviceCsrView::new_unchecked(r1 - r0, m.cols(), DeviceView::of(&block_ptr), idx, Some(v)) };
+        panels.push((r0, tr.transpose_new(Algorithm::Auto, &block)?));
+        r0 = r1;
+    }
+    Ok(panels)
 }
 
 crate::inherent_products!(CsrPair);
 
 impl<T: SpmvValue> Products<T> for CsrPair<T> {
     fn rows(&self) -> u64 {
-        self.a.rows()
+        self.shape.0
     }
 
     fn cols(&self) -> u64 {
-        self.a.cols()
+        self.shape.1
     }
 
     fn workspace_bytes(&self, op: Op, k: usize, packed: bool) -> u64 {
-        let rows = if self.takes_rows(k) { dense::operand_rows(self.a.rows(), self.a.cols(), op).0 * k as u64 * T::BYTES as u64 } else { 0 };
-        Layout::new().add(dense::packing_bytes(self.a.rows(), self.a.cols(), op, k, T::BYTES as u64, packed)).add(rows).bytes()
+        let (rows, cols) = self.shape;
+        let xr = if self.takes_rows(k) { dense::operand_rows(rows, cols, op).0 * k as u64 * T::BYTES as u64 } else { 0 };
+        Layout::new().add(dense::packing_bytes(rows, cols, op, k, T::BYTES as u64, packed)).add(xr).bytes()
     }
 
     fn gpu(&self) -> &Gpu {
@@ -128,22 +219,25 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
         out: &mut DenseViewMut<'_, T>,
         scratch: &mut Scratch<'_>,
     ) -> Result<()> {
-        let k = dense::check(self.a.rows(), self.a.cols(), op, x, out)?;
+        let (rows, cols) = self.shape;
+        let k = dense::check(rows, cols, op, x, out)?;
         scratch.require(Products::workspace_bytes(self, op, k, x.is_packed() && out.is_packed()))?;
-        let m = if op == Op::NoTranspose { &self.a } else { &self.at };
-        if m.vals().is_none() {
+        let side = if op == Op::NoTranspose { &self.a } else { &self.at };
+        if side.iter().any(|(_, m)| m.vals().is_none()) {
             return Err(Error::NoValues);
         }
-        let (gpu, kernels, rows) = (&self.gpu, &self.k, self.takes_rows(k));
-        dense::with_packed(gpu, (self.a.rows(), self.a.cols()), op, x, beta, out, scratch, |mut d, s| {
-            if rows {
-                let mut xr = s.slice::<T>(m.cols() as usize * d.k)?;
-                // SAFETY: as below; xr holds m.cols() · k values.
-                return unsafe { launch::rows_product(gpu, kernels, m, alpha, beta, &mut d, &mut xr) };
+        let x_rows = if op == Op::NoTranspose { cols } else { rows };
+        let (gpu, kernels, by_rows) = (&self.gpu, &self.k, self.takes_rows(k));
+        dense::with_packed(gpu, (rows, cols), op, x, beta, out, scratch, |mut d, s| {
+            if by_rows {
+                let mut xr = s.slice::<T>(x_rows as usize * d.k)?;
+                // SAFETY: as below; xr holds x_rows · k values.
+                return unsafe { launch::rows_product(gpu, kernels, side, alpha, beta, &mut d, &mut xr) };
             }
-            // SAFETY: x and out are packed blocks of k vectors of op(A)'s column and row counts
-            // (dense::check); 1 ≤ k ≤ MAX_K.
-            unsafe { launch::csr_product(gpu, kernels, m, alpha, beta, &mut d) }
+            // SAFETY: the side's panels tile op(A)'s columns in order (CsrPair's construction;
+            // checked again by the launch); x and out are packed blocks of k vectors of op(A)'s
+            // column and row counts (dense::check); 1 ≤ k ≤ MAX_K.
+            unsafe { launch::csr_product(gpu, kernels, side, alpha, beta, &mut d) }
         })
     }
 }

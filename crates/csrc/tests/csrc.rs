@@ -201,6 +201,8 @@ gpu_test!(fn every_product_matches_the_twin_f32(gpu) {
 /// awkward row counts (0, 1, 31, 32, 33, 2^10 ± 1, a few thousand), rows longer than a group's
 /// load of nonzeros and empty ones, both products, the pair made from a borrowed view as the SVD
 /// makes it; every k of 3 to 16, `beta = 0` into poison and `beta ≠ 0`, bit-identical reruns.
+/// The same with the sides cut into column panels (`CsrPair::with_panels`) of 1 (or a 64th),
+/// a few and a third of the rows, for every k of 1 to 16 (k < 3 by the column-major kernels).
 fn pair_wide<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
     let mut cases = 0;
     for m in [0u64, 1, 31, 32, 33, 1023, 1025, 4099] {
@@ -215,13 +217,29 @@ fn pair_wide<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
             let mut pair = CsrPair::from_view(gpu, &da).unwrap();
             assert!(!pair.row_major());
             pair.set_row_major(true);
-            for k in 3..=16usize {
+            // Column panels of 1 row (a 64th of the longer side past 64), a few, and about a
+            // third of it (both sides cut where they are taller), by both kernels: k = 1, 2
+            // column-major, 3 ..= 16 row-major.
+            let panel_rows = [(m.max(n) / 64).max(1), r.random_range(2..=7u64), m.max(n) / 3 + 1];
+            let mut panelled: Vec<_> = panel_rows.iter().map(|&p| (p, CsrPair::with_panels(gpu, &da, p).unwrap())).collect();
+            for (p, q) in &mut panelled {
+                let want = (n.div_ceil(*p).max(1) as usize, m.div_ceil(*p).max(1) as usize);
+                assert_eq!(q.panels(), want, "{name}: panels of {p} rows");
+                q.set_row_major(true);
+            }
+            for k in 1..=16usize {
                 for op in [Op::NoTranspose, Op::Transpose] {
                     let (xn, on) = lens(&a, op);
                     let x = random_vec::<T>(r, xn * k);
                     let out0 = random_vec::<T>(r, on * k);
-                    check_pair(gpu, &mut pair, &a, op, &x, k, &out0, &name);
-                    cases += 1;
+                    if k >= 3 {
+                        check_pair(gpu, &mut pair, &a, op, &x, k, &out0, &name);
+                        cases += 1;
+                    }
+                    for (p, q) in &mut panelled {
+                        check_pair(gpu, q, &a, op, &x, k, &out0, &format!("{name}, panels of {p}"));
+                        cases += 1;
+                    }
                 }
             }
         }

@@ -108,17 +108,21 @@ impl Method {
 /// How the GPU SVD stores the matrix for its products ([`Config::layout`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Layout {
-    /// [`Layout::Csrc`] for now: [`Layout::CsrPair`] is taken only when asked until its device
-    /// measurements land (then: the pair for products of 3 or more vectors where it fits).
+    /// [`Layout::CsrPair`] for products of 3 or more vectors (the block size) where three
+    /// copies of the matrix take at most half the free device memory, else [`Layout::Csrc`].
+    /// On the H100 at 0.25B nonzeros, k = 50 to 1e-8: block 8 4.44 s with the pair against
+    /// 6.52 s with CSRC, block 16 5.30 s against 9.91 s, randomized 0.69 s against 1.14 s
+    /// (`benches/experiments/2026-12-07-svd-pair-profile.md`).
     #[default]
     Auto,
     /// One copy of `A` in CSRC ([`gpu_csrc::DeviceCsrc`]): the least memory; its products on
     /// blocks of more than a few vectors read a line of the block per vector and nonzero.
     Csrc,
-    /// `A` and `Aᵀ` in CSR ([`gpu_csrc::CsrPair`], built by two transposes, with
+    /// `A` and `Aᵀ` in CSR ([`gpu_csrc::CsrPair::with_panels`], built by transposes, with
     /// [`gpu_csrc::CsrPair::set_row_major`]): twice the memory; blocks of 3 or more vectors are
     /// copied row-major and each nonzero reads one line of them, the sums kept in registers
-    /// (deterministic).
+    /// (deterministic); a side whose dense operand outgrows the L2 is cut into column panels
+    /// ([`gpu_csrc::CsrPair::l2_panel_rows`]) multiplied one after another.
     CsrPair,
 }
 
@@ -441,8 +445,8 @@ fn run_gpu<T: SvdValue>(
     let transposed = a.cols() > a.rows();
     let vals = a.vals().ok_or(Error::Csrc(gpu_csrc::Error::NoValues))?.clone();
     let (mut c, mut pair) = (None, None);
-    let ops: &mut dyn gpu_csrc::Products<f64> = if cfg.layout == Layout::CsrPair {
-        let p = pair.insert(gpu_csrc::CsrPair::from_view(gpu, &a)?);
+    let ops: &mut dyn gpu_csrc::Products<f64> = if pair_layout(gpu, &a, cfg)? {
+        let p = pair.insert(gpu_csrc::CsrPair::with_panels(gpu, &a, gpu_csrc::CsrPair::<f64>::l2_panel_rows(gpu))?);
         p.set_row_major(true);
         p
     } else {
@@ -464,6 +468,29 @@ fn run_gpu<T: SvdValue>(
     let s = solve(&mut be, cfg, norm, observer)?;
     be.report(observer);
     Ok(untranspose(s, transposed))
+}
+
+/// Whether the GPU SVD of `a` stores it as a [`gpu_csrc::CsrPair`] (row-major products over
+/// column panels that keep the dense operand's rows in the L2) rather than CSRC:
+/// [`Layout::CsrPair`]; or [`Layout::Auto`] with products of 3 or more vectors (the block size:
+/// [`DEFAULT_BLOCK`] for Lanczos, 16 for the randomized method, unless set) when three CSR
+/// copies (the pair and the transposes' temporaries) take at most half the free device memory.
+///
+/// # Errors
+/// Reading the free memory.
+fn pair_layout(gpu: &Gpu, a: &DeviceCsrView<'_, f64>, cfg: &Config) -> Result<bool> {
+    let block = cfg.block.unwrap_or(match cfg.method {
+        Method::Lanczos => DEFAULT_BLOCK,
+        Method::Randomized { .. } => gpu_csrc::MAX_K as usize,
+    });
+    Ok(match cfg.layout {
+        Layout::CsrPair => true,
+        Layout::Csrc => false,
+        Layout::Auto => {
+            let csr = 4 * (a.rows() + a.cols() + 2) + 12 * a.nnz();
+            block >= 3 && 3 * csr <= gpu.memory_info()?.0 / 2
+        }
+    })
 }
 
 /// The serial twin: the same algorithm (same start block, same steps) with the CSRC twin's
