@@ -1,6 +1,12 @@
 //! Device counterparts: a CSR matrix in device memory that keeps the invariants of [`Csr`], so
-//! kernels may index with its pointers and column indices without bounds checks.
-use gpu_runtime::check::SignedIndex;
+//! kernels may index with its pointers and column indices without bounds checks. One type for
+//! both pointer widths: `DeviceCsr<T>` (`u32`, the default) and `DeviceCsr<T, u64>`
+//! ([`crate::device64::DeviceCsr64`]: more than `u32::MAX` nonzeros, or a caller's `int64` CSR
+//! taken as it is). Column indices are `u32` either way, the narrowest type that holds the
+//! column count (at most [`MAX_DIM`]).
+use std::borrow::Cow;
+
+use gpu_runtime::check::{OffsetWord, SignedIndex};
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr};
 use gpu_runtime::{AnyBits, Gpu, Scratch};
 
@@ -12,22 +18,58 @@ use num_complex::Complex64;
 /// `rows + 1` entries): `u32::MAX - 1`.
 pub const MAX_DIM: u64 = u32::MAX as u64 - 1;
 
-/// Most nonzeros of a [`DeviceCsr`] (pointer entries are `u32`): `u32::MAX - 1`.
+/// Most nonzeros of a [`DeviceCsr`] with a `u32` pointer: `u32::MAX - 1` (with a `u64` pointer:
+/// `u64::MAX`; [`PointerWord::MAX_NNZ`]).
 pub const MAX_NNZ: u64 = u32::MAX as u64 - 1;
 
-/// A CSR matrix in device memory with 32-bit indices; `vals` is absent for pattern matrices.
+/// The word of a device CSR's row pointer, `u32` or `u64`: a host index type ([`crate::Index`])
+/// and a word the GPU checks take ([`OffsetWord`]), with how a host matrix's column indices of
+/// that type become the device's `u32` ones and back.
+pub trait PointerWord: OffsetWord + crate::Index {
+    /// Most nonzeros a pointer of this word addresses.
+    const MAX_NNZ: u64;
+    /// A validated host matrix's column indices (each below `cols <= MAX_DIM`) as `u32`.
+    fn narrow_indices(idx: &[Self]) -> Cow<'_, [u32]>;
+    /// Device column indices as this word.
+    fn widen_indices(idx: Vec<u32>) -> Vec<Self>;
+}
+
+impl PointerWord for u32 {
+    const MAX_NNZ: u64 = MAX_NNZ;
+    fn narrow_indices(idx: &[u32]) -> Cow<'_, [u32]> {
+        Cow::Borrowed(idx)
+    }
+    fn widen_indices(idx: Vec<u32>) -> Vec<u32> {
+        idx
+    }
+}
+
+impl PointerWord for u64 {
+    const MAX_NNZ: u64 = u64::MAX;
+    fn narrow_indices(idx: &[u64]) -> Cow<'_, [u32]> {
+        // Every index is below cols <= MAX_DIM (a validated Csr), so it fits u32.
+        Cow::Owned(idx.iter().map(|&j| j as u32).collect())
+    }
+    fn widen_indices(idx: Vec<u32>) -> Vec<u64> {
+        idx.into_iter().map(u64::from).collect()
+    }
+}
+
+/// A CSR matrix in device memory with a row pointer of `O` (`u32` by default, or `u64`) and
+/// `u32` column indices; `vals` is absent for pattern matrices.
 ///
-/// Invariants, kept by every safe constructor: `rows, cols <= MAX_DIM`, `nnz <= MAX_NNZ`; the row
+/// Invariants, kept by every safe constructor: `rows, cols <= MAX_DIM`, `nnz <=
+/// O::MAX_NNZ` ([`PointerWord`]); the row
 /// pointer has `rows + 1` entries, starts at 0, never decreases and ends at `nnz`; every column
 /// index is below `cols`; the values, when present, number `nnz`. Column indices inside a row
 /// need not be sorted or unique. The fields are private: [`DeviceCsr::upload`] (from a validated
 /// host matrix), [`DeviceCsr::from_parts`] (the caller's device buffers, validated on the GPU)
 /// and the `unsafe` [`DeviceCsr::from_parts_unchecked`] build one; the accessors lend the
 /// buffers read-only, and [`DeviceCsr::into_parts`] gives them back.
-pub struct DeviceCsr<T: DeviceRepr> {
+pub struct DeviceCsr<T: DeviceRepr, O: DeviceRepr = u32> {
     rows: u64,
     cols: u64,
-    ptr: CudaSlice<u32>,
+    ptr: CudaSlice<O>,
     idx: CudaSlice<u32>,
     vals: Option<CudaSlice<T>>,
 }
@@ -36,16 +78,16 @@ pub struct DeviceCsr<T: DeviceRepr> {
 /// [`DeviceCsr::into_parts`] returns, and what a producer (a transposer) fills and hands to
 /// [`DeviceCsr::from_parts`] or, having written a valid matrix itself,
 /// [`DeviceCsr::from_parts_unchecked`].
-pub struct DeviceCsrParts<T: DeviceRepr> {
+pub struct DeviceCsrParts<T: DeviceRepr, O: DeviceRepr = u32> {
     /// Row pointer (`rows + 1` words).
-    pub ptr: CudaSlice<u32>,
+    pub ptr: CudaSlice<O>,
     /// Column indices (`nnz` words).
     pub idx: CudaSlice<u32>,
     /// Values (`nnz`), absent for pattern matrices.
     pub vals: Option<CudaSlice<T>>,
 }
 
-impl<T: AnyBits> DeviceCsrParts<T> {
+impl<T: AnyBits, O: PointerWord> DeviceCsrParts<T, O> {
     /// Buffers for a `rows × _` matrix with `nnz` nonzeros (contents unspecified), with values
     /// when `with_values`.
     ///
@@ -57,7 +99,7 @@ impl<T: AnyBits> DeviceCsrParts<T> {
     }
 }
 
-impl<T: DeviceRepr> DeviceCsr<T> {
+impl<T: DeviceRepr, O: PointerWord> DeviceCsr<T, O> {
     /// Rows.
     pub fn rows(&self) -> u64 {
         self.rows
@@ -74,7 +116,7 @@ impl<T: DeviceRepr> DeviceCsr<T> {
     }
 
     /// The row pointer (`rows + 1` words, from 0 to `nnz`, nondecreasing).
-    pub fn ptr(&self) -> &CudaSlice<u32> {
+    pub fn ptr(&self) -> &CudaSlice<O> {
         &self.ptr
     }
 
@@ -89,7 +131,7 @@ impl<T: DeviceRepr> DeviceCsr<T> {
     }
 
     /// Gives the buffers back.
-    pub fn into_parts(self) -> DeviceCsrParts<T> {
+    pub fn into_parts(self) -> DeviceCsrParts<T, O> {
         DeviceCsrParts { ptr: self.ptr, idx: self.idx, vals: self.vals }
     }
 
@@ -102,7 +144,7 @@ impl<T: DeviceRepr> DeviceCsr<T> {
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::TooLarge`], [`Error::BadPointers`] (position and
     /// what is wrong), [`Error::IndexOutOfRange`] (position, index, bound), device errors.
-    pub fn from_parts(gpu: &Gpu, rows: u64, cols: u64, parts: DeviceCsrParts<T>) -> Result<Self> {
+    pub fn from_parts(gpu: &Gpu, rows: u64, cols: u64, parts: DeviceCsrParts<T, O>) -> Result<Self> {
         check_shape(rows, cols, &parts)?;
         check_structure(gpu, cols, &parts.ptr, &parts.idx)?;
         // SAFETY: every invariant was checked above.
@@ -110,24 +152,24 @@ impl<T: DeviceRepr> DeviceCsr<T> {
     }
 
     /// A `rows × cols` matrix from the caller's device index arrays of `i32` or `i64` (PyTorch's
-    /// `int32`/`int64` CSR tensors, SciPy's index arrays once on the device): both are narrowed
-    /// to `u32` on the GPU (new buffers; the inputs are left as they are) and checked as they
-    /// are converted, with what [`DeviceCsr::from_parts`] checks (one read of each array, one
-    /// synchronization: `gpu_runtime::check::signed_csr`). A negative entry, or one above
-    /// `u32::MAX`, is an error naming the array and its position; pointer faults are reported
-    /// before index faults.
+    /// `int32`/`int64` CSR tensors, SciPy's index arrays once on the device): the pointer
+    /// becomes `O`, the indices `u32`, on the GPU (new buffers; the inputs are left as they
+    /// are), each entry checked as it is converted with what [`DeviceCsr::from_parts`] checks
+    /// (one read of each array, one synchronization: `gpu_runtime::check::signed_csr`). A
+    /// negative entry, or one above the target type's largest value, is an error naming the
+    /// array and its position; pointer faults are reported before index faults.
     ///
     /// # Errors
     /// [`Error::BadIndexValue`], then as [`DeviceCsr::from_parts`]; out of memory.
-    pub fn from_signed_parts<S: SignedIndex>(
+    pub fn from_signed_parts<P: SignedIndex, S: SignedIndex>(
         gpu: &Gpu,
         rows: u64,
         cols: u64,
-        ptr: &CudaSlice<S>,
+        ptr: &CudaSlice<P>,
         idx: &CudaSlice<S>,
         vals: Option<CudaSlice<T>>,
     ) -> Result<Self> {
-        let (ptr, idx, vals) = signed_parts::<S, S, u32, T>(gpu, rows, cols, ptr, idx, vals)?;
+        let (ptr, idx, vals) = signed_parts::<P, S, O, T>(gpu, rows, cols, ptr, idx, vals)?;
         let parts = DeviceCsrParts { ptr, idx, vals };
         check_shape(rows, cols, &parts)?;
         // SAFETY: signed_parts checked every invariant on the GPU (pointer from 0 to nnz, never
@@ -139,11 +181,11 @@ impl<T: DeviceRepr> DeviceCsr<T> {
     ///
     /// # Safety
     /// The buffers must satisfy [`DeviceCsr`]'s invariants (sizes within [`MAX_DIM`] and
-    /// [`MAX_NNZ`], `ptr` of `rows + 1` nondecreasing words from 0 to `idx.len()`, every index
+    /// `O::MAX_NNZ`, `ptr` of `rows + 1` nondecreasing words from 0 to `idx.len()`, every index
     /// below `cols`, `vals` of `idx.len()` items when present) once the work already enqueued on
     /// the stream that wrote them completes. Kernels index with them unchecked: a violation can
     /// make them read or write outside their buffers.
-    pub unsafe fn from_parts_unchecked(rows: u64, cols: u64, parts: DeviceCsrParts<T>) -> Self {
+    pub unsafe fn from_parts_unchecked(rows: u64, cols: u64, parts: DeviceCsrParts<T, O>) -> Self {
         Self { rows, cols, ptr: parts.ptr, idx: parts.idx, vals: parts.vals }
     }
 }
@@ -231,32 +273,48 @@ pub(crate) fn structure_faults(pf: Option<gpu_runtime::check::OffsetFault>, xf: 
     Ok(())
 }
 
-fn check_shape<T: DeviceRepr>(rows: u64, cols: u64, p: &DeviceCsrParts<T>) -> Result<()> {
-    check_lengths(rows, cols, p.ptr.len(), p.idx.len(), p.vals.as_ref().map(|v| v.len()), MAX_NNZ)
+fn check_shape<T: DeviceRepr, O: PointerWord>(rows: u64, cols: u64, p: &DeviceCsrParts<T, O>) -> Result<()> {
+    check_lengths(rows, cols, p.ptr.len(), p.idx.len(), p.vals.as_ref().map(|v| v.len()), O::MAX_NNZ)
 }
 
-impl<T: Value + AnyBits> DeviceCsr<T> {
-    /// Uploads `a` (already valid: no device check).
-    ///
-    /// # Errors
-    /// [`Error::TooLarge`] past 32-bit sizes, device errors (out of memory).
-    pub fn upload(gpu: &Gpu, a: &Csr<u32, T>) -> Result<Self> {
-        let parts = DeviceCsrParts { ptr: gpu.upload(a.ptr())?, idx: gpu.upload(a.idx())?, vals: Some(gpu.upload(a.vals())?) };
+impl<T: AnyBits, O: PointerWord> DeviceCsr<T, O> {
+    /// Uploads `a`'s structure and, when given, values (a validated host matrix: no device
+    /// check); its column indices become `u32` ([`PointerWord::narrow_indices`]).
+    fn upload_parts<U: Value>(gpu: &Gpu, a: &Csr<O, U>, vals: Option<&[T]>) -> Result<Self> {
+        check_lengths(a.rows(), a.cols(), a.ptr().len(), a.nnz() as usize, None, O::MAX_NNZ)?;
+        let parts = DeviceCsrParts {
+            ptr: gpu.upload(a.ptr())?,
+            idx: gpu.upload(&O::narrow_indices(a.idx()))?,
+            vals: vals.map(|v| gpu.upload(v)).transpose()?,
+        };
         check_shape(a.rows(), a.cols(), &parts)?;
-        // SAFETY: `a` is a validated `Csr`, copied as is; sizes checked just above.
+        // SAFETY: `a` is a validated `Csr`, copied as is (indices narrowed without loss: each is
+        // below cols <= MAX_DIM); sizes checked just above.
         Ok(unsafe { Self::from_parts_unchecked(a.rows(), a.cols(), parts) })
     }
+}
 
-    /// Downloads back into a validated [`Csr`] (values of one for a pattern matrix).
+impl<T: Value + AnyBits, O: PointerWord> DeviceCsr<T, O> {
+    /// Uploads `a` (already valid: no device check); the pointer word is `a`'s index type.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] past the sizes of the pointer word or [`MAX_DIM`], device errors
+    /// (out of memory).
+    pub fn upload(gpu: &Gpu, a: &Csr<O, T>) -> Result<Self> {
+        Self::upload_parts(gpu, a, Some(a.vals()))
+    }
+
+    /// Downloads back into a validated [`Csr`] with indices of the pointer word (values of one
+    /// for a pattern matrix).
     ///
     /// # Errors
     /// Device errors.
-    pub fn download(&self, gpu: &Gpu) -> Result<Csr<u32, T>> {
+    pub fn download(&self, gpu: &Gpu) -> Result<Csr<O, T>> {
         let vals = match &self.vals {
             Some(v) => gpu.download(v)?,
             None => vec![T::one(); self.idx.len()],
         };
-        Csr::try_new(self.rows, self.cols, gpu.download(&self.ptr)?, gpu.download(&self.idx)?, vals)
+        Csr::try_new(self.rows, self.cols, gpu.download(&self.ptr)?, O::widen_indices(gpu.download(&self.idx)?), vals)
     }
 }
 
@@ -301,15 +359,12 @@ impl DeviceCsr<u128> {
     }
 }
 
-impl DeviceCsr<u8> {
+impl<O: PointerWord> DeviceCsr<u8, O> {
     /// Uploads the structure of a pattern matrix.
     ///
     /// # Errors
     /// As [`DeviceCsr::upload`].
-    pub fn upload_pattern(gpu: &Gpu, a: &Csr<u32, ()>) -> Result<Self> {
-        let parts = DeviceCsrParts { ptr: gpu.upload(a.ptr())?, idx: gpu.upload(a.idx())?, vals: None };
-        check_shape(a.rows(), a.cols(), &parts)?;
-        // SAFETY: `a` is a validated `Csr`, copied as is; sizes checked just above.
-        Ok(unsafe { Self::from_parts_unchecked(a.rows(), a.cols(), parts) })
+    pub fn upload_pattern(gpu: &Gpu, a: &Csr<O, ()>) -> Result<Self> {
+        Self::upload_parts(gpu, a, None)
     }
 }

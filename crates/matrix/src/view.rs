@@ -8,8 +8,7 @@
 use gpu_runtime::check::OffsetWord;
 use gpu_runtime::{DeviceView, DeviceViewMut, Gpu};
 
-use crate::device::{check_lengths, check_structure, structure_faults, DeviceCsr, DeviceCsrParts, MAX_NNZ};
-use crate::device64::{DeviceCsr64, DeviceCsr64Parts};
+use crate::device::{check_lengths, check_structure, structure_faults, DeviceCsr, DeviceCsrParts, PointerWord, MAX_NNZ};
 use crate::{Error, Result};
 
 /// The alignment, in bytes, every array of a [`DeviceCsrView`] and of a [`DeviceCsrPartsMut`]
@@ -36,8 +35,8 @@ pub fn check_aligned(what: &'static str, addr: u64, len: usize) -> Result<()> {
 /// a multiple of [`VIEW_ALIGN`] bytes; `rows, cols <= MAX_DIM`, `nnz` within the pointer type
 /// (`MAX_NNZ` for `u32`); the row pointer has
 /// `rows + 1` entries, starts at 0, never decreases and ends at `nnz`; every column index is
-/// below `cols`; the values, when present, number `nnz`. Built by [`DeviceCsr::view`],
-/// [`DeviceCsr64::view`], [`DeviceCsrView::new`] (validated on the GPU) or the `unsafe`
+/// below `cols`; the values, when present, number `nnz`. Built by [`DeviceCsr::view`] (either
+/// pointer word), [`DeviceCsrView::new`] (validated on the GPU) or the `unsafe`
 /// [`DeviceCsrView::new_unchecked`].
 pub struct DeviceCsrView<'a, T, O = u32> {
     rows: u64,
@@ -260,37 +259,22 @@ impl<T, O> DeviceCsrPartsMut<'_, T, O> {
     }
 }
 
-impl<T: gpu_runtime::cudarc::driver::DeviceRepr> DeviceCsr<T> {
+impl<T: gpu_runtime::cudarc::driver::DeviceRepr, O: PointerWord> DeviceCsr<T, O> {
     /// A borrowed view of the matrix (what the algorithms take).
-    pub fn view(&self) -> DeviceCsrView<'_, T> {
+    pub fn view(&self) -> DeviceCsrView<'_, T, O> {
         // SAFETY: a DeviceCsr keeps every invariant of the view.
         unsafe { DeviceCsrView::new_unchecked(self.rows(), self.cols(), self.ptr().into(), self.idx().into(), self.vals().map(DeviceView::of)) }
     }
 }
 
-impl<T: gpu_runtime::cudarc::driver::DeviceRepr> DeviceCsr64<T> {
-    /// A borrowed view of the matrix (what the algorithms take).
-    pub fn view(&self) -> DeviceCsr64View<'_, T> {
-        // SAFETY: a DeviceCsr64 keeps every invariant of the view.
-        unsafe { DeviceCsrView::new_unchecked(self.rows(), self.cols(), self.ptr().into(), self.idx().into(), self.vals().map(DeviceView::of)) }
-    }
-}
-
-impl<T: gpu_runtime::cudarc::driver::DeviceRepr> DeviceCsrParts<T> {
+impl<T: gpu_runtime::cudarc::driver::DeviceRepr, O: PointerWord> DeviceCsrParts<T, O> {
     /// The buffers as writable views.
-    pub fn view_mut(&mut self) -> DeviceCsrPartsMut<'_, T> {
+    pub fn view_mut(&mut self) -> DeviceCsrPartsMut<'_, T, O> {
         DeviceCsrPartsMut { ptr: (&mut self.ptr).into(), idx: (&mut self.idx).into(), vals: self.vals.as_mut().map(DeviceViewMut::of) }
     }
 }
 
-impl<T: gpu_runtime::cudarc::driver::DeviceRepr> DeviceCsr64Parts<T> {
-    /// The buffers as writable views.
-    pub fn view_mut(&mut self) -> DeviceCsrPartsMut<'_, T, u64> {
-        DeviceCsrPartsMut { ptr: (&mut self.ptr).into(), idx: (&mut self.idx).into(), vals: self.vals.as_mut().map(DeviceViewMut::of) }
-    }
-}
-
-/// Anything that lends a [`DeviceCsrView`]: owned matrices ([`DeviceCsr`], [`DeviceCsr64`])
+/// Anything that lends a [`DeviceCsrView`]: owned matrices ([`DeviceCsr`] of either pointer word)
 /// and views themselves. The algorithms take `&impl AsDeviceCsrView<T, O>`, so they borrow
 /// whichever the caller holds.
 pub trait AsDeviceCsrView<T, O = u32> {
@@ -304,14 +288,8 @@ impl<T, O: OffsetWord> AsDeviceCsrView<T, O> for DeviceCsrView<'_, T, O> {
     }
 }
 
-impl<T: gpu_runtime::cudarc::driver::DeviceRepr> AsDeviceCsrView<T> for DeviceCsr<T> {
-    fn csr_view(&self) -> DeviceCsrView<'_, T> {
-        self.view()
-    }
-}
-
-impl<T: gpu_runtime::cudarc::driver::DeviceRepr> AsDeviceCsrView<T, u64> for DeviceCsr64<T> {
-    fn csr_view(&self) -> DeviceCsr64View<'_, T> {
+impl<T: gpu_runtime::cudarc::driver::DeviceRepr, O: PointerWord> AsDeviceCsrView<T, O> for DeviceCsr<T, O> {
+    fn csr_view(&self) -> DeviceCsrView<'_, T, O> {
         self.view()
     }
 }

@@ -43,17 +43,17 @@ gpu_test!(fn signed_index_arrays_narrow_on_the_gpu_or_name_the_bad_position(gpu)
         for (bad, what) in [(-1 - r.random_range(0..1_000i64), "negative"), (u32::MAX as i64 + 1 + r.random_range(0..1_000i64), "too large")] {
             let mut idx = i64s.clone();
             idx[at] = bad;
-            let e = DeviceCsr::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&p64).unwrap(), &gpu.upload(&idx).unwrap(), vals()).err().expect("refused");
+            let e = DeviceCsr::<f32>::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&p64).unwrap(), &gpu.upload(&idx).unwrap(), vals()).err().expect("refused");
             assert!(matches!(e, Error::BadIndexValue { what: "index", position, value, .. } if position == at as u64 && value == bad as i128), "{what} at {at}: {e}");
         }
         let mut ptr = p64.clone();
         let last = ptr.len() - 1;
         ptr[last] = -5;
-        let e = DeviceCsr::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&ptr).unwrap(), &gpu.upload(&i64s).unwrap(), vals()).err().expect("refused");
+        let e = DeviceCsr::<f32>::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&ptr).unwrap(), &gpu.upload(&i64s).unwrap(), vals()).err().expect("refused");
         assert!(matches!(e, Error::BadIndexValue { what: "pointer", value: -5, .. }), "{e}");
         let mut idx = i64s.clone();
         idx[at] = a.cols() as i64;
-        let e = DeviceCsr::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&p64).unwrap(), &gpu.upload(&idx).unwrap(), vals()).err().expect("refused");
+        let e = DeviceCsr::<f32>::from_signed_parts(gpu, a.rows(), a.cols(), &gpu.upload(&p64).unwrap(), &gpu.upload(&idx).unwrap(), vals()).err().expect("refused");
         assert!(matches!(e, Error::IndexOutOfRange { position, .. } if position == at as u64), "{e}");
     }
 });
