@@ -11,6 +11,8 @@
 //!   non-transposed product on it; the transpose's time and the number of products after which
 //!   it pays off against cuSPARSE's transposed product are printed beside it;
 //! - `pair`: the deterministic [`CsrPair`] (fixed-order CSR products on `A` and a stored `Aᵀ`);
+//!   `pair rows` the same with the row-major group kernels (3 or more vectors), `pair panels`
+//!   with them over column panels sized to the L2 (`CsrPair::with_panels`, as the SVD builds it);
 //! - `spmv-auto` (k = 1, `A·x` only): gpu-spmv's `Format::Auto`.
 //!
 //! GB/s use one byte model for all (CSR read once, `x` and `y` once: `nnz (4 + 8) + 4 (m + 1) +
@@ -91,7 +93,7 @@ fn main() {
     println!("\n| matrix | nnz | CSRC MB (CSR MB) | build CSRC ms | pair build ms | transpose ms |");
     println!("|---|---|---|---|---|---|");
     let mut detail = String::new();
-    detail.push_str("| matrix | k | op | csrc ms | segments ms | groups ms | segments global ms | groups global ms | cuSPARSE ms | explicit ms | pair ms | spmv-auto ms | csrc GB/s (% copy) | csrc ÷ cuSPARSE | explicit pays off after |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    detail.push_str("| matrix | k | op | csrc ms | segments ms | groups ms | segments global ms | groups global ms | cuSPARSE ms | explicit ms | pair ms | pair rows ms | pair panels ms | spmv-auto ms | csrc GB/s (% copy) | csrc ÷ cuSPARSE | explicit pays off after |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (name, make) in suite(quick, graphs) {
         let a = make();
         let (m, n, nnz) = (a.rows(), a.cols(), a.nnz());
@@ -105,6 +107,12 @@ fn main() {
         let mut pair = CsrPair::new(&gpu, DeviceCsr::upload(&gpu, &a).expect("upload")).expect("pair");
         gpu.synchronize().expect("sync");
         let pair_ms = t0.elapsed().as_secs_f64() * 1e3;
+        // The pair with the row-major group kernels, whole and cut into column panels sized to
+        // the L2 (what the SVD's `Layout::CsrPair` builds).
+        let mut pair_rows = CsrPair::from_view(&gpu, &da).expect("pair");
+        pair_rows.set_row_major(true);
+        let mut pair_panels = CsrPair::with_panels(&gpu, &da, CsrPair::<f64>::l2_panel_rows(&gpu)).expect("pair panels");
+        pair_panels.set_row_major(true);
         let mut tr = Transposer::new(&gpu).expect("transposer");
         let parts = tr.alloc_output(&da).expect("output");
         let at = tr.transpose_into(Algorithm::Auto, &da, parts).expect("transpose");
@@ -159,6 +167,8 @@ fn main() {
                 let t_cs = median_ms(&timer, reps, || cs.multiply(op, 1.0, &x, 0.0, &mut out).expect("cusparse"));
                 let t_ex = median_ms(&timer, reps, || explicit.multiply(op.flip(), 1.0, &x, 0.0, &mut out).expect("explicit"));
                 let t_pair = median_ms(&timer, reps, || pair.multiply(op, 1.0, &x, 0.0, &mut out).expect("pair"));
+                let t_rows = median_ms(&timer, reps, || pair_rows.multiply(op, 1.0, &x, 0.0, &mut out).expect("pair rows"));
+                let t_panels = median_ms(&timer, reps, || pair_panels.multiply(op, 1.0, &x, 0.0, &mut out).expect("pair panels"));
                 let t_spmv = if k == 1 && op == Op::NoTranspose {
                     Some(median_ms(&timer, reps, || spmv.apply(1.0, x.data(), 0.0, out.data_mut()).expect("spmv")))
                 } else {
@@ -168,7 +178,7 @@ fn main() {
                 let gbs = |t: f64| bytes / (t * 1e-3) / 1e9;
                 let pays = if op == Op::Transpose && t_cs > t_ex { format!("{:.0}", (transpose_ms / (t_cs - t_ex)).ceil()) } else { "—".into() };
                 detail.push_str(&format!(
-                    "| {name} | {k} | {opname} | {t_csrc:.4} | {t_seg:.4} | {t_grp:.4} | {t_seg_global:.4} | {t_grp_global:.4} | {t_cs:.4} | {t_ex:.4} | {t_pair:.4} | {} | {:.0} ({:.0}%) | {:.2}× | {pays} |\n",
+                    "| {name} | {k} | {opname} | {t_csrc:.4} | {t_seg:.4} | {t_grp:.4} | {t_seg_global:.4} | {t_grp_global:.4} | {t_cs:.4} | {t_ex:.4} | {t_pair:.4} | {t_rows:.4} | {t_panels:.4} | {} | {:.0} ({:.0}%) | {:.2}× | {pays} |\n",
                     t_spmv.map(|t| format!("{t:.4}")).unwrap_or_default(),
                     gbs(t_csrc),
                     100.0 * gbs(t_csrc) / copy,
@@ -183,6 +193,8 @@ fn main() {
                     ("cusparse", Some(t_cs)),
                     ("explicit", Some(t_ex)),
                     ("pair", Some(t_pair)),
+                    ("pair-rows", Some(t_rows)),
+                    ("pair-panels", Some(t_panels)),
                     ("spmv-auto", t_spmv),
                     ("csrc-rowblocks", t_rowblocks),
                     ("csrc-pieces", t_pieces),
