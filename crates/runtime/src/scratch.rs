@@ -52,6 +52,114 @@ impl Layout {
     }
 }
 
+/// Where a plan's one description of its scratch runs: measuring it ([`Measure`]: the bytes a
+/// call needs, for the plan's `workspace_bytes`) or carving a lent [`Scratch`] (the regions
+/// themselves). A plan writes its regions once, as a function generic over `Carver` returning a
+/// struct of `C::Slice<T>` and `C::Sub` fields, and calls it with both, so what it reports is
+/// what it carves (faer's `StackReq`/`MemStack` split, kept in one place).
+///
+/// ```
+/// use gpu_runtime::scratch::{aligned, Carver, Measure};
+/// /// A plan's regions: `n` keys, then a nested plan's scratch.
+/// struct Regions<C: Carver> { keys: C::Slice<u32>, nested: C::Sub }
+/// fn regions<C: Carver>(c: &mut C, n: usize) -> gpu_runtime::Result<Regions<C>> {
+///     Ok(Regions { keys: c.slice::<u32>(n)?, nested: c.sub(1000)? })
+/// }
+/// let bytes = Measure::bytes_of(|m| regions(m, 100).map(|_| ())).unwrap();
+/// assert_eq!(bytes, aligned(400) + aligned(1000));
+/// ```
+pub trait Carver {
+    /// A typed region of items ([`ScratchSlice`] when carving, nothing when measuring).
+    type Slice<T: AnyBits>;
+    /// A nested plan's scratch ([`Scratch`] when carving, nothing when measuring).
+    type Sub;
+    /// The next `len` items of `T` (rounded up to [`ALIGN`] bytes).
+    ///
+    /// # Errors
+    /// [`Error::ScratchTooSmall`] when carving past the end; [`Error::TooLarge`] on overflow.
+    fn slice<T: AnyBits>(&mut self, len: usize) -> Result<Self::Slice<T>>;
+    /// The next `len` items of `T` where the description knows the items only by their size
+    /// (`item_bytes`: a query by value size, before the value type is chosen). Carving checks
+    /// that `item_bytes` is `T`'s size.
+    ///
+    /// # Errors
+    /// As [`Carver::slice`]; `Internal` when carving items of another size than `T`'s.
+    fn items<T: AnyBits>(&mut self, len: usize, item_bytes: u64) -> Result<Self::Slice<T>>;
+    /// The next `bytes` (rounded up to [`ALIGN`]) as a nested plan's scratch.
+    ///
+    /// # Errors
+    /// [`Error::ScratchTooSmall`] when carving past the end.
+    fn sub(&mut self, bytes: u64) -> Result<Self::Sub>;
+}
+
+/// The measuring [`Carver`]: sums the regions a description asks for, as [`Layout`] does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Measure {
+    layout: Layout,
+}
+
+impl Measure {
+    /// The bytes measured so far.
+    pub fn bytes(&self) -> u64 {
+        self.layout.bytes()
+    }
+
+    /// The bytes of the regions `describe` asks for.
+    ///
+    /// # Errors
+    /// What `describe` returns (sizes overflowing `usize`, a nested plan's refusal).
+    pub fn bytes_of<E>(describe: impl FnOnce(&mut Measure) -> std::result::Result<(), E>) -> std::result::Result<u64, E> {
+        let mut m = Measure::default();
+        describe(&mut m)?;
+        Ok(m.bytes())
+    }
+}
+
+impl Carver for Measure {
+    type Slice<T: AnyBits> = ();
+    type Sub = ();
+
+    fn slice<T: AnyBits>(&mut self, len: usize) -> Result<()> {
+        self.layout = self.layout.add(crate::bytes_of::<T>(len)?);
+        Ok(())
+    }
+
+    fn items<T: AnyBits>(&mut self, len: usize, item_bytes: u64) -> Result<()> {
+        let bytes = (len as u64).checked_mul(item_bytes).ok_or(Error::TooLarge {
+            what: "scratch region",
+            len: len as u64,
+            max: u64::MAX / item_bytes.max(1),
+        })?;
+        self.layout = self.layout.add(bytes);
+        Ok(())
+    }
+
+    fn sub(&mut self, bytes: u64) -> Result<()> {
+        self.layout = self.layout.add(bytes);
+        Ok(())
+    }
+}
+
+impl<'a> Carver for Scratch<'a> {
+    type Slice<T: AnyBits> = ScratchSlice<'a, T>;
+    type Sub = Scratch<'a>;
+
+    fn slice<T: AnyBits>(&mut self, len: usize) -> Result<ScratchSlice<'a, T>> {
+        Scratch::slice(self, len)
+    }
+
+    fn items<T: AnyBits>(&mut self, len: usize, item_bytes: u64) -> Result<ScratchSlice<'a, T>> {
+        if item_bytes != std::mem::size_of::<T>() as u64 {
+            return Err(Error::Internal("a scratch description carving items of another size than measured"));
+        }
+        Scratch::slice(self, len)
+    }
+
+    fn sub(&mut self, bytes: u64) -> Result<Scratch<'a>> {
+        Scratch::sub(self, bytes)
+    }
+}
+
 /// A region of device memory lent to a plan for one call. Regions are carved from the front in
 /// order ([`Scratch::take`] for a plan's own temporaries, [`Scratch::sub`] for a nested plan's
 /// scratch); asking for more than is left is an error ([`Error::ScratchTooSmall`]), never an
@@ -454,5 +562,27 @@ mod tests {
         let s = fake(ALIGN);
         assert!(s.require(ALIGN + 1).is_err());
         assert!(s.require(ALIGN).is_ok());
+    }
+
+    #[test]
+    fn measure_sums_what_a_carve_of_the_same_regions_takes() {
+        // A description: 10 u64, 3 items of 8 bytes known by size, a nested 1000 bytes, 0 u32.
+        fn describe<C: Carver>(c: &mut C) -> Result<()> {
+            c.slice::<u64>(10)?;
+            c.items::<u8>(3, 8)?;
+            c.sub(1000)?;
+            c.slice::<u32>(0)?;
+            Ok(())
+        }
+        let bytes = Measure::bytes_of(describe).unwrap();
+        assert_eq!(bytes, Layout::new().add(80).add(24).add(1000).add(0).bytes());
+        // The carve arithmetic consumes exactly that for the same sizes.
+        let mut c = fake(bytes);
+        for b in [80, 24, 1000, 0] {
+            c.take(b).unwrap();
+        }
+        assert_eq!(c.remaining(), 0);
+        // Sizes past usize are errors, not wrapped sums.
+        assert!(Measure::bytes_of(|m| m.items::<u8>(usize::MAX, 16).map(|_| ())).is_err());
     }
 }

@@ -22,7 +22,7 @@
 //! RadixTrans. Every kernel stays inside its buffers whatever the structure holds (the searches
 //! are clamped), so a view whose check is still running may be transposed this way
 //! ([`crate::Transposer::transpose_pending_with`]).
-use gpu_runtime::scratch::Layout;
+use gpu_runtime::scratch::{Carver, Measure};
 use gpu_runtime::{Payload, Scratch};
 use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 use transpose_kernels::SYM_FLAG_WORDS;
@@ -36,9 +36,21 @@ pub(crate) fn applies(t: &Transposer, d: Dims, vb: u64) -> bool {
     d.m == d.n && matches!(vb, 0 | 4 | 8) && radix_trans::rows_in_scratch(t, d)
 }
 
-/// RadixTrans's scratch, then the flag's words and the verdict word.
+/// A call's scratch: RadixTrans's, then the flag's words and the verdict word.
+struct Regions<C: Carver> {
+    radix: C::Sub,
+    bad: C::Slice<u32>,
+    verdict: C::Slice<u32>,
+}
+
+/// The one description of [`Regions`] (`vb` bytes a value), measured or carved.
+fn regions<C: Carver>(c: &mut C, t: &Transposer, d: Dims, vb: u64) -> Result<Regions<C>> {
+    Ok(Regions { radix: c.sub(radix_trans::workspace_bytes(&t.radix, d, vb))?, bad: c.slice(SYM_FLAG_WORDS)?, verdict: c.slice(1)? })
+}
+
+/// [`Regions`], measured.
 pub(crate) fn workspace_bytes(t: &Transposer, d: Dims, vb: u64) -> u64 {
-    Layout::new().add(radix_trans::workspace_bytes(&t.radix, d, vb)).add(4 * SYM_FLAG_WORDS as u64).add(4).bytes()
+    Measure::bytes_of(|m| regions(m, t, d, vb).map(|_| ())).unwrap_or(u64::MAX)
 }
 
 pub(crate) fn run<T: Payload>(
@@ -49,9 +61,7 @@ pub(crate) fn run<T: Payload>(
     scratch: &mut Scratch<'_>,
 ) -> Result<()> {
     let vb = if a.vals().is_some() { T::BYTES as u64 } else { 0 };
-    let mut radix = scratch.sub(radix_trans::workspace_bytes(&t.radix, d, vb))?;
-    let mut bad = scratch.slice::<u32>(SYM_FLAG_WORDS)?;
-    let mut verdict = scratch.slice::<u32>(1)?;
+    let Regions { mut radix, mut bad, mut verdict } = regions(scratch, t, d, vb)?;
     t.gpu.memset_bytes(&mut bad, 0)?;
     radix_trans::expand_rows(t, a, out, d, &mut radix.reborrow())?;
     let stream = t.gpu.stream().clone();

@@ -10,8 +10,8 @@
 //! written after the sort): with it, the workspace is at most cuSPARSE's on the suite (f32).
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_radix::{bits_below, DoubleBuffer, RadixSort, Sort};
-use gpu_runtime::scratch::{Layout, ScratchSlice};
-use gpu_runtime::{DeviceView, DeviceViewMut, Payload, Scratch};
+use gpu_runtime::scratch::{Carver, Measure, ScratchSlice};
+use gpu_runtime::{AnyBits, DeviceView, DeviceViewMut, Payload, Scratch};
 use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
 use crate::{launch, Dims, Result, Transposer};
@@ -22,18 +22,11 @@ fn even_passes(radix: &RadixSort, n: u64) -> bool {
     radix.passes(0..bits_below(n)).0 % 2 == 0
 }
 
-/// The scratch of one call, in carving order ([`carve`]): the sorted columns; ptr2idx's scratch;
-/// the rows' other half (the output's row indices are one); with more than one pass the
-/// columns' and the values' other halves (one pass reads the input and writes the current halves
-/// only); the sort's sweep state, without its look-back status when that lives in the output's
-/// column pointer. With an even number of passes ptr2idx writes the rows into the output's row
-/// indices, with an odd number into their other half here: no rows buffer.
+/// The scratch of one call (`vb` bytes a value): what [`carve`] describes, measured.
 pub(crate) fn workspace_bytes(radix: &RadixSort, d: Dims, vb: u64) -> u64 {
-    let mut l = Layout::new().add(4 * d.nnz).add(Ptr2Idx::workspace_bytes(d.m, d.nnz)).add(4 * d.nnz);
-    if radix.passes(0..bits_below(d.n)).0 > 1 {
-        l = l.add(4 * d.nnz).add(vb * d.nnz);
-    }
-    l.add(sweep_bytes(radix, d)).bytes()
+    // The one description measured with stand-in value items of `vb` bytes; sizes beyond `usize`
+    // cannot be carved anyway, so they report as unsatisfiable.
+    Measure::bytes_of(|m| carve::<_, u8>(m, radix, d, Some(vb)).map(|_| ())).unwrap_or(u64::MAX)
 }
 
 /// Whether the sort's look-back status fits in the output's column pointer (`n + 1` words,
@@ -61,29 +54,38 @@ pub(crate) fn rows_in_scratch(t: &Transposer, d: Dims) -> bool {
     !even_passes(&t.radix, d.n)
 }
 
-/// The regions [`workspace_bytes`] lists, carved from `scratch`.
-struct Carved<'s, T> {
-    sorted: ScratchSlice<'s, u32>,
-    expand: Scratch<'s>,
-    rows: ScratchSlice<'s, u32>,
+/// The scratch of one call, in carving order: the sorted columns; ptr2idx's scratch; the rows'
+/// other half (the output's row indices are one); with more than one pass the columns' and (with
+/// values) the values' other halves (one pass reads the input and writes the current halves
+/// only); the sort's sweep state, without its look-back status when that lives in the output's
+/// column pointer. With an even number of passes ptr2idx writes the rows into the output's row
+/// indices, with an odd number into their other half here: no rows buffer.
+struct Carved<C: Carver, T: AnyBits> {
+    sorted: C::Slice<u32>,
+    expand: C::Sub,
+    rows: C::Slice<u32>,
     /// The columns' and values' other halves (more than one pass).
-    alternates: Option<(ScratchSlice<'s, u32>, Option<ScratchSlice<'s, T>>)>,
-    sweep: Scratch<'s>,
+    alternates: Option<Alternates<C, T>>,
+    sweep: C::Sub,
 }
 
-fn carve<'s, T: Payload>(radix: &RadixSort, d: Dims, values: bool, scratch: &'s mut Scratch<'_>) -> Result<Carved<'s, T>> {
+/// The columns' other half and, with values, the values'.
+type Alternates<C, T> = (<C as Carver>::Slice<u32>, Option<<C as Carver>::Slice<T>>);
+
+/// The one description of a call's scratch ([`Carved`]), measured ([`workspace_bytes`]) or
+/// carved from a lent scratch; `values`: the values' item bytes, `None` for a pattern.
+fn carve<C: Carver, T: Payload>(c: &mut C, radix: &RadixSort, d: Dims, values: Option<u64>) -> Result<Carved<C, T>> {
     let n = d.nnz as usize;
-    let mut s = scratch.reborrow();
-    let sorted = s.slice::<u32>(n)?;
-    let expand = s.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?;
-    let rows = s.slice::<u32>(n)?;
+    let sorted = c.slice::<u32>(n)?;
+    let expand = c.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?;
+    let rows = c.slice::<u32>(n)?;
     let alternates = if radix.passes(0..bits_below(d.n)).0 > 1 {
-        let keys = s.slice::<u32>(n)?;
-        Some((keys, if values { Some(s.slice::<T>(n)?) } else { None }))
+        let keys = c.slice::<u32>(n)?;
+        Some((keys, values.map(|vb| c.items::<T>(n, vb)).transpose()?))
     } else {
         None
     };
-    let sweep = s.sub(sweep_bytes(radix, d))?;
+    let sweep = c.sub(sweep_bytes(radix, d))?;
     Ok(Carved { sorted, expand, rows, alternates, sweep })
 }
 
@@ -96,7 +98,7 @@ pub(crate) fn with_odd_rows<R>(
     scratch: &mut Scratch<'_>,
     f: impl FnOnce(&mut ScratchSlice<'_, u32>, &mut Scratch<'_>) -> Result<R>,
 ) -> Result<R> {
-    let mut c = carve::<u32>(&t.radix, d, false, scratch)?;
+    let mut c = carve::<_, u32>(&mut scratch.reborrow(), &t.radix, d, None)?;
     f(&mut c.rows, &mut c.expand)
 }
 
@@ -108,7 +110,7 @@ pub(crate) fn expand_rows<T: Payload>(
     d: Dims,
     scratch: &mut Scratch<'_>,
 ) -> Result<()> {
-    let mut c = carve::<T>(&t.radix, d, false, scratch)?;
+    let mut c = carve::<_, T>(&mut scratch.reborrow(), &t.radix, d, None)?;
     if even_passes(&t.radix, d.n) {
         // The rows straight into the output's row indices; the first pass sorts from there.
         t.ptr2idx.run_with(a.ptr(), &mut out.idx, &mut c.expand)?;
@@ -133,7 +135,7 @@ pub(crate) fn sort<T: Payload>(
 ) -> Result<()> {
     let stream = t.gpu.stream().clone();
     let values = a.vals().is_some() && out.vals.is_some();
-    let mut c = carve::<T>(&t.radix, d, values, scratch)?;
+    let mut c = carve::<_, T>(&mut scratch.reborrow(), &t.radix, d, values.then_some(std::mem::size_of::<T>() as u64))?;
     let (mut keys_alt, mut vals_alt) = match c.alternates.take() {
         Some((k, v)) => (Some(k), v),
         None => (None, None),
