@@ -3,7 +3,7 @@
 //! detection, then a gather of the rows and values. The COO chain ([`crate::coo_chain`]) shares
 //! the sort and the gather.
 use gpu_ptr2idx::Ptr2Idx;
-use gpu_runtime::scratch::{Layout, ScratchSlice};
+use gpu_runtime::scratch::{Carver, Measure, ScratchSlice};
 use gpu_runtime::{Payload, Scratch};
 use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
@@ -17,28 +17,40 @@ pub(crate) struct ByColumn<'a> {
     pub perm: ScratchSlice<'a, u32>,
 }
 
-/// Scratch of [`by_column`]: `rows`, `keys`, `perm`, then the primitives' scratch.
-pub(crate) fn by_column_bytes(t: &Transposer, d: Dims) -> Layout {
-    Layout::new().add(4 * d.nnz).add(4 * d.nnz).add(4 * d.nnz).add(Ptr2Idx::workspace_bytes(d.m, d.nnz)).add(t.sort.sort_workspace_bytes(d.nnz, true))
+/// The scratch of [`by_column`]: `rows`, `keys`, `perm`, then ptr2idx's and the sort's.
+pub(crate) struct ByColumnRegions<C: Carver> {
+    rows: C::Slice<u32>,
+    keys: C::Slice<u32>,
+    perm: C::Slice<u32>,
+    expand: C::Sub,
+    sort: C::Sub,
+}
+
+/// The one description of [`ByColumnRegions`], measured or carved.
+pub(crate) fn by_column_regions<C: Carver>(c: &mut C, t: &Transposer, d: Dims) -> Result<ByColumnRegions<C>> {
+    let n = d.nnz as usize;
+    Ok(ByColumnRegions {
+        rows: c.slice(n)?,
+        keys: c.slice(n)?,
+        perm: c.slice(n)?,
+        expand: c.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?,
+        sort: c.sub(t.sort.sort_workspace_bytes(d.nnz, true))?,
+    })
 }
 
 pub(crate) fn workspace_bytes(t: &Transposer, d: Dims) -> u64 {
-    by_column_bytes(t, d).bytes()
+    Measure::bytes_of(|m| by_column_regions(m, t, d).map(|_| ())).unwrap_or(u64::MAX)
 }
 
 /// ptr2idx, then the stable sort of `(column, position)`: equal columns keep their CSR order, so
 /// rows come out sorted in each column.
-pub(crate) fn by_column<'a, T: Payload>(t: &mut Transposer, a: &DeviceCsrView<'_, T>, d: Dims, scratch: &mut Scratch<'a>) -> Result<ByColumn<'a>> {
+pub(crate) fn by_column<'a, T: Payload>(t: &mut Transposer, a: &DeviceCsrView<'_, T>, r: ByColumnRegions<Scratch<'a>>) -> Result<ByColumn<'a>> {
     let stream = t.gpu.stream().clone();
-    let n = d.nnz as usize;
-    let mut rows = scratch.slice::<u32>(n)?;
-    let mut keys = scratch.slice::<u32>(n)?;
-    let mut perm = scratch.slice::<u32>(n)?;
-    t.ptr2idx.run_with(a.ptr(), &mut rows, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
+    let ByColumnRegions { mut rows, mut keys, mut perm, mut expand, mut sort } = r;
+    t.ptr2idx.run_with(a.ptr(), &mut rows, &mut expand)?;
     stream.memcpy_dtod(a.idx(), &mut keys).map_err(|e| gpu_runtime::Error::driver("copy column indices")(e))?;
     launch::iota(&t.gpu, &t.k, &mut perm.view_mut())?;
-    let mut sub = scratch.sub(t.sort.sort_workspace_bytes(d.nnz, true))?;
-    t.sort.sort_pairs_with(&mut keys, &mut perm, &mut sub)?;
+    t.sort.sort_pairs_with(&mut keys, &mut perm, &mut sort)?;
     Ok(ByColumn { rows, keys, perm })
 }
 
@@ -62,7 +74,8 @@ pub(crate) fn run<T: Payload>(
     d: Dims,
     scratch: &mut Scratch<'_>,
 ) -> Result<()> {
-    let sorted = by_column(t, a, d, scratch)?;
+    let regions = by_column_regions(scratch, t, d)?;
+    let sorted = by_column(t, a, regions)?;
     // SAFETY: nnz sorted keys < n (the input's column indices, the view's invariant), the
     // output pointer of n + 1 words.
     unsafe { launch::sorted_ptr(&t.gpu, &t.k, &sorted.keys.view(), d.n, &mut out.ptr)? };

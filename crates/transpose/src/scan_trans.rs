@@ -2,7 +2,7 @@
 //! `(P + 1) × n`) with per-nonzero ranks (`intra`), vertical scan, exclusive scan of the totals
 //! (the column pointer), then one scatter of every nonzero to its slot.
 use gpu_ptr2idx::Ptr2Idx;
-use gpu_runtime::scratch::Layout;
+use gpu_runtime::scratch::{Carver, Measure};
 use gpu_runtime::{Payload, Scratch};
 use gpu_scan::{Algorithm as ScanAlgorithm, ScanKind, Scanner};
 use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
@@ -39,16 +39,30 @@ fn table_len(parts: u64, n: u64) -> Result<u64> {
 
 /// The scratch of one call, in carving order: the row of every nonzero (`rows`), its rank in its
 /// partition (`intra`), the table, then the primitives' scratch.
+struct Regions<C: Carver> {
+    rows: C::Slice<u32>,
+    intra: C::Slice<u32>,
+    table: C::Slice<u32>,
+    expand: C::Sub,
+    partition: C::Sub,
+    scan: C::Sub,
+}
+
+/// The one description of [`Regions`] (`parts` partitions), measured or carved.
+fn regions<C: Carver>(c: &mut C, t: &Transposer, d: Dims, parts: u64) -> Result<Regions<C>> {
+    Ok(Regions {
+        rows: c.slice(d.nnz as usize)?,
+        intra: c.slice(d.nnz as usize)?,
+        table: c.slice(table_len(parts, d.n)? as usize)?,
+        expand: c.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?,
+        partition: c.sub(t.hist.partitioned_workspace_bytes(parts, d.n))?,
+        scan: c.sub(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, d.n))?,
+    })
+}
+
 pub(crate) fn workspace_bytes(t: &Transposer, d: Dims) -> Result<u64> {
     let parts = t.scan_parts_for(d.nnz, d.n);
-    Ok(Layout::new()
-        .add(4 * d.nnz)
-        .add(4 * d.nnz)
-        .add(4 * table_len(parts, d.n)?)
-        .add(Ptr2Idx::workspace_bytes(d.m, d.nnz))
-        .add(t.hist.partitioned_workspace_bytes(parts, d.n))
-        .add(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, d.n))
-        .bytes())
+    Measure::bytes_of(|m| regions(m, t, d, parts).map(|_| ()))
 }
 
 pub(crate) fn run<T: Payload>(
@@ -59,20 +73,15 @@ pub(crate) fn run<T: Payload>(
     scratch: &mut Scratch<'_>,
 ) -> Result<()> {
     let parts = t.scan_parts_for(d.nnz, d.n);
-    let tlen = table_len(parts, d.n)?;
     let stream = t.gpu.stream().clone();
-    let mut rows = scratch.slice::<u32>(d.nnz as usize)?;
-    let mut intra = scratch.slice::<u32>(d.nnz as usize)?;
-    let mut table = scratch.slice::<u32>(tlen as usize)?;
-    t.ptr2idx.run_with(a.ptr(), &mut rows, &mut scratch.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
-    let mut sub = scratch.sub(t.hist.partitioned_workspace_bytes(parts, d.n))?;
-    t.hist.partitioned_with(a.idx(), parts, &mut table, &mut intra, false, &mut sub)?;
+    let Regions { mut rows, mut intra, mut table, mut expand, mut partition, mut scan } = regions(scratch, t, d, parts)?;
+    t.ptr2idx.run_with(a.ptr(), &mut rows, &mut expand)?;
+    t.hist.partitioned_with(a.idx(), parts, &mut table, &mut intra, false, &mut partition)?;
     // Column pointer: exclusive scan of the totals (row `parts` of the table), then nnz.
     {
         let totals = table.range((parts * d.n) as usize..);
         let mut head = out.ptr.slice_mut(0..d.n as usize);
-        let mut sub = scratch.sub(Scanner::<u32>::workspace_bytes(ScanAlgorithm::Auto, d.n))?;
-        t.scanner.scan_with(ScanKind::Exclusive, &totals, &mut head, &mut sub)?;
+        t.scanner.scan_with(ScanKind::Exclusive, &totals, &mut head, &mut scan)?;
     }
     let mut tail = out.ptr.slice_mut(d.n as usize..);
     stream.memcpy_htod(&[d.nnz as u32], &mut tail).map_err(|e| gpu_runtime::Error::driver("column pointer tail")(e))?;
