@@ -105,8 +105,9 @@ gpu_test!(fn gpu_matches_the_twin(gpu) {
         // Past 2^16 rows: the chunked dot products, with leftover rows.
         ("tall-skinny 70001x150", generate::tall_skinny::<f64>(70_001, 150, 5, s ^ 7).unwrap()),
     ];
-    // Both layouts; the pair's row-major kernels at blocks of 3 (groups of 4 lanes), 8 and 16.
-    let runs = [(Layout::Auto, 3), (Layout::CsrPair, 3), (Layout::CsrPair, 8), (Layout::CsrPair, 16)];
+    // Both layouts: CSRC at blocks of 2 and 3, the pair's row-major kernels at blocks of 3 (groups
+    // of 4 lanes; `Auto` takes the pair from 3 vectors where it fits), 8 and 16.
+    let runs = [(Layout::Auto, 2), (Layout::Csrc, 3), (Layout::Auto, 3), (Layout::CsrPair, 8), (Layout::CsrPair, 16)];
     for ((name, a), (layout, block)) in cases.iter().flat_map(|c| runs.iter().map(move |r| (c, *r))) {
         let c = Config { rank: 6, block: Some(block), tol: 1e-10, layout, ..Config::default() };
         let g = gpu_run(gpu, a, &c);
