@@ -2,7 +2,7 @@
 //! crate, with their grid sizing: the typed entry points at the end (`impl Segsort`) form the
 //! addresses, after the lengths are checked, for the `unsafe` launches above them.
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut, DeviceSlice, LaunchConfig};
-use gpu_runtime::scratch::ScratchSlice;
+use gpu_runtime::scratch::{Carver, ScratchSlice};
 use gpu_runtime::{grid_1d, ptr_mut_or_null, Gpu, KernelOf, Scratch};
 use gpu_segmerge::raw::{self, MergeKernels};
 use segsort_kernels::{PackArgs, SortArgs};
@@ -162,9 +162,7 @@ impl Segsort {
         scratch.require(self.sort_workspace_bytes(n, vals.is_some()))?;
         let b = self.tile.len() as u64;
         let passes = raw::merge_passes(n, b);
-        let mut splits = scratch.slice::<u32>((raw::max_tiles(n, b) + 1) as usize)?;
-        let mut tk = scratch.slice::<u32>(n as usize)?;
-        let mut tv = if vals.is_some() { Some(scratch.slice::<u32>(n as usize)?) } else { None };
+        let SortRegions { mut splits, keys: mut tk, vals: mut tv } = sort_regions(scratch, n, b, vals.is_some())?;
         let stream = self.gpu.stream().clone();
         let (k, _k) = keys.device_ptr_mut(&stream);
         if let Some(v) = &vals {
@@ -190,22 +188,24 @@ impl Segsort {
         Ok(())
     }
 
-    /// The 64-bit sort by segments once `seg` holds each item's segment: `a`, `b` two 64-bit
-    /// temporaries and `splits` from the scratch ([`sort_segments64`]).
+    /// The 64-bit sort by segments once `seg` holds each item's segment, on its carved regions
+    /// ([`Segments64Regions`], [`sort_segments64`]).
     pub(crate) fn segments64(
         &mut self,
         seg: &mut ScratchSlice<'_, u32>,
         keys: &mut impl DevicePtrMut<u32>,
         vals: ValuesMut<'_>,
-        scratch: &mut Scratch<'_>,
+        regions: Segments64Regions<Scratch<'_>>,
     ) -> Result<()> {
         let n = keys.len() as u64;
         same("segments", n, seg.len())?;
         if n == 0 {
             return Ok(());
         }
-        let (mut a, mut b) = (scratch.slice::<u64>(n as usize)?, scratch.slice::<u64>(n as usize)?);
-        let mut splits = scratch.slice::<u32>((raw::max_tiles(n, 2048) + 1) as usize)?;
+        let Segments64Regions { mut a, mut b, mut splits } = regions;
+        if a.len() as u64 != n {
+            return Err(Error::Runtime(gpu_runtime::Error::Internal("segment sort regions carved for another length")));
+        }
         let stream = self.gpu.stream().clone();
         let (sg, _s) = seg.device_ptr_mut(&stream);
         let (k, _k) = keys.device_ptr_mut(&stream);
@@ -223,6 +223,34 @@ impl Segsort {
         // words; n >= 1.
         unsafe { sort_segments64(&self.gpu, &k64, sg, k, v, n, a, b, sp) }
     }
+}
+
+/// The scratch of a whole sort of `n` items in carving order: the merge passes' tile splits,
+/// then the keys' (and values') ping-pong copies; nothing for `n = 0`.
+pub(crate) struct SortRegions<C: Carver> {
+    pub splits: C::Slice<u32>,
+    pub keys: C::Slice<u32>,
+    pub vals: Option<C::Slice<u32>>,
+}
+
+/// The one description of [`SortRegions`] (tiles of `tile` items), measured
+/// ([`Segsort::sort_workspace_bytes`]) or carved.
+pub(crate) fn sort_regions<C: Carver>(c: &mut C, n: u64, tile: u64, with_values: bool) -> Result<SortRegions<C>> {
+    let (splits, items) = if n == 0 { (0, 0) } else { ((raw::max_tiles(n, tile) + 1) as usize, n as usize) };
+    Ok(SortRegions { splits: c.slice(splits)?, keys: c.slice(items)?, vals: if with_values { Some(c.slice(items)?) } else { None } })
+}
+
+/// The 64-bit sort by segments' scratch in carving order: two 64-bit temporaries of `n` items,
+/// then the merge splits (tiles of 2048).
+pub(crate) struct Segments64Regions<C: Carver> {
+    pub a: C::Slice<u64>,
+    pub b: C::Slice<u64>,
+    pub splits: C::Slice<u32>,
+}
+
+/// The one description of [`Segments64Regions`], measured or carved.
+pub(crate) fn segments64_regions<C: Carver>(c: &mut C, n: u64) -> Result<Segments64Regions<C>> {
+    Ok(Segments64Regions { a: c.slice(n as usize)?, b: c.slice(n as usize)?, splits: c.slice((raw::max_tiles(n, 2048) + 1) as usize)? })
 }
 
 #[cfg(test)]

@@ -11,9 +11,9 @@ pub mod serial;
 
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
-use gpu_runtime::scratch::Layout as ScratchLayout;
+use gpu_runtime::scratch::{Carver, Measure};
 use gpu_runtime::{KernelOf, PtxModule, Scratch, ScratchBuf};
-use gpu_segmerge::raw::{self, MergeKernels};
+use gpu_segmerge::raw::MergeKernels;
 use gpu_segmerge::Segmerge;
 use segsort_kernels::{PackArgs, SortArgs};
 
@@ -170,11 +170,7 @@ impl Segsort {
     /// [`Segsort::sort_keys_with`] for `n` items: the keys' (and values') ping-pong copies and
     /// the merge passes' tile splits.
     pub fn sort_workspace_bytes(&self, n: u64, with_values: bool) -> u64 {
-        if n == 0 {
-            return 0;
-        }
-        let splits = 4 * (raw::max_tiles(n, self.tile.len() as u64) + 1);
-        ScratchLayout::new().add(splits).add(4 * n).add(if with_values { 4 * n } else { 0 }).bytes()
+        Measure::bytes_of(|m| launch::sort_regions(m, n, self.tile.len() as u64, with_values).map(|_| ())).unwrap_or(u64::MAX)
     }
 
     /// Stable sort of the pairs by key, in place, any length: block sorts of [`TileSize`]
@@ -224,8 +220,7 @@ impl Segsort {
     /// block sorts need none): segment indices, two 64-bit key buffers, merge splits and
     /// pointers-to-index's scratch, about 24 bytes per item.
     pub fn segments_workspace_bytes(m: u64, n: u64) -> u64 {
-        let tiles = raw::max_tiles(n, 2048) + 1;
-        ScratchLayout::new().add(Ptr2Idx::workspace_bytes(m, n)).add(4 * n).add(8 * n).add(8 * n).add(4 * tiles).bytes()
+        Measure::bytes_of(|c| segments_regions(c, m, n).map(|_| ())).unwrap_or(u64::MAX)
     }
 
     /// Device bytes the plan's own workspace holds now.
@@ -350,10 +345,9 @@ impl Segsort {
         let n = keys.len() as u64;
         let m = (offsets.len() as u64).saturating_sub(1);
         scratch.require(Self::segments_workspace_bytes(m, n))?;
-        let mut p2i_scratch = scratch.sub(Ptr2Idx::workspace_bytes(m, n))?;
-        let mut seg = scratch.slice::<u32>(n as usize)?;
-        self.p2i.run_checked_with(offsets, &mut seg, &mut p2i_scratch)?;
-        self.segments64(&mut seg, keys, vals, scratch)
+        let SegmentsRegions { mut expand, mut seg, sort } = segments_regions(scratch, m, n)?;
+        self.p2i.run_checked_with(offsets, &mut seg, &mut expand)?;
+        self.segments64(&mut seg, keys, vals, sort)
     }
 
     /// [`Segsort::sort_tiles_into`] on raw device addresses (`vals == 0`: keys only), for
@@ -397,4 +391,18 @@ fn same_len(n: usize, other: usize, what: &'static str) -> Result<u64> {
         return Err(Error::LengthMismatch { what, expected: n as u64, got: other as u64 });
     }
     check_len(n)
+}
+
+/// The scratch of a sort by segments, in carving order: pointers-to-index's, each item's
+/// segment, then the 64-bit sort's ([`launch::Segments64Regions`]).
+struct SegmentsRegions<C: Carver> {
+    expand: C::Sub,
+    seg: C::Slice<u32>,
+    sort: launch::Segments64Regions<C>,
+}
+
+/// The one description of [`SegmentsRegions`] for `m` segments over `n` items, measured
+/// ([`Segsort::segments_workspace_bytes`]) or carved.
+fn segments_regions<C: Carver>(c: &mut C, m: u64, n: u64) -> Result<SegmentsRegions<C>> {
+    Ok(SegmentsRegions { expand: c.sub(Ptr2Idx::workspace_bytes(m, n))?, seg: c.slice(n as usize)?, sort: launch::segments64_regions(c, n)? })
 }
