@@ -4,9 +4,11 @@
 # benches/stage-device-bundle.sh ab`, carry [".gpu/ab.txz"]) run from the base revision's
 # build and this one's, alternated ROUNDS times (default 2), then benches/ab_compare.py: each
 # benchmark's median time now ÷ base, the geomean per bench, and the ones past LIMIT (2%).
-# Knobs: ONLY=<regex of bench names>, ROUNDS, LIMIT (percent), MEASURE_S (criterion measurement
-# time, default 1.5), PER_RUN_S (timeout of one bench run, default 120). Raw output and the
-# table in $OUT (ab.tgz).
+# Knobs: ONLY=<regex of bench names>, FILTER=<criterion id regex> (criterion benches only run
+# the ids it matches; the table-printing benches of spmv, csrc and svd ignore it), ROUNDS, LIMIT
+# (percent), MEASURE_S (criterion measurement time, default 1.5), PER_RUN_S (timeout of one
+# bench run, default 120). Raw output and the table in $OUT (ab.tgz); ab_compare.py reads
+# criterion's estimates and the other benches' markdown tables alike.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
@@ -20,7 +22,7 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
     [ "$name" = REV ] && continue
     [ -n "${ONLY:-}" ] && ! echo "$name" | grep -qE "$ONLY" && continue
     for side in base new; do
-      timeout "${PER_RUN_S:-120}" ".gpu/ab/$side/$name" --bench --noplot --warm-up-time 0.5 --measurement-time "${MEASURE_S:-1.5}" \
+      timeout "${PER_RUN_S:-120}" ".gpu/ab/$side/$name" --bench --noplot --warm-up-time 0.5 --measurement-time "${MEASURE_S:-1.5}" ${FILTER:+"$FILTER"} \
         > "$OUT/$name-$side-$round.txt" 2>&1
       echo "$name $side round $round rc=$?"
     done

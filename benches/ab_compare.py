@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The table of benches/ab-device-run.sh: for every criterion benchmark id of every bench, the
-median time of the base build and of this one (each the median over the alternated rounds of
-criterion's own middle estimate), their ratio, each bench's geomean ratio, and the ids past the
-limit. Usage: ``python3 benches/ab_compare.py [--limit PERCENT] DIR`` (DIR holds
-``<bench>-<base|new>-<round>.txt``)."""
+"""The table of benches/ab-device-run.sh: for every benchmark id of every bench, the median time
+of the base build and of this one (each the median over the alternated rounds), their ratio,
+each bench's geomean ratio, and the ids past the limit. Criterion benches give criterion's
+middle estimate per id; the benches that print markdown tables (gpu-spmv's, gpu-csrc's,
+gpu-svd's) give every timing cell, the id being the row's leading cells and the column's header
+(build and conversion columns left out: one-off costs timed once). Usage: ``python3
+benches/ab_compare.py [--limit PERCENT] DIR`` (DIR holds ``<bench>-<base|new>-<round>.txt``)."""
 import argparse
 import math
 import re
@@ -32,6 +34,41 @@ def parse(path):
     return out
 
 
+# A timing column of a markdown table: "ms" or "seconds" in its header, not a one-off build.
+TIMED = re.compile(r"\bms\b|seconds|ms \(median")
+ONE_OFF = re.compile(r"build|conversion|transpose ms|pays off")
+
+
+def parse_tables(path):
+    """``{row id · column: seconds}`` of the markdown tables of one run's output: a row's id is
+    its leading cells up to the first timing column."""
+    out, header = {}, None
+    for line in path.read_text(errors="replace").splitlines():
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if set(line.strip()) <= set("|-: "):
+            continue
+        if header is None:
+            header = cells
+            continue
+        timed = [i for i, h in enumerate(header) if TIMED.search(h) and not ONE_OFF.search(h)]
+        if not timed:
+            continue
+        key = " · ".join(cells[: timed[0]])
+        for i in timed:
+            if i >= len(cells):
+                continue
+            try:
+                v = float(cells[i])
+            except ValueError:
+                continue
+            if v > 0:
+                out[f"{key} · {header[i]}"] = v * (1.0 if "seconds" in header[i] else 1e-3)
+    return out
+
+
 def table(directory, limit):
     runs = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for f in sorted(Path(directory).glob("*-*-*.txt")):
@@ -39,7 +76,8 @@ def table(directory, limit):
         if not m:
             continue
         bench, side = m.group(1), m.group(2)
-        for bid, t in parse(f).items():
+        found = parse(f) or parse_tables(f)
+        for bid, t in found.items():
             runs[bench][bid][side].append(t)
     lines, past = [], []
     lines.append(f"| bench | ids | geomean new ÷ base | worst id (new ÷ base) | past {limit}% |")
