@@ -67,8 +67,8 @@ def svds(
     method (``k`` may equal ``min(A.shape)`` for ``"lanczos"`` and ``"propack"``, else it must be
     smaller, as SciPy's); ``options`` is not used. GPU inputs take neither ``which="SM"``, ``v0``
     nor complex values (``NotImplementedError``), nor ``center`` with the host operator path.
-    ``block`` is the number of vectors per product (1 to 16; default 2 on the GPU, 1 on the
-    host). ``center=True`` decomposes the column-centered matrix ``A - 1 mu^T`` (``mu`` the
+    ``block`` is the number of vectors per product (1 to 16; default on the GPU 2, or 8 for
+    matrices of 20M nonzeros or more when ``k >= 32``; 1 on the host). ``center=True`` decomposes the column-centered matrix ``A - 1 mu^T`` (``mu`` the
     column means) without forming it: sparse PCA, the principal axes in ``vh`` and the scores
     in ``u * s`` (each product adds a rank-one correction; the matrix stays sparse).
 

@@ -75,8 +75,53 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 gpu_runtime::lift_errors!(gpu_csrc => Csrc);
 
-/// The block size when [`Config::block`] is `None`, on the GPU and in the twin.
+/// The block size when [`Config::block`] is `None`, on the GPU and in the twin, below
+/// [`WIDE_BLOCK_NNZ`] nonzeros or [`WIDE_BLOCK_RANK`] triplets ([`default_block`]).
 pub const DEFAULT_BLOCK: usize = 2;
+
+/// The block size [`default_block`] takes for large matrices and many triplets: on the H100,
+/// k = 50 to 1e-8 of uniform matrices took 0.65 s at block 8 against 1.20 s at block 2 (24.4M
+/// nonzeros), and 6.55 s against 16.6 s (243.8M; 4.44 s at block 8 on the CSR pair, which
+/// `Layout::Auto` takes for blocks of 3 or more).
+pub const WIDE_BLOCK: usize = 8;
+
+/// Nonzeros from which [`default_block`] takes [`WIDE_BLOCK`].
+pub const WIDE_BLOCK_NNZ: u64 = 20_000_000;
+
+/// Triplets from which [`default_block`] takes [`WIDE_BLOCK`]: at k = 16 block 2 was the faster
+/// (1M × 4284, 11M nonzeros: 0.18 s at 2, 0.30 s at 8), and the realistic suite's k = 16 runs
+/// take 0.08–0.31 s at block 2.
+pub const WIDE_BLOCK_RANK: usize = 32;
+
+/// Lanczos's block size when [`Config::block`] is `None`, on the GPU and in the serial twin:
+/// [`WIDE_BLOCK`] for matrices of at least [`WIDE_BLOCK_NNZ`] nonzeros when at least
+/// [`WIDE_BLOCK_RANK`] triplets are wanted (each product sweeps the matrix once, so wide blocks
+/// pay where sweeps are long and many), else [`DEFAULT_BLOCK`]. The distributed SVD keeps
+/// [`DEFAULT_BLOCK`] (each process holds only its blocks' nonzeros).
+///
+/// ```
+/// use gpu_svd::{default_block, DEFAULT_BLOCK, WIDE_BLOCK};
+/// assert_eq!(default_block(243_807_771, 50), WIDE_BLOCK);
+/// assert_eq!(default_block(243_807_771, 16), DEFAULT_BLOCK);
+/// assert_eq!(default_block(11_000_000, 50), DEFAULT_BLOCK);
+/// ```
+pub fn default_block(nnz: u64, rank: usize) -> usize {
+    if nnz >= WIDE_BLOCK_NNZ && rank >= WIDE_BLOCK_RANK {
+        WIDE_BLOCK
+    } else {
+        DEFAULT_BLOCK
+    }
+}
+
+/// `cfg` with Lanczos's block resolved by [`default_block`] where it is `None` (the randomized
+/// method keeps its own default).
+fn with_default_block(cfg: &Config, nnz: u64) -> Config {
+    let block = match (cfg.block, cfg.method) {
+        (None, Method::Lanczos) => Some(default_block(nnz, cfg.rank)),
+        (b, _) => b,
+    };
+    Config { block, ..cfg.clone() }
+}
 
 /// The method of the truncated SVD.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -133,9 +178,10 @@ pub struct Config {
     pub method: Method,
     /// Singular triplets wanted (`r`), the largest.
     pub rank: usize,
-    /// Block size `b` (vectors per product), `1 ..= 16`; `None`: 2 on the GPU and in the twin
-    /// (on the H100, k = 16 of a 1M × 4284 matrix: 0.18 s at b = 2, 0.20 s at 4, 0.24 s at 1,
-    /// 0.30 s at 8), [`cpu::DEFAULT_BLOCK`] in the CPU fallback.
+    /// Block size `b` (vectors per product), `1 ..= 16`; `None`: [`default_block`] on the GPU
+    /// and in the twin (2, or 8 from 20M nonzeros and 32 triplets; on the H100, k = 16 of a 1M ×
+    /// 4284 matrix: 0.18 s at b = 2, 0.20 s at 4, 0.24 s at 1, 0.30 s at 8), 16 for the
+    /// randomized method, [`cpu::DEFAULT_BLOCK`] in the CPU fallback.
     pub block: Option<usize>,
     /// Stop when every wanted triplet's residual `‖Aᵀu − σv‖` (estimated from the recurrence) is at
     /// most `tol · σ₁`.
@@ -399,7 +445,7 @@ impl SvdValue for f32 {
 pub fn svd<T: SvdValue>(gpu: &Gpu, a: &impl AsDeviceCsrView<T>, cfg: &Config) -> Result<Svd> {
     let a = a.csr_view();
     cfg.check(a.rows(), a.cols())?;
-    run_gpu(gpu, &a, cfg, None, &mut |e| cfg.observer.emit(e))
+    run_gpu(gpu, &a, &with_default_block(cfg, a.nnz()), None, &mut |e| cfg.observer.emit(e))
 }
 
 /// [`svd`] writing the singular vectors into the caller's device blocks instead of host memory:
@@ -427,7 +473,7 @@ pub fn svd_into<T: SvdValue>(
     // The backend's left vectors span the operator's rows: A's columns when it works on Aᵀ.
     let (ua, vb) = (gpu::Dest::of(u), gpu::Dest::of(v));
     let dest = if transposed { [vb, ua] } else { [ua, vb] };
-    run_gpu(gpu, &a, &Config { vectors: false, ..cfg.clone() }, Some(dest), &mut |e| cfg.observer.emit(e))
+    run_gpu(gpu, &a, &Config { vectors: false, ..with_default_block(cfg, a.nnz()) }, Some(dest), &mut |e| cfg.observer.emit(e))
 }
 
 /// The GPU SVD of a checked view; `dest`: device blocks for the left and right vectors in the
@@ -473,7 +519,7 @@ fn run_gpu<T: SvdValue>(
 /// Whether the GPU SVD of `a` stores it as a [`gpu_csrc::CsrPair`] (row-major products over
 /// column panels that keep the dense operand's rows in the L2) rather than CSRC:
 /// [`Layout::CsrPair`]; or [`Layout::Auto`] with products of 3 or more vectors (the block size:
-/// [`DEFAULT_BLOCK`] for Lanczos, 16 for the randomized method, unless set) when three CSR
+/// resolved by [`default_block`] for Lanczos, 16 for the randomized method) when three CSR
 /// copies (the pair and the transposes' temporaries) take at most half the free device memory.
 ///
 /// # Errors
@@ -572,7 +618,7 @@ fn host_svd<T: sptrans_matrix::Value + Into<f64>>(a: &Csr<u32, T>, cfg: &Config,
         (host::Products::Rows(rows::RowProducts::new(a)), Config { krylov, block, ..cfg.clone() })
     } else {
         twin = Csrc::from_csr(a);
-        (host::Products::Twin(&twin), cfg.clone())
+        (host::Products::Twin(&twin), with_default_block(cfg, a.nnz()))
     };
     let transposed = a.cols() > a.rows();
     let mut be = host::HostBackend { c, transposed, slots: Vec::new(), mu: None };
