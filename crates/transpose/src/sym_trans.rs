@@ -23,7 +23,7 @@ use gpu_ptr2idx::Ptr2Idx;
 use std::sync::Arc;
 
 use gpu_runtime::cudarc::driver::{CudaStream, DevicePtr};
-use gpu_runtime::scratch::Layout;
+use gpu_runtime::scratch::{Carver, Measure};
 use gpu_runtime::{DeviceView, DeviceViewMut, Payload, Scratch};
 use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 use transpose_kernels::{sym_flag_raised, SYM_FLAG_WORDS};
@@ -34,22 +34,42 @@ use crate::{launch, radix_trans, Dims, Result, Transposer};
 /// even number of passes, so its rows would go into the output's row indices, which the pass
 /// writes), in carving order: the rows, the flag's copies, ptr2idx's scratch. RadixTrans's
 /// scratch overlaps it from the same start: one runs or the other.
-fn own_bytes(d: Dims) -> u64 {
-    Layout::new().add(4 * d.nnz).add(4 * SYM_FLAG_WORDS as u64).add(Ptr2Idx::workspace_bytes(d.m, d.nnz)).bytes()
+struct OwnRegions<C: Carver> {
+    rows: C::Slice<u32>,
+    bad: C::Slice<u32>,
+    expand: C::Sub,
 }
 
-/// Square matrices: with an odd number of passes, RadixTrans's scratch then the flag's copies
-/// (the rows are RadixTrans's, in its sort's temporary copy, shared); with an even number, the
-/// larger of [`own_bytes`] and RadixTrans's. Other matrices: RadixTrans's alone.
+/// The one description of [`OwnRegions`], measured or carved.
+fn own_regions<C: Carver>(c: &mut C, d: Dims) -> Result<OwnRegions<C>> {
+    Ok(OwnRegions { rows: c.slice(d.nnz as usize)?, bad: c.slice(SYM_FLAG_WORDS)?, expand: c.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))? })
+}
+
+/// The scratch with an odd number of passes: RadixTrans's, then the flag's copies (the rows are
+/// RadixTrans's, in its sort's temporary copy, shared).
+struct SharedRegions<C: Carver> {
+    radix: C::Sub,
+    bad: C::Slice<u32>,
+}
+
+/// The one description of [`SharedRegions`] (`vb` bytes a value), measured or carved.
+fn shared_regions<C: Carver>(c: &mut C, t: &Transposer, d: Dims, vb: u64) -> Result<SharedRegions<C>> {
+    Ok(SharedRegions { radix: c.sub(radix_trans::workspace_bytes(&t.radix, d, vb))?, bad: c.slice(SYM_FLAG_WORDS)? })
+}
+
+/// Square matrices: with an odd number of passes, [`SharedRegions`]; with an even number, the
+/// larger of [`OwnRegions`] and RadixTrans's (one or the other runs, from the same start).
+/// Other matrices: RadixTrans's alone.
 pub(crate) fn workspace_bytes(t: &Transposer, d: Dims, vb: u64) -> u64 {
     let radix = radix_trans::workspace_bytes(&t.radix, d, vb);
-    if d.m != d.n {
-        radix
+    let measured = if d.m != d.n {
+        Ok(radix)
     } else if radix_trans::rows_in_scratch(t, d) {
-        Layout::new().add(radix).add(4 * SYM_FLAG_WORDS as u64).bytes()
+        Measure::bytes_of(|m| shared_regions(m, t, d, vb).map(|_| ()))
     } else {
-        radix.max(own_bytes(d))
-    }
+        Measure::bytes_of(|m| own_regions(m, d).map(|_| ())).map(|own| own.max(radix))
+    };
+    measured.unwrap_or(u64::MAX)
 }
 
 /// Launches SymTrans's probe of `a` (square, non-empty; [`transpose_kernels::sym_probe_row`]) on
@@ -119,8 +139,7 @@ pub(crate) fn run<T: Payload>(
     if radix_trans::rows_in_scratch(t, d) {
         // RadixTrans's rows serve both: ptr2idx runs while the host reads the probe's verdict,
         // and is not wasted when either check fails.
-        let mut radix = scratch.sub(radix_trans::workspace_bytes(&t.radix, d, vb))?;
-        let mut bad = scratch.slice::<u32>(SYM_FLAG_WORDS)?;
+        let SharedRegions { mut radix, mut bad } = shared_regions(scratch, t, d, vb)?;
         let main = t.gpu.stream().clone();
         t.gpu.memset_bytes(&mut bad, 0)?;
         // The probe on the side stream, beside ptr2idx on the main one (it is latency-bound,
@@ -147,15 +166,14 @@ pub(crate) fn run<T: Payload>(
     }
     // An even number of passes: rows of its own, read after the probe's verdict.
     let mut own = scratch.reborrow();
-    let mut rows = own.slice::<u32>(d.nnz as usize)?;
-    let mut bad = own.slice::<u32>(SYM_FLAG_WORDS)?;
+    let OwnRegions { mut rows, mut bad, mut expand } = own_regions(&mut own, d)?;
     if probe(t, a, &mut bad.view_mut(), d)? {
-        t.ptr2idx.run_with(a.ptr(), &mut rows, &mut own.sub(Ptr2Idx::workspace_bytes(d.m, d.nnz))?)?;
+        t.ptr2idx.run_with(a.ptr(), &mut rows, &mut expand)?;
         launch_pass(t, a, out, &rows.view(), &mut bad.view_mut(), d, true)?;
         if passed(t, &bad)? {
             return Ok(());
         }
     }
-    drop((rows, bad, own));
+    drop((rows, bad, expand, own));
     radix_trans::run(t, a, out, d, scratch)
 }
