@@ -6,7 +6,7 @@
 //! GPU algorithm gets these widths this way, at the price of `8·nnz` bytes of workspace and one
 //! gather.
 use gpu_radix::{bits_below, RadixSort};
-use gpu_runtime::scratch::Layout;
+use gpu_runtime::scratch::{Carver, Measure};
 use gpu_runtime::{Payload, Scratch};
 use sptrans_matrix::{DeviceCsrPartsMut, DeviceCsrView};
 
@@ -36,9 +36,21 @@ fn check_width(bytes: usize) -> Result<()> {
 }
 
 /// The scratch of one call, in carving order: the positions, the permutation, then the
-/// algorithm's own for 4-byte values (`inner`).
+/// algorithm's own for 4-byte values (`inner` bytes).
+struct Regions<C: Carver> {
+    pos: C::Slice<u32>,
+    perm: C::Slice<u32>,
+    inner: C::Sub,
+}
+
+/// The one description of [`Regions`], measured or carved.
+fn regions<C: Carver>(c: &mut C, nnz: u64, inner: u64) -> Result<Regions<C>> {
+    Ok(Regions { pos: c.slice(nnz as usize)?, perm: c.slice(nnz as usize)?, inner: c.sub(inner)? })
+}
+
+/// [`Regions`], measured.
 pub(crate) fn workspace_bytes(nnz: u64, inner: u64) -> u64 {
-    Layout::new().add(4 * nnz).add(4 * nnz).add(inner).bytes()
+    Measure::bytes_of(|m| regions(m, nnz, inner).map(|_| ())).unwrap_or(u64::MAX)
 }
 
 /// Transposes `a`, whose values are `T::BYTES` = 1, 2 or 16 bytes wide, with `algo` (a GPU
@@ -55,14 +67,14 @@ pub(crate) fn run<T: Payload>(
     let Some(vals) = a.vals() else {
         return Err(Error::Runtime(gpu_runtime::Error::Internal("wide values path without values")));
     };
-    let mut pos = scratch.slice::<u32>(d.nnz as usize)?;
-    let mut perm = scratch.slice::<u32>(d.nnz as usize)?;
+    let inner_bytes = t.workspace_bytes(algo, d.m, d.n, d.nnz, 4)?;
+    let Regions { mut pos, mut perm, mut inner } = regions(scratch, d.nnz, inner_bytes)?;
     launch::iota(&t.gpu, &t.k, &mut pos.view_mut())?;
     // The same matrix with each nonzero's position as its value, and an output whose values
     // are the permutation: borrowed views, nothing forged.
     let a32 = a.with_values(pos.view())?;
     let mut o32 = DeviceCsrPartsMut { ptr: out.ptr.reborrow(), idx: out.idx.reborrow(), vals: Some(perm.view_mut()) };
-    t.run_algorithm(algo, &a32, &mut o32, d, scratch)?;
+    t.run_algorithm(algo, &a32, &mut o32, d, &mut inner)?;
     drop(o32);
     let Some(out_vals) = out.vals.as_mut() else {
         return Err(Error::Runtime(gpu_runtime::Error::Internal("wide values path without output values")));
