@@ -10,7 +10,7 @@ mod launch;
 pub mod serial;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
-use gpu_runtime::scratch::{Layout as ScratchLayout, ScratchSlice};
+use gpu_runtime::scratch::{Carver, Measure, ScratchSlice};
 use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
 use gpu_scan::{ScanKind, Scanner};
 
@@ -160,17 +160,17 @@ impl Histogram {
 
     /// Scratch bytes of [`Histogram::counts_with`] (the checked form's flag).
     pub fn counts_workspace_bytes() -> u64 {
-        ScratchLayout::new().add(FLAG_BYTES).bytes()
+        measure(0)
     }
 
     /// Scratch bytes of [`Histogram::pointers_with`] for `bins` bins.
     pub fn pointers_workspace_bytes(bins: u64) -> u64 {
-        ScratchLayout::new().add(FLAG_BYTES).add(Scanner::<u32>::workspace_bytes(gpu_scan::Algorithm::Auto, bins + 1)).bytes()
+        measure(pointers_scan_bytes(bins))
     }
 
     /// Scratch bytes of [`Histogram::partitioned_with`] for `parts` partitions of `bins` bins.
     pub fn partitioned_workspace_bytes(&self, parts: u64, bins: u64) -> u64 {
-        ScratchLayout::new().add(FLAG_BYTES).add(self.vertical_scan_workspace_bytes(parts.saturating_add(1), bins)).bytes()
+        measure(self.vertical_scan_workspace_bytes(parts.saturating_add(1), bins))
     }
 
     /// Scratch bytes of [`Histogram::vertical_scan_with`] for a `rows × bins` table.
@@ -179,10 +179,7 @@ impl Histogram {
             return 0;
         }
         let chunks = vscan_chunks(rows, bins, self.gpu.props().sm_count);
-        if chunks == 1 {
-            return 0;
-        }
-        ScratchLayout::new().add(4 * (chunks + 1) * bins).bytes()
+        Measure::bytes_of(|m| vscan_sums(m, chunks, bins).map(|_| ())).unwrap_or(u64::MAX)
     }
 
     /// Writes into `counts` (`bins = counts.len()`) how many keys equal each bin; keys `>= bins`
@@ -216,7 +213,8 @@ impl Histogram {
     ) -> Result<()> {
         let bins = check_bins(counts.len() as u64)?;
         check_keys(keys.len())?;
-        let mut flag = self.flag(checked, scratch)?;
+        let Regions { flag, .. } = regions(scratch, 0)?;
+        let mut flag = self.flag(checked, flag)?;
         self.gpu.memset_bytes(counts, 0)?;
         launch::count(&self.gpu, &self.k, self.strategy, self.max_shared, keys, bins, counts, flag.as_mut())?;
         self.verdict(flag, bins as u64)
@@ -256,12 +254,12 @@ impl Histogram {
         let bins = check_bins((ptr.len() as u64).saturating_sub(1))?;
         check_keys(keys.len())?;
         scratch.require(Self::pointers_workspace_bytes(bins as u64))?;
-        let mut flag = self.flag(checked, scratch)?;
+        let Regions { flag, mut nested } = regions(scratch, pointers_scan_bytes(bins as u64))?;
+        let mut flag = self.flag(checked, flag)?;
         self.gpu.memset_bytes(ptr, 0)?;
         launch::count(&self.gpu, &self.k, self.strategy, self.max_shared, keys, bins, ptr, flag.as_mut())?;
         // ptr[bins] is still zero, so the exclusive scan leaves the total there.
-        let mut sub = scratch.sub(Scanner::<u32>::workspace_bytes(gpu_scan::Algorithm::Auto, bins as u64 + 1))?;
-        self.scanner.scan_in_place_with(ScanKind::Exclusive, ptr, &mut sub)?;
+        self.scanner.scan_in_place_with(ScanKind::Exclusive, ptr, &mut nested)?;
         self.verdict(flag, bins as u64)
     }
 
@@ -336,11 +334,11 @@ impl Histogram {
             return Err(Error::TooLarge { what: "parts", len: parts, max: (i32::MAX as u64) * WARPS as u64 });
         }
         scratch.require(self.partitioned_workspace_bytes(parts, bins as u64))?;
-        let mut flag = self.flag(checked, scratch)?;
+        let Regions { flag, mut nested } = regions(scratch, self.vertical_scan_workspace_bytes(rows, bins as u64))?;
+        let mut flag = self.flag(checked, flag)?;
         self.gpu.memset_bytes(table, 0)?;
         launch::partition(&self.gpu, &self.k, keys, bins, parts, table, intra, flag.as_mut())?;
-        let mut sub = scratch.sub(self.vertical_scan_workspace_bytes(rows, bins as u64))?;
-        self.vertical_scan_with(table, rows, bins as u64, &mut sub)?;
+        self.vertical_scan_with(table, rows, bins as u64, &mut nested)?;
         self.verdict(flag, bins as u64)
     }
 
@@ -373,7 +371,7 @@ impl Histogram {
             return Err(Error::TooLarge { what: "bins", len: bins, max: MAX_BINS });
         }
         let chunks = vscan_chunks(rows, bins, self.gpu.props().sm_count);
-        let mut sums = if chunks == 1 { None } else { Some(scratch.slice::<u32>(((chunks + 1) * bins) as usize)?) };
+        let mut sums = vscan_sums(scratch, chunks, bins)?;
         launch::vertical_scan(&self.gpu, &self.k, table, rows, bins, chunks, sums.as_mut())
     }
 
@@ -385,8 +383,7 @@ impl Histogram {
 
     /// The "first bad index" word of a checked call (carved from the scratch, set to
     /// `u32::MAX`), or none (the word is carved either way: the layouts count it).
-    fn flag<'s>(&self, checked: bool, scratch: &mut Scratch<'s>) -> Result<Option<ScratchSlice<'s, u32>>> {
-        let mut flag = scratch.slice::<u32>((FLAG_BYTES / 4) as usize)?;
+    fn flag<'s>(&self, checked: bool, mut flag: ScratchSlice<'s, u32>) -> Result<Option<ScratchSlice<'s, u32>>> {
         if !checked {
             return Ok(None);
         }
@@ -440,4 +437,35 @@ pub fn histogram(gpu: &Gpu, keys: &impl DevicePtr<u32>, counts: &mut impl Device
 /// As [`Histogram::pointers`].
 pub fn index_to_pointers(gpu: &Gpu, keys: &impl DevicePtr<u32>, ptr: &mut impl DevicePtrMut<u32>) -> Result<()> {
     Histogram::new(gpu)?.pointers(keys, ptr)
+}
+
+/// The scratch of a counting call, in carving order: the "first bad index" flag (carved whether
+/// or not the call is checked: the layouts count it), then a nested plan's scratch of `nested`
+/// bytes (the pointers' scan, the partitioned table's vertical scan; none for the counts).
+struct Regions<C: Carver> {
+    flag: C::Slice<u32>,
+    nested: C::Sub,
+}
+
+/// The one description of [`Regions`], measured or carved.
+fn regions<C: Carver>(c: &mut C, nested: u64) -> gpu_runtime::Result<Regions<C>> {
+    Ok(Regions { flag: c.slice((FLAG_BYTES / 4) as usize)?, nested: c.sub(nested)? })
+}
+
+/// [`Regions`] with a nested scratch of `nested` bytes, measured.
+fn measure(nested: u64) -> u64 {
+    Measure::bytes_of(|m| regions(m, nested).map(|_| ())).unwrap_or(u64::MAX)
+}
+
+/// The scan's scratch of index-to-pointers over `bins` bins (`bins + 1` words scanned).
+fn pointers_scan_bytes(bins: u64) -> u64 {
+    Scanner::<u32>::workspace_bytes(gpu_scan::Algorithm::Auto, bins + 1)
+}
+
+/// The vertical scan's chunk sums: `(chunks + 1) × bins` words, none for one chunk.
+fn vscan_sums<C: Carver>(c: &mut C, chunks: u64, bins: u64) -> gpu_runtime::Result<Option<C::Slice<u32>>> {
+    if chunks <= 1 {
+        return Ok(None);
+    }
+    Ok(Some(c.slice(((chunks + 1) * bins) as usize)?))
 }
