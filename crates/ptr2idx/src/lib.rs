@@ -10,7 +10,7 @@ mod launch;
 pub mod serial;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
-use gpu_runtime::scratch::Layout as ScratchLayout;
+use gpu_runtime::scratch::{Carver, Measure, ScratchSlice};
 use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
 
 pub use ptr2idx_kernels::{merge_path, NT, NV};
@@ -87,7 +87,7 @@ impl Ptr2Idx {
     /// Scratch bytes for `m` segments and `nnz` positions, for [`Ptr2Idx::run`] and
     /// [`Ptr2Idx::run_checked`] alike: one split per tile boundary, and the validation flags.
     pub fn workspace_bytes(m: u64, nnz: u64) -> u64 {
-        splits_layout(m, nnz).add(gpu_runtime::check::WORKSPACE_BYTES).bytes()
+        Measure::bytes_of(|c| regions(c, m, nnz).map(|_| ())).unwrap_or(u64::MAX)
     }
 
     /// Device bytes the plan's own workspace holds now.
@@ -126,26 +126,24 @@ impl Ptr2Idx {
     pub fn run_with<O: Offset>(&mut self, offsets: &impl DevicePtr<O>, out: &mut impl DevicePtrMut<u32>, scratch: &mut Scratch<'_>) -> Result<()> {
         let (m, nnz) = sizes::<O>(offsets.len(), out.len())?;
         scratch.require(Self::workspace_bytes(m, nnz))?;
-        self.expand_with(offsets, out, m, nnz, scratch)
+        let Regions { mut splits, .. } = regions(scratch, m, nnz)?;
+        self.expand_with(offsets, out, nnz, &mut splits)
     }
 
-    /// The partition and expansion launches, on the splits region of `scratch`.
+    /// The partition and expansion launches, on the carved splits (one per tile boundary).
     fn expand_with<O: Offset>(
         &mut self,
         offsets: &impl DevicePtr<O>,
         out: &mut impl DevicePtrMut<u32>,
-        m: u64,
         nnz: u64,
-        scratch: &mut Scratch<'_>,
+        splits: &mut ScratchSlice<'_, u64>,
     ) -> Result<()> {
         if nnz == 0 {
             return Ok(());
         }
-        let tiles = (m + nnz).div_ceil(NV as u64);
-        let mut splits = scratch.slice::<u64>(tiles as usize + 1)?;
         // The kernels of the offsets' width (u32 or u64, the two `Offset` types).
         let k = if std::mem::size_of::<O>() == 8 { &self.k.w64 } else { &self.k.w32 };
-        launch::expand(&self.gpu, k, offsets, out, &mut splits)
+        launch::expand(&self.gpu, k, offsets, out, splits)
     }
 
     /// [`Ptr2Idx::run_checked`] on caller-lent scratch of at least [`Ptr2Idx::workspace_bytes`].
@@ -160,11 +158,12 @@ impl Ptr2Idx {
     ) -> Result<()> {
         let (m, nnz) = sizes::<O>(offsets.len(), out.len())?;
         scratch.require(Self::workspace_bytes(m, nnz))?;
-        let fault = gpu_runtime::check::offsets(&self.gpu, offsets, nnz, &mut scratch.sub(gpu_runtime::check::WORKSPACE_BYTES)?)?;
+        let Regions { mut splits, mut check } = regions(scratch, m, nnz)?;
+        let fault = gpu_runtime::check::offsets(&self.gpu, offsets, nnz, &mut check)?;
         if let Some(f) = fault {
             return Err(Error::InvalidOffsets { index: f.position(), reason: f.to_string() });
         }
-        self.expand_with(offsets, out, m, nnz, scratch)
+        self.expand_with(offsets, out, nnz, &mut splits)
     }
 
     /// Runs `f` on the plan's own scratch, grown to what `(m, nnz)` needs.
@@ -174,10 +173,18 @@ impl Ptr2Idx {
     }
 }
 
-/// The tile splits' region.
-fn splits_layout(m: u64, nnz: u64) -> ScratchLayout {
+/// The scratch of a call, in carving order: the tile splits (one per tile boundary, none
+/// without positions), then the offsets check's flags (used by the checked form).
+struct Regions<C: Carver> {
+    splits: C::Slice<u64>,
+    check: C::Sub,
+}
+
+/// The one description of [`Regions`] for `m` segments over `nnz` positions, measured
+/// ([`Ptr2Idx::workspace_bytes`]) or carved.
+fn regions<C: Carver>(c: &mut C, m: u64, nnz: u64) -> gpu_runtime::Result<Regions<C>> {
     let tiles = if nnz == 0 { 0 } else { (m + nnz).div_ceil(NV as u64) + 1 };
-    ScratchLayout::new().add(8 * tiles)
+    Ok(Regions { splits: c.slice(tiles as usize)?, check: c.sub(gpu_runtime::check::WORKSPACE_BYTES)? })
 }
 /// `m` and `nnz`: at most `u32::MAX - 1` segments (the output is `u32`), and positions up to
 /// what the offset type holds.
