@@ -10,7 +10,7 @@ pub mod raw;
 pub mod serial;
 
 use gpu_runtime::cudarc::driver::{DevicePtr, DevicePtrMut};
-use gpu_runtime::scratch::Layout as ScratchLayout;
+use gpu_runtime::scratch::{Carver, Measure};
 use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
 
 use raw::{merge_pass, tile_count, MergeKernels};
@@ -113,7 +113,8 @@ impl Segmerge {
 
     /// Scratch bytes of [`Segmerge::merge_pass_with`] for `n` items in runs of `s`.
     pub fn merge_pass_workspace_bytes(n: u64, s: u64) -> u64 {
-        ScratchLayout::new().add(4 * (tile_count(n, s.max(1)) + 1)).bytes()
+        // A zero run length is refused by the pass itself; its size is that of runs of 1.
+        Measure::bytes_of(|m| splits(m, n, s.max(1)).map(|_| ())).unwrap_or(u64::MAX)
     }
 
     /// Device bytes the plan's own workspace holds now.
@@ -186,12 +187,19 @@ impl Segmerge {
     }
 }
 
+/// The scratch of one merge pass of runs of `s >= 1` over `n` items: one split per tile
+/// boundary. The one description, measured ([`Segmerge::merge_pass_workspace_bytes`]) or
+/// carved ([`splits_for`]).
+fn splits<C: Carver>(c: &mut C, n: u64, s: u64) -> gpu_runtime::Result<C::Slice<u32>> {
+    c.slice((tile_count(n, s) + 1) as usize)
+}
+
 /// The splits region of one merge pass of runs of `s` over `n` items.
 fn splits_for<'s>(n: u64, s: u64, scratch: &mut Scratch<'s>) -> Result<gpu_runtime::scratch::ScratchSlice<'s, u32>> {
     if s == 0 {
         return Err(Error::ZeroRun);
     }
-    Ok(scratch.slice::<u32>((tile_count(n, s) + 1) as usize)?)
+    Ok(splits(scratch, n, s)?)
 }
 
 fn lengths(n: usize, others: &[(&'static str, usize)]) -> Result<u64> {
