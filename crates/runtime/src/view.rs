@@ -445,6 +445,21 @@ mod tests {
     use super::bounds;
 
     #[test]
+    fn column_spans_stay_inside_the_block() {
+        use super::column_span;
+        // 5 rows, 4 columns, ld 8: column c starts at 8 c; the block spans 8 · 3 + 5 = 29 items.
+        assert_eq!(column_span(5, 4, 8, &(0..4)).unwrap(), (0, 29));
+        assert_eq!(column_span(5, 4, 8, &(1..3)).unwrap(), (8, 13));
+        assert_eq!(column_span(5, 4, 8, &(3..4)).unwrap(), (24, 5));
+        // Empty ranges span nothing, at the block's start, even past the last column.
+        assert_eq!(column_span(5, 4, 8, &(4..4)).unwrap(), (0, 0));
+        assert_eq!(column_span(0, 4, 1, &(1..3)).unwrap(), (0, 0));
+        assert!(column_span(5, 4, 8, &(2..5)).is_err());
+        let (s, e) = (3, 2);
+        assert!(column_span(5, 4, 8, &(s..e)).is_err());
+    }
+
+    #[test]
     fn ranges_are_checked_not_panicking() {
         assert_eq!(bounds(&(..), 5), Some((0, 5)));
         assert_eq!(bounds(&(1..3), 5), Some((1, 3)));
@@ -476,6 +491,19 @@ fn check_dense(rows: u64, cols: u64, ld: u64, len: usize) -> crate::Result<()> {
         return Err(crate::Error::LengthMismatch { what: "dense block items", expected: span, got: len as u64 });
     }
     Ok(())
+}
+
+/// The items of columns `range` of a block (`ld` apart, `rows` each) within its data: the
+/// first item's position and the span, or the error naming a range outside `0 .. cols`.
+fn column_span(rows: u64, cols: u64, ld: u64, range: &std::ops::Range<u64>) -> crate::Result<(usize, usize)> {
+    if range.start > range.end || range.end > cols {
+        return Err(crate::Error::LengthMismatch { what: "dense block columns (range end)", expected: cols, got: range.end.max(range.start) });
+    }
+    let span =
+        dense_span(rows, range.end - range.start, ld).ok_or(crate::Error::TooLarge { what: "dense block", len: u64::MAX, max: usize::MAX as u64 })?;
+    // An empty range spans nothing (at the block's start, which always lies inside its data).
+    let start = if span == 0 { 0 } else { range.start * ld };
+    Ok((start as usize, span as usize))
 }
 
 /// The columns of a packed block of `len` items of `rows` each.
@@ -533,6 +561,17 @@ impl<'a, T> DenseView<'a, T> {
     pub fn data(&self) -> &DeviceView<'a, T> {
         &self.data
     }
+
+    /// Columns `range` of the block: the same rows and leading dimension, `range.len()`
+    /// columns (packed only when this block is, or for one column).
+    ///
+    /// # Errors
+    /// [`crate::Error::LengthMismatch`] when `range` is not inside `0 .. cols`.
+    pub fn columns(&self, range: std::ops::Range<u64>) -> crate::Result<DenseView<'a, T>> {
+        let (start, span) = column_span(self.rows, self.cols, self.ld, &range)?;
+        let data = self.data.try_slice(start..start + span).ok_or(crate::Error::Internal("a dense block's columns outside its data"))?;
+        Ok(DenseView { rows: self.rows, cols: range.end - range.start, ld: self.ld, data })
+    }
 }
 
 impl<'a, T> DenseViewMut<'a, T> {
@@ -557,6 +596,16 @@ impl<'a, T> DenseViewMut<'a, T> {
     /// The items it spans, writable.
     pub fn data_mut(&mut self) -> &mut DeviceViewMut<'a, T> {
         &mut self.data
+    }
+
+    /// Columns `range` of the block, writable, borrowing this one ([`DenseView::columns`]).
+    ///
+    /// # Errors
+    /// [`crate::Error::LengthMismatch`] when `range` is not inside `0 .. cols`.
+    pub fn columns_mut(&mut self, range: std::ops::Range<u64>) -> crate::Result<DenseViewMut<'_, T>> {
+        let (start, span) = column_span(self.rows, self.cols, self.ld, &range)?;
+        let data = self.data.try_slice_mut(start..start + span).ok_or(crate::Error::Internal("a dense block's columns outside its data"))?;
+        Ok(DenseViewMut { rows: self.rows, cols: range.end - range.start, ld: self.ld, data })
     }
 
     /// The same block read-only, borrowing this one.

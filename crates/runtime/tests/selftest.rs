@@ -181,3 +181,28 @@ gpu_test!(fn timer_and_bandwidth_are_plausible(gpu) {
     let gbs = gpu_runtime::copy_bandwidth_gbs(gpu, 64 << 20, 5).unwrap();
     assert!(gbs > 10.0 && gbs < 100_000.0, "copy bandwidth {gbs} GB/s");
 });
+
+gpu_test!(fn dense_column_ranges_are_the_columns(gpu) {
+    // A 5 × 4 block with ld 8 in 29 items: columns 1..3 read back as those columns, and a write
+    // through columns 2..4 of a writable block lands in them only.
+    use gpu_runtime::{DenseView, DenseViewMut, DeviceView, DeviceViewMut};
+    let host: Vec<f64> = (0..29).map(|i| i as f64).collect();
+    let buf = gpu.upload(&host).unwrap();
+    let block = DenseView::new(DeviceView::of(&buf), 5, 4, 8).unwrap();
+    let mid = block.columns(1..3).unwrap();
+    assert_eq!((mid.rows(), mid.cols(), mid.ld()), (5, 2, 8));
+    let got = gpu.download(mid.data()).unwrap();
+    assert_eq!(got, host[8..21].to_vec());
+    assert!(block.columns(3..5).is_err());
+    assert_eq!(block.columns(4..4).unwrap().cols(), 0);
+    let mut out = gpu.upload(&vec![-1.0f64; 29]).unwrap();
+    let mut dst = DenseViewMut::new(DeviceViewMut::of(&mut out), 5, 4, 8).unwrap();
+    let src = DenseView::new(DeviceView::of(&buf), 5, 2, 8).unwrap();
+    gpu.copy_dense(&src, &mut dst.columns_mut(2..4).unwrap()).unwrap();
+    let all = gpu.download(&out).unwrap();
+    for (i, v) in all.iter().enumerate() {
+        let (c, r) = (i / 8, i % 8);
+        let want = if c >= 2 && r < 5 { host[(c - 2) * 8 + r] } else { -1.0 };
+        assert_eq!(*v, want, "item {i}");
+    }
+});
