@@ -4,7 +4,7 @@
 //! one 2-D copy before the product (and `out` copied back after it): two extra passes over that
 //! block, taken only when the caller's block is strided. Scratch is carved in this order: the
 //! packed `x` (when strided), the packed `out` (when strided), then the product's own.
-use gpu_runtime::scratch::Layout;
+use gpu_runtime::scratch::{Carver, Measure};
 use gpu_runtime::{DenseView, DenseViewMut, DeviceView, DeviceViewMut, Gpu, Scratch};
 
 use crate::{Error, Op, Result, SpmvValue, MAX_K};
@@ -25,14 +25,38 @@ pub(crate) fn operand_rows(rows: u64, cols: u64, op: Op) -> (u64, u64) {
     }
 }
 
-/// Scratch bytes the packing of strided operands takes (0 when both are packed), before the
-/// product's own.
-pub(crate) fn packing_bytes(rows: u64, cols: u64, op: Op, k: usize, value_bytes: u64, packed: bool) -> u64 {
-    if packed {
-        return 0;
-    }
+/// The packed copies of strided operands, in carving order: `x`'s (when strided), `out`'s
+/// (when strided); the product's own regions follow.
+pub(crate) struct Packing<C: Carver, T: SpmvValue> {
+    pub(crate) x: Option<C::Slice<T>>,
+    pub(crate) out: Option<C::Slice<T>>,
+}
+
+/// The one description of [`Packing`] for `op(A)` of `A` `rows × cols` and `k` vectors, with
+/// `x` and `out` packed or not: measured by the size queries (both strided unless `packed`),
+/// carved by [`with_packed`] (as the operands are).
+pub(crate) fn packing<C: Carver, T: SpmvValue>(
+    c: &mut C,
+    (rows, cols): (u64, u64),
+    op: Op,
+    k: usize,
+    x_packed: bool,
+    out_packed: bool,
+) -> Result<Packing<C, T>> {
     let (xn, on) = operand_rows(rows, cols, op);
-    Layout::new().add(xn * k as u64 * value_bytes).add(on * k as u64 * value_bytes).bytes()
+    let x = if x_packed { None } else { Some(c.slice::<T>((xn * k as u64) as usize)?) };
+    let out = if out_packed { None } else { Some(c.slice::<T>((on * k as u64) as usize)?) };
+    Ok(Packing { x, out })
+}
+
+/// Scratch bytes of a product: the packing ([`packing`], both operands strided unless `packed`)
+/// then the product's own regions, as `own` describes them on the measuring carver.
+pub(crate) fn product_bytes<T: SpmvValue>(shape: (u64, u64), op: Op, k: usize, packed: bool, own: impl FnOnce(&mut Measure) -> Result<()>) -> u64 {
+    Measure::bytes_of(|m| {
+        packing::<_, T>(m, shape, op, k, packed, packed)?;
+        own(m)
+    })
+    .unwrap_or(u64::MAX)
 }
 
 /// Checks `x` and `out` against `op(A)` for `A` `rows × cols`: `k = x.cols()` vectors
@@ -71,7 +95,7 @@ pub(crate) fn with_packed<T: SpmvValue>(
 ) -> Result<()> {
     let k = check(rows, cols, op, x, out)?;
     let (xn, on) = operand_rows(rows, cols, op);
-    let mut xbuf = if x.is_packed() { None } else { Some(scratch.slice::<T>((xn * k as u64) as usize)?) };
+    let Packing { x: mut xbuf, out: obuf } = packing::<_, T>(scratch, (rows, cols), op, k, x.is_packed(), out.is_packed())?;
     let xv = match xbuf.as_mut() {
         None => x.data().clone(),
         Some(buf) => {
@@ -80,10 +104,9 @@ pub(crate) fn with_packed<T: SpmvValue>(
             buf.view()
         }
     };
-    if out.is_packed() {
+    let Some(mut buf) = obuf else {
         return product(Packed { x: xv, out: out.data_mut().reborrow(), k }, scratch);
-    }
-    let mut buf = scratch.slice::<T>((on * k as u64) as usize)?;
+    };
     if beta != T::default() {
         let mut dst = DenseViewMut::packed(buf.view_mut(), on)?;
         gpu.copy_dense(&out.as_view(), &mut dst)?;

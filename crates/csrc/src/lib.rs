@@ -17,7 +17,7 @@ pub use pair::CsrPair;
 pub use serial::Csrc;
 
 use gpu_runtime::cudarc::driver::CudaSlice;
-use gpu_runtime::scratch::Layout;
+use gpu_runtime::scratch::Carver;
 pub use gpu_runtime::{DenseView, DenseViewMut};
 use gpu_runtime::{PtxModule, Scratch, ScratchBuf};
 use gpu_transpose::{Algorithm, Transposer};
@@ -524,6 +524,15 @@ impl<T: SpmvValue> DeviceCsrc<T> {
     }
 }
 
+impl<T: SpmvValue> DeviceCsrc<T> {
+    /// The product's own scratch after the packing: the grouped transposed product's
+    /// accumulator (the stored matrix's columns × `k` values), when its plan takes one. The one
+    /// description, measured by `workspace_bytes` and carved by the product.
+    fn accumulator<C: Carver>(&self, c: &mut C, op: Op, k: usize) -> Result<Option<C::Slice<T>>> {
+        Ok(if self.atu(op, k).1 { Some(c.slice::<T>(self.stored_shape().1 as usize * k)?) } else { None })
+    }
+}
+
 inherent_products!(DeviceCsrc);
 
 impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
@@ -536,8 +545,7 @@ impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
     }
 
     fn workspace_bytes(&self, op: Op, k: usize, packed: bool) -> u64 {
-        let grouped = if self.atu(op, k).1 { self.stored_shape().1 * k as u64 * T::BYTES as u64 } else { 0 };
-        Layout::new().add(dense::packing_bytes(self.rows, self.cols, op, k, T::BYTES as u64, packed)).add(grouped).bytes()
+        dense::product_bytes::<T>((self.rows, self.cols), op, k, packed, |m| self.accumulator(m, op, k).map(|_| ()))
     }
 
     fn gpu(&self) -> &Gpu {
@@ -563,8 +571,8 @@ impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
         dense::with_packed(&gpu, (self.rows, self.cols), op, x, beta, out, scratch, |d, s| {
             let (sr, sc) = self.stored_shape();
             let stored_op = if self.transposed { op.flip() } else { op };
-            let (plan, grouped) = self.atu(op, d.k);
-            let mut acc = if grouped { Some(s.slice::<T>(sc as usize * d.k)?) } else { None };
+            let (plan, _) = self.atu(op, d.k);
+            let mut acc = self.accumulator(s, op, d.k)?;
             if let Some(w) = acc.as_mut() {
                 gpu.memset_bytes(w, 0)?;
             }

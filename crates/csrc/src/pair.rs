@@ -12,7 +12,7 @@
 //! wide_products_floor.py`: `Aᵀ·U` of 8 vectors at 0.25B nonzeros, 7.9 ms whole and 3.3 ms in
 //! 4 panels on an H100). The panels together hold one copy of the side; each is the transpose
 //! of a row block of the other side, made by `gpu-transpose`.
-use gpu_runtime::scratch::Layout;
+use gpu_runtime::scratch::Carver;
 use gpu_runtime::{DenseView, DenseViewMut, DeviceView, Gpu, Scratch, ScratchBuf};
 use gpu_transpose::{Algorithm, Transposer};
 use sptrans_matrix::device::DeviceCsr;
@@ -185,6 +185,16 @@ fn column_panels<T: SpmvValue>(gpu: &Gpu, tr: &mut Transposer, m: &DeviceCsrView
     Ok(panels)
 }
 
+impl<T: SpmvValue> CsrPair<T> {
+    /// The product's own scratch after the packing: the row-major copy of `x` (the operand's
+    /// rows × `k` values) when the row-major kernels take the product. The one description,
+    /// measured by `workspace_bytes` and carved by the product.
+    fn row_major_copy<C: Carver>(&self, c: &mut C, op: Op, k: usize) -> Result<Option<C::Slice<T>>> {
+        let x_rows = dense::operand_rows(self.shape.0, self.shape.1, op).0;
+        Ok(if self.takes_rows(k) { Some(c.slice::<T>(x_rows as usize * k)?) } else { None })
+    }
+}
+
 crate::inherent_products!(CsrPair);
 
 impl<T: SpmvValue> Products<T> for CsrPair<T> {
@@ -197,9 +207,7 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
     }
 
     fn workspace_bytes(&self, op: Op, k: usize, packed: bool) -> u64 {
-        let (rows, cols) = self.shape;
-        let xr = if self.takes_rows(k) { dense::operand_rows(rows, cols, op).0 * k as u64 * T::BYTES as u64 } else { 0 };
-        Layout::new().add(dense::packing_bytes(rows, cols, op, k, T::BYTES as u64, packed)).add(xr).bytes()
+        dense::product_bytes::<T>(self.shape, op, k, packed, |m| self.row_major_copy(m, op, k).map(|_| ()))
     }
 
     fn gpu(&self) -> &Gpu {
@@ -226,12 +234,11 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
         if side.iter().any(|(_, m)| m.vals().is_none()) {
             return Err(Error::NoValues);
         }
-        let x_rows = if op == Op::NoTranspose { cols } else { rows };
-        let (gpu, kernels, by_rows) = (&self.gpu, &self.k, self.takes_rows(k));
+        let this = &*self;
+        let (gpu, kernels) = (&this.gpu, &this.k);
         dense::with_packed(gpu, (rows, cols), op, x, beta, out, scratch, |mut d, s| {
-            if by_rows {
-                let mut xr = s.slice::<T>(x_rows as usize * d.k)?;
-                // SAFETY: as below; xr holds x_rows · k values.
+            if let Some(mut xr) = this.row_major_copy(s, op, d.k)? {
+                // SAFETY: as below; xr holds the operand's rows · k values.
                 return unsafe { launch::rows_product(gpu, kernels, side, alpha, beta, &mut d, &mut xr) };
             }
             // SAFETY: the side's panels tile op(A)'s columns in order (CsrPair's construction;
