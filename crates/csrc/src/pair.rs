@@ -47,7 +47,7 @@ impl<T: SpmvValue> CsrPair<T> {
             return Err(Error::NoValues);
         }
         let at = Transposer::new(gpu)?.transpose_new(Algorithm::Auto, &a)?;
-        Self::of(gpu, a, at)
+        Self::of(gpu, (a.rows(), a.cols()), vec![(0, a)], vec![(0, at)])
     }
 
     /// The pair of a borrowed matrix: `Aᵀ` by one transpose of `a`, and the plan's own `A` by a
@@ -56,20 +56,16 @@ impl<T: SpmvValue> CsrPair<T> {
     /// # Errors
     /// As [`CsrPair::new`].
     pub fn from_view(gpu: &Gpu, a: &impl AsDeviceCsrView<T>) -> Result<Self> {
-        if a.csr_view().vals().is_none() {
-            return Err(Error::NoValues);
-        }
-        let mut tr = Transposer::new(gpu)?;
-        let at = tr.transpose_new(Algorithm::Auto, a)?;
-        let a = tr.transpose_new(Algorithm::Auto, &at)?;
-        Self::of(gpu, a, at)
+        // No side has more rows than u64::MAX: both stay whole, made by the same two transposes.
+        Self::with_panels(gpu, a, u64::MAX)
     }
 
     /// [`CsrPair::from_view`] with each side whose dense operand has more than `panel_rows` rows
     /// stored as column panels of at most `panel_rows` columns (the module doc; at least 1 row),
     /// so that a panel's rows of the operand stay in the L2 ([`CsrPair::l2_panel_rows`] sizes
     /// them for 16 vectors). The same products within rounding (the sum over panels adds in
-    /// another order than one pass), still bit-reproducible run to run.
+    /// another order than one pass), still bit-reproducible run to run. Cutting a side reads the
+    /// other side's row pointer back: **synchronizes** then (not when no side is cut).
     ///
     /// # Errors
     /// As [`CsrPair::new`].
@@ -90,8 +86,7 @@ impl<T: SpmvValue> CsrPair<T> {
             vec![(0, tr.transpose_new(Algorithm::Auto, &at)?)]
         };
         let at_side = if view.rows() > panel_rows { column_panels(gpu, &mut tr, &view, panel_rows)? } else { vec![(0, at)] };
-        let k = launch::Kernels::<T>::load(gpu)?;
-        Ok(Self { gpu: gpu.clone(), k, a: a_side, at: at_side, shape: (view.rows(), view.cols()), own: ScratchBuf::default(), row_major: false })
+        Self::of(gpu, (view.rows(), view.cols()), a_side, at_side)
     }
 
     /// Rows of a dense operand of [`MAX_K`](crate::MAX_K) vectors that fill three quarters of
@@ -105,11 +100,11 @@ impl<T: SpmvValue> CsrPair<T> {
         (self.a.len(), self.at.len())
     }
 
-    /// The plan of `a` and its transpose `at`, with the kernels loaded.
-    fn of(gpu: &Gpu, a: DeviceCsr<T>, at: DeviceCsr<T>) -> Result<Self> {
+    /// The plan of an `A` of `shape` stored as the panels `a` and its transpose as `at` (one
+    /// each when whole), with the kernels loaded.
+    fn of(gpu: &Gpu, shape: (u64, u64), a: Vec<(u64, DeviceCsr<T>)>, at: Vec<(u64, DeviceCsr<T>)>) -> Result<Self> {
         let k = launch::Kernels::<T>::load(gpu)?;
-        let shape = (a.rows(), a.cols());
-        Ok(Self { gpu: gpu.clone(), k, a: vec![(0, a)], at: vec![(0, at)], shape, own: ScratchBuf::default(), row_major: false })
+        Ok(Self { gpu: gpu.clone(), k, a, at, shape, own: ScratchBuf::default(), row_major: false })
     }
 
     /// Products of 3 to 16 vectors by the row-major group kernels (`on`; off by default until
@@ -207,7 +202,7 @@ impl<T: SpmvValue> Products<T> for CsrPair<T> {
     }
 
     fn workspace_bytes(&self, op: Op, k: usize, packed: bool) -> u64 {
-        dense::product_bytes::<T>(self.shape, op, k, packed, |m| self.row_major_copy(m, op, k).map(|_| ()))
+        dense::product_bytes::<T, _>(self.shape, op, k, packed, |m| self.row_major_copy(m, op, k))
     }
 
     fn gpu(&self) -> &Gpu {
