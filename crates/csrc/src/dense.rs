@@ -51,7 +51,7 @@ pub(crate) fn packing<C: Carver, T: SpmvValue>(
 
 /// Scratch bytes of a product: the packing ([`packing`], both operands strided unless `packed`)
 /// then the product's own regions, as `own` describes them on the measuring carver.
-pub(crate) fn product_bytes<T: SpmvValue>(shape: (u64, u64), op: Op, k: usize, packed: bool, own: impl FnOnce(&mut Measure) -> Result<()>) -> u64 {
+pub(crate) fn product_bytes<T: SpmvValue, R>(shape: (u64, u64), op: Op, k: usize, packed: bool, own: impl FnOnce(&mut Measure) -> Result<R>) -> u64 {
     Measure::bytes_of(|m| {
         packing::<_, T>(m, shape, op, k, packed, packed)?;
         own(m)

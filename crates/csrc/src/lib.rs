@@ -545,7 +545,7 @@ impl<T: SpmvValue> Products<T> for DeviceCsrc<T> {
     }
 
     fn workspace_bytes(&self, op: Op, k: usize, packed: bool) -> u64 {
-        dense::product_bytes::<T>((self.rows, self.cols), op, k, packed, |m| self.accumulator(m, op, k).map(|_| ()))
+        dense::product_bytes::<T, _>((self.rows, self.cols), op, k, packed, |m| self.accumulator(m, op, k))
     }
 
     fn gpu(&self) -> &Gpu {

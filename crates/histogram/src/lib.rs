@@ -179,7 +179,7 @@ impl Histogram {
             return 0;
         }
         let chunks = vscan_chunks(rows, bins, self.gpu.props().sm_count);
-        Measure::bytes_of(|m| vscan_sums(m, chunks, bins).map(|_| ())).unwrap_or(u64::MAX)
+        Measure::bytes_of(|m| vscan_sums(m, chunks, bins)).unwrap_or(u64::MAX)
     }
 
     /// Writes into `counts` (`bins = counts.len()`) how many keys equal each bin; keys `>= bins`
@@ -454,7 +454,7 @@ fn regions<C: Carver>(c: &mut C, nested: u64) -> gpu_runtime::Result<Regions<C>>
 
 /// [`Regions`] with a nested scratch of `nested` bytes, measured.
 fn measure(nested: u64) -> u64 {
-    Measure::bytes_of(|m| regions(m, nested).map(|_| ())).unwrap_or(u64::MAX)
+    Measure::bytes_of(|m| regions(m, nested)).unwrap_or(u64::MAX)
 }
 
 /// The scan's scratch of index-to-pointers over `bins` bins (`bins + 1` words scanned).

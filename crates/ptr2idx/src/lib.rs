@@ -87,7 +87,7 @@ impl Ptr2Idx {
     /// Scratch bytes for `m` segments and `nnz` positions, for [`Ptr2Idx::run`] and
     /// [`Ptr2Idx::run_checked`] alike: one split per tile boundary, and the validation flags.
     pub fn workspace_bytes(m: u64, nnz: u64) -> u64 {
-        Measure::bytes_of(|c| regions(c, m, nnz).map(|_| ())).unwrap_or(u64::MAX)
+        Measure::bytes_of(|c| regions(c, m, nnz)).unwrap_or(u64::MAX)
     }
 
     /// Device bytes the plan's own workspace holds now.

@@ -65,7 +65,7 @@ impl Layout {
 /// fn regions<C: Carver>(c: &mut C, n: usize) -> gpu_runtime::Result<Regions<C>> {
 ///     Ok(Regions { keys: c.slice::<u32>(n)?, nested: c.sub(1000)? })
 /// }
-/// let bytes = Measure::bytes_of(|m| regions(m, 100).map(|_| ())).unwrap();
+/// let bytes = Measure::bytes_of(|m| regions(m, 100)).unwrap();
 /// assert_eq!(bytes, aligned(400) + aligned(1000));
 /// ```
 pub trait Carver {
@@ -104,11 +104,12 @@ impl Measure {
         self.layout.bytes()
     }
 
-    /// The bytes of the regions `describe` asks for.
+    /// The bytes of the regions `describe` asks for (what it returns, the measured regions, is
+    /// dropped).
     ///
     /// # Errors
     /// What `describe` returns (sizes overflowing `usize`, a nested plan's refusal).
-    pub fn bytes_of<E>(describe: impl FnOnce(&mut Measure) -> std::result::Result<(), E>) -> std::result::Result<u64, E> {
+    pub fn bytes_of<R, E>(describe: impl FnOnce(&mut Measure) -> std::result::Result<R, E>) -> std::result::Result<u64, E> {
         let mut m = Measure::default();
         describe(&mut m)?;
         Ok(m.bytes())
@@ -583,6 +584,6 @@ mod tests {
         }
         assert_eq!(c.remaining(), 0);
         // Sizes past usize are errors, not wrapped sums.
-        assert!(Measure::bytes_of(|m| m.items::<u8>(usize::MAX, 16).map(|_| ())).is_err());
+        assert!(Measure::bytes_of(|m| m.items::<u8>(usize::MAX, 16)).is_err());
     }
 }

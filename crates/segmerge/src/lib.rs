@@ -114,7 +114,7 @@ impl Segmerge {
     /// Scratch bytes of [`Segmerge::merge_pass_with`] for `n` items in runs of `s`.
     pub fn merge_pass_workspace_bytes(n: u64, s: u64) -> u64 {
         // A zero run length is refused by the pass itself; its size is that of runs of 1.
-        Measure::bytes_of(|m| splits(m, n, s.max(1)).map(|_| ())).unwrap_or(u64::MAX)
+        Measure::bytes_of(|m| splits(m, n, s.max(1))).unwrap_or(u64::MAX)
     }
 
     /// Device bytes the plan's own workspace holds now.

@@ -170,7 +170,7 @@ impl Segsort {
     /// [`Segsort::sort_keys_with`] for `n` items: the keys' (and values') ping-pong copies and
     /// the merge passes' tile splits.
     pub fn sort_workspace_bytes(&self, n: u64, with_values: bool) -> u64 {
-        Measure::bytes_of(|m| launch::sort_regions(m, n, self.tile.len() as u64, with_values).map(|_| ())).unwrap_or(u64::MAX)
+        Measure::bytes_of(|m| launch::sort_regions(m, n, self.tile.len() as u64, with_values)).unwrap_or(u64::MAX)
     }
 
     /// Stable sort of the pairs by key, in place, any length: block sorts of [`TileSize`]
@@ -220,7 +220,7 @@ impl Segsort {
     /// block sorts need none): segment indices, two 64-bit key buffers, merge splits and
     /// pointers-to-index's scratch, about 24 bytes per item.
     pub fn segments_workspace_bytes(m: u64, n: u64) -> u64 {
-        Measure::bytes_of(|c| segments_regions(c, m, n).map(|_| ())).unwrap_or(u64::MAX)
+        Measure::bytes_of(|c| segments_regions(c, m, n)).unwrap_or(u64::MAX)
     }
 
     /// Device bytes the plan's own workspace holds now.

@@ -50,7 +50,7 @@ fn regions<C: Carver>(c: &mut C, t: &Transposer, d: Dims, vb: u64) -> Result<Reg
 
 /// [`Regions`], measured.
 pub(crate) fn workspace_bytes(t: &Transposer, d: Dims, vb: u64) -> u64 {
-    Measure::bytes_of(|m| regions(m, t, d, vb).map(|_| ())).unwrap_or(u64::MAX)
+    Measure::bytes_of(|m| regions(m, t, d, vb)).unwrap_or(u64::MAX)
 }
 
 pub(crate) fn run<T: Payload>(

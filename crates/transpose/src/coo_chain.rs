@@ -21,7 +21,7 @@ fn regions<C: Carver>(c: &mut C, t: &Transposer, d: Dims) -> Result<Regions<C>> 
 }
 
 pub(crate) fn workspace_bytes(t: &Transposer, d: Dims) -> u64 {
-    Measure::bytes_of(|m| regions(m, t, d).map(|_| ())).unwrap_or(u64::MAX)
+    Measure::bytes_of(|m| regions(m, t, d)).unwrap_or(u64::MAX)
 }
 
 pub(crate) fn run<T: Payload>(

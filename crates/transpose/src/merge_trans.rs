@@ -39,7 +39,7 @@ pub(crate) fn by_column_regions<C: Carver>(c: &mut C, t: &Transposer, d: Dims) -
 }
 
 pub(crate) fn workspace_bytes(t: &Transposer, d: Dims) -> u64 {
-    Measure::bytes_of(|m| by_column_regions(m, t, d).map(|_| ())).unwrap_or(u64::MAX)
+    Measure::bytes_of(|m| by_column_regions(m, t, d)).unwrap_or(u64::MAX)
 }
 
 /// ptr2idx, then the stable sort of `(column, position)`: equal columns keep their CSR order, so

@@ -26,7 +26,7 @@ fn even_passes(radix: &RadixSort, n: u64) -> bool {
 pub(crate) fn workspace_bytes(radix: &RadixSort, d: Dims, vb: u64) -> u64 {
     // The one description measured with stand-in value items of `vb` bytes; sizes beyond `usize`
     // cannot be carved anyway, so they report as unsatisfiable.
-    Measure::bytes_of(|m| carve::<_, u8>(m, radix, d, Some(vb)).map(|_| ())).unwrap_or(u64::MAX)
+    Measure::bytes_of(|m| carve::<_, u8>(m, radix, d, Some(vb))).unwrap_or(u64::MAX)
 }
 
 /// Whether the sort's look-back status fits in the output's column pointer (`n + 1` words,

@@ -62,7 +62,7 @@ fn regions<C: Carver>(c: &mut C, t: &Transposer, d: Dims, parts: u64) -> Result<
 
 pub(crate) fn workspace_bytes(t: &Transposer, d: Dims) -> Result<u64> {
     let parts = t.scan_parts_for(d.nnz, d.n);
-    Measure::bytes_of(|m| regions(m, t, d, parts).map(|_| ()))
+    Measure::bytes_of(|m| regions(m, t, d, parts))
 }
 
 pub(crate) fn run<T: Payload>(

@@ -65,9 +65,9 @@ pub(crate) fn workspace_bytes(t: &Transposer, d: Dims, vb: u64) -> u64 {
     let measured = if d.m != d.n {
         Ok(radix)
     } else if radix_trans::rows_in_scratch(t, d) {
-        Measure::bytes_of(|m| shared_regions(m, t, d, vb).map(|_| ()))
+        Measure::bytes_of(|m| shared_regions(m, t, d, vb))
     } else {
-        Measure::bytes_of(|m| own_regions(m, d).map(|_| ())).map(|own| own.max(radix))
+        Measure::bytes_of(|m| own_regions(m, d)).map(|own| own.max(radix))
     };
     measured.unwrap_or(u64::MAX)
 }

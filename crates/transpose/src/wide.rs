@@ -50,7 +50,7 @@ fn regions<C: Carver>(c: &mut C, nnz: u64, inner: u64) -> Result<Regions<C>> {
 
 /// [`Regions`], measured.
 pub(crate) fn workspace_bytes(nnz: u64, inner: u64) -> u64 {
-    Measure::bytes_of(|m| regions(m, nnz, inner).map(|_| ())).unwrap_or(u64::MAX)
+    Measure::bytes_of(|m| regions(m, nnz, inner)).unwrap_or(u64::MAX)
 }
 
 /// Transposes `a`, whose values are `T::BYTES` = 1, 2 or 16 bytes wide, with `algo` (a GPU
