@@ -7,8 +7,8 @@
 # (BASE=<an earlier build's bench executable, carried too>: the two alternated, twice).
 # There: `bash benches/svd-device-run.sh`; knobs: PART (suite,scaling,floor,rust; default
 # suite,scaling), KS (default 16,50,100,300), SCALE (the suite's size factor, default 1),
-# ONLY (suite matrices), SCALING (millions of nonzeros, default 25,100,250,1000), SCALING_K
-# (50), SCALING_BLOCKS (Lanczos block sizes tried besides the default, each optionally with a
+# ONLY (suite matrices), SCALING (millions of nonzeros, default 25,100,250,1000), SCALING_KINDS
+# (structures: uniform, graph, text; default uniform), SCALING_K (50), SCALING_BLOCKS (Lanczos block sizes tried besides the default, each optionally with a
 # layout: 8,16,8:pair,16:pair; any pair adds the randomized method on the pair), PRODUCTS (k
 # values: A@X and A.T@Y of each scaling matrix, ours against CuPy, and a copy), PEER_BUDGET_S
 # (60). PART=floor adds the wide-products floor study (benches/peers/wide_products_floor.py;
@@ -27,7 +27,7 @@ export PYTHONPATH=/tmp/site
 args=(--ks "${KS:-16,50,100,300}" --scale "${SCALE:-1}" --peer-budget-s "${PEER_BUDGET_S:-60}" --scaling-k "${SCALING_K:-50}")
 [[ ,$PART, == *,suite,* ]] || args+=(--only none)
 [ -n "${ONLY:-}" ] && args+=(--only "$ONLY")
-[[ ,$PART, == *,scaling,* ]] && args+=(--scaling "${SCALING:-25,100,250,1000}" --scaling-blocks "${SCALING_BLOCKS:-}" --products "${PRODUCTS:-}")
+[[ ,$PART, == *,scaling,* ]] && args+=(--scaling "${SCALING:-25,100,250,1000}" --scaling-kinds "${SCALING_KINDS:-uniform}" --scaling-blocks "${SCALING_BLOCKS:-}" --products "${PRODUCTS:-}")
 if [[ ,$PART, == *,suite,* || ,$PART, == *,scaling,* ]]; then
   python3 benches/peers/svd_suite.py "${args[@]}" --csv "$OUT/svd-suite.csv" --svg "$OUT/svd-suite.svg" 2>&1 | tee "$OUT/svd-suite.md"
 fi

@@ -14,8 +14,10 @@ and the largest distance of its singular values from our Lanczos answer's, over 
 whose run at one ``k`` took longer than ``--peer-budget-s`` is not run at larger ``k`` on that
 matrix (the row says so).
 
-Scaling (``--scaling 25,100,250,1000``: millions of nonzeros): uniform matrices of 100 nonzeros
-a row and rows = 10 x columns (2.5M x 250k at 250M), generated on the device; ours by Lanczos at
+Scaling (``--scaling 25,100,250,1000``: millions of nonzeros; ``--scaling-kinds uniform,graph,text``):
+uniform matrices of 100 nonzeros a row and rows = 10 x columns (2.5M x 250k at 250M; a flat
+Marchenko-Pastur spectrum, Lanczos's hardest case), and the suite's graph and text structures at
+that size, generated on the device; ours by Lanczos at
 1e-8 and 1e-6 and randomized, ``k`` = ``--scaling-k`` (50); sizes past the device's free memory
 are skipped (the row says so).
 
@@ -192,6 +194,62 @@ def uniform(dev, rows, cols, per_row, seed):
     return dev.sparse.csr_matrix((vals, idx, indptr.astype(xp.int32)), shape=(rows, cols))
 
 
+def _device_csr(dev, indptr, cols, vals, shape):
+    """A CSR of the device's sparse module from sorted rows (``indptr``) whose columns may be
+    unsorted and repeated: sorted, duplicates summed."""
+    xp = dev.xp
+    rows = (xp.searchsorted(indptr[1:], xp.arange(int(indptr[-1]), dtype=xp.int64), side="right")).astype(xp.int32)
+    a = dev.sparse.coo_matrix((vals, (rows, cols.astype(xp.int32))), shape=shape).tocsr()
+    a.sum_duplicates()
+    a.sort_indices()
+    return a
+
+
+def scaled_graph(dev, nnz, seed):
+    """The suite's power-law graph (Pareto out-degrees of mean 10, targets drawn toward hubs,
+    labels shuffled, weights in (0, 1]) at about ``nnz`` nonzeros, made by the device's array
+    module (CuPy: on the GPU)."""
+    xp = dev.xp
+    rs = xp.random.RandomState(seed)
+    n = max(2, nnz // 10)
+    raw = rs.pareto(1.8, n) + 1.0
+    deg = xp.minimum(xp.maximum(1, xp.around(raw * 10 / raw.mean())), n).astype(xp.int64)
+    indptr = xp.zeros(n + 1, dtype=xp.int64)
+    xp.cumsum(deg, out=indptr[1:])
+    total = int(indptr[-1])
+    perm = rs.permutation(n)
+    cols = perm[xp.minimum(n - 1, (n * rs.random_sample(total) ** 2.2).astype(xp.int64))]
+    return _device_csr(dev, indptr, cols, 1.0 - rs.random_sample(total), (n, n))
+
+
+def scaled_text(dev, nnz, seed):
+    """The suite's bag of words (log-normal document lengths, Zipf-like terms, tf-idf-like
+    weights; 5 documents a term) at about ``nnz`` nonzeros, made by the device's array module."""
+    xp = dev.xp
+    rs = xp.random.RandomState(seed)
+    docs = max(2, nnz // 19)
+    terms = max(2, docs // 5)
+    lens = xp.maximum(1, rs.lognormal(math.log(16), 0.6, docs).astype(xp.int64))
+    indptr = xp.zeros(docs + 1, dtype=xp.int64)
+    xp.cumsum(lens, out=indptr[1:])
+    total = int(indptr[-1])
+    cols = xp.minimum(terms - 1, (terms * rs.random_sample(total) ** 3.0).astype(xp.int64))
+    idf = xp.log(terms / (1.0 + xp.arange(terms)) + 1.0)
+    vals = xp.log1p(rs.geometric(0.6, total).astype(xp.float64)) * idf[cols]
+    return _device_csr(dev, indptr, cols, vals, (docs, terms))
+
+
+def scaled(dev, kind, nnz, k):
+    """The scaling matrix of ``kind`` (uniform, graph, text) at about ``nnz`` nonzeros:
+    ``(name, matrix)``."""
+    if kind == "uniform":
+        m = nnz // 100
+        n = max(k + 1, m // 10)
+        return f"uniform {m} x {n}", uniform(dev, m, n, 100, 11)
+    a = {"graph": scaled_graph, "text": scaled_text}[kind](dev, nnz, 11)
+    return f"{kind} {a.shape[0]} x {a.shape[1]}", a
+
+
 def descending(s):
     """Singular values on the host, largest first."""
     return np.sort(np.asarray(s.get() if hasattr(s, "get") else s))[::-1]
@@ -246,6 +304,7 @@ def main():
     ap.add_argument("--peer-budget-s", type=float, default=60.0)
     ap.add_argument("--scaling", default="")
     ap.add_argument("--scaling-k", type=int, default=50)
+    ap.add_argument("--scaling-kinds", default="uniform", help="structures of the scaling matrices: uniform, graph, text")
     ap.add_argument("--scaling-blocks", default="", help="Lanczos block sizes to try at 1e-8 besides the default, each optionally with a layout (e.g. 8,16,8:pair,16:pair)")
     ap.add_argument("--products", default="", help="k values: time A@X and A.T@Y of each scaling matrix (ours, CuPy) and a copy")
     ap.add_argument("--csv", default="")
@@ -316,17 +375,16 @@ def main():
                 if not method.startswith("ours") and got[0] > args.peer_budget_s:
                     slow[method] = (k, got[0])
         del a
-    for millions in [int(x) for x in args.scaling.split(",") if x]:
+    for kind, millions in [(kd, int(x)) for kd in args.scaling_kinds.split(",") if kd for x in args.scaling.split(",") if x]:
         nnz = millions * 1_000_000
-        m = nnz // 100
-        n = max(args.scaling_k + 1, m // 10)
-        name = f"uniform {m} x {n}"
-        need = nnz * 40
+        # Generation takes about 3x the matrix's bytes again (CuPy's COO to CSR).
+        need = nnz * (40 if kind == "uniform" else 64)
         free = dev.free_bytes()
         if need > free:
-            emit(part="scaling", matrix=name, nnz=nnz, k=args.scaling_k, method="-", seconds="skipped", note=f"needs ~{need / 2**30:.0f} GiB, {free / 2**30:.0f} free")
+            emit(part="scaling", matrix=f"{kind} ~{nnz}", nnz=nnz, k=args.scaling_k, method="-", seconds="skipped", note=f"needs ~{need / 2**30:.0f} GiB, {free / 2**30:.0f} free")
             continue
-        a = uniform(dev, m, n, 100, 11)
+        name, a = scaled(dev, kind, nnz, args.scaling_k)
+        m, n = a.shape
         if args.products and not args.cpu:
             products(dev, a, name, [int(x) for x in args.products.split(",") if x], emit)
         ref = None
@@ -432,10 +490,10 @@ def plot(rows, path):
         ax.legend(fontsize=7)
     if scaling:
         ax = axes[0][-1]
-        for method in sorted({r["method"] for r in scaling}):
-            pts = sorted((r["nnz"], r["seconds"]) for r in scaling if r["method"] == method)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=method)
-        ax.set(title=f"uniform, k = {scaling[0]['k']}", xlabel="nonzeros", ylabel="seconds", xscale="log", yscale="log")
+        for kind, method in sorted({(r["matrix"].split()[0], r["method"]) for r in scaling}):
+            pts = sorted((r["nnz"], r["seconds"]) for r in scaling if r["method"] == method and r["matrix"].split()[0] == kind)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{kind}: {method}")
+        ax.set(title=f"scaling, k = {scaling[0]['k']}", xlabel="nonzeros", ylabel="seconds", xscale="log", yscale="log")
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path)
