@@ -81,6 +81,7 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+gpu_runtime::lift_cusparse_errors!();
 gpu_runtime::lift_errors!(gpu_ptr2idx => Ptr2Idx, gpu_segsort => Segsort, gpu_transpose => Transpose);
 
 pub(crate) fn invalid(reason: String) -> Error {

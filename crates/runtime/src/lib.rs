@@ -7,6 +7,8 @@ mod archs;
 pub mod bootstrap;
 pub mod check;
 pub mod comm;
+#[cfg(feature = "cusparse")]
+pub mod cusparse;
 mod error;
 mod gpu;
 mod image;

@@ -113,6 +113,7 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+gpu_runtime::lift_cusparse_errors!();
 gpu_runtime::lift_errors!(gpu_ptr2idx => Ptr2Idx, gpu_scan => Scan, gpu_radix => Radix, gpu_segsort => Segsort, gpu_histogram => Histogram);
 
 /// Bytes an SpMV must move at least, the model behind the GB/s of the benchmarks: values and

@@ -4,29 +4,16 @@
 //! ([`Error::CuSparseUnavailable`]), never a panic.
 use std::ffi::c_void;
 
-use cudarc::cusparse::sys;
+use gpu_runtime::cusparse::{check, data_type, sys, Handle};
 use gpu_runtime::Gpu;
 
-use crate::{Error, Result};
+use crate::Result;
 
-fn check(call: &'static str, status: sys::cusparseStatus_t) -> Result<()> {
-    if status == sys::cusparseStatus_t::CUSPARSE_STATUS_ALLOC_FAILED {
-        // Out of memory has one shape in this workspace (`Error::is_out_of_memory`).
-        return Err(Error::Runtime(gpu_runtime::Error::OutOfMemory { bytes: 0, what: call }));
-    }
-    status.result().map_err(|e| Error::CuSparse { call, status: format!("{:?}", e.0) })
-}
-
-/// A cuSPARSE handle bound to the GPU's stream.
+/// A cuSPARSE handle bound to the GPU's stream (owned by one `CuSparseTranspose`, whose calls
+/// take `&mut self`).
 pub(crate) struct CuSparse {
-    handle: sys::cusparseHandle_t,
+    handle: Handle,
 }
-
-// SAFETY: a cuSPARSE handle may be used from any host thread, one call at a time (the cuSPARSE
-// guide: handles are not thread-safe for concurrent use, not tied to the creating thread). This
-// one is owned by one `CuSparseTranspose`, whose calls take `&mut self`, so moving it between
-// threads never makes two calls concurrent. It is not `Sync`.
-unsafe impl Send for CuSparse {}
 
 /// The raw arguments of one `csr2cscEx2` call.
 pub(crate) struct Call {
@@ -66,45 +53,27 @@ impl Call {
     }
 
     fn ints(&self) -> Result<(i32, i32, i32)> {
-        let fit = |what, v: u64| i32::try_from(v).map_err(|_| Error::TooLarge { what, len: v, max: i32::MAX as u64 });
+        let fit = |what, v: u64| i32::try_from(v).map_err(|_| crate::Error::TooLarge { what, len: v, max: i32::MAX as u64 });
         Ok((fit("m (cuSPARSE)", self.m)?, fit("n (cuSPARSE)", self.n)?, fit("nnz (cuSPARSE)", self.nnz)?))
     }
 
     fn kind(&self) -> (sys::cudaDataType, sys::cusparseAction_t) {
-        // csr2cscEx2 moves value bits; 4-byte integers travel as f32, 8-byte ones as f64.
-        // Only the width matters (values are moved, not computed on).
-        let ty = match self.value_bytes {
-            1 => sys::cudaDataType::CUDA_R_8I,
-            2 => sys::cudaDataType::CUDA_R_16F,
-            8 => sys::cudaDataType::CUDA_R_64F,
-            16 => sys::cudaDataType::CUDA_C_64F,
-            _ => sys::cudaDataType::CUDA_R_32F,
-        };
+        // csr2cscEx2 moves value bits: only the width matters (4-byte integers travel as f32,
+        // 8-byte ones as f64).
         let action =
             if self.value_bytes == 0 { sys::cusparseAction_t::CUSPARSE_ACTION_SYMBOLIC } else { sys::cusparseAction_t::CUSPARSE_ACTION_NUMERIC };
-        (ty, action)
+        (data_type(self.value_bytes), action)
     }
 }
 
 impl CuSparse {
     pub(crate) fn new(gpu: &Gpu) -> Result<Self> {
-        gpu_runtime::vendor::cusparse_library().map_err(|e| Error::CuSparseUnavailable(e.to_string()))?;
-        let mut handle = std::ptr::null_mut();
-        // SAFETY: the library is loaded; cusparseCreate writes one handle.
-        check("cusparseCreate", unsafe { sys::cusparseCreate(&mut handle) })?;
-        let cs = Self { handle };
-        let stream = gpu.stream().cu_stream() as sys::cudaStream_t;
-        // SAFETY: a live handle and the GPU's live stream (the Gpu outlives every call).
-        check("cusparseSetStream", unsafe { sys::cusparseSetStream(cs.handle, stream) })?;
-        Ok(cs)
+        Ok(Self { handle: Handle::new(gpu)? })
     }
 
     /// `cusparseGetVersion`.
     pub(crate) fn version(&self) -> Result<i32> {
-        let mut v = 0;
-        // SAFETY: a live handle.
-        check("cusparseGetVersion", unsafe { sys::cusparseGetVersion(self.handle, &mut v) })?;
-        Ok(v)
+        Ok(self.handle.version()?)
     }
 
     /// Workspace bytes `csr2cscEx2` asks for.
@@ -115,7 +84,7 @@ impl CuSparse {
         // SAFETY: the query reads only the sizes and types (pointers may be anything).
         check("cusparseCsr2cscEx2_bufferSize", unsafe {
             sys::cusparseCsr2cscEx2_bufferSize(
-                self.handle,
+                self.handle.raw(),
                 m,
                 n,
                 nnz,
@@ -147,7 +116,7 @@ impl CuSparse {
         // SAFETY: the caller's contract.
         check("cusparseCsr2cscEx2", unsafe {
             sys::cusparseCsr2cscEx2(
-                self.handle,
+                self.handle.raw(),
                 m,
                 n,
                 nnz,
@@ -163,13 +132,7 @@ impl CuSparse {
                 sys::cusparseCsr2CscAlg_t::CUSPARSE_CSR2CSC_ALG_DEFAULT,
                 buffer as *mut c_void,
             )
-        })
-    }
-}
-
-impl Drop for CuSparse {
-    fn drop(&mut self) {
-        // SAFETY: the handle is live and dropped once.
-        let _ = unsafe { sys::cusparseDestroy(self.handle) };
+        })?;
+        Ok(())
     }
 }

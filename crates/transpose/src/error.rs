@@ -72,4 +72,5 @@ pub enum Error {
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+gpu_runtime::lift_cusparse_errors!();
 gpu_runtime::lift_errors!(gpu_ptr2idx => Ptr2Idx, gpu_histogram => Histogram, gpu_scan => Scan, gpu_segsort => Sort, gpu_radix => Radix, sptrans_matrix => Matrix);
