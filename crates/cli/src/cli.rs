@@ -289,7 +289,7 @@ pub enum SvdMethod {
 /// How `sptrans svd` stores the matrix on the GPU for its products.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SvdLayout {
-    /// The library's choice (today CSRC).
+    /// The library's choice: `pair` for blocks of 3 or more vectors where three copies fit in half the free memory, else `csrc`.
     Auto,
     /// One copy in CSRC: the least memory.
     Csrc,
