@@ -3,13 +3,13 @@
 //! `i64` arrays) converted and checked in one pass ([`signed_csr`]). Device types with invariants
 //! (`sptrans_matrix::device::DeviceCsr`, ...) run these in their checked constructors, so safe
 //! code cannot hand a kernel an index that reaches outside a buffer.
-use cudarc::driver::{DevicePtr, LaunchConfig};
+use cudarc::driver::DevicePtr;
 
 use crate::module::{grid_1d, KernelOf};
 use crate::scratch::{Scratch, ALIGN};
 use crate::selftest::MODULE;
 use crate::{Error, Gpu, Result};
-use runtime_kernels::CheckArgs;
+use runtime_kernels::{CheckArgs, CsrCheckArgs};
 
 const NT: u32 = 256;
 
@@ -76,8 +76,8 @@ pub struct IndexFault {
 /// A pointer array's word: `u32` or `u64` (the row pointer of a matrix past `u32::MAX`
 /// nonzeros).
 pub trait OffsetWord: crate::AnyBits + Default + Into<u64> {
-    /// The kernel finding the first decrease.
-    const DECREASE: &'static str;
+    /// The kernel checking a CSR structure with this pointer word.
+    const CHECK: &'static str;
     /// The type's name in kernel names (`u32`, `u64`).
     const NAME: &'static str;
     /// Its largest value.
@@ -85,13 +85,13 @@ pub trait OffsetWord: crate::AnyBits + Default + Into<u64> {
 }
 
 impl OffsetWord for u32 {
-    const DECREASE: &'static str = "runtime_first_decrease_u32";
+    const CHECK: &'static str = "runtime_csr_check_u32";
     const NAME: &'static str = "u32";
     const MAX: u64 = u32::MAX as u64;
 }
 
 impl OffsetWord for u64 {
-    const DECREASE: &'static str = "runtime_first_decrease_u64";
+    const CHECK: &'static str = "runtime_csr_check_u64";
     const NAME: &'static str = "u64";
     const MAX: u64 = u64::MAX;
 }
@@ -168,40 +168,22 @@ fn enqueue<'s, O: OffsetWord>(
     scratch: &mut Scratch<'_>,
 ) -> Result<PendingCheck<'s>> {
     let m = (offsets.len() as u64).checked_sub(1).ok_or(Error::LengthMismatch { what: "offsets (at least 1 entry)", expected: 1, got: 0 })?;
-    // Four words: the two first-fault flags, then the first and last offsets (copied on the
-    // device into zeroed words, so that one read, one synchronization, brings all four back).
+    // Four words: the two first-fault flags (all ones: none yet), then the first and last
+    // offsets (written by the kernel), so that one read, one synchronization, brings all four
+    // back. One fill and one launch (six operations before: two fills, two copies, a kernel for
+    // each array).
     let fl = scratch.take(32)?;
-    // SAFETY: the four words just carved from the scratch.
-    unsafe {
-        gpu.fill_raw(fl, 0xFF, 16)?;
-        gpu.fill_raw(fl + 16, 0, 16)?;
-    }
+    // SAFETY: the first two of the four words just carved from the scratch.
+    unsafe { gpu.fill_raw(fl, 0xFF, 16)? };
     let stream = gpu.stream();
     let max_blocks = gpu.props().sm_count.max(1) * 8;
     let (o, _o) = offsets.device_ptr(stream);
-    let size = std::mem::size_of::<O>();
     gpu.bind()?;
-    for (at, dst) in [(0, fl + 16), (m, fl + 24)] {
-        // SAFETY: `at` ≤ m, inside the m + 1 offsets; `dst` one of the zeroed words (size ≤ 8:
-        // the little-endian low bytes).
-        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, o + size as u64 * at, size, stream.cu_stream()) }
-            .map_err(Error::driver("copying an offset"))?;
-    }
-    let cfg = |len: u64| -> LaunchConfig { grid_1d(len, NT, NT as u64 * 4, max_blocks) };
-    if m > 0 {
-        let k: KernelOf<CheckArgs<O, u32>> = gpu.kernel_of(&MODULE, O::DECREASE)?;
-        let args = CheckArgs { input: o as *const O, out: std::ptr::null_mut(), flags: fl as *mut u64, n: m, bound: 0 };
-        // SAFETY: runtime_first_decrease_*(CheckArgs: input, n, flags): offsets holds m + 1 words
-        // of its type, first_bad is the first (8-byte) word of `flags`.
-        unsafe { k.launch(stream, cfg(m), args)? };
-    }
-    if n > 0 {
-        let k: KernelOf<CheckArgs<u32, u32>> = gpu.kernel_of(&MODULE, "runtime_first_at_least_u32")?;
-        let args = CheckArgs { input: ix as *const u32, out: std::ptr::null_mut(), flags: (fl + 8) as *mut u64, n, bound };
-        // SAFETY: runtime_first_at_least_u32(CheckArgs: input, n, bound, flags): indices holds n
-        // words, first_bad is the second word of `flags`.
-        unsafe { k.launch(stream, cfg(n), args)? };
-    }
+    let k: KernelOf<CsrCheckArgs<O>> = gpu.kernel_of(&MODULE, O::CHECK)?;
+    let args = CsrCheckArgs { offsets: o as *const O, indices: ix as *const u32, flags: fl as *mut u64, m, n, bound };
+    // SAFETY: runtime_csr_check_*(CsrCheckArgs): the offsets hold m + 1 words of their type, the
+    // indices n words (null only when n = 0), flags the four words above.
+    unsafe { k.launch(stream, grid_1d(m.max(n).max(1), NT, NT as u64 * 4, max_blocks), args)? };
     Ok(PendingCheck { flags: fl, m, items, ix, bound, _borrows: std::marker::PhantomData })
 }
 
@@ -357,7 +339,7 @@ pub fn signed_csr<P: SignedIndex, S: SignedIndex, O: OffsetWord>(
 
 #[cfg(test)]
 mod argument_tests {
-    use runtime_kernels::{CheckArgs, FillArgs, SelfTestArgs};
+    use runtime_kernels::{CheckArgs, CsrCheckArgs, FillArgs, SelfTestArgs};
 
     use crate::check_signature;
     use crate::selftest::MODULE;
@@ -378,9 +360,8 @@ mod argument_tests {
         for name in ["runtime_block_sum_u32", "runtime_warp_scan_u32"] {
             check(name.into(), check_signature::<SelfTestArgs>(&MODULE, name));
         }
-        check("runtime_first_decrease_u32".into(), check_signature::<CheckArgs<u32, u32>>(&MODULE, "runtime_first_decrease_u32"));
-        check("runtime_first_decrease_u64".into(), check_signature::<CheckArgs<u64, u32>>(&MODULE, "runtime_first_decrease_u64"));
-        check("runtime_first_at_least_u32".into(), check_signature::<CheckArgs<u32, u32>>(&MODULE, "runtime_first_at_least_u32"));
+        check("runtime_csr_check_u32".into(), check_signature::<CsrCheckArgs<u32>>(&MODULE, "runtime_csr_check_u32"));
+        check("runtime_csr_check_u64".into(), check_signature::<CsrCheckArgs<u64>>(&MODULE, "runtime_csr_check_u64"));
         for (p, o) in [("i64", "u64"), ("i64", "u32"), ("i32", "u64"), ("i32", "u32")] {
             let name = format!("runtime_offsets_{p}_{o}");
             let ok = check_signature::<CheckArgs<i64, u64>>(&MODULE, &name);

@@ -1,5 +1,6 @@
 //! The pipeline kernels against their serial twins on fresh random inputs of awkward sizes with
 //! poisoned outputs, plus the runtime's error paths.
+use gpu_runtime::check;
 use gpu_runtime::selftest::{self, serial};
 use gpu_runtime::{Error, Gpu, Image, ImagePolicy, PtxModule};
 use gpu_testkit::{awkward_sizes, gpu_test, rng, POISON_BYTE};
@@ -30,10 +31,9 @@ fn embedded_module_is_described() {
         k,
         [
             "runtime_block_sum_u32",
+            "runtime_csr_check_u32",
+            "runtime_csr_check_u64",
             "runtime_fill_u32",
-            "runtime_first_at_least_u32",
-            "runtime_first_decrease_u32",
-            "runtime_first_decrease_u64",
             "runtime_indices_i32_u32",
             "runtime_indices_i64_u32",
             "runtime_iota_u32",
@@ -204,5 +204,65 @@ gpu_test!(fn dense_column_ranges_are_the_columns(gpu) {
         let (c, r) = (i / 8, i % 8);
         let want = if c >= 2 && r < 5 { host[(c - 2) * 8 + r] } else { -1.0 };
         assert_eq!(*v, want, "item {i}");
+    }
+});
+
+/// The serial twin of `check::offsets_and_indices`: the first fault of each array, as the GPU
+/// reports them.
+fn check_twin(offsets: &[u32], items: u64, indices: &[u32], bound: u64) -> (Option<check::OffsetFault>, Option<check::IndexFault>) {
+    let m = offsets.len() as u64 - 1;
+    let off = if offsets[0] != 0 {
+        Some(check::OffsetFault::Start { value: offsets[0] as u64 })
+    } else if let Some(i) = offsets.windows(2).position(|w| w[0] > w[1]) {
+        Some(check::OffsetFault::Decrease { position: i as u64 + 1 })
+    } else if offsets[m as usize] as u64 != items {
+        Some(check::OffsetFault::End { position: m, value: offsets[m as usize] as u64, expected: items })
+    } else {
+        None
+    };
+    let idx = indices.iter().position(|&v| v as u64 >= bound).map(|p| check::IndexFault { position: p as u64, value: indices[p] as u64, bound });
+    (off, idx)
+}
+
+gpu_test!(fn structure_check_finds_the_first_fault_of_each_array(gpu) {
+    let (mut r, _seed) = rng();
+    let mut buf = gpu_runtime::ScratchBuf::default();
+    for m in awkward_sizes(1024, 20, &mut r) {
+        for case in 0..4 {
+            // A valid pointer over random row lengths, and indices below `bound`; then a fault
+            // or two planted at random places (case 0 stays valid).
+            let bound = r.random_range(1..1u64 << 20);
+            let mut offsets = vec![0u32; m + 1];
+            for i in 0..m {
+                offsets[i + 1] = offsets[i] + r.random_range(0..4);
+            }
+            let n = offsets[m] as usize;
+            let mut indices: Vec<u32> = (0..n).map(|_| r.random_range(0..bound) as u32).collect();
+            let mut items = n as u64;
+            match case {
+                1 if m > 1 => {
+                    let at = r.random_range(1..m);
+                    offsets[at] = offsets[at + 1] + 1 + r.random_range(0..3);
+                }
+                2 if n > 0 => {
+                    for _ in 0..2 {
+                        let at = r.random_range(0..n);
+                        indices[at] = (bound + r.random_range(0..5)).min(u32::MAX as u64) as u32;
+                    }
+                }
+                3 => {
+                    offsets[0] = r.random_range(1..3);
+                    items += 1;
+                }
+                _ => {}
+            }
+            let (d_off, d_idx) = (gpu.upload(&offsets).unwrap(), gpu.upload(&indices).unwrap());
+            // The flag words are the same scratch bytes every time, so each check starts from the
+            // last one's verdict: it must fill or write all four words itself.
+            let got = check::offsets_and_indices(gpu, &d_off, items, &d_idx, bound, &mut buf.scratch(gpu, check::WORKSPACE_BYTES).unwrap()).unwrap();
+            assert_eq!(got, check_twin(&offsets, items, &indices, bound), "m={m} case {case}");
+            let got = check::offsets(gpu, &d_off, items, &mut buf.scratch(gpu, check::WORKSPACE_BYTES).unwrap()).unwrap();
+            assert_eq!(got, check_twin(&offsets, items, &indices, bound).0, "offsets alone, m={m} case {case}");
+        }
     }
 });

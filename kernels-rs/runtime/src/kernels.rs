@@ -1,6 +1,6 @@
 use gpu_device::{atomic, mem, static_shared, thread, warp, WARP_SIZE};
 
-use crate::{CheckArgs, FillArgs, SelfTestArgs, BLOCK_SUM_NT};
+use crate::{CheckArgs, CsrCheckArgs, FillArgs, SelfTestArgs, BLOCK_SUM_NT};
 
 const NWARPS: usize = (BLOCK_SUM_NT / WARP_SIZE) as usize;
 static_shared!(RUNTIME_BLOCK_SUM_WARPS: [u32; NWARPS]);
@@ -111,23 +111,38 @@ pub unsafe extern "ptx-kernel" fn runtime_warp_scan_u32(a: SelfTestArgs) {
     }
 }
 
-macro_rules! decrease_kernel {
+macro_rules! csr_check_kernel {
     ($name:ident, $t:ty) => {
-        /// Validation of a pointer array: `*first_bad = min(i)` over `i < m` with
-        /// `offsets[i] > offsets[i + 1]` (left as it is when there is none). Grid-stride, any
-        /// grid.
+        /// Validation of a CSR's structure in one launch: `flags[0] = min(i)` over `i < m` with
+        /// `offsets[i] > offsets[i + 1]`, `flags[1] = min(i)` over `i < n` with `indices[i] >=
+        /// bound` (each left as it is when there is none), and `flags[2]`, `flags[3]` get
+        /// `offsets[0]` and `offsets[m]`, so that one read of the four words gives the whole
+        /// verdict. Grid-stride over `max(m, n)`, any grid.
         ///
         /// # Safety
-        /// `offsets` holds `m + 1` words; `first_bad` is a valid global word.
+        /// `offsets` holds `m + 1` words, `indices` `n` words (or is null with `n = 0`), `flags`
+        /// four valid global words.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(a: CheckArgs<$t, u32>) {
-            let CheckArgs { input: offsets, n: m, flags: first_bad, .. } = a;
+        pub unsafe extern "ptx-kernel" fn $name(a: CsrCheckArgs<$t>) {
+            let CsrCheckArgs { offsets, indices, flags, m, n, bound } = a;
             let mut i = thread::index_1d_u64();
-            while i < m {
-                // SAFETY: i < m, so i and i + 1 are inside the m + 1 words.
+            // SAFETY: index 0 and m are inside the m + 1 offsets; flags holds four words.
+            unsafe {
+                if i == 0 {
+                    mem::stg(flags.add(2), mem::ldg(offsets).into());
+                    mem::stg(flags.add(3), mem::ldg(offsets.add(m as usize)).into());
+                }
+            }
+            let end = m.max(n);
+            while i < end {
+                // SAFETY: i < m: i and i + 1 inside the m + 1 offsets; i < n: inside the
+                // indices; flags valid.
                 unsafe {
-                    if mem::ldg(offsets.add(i as usize)) > mem::ldg(offsets.add(i as usize + 1)) {
-                        atomic::atomic_min_u64(first_bad, i);
+                    if i < m && mem::ldg(offsets.add(i as usize)) > mem::ldg(offsets.add(i as usize + 1)) {
+                        atomic::atomic_min_u64(flags, i);
+                    }
+                    if i < n && mem::ldg_u32(indices.add(i as usize)) as u64 >= bound {
+                        atomic::atomic_min_u64(flags.add(1), i);
                     }
                 }
                 i += thread::grid_size_1d();
@@ -136,27 +151,8 @@ macro_rules! decrease_kernel {
     };
 }
 
-decrease_kernel!(runtime_first_decrease_u32, u32);
-decrease_kernel!(runtime_first_decrease_u64, u64);
-
-/// Validation of indices against a bound: `*first_bad = min(i)` over `i < n` with
-/// `values[i] >= bound` (left as it is when there is none). Grid-stride, any grid.
-///
-/// # Safety
-/// `values` holds `n` words; `first_bad` is a valid global word.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn runtime_first_at_least_u32(a: CheckArgs<u32, u32>) {
-    let CheckArgs { input: values, n, bound, flags: first_bad, .. } = a;
-    let mut i = thread::index_1d_u64();
-    while i < n {
-        // SAFETY: i < n.
-        if unsafe { mem::ldg_u32(values.add(i as usize)) } as u64 >= bound {
-            // SAFETY: a valid global word.
-            unsafe { atomic::atomic_min_u64(first_bad, i) };
-        }
-        i += thread::grid_size_1d();
-    }
-}
+csr_check_kernel!(runtime_csr_check_u32, u32);
+csr_check_kernel!(runtime_csr_check_u64, u64);
 
 macro_rules! signed_offsets_kernel {
     ($name:ident, $t:ty, $out:ty) => {

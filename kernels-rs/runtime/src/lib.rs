@@ -1,8 +1,8 @@
 //! gpu-runtime's self-test kernels, PTX module `runtime`: the smallest kernels that exercise the
 //! whole Rust→PTX pipeline and every kind of device helper (grid-stride loops, shared memory,
 //! warp shuffles, votes, atomics, read-only loads), and the validation kernels of
-//! `gpu_runtime::check` (`runtime_first_decrease_{u32,u64}`, `runtime_first_at_least_u32`,
-//! `runtime_offsets_*`, `runtime_indices_*`). The self-tests' serial twins live in
+//! `gpu_runtime::check` (`runtime_csr_check_{u32,u64}`, `runtime_offsets_*`,
+//! `runtime_indices_*`). The self-tests' serial twins live in
 //! `gpu_runtime::selftest::serial`.
 //!
 //! Symbols follow `{module}_{kernel}_{type}`; the host names them the same way.
@@ -49,13 +49,33 @@ pub struct SelfTestArgs {
     pub n: u64,
 }
 
-/// The arguments of the validation kernels of `gpu_runtime::check`, `T` the input's words and
-/// `O` the output's: `runtime_first_decrease_{u32,u64}` (the first `i < n` with `input[i] >
-/// input[i + 1]` into `flags[0]`), `runtime_first_at_least_u32` (the first `input[i] ≥ bound`),
-/// `runtime_offsets_*` (the `n + 1` signed offsets narrowed into `out`, the first negative or
-/// too large into `flags[0]`, the first decrease into `flags[1]`, the first and last into
-/// `flags[3]`, `flags[4]`) and `runtime_indices_*` (the `n` signed indices narrowed into `out`,
-/// the first out of `0..bound` into `flags[0]`). First positions by atomic min.
+/// The arguments of `runtime_csr_check_{u32,u64}`: a CSR's structure checked in one launch (the
+/// first decrease of the `m + 1` offsets into `flags[0]`, the first of the `n` indices at or past
+/// `bound` into `flags[1]`, by atomic min; the first and last offsets into `flags[2]`,
+/// `flags[3]`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CsrCheckArgs<T> {
+    /// The offsets (`m + 1` words).
+    pub offsets: *const T,
+    /// The indices (`n` words), or null when `n = 0`.
+    pub indices: *const u32,
+    /// Four words.
+    pub flags: *mut u64,
+    /// Rows: offsets less one.
+    pub m: u64,
+    /// Indices.
+    pub n: u64,
+    /// The indices' bound.
+    pub bound: u64,
+}
+
+/// The arguments of the signed-input validation kernels of `gpu_runtime::check`, `T` the input's
+/// words and `O` the output's: `runtime_offsets_*` (the `n + 1` signed offsets narrowed into
+/// `out`, the first negative or too large into `flags[0]`, the first decrease into `flags[1]`,
+/// the first and last into `flags[3]`, `flags[4]`) and `runtime_indices_*` (the `n` signed
+/// indices narrowed into `out`, the first out of `0..bound` into `flags[0]`). First positions by
+/// atomic min.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CheckArgs<T, O> {
