@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(not BIN or not os.access(BIN, os.X_OK), reason="
 
 
 # A launcher's variables would make the CLI's commands (other than svd) refuse to run: the
-# names of gpu_runtime::bootstrap::LAUNCHER_VARS.
+# names of gpu_dist::bootstrap::LAUNCHER_VARS.
 LAUNCHER = (
     "RANK", "WORLD_SIZE", "LOCAL_RANK",
     "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",

@@ -218,7 +218,7 @@ fn bench_typed<T: BenchValue>(args: &BenchArgs) -> Result<()> {
     // The communicator and the distributed transposer, made once.
     let mut dist = match args.gpus {
         n if n > 1 => {
-            let comms = sptrans::runtime::Comms::local(n as usize)?;
+            let comms = sptrans::dist::Comms::local(n as usize)?;
             let dt = sptrans::transpose::dist::DistTransposer::new(&comms)?;
             Some((comms, dt))
         }
@@ -411,7 +411,7 @@ fn run_gpu<T: BenchValue>(
 /// (gathered, bit for bit), then timed by wall clock (`warmup` untimed calls, `reps` timed, every
 /// GPU synchronized around each; the output is allocated by each call, as the API does).
 fn run_dist<T: BenchValue>(
-    comms: &sptrans::runtime::Comms,
+    comms: &sptrans::dist::Comms,
     dt: &mut sptrans::transpose::dist::DistTransposer,
     a: &Csr<u32, T>,
     want: &Csr<u32, T>,

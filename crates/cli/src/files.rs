@@ -368,7 +368,7 @@ fn transpose_dist(args: &TransposeArgs) -> Result<()> {
     if args.algo == Algorithm::Serial {
         return Err(Error::Usage("--gpus with --algo serial: the serial twin runs on the CPU; drop --gpus".into()));
     }
-    let comms = sptrans::runtime::Comms::local(n)?;
+    let comms = sptrans::dist::Comms::local(n)?;
     let input = mm::Input::open(&args.input).map_err(mat_err(&args.input))?;
     match input.header().field {
         Field::Real => dist_run(args, &comms, input.read_csr::<f64>(host_limit(args.max_memory)).map_err(mat_err(&args.input))?),
@@ -377,7 +377,7 @@ fn transpose_dist(args: &TransposeArgs) -> Result<()> {
     }
 }
 
-fn dist_run<T: Value + Payload>(args: &TransposeArgs, comms: &sptrans::runtime::Comms, a: Csr<u32, T>) -> Result<()> {
+fn dist_run<T: Value + Payload>(args: &TransposeArgs, comms: &sptrans::dist::Comms, a: Csr<u32, T>) -> Result<()> {
     let d = sptrans::matrix::dist::DistCsr::scatter(comms.gpus(), &a)?;
     let mut dt = sptrans::transpose::dist::DistTransposer::new(comms)?;
     let (t, ex) = dt.transpose(comms, args.algo, &d)?;

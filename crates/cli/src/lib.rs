@@ -146,7 +146,7 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     // One process per GPU under a launcher (torchrun, mpirun, srun) is the SVD's alone: every
     // other command would run whole in each process, on the same GPU, into the same files.
-    if let Some(env) = sptrans::runtime::bootstrap::RankEnv::from_env()?.filter(|e| e.world > 1) {
+    if let Some(env) = sptrans::dist::RankEnv::from_env()?.filter(|e| e.world > 1) {
         let name = match &cli.command {
             cli::Command::Transpose(_) => Some("transpose"),
             cli::Command::Bench(_) => Some("bench"),

@@ -94,7 +94,7 @@ pub(crate) fn write_vector<T: SpmvValue + std::fmt::Display>(path: &Path, y: &[T
 /// `y = A x` over GPUs `0 .. --gpus` ([`sptrans::spmv::dist::DistSpmv`]): row blocks balanced by
 /// nonzeros, `x` exchanged as the plan chooses; `y` gathered back.
 fn distributed<T: SpmvValue>(args: &SpmvArgs, a: &Csr<u32, T>, x: &[T]) -> Result<Vec<T>> {
-    let comms = sptrans::runtime::Comms::local(args.gpus as usize)?;
+    let comms = sptrans::dist::Comms::local(args.gpus as usize)?;
     let gpus = comms.gpus();
     let plan_start = std::time::Instant::now();
     let d = sptrans::matrix::dist::DistCsr::scatter(gpus, a)?;

@@ -32,7 +32,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     }
     // Under a launcher (torchrun, mpirun, srun: one process per GPU) every rank reads the
     // matrix and keeps its rows; rank 0 alone reports.
-    let launch = sptrans::runtime::bootstrap::RankEnv::from_env()?.filter(|e| e.world > 1);
+    let launch = sptrans::dist::RankEnv::from_env()?.filter(|e| e.world > 1);
     if let Some(env) = launch {
         if args.gpus > 1 {
             return Err(Error::Usage(format!(
@@ -99,7 +99,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
     }
     let t0 = std::time::Instant::now();
     let (s, on) = if let Some(env) = launch {
-        let comms = sptrans::runtime::Comms::from_env()?;
+        let comms = sptrans::dist::Comms::from_env()?;
         let d = sptrans::matrix::dist::DistCsr::<f64>::read_ranks(path, comms.gpus(), comms.first_rank(), comms.world(), host_limit(args.max_memory))
             .map_err(|source| Error::Matrix { path: path.clone(), source })?;
         if !quiet {
@@ -112,7 +112,7 @@ pub fn svd(args: &SvdArgs) -> Result<()> {
         (s, format!("on {} processes of one GPU each (NCCL; rank 0 on {})", env.world, comms.gpus()[0].props().name))
     } else if args.gpus > 1 {
         // Row blocks over GPUs 0 .. N (`sptrans::svd::dist`); the vectors come back to the host.
-        let comms = sptrans::runtime::Comms::local(args.gpus as usize)?;
+        let comms = sptrans::dist::Comms::local(args.gpus as usize)?;
         let d = sptrans::matrix::dist::DistCsr::scatter(comms.gpus(), &a)?;
         let s = sptrans::svd::dist::svd(&comms, &d, &cfg)?;
         (s, format!("on {} × {} (NCCL)", comms.len(), comms.gpus()[0].props().name))

@@ -17,7 +17,7 @@ fn sptrans() -> Command {
     };
     // A test harness started by a launcher must not make every command a rank of it (the
     // tests that want a launcher set these themselves).
-    for v in sptrans::runtime::bootstrap::LAUNCHER_VARS.iter().flatten() {
+    for v in sptrans::dist::bootstrap::LAUNCHER_VARS.iter().flatten() {
         c.env_remove(v);
     }
     c

@@ -3,7 +3,7 @@
 //! Block `g` (rows `row_starts[g] .. row_starts[g + 1]`, global column indices) lives on GPU
 //! `g` as a [`DeviceCsr`] of its own rows. [`DistCsr::scatter`] cuts a host matrix into blocks of
 //! nearly equal nonzeros; [`DistCsr::gather`] stacks the blocks back. With one process per GPU
-//! (`gpu_runtime::Comms::from_env`) a process holds only its own blocks
+//! (`gpu_dist::Comms::from_env`, crate `gpu-dist`) a process holds only its own blocks
 //! ([`DistCsr::scatter_ranks`], [`DistCsr::from_local_blocks`]): [`DistCsr::first_block`] says
 //! which, and the row starts still cover every rank. The distributed
 //! transpose (`gpu_transpose::dist`) returns the transpose as a `DistCsr` too: its row blocks are

@@ -111,11 +111,11 @@ pub enum Error {
     NoNccl(String),
     /// A multi-process launch that cannot start: the launcher's variables malformed, or NCCL's
     /// id not shared (no channel, a file or socket failing or timing out); the message names
-    /// the variable, path or address ([`crate::bootstrap`]).
+    /// the variable, path or address (`gpu_dist::bootstrap`).
     #[error("multi-process launch: {0}")]
     Bootstrap(String),
     /// An operation that needs every rank of its communicator in this process was given one
-    /// that spans several processes ([`crate::Comms::from_env`]); names the operation.
+    /// that spans several processes (`gpu_dist::Comms::from_env`); names the operation.
     #[error("{0} is not available with one process per GPU yet: drive every GPU from one process (Comms::local)")]
     MultiProcess(&'static str),
     /// An NCCL call failed.

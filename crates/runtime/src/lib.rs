@@ -4,9 +4,7 @@
 pub use cudarc;
 
 mod archs;
-pub mod bootstrap;
 pub mod check;
-pub mod comm;
 #[cfg(feature = "cusparse")]
 pub mod cusparse;
 mod error;
@@ -17,7 +15,6 @@ pub mod scratch;
 pub mod selftest;
 mod timing;
 pub mod vendor;
-pub use comm::Comms;
 pub mod view;
 
 pub use error::{Error, Result};

@@ -27,8 +27,9 @@
 //! Each rank's rows of `y` are computed by the same kernel from the same values as on one GPU,
 //! so for the deterministic formats ([`Format::is_deterministic`]) the result equals the
 //! one-GPU product bit for bit.
+use gpu_dist::Comms;
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::{arg_ptr, arg_ptr_mut, Comms, KernelOf};
+use gpu_runtime::{arg_ptr, arg_ptr_mut, KernelOf};
 use spmv_kernels::HaloArgs;
 use sptrans_matrix::dist::{even_starts, AsDistCsrView};
 

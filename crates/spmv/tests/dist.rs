@@ -3,7 +3,7 @@
 //! deterministic formats, and against the serial twin within `serial::error_bound` for all;
 //! `y` poisoned when `β = 0`; square and rectangular matrices of awkward shapes; bad part
 //! counts and lengths refused, and another communicator.
-use gpu_runtime::Comms;
+use gpu_dist::Comms;
 use gpu_spmv::dist::{DistSpmv, XGather};
 use gpu_spmv::{serial, Error, Format, Spmv, SpmvValue};
 use gpu_testkit::{run_multi_gpu_test, POISON_BYTE};

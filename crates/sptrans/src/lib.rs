@@ -31,8 +31,8 @@ pub use sptrans_matrix as matrix;
 /// products ([`dist::DistSpmv`]), bit for bit the one-GPU results, and the truncated SVD
 /// ([`dist::svd`]), the one-GPU σ within rounding.
 pub mod dist {
-    pub use gpu_runtime::bootstrap::RankEnv;
-    pub use gpu_runtime::comm::Comms;
+    pub use gpu_dist::bootstrap::{self, RankEnv};
+    pub use gpu_dist::comm::Comms;
     pub use gpu_spmv::dist::{DistSpmv, XGather};
     pub use gpu_svd::dist::svd;
     pub use gpu_transpose::dist::{DistTransposer, Exchange};

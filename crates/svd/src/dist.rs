@@ -23,8 +23,9 @@
 //! Per rank the bases take `(rows_r + cols_r) · (K + b)` values of 8 bytes (`K` the Krylov
 //! dimension), the product buffer `cols · max(b, 4)`.
 use gpu_csrc::{DeviceCsrc, Op};
+use gpu_dist::Comms;
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr};
-use gpu_runtime::{Comms, DenseView, DenseViewMut, DeviceView, DeviceViewMut};
+use gpu_runtime::{DenseView, DenseViewMut, DeviceView, DeviceViewMut};
 use sptrans_matrix::dist::{even_starts, AsDistCsrView};
 
 use crate::gpu::{GpuBackend, GpuBlock};

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{check_against_dense, small_cases};
-use gpu_runtime::Comms;
+use gpu_dist::Comms;
 use gpu_svd::{dist, svd, Config, Error};
 use gpu_testkit::run_multi_gpu_test;
 use rand::Rng;

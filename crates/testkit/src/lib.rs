@@ -69,14 +69,14 @@ fn skip_or_fail(name: &str, reason: &str, label: &str, required: Option<String>)
 /// Runs multi-GPU test `name` on NCCL communicators over the first `count` GPUs, or records it
 /// as skipped when there are fewer GPUs or no NCCL (failing instead under
 /// `SPTRANS_REQUIRE_GPUS=<count or more>`). Multi-GPU tests of one binary run one at a time.
-pub fn run_multi_gpu_test(name: &str, count: usize, body: impl FnOnce(&gpu_runtime::Comms)) {
+pub fn run_multi_gpu_test(name: &str, count: usize, body: impl FnOnce(&gpu_dist::Comms)) {
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let present = gpu_runtime::device_count().unwrap_or(0);
     let comms = if present < count {
         Err(format!("{count} GPUs wanted, {present} present"))
     } else {
-        gpu_runtime::Comms::local(count).map_err(|e| e.to_string())
+        gpu_dist::Comms::local(count).map_err(|e| e.to_string())
     };
     match comms {
         Ok(c) => {
@@ -134,11 +134,11 @@ pub fn launch_ranks(test: &str, world: usize, dir: &std::path::Path, env: &[(&st
 /// For scaling benchmarks: runs `f` on NCCL communicators over 1, 2, 4, … GPUs while that many
 /// are present, stopping (with a `SKIPPED` line naming the count and the reason) when none can
 /// be made (no NCCL, a failing GPU).
-pub fn for_each_gpu_count(mut f: impl FnMut(&gpu_runtime::Comms)) {
+pub fn for_each_gpu_count(mut f: impl FnMut(&gpu_dist::Comms)) {
     let present = gpu_runtime::device_count().unwrap_or(0);
     let mut count = 1;
     while count <= present {
-        match gpu_runtime::Comms::local(count) {
+        match gpu_dist::Comms::local(count) {
             Ok(c) => f(&c),
             Err(e) => {
                 eprintln!("SKIPPED {count} GPUs: {e}");

@@ -13,8 +13,8 @@
 //! `SPTRANS_DIST_TERMS`, `SPTRANS_DIST_PER_DOC` a row); `SPTRANS_DIST_CSV` writes the
 //! table as CSV. Median of `SPTRANS_DIST_RUNS` (default 5) runs after one warm-up.
 //! `SPTRANS_DIST_CHUNKS` sets the exchange's chunks (`DistTransposer::set_chunks`).
+use gpu_dist::Comms;
 use gpu_runtime::cudarc::driver::DevicePtr;
-use gpu_runtime::Comms;
 use gpu_transpose::dist::DistTransposer;
 use gpu_transpose::Algorithm;
 use sptrans_matrix::dist::DistCsr;

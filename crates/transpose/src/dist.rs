@@ -22,9 +22,10 @@
 //!    entry's column are made on a second stream while the rows and values travel; from
 //!    [`CHUNKED_FROM_RANKS`] ranks and [`CHUNKED_FROM`] nonzeros a share, the rows and values
 //!    travel in [`CHUNKS`] column ranges, each gathered while the next travels.
+use gpu_dist::Comms;
 use gpu_ptr2idx::Ptr2Idx;
 use gpu_runtime::cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use gpu_runtime::{Comms, DeviceView, DeviceViewMut, Gpu, Payload};
+use gpu_runtime::{DeviceView, DeviceViewMut, Gpu, Payload};
 use sptrans_matrix::device::{DeviceCsr, DeviceCsrParts};
 use sptrans_matrix::dist::{AsDistCsrView, DistCsr};
 

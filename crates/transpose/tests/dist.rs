@@ -1,6 +1,6 @@
 //! The distributed transpose against the serial twin, bit for bit, on 1, 2 and 4 GPUs (skipped by
 //! name with fewer GPUs or without NCCL).
-use gpu_runtime::Comms;
+use gpu_dist::Comms;
 use gpu_testkit::run_multi_gpu_test;
 use gpu_transpose::dist::DistTransposer;
 use gpu_transpose::Algorithm;

@@ -22,7 +22,7 @@
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use crate::{Error, Result};
+use gpu_runtime::{Error, Result};
 
 /// This process's place in a multi-process launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! NCCL communicators over the GPUs one process drives: [`Comms`]. NCCL is loaded at run time
-//! like the driver and cuSPARSE ([`crate::vendor::nccl_library`], `SPTRANS_NCCL_LIB`); without
+//! like the driver and cuSPARSE ([`gpu_runtime::vendor::nccl_library`], `SPTRANS_NCCL_LIB`); without
 //! it, [`Error::NoNccl`] names what was tried. NVLink multicast (NVLS) is turned off
 //! (`NCCL_NVLS_ENABLE=0`) unless the environment already says otherwise.
 //!
@@ -14,7 +14,7 @@
 //! ([`Gpu::stream`]) and are ordered with that GPU's kernels like any other work on it.
 use cudarc::nccl::{result as nccl, sys};
 
-use crate::{Error, Gpu, Result};
+use gpu_runtime::{Error, Gpu, Result};
 
 /// NCCL's status as this crate's error.
 fn nccl_err(during: &'static str) -> impl FnOnce(nccl::NcclError) -> Error {
@@ -46,7 +46,7 @@ impl Comms {
     /// [`Error::NoDriver`], [`Error::NoDevice`] when fewer than `count` GPUs are present (or
     /// `count` is 0), [`Error::NoNccl`] when NCCL cannot be loaded, [`Error::Nccl`].
     pub fn local(count: usize) -> Result<Self> {
-        let present = crate::device_count()?;
+        let present = gpu_runtime::device_count()?;
         if count == 0 || count > present {
             return Err(Error::NoDevice { ordinal: count.saturating_sub(1).max(present), count: present });
         }
@@ -62,7 +62,7 @@ impl Comms {
     /// NCCL loaded, NVLink multicast off, and the handles of GPUs `ordinals` with their memory
     /// pools keeping freed memory.
     fn prepare(ordinals: Vec<usize>) -> Result<Vec<Gpu>> {
-        crate::vendor::nccl_library().map_err(|why| Error::NoNccl(why.to_string()))?;
+        gpu_runtime::vendor::nccl_library().map_err(|why| Error::NoNccl(why.to_string()))?;
         // NVLink multicast off unless the caller chose: the lent machines' fabric manager does
         // not serve it (KINDS.md). NCCL reads it at initialization only, so it is set once per
         // process, on the first communicator (the one environment write this crate makes).
@@ -104,7 +104,7 @@ impl Comms {
     /// # Errors
     /// As [`Comms::from_env`].
     pub fn from_rank(env: &crate::bootstrap::RankEnv, channel: Option<&crate::bootstrap::IdChannel>) -> Result<Self> {
-        let present = crate::device_count()?;
+        let present = gpu_runtime::device_count()?;
         if env.local_rank >= present {
             return Err(Error::NoDevice { ordinal: env.local_rank, count: present });
         }
