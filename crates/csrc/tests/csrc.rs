@@ -45,25 +45,47 @@ fn random_vec<T: SpmvValue>(r: &mut StdRng, n: usize) -> Vec<T> {
     (0..n).map(|_| T::from_f64(r.random_range(-1.0..1.0))).collect()
 }
 
+/// The twin's output and its error bound.
+type Answer<T> = (Vec<T>, Vec<f64>);
+
+/// One product's inputs and the twin's answers to it, computed once per `(alpha, beta)`: the
+/// many plan settings a test checks on the same inputs share them (the twin runs on one host
+/// thread, and was most of this binary's time).
+struct Twin<'a, T: SpmvValue> {
+    a: &'a Csr<u32, T>,
+    op: Op,
+    x: &'a [T],
+    k: usize,
+    out0: &'a [T],
+    /// `(alpha, beta)` bits → (the twin's output, its error bound).
+    answers: Vec<((u128, u128), Answer<T>)>,
+}
+
+impl<'a, T: SpmvValue> Twin<'a, T> {
+    fn new(a: &'a Csr<u32, T>, op: Op, x: &'a [T], k: usize, out0: &'a [T]) -> Self {
+        Self { a, op, x, k, out0, answers: Vec::new() }
+    }
+
+    /// The twin's output and bound for `alpha`, `beta`.
+    fn answer(&mut self, alpha: T, beta: T) -> Answer<T> {
+        let key = (alpha.bit_pattern(), beta.bit_pattern());
+        if let Some((_, got)) = self.answers.iter().find(|(k, _)| *k == key) {
+            return got.clone();
+        }
+        let mut want = self.out0.to_vec();
+        serial::multiply(self.a, self.op, alpha, self.x, self.k, beta, &mut want);
+        let bound = serial::error_bound(self.a, self.op, alpha, self.x, self.k, beta, self.out0);
+        self.answers.push((key, (want.clone(), bound.clone())));
+        (want, bound)
+    }
+}
+
 /// One product on the GPU against the twin, with packed blocks and, for 3 and 16 vectors, again
 /// with strided ones (leading dimension `rows + 3`, the gaps poisoned and checked untouched);
 /// returns the GPU's output of the packed run.
-#[allow(clippy::too_many_arguments)]
-fn check<T: SpmvValue, P: Products<T>>(
-    gpu: &Gpu,
-    plan: &mut P,
-    a: &Csr<u32, T>,
-    op: Op,
-    alpha: T,
-    x: &[T],
-    k: usize,
-    beta: T,
-    out0: &[T],
-    what: &str,
-) -> Vec<T> {
-    let mut want = out0.to_vec();
-    serial::multiply(a, op, alpha, x, k, beta, &mut want);
-    let bound = serial::error_bound(a, op, alpha, x, k, beta, out0);
+fn check<T: SpmvValue, P: Products<T>>(gpu: &Gpu, plan: &mut P, twin: &mut Twin<'_, T>, alpha: T, beta: T, what: &str) -> Vec<T> {
+    let (want, bound) = twin.answer(alpha, beta);
+    let (op, x, k, out0) = (twin.op, twin.x, twin.k, twin.out0);
     let (xn, on) = (x.len() / k, out0.len() / k);
     let mut first = None;
     // Strided blocks for two vector counts only (each run is a full product).
@@ -104,17 +126,18 @@ fn check<T: SpmvValue, P: Products<T>>(
 
 /// The pair's product against the twin with `beta = 0` twice (the same bits both times: the
 /// deterministic products) and with `beta ≠ 0`.
-#[allow(clippy::too_many_arguments)]
-fn check_pair<T: SpmvValue>(gpu: &Gpu, pair: &mut CsrPair<T>, a: &Csr<u32, T>, op: Op, x: &[T], k: usize, out0: &[T], name: &str) {
+fn check_pair<T: SpmvValue>(gpu: &Gpu, pair: &mut CsrPair<T>, twin: &mut Twin<'_, T>, name: &str) {
     let (one, half, m34) = (T::from_f64(1.0), T::from_f64(0.5), T::from_f64(-0.75));
     let what = format!("pair {name}");
-    let first = check(gpu, pair, a, op, one, x, k, T::default(), out0, &what);
-    let again = check(gpu, pair, a, op, one, x, k, T::default(), out0, &what);
+    let first = check(gpu, pair, twin, one, T::default(), &what);
+    let again = check(gpu, pair, twin, one, T::default(), &what);
     assert!(
         first.iter().zip(&again).all(|(p, q)| p.bit_pattern() == q.bit_pattern()),
-        "{name} {op:?} k={k}: the pair gave other bits the second time"
+        "{name} {:?} k={}: the pair gave other bits the second time",
+        twin.op,
+        twin.k
     );
-    check(gpu, pair, a, op, m34, x, k, half, out0, &what);
+    check(gpu, pair, twin, m34, half, &what);
 }
 
 fn lens<T: SpmvValue>(a: &Csr<u32, T>, op: Op) -> (usize, usize) {
@@ -147,6 +170,7 @@ fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                     let x = random_vec::<T>(r, xn * k);
                     let out0 = random_vec::<T>(r, on * k);
                     let (one, half, m34) = (T::from_f64(1.0), T::from_f64(0.5), T::from_f64(-0.75));
+                    let mut twin = Twin::new(&a, op, &x, k, &out0);
                     // The transposed product's ways: shared memory with the default cap, with the
                     // largest (one block per SM), in passes of 3 vectors, and global atomics only;
                     // each by warp segments and by lane groups.
@@ -157,8 +181,8 @@ fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                         c.set_transposed_walk(walk);
                         for budget in budgets {
                             c.set_transposed_shared_bytes(budget);
-                            check(gpu, &mut c, &a, op, one, &x, k, T::default(), &out0, &format!("csrc {name} budget {budget} {walk:?}"));
-                            check(gpu, &mut c, &a, op, m34, &x, k, half, &out0, &format!("csrc {name} budget {budget} {walk:?}"));
+                            check(gpu, &mut c, &mut twin, one, T::default(), &format!("csrc {name} budget {budget} {walk:?}"));
+                            check(gpu, &mut c, &mut twin, m34, half, &format!("csrc {name} budget {budget} {walk:?}"));
                         }
                     }
                     c.set_transposed_walk(Walk::Auto);
@@ -169,15 +193,15 @@ fn every_product<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                         c.set_split(split);
                         for budget in [default_budget, 0] {
                             c.set_transposed_shared_bytes(budget);
-                            check(gpu, &mut c, &a, op, one, &x, k, T::default(), &out0, &format!("csrc {name} {split:?} budget {budget}"));
-                            check(gpu, &mut c, &a, op, m34, &x, k, half, &out0, &format!("csrc {name} {split:?} budget {budget}"));
+                            check(gpu, &mut c, &mut twin, one, T::default(), &format!("csrc {name} {split:?} budget {budget}"));
+                            check(gpu, &mut c, &mut twin, m34, half, &format!("csrc {name} {split:?} budget {budget}"));
                         }
                     }
                     c.set_split(Split::Auto);
                     c.set_transposed_shared_bytes(default_budget);
-                    check_pair(gpu, &mut pair, &a, op, &x, k, &out0, &name);
+                    check_pair(gpu, &mut pair, &mut twin, &name);
                     if k <= 4 {
-                        check(gpu, &mut cs, &a, op, m34, &x, k, half, &out0, &format!("cusparse {name}"));
+                        check(gpu, &mut cs, &mut twin, m34, half, &format!("cusparse {name}"));
                     }
                     cases += 1;
                 }
@@ -232,12 +256,13 @@ fn pair_wide<T: SpmvValue>(gpu: &Gpu, r: &mut StdRng) -> usize {
                     let (xn, on) = lens(&a, op);
                     let x = random_vec::<T>(r, xn * k);
                     let out0 = random_vec::<T>(r, on * k);
+                    let mut twin = Twin::new(&a, op, &x, k, &out0);
                     if k >= 3 {
-                        check_pair(gpu, &mut pair, &a, op, &x, k, &out0, &name);
+                        check_pair(gpu, &mut pair, &mut twin, &name);
                         cases += 1;
                     }
                     for (p, q) in &mut panelled {
-                        check_pair(gpu, q, &a, op, &x, k, &out0, &format!("{name}, panels of {p}"));
+                        check_pair(gpu, q, &mut twin, &format!("{name}, panels of {p}"));
                         cases += 1;
                     }
                 }
@@ -262,7 +287,8 @@ gpu_test!(fn nan_and_infinity_propagate(gpu) {
         let mut x = random_vec::<f64>(&mut r, xn * 3);
         x[7] = f64::NAN;
         x[xn + 3] = f64::INFINITY;
-        check(gpu, &mut c, &a, op, 2.0, &x, 3, 0.0, &vec![0.0; on * 3], "nan/inf");
+        let out0 = vec![0.0; on * 3];
+        check(gpu, &mut c, &mut Twin::new(&a, op, &x, 3, &out0), 2.0, 0.0, "nan/inf");
     }
 });
 
@@ -409,7 +435,8 @@ gpu_test!(fn power_law_rows_go_by_pieces(gpu) {
         for k in [1, 3] {
             let (xn, on) = lens(&g, op);
             let x = random_vec::<f64>(&mut r, xn * k);
-            check(gpu, &mut c, &g, op, 1.0, &x, k, 0.0, &random_vec::<f64>(&mut r, on * k), &format!("rmat by pieces {op:?} k={k}"));
+            let out0 = random_vec::<f64>(&mut r, on * k);
+            check(gpu, &mut c, &mut Twin::new(&g, op, &x, k, &out0), 1.0, 0.0, &format!("rmat by pieces {op:?} k={k}"));
         }
     }
     let u = generate::uniform::<f64>(20_000, 3_000, 200_000, r.random()).unwrap();
