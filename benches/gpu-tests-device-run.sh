@@ -9,9 +9,11 @@
 #   bash benches/gpu-tests-device-run.sh          # PART=rust|python|memcheck|all (default all);
 #                                                 # ONLY=<regex> runs the Rust binaries it matches,
 #                                                 # SKIP=<regex> leaves them out. csrc's binary
-#                                                 # takes ~280 s on an H100 (its f64 twin check):
-#                                                 # the gate is two calls, SKIP='^csrc-' (~380 s)
-#                                                 # then PART=rust ONLY='^csrc-' PER_BINARY_S=450;
+#                                                 # took ~260 s on an H100 (its single-threaded
+#                                                 # twin, now computed once per input: not yet
+#                                                 # re-timed), so the gate was two calls,
+#                                                 # SKIP='^csrc-' (~380 s) then PART=rust
+#                                                 # ONLY='^csrc-' PER_BINARY_S=450;
 #                                                 # MEMCHECK / RACECHECK="<binary regex>[:<filter>] ..."
 #                                                 # add sanitizer runs of chosen binaries
 # Each Rust test binary runs with SPTRANS_REQUIRE_GPU=1 (a skipped GPU test fails); multi-GPU
